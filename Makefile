@@ -1,0 +1,36 @@
+# prereg: the two commands a user needs are `make demo` and `make test`.
+# Both do all set-up on a fresh Debian machine (packages, configure,
+# build). BUILD and ASAN_BUILD are the out-of-source build folders.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= 2
+
+.PHONY: all deps build test test-asan demo clean
+
+all: build
+
+deps:
+	sh scripts/deps.sh build
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	sh scripts/deps.sh demo test
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+test-asan: deps
+	sh scripts/deps.sh demo test
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Asan >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	sh scripts/deps.sh demo
+	sh scripts/demo.sh $(BUILD)/prereg
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

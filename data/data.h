@@ -1,0 +1,163 @@
+/* data.h: an experiment's data folder: the lock (registered and amended
+ * sheet versions), frozen CSV batches with provenance, imports, and the
+ * manifest of SHA-256 digests. Only data/ touches libcsv and jansson.
+ * SPDX-License-Identifier: MIT
+ *
+ * Layout of DATA/ID/ (every frozen file is mode 0444, never rewritten):
+ *   versions/v0.lua        the registered sheet, byte for byte
+ *   versions/v0.json       {version, sha256, filed_at, prereg_version, ...}
+ *   versions/vN.lua        amended version N (N >= 1)
+ *   versions/vN.diff       unified diff of v(N-1) -> vN
+ *   versions/vN.json       + why, date, data state when filed
+ *   batches/BATCH.csv      raw rows (schema below); BATCH = bNNNN
+ *   batches/BATCH.json     batch facts: kind (run|import), host facts,
+ *                          image digests, versions, source sha256, quick
+ *   batches/BATCH/         per-run stdout/stderr and process lists
+ *   MANIFEST               "SHA256  PATH" lines (sha256sum -c format),
+ *                          replaced atomically, only ever grows
+ */
+#ifndef PREREG_DATA_H
+#define PREREG_DATA_H
+
+#include <stddef.h>
+
+#include "core/core.h"
+#include "protocols/proto.h"
+
+/* {==== Rows ==== */
+
+/* The CSV header of every batch, in this order. One row per run and
+ * metric (long format, like the import format). */
+#define DATA_ROW_HEADER                                                     \
+  "sheet_version,sheet_sha256,batch,source,workload,arm,round,seq,run_id,"  \
+  "started_at,host,image_digest,cache_policy,cache_state,exit_code,valid,"  \
+  "reason,metric,value,quick"
+
+typedef struct data_row {
+  int sheet_version;
+  char *sheet_sha256;
+  char *batch;
+  char *source; /* "run" or "import" */
+  char *workload, *arm;
+  long round; /* 1-based; 0 when unknown (imports without run) */
+  long seq;   /* position in the batch's execution order, 1-based */
+  char *run_id;
+  char *started_at; /* UTC, ISO 8601 */
+  char *host;
+  char *image_digest;
+  char *cache_policy; /* "warm" | "cold" | "" */
+  char *cache_state;  /* observed, free text e.g. "page_cache_mib=812" */
+  char *exit_code;    /* "0", or per step "0;1;0" */
+  int valid;
+  char *reason; /* why invalid, "" when valid */
+  char *metric;
+  double value; /* NaN when has_value is 0 */
+  int has_value;
+  int quick; /* collected under run --quick */
+} data_row;
+
+typedef struct data_rowset {
+  data_row *rows;
+  size_t n, cap;
+} data_rowset;
+
+/** Frees every row's strings and the array; NULL is a no-op. */
+void data_rowset_free(data_rowset *rs);
+
+/* }==== */
+
+/* {==== Experiment folder and the lock ==== */
+
+typedef struct data_version {
+  int number;  /* 0 = registered */
+  char sha256[CORE_SHA256_HEX];
+  char *filed_at; /* UTC */
+  char *path;     /* versions/vN.lua, relative to the experiment folder */
+  long rows_when_filed; /* valid+invalid runs existing when filed */
+} data_version;
+
+typedef struct data_experiment {
+  char *dir; /* DATA/ID */
+  char *id;
+  data_version *versions; /* chain, in order */
+  size_t n_versions;
+} data_experiment;
+
+/** Opens DATA/ID for the sheet. OUT: *exp newly allocated (free with
+ * data_experiment_free); (*exp)->n_versions == 0 when not registered. */
+core_status data_experiment_open(const char *data_dir,
+                                 const proto_sheet *sheet,
+                                 data_experiment **exp, core_err *err);
+void data_experiment_free(data_experiment *exp);
+
+/** Freezes the sheet as version 0. Refuses (CORE_ELOCK) when a different
+ * sheet is already registered under the id; registering the identical
+ * text again is a no-op reported in *already. */
+core_status data_register(data_experiment *exp, const proto_sheet *sheet,
+                          int *already, core_err *err);
+
+/** Records the sheet's newest amendment as the next version: exactly one
+ * new entry at the end of `amendments`, earlier ones unchanged. */
+core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
+                       core_err *err);
+
+/** The lock that run and import call: CORE_ELOCK when not registered or
+ * when the text differs from the newest version; the message lists the
+ * changed lines and says to append an amendment and run prereg amend. */
+core_status data_check_lock(const data_experiment *exp,
+                            const proto_sheet *sheet, core_err *err);
+
+/** Loads every row of every batch (frozen or in progress, in batch
+ * order). */
+core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
+                           core_err *err);
+
+/** Loads version n of the sheet from its frozen copy. */
+proto_sheet *data_load_version(const data_experiment *exp, int n,
+                               core_err *err);
+
+/** Checks every manifest entry and the chain; appends one line per
+ * problem to report. CORE_EVERIFY when anything is wrong. */
+core_status data_verify(const data_experiment *exp, core_buf *report,
+                        core_err *err);
+
+/* }==== */
+
+/* {==== Batches ==== */
+
+typedef struct data_batch data_batch;
+
+/** Starts a new batch (kind "run" or "import") with facts_json, a JSON
+ * object text written to batches/BATCH.json when the batch is frozen.
+ * OUT: *batch; its id is data_batch_id(). */
+core_status data_batch_begin(data_experiment *exp, const char *kind,
+                             data_batch **batch, core_err *err);
+const char *data_batch_id(const data_batch *b);
+/** The per-batch folder for run outputs (created on demand). */
+const char *data_batch_dir(const data_batch *b);
+/** Appends rows (all the rows of one run) with one write and an fsync. */
+core_status data_batch_append(data_batch *b, const data_row *rows, size_t n,
+                              core_err *err);
+/** Writes facts, makes the batch's files read-only and adds them to the
+ * manifest; frees b. */
+core_status data_batch_freeze(data_batch *b, const char *facts_json,
+                              core_err *err);
+/** Frees without freezing (the rows written stay, for --resume). */
+void data_batch_abandon(data_batch *b);
+
+/** For --resume: freezes batches left unfinished by a crash. A torn last
+ * line, or the rows of a run cut short, is removed and reported in
+ * notes (one line each). */
+core_status data_recover(data_experiment *exp, core_buf *notes,
+                         core_err *err);
+
+/* }==== */
+
+/** Imports FILE (CSV per the contract, or hyperfine --export-json) as a
+ * frozen batch of kind "import". arm_map: "CMD=ARM,..." or NULL. One bad
+ * line rejects the whole file (CORE_EINPUT naming FILE:LINE). */
+core_status data_import(data_experiment *exp, const proto_sheet *sheet,
+                        const char *file, const char *arm_map,
+                        size_t *imported, core_err *err);
+
+#endif

@@ -1,0 +1,43 @@
+#!/bin/sh
+# deps.sh GROUP...: install the Debian packages a group needs, only those
+# missing. As root it runs apt-get; otherwise it prints the exact command
+# and fails, so nothing half-set-up goes on.
+set -eu
+
+build="build-essential cmake pkg-config liblua5.4-dev libgsl-dev
+  libxlsxwriter-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libssl-dev
+  libcsv-dev libjansson-dev libarchive-dev"
+# What the demo experiment runs: isolation layers, its image, its workloads.
+demo="bubblewrap runc busybox-static git gcc make procps"
+# Independent implementations and tools the tests check against.
+test="r-cran-boot python3-scipy python3-numpy hyperfine valgrind
+  libreoffice-calc-nogui chromium clang libclang-rt-14-dev"
+
+want=""
+for group in "$@"; do
+  case "$group" in
+    build) want="$want $build" ;;
+    demo) want="$want $demo" ;;
+    test) want="$want $test" ;;
+    *) echo "deps.sh: unknown group '$group' (build, demo, test)" >&2; exit 2 ;;
+  esac
+done
+
+missing=""
+for p in $want; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+  echo "prereg needs these Debian packages:$missing" >&2
+  echo "run as root: apt-get update && apt-get install -y$missing" >&2
+  exit 1
+fi
+echo "deps.sh: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# apt-get update once per machine boot is enough; a stale list fails below.
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
