@@ -22,6 +22,10 @@ typedef struct analysis_result {
   size_t n, n_reference; /* valid rows that count */
   double median, median_reference, ratio, ci_low, ci_high;
   char *verdict; /* the first matching rule's name, or "inconclusive" */
+  /* Added: the comparison's seed (analysis_comparison_seed), and why the
+   * ratio or CI is missing (NaN) when it is, else NULL. */
+  unsigned long seed;
+  char *note;
 } analysis_result;
 
 /* Per workload x metric x arm (reference included), for tables. */
@@ -35,6 +39,8 @@ typedef struct analysis_hypothesis {
   char *id, *says;
   proto_outcome outcome;
   char *reason; /* one line */
+  /* Added: the claim in words ("at_least(3) for bwrap on startup/wall_s"). */
+  char *claim;
 } analysis_hypothesis;
 
 /* Rows that do not count, grouped: reason (e.g. "superseded by amendment
@@ -64,6 +70,8 @@ typedef struct analysis_summary {
    * or data handling; NULL otherwise. */
   struct analysis_summary *original;
   char *original_why; /* why the original analysis is given */
+  /* Added: the reference arm's name, and the sheet's arms in order. */
+  char *reference;
 } analysis_summary;
 
 /** Analyses rows under sheet (the current version) and, where needed,
@@ -98,5 +106,59 @@ double analysis_median(const double *x, size_t n);
 
 /** Type-7 quantile of sorted x at f in [0, 1] (GSL). */
 double analysis_quantile_sorted(const double *x, size_t n, double f);
+
+/* {==== Versions (analysis/version.c, added for reports/) ==== */
+
+/** The GSL version prereg was built with ("2.7.1"): static. */
+const char *analysis_gsl_version(void);
+
+/* }==== */
+
+/* {==== Added by the analysis engineer (implementation details that
+ * tests, benchmarks and the JSON writer need) ==== */
+
+/** Replicates per block; each block has its own generator (see
+ * analysis_rng_layout). Part of the stream layout: changing it changes
+ * every number. */
+#define ANALYSIS_BLOCK_SIZE 500
+
+/** The stream layout in words, as written to the JSON ("rng"). */
+extern const char analysis_rng_layout[];
+
+/** The seed of one comparison, derived from the rule seed and the names
+ * alone (documented in analysis/bootstrap.c). */
+unsigned long analysis_comparison_seed(unsigned long rule_seed,
+                                       const char *workload,
+                                       const char *metric, const char *arm);
+
+/** The seed of replicate block `block` of a comparison. */
+unsigned long analysis_block_seed(unsigned long comparison_seed,
+                                  size_t block);
+
+/** 1 when the bootstrap's batch reader of gsl_rng_mt19937 gives the same
+ * draws as gsl_rng_get and then gsl_rng_uniform_int(r, n), seeded with
+ * gsl_rng_set(r, seed), for `draws` draws of each; 0 otherwise. */
+int analysis_rng_selfcheck(unsigned long seed, unsigned long n,
+                           size_t draws);
+
+/** Number of online cores (at least 1): what threads = 0 means. */
+int analysis_threads_default(void);
+
+/** The verdict of the first rule in rule->verdicts that matches (the
+ * boundaries documented at proto_verdict_rule), or "inconclusive"; also
+ * "inconclusive" when any number is NaN. Returns a borrowed pointer into
+ * rule (or a static string). */
+const char *analysis_verdict(const proto_rule *rule, double ratio,
+                             double ci_low, double ci_high);
+
+/** One arm's outcome under an at_least / below / verdict_is claim h for
+ * result r (NULL: no data). OUT: *reason newly allocated one-line reason
+ * (core_free), NULL on out of memory. */
+proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
+                                     const analysis_result *r,
+                                     const char *workload, const char *metric,
+                                     const char *arm, char **reason);
+
+/* }==== */
 
 #endif

@@ -74,6 +74,13 @@ typedef struct data_version {
   char *filed_at; /* UTC */
   char *path;     /* versions/vN.lua, relative to the experiment folder */
   long rows_when_filed; /* valid+invalid runs existing when filed */
+  /* Added by the data layer: */
+  char *date, *why;         /* the amendment this version records; NULL
+                               for v0 */
+  char **supersedes;        /* workloads whose earlier rows stop counting */
+  size_t n_supersedes;
+  struct data_amendment *amendments; /* the sheet's list when filed */
+  size_t n_amendments;
 } data_version;
 
 typedef struct data_experiment {
@@ -81,6 +88,8 @@ typedef struct data_experiment {
   char *id;
   data_version *versions; /* chain, in order */
   size_t n_versions;
+  /* Added by the data layer: */
+  int lock_fd; /* DATA/ID/.lock while held (flock), else -1 */
 } data_experiment;
 
 /** Opens DATA/ID for the sheet. OUT: *exp newly allocated (free with
@@ -167,6 +176,182 @@ struct analysis_summary;
  * keys) to out: deterministic, numbers as %.17g, keys in fixed order. */
 core_status data_analysis_json(const struct analysis_summary *s,
                                core_buf *out, core_err *err);
+
+/* }==== */
+
+/* {==== Report inputs (data/report_inputs.c, added for reports/) ==== */
+
+/* One fact of a batch's facts JSON, flattened: nested keys joined with
+ * ".", array items as "[i]" ("host.kernel", "versions.bwrap[0]"). */
+typedef struct data_fact {
+  char *key, *value; /* value: strings as is, numbers as JSON text */
+} data_fact;
+
+/* A small table read from a file (process lists): header + rows. */
+typedef struct data_table {
+  char *source;    /* path relative to the experiment folder */
+  char **header;   /* n_cols names */
+  size_t n_cols;
+  char **cells;    /* n_rows * n_cols, row-major; "" for missing */
+  size_t n_rows;
+} data_table;
+
+typedef struct data_batch_info {
+  char *id;            /* "b0001" */
+  data_fact *facts;    /* sorted by key; empty when no facts file */
+  size_t n_facts;
+  data_table *procs;   /* process lists found under batches/ID/ */
+  size_t n_procs;
+} data_batch_info;
+
+typedef struct data_manifest_entry {
+  char *path; /* relative to the experiment folder */
+  char sha256[CORE_SHA256_HEX];
+} data_manifest_entry;
+
+typedef struct data_report_inputs {
+  data_batch_info *batches; /* in batch order */
+  size_t n_batches;
+  data_manifest_entry *manifest; /* in file order */
+  size_t n_manifest;
+} data_report_inputs;
+
+/** Reads what a report shows besides the rows: every batch's facts JSON
+ * (flattened), the process lists under each batch folder (JSON arrays of
+ * objects, or tab/comma-separated text with a header line; files whose
+ * name contains "proc") and the MANIFEST. Missing files give empty
+ * lists. OUT: *out newly allocated; free with data_report_inputs_free. */
+core_status data_report_inputs_load(const data_experiment *exp,
+                                    data_report_inputs **out,
+                                    core_err *err);
+/** Frees everything; NULL is a no-op. */
+void data_report_inputs_free(data_report_inputs *in);
+/** Value of fact key in b, or NULL. */
+const char *data_fact_get(const data_batch_info *b, const char *key);
+
+/* }==== */
+
+/* {==== Added by the data layer (declarations appended, issue 2-4) ==== */
+
+/* One entry of a sheet's `amendments` as recorded in versions/vN.json. */
+typedef struct data_amendment {
+  char *date, *why;
+  char **supersedes;
+  size_t n_supersedes;
+} data_amendment;
+
+/** Takes the exclusive flock on DATA/ID/.lock (creating DATA/ID) so that
+ * two writing commands cannot interleave, and reloads the chain. Every
+ * writing function calls it; holding it twice is a no-op. Released by
+ * data_experiment_free. CORE_ERUN when another process holds it. */
+core_status data_experiment_lock(data_experiment *exp, core_err *err);
+
+/** Unified diff of a -> b (3 lines of context, GNU format, "\ No newline
+ * at end of file" markers). Returns a newly allocated string (core_free),
+ * "" when the texts are equal, NULL when out of memory. */
+char *data_unified_diff(const char *a, size_t alen, const char *b,
+                        size_t blen, const char *label_a,
+                        const char *label_b);
+
+/** Runs collected for one workload and arm. A run is the rows sharing
+ * batch, workload, arm and run_id. A run is valid when all its rows are;
+ * superseded when a later version's amendment supersedes its workload
+ * (superseded runs are not counted as valid or invalid). */
+typedef struct data_tally {
+  char *workload, *arm;
+  long valid, invalid, superseded;
+} data_tally;
+
+/** Tallies every run on disk. OUT: *out newly allocated (data_tally_free),
+ * in order of first appearance. */
+core_status data_tally_runs(const data_experiment *exp, data_tally **out,
+                            size_t *n, core_err *err);
+void data_tally_free(data_tally *t, size_t n);
+
+/** 1 when row r no longer counts because a version filed after the one it
+ * was collected under supersedes its workload. */
+int data_row_superseded(const data_experiment *exp, const data_row *r);
+
+/** data_import with --only WORKLOAD (the workload hyperfine results go
+ * to; NULL: the sheet's only workload without a command). */
+core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
+                             const char *file, const char *arm_map,
+                             const char *only, size_t *imported,
+                             core_err *err);
+
+/** Lists batch csv files that are not in the MANIFEST (unfinished, for
+ * status and verify). OUT: *names newly allocated ("bNNNN"), free each
+ * and the array with core_free. */
+core_status data_unfinished_batches(const data_experiment *exp,
+                                    char ***names, size_t *n,
+                                    core_err *err);
+
+/* }==== */
+
+/* {==== Bundles (data/bundle.c, issue 8; only it touches libarchive) ====
+ *
+ * A bundle is one .tar.gz holding an experiment folder for readers:
+ *   ID/BUNDLE-MANIFEST  first file: "# prereg bundle 1", then one
+ *                       "SHA256 SIZE PATH" line (PATH relative to ID/,
+ *                       sorted) for every other file, README and report
+ *                       included, so any file added, removed, changed or
+ *                       grown is caught while streaming
+ *   ID/MANIFEST         the data folder's manifest, byte for byte
+ *   ID/README.md        what each file is and how to check it
+ *   ID/versions/, ID/batches/...   every file the MANIFEST lists
+ *   ID/report/...       the rendered report when DATA/ID/report/ existed
+ * Deterministic: members sorted (BUNDLE-MANIFEST first), owner 0:0 with no
+ * names, modes 0444/0555, mtime the newest time recorded in versions/ and
+ * batch facts, gzip header without time or name.
+ * Exit codes: a file that is no prereg bundle at all (not a tar.gz, no
+ * BUNDLE-MANIFEST first) is bad input, CORE_EINPUT (2); any damage or
+ * mismatch in a bundle is CORE_EVERIFY (1).
+ */
+
+/** Writes the bundle of the experiment folder exp_dir (DATA/ID) to
+ * out_path (atomically, mode 0644; parent folders created). sheet is
+ * optional (title, author and question for the README). Refuses with
+ * CORE_EVERIFY when a file differs from the MANIFEST, and CORE_EINPUT when
+ * report/ holds a link or special file. OUT: sha256 (may be NULL) the
+ * bundle's own digest. Call data_verify first: this checks digests only. */
+core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
+                              const char *out_path,
+                              char sha256[CORE_SHA256_HEX], core_err *err);
+
+/** Checks the bundle at path without unpacking it: every member against
+ * BUNDLE-MANIFEST and MANIFEST, missing, added and duplicate members,
+ * sizes, paths (absolute, "..", links refused), and the chain: versions
+ * v0..vN each with .lua/.json (sha256 and filed_at), .diff for N >= 1,
+ * filing times in order, every batch row under a version in the bundle
+ * with that version's sha256, and no run started before its version was
+ * filed (so none before the registration). Appends one line per problem
+ * to report ("PATH: ID/member: what"), or an "ok" summary with the
+ * bundle's own SHA-256; report may be NULL. Returns CORE_OK,
+ * CORE_EVERIFY, CORE_EINPUT (not a bundle) or CORE_EIO. */
+core_status data_bundle_verify(const char *path, core_buf *report,
+                               core_err *err);
+
+/** Verifies, then extracts the bundle with libarchive's secure flags into
+ * a new temporary folder ($TMPDIR or /tmp, prereg-bundle-XXXXXX) laid out
+ * as a data folder (TMP/ID/...). The folder is removed when the process
+ * exits. OUT: *data_dir the TMP folder, *sheet_path its newest sheet
+ * version TMP/ID/versions/vN.lua; both newly allocated (core_free). */
+core_status data_bundle_extract(const char *path, char **data_dir,
+                                char **sheet_path, core_err *err);
+
+/** 1 when arg names a bundle (ends in .tar.gz or .tgz), else 0. */
+int data_is_bundle(const char *arg);
+
+/** What analyze, report and verify use for their SHEET argument: for a
+ * sheet, *sheet_path = arg and *data_dir_out = data_dir; for a bundle,
+ * it is verified and extracted (data_bundle_extract) and both point into
+ * the extracted copy. OUT: both borrowed, valid until the process exits;
+ * *is_bundle (may be NULL) 1 for a bundle. Errors as
+ * data_bundle_extract. */
+core_status data_resolve_input(const char *arg, const char *data_dir,
+                               const char **sheet_path,
+                               const char **data_dir_out, int *is_bundle,
+                               core_err *err);
 
 /* }==== */
 

@@ -216,4 +216,11 @@ core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
                              proto_outcome *outcome, char **reason,
                              core_err *err);
 
+/* {==== Versions (protocols/version.c, added for reports/) ==== */
+
+/** The Lua release prereg was built with ("Lua 5.4.4"): static. */
+const char *proto_lua_version(void);
+
+/* }==== */
+
 #endif

@@ -1,1 +1,5 @@
-list(APPEND PREREG_SOURCES)
+# protocols/: Lua sheets to C structs (the only folder that includes Lua).
+list(APPEND PREREG_SOURCES
+  protocols/sandbox.c protocols/load.c protocols/sheet.c
+  protocols/summary.c)
+list(APPEND PREREG_SOURCES protocols/version.c)

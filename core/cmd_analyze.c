@@ -1,0 +1,91 @@
+/* cmd_analyze.c: `prereg analyze SHEET [--json]`: medians, ratios, CIs,
+ * verdicts and hypotheses over the frozen rows.
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "analysis/analysis.h"
+#include "core/cmd.h"
+#include "data/data.h"
+#include "protocols/proto.h"
+
+/* PREREG_THREADS pins the bootstrap's worker count (tests show the
+ * numbers do not depend on it); unset or empty means every core. */
+static core_status threads_from_env(int *threads, core_err *err) {
+  const char *v = getenv("PREREG_THREADS");
+  char *end;
+  long n;
+  *threads = 0;
+  if (!v || !*v)
+    return CORE_OK;
+  errno = 0;
+  n = strtol(v, &end, 10);
+  if (errno || *end || n < 1 || n > 256)
+    return core_fail(err, CORE_EUSAGE,
+                     "PREREG_THREADS: '%s' is not a thread count from 1 to "
+                     "256; unset it to use every core",
+                     v);
+  *threads = (int)n;
+  return CORE_OK;
+}
+
+core_status cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
+  proto_sheet *sheet = NULL, *orig = NULL;
+  data_experiment *exp = NULL;
+  data_rowset rows = {0};
+  analysis_summary *sum = NULL;
+  core_buf text;
+  int threads;
+  core_status st;
+
+  core_buf_init(&text);
+  if ((st = threads_from_env(&threads, err)) != CORE_OK)
+    return st;
+  if (!(sheet = proto_sheet_load(opts->args[0], err)))
+    return err->status ? err->status : CORE_EPROTOCOL;
+  if ((st = data_experiment_open(opts->data_dir, sheet, &exp, err)) !=
+      CORE_OK)
+    goto done;
+  if (exp->n_versions == 0) {
+    st = core_fail(err, CORE_ELOCK,
+                   "%s: not registered, so there is nothing to analyse; "
+                   "run prereg register %s, then prereg run or import",
+                   opts->args[0], opts->args[0]);
+    goto done;
+  }
+  /* An analysis under a rule nobody registered is not the preregistered
+   * analysis: the text must be the newest version, as for run. */
+  if ((st = data_check_lock(exp, sheet, err)) != CORE_OK)
+    goto done;
+  if ((st = data_load_rows(exp, &rows, err)) != CORE_OK)
+    goto done;
+  if (!(orig = data_load_version(exp, 0, err))) {
+    st = err->status ? err->status : CORE_EIO;
+    goto done;
+  }
+  analysis_init();
+  if ((st = analysis_run(sheet, orig, exp, &rows, threads, &sum, err)) !=
+      CORE_OK)
+    goto done;
+  if (opts->json) {
+    if ((st = data_analysis_json(sum, &text, err)) != CORE_OK)
+      goto done;
+  } else {
+    analysis_write_table(sum, &text);
+  }
+  if (text.oom) {
+    st = core_fail(err, CORE_ENOMEM, "analyze: out of memory");
+    goto done;
+  }
+  if (text.len && fwrite(text.data, 1, text.len, out) != text.len)
+    st = core_fail(err, CORE_EIO, "analyze: cannot write the output");
+done:
+  core_buf_free(&text);
+  analysis_summary_free(sum);
+  data_rowset_free(&rows);
+  proto_sheet_free(orig);
+  data_experiment_free(exp);
+  proto_sheet_free(sheet);
+  return st;
+}

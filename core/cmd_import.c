@@ -1,0 +1,27 @@
+/* cmd_import.c: `prereg import SHEET FILE`: measurements taken elsewhere.
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/cmd.h"
+#include "data/data.h"
+#include "protocols/proto.h"
+
+core_status cmd_import(const cli_opts *opts, FILE *out, core_err *err) {
+  proto_sheet *sheet = proto_sheet_load(opts->args[0], err);
+  data_experiment *exp = NULL;
+  size_t n = 0;
+  core_status st;
+  if (!sheet)
+    return err->status ? err->status : CORE_EPROTOCOL;
+  st = data_experiment_open(opts->data_dir, sheet, &exp, err);
+  if (st == CORE_OK)
+    st = data_import_only(exp, sheet, opts->args[1], opts->arm_flag,
+                          opts->only, &n, err);
+  if (st == CORE_OK) {
+    const data_version *v = &exp->versions[exp->n_versions - 1];
+    fprintf(out, "imported %zu rows from %s into %s (sheet v%d)\n", n,
+            opts->args[1], exp->dir, v->number);
+  }
+  data_experiment_free(exp);
+  proto_sheet_free(sheet);
+  return st;
+}

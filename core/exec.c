@@ -1,0 +1,876 @@
+/* exec.c: runs one command the way a measurement needs it: no stdin, its
+ * own process group, bounded output, a timeout, nothing left behind.
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/run.h"
+
+extern char **environ;
+
+int exec_cancel_fd = -1;
+
+/* {==== Command strings ==== */
+
+int exec_needs_shell(const char *cmd) {
+  /* The contract's list, plus characters whose meaning a plain split would
+   * change silently (a comment, ~, a glob class, a line break). */
+  if (strpbrk(cmd, "'\"$*?|&;<>()`\\\n\t#~[") != NULL)
+    return 1;
+  const char *p = cmd;
+  while (*p == ' ')
+    p++;
+  /* Words that only a shell understands (make keeps the same list):
+   * exec would fail with "not found" or run something else. */
+  static const char *const builtins[] = {
+      "exit", "cd", "read", "export", "set", "unset", ".", "source", "if",
+      "for", "while", "until", "case", "ulimit", "umask", "trap", "eval",
+      "exec", "shift", "wait", "alias", "type", "command", "return",
+      "break", "continue", "readonly", "local", "!", "{", NULL};
+  size_t w = strcspn(p, " ");
+  for (size_t i = 0; builtins[i]; i++)
+    if (strlen(builtins[i]) == w && strncmp(p, builtins[i], w) == 0)
+      return 1;
+  /* "NAME=value cmd" is an assignment for the shell, a file name for
+   * exec. */
+  const char *eq = strchr(p, '=');
+  const char *sp = strchr(p, ' ');
+  return eq != NULL && (sp == NULL || eq < sp) && eq != p;
+}
+
+void exec_argv_free(char **argv) {
+  if (!argv)
+    return;
+  for (char **a = argv; *a; a++)
+    core_free(*a);
+  core_free(argv);
+}
+
+char **exec_argv(const char *cmd) {
+  if (exec_needs_shell(cmd)) {
+    char **v = core_calloc(4, sizeof *v);
+    if (!v)
+      return NULL;
+    v[0] = core_strdup("/bin/sh");
+    v[1] = core_strdup("-c");
+    v[2] = core_strdup(cmd);
+    if (!v[0] || !v[1] || !v[2]) {
+      exec_argv_free(v);
+      return NULL;
+    }
+    return v;
+  }
+  size_t n = 0, cap = 8;
+  char **v = core_calloc(cap, sizeof *v);
+  if (!v)
+    return NULL;
+  for (const char *p = cmd; *p;) {
+    while (*p == ' ')
+      p++;
+    if (!*p)
+      break;
+    const char *e = strchr(p, ' ');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (n + 2 > cap) {
+      char **nv = core_realloc(v, 2 * cap * sizeof *v);
+      if (!nv) {
+        exec_argv_free(v);
+        return NULL;
+      }
+      memset(nv + cap, 0, cap * sizeof *v);
+      v = nv;
+      cap *= 2;
+    }
+    if (!(v[n++] = core_strndup(p, len))) {
+      exec_argv_free(v);
+      return NULL;
+    }
+    p += len;
+  }
+  if (n == 0) {
+    exec_argv_free(v);
+    return NULL;
+  }
+  return v;
+}
+
+/* }==== */
+
+/* {==== Process clean-up ==== */
+
+/* The spawn helper (see below): one of our children that is not a run. */
+static int helper_sock = -1;
+static pid_t helper_pid = -1;
+
+void exec_become_subreaper(void) {
+  static int done;
+  if (!done) {
+    /* Without it, a descendant that calls setsid() and whose parent exits
+     * is adopted by init and escapes both the group kill and us. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    done = 1;
+  }
+}
+
+/* Our direct children, from /proc (a subreaper adopts orphans, so these
+ * include descendants of finished runs). */
+static size_t own_children(pid_t *out, size_t max) {
+  pid_t me = getpid();
+  size_t n = 0;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)me,
+           (int)me);
+  FILE *f = fopen(path, "r");
+  if (f) {
+    long v;
+    while (n < max && fscanf(f, "%ld", &v) == 1)
+      out[n++] = (pid_t)v;
+    fclose(f);
+    return n;
+  }
+  /* Older kernels without the children file: scan /proc. */
+  int *pids = NULL;
+  size_t np = 0;
+  if (proc_descendants(me, &pids, &np) == CORE_OK) {
+    for (size_t i = 0; i < np && n < max; i++) {
+      char sp[64];
+      snprintf(sp, sizeof sp, "/proc/%d/stat", pids[i]);
+      FILE *s = fopen(sp, "r");
+      if (!s)
+        continue;
+      char buf[512];
+      size_t r = fread(buf, 1, sizeof buf - 1, s);
+      fclose(s);
+      buf[r] = 0;
+      char *rp = strrchr(buf, ')');
+      long ppid = 0;
+      if (rp && sscanf(rp + 1, " %*c %ld", &ppid) == 1 && ppid == me)
+        out[n++] = pids[i];
+    }
+  }
+  core_free(pids);
+  return n;
+}
+
+size_t exec_kill_all_children(void) {
+  size_t killed = 0;
+  /* Killing a child can orphan its own children onto us, so repeat until
+   * nothing is left (bounded, in case something keeps forking). */
+  for (int round = 0; round < 200; round++) {
+    pid_t kids[256];
+    size_t n = own_children(kids, 256);
+    /* Collect zombies, but never the helper's (it reports its own
+     * end through its socket). */
+    for (size_t i = 0; i < n; i++)
+      if (kids[i] != helper_pid)
+        waitpid(kids[i], NULL, WNOHANG);
+    if (n == 0)
+      break;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+      if (kids[i] != helper_pid)
+        kids[k++] = kids[i];
+    n = k;
+    if (n == 0)
+      break;
+    for (size_t i = 0; i < n; i++) {
+      if (kill(kids[i], SIGKILL) == 0)
+        killed++;
+      waitpid(kids[i], NULL, 0);
+    }
+  }
+  return killed;
+}
+
+/* Signals the run's group and every descendant that left it. */
+static void kill_tree(pid_t pid, int sig) {
+  int *d = NULL;
+  size_t n = 0;
+  if (proc_descendants(pid, &d, &n) == CORE_OK)
+    for (size_t i = 0; i < n; i++)
+      kill(d[i], sig);
+  core_free(d);
+  killpg(pid, sig);
+  kill(pid, sig);
+}
+
+/* }==== */
+
+/* {==== Spawning ==== */
+
+/* environ plus the request's NAME=VALUE entries (which win). */
+static char **make_env(const char *const *extra) {
+  size_t ne = 0, nx = 0;
+  while (environ[ne])
+    ne++;
+  if (extra)
+    while (extra[nx])
+      nx++;
+  char **v = core_calloc(ne + nx + 1, sizeof *v);
+  if (!v)
+    return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < ne; i++) {
+    int replaced = 0;
+    const char *eq = strchr(environ[i], '=');
+    size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+    for (size_t j = 0; j < nx; j++)
+      if (strncmp(extra[j], environ[i], len) == 0 && extra[j][len] == '=')
+        replaced = 1;
+    if (!replaced)
+      v[k++] = environ[i];
+  }
+  for (size_t j = 0; j < nx; j++)
+    v[k++] = (char *)extra[j];
+  return v;
+}
+
+/* Resets our own peak RSS to the current one, so that a child execing in
+ * our memory map (vfork) cannot inherit an old peak of ours as its
+ * ru_maxrss on kernels that record the old map's high-water mark at
+ * exec. Failing is harmless (the value is then only an upper bound). */
+static void reset_hiwater(void) {
+  int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    if (write(fd, "5", 1) < 0) {
+      /* not allowed here: nothing to do */
+    }
+    close(fd);
+  }
+}
+
+static void sink_take(exec_sink *s, const char *p, size_t n) {
+  if (!s)
+    return;
+  size_t room = s->limit > s->written ? s->limit - s->written : 0;
+  size_t keep = n < room ? n : room;
+  if (keep < n)
+    s->truncated = 1;
+  if (keep == 0)
+    return;
+  if (s->buf)
+    core_buf_append(s->buf, p, keep);
+  else if (s->fd >= 0) {
+    size_t off = 0;
+    while (off < keep) {
+      ssize_t w = write(s->fd, p + off, keep - off);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        break;
+      off += (size_t)w;
+    }
+  }
+  s->written += keep;
+}
+
+static int sink_active(const exec_sink *s) {
+  return s && (s->fd >= 0 || s->buf);
+}
+
+/* Reads what is there; returns 0 at EOF or on error. */
+static int pump(int fd, exec_sink *s) {
+  char buf[65536];
+  ssize_t r = read(fd, buf, sizeof buf);
+  if (r < 0 && (errno == EINTR || errno == EAGAIN))
+    return 1;
+  if (r <= 0)
+    return 0;
+  sink_take(s, buf, (size_t)r);
+  return 1;
+}
+
+/* Starts argv in a new process group with stdin from /dev/null and
+ * stdout/stderr on out_w/err_w (or /dev/null when < 0). Returns 0, or the
+ * errno of the failure. OUT: *pid, *t0 (the clock just before the
+ * spawn). With cgdir, the child moves itself into that cgroup before it
+ * execs, which needs fork (posix_spawn has no hook for it). */
+static int spawn_local(char **argv, char **envp, const char *cwd,
+                       int out_w, int err_w, const char *cgdir, pid_t *pid,
+                       double *t0) {
+  sigset_t none, def;
+  sigemptyset(&none);
+  sigemptyset(&def);
+  int sigs[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    sigaddset(&def, sigs[i]);
+  reset_hiwater();
+  if (!cgdir) {
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (out_w >= 0)
+      posix_spawn_file_actions_adddup2(&fa, out_w, 1);
+    else
+      posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (err_w >= 0)
+      posix_spawn_file_actions_adddup2(&fa, err_w, 2);
+    else
+      posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    /* Descriptors without O_CLOEXEC (a batch file, a lock) must not leak
+     * into the command. */
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    if (cwd)
+      posix_spawn_file_actions_addchdir_np(&fa, cwd);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
+                                      POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+    *t0 = core_monotonic();
+    int e = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    return e;
+  }
+  int ep[2];
+  if (pipe2(ep, O_CLOEXEC) != 0)
+    return errno;
+  *t0 = core_monotonic();
+  pid_t p = fork();
+  if (p < 0) {
+    int e = errno;
+    close(ep[0]);
+    close(ep[1]);
+    return e;
+  }
+  if (p == 0) {
+    int e = 0;
+    setpgid(0, 0);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cgdir);
+    int fd = open(path, O_WRONLY);
+    if (fd < 0 || write(fd, "0", 1) != 1)
+      e = errno ? errno : EIO;
+    int nul = open("/dev/null", O_RDWR);
+    if (!e && nul >= 0) {
+      dup2(nul, 0);
+      dup2(out_w >= 0 ? out_w : nul, 1);
+      dup2(err_w >= 0 ? err_w : nul, 2);
+    }
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+      signal(sigs[i], SIG_DFL);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (!e && cwd && chdir(cwd) != 0)
+      e = errno;
+    if (!e) {
+      execvpe(argv[0], argv, envp);
+      e = errno;
+    }
+    if (write(ep[1], &e, sizeof e) < 0) {
+      /* the parent then sees EOF and takes it for success */
+    }
+    _exit(127);
+  }
+  close(ep[1]);
+  int e = 0;
+  ssize_t r = read(ep[0], &e, sizeof e);
+  close(ep[0]);
+  if (r == (ssize_t)sizeof e) {
+    waitpid(p, NULL, 0);
+    return e;
+  }
+  *pid = p;
+  return 0;
+}
+
+/* }==== */
+
+/* {==== The spawn helper ==== */
+
+/* Why a helper: a child's ru_maxrss starts from the high-water mark of the
+ * memory map it execs from. After fork that is a copy of ours (everything
+ * we hold); after vfork/posix_spawn it is our own map, including our old
+ * peak. Both were measured on Linux 6.18: /bin/true reported 200 MiB
+ * while we held 200 MiB. So every command is spawned by a helper forked
+ * at the first run, while we are still small; its map stays small however
+ * much we allocate later, and /bin/true reports ~1 MiB. The helper also
+ * reaps the command and takes both clock readings, so wall_s is spawn to
+ * reap exactly. One command at a time, over a SOCK_SEQPACKET pair; the
+ * pipe ends travel as SCM_RIGHTS. */
+
+
+typedef struct helper_reply {
+  int kind; /* 1: spawned (pid, err, t0); 2: reaped (status, ru, t1) */
+  int err;
+  pid_t pid;
+  int status;
+  double t;
+  struct rusage ru;
+} helper_reply;
+
+#define HELPER_MSG_MAX (1 << 20)
+
+static void helper_main(int sock) {
+  char *buf = malloc(HELPER_MSG_MAX);
+  if (!buf)
+    _exit(1);
+  for (;;) {
+    char cbuf[CMSG_SPACE(2 * sizeof(int))];
+    struct iovec io = {.iov_base = buf, .iov_len = HELPER_MSG_MAX - 1};
+    struct msghdr mh = {.msg_iov = &io, .msg_iovlen = 1,
+                        .msg_control = cbuf,
+                        .msg_controllen = sizeof cbuf};
+    ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    if (n <= 0)
+      _exit(0);
+    buf[n] = 0;
+    int fds[2] = {-1, -1};
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+        memcpy(fds, CMSG_DATA(c), c->cmsg_len - CMSG_LEN(0));
+    /* Layout: "flags\0" then fields separated by NUL: flags is 4 digits
+     * (has out fd, has err fd, has cwd, has cgroup), then counts. */
+    char *p = buf, *end = buf + n;
+    char *flags = p;
+    p += strlen(p) + 1;
+    long nargv = strtol(p, NULL, 10);
+    p += strlen(p) + 1;
+    long nenv = strtol(p, NULL, 10);
+    p += strlen(p) + 1;
+    char *cwd = NULL, *cg = NULL;
+    if (flags[2] == '1') {
+      cwd = p;
+      p += strlen(p) + 1;
+    }
+    if (flags[3] == '1') {
+      cg = p;
+      p += strlen(p) + 1;
+    }
+    char **argv = calloc((size_t)nargv + 1, sizeof *argv);
+    char **envp = calloc((size_t)nenv + 1, sizeof *envp);
+    for (long i = 0; argv && i < nargv && p < end; i++, p += strlen(p) + 1)
+      argv[i] = p;
+    for (long i = 0; envp && i < nenv && p < end; i++, p += strlen(p) + 1)
+      envp[i] = p;
+    int k = 0, out_w = -1, err_w = -1;
+    if (flags[0] == '1')
+      out_w = fds[k++];
+    if (flags[1] == '1')
+      err_w = fds[k++];
+    helper_reply r = {.kind = 1};
+    if (!argv || !envp)
+      r.err = ENOMEM;
+    else
+      r.err = spawn_local(argv, envp, cwd, out_w, err_w, cg, &r.pid, &r.t);
+    if (out_w >= 0)
+      close(out_w);
+    if (err_w >= 0)
+      close(err_w);
+    free(argv);
+    free(envp);
+    if (send(sock, &r, sizeof r, 0) != (ssize_t)sizeof r)
+      _exit(1);
+    if (r.err)
+      continue;
+    helper_reply d = {.kind = 2, .pid = r.pid};
+    while (wait4(r.pid, &d.status, 0, &d.ru) < 0 && errno == EINTR)
+      ;
+    d.t = core_monotonic();
+    if (send(sock, &d, sizeof d, 0) != (ssize_t)sizeof d)
+      _exit(1);
+  }
+}
+
+/* Starts the helper once; returns 0 when it is not available (then we
+ * spawn ourselves). */
+static int helper_start(void) {
+  static int tried;
+  if (helper_sock >= 0)
+    return 1;
+  if (tried)
+    return 0;
+  tried = 1;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    return 0;
+  int big = HELPER_MSG_MAX + 4096;
+  setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+  setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+  pid_t parent = getpid();
+  pid_t p = fork();
+  if (p < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return 0;
+  }
+  if (p == 0) {
+    close(sv[0]);
+    /* It must not outlive us, nor take our Ctrl-C: we decide what happens
+     * to the run. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != parent)
+      _exit(0);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    reset_hiwater();
+    helper_main(sv[1]);
+    _exit(0);
+  }
+  close(sv[1]);
+  helper_sock = sv[0];
+  helper_pid = p;
+  return 1;
+}
+
+void exec_helper_start(void) { helper_start(); }
+
+static void helper_stop(void) {
+  if (helper_sock >= 0) {
+    close(helper_sock);
+    waitpid(helper_pid, NULL, 0);
+  }
+  helper_sock = -1;
+  helper_pid = -1;
+}
+
+void exec_helper_stop(void) { helper_stop(); }
+
+/* Sends one spawn request. Returns 0 or an errno. */
+static int helper_send(char **argv, char **envp, const char *cwd,
+                       int out_w, int err_w, const char *cg) {
+  core_buf m;
+  core_buf_init(&m);
+  size_t na = 0, ne = 0;
+  while (argv[na])
+    na++;
+  while (envp[ne])
+    ne++;
+  char flags[5] = {out_w >= 0 ? '1' : '0', err_w >= 0 ? '1' : '0',
+                   cwd ? '1' : '0', cg ? '1' : '0', 0};
+  core_buf_append(&m, flags, 5);
+  core_buf_printf(&m, "%zu", na);
+  core_buf_append(&m, "", 1);
+  core_buf_printf(&m, "%zu", ne);
+  core_buf_append(&m, "", 1);
+  if (cwd)
+    core_buf_append(&m, cwd, strlen(cwd) + 1);
+  if (cg)
+    core_buf_append(&m, cg, strlen(cg) + 1);
+  for (size_t i = 0; i < na; i++)
+    core_buf_append(&m, argv[i], strlen(argv[i]) + 1);
+  for (size_t i = 0; i < ne; i++)
+    core_buf_append(&m, envp[i], strlen(envp[i]) + 1);
+  if (m.oom || m.len >= HELPER_MSG_MAX) {
+    core_buf_free(&m);
+    return m.oom ? ENOMEM : E2BIG;
+  }
+  int fds[2], nf = 0;
+  if (out_w >= 0)
+    fds[nf++] = out_w;
+  if (err_w >= 0)
+    fds[nf++] = err_w;
+  char cbuf[CMSG_SPACE(2 * sizeof(int))];
+  memset(cbuf, 0, sizeof cbuf);
+  struct iovec io = {.iov_base = m.data, .iov_len = m.len};
+  struct msghdr mh = {.msg_iov = &io, .msg_iovlen = 1};
+  if (nf > 0) {
+    mh.msg_control = cbuf;
+    mh.msg_controllen = CMSG_SPACE(nf * sizeof(int));
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(nf * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, nf * sizeof(int));
+  }
+  ssize_t w;
+  while ((w = sendmsg(helper_sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+    ;
+  int e = w == (ssize_t)m.len ? 0 : (errno ? errno : EIO);
+  core_buf_free(&m);
+  return e;
+}
+
+static int helper_recv(helper_reply *r) {
+  ssize_t n;
+  while ((n = recv(helper_sock, r, sizeof *r, 0)) < 0 && errno == EINTR)
+    ;
+  return n == (ssize_t)sizeof *r ? 0 : -1;
+}
+
+/* }==== */
+
+/* {==== Running one command ==== */
+
+static double now_s(void) { return core_monotonic(); }
+
+core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
+  memset(res, 0, sizeof *res);
+  res->maxrss_kib = -1;
+  core_status st = CORE_OK;
+  char **argv = NULL, **envp = NULL;
+  int outp[2] = {-1, -1}, errp[2] = {-1, -1}, pidfd = -1;
+  double grace = req->grace_s > 0 ? req->grace_s : 2.0;
+
+  exec_become_subreaper();
+  argv = exec_argv(req->cmd);
+  if (!argv) {
+    res->exited = 1;
+    res->exit_code = 127;
+    snprintf(res->why, sizeof res->why, "empty command '%s'", req->cmd);
+    goto cleanup;
+  }
+  envp = make_env(req->env);
+  if (!envp) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory starting '%s'",
+                   req->cmd);
+    goto cleanup;
+  }
+  if ((sink_active(req->out) && pipe2(outp, O_CLOEXEC) != 0) ||
+      (sink_active(req->err) && pipe2(errp, O_CLOEXEC) != 0)) {
+    st = core_fail(err, CORE_ERUN, "cannot make a pipe: %s",
+                   strerror(errno));
+    goto cleanup;
+  }
+
+  pid_t pid = -1;
+  double t0 = 0;
+  int via_helper = helper_start();
+  int e = 0;
+  if (via_helper) {
+    helper_reply r;
+    e = helper_send(argv, envp, req->cwd, outp[1], errp[1], req->cgroup_dir);
+    if (e == 0 && helper_recv(&r) != 0) {
+      /* The helper died: from now on we spawn ourselves. */
+      helper_stop();
+      via_helper = 0;
+    } else if (e == 0) {
+      e = r.err;
+      pid = r.pid;
+      t0 = r.t;
+    }
+  }
+  if (!via_helper)
+    e = spawn_local(argv, envp, req->cwd, outp[1], errp[1], req->cgroup_dir,
+                    &pid, &t0);
+  if (e != 0) {
+    res->exited = 1;
+    res->exit_code = 127;
+    if (req->cwd && e == ENOENT && !core_is_dir(req->cwd))
+      snprintf(res->why, sizeof res->why, "cannot enter working folder %s",
+               req->cwd);
+    else
+      snprintf(res->why, sizeof res->why, "cannot execute '%s': %s",
+               argv[0], strerror(e));
+    goto cleanup;
+  }
+  res->spawned = 1;
+  if (outp[1] >= 0) {
+    close(outp[1]);
+    outp[1] = -1;
+  }
+  if (errp[1] >= 0) {
+    close(errp[1]);
+    errp[1] = -1;
+  }
+#ifdef SYS_pidfd_open
+  if (!via_helper)
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+  /* With the helper, its socket says when the command was reaped. */
+  int waitfd = via_helper ? helper_sock : pidfd;
+
+  double deadline = req->timeout_s > 0 ? t0 + req->timeout_s : -1;
+  double sample_at =
+      req->pss && req->pss->after_s >= 0 ? t0 + req->pss->after_s : -1;
+  double kill_at = -1;
+  int status = 0, reaped = 0;
+  struct rusage ru;
+  memset(&ru, 0, sizeof ru);
+  double t1 = t0;
+
+  while (!reaped) {
+    double t = now_s();
+    if (deadline >= 0 && t >= deadline && !res->timed_out &&
+        !res->stopped) {
+      res->timed_out = 1;
+      kill_tree(pid, SIGTERM);
+      kill_at = t + grace;
+      deadline = -1;
+    }
+    if (sample_at >= 0 && t >= sample_at) {
+      core_err perr = {0};
+      if (proc_sample_pss(req->pss, pid, &res->pss_kib, &res->pss_counted,
+                          &res->pss_unreadable, &perr) == CORE_OK)
+        res->pss_sampled = 1;
+      else
+        snprintf(res->why, sizeof res->why, "pss sample: %.480s", perr.msg);
+      sample_at = -1;
+      if (req->pss->stop_after && !res->timed_out) {
+        res->stopped = 1;
+        kill_tree(pid, SIGTERM);
+        kill_at = now_s() + grace;
+        deadline = -1;
+      }
+    }
+    if (kill_at >= 0 && t >= kill_at) {
+      kill_tree(pid, SIGKILL);
+      kill_at = -1;
+    }
+    /* Next moment something must happen. */
+    double next = -1;
+    double cands[3] = {deadline, sample_at, kill_at};
+    for (int i = 0; i < 3; i++)
+      if (cands[i] >= 0 && (next < 0 || cands[i] < next))
+        next = cands[i];
+    int timeout_ms = -1;
+    if (next >= 0) {
+      double d = (next - now_s()) * 1000.0;
+      timeout_ms = d <= 0 ? 0 : (int)d + 1;
+    }
+    if (waitfd < 0 && (timeout_ms < 0 || timeout_ms > 2))
+      timeout_ms = 2; /* no pidfd: poll for the exit */
+
+    struct pollfd pf[4];
+    int np = 0, i_pid = -1, i_out = -1, i_err = -1, i_can = -1;
+    if (waitfd >= 0) {
+      pf[np] = (struct pollfd){.fd = waitfd, .events = POLLIN};
+      i_pid = np++;
+    }
+    if (outp[0] >= 0) {
+      pf[np] = (struct pollfd){.fd = outp[0], .events = POLLIN};
+      i_out = np++;
+    }
+    if (errp[0] >= 0) {
+      pf[np] = (struct pollfd){.fd = errp[0], .events = POLLIN};
+      i_err = np++;
+    }
+    if (exec_cancel_fd >= 0 && !res->interrupted) {
+      pf[np] = (struct pollfd){.fd = exec_cancel_fd, .events = POLLIN};
+      i_can = np++;
+    }
+    int pr = poll(pf, (nfds_t)np, timeout_ms);
+    if (pr < 0 && errno != EINTR) {
+      st = core_fail(err, CORE_ERUN, "poll: %s", strerror(errno));
+      kill_tree(pid, SIGKILL);
+      waitpid(pid, NULL, 0);
+      goto cleanup;
+    }
+    if (pr > 0) {
+      if (i_out >= 0 && pf[i_out].revents && !pump(outp[0], req->out)) {
+        close(outp[0]);
+        outp[0] = -1;
+      }
+      if (i_err >= 0 && pf[i_err].revents && !pump(errp[0], req->err)) {
+        close(errp[0]);
+        errp[0] = -1;
+      }
+      if (i_can >= 0 && pf[i_can].revents) {
+        res->interrupted = 1;
+        kill_tree(pid, SIGKILL);
+      }
+    }
+    if (via_helper && pr > 0 && pf[i_pid].revents) {
+      helper_reply d;
+      if (helper_recv(&d) != 0 || d.kind != 2) {
+        st = core_fail(err, CORE_ERUN, "the spawn helper died");
+        kill_tree(pid, SIGKILL);
+        helper_stop();
+        goto cleanup;
+      }
+      status = d.status;
+      ru = d.ru;
+      t1 = d.t;
+      reaped = 1;
+    } else if (!via_helper &&
+               (pidfd < 0 || (pr > 0 && pf[i_pid].revents))) {
+      pid_t w = wait4(pid, &status, pidfd >= 0 ? 0 : WNOHANG, &ru);
+      if (w == pid) {
+        t1 = now_s();
+        reaped = 1;
+      } else if (w < 0 && errno != EINTR) {
+        st = core_fail(err, CORE_ERUN, "wait4: %s", strerror(errno));
+        goto cleanup;
+      }
+    }
+  }
+
+  res->wall_s = t1 - t0;
+  res->user_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+  res->sys_s = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+  res->maxrss_kib = ru.ru_maxrss; /* KiB on Linux */
+  if (WIFEXITED(status)) {
+    res->exited = 1;
+    res->exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    res->signo = WTERMSIG(status);
+  }
+  if (sample_at >= 0 && req->pss) {
+    /* Ended before the sample was due: say so rather than sample an empty
+     * tree. */
+    snprintf(res->why, sizeof res->why,
+             "ended after %.3f s, before the PSS sample at %g s",
+             res->wall_s, req->pss->after_s);
+  }
+
+  /* Whatever happened, nothing of this run may outlive it: the group, and
+   * any descendant that left the group (now adopted by us). */
+  killpg(pid, SIGKILL);
+  exec_kill_all_children();
+
+  /* Drain what the dead processes left in the pipes; a writer we could
+   * not kill must not hang us, so the wait is bounded. */
+  double drain_end = now_s() + 2.0;
+  while ((outp[0] >= 0 || errp[0] >= 0) && now_s() < drain_end) {
+    struct pollfd pf[2];
+    int np = 0, i_out = -1, i_err = -1;
+    if (outp[0] >= 0) {
+      pf[np] = (struct pollfd){.fd = outp[0], .events = POLLIN};
+      i_out = np++;
+    }
+    if (errp[0] >= 0) {
+      pf[np] = (struct pollfd){.fd = errp[0], .events = POLLIN};
+      i_err = np++;
+    }
+    int pr = poll(pf, (nfds_t)np, 100);
+    if (pr <= 0) {
+      exec_kill_all_children();
+      continue;
+    }
+    if (i_out >= 0 && pf[i_out].revents && !pump(outp[0], req->out)) {
+      close(outp[0]);
+      outp[0] = -1;
+    }
+    if (i_err >= 0 && pf[i_err].revents && !pump(errp[0], req->err)) {
+      close(errp[0]);
+      errp[0] = -1;
+    }
+  }
+
+cleanup:
+  for (int i = 0; i < 2; i++) {
+    if (outp[i] >= 0)
+      close(outp[i]);
+    if (errp[i] >= 0)
+      close(errp[i]);
+  }
+  if (pidfd >= 0)
+    close(pidfd);
+  exec_argv_free(argv);
+  core_free(envp);
+  return st;
+}
+
+/* }==== */

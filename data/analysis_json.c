@@ -1,0 +1,215 @@
+/* analysis_json.c: `prereg analyze --json`, the machine-readable contract
+ * of interface.md section 4, written with jansson.
+ * SPDX-License-Identifier: MIT
+ *
+ * Same summary, same bytes: keys in a fixed order (JSON_PRESERVE_ORDER),
+ * reals with 17 significant digits so that they read back to the same
+ * double, no timestamps. NaN (a ratio or CI that does not exist) is null.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "analysis/analysis.h"
+#include "data/data.h"
+
+/* jansson refuses NaN and infinities; JSON has no such numbers. */
+static json_t *num(double x) {
+  return isfinite(x) ? json_real(x) : json_null();
+}
+
+/* Sets key to v, taking v's reference; a NULL v marks failure in *ok. */
+static void put(json_t *o, const char *key, json_t *v, int *ok) {
+  if (!v || json_object_set_new(o, key, v) != 0)
+    *ok = 0;
+}
+
+static json_t *str(const char *s) { return json_string(s ? s : ""); }
+
+static void append(json_t *a, json_t *v, int *ok) {
+  if (!v || json_array_append_new(a, v) != 0)
+    *ok = 0;
+}
+
+static const char *outcome_word(proto_outcome o) {
+  switch (o) {
+  case PROTO_HELD:
+    return "held";
+  case PROTO_NOT_HELD:
+    return "not held";
+  default:
+    return "inconclusive";
+  }
+}
+
+static json_t *results_json(const analysis_summary *s, int *ok) {
+  json_t *a = json_array();
+  if (!a) {
+    *ok = 0;
+    return NULL;
+  }
+  for (size_t i = 0; i < s->n_results; i++) {
+    const analysis_result *r = &s->results[i];
+    json_t *o = json_object();
+    if (!o) {
+      *ok = 0;
+      break;
+    }
+    put(o, "workload", str(r->workload), ok);
+    put(o, "metric", str(r->metric), ok);
+    put(o, "arm", str(r->arm), ok);
+    put(o, "reference", str(r->reference), ok);
+    put(o, "n", json_integer((json_int_t)r->n), ok);
+    put(o, "n_reference", json_integer((json_int_t)r->n_reference), ok);
+    put(o, "median", num(r->median), ok);
+    put(o, "median_reference", num(r->median_reference), ok);
+    put(o, "ratio", num(r->ratio), ok);
+    put(o, "ci_low", num(r->ci_low), ok);
+    put(o, "ci_high", num(r->ci_high), ok);
+    put(o, "verdict", str(r->verdict), ok);
+    put(o, "seed", json_integer((json_int_t)r->seed), ok);
+    if (r->note)
+      put(o, "note", str(r->note), ok);
+    append(a, o, ok);
+  }
+  return a;
+}
+
+static json_t *hypotheses_json(const analysis_summary *s, int *ok) {
+  json_t *a = json_array();
+  if (!a) {
+    *ok = 0;
+    return NULL;
+  }
+  for (size_t i = 0; i < s->n_hypotheses; i++) {
+    const analysis_hypothesis *h = &s->hypotheses[i];
+    json_t *o = json_object();
+    if (!o) {
+      *ok = 0;
+      break;
+    }
+    put(o, "id", str(h->id), ok);
+    put(o, "verdict", json_string(outcome_word(h->outcome)), ok);
+    put(o, "says", str(h->says), ok);
+    put(o, "claim", str(h->claim), ok);
+    put(o, "reason", str(h->reason), ok);
+    append(a, o, ok);
+  }
+  return a;
+}
+
+static json_t *cells_json(const analysis_summary *s, int *ok) {
+  json_t *a = json_array();
+  if (!a) {
+    *ok = 0;
+    return NULL;
+  }
+  for (size_t i = 0; i < s->n_cells; i++) {
+    const analysis_cell *c = &s->cells[i];
+    json_t *o = json_object();
+    if (!o) {
+      *ok = 0;
+      break;
+    }
+    put(o, "workload", str(c->workload), ok);
+    put(o, "metric", str(c->metric), ok);
+    put(o, "arm", str(c->arm), ok);
+    put(o, "valid", json_integer((json_int_t)c->n_valid), ok);
+    put(o, "invalid", json_integer((json_int_t)c->n_invalid), ok);
+    put(o, "superseded", json_integer((json_int_t)c->n_superseded), ok);
+    put(o, "planned", json_integer((json_int_t)c->n_planned), ok);
+    put(o, "median", num(c->median), ok);
+    append(a, o, ok);
+  }
+  return a;
+}
+
+static json_t *exclusions_json(const analysis_summary *s, int *ok) {
+  json_t *a = json_array();
+  if (!a) {
+    *ok = 0;
+    return NULL;
+  }
+  for (size_t i = 0; i < s->n_exclusions; i++) {
+    const analysis_exclusion *e = &s->exclusions[i];
+    json_t *o = json_object();
+    if (!o) {
+      *ok = 0;
+      break;
+    }
+    put(o, "workload", str(e->workload), ok);
+    put(o, "arm", str(e->arm), ok);
+    put(o, "reason", str(e->reason), ok);
+    put(o, "runs", json_integer((json_int_t)e->runs), ok);
+    append(a, o, ok);
+  }
+  return a;
+}
+
+static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
+  json_t *o = json_object(), *rule = json_object();
+  if (!o || !rule) {
+    json_decref(o);
+    json_decref(rule);
+    *ok = 0;
+    return NULL;
+  }
+  /* The contract's keys first, in the contract's order. */
+  put(o, "protocol", str(s->protocol), ok);
+  put(o, "sheet_sha256", str(s->sheet_sha256), ok);
+  put(rule, "estimator", str(s->estimator), ok);
+  put(rule, "confidence", num(s->confidence), ok);
+  put(rule, "resamples", json_integer((json_int_t)s->resamples), ok);
+  put(rule, "seed", json_integer((json_int_t)s->seed), ok);
+  put(o, "rule", rule, ok);
+  put(o, "results", results_json(s, ok), ok);
+  put(o, "hypotheses", hypotheses_json(s, ok), ok);
+  /* Then ours. */
+  put(o, "sheet_version", json_integer(s->sheet_version), ok);
+  put(o, "reference", str(s->reference), ok);
+  put(o, "cells", cells_json(s, ok), ok);
+  put(o, "exclusions", exclusions_json(s, ok), ok);
+  if (top) {
+    json_t *rng = json_object();
+    if (!rng) {
+      *ok = 0;
+    } else {
+      put(rng, "generator", json_string("gsl_rng_mt19937"), ok);
+      put(rng, "gsl_version", str(analysis_gsl_version()), ok);
+      put(rng, "block_size", json_integer(ANALYSIS_BLOCK_SIZE), ok);
+      put(rng, "layout", json_string(analysis_rng_layout), ok);
+      put(o, "rng", rng, ok);
+    }
+    if (s->original) {
+      put(o, "original_why", str(s->original_why), ok);
+      put(o, "original", summary_json(s->original, 0, ok), ok);
+    } else {
+      put(o, "original", json_null(), ok);
+    }
+  }
+  return o;
+}
+
+core_status data_analysis_json(const struct analysis_summary *s,
+                               core_buf *out, core_err *err) {
+  int ok = 1;
+  json_t *root = summary_json(s, 1, &ok);
+  char *text;
+  if (!root || !ok) {
+    json_decref(root);
+    return core_fail(err, CORE_ENOMEM, "analysis JSON: out of memory");
+  }
+  text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2) |
+                              JSON_REAL_PRECISION(17));
+  json_decref(root);
+  if (!text)
+    return core_fail(err, CORE_ENOMEM, "analysis JSON: out of memory");
+  core_buf_puts(out, text);
+  core_buf_puts(out, "\n");
+  free(text); /* jansson's allocator */
+  if (out->oom)
+    return core_fail(err, CORE_ENOMEM, "analysis JSON: out of memory");
+  return CORE_OK;
+}

@@ -1,0 +1,536 @@
+/* batch.c: raw data batches: appending rows durably, freezing them into
+ * the manifest, recovering the ones a crash left open, loading rows back.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "data/data_internal.h"
+
+
+/* {==== Begin, append ==== */
+
+static core_status next_batch_number(const char *bdir, long *next,
+                                     core_err *err) {
+  char **names;
+  size_t n;
+  long max = 0, v;
+  core_status st = data_list_dir(bdir, &names, &n, err);
+  if (st != CORE_OK)
+    return st;
+  for (size_t i = 0; i < n; i++)
+    if ((data_batch_name(names[i], ".csv", &v) ||
+         data_batch_name(names[i], ".json", &v) ||
+         data_batch_name(names[i], "", &v)) &&
+        v > max)
+      max = v;
+  data_names_free(names, n);
+  *next = max + 1;
+  return CORE_OK;
+}
+
+void data_batch_release(data_batch *b) {
+  if (!b)
+    return;
+  if (b->fd >= 0)
+    close(b->fd);
+  core_free(b->kind);
+  core_free(b->csv);
+  core_free(b->dir);
+  core_free(b);
+}
+
+static core_status write_all(int fd, const char *p, size_t len,
+                             const char *path, core_err *err) {
+  /* One write() for the whole buffer; the loop only covers a short write
+   * (a signal, a full disk), after which a torn tail is what recovery
+   * finds. */
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return core_fail(err, CORE_EIO, "%s: cannot write: %s", path,
+                       strerror(errno));
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  if (fsync(fd) != 0)
+    return core_fail(err, CORE_EIO, "%s: cannot sync: %s", path,
+                     strerror(errno));
+  return CORE_OK;
+}
+
+data_batch *data_batch_make(data_experiment *exp, long num,
+                             const char *kind) {
+  data_batch *b = core_calloc(1, sizeof *b);
+  if (!b)
+    return NULL;
+  b->fd = -1;
+  b->exp = exp;
+  snprintf(b->id, sizeof b->id, "b%04ld", num);
+  b->kind = core_strdup(kind ? kind : "run");
+  b->csv = core_asprintf("%s/batches/%s.csv", exp->dir, b->id);
+  b->dir = core_asprintf("%s/batches/%s", exp->dir, b->id);
+  b->versions_at_start = exp->n_versions;
+  core_utc_now(b->started_at);
+  if (!b->kind || !b->csv || !b->dir) {
+    data_batch_release(b);
+    return NULL;
+  }
+  return b;
+}
+
+core_status data_batch_begin(data_experiment *exp, const char *kind,
+                             data_batch **out, core_err *err) {
+  char *bdir = NULL;
+  data_batch *b = NULL;
+  long num;
+  core_status st;
+  *out = NULL;
+  if ((st = data_experiment_lock(exp, err)) != CORE_OK)
+    return st;
+  if (exp->n_versions == 0)
+    return core_fail(err, CORE_ELOCK, "%s: not registered; register the "
+                     "sheet before collecting data", exp->dir);
+  if (!(bdir = core_path_join(exp->dir, "batches")))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if ((st = core_mkdir_p(bdir, 0755, err)) != CORE_OK ||
+      (st = next_batch_number(bdir, &num, err)) != CORE_OK)
+    goto cleanup;
+  if (!(b = data_batch_make(exp, num, kind))) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+    goto cleanup;
+  }
+  b->fd = open(b->csv, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+               0644);
+  if (b->fd < 0) {
+    st = core_fail(err, CORE_EIO, "%s: cannot create: %s", b->csv,
+                   strerror(errno));
+    goto cleanup;
+  }
+  if ((st = write_all(b->fd, DATA_ROW_HEADER "\n",
+                      sizeof DATA_ROW_HEADER, b->csv, err)) != CORE_OK ||
+      (st = core_fsync_dir(bdir, err)) != CORE_OK)
+    goto cleanup;
+  *out = b;
+  b = NULL;
+cleanup:
+  data_batch_release(b);
+  core_free(bdir);
+  return st;
+}
+
+const char *data_batch_id(const data_batch *b) { return b->id; }
+
+const char *data_batch_dir(const data_batch *b) {
+  /* Created on demand: most batches keep per-run files, imports do not. */
+  mkdir(b->dir, 0755);
+  return b->dir;
+}
+
+core_status data_batch_append(data_batch *b, const data_row *rows, size_t n,
+                              core_err *err) {
+  core_buf buf;
+  core_status st;
+  if (n == 0)
+    return CORE_OK;
+  core_buf_init(&buf);
+  for (size_t i = 0; i < n; i++)
+    data_csv_row(&buf, &rows[i], b->id, rows[i].source ? NULL : b->kind);
+  if (buf.oom) {
+    core_buf_free(&buf);
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", b->csv);
+  }
+  st = write_all(b->fd, buf.data, buf.len, b->csv, err);
+  core_buf_free(&buf);
+  if (st == CORE_OK)
+    b->rows += (long)n;
+  return st;
+}
+
+void data_batch_abandon(data_batch *b) { data_batch_release(b); }
+
+/* }==== */
+
+/* {==== Freeze ==== */
+
+/* Collects the files under dir (relative names "batches/BATCH/...") and
+ * makes them read-only: files 0444 first, then folders 0555, so nothing
+ * can be added later without verify noticing the mode. */
+static core_status freeze_tree(const char *full, const char *rel,
+                               char ***paths, size_t *n, core_err *err) {
+  char **names;
+  size_t nn;
+  core_status st = data_list_dir(full, &names, &nn, err);
+  if (st != CORE_OK)
+    return st;
+  for (size_t i = 0; i < nn && st == CORE_OK; i++) {
+    char *f = core_path_join(full, names[i]);
+    char *r = core_path_join(rel, names[i]);
+    struct stat sb;
+    if (!f || !r) {
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    } else if (lstat(f, &sb) != 0) {
+      st = core_fail(err, CORE_EIO, "%s: %s", f, strerror(errno));
+    } else if (S_ISDIR(sb.st_mode)) {
+      st = freeze_tree(f, r, paths, n, err);
+    } else if (S_ISREG(sb.st_mode)) {
+      char **np = core_realloc(*paths, (*n + 1) * sizeof *np);
+      if (!np) {
+        st = core_fail(err, CORE_ENOMEM, "out of memory");
+      } else {
+        *paths = np;
+        (*paths)[(*n)++] = r;
+        r = NULL;
+        if (chmod(f, 0444) != 0)
+          st = core_fail(err, CORE_EIO, "%s: cannot make read-only: %s", f,
+                         strerror(errno));
+      }
+    } else {
+      st = core_fail(err, CORE_EIO,
+                     "%s: not a regular file; a batch folder holds files "
+                     "only", f);
+    }
+    core_free(f);
+    core_free(r);
+  }
+  data_names_free(names, nn);
+  if (st == CORE_OK && chmod(full, 0555) != 0)
+    st = core_fail(err, CORE_EIO, "%s: cannot make read-only: %s", full,
+                   strerror(errno));
+  return st;
+}
+
+core_status data_batch_freeze(data_batch *b, const char *facts_json,
+                              core_err *err) {
+  json_error_t je;
+  json_t *facts;
+  char *js = NULL, *text = NULL, *rel_dir = NULL, **paths = NULL;
+  size_t n_paths = 0;
+  char now[32], hex[CORE_SHA256_HEX];
+  core_status st = CORE_OK;
+  data_json_init();
+  facts = json_loads(facts_json ? facts_json : "{}", 0, &je);
+  if (!facts || !json_is_object(facts)) {
+    st = core_fail(err, CORE_EINPUT,
+                   "%s: batch facts are not a JSON object (%s)", b->csv,
+                   facts ? "not an object" : je.text);
+    json_decref(facts);
+    data_batch_release(b);
+    return st;
+  }
+  if (b->fd >= 0) {
+    if (fsync(b->fd) != 0 || close(b->fd) != 0) {
+      b->fd = -1;
+      st = core_fail(err, CORE_EIO, "%s: cannot close: %s", b->csv,
+                     strerror(errno));
+      goto cleanup;
+    }
+    b->fd = -1;
+  }
+  if ((st = core_sha256_file(b->csv, hex, err)) != CORE_OK)
+    goto cleanup;
+  core_utc_now(now);
+  /* Our bookkeeping keys go last and win over the caller's: verify relies
+   * on them. */
+  if (!json_object_get(facts, "kind"))
+    json_object_set_new(facts, "kind", json_string(b->kind));
+  json_object_set_new(facts, "batch", json_string(b->id));
+  json_object_set_new(facts, "started_at", json_string(b->started_at));
+  json_object_set_new(facts, "frozen_at", json_string(now));
+  json_object_set_new(facts, "sheet_versions_at_start",
+                      json_integer((json_int_t)b->versions_at_start));
+  json_object_set_new(facts, "rows", json_integer(b->rows));
+  json_object_set_new(facts, "csv_sha256", json_string(hex));
+  text = json_dumps(facts, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  js = core_asprintf("%s/batches/%s.json", b->exp->dir, b->id);
+  rel_dir = core_asprintf("batches/%s", b->id);
+  paths = core_calloc(2, sizeof *paths);
+  if (!text || !js || !rel_dir || !paths) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+    goto cleanup;
+  }
+  paths[0] = core_asprintf("batches/%s.csv", b->id);
+  paths[1] = core_asprintf("batches/%s.json", b->id);
+  n_paths = 2;
+  if (!paths[0] || !paths[1]) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+    goto cleanup;
+  }
+  {
+    size_t len = strlen(text);
+    char *withnl = core_asprintf("%s\n", text);
+    if (!withnl) {
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+      goto cleanup;
+    }
+    st = core_write_file_atomic(js, withnl, len + 1, 0444, err);
+    core_free(withnl);
+    if (st != CORE_OK)
+      goto cleanup;
+  }
+  if (chmod(b->csv, 0444) != 0) {
+    st = core_fail(err, CORE_EIO, "%s: cannot make read-only: %s", b->csv,
+                   strerror(errno));
+    goto cleanup;
+  }
+  if (core_is_dir(b->dir) &&
+      (st = freeze_tree(b->dir, rel_dir, &paths, &n_paths, err)) != CORE_OK)
+    goto cleanup;
+  /* Last: a batch counts as frozen once its files are in the manifest. */
+  st = data_manifest_add(b->exp->dir, paths, n_paths, err);
+cleanup:
+  json_decref(facts);
+  core_free(text); /* jansson allocates through core_malloc */
+  core_free(js);
+  core_free(rel_dir);
+  if (paths)
+    data_names_free(paths, n_paths);
+  data_batch_release(b);
+  return st;
+}
+
+/* }==== */
+
+/* {==== Loading rows ==== */
+
+typedef struct load_ctx {
+  const char *name;
+  data_rowset *rows;
+  int header_seen;
+} load_ctx;
+
+static core_status header_ok(char **f, size_t n, const char *name,
+                             long line, core_err *err) {
+  core_buf b;
+  int ok;
+  core_buf_init(&b);
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      core_buf_puts(&b, ",");
+    core_buf_puts(&b, f[i]);
+  }
+  ok = !b.oom && b.data && strcmp(b.data, DATA_ROW_HEADER) == 0;
+  core_buf_free(&b);
+  if (!ok)
+    return core_fail(err, CORE_EINPUT,
+                     "%s:%ld: not a batch header (expected %s)", name, line,
+                     DATA_ROW_HEADER);
+  return CORE_OK;
+}
+
+static core_status on_load(void *vctx, char **f, size_t n, long line,
+                           core_err *err) {
+  load_ctx *c = vctx;
+  data_row r;
+  core_status st;
+  if (!c->header_seen) {
+    c->header_seen = 1;
+    return header_ok(f, n, c->name, line, err);
+  }
+  if ((st = data_row_parse(&r, f, n, c->name, line, err)) != CORE_OK)
+    return st;
+  return data_rowset_push(c->rows, &r, err);
+}
+
+/* Loads one batch csv. A torn tail is an error in a frozen file and
+ * ignored in an unfinished one (recovery reports it). */
+static core_status load_csv(const char *path, int frozen, data_rowset *rows,
+                            csvscan_result *res, core_err *err) {
+  char *text = NULL;
+  size_t len = 0;
+  load_ctx c = {path, rows, 0};
+  core_status st = core_read_file(path, &text, &len, err);
+  if (st != CORE_OK)
+    return st;
+  st = data_csv_scan(path, text, len, on_load, &c, res, err);
+  core_free(text);
+  if (st == CORE_OK && frozen && res->torn)
+    st = core_fail(err, CORE_EINPUT,
+                   "%s:%ld: incomplete last line in a frozen batch; run "
+                   "prereg verify", path, res->torn_line);
+  if (st == CORE_OK && !c.header_seen && frozen)
+    st = core_fail(err, CORE_EINPUT, "%s:1: empty batch file (no header)",
+                   path);
+  return st;
+}
+
+core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
+                           core_err *err) {
+  char *bdir = core_path_join(exp->dir, "batches");
+  char **names = NULL;
+  size_t n = 0;
+  manifest m;
+  core_status st;
+  long num;
+  memset(rows, 0, sizeof *rows);
+  if (!bdir)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if ((st = data_manifest_load(exp->dir, &m, NULL, err)) != CORE_OK) {
+    core_free(bdir);
+    return st;
+  }
+  st = data_list_dir(bdir, &names, &n, err);
+  for (size_t i = 0; i < n && st == CORE_OK; i++) {
+    char *full, *rel;
+    csvscan_result res;
+    if (!data_batch_name(names[i], ".csv", &num))
+      continue;
+    full = core_path_join(bdir, names[i]);
+    rel = core_asprintf("batches/%s", names[i]);
+    if (!full || !rel)
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    else
+      st = load_csv(full, data_manifest_find(&m, rel) != NULL, rows, &res,
+                    err);
+    core_free(full);
+    core_free(rel);
+  }
+  data_names_free(names, n);
+  data_manifest_free(&m);
+  core_free(bdir);
+  if (st != CORE_OK)
+    data_rowset_free(rows);
+  return st;
+}
+
+core_status data_unfinished_batches(const data_experiment *exp,
+                                    char ***out, size_t *n_out,
+                                    core_err *err) {
+  char *bdir = core_path_join(exp->dir, "batches");
+  char **names = NULL, **res = NULL;
+  size_t n = 0, k = 0;
+  manifest m;
+  long num;
+  core_status st;
+  *out = NULL;
+  *n_out = 0;
+  if (!bdir)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if ((st = data_manifest_load(exp->dir, &m, NULL, err)) != CORE_OK) {
+    core_free(bdir);
+    return st;
+  }
+  st = data_list_dir(bdir, &names, &n, err);
+  if (st == CORE_OK && n > 0 && !(res = core_calloc(n, sizeof *res)))
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n && st == CORE_OK; i++) {
+    char rel[300];
+    if (!data_batch_name(names[i], ".csv", &num))
+      continue;
+    snprintf(rel, sizeof rel, "batches/%s", names[i]);
+    if (data_manifest_find(&m, rel))
+      continue;
+    if (!(res[k] = core_strndup(names[i], strlen(names[i]) - 4)))
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    else
+      k++;
+  }
+  data_names_free(names, n);
+  data_manifest_free(&m);
+  core_free(bdir);
+  if (st != CORE_OK) {
+    data_names_free(res, k);
+    return st;
+  }
+  *out = res;
+  *n_out = k;
+  return CORE_OK;
+}
+
+/* }==== */
+
+/* {==== Tallies ==== */
+
+int data_row_superseded(const data_experiment *exp, const data_row *r) {
+  for (size_t k = (size_t)r->sheet_version + 1; k < exp->n_versions; k++)
+    for (size_t j = 0; j < exp->versions[k].n_supersedes; j++)
+      if (strcmp(exp->versions[k].supersedes[j], r->workload) == 0)
+        return 1;
+  return 0;
+}
+
+void data_tally_free(data_tally *t, size_t n) {
+  for (size_t i = 0; t && i < n; i++) {
+    core_free(t[i].workload);
+    core_free(t[i].arm);
+  }
+  core_free(t);
+}
+
+int data_same_run(const data_row *a, const data_row *b) {
+  return strcmp(a->batch, b->batch) == 0 &&
+         strcmp(a->workload, b->workload) == 0 &&
+         strcmp(a->arm, b->arm) == 0 && strcmp(a->run_id, b->run_id) == 0 &&
+         (a->run_id[0] != '\0' || a->seq == b->seq);
+}
+
+core_status data_tally_rows(const data_experiment *exp,
+                            const data_rowset *rows, data_tally **out,
+                            size_t *n_out, core_err *err) {
+  data_tally *t = NULL;
+  size_t n = 0;
+  *out = NULL;
+  *n_out = 0;
+  for (size_t i = 0; i < rows->n; i++) {
+    const data_row *r = &rows->rows[i];
+    size_t j, k;
+    int valid = r->valid;
+    /* The rows of one run are written together (one append), so a run
+     * is counted at its first row and only neighbours are compared. */
+    if (i > 0 && data_same_run(&rows->rows[i - 1], r))
+      continue;
+    for (j = i; j < rows->n && data_same_run(&rows->rows[j], r); j++)
+      valid = valid && rows->rows[j].valid;
+    for (k = 0; k < n; k++)
+      if (strcmp(t[k].workload, r->workload) == 0 &&
+          strcmp(t[k].arm, r->arm) == 0)
+        break;
+    if (k == n) {
+      data_tally *nt = core_realloc(t, (n + 1) * sizeof *nt);
+      if (!nt)
+        goto oom;
+      t = nt;
+      memset(&t[n], 0, sizeof t[n]);
+      t[n].workload = core_strdup(r->workload);
+      t[n].arm = core_strdup(r->arm);
+      n++;
+      if (!t[k].workload || !t[k].arm)
+        goto oom;
+    }
+    if (data_row_superseded(exp, r))
+      t[k].superseded++;
+    else if (valid)
+      t[k].valid++;
+    else
+      t[k].invalid++;
+  }
+  *out = t;
+  *n_out = n;
+  return CORE_OK;
+oom:
+  data_tally_free(t, n);
+  return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
+}
+
+core_status data_tally_runs(const data_experiment *exp, data_tally **out,
+                            size_t *n, core_err *err) {
+  data_rowset rows;
+  core_status st = data_load_rows(exp, &rows, err);
+  *out = NULL;
+  *n = 0;
+  if (st != CORE_OK)
+    return st;
+  st = data_tally_rows(exp, &rows, out, n, err);
+  data_rowset_free(&rows);
+  return st;
+}
+
+/* }==== */

@@ -1,0 +1,635 @@
+/* experiment.c: DATA/ID, its chain of sheet versions and the lock that
+ * keeps data from being collected under an unrecorded sheet.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "data/data_internal.h"
+
+/* How much of a diff the lock's message shows: the message must stay
+ * readable, and core_err holds 4096 bytes. */
+#define LOCK_DIFF_LINES 40
+#define LOCK_DIFF_BYTES 2800
+#define LOCK_LINE_BYTES 110
+
+/* {==== Versions chain ==== */
+
+static void amendments_free(data_amendment *a, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    core_free(a[i].date);
+    core_free(a[i].why);
+    for (size_t j = 0; j < a[i].n_supersedes; j++)
+      core_free(a[i].supersedes[j]);
+    core_free(a[i].supersedes);
+  }
+  core_free(a);
+}
+
+static void version_clear(data_version *v) {
+  core_free(v->filed_at);
+  core_free(v->path);
+  core_free(v->date);
+  core_free(v->why);
+  for (size_t j = 0; j < v->n_supersedes; j++)
+    core_free(v->supersedes[j]);
+  core_free(v->supersedes);
+  amendments_free(v->amendments, v->n_amendments);
+  memset(v, 0, sizeof *v);
+}
+
+static void chain_free(data_experiment *exp) {
+  for (size_t i = 0; i < exp->n_versions; i++)
+    version_clear(&exp->versions[i]);
+  core_free(exp->versions);
+  exp->versions = NULL;
+  exp->n_versions = 0;
+}
+
+void data_experiment_free(data_experiment *exp) {
+  if (!exp)
+    return;
+  chain_free(exp);
+  if (exp->lock_fd >= 0)
+    close(exp->lock_fd); /* releases the flock */
+  core_free(exp->dir);
+  core_free(exp->id);
+  core_free(exp);
+}
+
+static char *json_str_dup(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  return core_strdup(json_is_string(v) ? json_string_value(v) : "");
+}
+
+/* Copies a JSON array of strings; NULL entries are out of memory. */
+static int str_list(json_t *arr, char ***out, size_t *n) {
+  size_t i;
+  json_t *v;
+  *out = NULL;
+  *n = 0;
+  if (!json_is_array(arr) || json_array_size(arr) == 0)
+    return 1;
+  if (!(*out = core_calloc(json_array_size(arr), sizeof **out)))
+    return 0;
+  json_array_foreach(arr, i, v) {
+    if (!((*out)[i] = core_strdup(json_is_string(v) ? json_string_value(v)
+                                                     : "")))
+      return 0;
+    *n = i + 1;
+  }
+  return 1;
+}
+
+static core_status load_version_json(const char *path, size_t k,
+                                     data_version *v, core_err *err) {
+  json_error_t je;
+  json_t *root = json_load_file(path, 0, &je), *arr, *item;
+  core_status st = CORE_OK;
+  size_t i;
+  memset(v, 0, sizeof *v);
+  if (!root)
+    return core_fail(err, CORE_EINPUT,
+                     "%s:%d: not valid JSON (%s); the frozen chain is "
+                     "damaged: run prereg verify",
+                     path, je.line, je.text);
+  if (!json_is_object(root) ||
+      json_integer_value(json_object_get(root, "version")) != (json_int_t)k ||
+      !json_is_string(json_object_get(root, "sha256")) ||
+      strlen(json_string_value(json_object_get(root, "sha256"))) != 64) {
+    json_decref(root);
+    return core_fail(err, CORE_EINPUT,
+                     "%s: lacks \"version\": %zu or a \"sha256\"; the frozen "
+                     "chain is damaged: run prereg verify", path, k);
+  }
+  v->number = (int)k;
+  memcpy(v->sha256, json_string_value(json_object_get(root, "sha256")), 64);
+  v->sha256[64] = '\0';
+  v->filed_at = json_str_dup(root, "filed_at");
+  v->path = core_asprintf("versions/v%zu.lua", k);
+  v->rows_when_filed =
+      (long)json_integer_value(json_object_get(
+          json_object_get(root, "data"), "runs_total"));
+  if (k > 0) {
+    v->date = json_str_dup(root, "date");
+    v->why = json_str_dup(root, "why");
+    if (!v->date || !v->why)
+      goto oom;
+  }
+  if (!v->filed_at || !v->path ||
+      !str_list(json_object_get(root, "supersedes"), &v->supersedes,
+                &v->n_supersedes))
+    goto oom;
+  arr = json_object_get(root, "amendments");
+  if (json_is_array(arr) && json_array_size(arr) > 0) {
+    v->amendments = core_calloc(json_array_size(arr), sizeof *v->amendments);
+    if (!v->amendments)
+      goto oom;
+    json_array_foreach(arr, i, item) {
+      data_amendment *a = &v->amendments[i];
+      v->n_amendments = i + 1;
+      a->date = json_str_dup(item, "date");
+      a->why = json_str_dup(item, "why");
+      if (!a->date || !a->why ||
+          !str_list(json_object_get(item, "supersedes"), &a->supersedes,
+                    &a->n_supersedes))
+        goto oom;
+    }
+  }
+  json_decref(root);
+  return st;
+oom:
+  json_decref(root);
+  version_clear(v);
+  return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+}
+
+/* Loads versions/v0.json, v1.json, ... up to the first one missing. */
+static core_status load_chain(data_experiment *exp, core_err *err) {
+  chain_free(exp);
+  for (size_t k = 0;; k++) {
+    char *path = core_asprintf("%s/versions/v%zu.json", exp->dir, k);
+    data_version *nv;
+    core_status st;
+    if (!path)
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    if (!core_exists(path)) {
+      core_free(path);
+      return CORE_OK;
+    }
+    nv = core_realloc(exp->versions, (k + 1) * sizeof *nv);
+    if (!nv) {
+      core_free(path);
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    }
+    exp->versions = nv;
+    st = load_version_json(path, k, &exp->versions[k], err);
+    core_free(path);
+    if (st != CORE_OK)
+      return st;
+    exp->n_versions = k + 1;
+  }
+}
+
+core_status data_experiment_open(const char *data_dir,
+                                 const proto_sheet *sheet,
+                                 data_experiment **out, core_err *err) {
+  data_experiment *exp;
+  core_status st;
+  *out = NULL;
+  data_json_init();
+  if (!sheet->id || !sheet->id[0] || strchr(sheet->id, '/') ||
+      sheet->id[0] == '.')
+    return core_fail(err, CORE_EPROTOCOL, "%s: id: '%s' cannot name a data "
+                     "folder", sheet->path ? sheet->path : "sheet",
+                     sheet->id ? sheet->id : "");
+  if (!(exp = core_calloc(1, sizeof *exp)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  exp->lock_fd = -1;
+  exp->id = core_strdup(sheet->id);
+  exp->dir = core_path_join(data_dir, sheet->id);
+  if (!exp->id || !exp->dir) {
+    data_experiment_free(exp);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  if ((st = load_chain(exp, err)) != CORE_OK) {
+    data_experiment_free(exp);
+    return st;
+  }
+  *out = exp;
+  return CORE_OK;
+}
+
+core_status data_experiment_lock(data_experiment *exp, core_err *err) {
+  char *path;
+  core_status st;
+  int fd;
+  if (exp->lock_fd >= 0)
+    return CORE_OK;
+  if ((st = core_mkdir_p(exp->dir, 0755, err)) != CORE_OK)
+    return st;
+  if (!(path = core_path_join(exp->dir, ".lock")))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    st = core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
+                   strerror(errno));
+    core_free(path);
+    return st;
+  }
+  /* Not blocking: a second `run` waiting silently behind a long first one
+   * would look hung; saying so lets the user decide. */
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    close(fd);
+    st = core_fail(err, CORE_ERUN,
+                   e == EWOULDBLOCK
+                       ? "%s: another prereg command is writing to this "
+                         "experiment; wait for it to finish, then retry"
+                       : "%s: cannot lock: %s",
+                   path, strerror(e));
+    core_free(path);
+    return st;
+  }
+  core_free(path);
+  exp->lock_fd = fd;
+  /* The chain may have grown between open and lock. */
+  return load_chain(exp, err);
+}
+
+/* }==== */
+
+/* {==== Writing versions ==== */
+
+static json_t *amendments_json(const proto_sheet *s) {
+  json_t *arr = json_array();
+  for (size_t i = 0; arr && i < s->n_amendments; i++) {
+    json_t *o = json_object(), *sup = json_array();
+    const proto_amendment *a = &s->amendments[i];
+    for (size_t j = 0; sup && j < a->n_supersedes; j++)
+      json_array_append_new(sup, json_string(a->supersedes[j]));
+    json_object_set_new(o, "date", json_string(a->date ? a->date : ""));
+    json_object_set_new(o, "why", json_string(a->why ? a->why : ""));
+    json_object_set_new(o, "supersedes", sup);
+    json_array_append_new(arr, o);
+  }
+  return arr;
+}
+
+/* The data state when a version is filed: runs per workload and arm. */
+static core_status data_state_json(const data_experiment *exp, json_t **out,
+                                   core_err *err) {
+  data_tally *t = NULL;
+  size_t n = 0;
+  long valid = 0, invalid = 0;
+  json_t *runs, *o;
+  core_status st = data_tally_runs(exp, &t, &n, err);
+  if (st != CORE_OK)
+    return st;
+  runs = json_array();
+  for (size_t i = 0; i < n; i++) {
+    json_t *r = json_object();
+    json_object_set_new(r, "workload", json_string(t[i].workload));
+    json_object_set_new(r, "arm", json_string(t[i].arm));
+    json_object_set_new(r, "valid", json_integer(t[i].valid));
+    json_object_set_new(r, "invalid", json_integer(t[i].invalid));
+    json_object_set_new(r, "superseded", json_integer(t[i].superseded));
+    json_array_append_new(runs, r);
+    valid += t[i].valid;
+    invalid += t[i].invalid;
+  }
+  data_tally_free(t, n);
+  o = json_object();
+  json_object_set_new(o, "runs_valid", json_integer(valid));
+  json_object_set_new(o, "runs_invalid", json_integer(invalid));
+  json_object_set_new(o, "runs_total", json_integer(valid + invalid));
+  json_object_set_new(o, "runs", runs);
+  *out = o;
+  return CORE_OK;
+}
+
+static core_status write_json(const char *path, json_t *root,
+                              core_err *err) {
+  char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  core_status st;
+  if (!text)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+  {
+    size_t len = strlen(text);
+    char *withnl = core_asprintf("%s\n", text);
+    core_free(text);
+    if (!withnl)
+      return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+    st = core_write_file_atomic(path, withnl, len + 1, 0444, err);
+    core_free(withnl);
+  }
+  return st;
+}
+
+/* Writes versions/vK.lua (+ .diff) + .json and lists them in the
+ * MANIFEST. The .json goes last: a version exists once its .json does,
+ * so a crash before that leaves the chain as it was. */
+static core_status file_version(data_experiment *exp,
+                                const proto_sheet *sheet, size_t k,
+                                const char *diff, json_t *root,
+                                core_err *err) {
+  char *vdir = core_path_join(exp->dir, "versions");
+  char *lua = core_asprintf("%s/versions/v%zu.lua", exp->dir, k);
+  char *dif = core_asprintf("%s/versions/v%zu.diff", exp->dir, k);
+  char *js = core_asprintf("%s/versions/v%zu.json", exp->dir, k);
+  char *rel[3] = {core_asprintf("versions/v%zu.lua", k),
+                  core_asprintf("versions/v%zu.diff", k),
+                  core_asprintf("versions/v%zu.json", k)};
+  core_status st = CORE_OK;
+  if (!vdir || !lua || !dif || !js || !rel[0] || !rel[1] || !rel[2]) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+    goto cleanup;
+  }
+  if ((st = core_mkdir_p(vdir, 0755, err)) != CORE_OK)
+    goto cleanup;
+  if ((st = core_write_file_atomic(lua, sheet->text, sheet->text_len, 0444,
+                                   err)) != CORE_OK)
+    goto cleanup;
+  if (diff && (st = core_write_file_atomic(dif, diff, strlen(diff), 0444,
+                                           err)) != CORE_OK)
+    goto cleanup;
+  if ((st = write_json(js, root, err)) != CORE_OK)
+    goto cleanup;
+  if (diff) {
+    st = data_manifest_add(exp->dir, rel, 3, err);
+  } else {
+    char *two[2] = {rel[0], rel[2]};
+    st = data_manifest_add(exp->dir, two, 2, err);
+  }
+  if (st == CORE_OK)
+    st = load_chain(exp, err);
+cleanup:
+  core_free(vdir);
+  core_free(lua);
+  core_free(dif);
+  core_free(js);
+  for (int i = 0; i < 3; i++)
+    core_free(rel[i]);
+  return st;
+}
+
+static const char *sheet_name(const proto_sheet *s) {
+  return s->path ? s->path : "sheet";
+}
+
+core_status data_register(data_experiment *exp, const proto_sheet *sheet,
+                          int *already, core_err *err) {
+  json_t *root, *state = NULL;
+  char now[32];
+  core_status st;
+  *already = 0;
+  if ((st = data_experiment_lock(exp, err)) != CORE_OK)
+    return st;
+  if (exp->n_versions > 0) {
+    const data_version *last = &exp->versions[exp->n_versions - 1];
+    if (strcmp(last->sha256, sheet->sha256) == 0) {
+      *already = 1;
+      return CORE_OK;
+    }
+    return core_fail(
+        err, CORE_ELOCK,
+        "%s: a different sheet is already registered under id '%s' (v%d, "
+        "sha256 %.12s, filed %s); to change it, append an entry to "
+        "`amendments` saying why, then run: prereg amend %s; to start a "
+        "new experiment, give the sheet a new id",
+        sheet_name(sheet), exp->id, last->number, last->sha256,
+        last->filed_at, sheet_name(sheet));
+  }
+  if ((st = data_state_json(exp, &state, err)) != CORE_OK)
+    return st;
+  core_utc_now(now);
+  root = json_object();
+  json_object_set_new(root, "version", json_integer(0));
+  json_object_set_new(root, "id", json_string(exp->id));
+  json_object_set_new(root, "sheet", json_string("versions/v0.lua"));
+  json_object_set_new(root, "sha256", json_string(sheet->sha256));
+  json_object_set_new(root, "filed_at", json_string(now));
+  json_object_set_new(root, "prereg_version", json_string(PREREG_VERSION));
+  json_object_set_new(root, "source", json_string(sheet_name(sheet)));
+  json_object_set_new(root, "amendments", amendments_json(sheet));
+  json_object_set_new(root, "data", state);
+  st = file_version(exp, sheet, 0, NULL, root, err);
+  json_decref(root);
+  return st;
+}
+
+static int same_str(const char *a, const char *b) {
+  return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static int same_amendment(const data_amendment *r,
+                          const proto_amendment *a) {
+  if (!same_str(r->date, a->date) || !same_str(r->why, a->why) ||
+      r->n_supersedes != a->n_supersedes)
+    return 0;
+  for (size_t j = 0; j < r->n_supersedes; j++)
+    if (!same_str(r->supersedes[j], a->supersedes[j]))
+      return 0;
+  return 1;
+}
+
+/* The first version whose list holds amendment i (for messages). */
+static int recorded_in(const data_experiment *exp, size_t i) {
+  for (size_t k = 0; k < exp->n_versions; k++)
+    if (exp->versions[k].n_amendments > i)
+      return exp->versions[k].number;
+  return (int)exp->n_versions - 1;
+}
+
+/* Reads the newest frozen text and diffs it against the sheet. */
+static char *diff_against(const data_experiment *exp, const data_version *v,
+                          const char *text, size_t len, const char *label_b,
+                          core_err *err) {
+  char *path = core_path_join(exp->dir, v->path);
+  char *old = NULL, *diff = NULL;
+  size_t old_len = 0;
+  char label_a[64];
+  if (!path) {
+    core_fail(err, CORE_ENOMEM, "out of memory");
+    return NULL;
+  }
+  if (core_read_file(path, &old, &old_len, err) == CORE_OK) {
+    snprintf(label_a, sizeof label_a, "versions/v%d.lua", v->number);
+    diff = data_unified_diff(old, old_len, text, len, label_a, label_b);
+    if (!diff)
+      core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  core_free(old);
+  core_free(path);
+  return diff;
+}
+
+/* Appends at most LOCK_DIFF_LINES lines of diff, each cut to a readable
+ * width, to b. */
+static void put_capped_diff(core_buf *b, const char *diff) {
+  size_t shown = 0, total = 0;
+  const char *p = diff;
+  for (const char *q = diff; *q; q++)
+    if (*q == '\n')
+      total++;
+  while (*p && shown < LOCK_DIFF_LINES && b->len < LOCK_DIFF_BYTES) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    core_buf_puts(b, "  ");
+    if (len > LOCK_LINE_BYTES) {
+      core_buf_append(b, p, LOCK_LINE_BYTES);
+      core_buf_puts(b, "...");
+    } else {
+      core_buf_append(b, p, len);
+    }
+    core_buf_puts(b, "\n");
+    shown++;
+    p = nl ? nl + 1 : p + len;
+  }
+  if (shown < total)
+    core_buf_printf(b, "  ... (%zu more diff lines)\n", total - shown);
+}
+
+core_status data_check_lock(const data_experiment *exp,
+                            const proto_sheet *sheet, core_err *err) {
+  const data_version *last;
+  char *diff;
+  core_buf b;
+  core_status st;
+  if (exp->n_versions == 0)
+    return core_fail(err, CORE_ELOCK,
+                     "%s: not registered; run prereg register %s",
+                     sheet_name(sheet), sheet_name(sheet));
+  last = &exp->versions[exp->n_versions - 1];
+  if (strcmp(last->sha256, sheet->sha256) == 0)
+    return CORE_OK;
+  if (!(diff = diff_against(exp, last, sheet->text, sheet->text_len,
+                            sheet_name(sheet), err)))
+    return err ? err->status : CORE_EIO;
+  core_buf_init(&b);
+  core_buf_printf(&b, "%s: differs from registered version v%d:\n",
+                  sheet_name(sheet), last->number);
+  put_capped_diff(&b, diff);
+  core_buf_printf(&b,
+                  "append an entry to `amendments` saying why, then run: "
+                  "prereg amend %s",
+                  sheet_name(sheet));
+  st = core_fail(err, CORE_ELOCK, "%s", b.data ? b.data : "");
+  core_buf_free(&b);
+  core_free(diff);
+  return st;
+}
+
+core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
+                       core_err *err) {
+  const data_version *last;
+  const char *name = sheet_name(sheet);
+  const proto_amendment *na;
+  char *diff = NULL, *shown = NULL;
+  char label_b[64], now[32];
+  json_t *root, *state = NULL, *sup;
+  size_t k, common;
+  core_status st;
+  if (exp->n_versions == 0)
+    return core_fail(err, CORE_ELOCK,
+                     "%s: not registered; run prereg register %s", name,
+                     name);
+  if ((st = data_experiment_lock(exp, err)) != CORE_OK)
+    return st;
+  last = &exp->versions[exp->n_versions - 1];
+  if (strcmp(last->sha256, sheet->sha256) == 0)
+    return core_fail(err, CORE_ELOCK,
+                     "%s: identical to version v%d; nothing to amend", name,
+                     last->number);
+  /* Amendments are appended, never edited: compare the recorded list
+   * entry by entry before anything else, so the message names the one
+   * that changed. */
+  common = last->n_amendments < sheet->n_amendments ? last->n_amendments
+                                                    : sheet->n_amendments;
+  for (size_t i = 0; i < common; i++)
+    if (!same_amendment(&last->amendments[i], &sheet->amendments[i]))
+      return core_fail(
+          err, CORE_ELOCK,
+          "%s:%d: amendments[%zu] (dated %s) differs from the one recorded "
+          "in v%d (dated %s: \"%s\"); amendments are appended, never edited "
+          "or reordered: restore it and add a new entry at the end",
+          name, sheet->amendments[i].line, i + 1,
+          sheet->amendments[i].date ? sheet->amendments[i].date : "?",
+          recorded_in(exp, i), last->amendments[i].date,
+          last->amendments[i].why);
+  if (sheet->n_amendments < last->n_amendments)
+    return core_fail(err, CORE_ELOCK,
+                     "%s: amendments[%zu] (dated %s: \"%s\"), recorded in "
+                     "v%d, was removed; amendments are never removed: "
+                     "restore it",
+                     name, common + 1, last->amendments[common].date,
+                     last->amendments[common].why, recorded_in(exp, common));
+  if (sheet->n_amendments == last->n_amendments) {
+    core_buf b;
+    if (!(diff = diff_against(exp, last, sheet->text, sheet->text_len, name,
+                              err)))
+      return err ? err->status : CORE_EIO;
+    core_buf_init(&b);
+    core_buf_printf(&b,
+                    "%s: the text differs from v%d but no amendment was "
+                    "added:\n",
+                    name, last->number);
+    put_capped_diff(&b, diff);
+    core_buf_puts(&b, "append an entry to `amendments` saying why, then "
+                      "run prereg amend again");
+    st = core_fail(err, CORE_ELOCK, "%s", b.data ? b.data : "");
+    core_buf_free(&b);
+    core_free(diff);
+    return st;
+  }
+  if (sheet->n_amendments > last->n_amendments + 1)
+    return core_fail(err, CORE_ELOCK,
+                     "%s:%d: %zu new amendments; prereg amend records "
+                     "exactly one at a time: keep only the first new one, "
+                     "amend, then add the next",
+                     name, sheet->amendments[last->n_amendments].line,
+                     sheet->n_amendments - last->n_amendments);
+  k = exp->n_versions;
+  na = &sheet->amendments[sheet->n_amendments - 1];
+  snprintf(label_b, sizeof label_b, "versions/v%zu.lua", k);
+  if (!(diff = diff_against(exp, last, sheet->text, sheet->text_len,
+                            label_b, err)))
+    return err ? err->status : CORE_EIO;
+  if ((st = data_state_json(exp, &state, err)) != CORE_OK) {
+    core_free(diff);
+    return st;
+  }
+  core_utc_now(now);
+  sup = json_array();
+  for (size_t j = 0; j < na->n_supersedes; j++)
+    json_array_append_new(sup, json_string(na->supersedes[j]));
+  root = json_object();
+  json_object_set_new(root, "version", json_integer((json_int_t)k));
+  json_object_set_new(root, "id", json_string(exp->id));
+  json_object_set_new(root, "sheet", json_string(label_b));
+  json_object_set_new(root, "sha256", json_string(sheet->sha256));
+  json_object_set_new(root, "previous_sha256", json_string(last->sha256));
+  json_object_set_new(root, "filed_at", json_string(now));
+  json_object_set_new(root, "prereg_version", json_string(PREREG_VERSION));
+  json_object_set_new(root, "source", json_string(name));
+  json_object_set_new(root, "date", json_string(na->date ? na->date : ""));
+  json_object_set_new(root, "why", json_string(na->why ? na->why : ""));
+  json_object_set_new(root, "supersedes", sup);
+  shown = core_asprintf("versions/v%zu.diff", k);
+  json_object_set_new(root, "diff", json_string(shown ? shown : ""));
+  json_object_set_new(root, "amendments", amendments_json(sheet));
+  json_object_set_new(root, "data", state);
+  st = file_version(exp, sheet, k, diff, root, err);
+  json_decref(root);
+  core_free(shown);
+  core_free(diff);
+  return st;
+}
+
+proto_sheet *data_load_version(const data_experiment *exp, int n,
+                               core_err *err) {
+  char *path, *text = NULL;
+  size_t len = 0;
+  proto_sheet *s = NULL;
+  if (n < 0 || (size_t)n >= exp->n_versions) {
+    core_fail(err, CORE_EINPUT, "%s: no version v%d (the chain has %zu)",
+              exp->dir, n, exp->n_versions);
+    return NULL;
+  }
+  if (!(path = core_path_join(exp->dir, exp->versions[n].path))) {
+    core_fail(err, CORE_ENOMEM, "out of memory");
+    return NULL;
+  }
+  if (core_read_file(path, &text, &len, err) == CORE_OK)
+    s = proto_sheet_load_text(path, text, len, err);
+  core_free(text);
+  core_free(path);
+  return s;
+}
+
+/* }==== */

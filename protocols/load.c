@@ -1,0 +1,1501 @@
+/* load.c: from the table a sheet hands to protocol{} to a validated
+ * proto_sheet: every key's type and range, names, cross references.
+ * SPDX-License-Identifier: MIT
+ *
+ * Message format (docs/sheets.md): "FILE:LINE: PATH: what" where PATH is
+ * the field (workloads[2].runs, 1-based like Lua) and LINE the best line
+ * we can find cheaply: the line of the entry (its unique `name = "x"`,
+ * `id = "H1"`, `date = "..."`, `{ "verdict"`), of the claim's
+ * constructor, of a unique `key =` for a top-level or unknown key, else
+ * the line of the protocol{ call. Runs under lua_pcall: the first
+ * problem raises, and every allocation is attached to the sheet at once
+ * so proto_sheet_free cleans up after a raise.
+ */
+#include <lauxlib.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocols/proto_internal.h"
+
+typedef struct walk {
+  lua_State *L;
+  proto_sheet *s;
+  int line; /* for messages; 0: none */
+  size_t plen;
+  char path[512];
+} walk;
+
+static const char *const builtin_vars[] = {"cmd",   "arm",    "workload",
+                                           "round", "run_id", NULL};
+
+const char *const proto_builtin_metrics[] = {
+    "wall_s",  "user_s",  "sys_s",           "maxrss_kib",
+    "pss_mib", "inner_s", "cg_mem_peak_mib", "cg_cpu_s",
+    NULL};
+
+/* {==== Small helpers ==== */
+
+static int is_lower(int c) { return c >= 'a' && c <= 'z'; }
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+static int is_ident(int c) {
+  return is_lower(c) || is_digit(c) || c == '_' || (c >= 'A' && c <= 'Z');
+}
+
+static int in_list(const char *name, const char *const list[]) {
+  for (int i = 0; list[i]; i++)
+    if (strcmp(list[i], name) == 0)
+      return 1;
+  return 0;
+}
+
+size_t proto_edit_distance(const char *a, const char *b) {
+  /* Optimal string alignment: a swap of neighbours counts once, the
+   * commonest typo in a key. Long inputs are cut; keys are short. */
+  size_t d[33][33];
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 32)
+    la = 32;
+  if (lb > 32)
+    lb = 32;
+  for (size_t i = 0; i <= la; i++)
+    d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++)
+    d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      size_t v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v)
+        v = d[i][j - 1] + 1;
+      if (d[i - 1][j - 1] + cost < v)
+        v = d[i - 1][j - 1] + cost;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[la][lb];
+}
+
+/* The closest of candidates to name when close enough to be a typo. */
+static const char *nearest(const char *name, const char *const cand[],
+                           size_t n) {
+  const char *best = NULL;
+  size_t bd = (size_t)-1, len = strlen(name);
+  for (size_t i = 0; i < n && cand[i]; i++) {
+    size_t d = proto_edit_distance(name, cand[i]);
+    if (d < bd) {
+      bd = d;
+      best = cand[i];
+    }
+  }
+  return best && bd <= 1 + len / 3 && bd < len ? best : NULL;
+}
+
+static size_t count_list(const char *const list[]) {
+  size_t n = 0;
+  while (list[n])
+    n++;
+  return n;
+}
+
+static void join_list(char *out, size_t size, const char *const list[],
+                      size_t n, const char *open, const char *close) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < n && list[i]; i++) {
+    int k = snprintf(out + used, size - used, "%s%s%s%s", i ? ", " : "",
+                     open, list[i], close);
+    if (k < 0 || (size_t)k >= size - used)
+      return;
+    used += (size_t)k;
+  }
+}
+
+/* Does `key = "value"` (or `{ "value"` when key is NULL, `key =` when
+ * value is NULL) start at text[i]? */
+static int match_at(const char *t, size_t len, size_t i, const char *key,
+                    const char *value) {
+  size_t p = i;
+  if (key) {
+    size_t kl = strlen(key);
+    if (i > 0 && is_ident((unsigned char)t[i - 1]))
+      return 0;
+    if (len - i < kl || memcmp(t + i, key, kl) != 0)
+      return 0;
+    p += kl;
+    if (p < len && is_ident((unsigned char)t[p]))
+      return 0;
+    while (p < len && (t[p] == ' ' || t[p] == '\t'))
+      p++;
+    if (p >= len || t[p] != '=' || (p + 1 < len && t[p + 1] == '='))
+      return 0;
+    p++;
+    if (!value)
+      return 1;
+  } else {
+    if (t[i] != '{')
+      return 0;
+    p++;
+  }
+  while (p < len && (t[p] == ' ' || t[p] == '\t'))
+    p++;
+  if (p < len && (t[p] == '"' || t[p] == '\'')) {
+    char q = t[p++];
+    size_t vl = strlen(value);
+    return len - p > vl && memcmp(t + p, value, vl) == 0 && t[p + vl] == q;
+  }
+  return 0;
+}
+
+int proto_find_line(const char *text, size_t len, const char *key,
+                    const char *value) {
+  int line = 1, found = 0, count = 0;
+  if (!text || (!key && !value))
+    return 0;
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] == '\n') {
+      line++;
+      continue;
+    }
+    if (match_at(text, len, i, key, value) && found != line) {
+      count++;
+      found = line;
+    }
+  }
+  return count == 1 ? found : 0;
+}
+
+/* }==== */
+
+/* {==== Messages ==== */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int fail(walk *w, const char *fmt, ...) {
+  char msg[2048], full[3072];
+  const char *file = w->s->path;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (w->line > 0 && w->plen)
+    snprintf(full, sizeof full, "%s:%d: %s: %s", file, w->line, w->path,
+             msg);
+  else if (w->line > 0)
+    snprintf(full, sizeof full, "%s:%d: %s", file, w->line, msg);
+  else if (w->plen)
+    snprintf(full, sizeof full, "%s: %s: %s", file, w->path, msg);
+  else
+    snprintf(full, sizeof full, "%s: %s", file, msg);
+  lua_pushstring(w->L, full);
+  return lua_error(w->L);
+}
+
+static int oom(walk *w) {
+  w->s->lua->c_oom = 1;
+  lua_pushliteral(w->L, "out of memory");
+  return lua_error(w->L);
+}
+
+static size_t path_key(walk *w, const char *key) {
+  size_t mark = w->plen;
+  int n = snprintf(w->path + w->plen, sizeof w->path - w->plen, "%s%s",
+                   w->plen ? "." : "", key);
+  if (n > 0)
+    w->plen += (size_t)n < sizeof w->path - w->plen
+                   ? (size_t)n
+                   : sizeof w->path - w->plen - 1;
+  return mark;
+}
+
+static size_t path_index(walk *w, lua_Integer i) {
+  size_t mark = w->plen;
+  int n = snprintf(w->path + w->plen, sizeof w->path - w->plen, "[%lld]",
+                   (long long)i);
+  if (n > 0)
+    w->plen += (size_t)n < sizeof w->path - w->plen
+                   ? (size_t)n
+                   : sizeof w->path - w->plen - 1;
+  return mark;
+}
+
+static void path_pop(walk *w, size_t mark) {
+  w->plen = mark;
+  w->path[mark] = '\0';
+}
+
+/* A short, exact description of a value for "got ..." */
+static const char *describe(walk *w, int idx, char *buf, size_t size) {
+  lua_State *L = w->L;
+  switch (lua_type(L, idx)) {
+  case LUA_TNIL:
+    return "nil";
+  case LUA_TBOOLEAN:
+    return lua_toboolean(L, idx) ? "true" : "false";
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx))
+      snprintf(buf, size, "%lld", (long long)lua_tointeger(L, idx));
+    else
+      snprintf(buf, size, "%.14g", (double)lua_tonumber(L, idx));
+    return buf;
+  case LUA_TSTRING: {
+    size_t len, o = 0;
+    const char *v = lua_tolstring(L, idx, &len);
+    buf[o++] = '"';
+    for (size_t i = 0; i < len && o + 5 < size; i++) {
+      if (i == 40) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+        break;
+      }
+      buf[o++] = (v[i] >= 32 && v[i] < 127) ? v[i] : '?';
+    }
+    buf[o++] = '"';
+    buf[o] = '\0';
+    return buf;
+  }
+  case LUA_TTABLE:
+    return "a table";
+  case LUA_TFUNCTION:
+    return "a function";
+  case LUA_TUSERDATA:
+    return luaL_testudata(L, idx, PROTO_CLAIM_META) ? "a claim"
+                                                     : "a userdata";
+  default:
+    return luaL_typename(L, idx);
+  }
+}
+
+static int fail_got(walk *w, int idx, const char *want) {
+  char buf[64];
+  return fail(w, "must be %s, got %s", want, describe(w, idx, buf,
+                                                       sizeof buf));
+}
+
+/* }==== */
+
+/* {==== Reading fields ==== */
+
+/* Pushes t[key] without metamethods; returns its type. */
+static int field(walk *w, int t, const char *key) {
+  lua_pushstring(w->L, key);
+  return lua_rawget(w->L, t);
+}
+
+/* Rejects keys that are not in known (with a did-you-mean) and integer
+ * keys beyond npos. what names the table for the list of keys. Keys are
+ * examined in sorted order so that messages do not depend on Lua's hash
+ * order, which changes from run to run. */
+static void check_keys(walk *w, int t, const char *const known[],
+                       lua_Integer npos, const char *what) {
+  lua_State *L = w->L;
+  char bad[128] = "";
+  int have_bad = 0;
+  lua_Integer bad_pos = 0;
+  const char *bad_type = NULL;
+  t = lua_absindex(L, t);
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const char *k = lua_tostring(L, -1);
+      if (!in_list(k, known) && (!have_bad || strcmp(k, bad) < 0)) {
+        snprintf(bad, sizeof bad, "%s", k);
+        have_bad = 1;
+      }
+    } else if (lua_isinteger(L, -1)) {
+      lua_Integer k = lua_tointeger(L, -1);
+      if ((k < 1 || k > npos) && (bad_pos == 0 || k < bad_pos))
+        bad_pos = k;
+    } else if (!bad_type) {
+      bad_type = luaL_typename(L, -1);
+    }
+  }
+  if (have_bad) {
+    const char *near = nearest(bad, known, count_list(known));
+    int line = proto_find_line(w->s->text, w->s->text_len, bad, NULL);
+    char keys[1024];
+    if (line > 0)
+      w->line = line;
+    path_key(w, bad);
+    if (near)
+      fail(w, "unknown key; did you mean '%s'?", near);
+    join_list(keys, sizeof keys, known, count_list(known), "", "");
+    fail(w, "unknown key; the keys of %s are: %s", what, keys);
+  }
+  if (bad_pos) {
+    path_index(w, bad_pos);
+    if (npos)
+      fail(w, "unexpected entry; %s has %lld positional value%s", what,
+           (long long)npos, npos == 1 ? "" : "s");
+    fail(w, "unexpected entry without a key; the entries of %s are "
+         "written key = value", what);
+  }
+  if (bad_type)
+    fail(w, "has a key of type %s; keys of %s are names", bad_type, what);
+}
+
+/* Checks that the value at idx is a list and returns its length. */
+static lua_Integer list_len(walk *w, int idx, const char *what) {
+  lua_State *L = w->L;
+  lua_Integer n = 0, max = 0;
+  char key[128] = "";
+  int have_key = 0;
+  idx = lua_absindex(L, idx);
+  if (!lua_istable(L, idx))
+    fail_got(w, idx, what);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1) {
+      n++;
+      if (lua_tointeger(L, -1) > max)
+        max = lua_tointeger(L, -1);
+    } else if (lua_type(L, -1) == LUA_TSTRING) {
+      const char *k = lua_tostring(L, -1);
+      if (!have_key || strcmp(k, key) < 0) {
+        snprintf(key, sizeof key, "%s", k);
+        have_key = 1;
+      }
+    } else if (!have_key) {
+      snprintf(key, sizeof key, "of type %s", luaL_typename(L, -1));
+      have_key = 1;
+    }
+  }
+  if (have_key)
+    fail(w, "must be %s; found the key '%s' (a list holds only entries "
+         "[1], [2], ...; wrap each entry in its own { })", what, key);
+  if (max != n)
+    for (lua_Integer i = 1; i <= max; i++) {
+      int ty = lua_rawgeti(L, idx, i);
+      lua_pop(L, 1);
+      if (ty == LUA_TNIL)
+        fail(w, "must be %s without holes; [%lld] is nil", what,
+             (long long)i);
+    }
+  return n;
+}
+
+static char *dup_value(walk *w, int idx) {
+  size_t len;
+  const char *v = lua_tolstring(w->L, idx, &len);
+  char *d;
+  if (memchr(v, '\0', len))
+    fail(w, "must not contain a NUL byte");
+  d = core_strndup(v, len);
+  if (!d)
+    oom(w);
+  return d;
+}
+
+static char *dup_str(walk *w, const char *v) {
+  char *d = core_strdup(v);
+  if (!d)
+    oom(w);
+  return d;
+}
+
+static void *alloc_array(walk *w, size_t n, size_t size) {
+  void *p = core_calloc(n ? n : 1, size);
+  if (!p)
+    oom(w);
+  return p;
+}
+
+/* Validates the {name} placeholders of a template. */
+static void check_template(walk *w, const char *t, int allow_cmd) {
+  for (const char *p = t; *p; p++) {
+    const char *q;
+    char name[128];
+    size_t n;
+    if (p[0] == '{' && p[1] == '{') {
+      p++;
+      continue;
+    }
+    if (*p != '{' || !(is_lower((unsigned char)p[1]) || p[1] == '_'))
+      continue;
+    for (q = p + 1; is_lower((unsigned char)*q) ||
+                    is_digit((unsigned char)*q) || *q == '_';
+         q++)
+      ;
+    if (*q != '}')
+      continue;
+    n = (size_t)(q - p - 1);
+    if (n >= sizeof name)
+      n = sizeof name - 1;
+    memcpy(name, p + 1, n);
+    name[n] = '\0';
+    p = q;
+    if (strcmp(name, "cmd") == 0 && !allow_cmd)
+      fail(w, "{cmd} stands for the workload's command and may appear "
+           "only in an arm's run");
+    if (in_list(name, builtin_vars))
+      continue;
+    {
+      const char *cand[64];
+      size_t nc = 0, i;
+      const char *near;
+      for (i = 0; i < w->s->n_vars; i++) {
+        if (strcmp(w->s->vars[i].name, name) == 0)
+          break;
+        if (nc < 58)
+          cand[nc++] = w->s->vars[i].name;
+      }
+      if (i < w->s->n_vars)
+        continue;
+      for (i = 0; builtin_vars[i]; i++)
+        cand[nc++] = builtin_vars[i];
+      cand[nc] = NULL;
+      near = nearest(name, cand, nc);
+      if (near)
+        fail(w, "unknown placeholder {%s}; did you mean {%s}?", name, near);
+      fail(w, "unknown placeholder {%s}; declare it in vars, or use one "
+           "of {cmd} {arm} {workload} {round} {run_id} (write {{ for a "
+           "literal {)", name);
+    }
+  }
+}
+
+static int uses_placeholder(const char *t, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = t; *p; p++) {
+    if (p[0] == '{' && p[1] == '{') {
+      p++;
+      continue;
+    }
+    if (*p == '{' && strncmp(p + 1, name, n) == 0 && p[n + 1] == '}')
+      return 1;
+  }
+  return 0;
+}
+
+enum { OPT = 0, REQ = 1 };
+
+/* Reads string field key of table t into *dst (which the sheet owns).
+ * Returns 1 when present. */
+static int get_string(walk *w, int t, const char *key, int req,
+                      char **dst) {
+  size_t mark = path_key(w, key);
+  int ty = field(w, t, key);
+  if (ty == LUA_TNIL) {
+    if (req)
+      fail(w, "is required (a string)");
+    lua_pop(w->L, 1);
+    path_pop(w, mark);
+    return 0;
+  }
+  if (ty != LUA_TSTRING)
+    fail_got(w, -1, "a string");
+  if (lua_rawlen(w->L, -1) == 0)
+    fail(w, "must not be empty");
+  *dst = dup_value(w, -1);
+  lua_pop(w->L, 1);
+  path_pop(w, mark);
+  return 1;
+}
+
+static int get_template(walk *w, int t, const char *key, int req,
+                        int allow_cmd, char **dst) {
+  size_t mark = path_key(w, key);
+  int have;
+  path_pop(w, mark);
+  have = get_string(w, t, key, req, dst);
+  if (have) {
+    path_key(w, key);
+    check_template(w, *dst, allow_cmd);
+    path_pop(w, mark);
+  }
+  return have;
+}
+
+/* Reads a number; integer demands an integral value. The range is
+ * [lo, hi], with an open end where lo_open / hi_open. */
+static int get_num(walk *w, int t, const char *key, int req, int integer,
+                   double lo, int lo_open, double hi, const char *want,
+                   double *out) {
+  size_t mark = path_key(w, key);
+  int ty = field(w, t, key);
+  double x;
+  if (ty == LUA_TNIL) {
+    if (req)
+      fail(w, "is required (%s)", want);
+    lua_pop(w->L, 1);
+    path_pop(w, mark);
+    return 0;
+  }
+  if (ty != LUA_TNUMBER)
+    fail_got(w, -1, want);
+  x = lua_isinteger(w->L, -1) ? (double)lua_tointeger(w->L, -1)
+                              : (double)lua_tonumber(w->L, -1);
+  if (!isfinite(x) || (integer && x != floor(x)) || x < lo ||
+      (lo_open && x == lo) || x > hi)
+    fail_got(w, -1, want);
+  *out = x;
+  lua_pop(w->L, 1);
+  path_pop(w, mark);
+  return 1;
+}
+
+static int get_bool(walk *w, int t, const char *key, int *out) {
+  size_t mark = path_key(w, key);
+  int ty = field(w, t, key);
+  if (ty == LUA_TNIL) {
+    lua_pop(w->L, 1);
+    path_pop(w, mark);
+    return 0;
+  }
+  if (ty != LUA_TBOOLEAN)
+    fail_got(w, -1, "true or false");
+  *out = lua_toboolean(w->L, -1);
+  lua_pop(w->L, 1);
+  path_pop(w, mark);
+  return 1;
+}
+
+static int get_enum(walk *w, int t, const char *key,
+                    const char *const names[], int *out) {
+  size_t mark = path_key(w, key);
+  int ty = field(w, t, key);
+  char want[256];
+  if (ty == LUA_TNIL) {
+    lua_pop(w->L, 1);
+    path_pop(w, mark);
+    return 0;
+  }
+  if (ty == LUA_TSTRING)
+    for (int i = 0; names[i]; i++)
+      if (strcmp(lua_tostring(w->L, -1), names[i]) == 0) {
+        *out = i;
+        lua_pop(w->L, 1);
+        path_pop(w, mark);
+        return 1;
+      }
+  snprintf(want, sizeof want, "\"%s\" or \"%s\"", names[0], names[1]);
+  return fail_got(w, -1, want);
+}
+
+enum { LIST_TEMPLATE = 1, LIST_UNIQUE = 2, LIST_NONEMPTY = 4 };
+
+/* Reads a list of non-empty strings into *dst / *n (owned by the
+ * sheet). Returns 1 when present. */
+static int get_string_list(walk *w, int t, const char *key, int req,
+                           int flags, const char *what, char ***dst,
+                           size_t *n) {
+  lua_State *L = w->L;
+  size_t mark = path_key(w, key);
+  int ty = field(w, t, key);
+  lua_Integer len;
+  if (ty == LUA_TNIL) {
+    if (req)
+      fail(w, "is required (%s)", what);
+    lua_pop(L, 1);
+    path_pop(w, mark);
+    return 0;
+  }
+  len = list_len(w, -1, what);
+  if (len == 0 && (flags & LIST_NONEMPTY))
+    fail(w, "must not be empty");
+  *dst = alloc_array(w, (size_t)len, sizeof **dst);
+  *n = (size_t)len;
+  for (lua_Integer i = 1; i <= len; i++) {
+    size_t m2 = path_index(w, i);
+    if (lua_rawgeti(L, -1, i) != LUA_TSTRING)
+      fail_got(w, -1, "a string");
+    if (lua_rawlen(L, -1) == 0)
+      fail(w, "must not be empty");
+    (*dst)[i - 1] = dup_value(w, -1);
+    lua_pop(L, 1);
+    if (flags & LIST_TEMPLATE)
+      check_template(w, (*dst)[i - 1], 0);
+    if (flags & LIST_UNIQUE)
+      for (lua_Integer j = 1; j < i; j++)
+        if (strcmp((*dst)[j - 1], (*dst)[i - 1]) == 0)
+          fail(w, "\"%s\" is listed twice (also at [%lld])",
+               (*dst)[i - 1], (long long)j);
+    path_pop(w, m2);
+  }
+  lua_pop(L, 1);
+  path_pop(w, mark);
+  return 1;
+}
+
+/* Is name of the form [A-Za-z0-9][A-Za-z0-9_.+-]* (at most 64 bytes)? */
+static int good_name(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > 64 || !(is_ident((unsigned char)s[0]) && s[0] != '_'))
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!is_ident((unsigned char)s[i]) && !strchr(".+-", s[i]))
+      return 0;
+  return 1;
+}
+
+static void check_name(walk *w, const char *name, const char *what) {
+  if (!good_name(name)) {
+    size_t mark = path_key(w, "name");
+    (void)mark;
+    fail(w, "\"%s\" is not a usable %s name: use letters, digits and "
+         "_ . + - (it appears in file names, CSV and commands)", name,
+         what);
+  }
+}
+
+/* Line of an entry from a unique `key = "value"`, else the fallback. */
+static int entry_line(walk *w, int t, const char *key, int fallback) {
+  int line = 0;
+  if (field(w, t, key) == LUA_TSTRING)
+    line = proto_find_line(w->s->text, w->s->text_len, key,
+                           lua_tostring(w->L, -1));
+  lua_pop(w->L, 1);
+  return line > 0 ? line : fallback;
+}
+
+/* }==== */
+
+/* {==== The parts of a sheet ==== */
+
+static void read_vars(walk *w, int t) {
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  size_t n = 0, i = 0;
+  if (field(w, t, "vars") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  path_key(w, "vars");
+  if (!lua_istable(L, -1))
+    fail_got(w, -1, "a table of names and strings { name = \"value\" }");
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      char buf[64];
+      fail(w, "has the key %s; vars maps names to strings: "
+           "{ name = \"value\" }", describe(w, -1, buf, sizeof buf));
+    }
+    n++;
+  }
+  s->vars = alloc_array(w, n, sizeof *s->vars);
+  s->n_vars = n;
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pop(L, 1);
+    s->vars[i++].name = dup_value(w, -1);
+  }
+  /* Sorted, so that messages and summaries do not follow hash order. */
+  for (i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && strcmp(s->vars[j - 1].name,
+                                       s->vars[j].name) > 0; j--) {
+      proto_var tmp = s->vars[j];
+      s->vars[j] = s->vars[j - 1];
+      s->vars[j - 1] = tmp;
+    }
+  for (i = 0; i < n; i++) {
+    const char *name = s->vars[i].name;
+    size_t mark = path_key(w, name);
+    int ok = is_lower((unsigned char)name[0]) || name[0] == '_';
+    for (const char *p = name; *p && ok; p++)
+      ok = is_lower((unsigned char)*p) || is_digit((unsigned char)*p) ||
+           *p == '_';
+    if (!ok || strlen(name) > 64)
+      fail(w, "a var name must match [a-z_][a-z0-9_]*");
+    if (in_list(name, builtin_vars))
+      fail(w, "{%s} is built in; choose another name", name);
+    if (field(w, lua_absindex(L, -1), name) != LUA_TSTRING)
+      fail_got(w, -1, "a string");
+    s->vars[i].value = dup_value(w, -1);
+    lua_pop(L, 1);
+    path_pop(w, mark);
+  }
+  lua_pop(L, 1);
+  path_pop(w, 0);
+}
+
+static void read_image(walk *w, int t, proto_image *img) {
+  static const char *const keys[] = {"tree", "digest", "resident", NULL};
+  size_t mark = path_key(w, "image");
+  int ty = field(w, t, "image");
+  int it;
+  if (ty == LUA_TNIL) {
+    lua_pop(w->L, 1);
+    path_pop(w, mark);
+    return;
+  }
+  if (ty != LUA_TTABLE)
+    fail_got(w, -1, "a table { tree = \"path\" } or { digest = "
+                    "\"command\" }");
+  it = lua_gettop(w->L);
+  check_keys(w, it, keys, 0, "an image");
+  get_template(w, it, "tree", OPT, 0, &img->tree);
+  get_template(w, it, "digest", OPT, 0, &img->digest_cmd);
+  get_template(w, it, "resident", OPT, 0, &img->resident);
+  if (img->tree && img->digest_cmd)
+    fail(w, "give either tree = \"path\" or digest = \"command\", not "
+         "both");
+  if (!img->tree && !img->digest_cmd)
+    fail(w, "needs tree = \"path\" (a file or folder to hash) or digest = "
+         "\"command\" (prints the digest)");
+  lua_pop(w->L, 1);
+  path_pop(w, mark);
+}
+
+static void read_arms(walk *w, int t) {
+  static const char *const keys[] = {"name",     "reference", "run",
+                                     "requires", "versions",  "image",
+                                     NULL};
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  int base_line = w->line, have_ref = 0;
+  lua_Integer n;
+  size_t mark = path_key(w, "arms");
+  if (field(w, t, "arms") == LUA_TNIL)
+    fail(w, "is required: the arms to compare, { { name = \"...\", "
+         "reference = true }, { name = \"...\", run = \"... {cmd}\" } }");
+  n = list_len(w, -1, "a list of arms { { name = ... }, ... }");
+  if (n < 2)
+    fail(w, "needs at least two arms: the reference and one to compare "
+         "with it");
+  s->arms = alloc_array(w, (size_t)n, sizeof *s->arms);
+  s->n_arms = (size_t)n;
+  for (lua_Integer i = 1; i <= n; i++) {
+    proto_arm *a = &s->arms[i - 1];
+    size_t m2 = path_index(w, i);
+    int at;
+    lua_rawgeti(L, -1, i);
+    at = lua_gettop(L);
+    if (!lua_istable(L, at))
+      fail_got(w, at, "a table { name = \"...\", ... }");
+    w->line = a->line = entry_line(w, at, "name", base_line);
+    check_keys(w, at, keys, 0, "an arm");
+    get_string(w, at, "name", REQ, &a->name);
+    check_name(w, a->name, "arm");
+    for (lua_Integer j = 1; j < i; j++)
+      if (strcmp(s->arms[j - 1].name, a->name) == 0) {
+        path_key(w, "name");
+        fail(w, "\"%s\" is already the name of arms[%lld]; arm names "
+             "must be unique", a->name, (long long)j);
+      }
+    get_bool(w, at, "reference", &a->reference);
+    if (a->reference) {
+      if (have_ref) {
+        path_key(w, "reference");
+        fail(w, "a second reference arm (arms[%zu] \"%s\" is one "
+             "already); exactly one arm is the reference",
+             s->reference + 1, s->arms[s->reference].name);
+      }
+      have_ref = 1;
+      s->reference = (size_t)(i - 1);
+    }
+    if (!get_template(w, at, "run", OPT, 1, &a->run))
+      a->run = dup_str(w, "{cmd}");
+    if (!uses_placeholder(a->run, "cmd")) {
+      path_key(w, "run");
+      fail(w, "must contain {cmd}, where the workload's command goes");
+    }
+    get_string_list(w, at, "requires", OPT, LIST_TEMPLATE | LIST_NONEMPTY,
+                    "a list of commands", &a->requires, &a->n_requires);
+    get_string_list(w, at, "versions", OPT, LIST_TEMPLATE | LIST_NONEMPTY,
+                    "a list of commands", &a->versions, &a->n_versions);
+    read_image(w, at, &a->image);
+    lua_pop(L, 1);
+    path_pop(w, m2);
+  }
+  w->line = base_line;
+  if (!have_ref)
+    fail(w, "no arm has reference = true; mark exactly one, the arm the "
+         "others are compared with");
+  lua_pop(L, 1);
+  path_pop(w, mark);
+}
+
+static int is_builtin_metric(const char *m) {
+  return in_list(m, proto_builtin_metrics);
+}
+
+static void check_metric_name(walk *w, const char *m) {
+  const char *near;
+  int ok = is_lower((unsigned char)m[0]) && strlen(m) <= 64;
+  if (is_builtin_metric(m))
+    return;
+  for (const char *p = m; *p && ok; p++)
+    ok = is_lower((unsigned char)*p) || is_digit((unsigned char)*p) ||
+         *p == '_';
+  if (!ok)
+    fail(w, "\"%s\" is neither a built-in metric nor a name [a-z][a-z0-9_]* "
+         "that the command reports itself", m);
+  /* A name one edit away from a built-in is far likelier a typo than a
+   * metric the command writes itself, and would only fail at run time. */
+  near = nearest(m, proto_builtin_metrics,
+                 count_list(proto_builtin_metrics));
+  if (near && proto_edit_distance(m, near) <= 1)
+    fail(w, "\"%s\" is not a built-in metric; did you mean \"%s\"? (a "
+         "metric the command reports itself must differ from the "
+         "built-ins by more than one letter)", m, near);
+}
+
+static void read_workloads(walk *w, int t) {
+  static const char *const keys[] = {
+      "name",    "runs",           "warmup",    "cmd",     "steps",
+      "prepare", "cleanup",        "metrics",   "sample_after_s",
+      "timeout_s", "order",        "cache",     "expect_exit",
+      "processes", "cgroup",       NULL};
+  /* What an import-only workload (no cmd, no steps) may not set: it
+   * runs nothing, so these could only mislead. */
+  static const char *const run_only[] = {
+      "warmup",  "prepare",   "cleanup", "sample_after_s",
+      "timeout_s", "order",   "cache",   "expect_exit",
+      "processes", "cgroup",  NULL};
+  static const char *const orders[] = {"interleaved", "blocked", NULL};
+  static const char *const caches[] = {"warm", "cold", NULL};
+  static const char *const proc_keys[] = {"descendants", "cgroup",
+                                          "cmdline", NULL};
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  int base_line = w->line;
+  lua_Integer n;
+  size_t mark = path_key(w, "workloads");
+  if (field(w, t, "workloads") == LUA_TNIL)
+    fail(w, "is required: what to measure, { { name = \"...\", runs = "
+         "30, cmd = \"...\" }, ... }");
+  n = list_len(w, -1, "a list of workloads { { name = ... }, ... }");
+  if (n < 1)
+    fail(w, "needs at least one workload");
+  s->workloads = alloc_array(w, (size_t)n, sizeof *s->workloads);
+  s->n_workloads = (size_t)n;
+  for (lua_Integer i = 1; i <= n; i++) {
+    proto_workload *wl = &s->workloads[i - 1];
+    size_t m2 = path_index(w, i);
+    int at, runs;
+    double x;
+    lua_rawgeti(L, -1, i);
+    at = lua_gettop(L);
+    if (!lua_istable(L, at))
+      fail_got(w, at, "a table { name = \"...\", ... }");
+    w->line = wl->line = entry_line(w, at, "name", base_line);
+    check_keys(w, at, keys, 0, "a workload");
+    /* Defaults (proto.h). */
+    wl->sample_after_s = 5;
+    wl->timeout_s = 120;
+    wl->procs.descendants = 1;
+    get_string(w, at, "name", REQ, &wl->name);
+    check_name(w, wl->name, "workload");
+    for (lua_Integer j = 1; j < i; j++)
+      if (strcmp(s->workloads[j - 1].name, wl->name) == 0) {
+        path_key(w, "name");
+        fail(w, "\"%s\" is already the name of workloads[%lld]; workload "
+             "names must be unique", wl->name, (long long)j);
+      }
+    get_template(w, at, "cmd", OPT, 0, &wl->cmd);
+    get_string_list(w, at, "steps", OPT, LIST_TEMPLATE | LIST_NONEMPTY,
+                    "a list of commands", &wl->steps, &wl->n_steps);
+    if (wl->cmd && wl->steps)
+      fail(w, "has both cmd and steps; give one: cmd is one command, "
+           "steps a list run in order in a fresh folder");
+    runs = wl->cmd || wl->steps;
+    if (!runs)
+      for (int k = 0; run_only[k]; k++) {
+        if (field(w, at, run_only[k]) != LUA_TNIL) {
+          path_key(w, run_only[k]);
+          fail(w, "this workload has no cmd or steps, so it runs nothing "
+               "(its data come from 'prereg import'); remove %s or add a "
+               "cmd", run_only[k]);
+        }
+        lua_pop(L, 1);
+      }
+    if (get_num(w, at, "runs", runs ? REQ : OPT, 1, 1, 0, 1e6,
+                "a positive integer", &x))
+      wl->runs = (long)x;
+    if (get_num(w, at, "warmup", OPT, 1, 0, 0, 1e6,
+                "an integer >= 0", &x))
+      wl->warmup = (long)x;
+    get_template(w, at, "prepare", OPT, 0, &wl->prepare);
+    get_template(w, at, "cleanup", OPT, 0, &wl->cleanup);
+    if (!get_string_list(w, at, "metrics", OPT,
+                         LIST_UNIQUE | LIST_NONEMPTY,
+                         "a list of metric names { \"wall_s\", ... }",
+                         &wl->metrics, &wl->n_metrics)) {
+      wl->metrics = alloc_array(w, 1, sizeof *wl->metrics);
+      wl->n_metrics = 1;
+      wl->metrics[0] = dup_str(w, "wall_s");
+    }
+    for (size_t k = 0; k < wl->n_metrics; k++) {
+      size_t m3 = path_key(w, "metrics");
+      path_index(w, (lua_Integer)k + 1);
+      check_metric_name(w, wl->metrics[k]);
+      path_pop(w, m3);
+    }
+    get_bool(w, at, "cgroup", &wl->cgroup);
+    if (runs && !wl->cgroup)
+      for (size_t k = 0; k < wl->n_metrics; k++)
+        if (strncmp(wl->metrics[k], "cg_", 3) == 0 &&
+            is_builtin_metric(wl->metrics[k])) {
+          path_key(w, "metrics");
+          path_index(w, (lua_Integer)k + 1);
+          fail(w, "%s is read from the run's own cgroup; add cgroup = "
+               "true to this workload", wl->metrics[k]);
+        }
+    if (get_num(w, at, "sample_after_s", OPT, 0, 0, 0, 86400,
+                "a number of seconds >= 0", &x)) {
+      wl->sample_after_s = x;
+      if (!proto_workload_has_metric(wl, "pss_mib")) {
+        path_key(w, "sample_after_s");
+        fail(w, "only pss_mib is sampled; add \"pss_mib\" to metrics or "
+             "remove sample_after_s");
+      }
+    }
+    if (get_num(w, at, "timeout_s", OPT, 0, 0, 1, 1e6,
+                "a number of seconds > 0", &x))
+      wl->timeout_s = x;
+    if (runs && proto_workload_has_metric(wl, "pss_mib") &&
+        wl->sample_after_s >= wl->timeout_s) {
+      path_key(w, "sample_after_s");
+      fail(w, "%g must be less than timeout_s (%g), or the run is killed "
+           "before it is sampled", wl->sample_after_s, wl->timeout_s);
+    }
+    {
+      int v;
+      if (get_enum(w, at, "order", orders, &v))
+        wl->order = v ? PROTO_ORDER_BLOCKED : PROTO_ORDER_INTERLEAVED;
+      if (get_enum(w, at, "cache", caches, &v))
+        wl->cache = v ? PROTO_CACHE_COLD : PROTO_CACHE_WARM;
+    }
+    {
+      size_t m3 = path_key(w, "expect_exit");
+      int ty = field(w, at, "expect_exit");
+      const char *want = "an exit code 0..255, \"any\" or \"reference\"";
+      wl->expect = PROTO_EXPECT_CODE;
+      if (ty == LUA_TNUMBER) {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 ||
+            lua_tointeger(L, -1) > 255)
+          fail_got(w, -1, want);
+        wl->expect_code = (int)lua_tointeger(L, -1);
+      } else if (ty == LUA_TSTRING &&
+                 strcmp(lua_tostring(L, -1), "any") == 0) {
+        wl->expect = PROTO_EXPECT_ANY;
+      } else if (ty == LUA_TSTRING &&
+                 strcmp(lua_tostring(L, -1), "reference") == 0) {
+        wl->expect = PROTO_EXPECT_REFERENCE;
+      } else if (ty != LUA_TNIL) {
+        fail_got(w, -1, want);
+      }
+      lua_pop(L, 1);
+      path_pop(w, m3);
+    }
+    {
+      size_t m3 = path_key(w, "processes");
+      int ty = field(w, at, "processes");
+      if (ty != LUA_TNIL) {
+        int pt = lua_gettop(L);
+        if (ty != LUA_TTABLE)
+          fail_got(w, pt, "a table { descendants = true, cgroup = "
+                          "\"...\", cmdline = { \"...\" } }");
+        if (!proto_workload_has_metric(wl, "pss_mib"))
+          fail(w, "selects the processes pss_mib sums; this workload "
+               "does not measure pss_mib");
+        check_keys(w, pt, proc_keys, 0, "processes");
+        get_bool(w, pt, "descendants", &wl->procs.descendants);
+        get_template(w, pt, "cgroup", OPT, 0, &wl->procs.cgroup);
+        get_string_list(w, pt, "cmdline", OPT,
+                        LIST_TEMPLATE | LIST_NONEMPTY,
+                        "a list of strings", &wl->procs.cmdline,
+                        &wl->procs.n_cmdline);
+      }
+      lua_pop(L, 1);
+      path_pop(w, m3);
+    }
+    lua_pop(L, 1);
+    path_pop(w, m2);
+  }
+  w->line = base_line;
+  lua_pop(L, 1);
+  path_pop(w, mark);
+}
+
+static void read_rule(walk *w, int t) {
+  static const char *const keys[] = {"estimator", "confidence",
+                                     "resamples", "seed",
+                                     "verdicts",  NULL};
+  static const char *const vkeys[] = {"ci_excludes", "ratio_above",
+                                      "ratio_below", "ci_within", NULL};
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  proto_rule *r = &s->rule;
+  int base_line = w->line, rt;
+  lua_Integer n;
+  double x;
+  size_t mark = path_key(w, "rule");
+  if (field(w, t, "rule") == LUA_TNIL)
+    fail(w, "is required: rule = { estimator = \"median\", confidence = "
+         "0.95, resamples = 10000, seed = 17, verdicts = { ... } }");
+  rt = lua_gettop(L);
+  if (!lua_istable(L, rt))
+    fail_got(w, rt, "a table { estimator = \"median\", ... }");
+  check_keys(w, rt, keys, 0, "the rule");
+  if (!get_string(w, rt, "estimator", OPT, &r->estimator))
+    r->estimator = dup_str(w, "median");
+  if (strcmp(r->estimator, "median") != 0) {
+    path_key(w, "estimator");
+    fail(w, "must be \"median\" (the estimator prereg implements), got "
+         "\"%s\"", r->estimator);
+  }
+  r->confidence = 0.95;
+  if (get_num(w, rt, "confidence", OPT, 0, 0, 1, 1,
+              "a number between 0 and 1, such as 0.95", &x)) {
+    if (x >= 1) {
+      path_key(w, "confidence");
+      fail(w, "must be a number between 0 and 1, such as 0.95, got %g", x);
+    }
+    r->confidence = x;
+  }
+  r->resamples = 10000;
+  if (get_num(w, rt, "resamples", OPT, 1, 100, 0, 1e7,
+              "an integer from 100 to 10000000", &x))
+    r->resamples = (long)x;
+  get_num(w, rt, "seed", REQ, 1, 0, 0, 4294967295.0,
+          "an integer from 0 to 4294967295", &x);
+  r->seed = (unsigned long)x;
+
+  path_key(w, "verdicts");
+  if (field(w, rt, "verdicts") == LUA_TNIL)
+    fail(w, "is required: verdicts = { { \"slower\", ci_excludes = 1, "
+         "ratio_above = 1.1 }, ... } (first match wins)");
+  n = list_len(w, -1, "a list of verdict rules { { \"name\", ... }, ... }");
+  if (n < 1)
+    fail(w, "needs at least one verdict rule");
+  r->verdicts = alloc_array(w, (size_t)n, sizeof *r->verdicts);
+  r->n_verdicts = (size_t)n;
+  for (lua_Integer i = 1; i <= n; i++) {
+    proto_verdict_rule *v = &r->verdicts[i - 1];
+    size_t m2 = path_index(w, i);
+    int vt, line = 0;
+    lua_rawgeti(L, -1, i);
+    vt = lua_gettop(L);
+    if (!lua_istable(L, vt))
+      fail_got(w, vt, "a table { \"name\", condition = value, ... }");
+    if (lua_rawgeti(L, vt, 1) == LUA_TSTRING)
+      line = proto_find_line(s->text, s->text_len, NULL,
+                             lua_tostring(L, -1));
+    lua_pop(L, 1);
+    w->line = v->line = line > 0 ? line : base_line;
+    check_keys(w, vt, vkeys, 1, "a verdict rule");
+    {
+      size_t m3 = path_index(w, 1);
+      int ty = lua_rawgeti(L, vt, 1);
+      if (ty == LUA_TNIL)
+        fail(w, "is required: the verdict's name comes first, "
+             "{ \"slower\", ... }");
+      if (ty != LUA_TSTRING || lua_rawlen(L, -1) == 0 ||
+          lua_rawlen(L, -1) > 64)
+        fail_got(w, -1, "the verdict's name (a string of 1 to 64 bytes)");
+      v->name = dup_value(w, -1);
+      lua_pop(L, 1);
+      if (strcmp(v->name, "inconclusive") == 0)
+        fail(w, "\"inconclusive\" is what no match gives; name the rule "
+             "otherwise");
+      for (lua_Integer j = 1; j < i; j++)
+        if (strcmp(r->verdicts[j - 1].name, v->name) == 0)
+          fail(w, "\"%s\" is already the name of rule.verdicts[%lld]; "
+               "verdict names must be unique", v->name, (long long)j);
+      path_pop(w, m3);
+    }
+    v->has_ci_excludes = get_num(w, vt, "ci_excludes", OPT, 0, 0, 1, 1e9,
+                                 "a positive ratio", &v->ci_excludes);
+    v->has_ratio_above = get_num(w, vt, "ratio_above", OPT, 0, 0, 1, 1e9,
+                                 "a positive ratio", &v->ratio_above);
+    v->has_ratio_below = get_num(w, vt, "ratio_below", OPT, 0, 0, 1, 1e9,
+                                 "a positive ratio", &v->ratio_below);
+    {
+      size_t m3 = path_key(w, "ci_within");
+      if (field(w, vt, "ci_within") != LUA_TNIL) {
+        const char *want = "a pair of positive ratios { low, high }";
+        if (list_len(w, -1, want) != 2)
+          fail(w, "must be %s", want);
+        for (int k = 0; k < 2; k++) {
+          size_t m4 = path_index(w, k + 1);
+          if (lua_rawgeti(L, -1, k + 1) != LUA_TNUMBER ||
+              !isfinite(lua_tonumber(L, -1)) || lua_tonumber(L, -1) <= 0)
+            fail_got(w, -1, "a positive ratio");
+          v->ci_within[k] = lua_tonumber(L, -1);
+          lua_pop(L, 1);
+          path_pop(w, m4);
+        }
+        if (!(v->ci_within[0] < v->ci_within[1]))
+          fail(w, "the low end %g must be below the high end %g",
+               v->ci_within[0], v->ci_within[1]);
+        v->has_ci_within = 1;
+      }
+      lua_pop(L, 1);
+      path_pop(w, m3);
+    }
+    if (!v->has_ci_excludes && !v->has_ratio_above && !v->has_ratio_below &&
+        !v->has_ci_within)
+      fail(w, "has no condition; give at least one of ci_excludes, "
+           "ratio_above, ratio_below, ci_within");
+    if (v->has_ratio_above && v->has_ratio_below &&
+        v->ratio_above >= v->ratio_below)
+      fail(w, "ratio_above = %g and ratio_below = %g can never both hold",
+           v->ratio_above, v->ratio_below);
+    lua_pop(L, 1);
+    path_pop(w, m2);
+  }
+  w->line = base_line;
+  lua_pop(L, 2);
+  path_pop(w, mark);
+}
+
+/* Did-you-mean over the names of a sheet's workloads or arms. */
+static void fail_unknown(walk *w, const char *what, const char *name,
+                         const char *const cand[], size_t n) {
+  const char *near = nearest(name, cand, n);
+  char list[1024];
+  if (near)
+    fail(w, "no %s is named \"%s\"; did you mean \"%s\"?", what, name, near);
+  join_list(list, sizeof list, cand, n, "\"", "\"");
+  fail(w, "no %s is named \"%s\"; the %ss are: %s", what, name, what, list);
+}
+
+static void check_workload_ref(walk *w, const char *name, long *index) {
+  const char *cand[256];
+  size_t n = 0;
+  long i = proto_workload_index(w->s, name);
+  if (i >= 0) {
+    *index = i;
+    return;
+  }
+  for (size_t k = 0; k < w->s->n_workloads && n < 255; k++)
+    cand[n++] = w->s->workloads[k].name;
+  cand[n] = NULL;
+  fail_unknown(w, "workload", name, cand, n);
+}
+
+static void read_hypotheses(walk *w, int t) {
+  static const char *const keys[] = {"id",   "says",  "workload", "metric",
+                                     "arms", "claim", NULL};
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  int base_line = w->line;
+  lua_Integer n;
+  size_t mark = path_key(w, "hypotheses");
+  if (field(w, t, "hypotheses") == LUA_TNIL) {
+    lua_pop(L, 1);
+    path_pop(w, mark);
+    return;
+  }
+  n = list_len(w, -1, "a list of hypotheses { { id = \"H1\", ... }, ... }");
+  s->hypotheses = alloc_array(w, (size_t)n, sizeof *s->hypotheses);
+  s->n_hypotheses = (size_t)n;
+  for (lua_Integer i = 1; i <= n; i++) {
+    proto_hypothesis *h = &s->hypotheses[i - 1];
+    size_t m2 = path_index(w, i);
+    int ht, claim_line = 0, id_line;
+    long wi = -1;
+    lua_rawgeti(L, -1, i);
+    ht = lua_gettop(L);
+    if (!lua_istable(L, ht))
+      fail_got(w, ht, "a table { id = \"H1\", says = \"...\", ... }");
+    h->fn_ref = LUA_NOREF;
+    /* The claim's constructor knows its line: the best anchor when the
+     * id is not unique in the text. */
+    if (field(w, ht, "claim") == LUA_TUSERDATA) {
+      proto_claim_ud *c = luaL_testudata(L, -1, PROTO_CLAIM_META);
+      if (c)
+        claim_line = c->line;
+    } else if (lua_isfunction(L, -1)) {
+      lua_Debug ar;
+      lua_pushvalue(L, -1);
+      if (lua_getinfo(L, ">S", &ar))
+        claim_line = ar.linedefined;
+    }
+    lua_pop(L, 1);
+    id_line = entry_line(w, ht, "id", 0);
+    w->line = h->line = id_line ? id_line
+                                : claim_line ? claim_line : base_line;
+    check_keys(w, ht, keys, 0, "a hypothesis");
+    get_string(w, ht, "id", REQ, &h->id);
+    {
+      int ok = strlen(h->id) <= 32;
+      for (const char *p = h->id; *p && ok; p++)
+        ok = is_ident((unsigned char)*p) || *p == '.' || *p == '-';
+      if (!ok) {
+        path_key(w, "id");
+        fail(w, "\"%s\" is not a usable id: use up to 32 letters, digits "
+             "and _ . -", h->id);
+      }
+    }
+    for (lua_Integer j = 1; j < i; j++)
+      if (strcmp(s->hypotheses[j - 1].id, h->id) == 0) {
+        path_key(w, "id");
+        fail(w, "\"%s\" is already the id of hypotheses[%lld]; ids must "
+             "be unique", h->id, (long long)j);
+      }
+    get_string(w, ht, "says", REQ, &h->says);
+
+    /* The claim. */
+    {
+      size_t m3 = path_key(w, "claim");
+      int ty = field(w, ht, "claim");
+      proto_claim_ud *c = NULL;
+      if (ty == LUA_TNIL)
+        fail(w, "is required: at_least(x), below(x), verdict_is(\"name\") "
+             "or a function(results)");
+      if (ty == LUA_TUSERDATA)
+        c = luaL_testudata(L, -1, PROTO_CLAIM_META);
+      if (c) {
+        h->kind = c->kind;
+        h->x = c->x;
+        if (c->kind == PROTO_CLAIM_VERDICT_IS) {
+          lua_getiuservalue(L, -1, 1);
+          h->verdict = dup_value(w, -1);
+          lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+      } else if (ty == LUA_TFUNCTION) {
+        h->kind = PROTO_CLAIM_FUNCTION;
+        h->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+      } else {
+        fail_got(w, -1, "at_least(x), below(x), verdict_is(\"name\") or a "
+                        "function(results)");
+      }
+      path_pop(w, m3);
+    }
+    {
+      int fn = h->kind == PROTO_CLAIM_FUNCTION;
+      const char *need = fn ? NULL : "is required for this claim";
+      if (get_string(w, ht, "workload", OPT, &h->workload)) {
+        size_t m3 = path_key(w, "workload");
+        check_workload_ref(w, h->workload, &wi);
+        path_pop(w, m3);
+      } else if (need) {
+        path_key(w, "workload");
+        fail(w, "%s: the workload the claim is about", need);
+      }
+      if (get_string(w, ht, "metric", OPT, &h->metric)) {
+        size_t m3 = path_key(w, "metric");
+        int found = 0;
+        if (wi >= 0)
+          found = proto_workload_has_metric(&s->workloads[wi], h->metric);
+        else
+          for (size_t k = 0; k < s->n_workloads && !found; k++)
+            found = proto_workload_has_metric(&s->workloads[k], h->metric);
+        if (!found && wi >= 0) {
+          const proto_workload *wl = &s->workloads[wi];
+          char list[1024];
+          join_list(list, sizeof list, (const char *const *)wl->metrics,
+                    wl->n_metrics, "\"", "\"");
+          fail(w, "workload \"%s\" does not measure \"%s\"; it measures "
+               "%s", wl->name, h->metric, list);
+        }
+        if (!found)
+          fail(w, "no workload measures \"%s\"", h->metric);
+        path_pop(w, m3);
+      } else if (need) {
+        path_key(w, "metric");
+        fail(w, "%s: one of the workload's metrics", need);
+      }
+    }
+    if (get_string_list(w, ht, "arms", OPT, LIST_UNIQUE | LIST_NONEMPTY,
+                        "a list of arm names", &h->arms, &h->n_arms)) {
+      for (size_t k = 0; k < h->n_arms; k++) {
+        size_t m3 = path_key(w, "arms");
+        long ai = proto_arm_index(s, h->arms[k]);
+        path_index(w, (lua_Integer)k + 1);
+        if (ai < 0) {
+          const char *cand[256];
+          size_t nc = 0;
+          for (size_t a = 0; a < s->n_arms && nc < 255; a++)
+            cand[nc++] = s->arms[a].name;
+          cand[nc] = NULL;
+          fail_unknown(w, "arm", h->arms[k], cand, nc);
+        }
+        if ((size_t)ai == s->reference)
+          fail(w, "\"%s\" is the reference arm; a claim is about the "
+               "other arms, each compared with it", h->arms[k]);
+        path_pop(w, m3);
+      }
+    } else if (h->kind != PROTO_CLAIM_FUNCTION) {
+      /* By default a claim is about every arm but the reference. */
+      h->arms = alloc_array(w, s->n_arms - 1, sizeof *h->arms);
+      for (size_t a = 0; a < s->n_arms; a++)
+        if (a != s->reference)
+          h->arms[h->n_arms++] = dup_str(w, s->arms[a].name);
+    }
+    if (h->kind == PROTO_CLAIM_VERDICT_IS &&
+        strcmp(h->verdict, "inconclusive") != 0) {
+      size_t k;
+      for (k = 0; k < s->rule.n_verdicts; k++)
+        if (strcmp(s->rule.verdicts[k].name, h->verdict) == 0)
+          break;
+      if (k == s->rule.n_verdicts) {
+        const char *cand[256];
+        size_t nc = 0;
+        for (size_t a = 0; a < s->rule.n_verdicts && nc < 254; a++)
+          cand[nc++] = s->rule.verdicts[a].name;
+        cand[nc++] = "inconclusive";
+        cand[nc] = NULL;
+        if (claim_line)
+          w->line = claim_line;
+        path_key(w, "claim");
+        fail_unknown(w, "verdict", h->verdict, cand, nc);
+      }
+    }
+    lua_pop(L, 1);
+    path_pop(w, m2);
+  }
+  w->line = base_line;
+  lua_pop(L, 1);
+  path_pop(w, mark);
+}
+
+/* YYYY-MM-DD naming a real day. */
+static int good_date(const char *d) {
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int y, m, day, max;
+  if (strlen(d) != 10 || d[4] != '-' || d[7] != '-')
+    return 0;
+  for (int i = 0; i < 10; i++)
+    if (i != 4 && i != 7 && !is_digit((unsigned char)d[i]))
+      return 0;
+  y = (d[0] - '0') * 1000 + (d[1] - '0') * 100 + (d[2] - '0') * 10 +
+      (d[3] - '0');
+  m = (d[5] - '0') * 10 + (d[6] - '0');
+  day = (d[8] - '0') * 10 + (d[9] - '0');
+  if (y < 1900 || m < 1 || m > 12 || day < 1)
+    return 0;
+  max = days[m - 1];
+  if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+    max = 29;
+  return day <= max;
+}
+
+static void read_amendments(walk *w, int t) {
+  static const char *const keys[] = {"date", "why", "supersedes", NULL};
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  int base_line = w->line;
+  lua_Integer n;
+  size_t mark = path_key(w, "amendments");
+  if (field(w, t, "amendments") == LUA_TNIL) {
+    lua_pop(L, 1);
+    path_pop(w, mark);
+    return;
+  }
+  n = list_len(w, -1, "a list of amendments { { date = \"YYYY-MM-DD\", "
+                      "why = \"...\" }, ... }");
+  s->amendments = alloc_array(w, (size_t)n, sizeof *s->amendments);
+  s->n_amendments = (size_t)n;
+  for (lua_Integer i = 1; i <= n; i++) {
+    proto_amendment *a = &s->amendments[i - 1];
+    size_t m2 = path_index(w, i);
+    int at, line;
+    lua_rawgeti(L, -1, i);
+    at = lua_gettop(L);
+    if (!lua_istable(L, at))
+      fail_got(w, at, "a table { date = \"YYYY-MM-DD\", why = \"...\" }");
+    line = entry_line(w, at, "date", 0);
+    if (!line)
+      line = entry_line(w, at, "why", base_line);
+    w->line = a->line = line;
+    check_keys(w, at, keys, 0, "an amendment");
+    get_string(w, at, "date", REQ, &a->date);
+    if (!good_date(a->date)) {
+      path_key(w, "date");
+      fail(w, "must be a real date written YYYY-MM-DD, got \"%s\"",
+           a->date);
+    }
+    if (i > 1 && strcmp(a->date, s->amendments[i - 2].date) < 0) {
+      path_key(w, "date");
+      fail(w, "%s is earlier than the date of amendments[%lld] (%s); "
+           "amendments are appended in order", a->date, (long long)i - 1,
+           s->amendments[i - 2].date);
+    }
+    get_string(w, at, "why", REQ, &a->why);
+    if (get_string_list(w, at, "supersedes", OPT,
+                        LIST_UNIQUE | LIST_NONEMPTY,
+                        "a list of workload names", &a->supersedes,
+                        &a->n_supersedes))
+      for (size_t k = 0; k < a->n_supersedes; k++) {
+        size_t m3 = path_key(w, "supersedes");
+        long wi;
+        path_index(w, (lua_Integer)k + 1);
+        check_workload_ref(w, a->supersedes[k], &wi);
+        path_pop(w, m3);
+      }
+    lua_pop(L, 1);
+    path_pop(w, m2);
+  }
+  w->line = base_line;
+  lua_pop(L, 1);
+  path_pop(w, mark);
+}
+
+/* }==== */
+
+/* {==== The whole sheet ==== */
+
+static void set_top_line(walk *w, const char *key, int protocol_line) {
+  int line = proto_find_line(w->s->text, w->s->text_len, key, NULL);
+  w->line = line > 0 ? line : protocol_line;
+}
+
+int proto_convert(lua_State *L) {
+  static const char *const keys[] = {
+      "id",        "title", "question", "author",     "vars",
+      "arms",      "image", "workloads", "rule",      "hypotheses",
+      "threats",   "amendments", NULL};
+  walk w;
+  proto_sheet *s = lua_touserdata(L, 1);
+  int pl = s->lua->protocol_line;
+  memset(&w, 0, sizeof w);
+  w.L = L;
+  w.s = s;
+  w.line = pl;
+  lua_settop(L, 0);
+  lua_getfield(L, LUA_REGISTRYINDEX, PROTO_TABLE_KEY);
+  check_keys(&w, 1, keys, 0, "the protocol");
+
+  set_top_line(&w, "id", pl);
+  get_string(&w, 1, "id", REQ, &s->id);
+  {
+    int ok = strlen(s->id) <= 64 && (is_lower((unsigned char)s->id[0]) ||
+                                     is_digit((unsigned char)s->id[0]));
+    for (const char *p = s->id; *p && ok; p++)
+      ok = is_lower((unsigned char)*p) || is_digit((unsigned char)*p) ||
+           *p == '-';
+    if (!ok) {
+      path_key(&w, "id");
+      fail(&w, "must match [a-z0-9][a-z0-9-]* (at most 64 bytes: it names "
+           "the experiment's data folder), got \"%s\"", s->id);
+    }
+  }
+  set_top_line(&w, "title", pl);
+  get_string(&w, 1, "title", REQ, &s->title);
+  set_top_line(&w, "question", pl);
+  get_string(&w, 1, "question", OPT, &s->question);
+  set_top_line(&w, "author", pl);
+  get_string(&w, 1, "author", OPT, &s->author);
+  set_top_line(&w, "vars", pl);
+  read_vars(&w, 1);
+  set_top_line(&w, "arms", pl);
+  read_arms(&w, 1);
+  set_top_line(&w, "image", pl);
+  read_image(&w, 1, &s->image);
+  set_top_line(&w, "workloads", pl);
+  read_workloads(&w, 1);
+  set_top_line(&w, "rule", pl);
+  read_rule(&w, 1);
+  set_top_line(&w, "hypotheses", pl);
+  read_hypotheses(&w, 1);
+  set_top_line(&w, "threats", pl);
+  get_string_list(&w, 1, "threats", OPT, 0, "a list of strings",
+                  &s->threats, &s->n_threats);
+  set_top_line(&w, "amendments", pl);
+  read_amendments(&w, 1);
+  return 0;
+}
+
+/* }==== */

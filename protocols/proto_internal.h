@@ -1,0 +1,88 @@
+/* proto_internal.h: what the files of protocols/ share and nobody else
+ * sees: the sandboxed Lua state behind a sheet and the claim userdata.
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef PREREG_PROTO_INTERNAL_H
+#define PREREG_PROTO_INTERNAL_H
+
+#include <lua.h>
+
+#include "protocols/proto.h"
+
+/* Limits of one sheet's Lua. Sheets are declarative: a real one uses a
+ * few hundred KiB and some thousands of instructions, so these are far
+ * away from any honest sheet and close enough to stop a hostile one in
+ * well under a second. */
+#define PROTO_MEM_CAP ((size_t)64 << 20)       /* live bytes */
+#define PROTO_ALLOC_BUDGET ((size_t)1 << 30)   /* bytes allocated in total */
+#define PROTO_INSTR_BUDGET 20000000            /* VM instructions */
+#define PROTO_MAX_TEXT ((size_t)1 << 20)       /* bytes of sheet text */
+
+/* Why the allocator last refused a block. */
+typedef enum {
+  PROTO_REFUSED_NONE,
+  PROTO_REFUSED_CAP,    /* live memory would pass PROTO_MEM_CAP */
+  PROTO_REFUSED_BUDGET, /* total allocation would pass the budget */
+  PROTO_REFUSED_SYSTEM  /* core_realloc failed (real or injected) */
+} proto_refusal;
+
+struct proto_lua {
+  lua_State *L;
+  const char *name;   /* borrowed from the sheet: its path */
+  size_t used;        /* live bytes */
+  size_t total;       /* bytes allocated since the last budget reset */
+  proto_refusal refusal;
+  int protocol_calls; /* how often the sheet called protocol{} */
+  int protocol_line;  /* line of the first call */
+  int c_oom;          /* a core_malloc of the converter failed */
+};
+
+/* The claim constructors return a full userdata of this shape; the
+ * verdict name of verdict_is lives in its user value 1. */
+typedef struct proto_claim_ud {
+  proto_claim_kind kind;
+  double x;
+  int line;
+} proto_claim_ud;
+
+#define PROTO_CLAIM_META "prereg.claim"
+#define PROTO_TABLE_KEY "prereg.protocol" /* registry: the protocol table */
+
+/* sandbox.c */
+
+/** Creates the sandboxed state for sheet s (s->path must be set) and
+ * stores it in s->lua. CORE_ENOMEM when even that fails. */
+core_status proto_lua_open(proto_sheet *s, core_err *err);
+/** Closes the state and frees s->lua; NULL-safe. */
+void proto_lua_close(proto_sheet *s);
+/** Runs the sheet text under the budget and caps, then converts the
+ * table given to protocol{} into s (load.c) under protection too. */
+core_status proto_lua_run(proto_sheet *s, core_err *err);
+/** Restarts the instruction and allocation budgets (per evaluation). */
+void proto_lua_reset_budget(struct proto_lua *pl);
+
+/** Calls the function claim h over results (sandbox.c). */
+core_status proto_eval_function(const proto_sheet *s,
+                                const proto_hypothesis *h,
+                                const proto_result_view *results, size_t n,
+                                proto_outcome *outcome, char **reason,
+                                core_err *err);
+
+/* load.c */
+
+/** lua_CFunction run under lua_pcall: argument 1 is a light userdata
+ * pointing at the sheet; converts and validates the registry's protocol
+ * table into it, raising a message "FILE:LINE: path: what" on the first
+ * problem. Every allocation is attached to the sheet at once, so that
+ * proto_sheet_free frees what a raised error leaves behind. */
+int proto_convert(lua_State *L);
+
+/** Line of the first line of text that matches `key = "value"` (or
+ * `{ "value"` when key is NULL), when exactly one line does; else 0. */
+int proto_find_line(const char *text, size_t len, const char *key,
+                    const char *value);
+
+/** Edit distance between a and b, for did-you-mean. */
+size_t proto_edit_distance(const char *a, const char *b);
+
+#endif

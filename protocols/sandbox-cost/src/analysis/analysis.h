@@ -1,0 +1,158 @@
+/* analysis.h: medians, ratios to the reference arm, percentile bootstrap
+ * intervals, verdicts under the sheet's rule, and hypotheses. Only
+ * analysis/ calls GSL.
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef PREREG_ANALYSIS_H
+#define PREREG_ANALYSIS_H
+
+#include <stddef.h>
+
+#include "core/core.h"
+#include "data/data.h"
+#include "protocols/proto.h"
+
+/** Turns off GSL's aborting error handler; main's commands call it once
+ * before any analysis. */
+void analysis_init(void);
+
+/* One comparison: workload x metric x non-reference arm. */
+typedef struct analysis_result {
+  char *workload, *metric, *arm, *reference;
+  size_t n, n_reference; /* valid rows that count */
+  double median, median_reference, ratio, ci_low, ci_high;
+  char *verdict; /* the first matching rule's name, or "inconclusive" */
+  /* Added: the comparison's seed (analysis_comparison_seed), and why the
+   * ratio or CI is missing (NaN) when it is, else NULL. */
+  unsigned long seed;
+  char *note;
+} analysis_result;
+
+/* Per workload x metric x arm (reference included), for tables. */
+typedef struct analysis_cell {
+  char *workload, *metric, *arm;
+  size_t n_valid, n_invalid, n_superseded, n_planned;
+  double median; /* NaN when n_valid == 0 */
+} analysis_cell;
+
+typedef struct analysis_hypothesis {
+  char *id, *says;
+  proto_outcome outcome;
+  char *reason; /* one line */
+  /* Added: the claim in words ("at_least(3) for bwrap on startup/wall_s"). */
+  char *claim;
+} analysis_hypothesis;
+
+/* Rows that do not count, grouped: reason (e.g. "superseded by amendment
+ * 2", "timeout after 120 s", "exit code 1, expected 0") and count. */
+typedef struct analysis_exclusion {
+  char *workload, *arm, *reason;
+  size_t runs;
+} analysis_exclusion;
+
+typedef struct analysis_summary {
+  char *protocol, *sheet_sha256;
+  int sheet_version;
+  char *estimator;
+  double confidence;
+  long resamples;
+  unsigned long seed;
+  analysis_result *results;
+  size_t n_results;
+  analysis_cell *cells;
+  size_t n_cells;
+  analysis_hypothesis *hypotheses;
+  size_t n_hypotheses;
+  analysis_exclusion *exclusions;
+  size_t n_exclusions;
+  /* Verdicts under the original (registered) rule and hypotheses, when an
+   * amendment filed after data existed changed the rule, the hypotheses
+   * or data handling; NULL otherwise. */
+  struct analysis_summary *original;
+  char *original_why; /* why the original analysis is given */
+  /* Added: the reference arm's name, and the sheet's arms in order. */
+  char *reference;
+} analysis_summary;
+
+/** Analyses rows under sheet (the current version) and, where needed,
+ * under the registered version orig (may be NULL, or equal to sheet).
+ * versions: the experiment's chain, for supersession. threads: worker
+ * threads for the bootstrap (0 = number of cores); numbers never depend
+ * on it. OUT: *out newly allocated; free with analysis_summary_free. */
+core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
+                         const data_experiment *exp, const data_rowset *rows,
+                         int threads, analysis_summary **out,
+                         core_err *err);
+void analysis_summary_free(analysis_summary *s);
+
+/** The terminal table (arm, median with unit, ratio x, CI, verdict) per
+ * workload and metric, then hypotheses. */
+void analysis_write_table(const analysis_summary *s, core_buf *out);
+
+/** Percentile bootstrap CI of median(cand)/median(ref): each arm
+ * resampled independently at its own size, B resamples, gsl_rng_mt19937
+ * seeded with seed, type-7 quantiles. Exposed for tests and benchmarks.
+ * OUT: *lo, *hi. replicates (may be NULL) receives the B sorted ratios. */
+core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
+                                     const double *cand, size_t n_cand,
+                                     long resamples, double confidence,
+                                     unsigned long seed, int threads,
+                                     double *lo, double *hi,
+                                     double *replicates, core_err *err);
+
+/** Median of x (even n: mean of the two middle values); x is not
+ * modified. NaN for n == 0. */
+double analysis_median(const double *x, size_t n);
+
+/** Type-7 quantile of sorted x at f in [0, 1] (GSL). */
+double analysis_quantile_sorted(const double *x, size_t n, double f);
+
+/* {==== Versions (analysis/version.c, added for reports/) ==== */
+
+/** The GSL version prereg was built with ("2.7.1"): static. */
+const char *analysis_gsl_version(void);
+
+/* }==== */
+
+/* {==== Added by the analysis engineer (implementation details that
+ * tests, benchmarks and the JSON writer need) ==== */
+
+/** Replicates per block; each block has its own generator (see
+ * analysis_rng_layout). Part of the stream layout: changing it changes
+ * every number. */
+#define ANALYSIS_BLOCK_SIZE 500
+
+/** The stream layout in words, as written to the JSON ("rng"). */
+extern const char analysis_rng_layout[];
+
+/** The seed of one comparison, derived from the rule seed and the names
+ * alone (documented in analysis/bootstrap.c). */
+unsigned long analysis_comparison_seed(unsigned long rule_seed,
+                                       const char *workload,
+                                       const char *metric, const char *arm);
+
+/** The seed of replicate block `block` of a comparison. */
+unsigned long analysis_block_seed(unsigned long comparison_seed,
+                                  size_t block);
+
+/** Number of online cores (at least 1): what threads = 0 means. */
+int analysis_threads_default(void);
+
+/** The verdict of the first rule in rule->verdicts that matches (the
+ * boundaries documented at proto_verdict_rule), or "inconclusive"; also
+ * "inconclusive" when any number is NaN. Returns a borrowed pointer into
+ * rule (or a static string). */
+const char *analysis_verdict(const proto_rule *rule, double ratio,
+                             double ci_low, double ci_high);
+
+/** One arm's outcome under an at_least / below / verdict_is claim h for
+ * result r (NULL: no data). OUT: *reason newly allocated one-line reason
+ * (core_free), NULL on out of memory. */
+proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
+                                     const analysis_result *r,
+                                     const char *workload, const char *metric,
+                                     const char *arm, char **reason);
+
+/* }==== */
+
+#endif

@@ -1,0 +1,169 @@
+/* cli.c: argv to cli_opts, as a pure function so tests can call it.
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "core/core.h"
+
+static const char usage_all[] =
+    "usage: prereg COMMAND [ARGS] [--data DIR]\n"
+    "\n"
+    "  new ID                    write a commented starter sheet "
+    "protocols/ID.lua\n"
+    "  check SHEET               validate; print a summary\n"
+    "  register SHEET            freeze the sheet before any data exists\n"
+    "  amend SHEET               record the sheet's newest amendment and "
+    "its diff\n"
+    "  status SHEET              registration, amendments, runs against the "
+    "plan\n"
+    "  run SHEET [--resume] [--only WORKLOAD] [--dry-run] [--quick]\n"
+    "  import SHEET FILE [--arm-from CMD=ARM,...]\n"
+    "                            add measurements (CSV, hyperfine JSON)\n"
+    "  analyze SHEET [--json]    medians, ratios, CIs, verdicts, hypotheses\n"
+    "  report SHEET [--out DIR] [--force]\n"
+    "                            report.md, report.html, report.xlsx, plots\n"
+    "  verify SHEET              check every frozen file and the chain\n"
+    "\n"
+    "Options: --data DIR (default: data), --help, --version.\n"
+    "Exit status: 0 done; 1 the work failed or a check found a problem;\n"
+    "2 bad input (usage, an invalid sheet, a malformed file), nothing "
+    "written.\n";
+
+typedef struct command_spec {
+  const char *name;
+  int min_args, max_args;
+  const char *usage;
+} command_spec;
+
+static const command_spec commands[] = {
+    {"new", 1, 1, "usage: prereg new ID [--out FILE]\n"},
+    {"check", 1, 1, "usage: prereg check SHEET\n"},
+    {"register", 1, 1, "usage: prereg register SHEET [--data DIR]\n"},
+    {"amend", 1, 1, "usage: prereg amend SHEET [--data DIR]\n"},
+    {"status", 1, 1, "usage: prereg status SHEET [--data DIR]\n"},
+    {"run", 1, 1,
+     "usage: prereg run SHEET [--resume] [--only WORKLOAD] [--dry-run]\n"
+     "                  [--quick] [--data DIR]\n"
+     "  --quick  the documented demo switch: at most 3 runs per workload,\n"
+     "           recorded in every row and in the report\n"},
+    {"import", 2, 2,
+     "usage: prereg import SHEET FILE [--arm-from CMD=ARM,...] "
+     "[--data DIR]\n"},
+    {"analyze", 1, 1, "usage: prereg analyze SHEET [--json] [--data DIR]\n"},
+    {"report", 1, 1,
+     "usage: prereg report SHEET [--out DIR] [--force] [--data DIR]\n"},
+    {"verify", 1, 1, "usage: prereg verify SHEET|BUNDLE [--data DIR]\n"},
+    {"publish", 1, 1,
+     "usage: prereg publish SHEET [--out FILE] [--data DIR]\n"},
+};
+
+const char *cli_usage(const char *command) {
+  if (command)
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+      if (strcmp(commands[i].name, command) == 0)
+        return commands[i].usage;
+  return usage_all;
+}
+
+static const command_spec *find_command(const char *name) {
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(commands[i].name, name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
+/* Options that take a value: "--data DIR" or "--data=DIR". */
+static const char **value_slot(cli_opts *o, const char *name) {
+  if (strcmp(name, "data") == 0)
+    return &o->data_dir;
+  if (strcmp(name, "out") == 0)
+    return &o->out;
+  if (strcmp(name, "only") == 0)
+    return &o->only;
+  if (strcmp(name, "arm-from") == 0)
+    return &o->arm_flag;
+  return NULL;
+}
+
+static int *flag_slot(cli_opts *o, const char *name) {
+  static const struct {
+    const char *name;
+    size_t offset;
+  } flags[] = {
+      {"resume", offsetof(cli_opts, resume)},
+      {"dry-run", offsetof(cli_opts, dry_run)},
+      {"json", offsetof(cli_opts, json)},
+      {"force", offsetof(cli_opts, force)},
+      {"help", offsetof(cli_opts, help)},
+      {"version", offsetof(cli_opts, version)},
+      {"quick", offsetof(cli_opts, quick)},
+      {"verbose", offsetof(cli_opts, verbose)},
+  };
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+    if (strcmp(flags[i].name, name) == 0)
+      return (int *)((char *)o + flags[i].offset);
+  return NULL;
+}
+
+core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
+  const command_spec *spec = NULL;
+  memset(o, 0, sizeof *o);
+  o->data_dir = "data";
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-h") == 0)
+      a = "--help";
+    if (strncmp(a, "--", 2) == 0 && a[2] != '\0') {
+      char name[64];
+      const char *eq = strchr(a + 2, '=');
+      size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+      const char **vs;
+      int *fs;
+      if (len >= sizeof name)
+        return core_fail(err, CORE_EUSAGE, "unknown option '%s'; see "
+                         "'prereg --help'", a);
+      memcpy(name, a + 2, len);
+      name[len] = '\0';
+      if ((vs = value_slot(o, name)) != NULL) {
+        if (eq)
+          *vs = eq + 1;
+        else if (i + 1 < argc)
+          *vs = argv[++i];
+        else
+          return core_fail(err, CORE_EUSAGE, "option '--%s' needs a value",
+                           name);
+        if (**vs == '\0')
+          return core_fail(err, CORE_EUSAGE,
+                           "option '--%s' needs a non-empty value", name);
+      } else if ((fs = flag_slot(o, name)) != NULL && !eq) {
+        *fs = 1;
+      } else {
+        return core_fail(err, CORE_EUSAGE,
+                         "unknown option '%s'; see 'prereg --help'", a);
+      }
+    } else if (!o->command && strcmp(a, "-") != 0 && a[0] == '-') {
+      return core_fail(err, CORE_EUSAGE,
+                       "unknown option '%s'; see 'prereg --help'", a);
+    } else if (!o->command) {
+      o->command = a;
+    } else {
+      if (o->n_args == (int)(sizeof o->args / sizeof o->args[0]))
+        return core_fail(err, CORE_EUSAGE, "too many arguments at '%s'", a);
+      o->args[o->n_args++] = a;
+    }
+  }
+  if (o->help || o->version)
+    return CORE_OK;
+  if (!o->command)
+    return core_fail(err, CORE_EUSAGE, "no command given; see "
+                     "'prereg --help'");
+  spec = find_command(o->command);
+  if (!spec)
+    return core_fail(err, CORE_EUSAGE,
+                     "unknown command '%s'; see 'prereg --help'",
+                     o->command);
+  if (o->n_args < spec->min_args || o->n_args > spec->max_args)
+    return core_fail(err, CORE_EUSAGE, "%s: wrong number of arguments\n%s",
+                     o->command, spec->usage);
+  return CORE_OK;
+}

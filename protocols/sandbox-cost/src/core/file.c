@@ -1,0 +1,173 @@
+/* file.c: reading and durably writing files; folders.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+core_status core_read_file(const char *path, char **data, size_t *len,
+                           core_err *err) {
+  core_buf b;
+  char chunk[65536];
+  ssize_t n;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  *data = NULL;
+  *len = 0;
+  if (fd < 0)
+    return core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
+                     strerror(errno));
+  core_buf_init(&b);
+  while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      core_fail(err, CORE_EIO, "%s: cannot read: %s", path, strerror(errno));
+      close(fd);
+      core_buf_free(&b);
+      return CORE_EIO;
+    }
+    core_buf_append(&b, chunk, (size_t)n);
+  }
+  close(fd);
+  if (b.oom) {
+    core_buf_free(&b);
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory reading it", path);
+  }
+  *len = b.len;
+  *data = b.data ? core_buf_steal(&b) : core_strdup("");
+  if (!*data)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+  return CORE_OK;
+}
+
+static char *parent_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    return core_strdup(".");
+  if (slash == path)
+    return core_strdup("/");
+  return core_strndup(path, (size_t)(slash - path));
+}
+
+core_status core_fsync_dir(const char *path, core_err *err) {
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", path,
+                     strerror(errno));
+  if (fsync(fd) != 0 && errno != EINVAL) {
+    int e = errno;
+    close(fd);
+    return core_fail(err, CORE_EIO, "%s: cannot sync folder: %s", path,
+                     strerror(e));
+  }
+  close(fd);
+  return CORE_OK;
+}
+
+core_status core_write_file_atomic(const char *path, const void *data,
+                                   size_t len, unsigned mode, core_err *err) {
+  char *tmp = core_asprintf("%s.tmp.%ld", path, (long)getpid());
+  char *dir = parent_of(path);
+  const char *p = data;
+  size_t left = len;
+  core_status st = CORE_OK;
+  int fd = -1;
+  if (!tmp || !dir) {
+    st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+    goto cleanup;
+  }
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    st = core_fail(err, CORE_EIO, "%s: cannot create: %s", tmp,
+                   strerror(errno));
+    goto cleanup;
+  }
+  while (left > 0) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      st = core_fail(err, CORE_EIO, "%s: cannot write: %s", path,
+                     strerror(errno));
+      goto cleanup;
+    }
+    p += n;
+    left -= (size_t)n;
+  }
+  if (fsync(fd) != 0) {
+    st = core_fail(err, CORE_EIO, "%s: cannot sync: %s", path,
+                   strerror(errno));
+    goto cleanup;
+  }
+  if (fchmod(fd, (mode_t)mode) != 0) {
+    st = core_fail(err, CORE_EIO, "%s: cannot set mode: %s", path,
+                   strerror(errno));
+    goto cleanup;
+  }
+  close(fd);
+  fd = -1;
+  if (rename(tmp, path) != 0) {
+    st = core_fail(err, CORE_EIO, "%s: cannot rename into place: %s", path,
+                   strerror(errno));
+    goto cleanup;
+  }
+  st = core_fsync_dir(dir, err);
+cleanup:
+  if (fd >= 0)
+    close(fd);
+  if (st != CORE_OK && tmp)
+    unlink(tmp);
+  core_free(tmp);
+  core_free(dir);
+  return st;
+}
+
+core_status core_mkdir_p(const char *path, unsigned mode, core_err *err) {
+  char *copy = core_strdup(path);
+  char *p;
+  if (!copy)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+  for (p = copy + 1; ; p++) {
+    if (*p == '/' || *p == '\0') {
+      char saved = *p;
+      *p = '\0';
+      if (mkdir(copy, (mode_t)mode) != 0 && errno != EEXIST) {
+        core_fail(err, CORE_EIO, "%s: cannot create folder: %s", copy,
+                  strerror(errno));
+        core_free(copy);
+        return CORE_EIO;
+      }
+      *p = saved;
+      if (saved == '\0')
+        break;
+    }
+  }
+  core_free(copy);
+  if (!core_is_dir(path))
+    return core_fail(err, CORE_EIO, "%s: exists and is not a folder", path);
+  return CORE_OK;
+}
+
+int core_exists(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0;
+}
+
+int core_is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *core_path_join(const char *a, const char *b) {
+  size_t la = strlen(a);
+  if (la == 0)
+    return core_strdup(b);
+  if (*b == '\0')
+    return core_strdup(a);
+  return core_asprintf("%s%s%s", a, a[la - 1] == '/' ? "" : "/", b);
+}

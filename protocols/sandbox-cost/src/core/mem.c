@@ -1,0 +1,86 @@
+/* mem.c: allocation through one door, with failure injection for tests.
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+/* Injection state. A plain static is enough: prereg allocates from one
+ * thread, except the analysis workers, which allocate before they start. */
+static long fail_countdown = -1;
+static int fail_sticky;
+static long fail_count;
+
+void core_mem_fail_after(long countdown, int sticky) {
+  fail_countdown = countdown;
+  fail_sticky = sticky;
+  fail_count = 0;
+}
+
+long core_mem_failures(void) { return fail_count; }
+
+static int should_fail(void) {
+  if (fail_countdown < 0)
+    return 0;
+  if (fail_countdown == 0) {
+    fail_count++;
+    if (!fail_sticky)
+      fail_countdown = -1;
+    return 1;
+  }
+  fail_countdown--;
+  return 0;
+}
+
+void *core_malloc(size_t n) {
+  if (should_fail())
+    return NULL;
+  return malloc(n ? n : 1);
+}
+
+void *core_calloc(size_t count, size_t size) {
+  if (should_fail())
+    return NULL;
+  return calloc(count ? count : 1, size ? size : 1);
+}
+
+void *core_realloc(void *p, size_t n) {
+  if (should_fail())
+    return NULL;
+  return realloc(p, n ? n : 1);
+}
+
+void core_free(void *p) { free(p); }
+
+char *core_strndup(const char *s, size_t n) {
+  char *d;
+  if (!s)
+    return NULL;
+  d = core_malloc(n + 1);
+  if (!d)
+    return NULL;
+  memcpy(d, s, n);
+  d[n] = '\0';
+  return d;
+}
+
+char *core_strdup(const char *s) {
+  return s ? core_strndup(s, strlen(s)) : NULL;
+}
+
+char *core_asprintf(const char *fmt, ...) {
+  core_buf b;
+  va_list ap;
+  core_buf_init(&b);
+  va_start(ap, fmt);
+  core_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  if (b.oom) {
+    core_buf_free(&b);
+    return NULL;
+  }
+  if (!b.data)
+    return core_strdup("");
+  return core_buf_steal(&b);
+}

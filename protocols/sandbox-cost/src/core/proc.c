@@ -1,0 +1,409 @@
+/* proc.c: what /proc says about a run's processes (descendants, PSS) and
+ * the metrics file a command writes about itself.
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/run.h"
+
+/* {==== Process table ==== */
+
+typedef struct pent {
+  int pid, ppid;
+} pent;
+
+/* Every process's pid and ppid. A process can vanish between readdir and
+ * fopen: it is then simply not in the table (it is not a descendant any
+ * more either). */
+static core_status proc_table(pent **out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  DIR *d = opendir("/proc");
+  if (!d)
+    return CORE_EIO;
+  size_t cap = 256, k = 0;
+  pent *t = core_malloc(cap * sizeof *t);
+  if (!t) {
+    closedir(d);
+    return CORE_ENOMEM;
+  }
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!isdigit((unsigned char)e->d_name[0]))
+      continue;
+    char path[300], buf[1024];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    size_t r = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[r] = 0;
+    /* The command name may hold spaces and ')': the state and ppid follow
+     * the last ')'. */
+    char *rp = strrchr(buf, ')');
+    long ppid;
+    if (!rp || sscanf(rp + 1, " %*c %ld", &ppid) != 1)
+      continue;
+    if (k == cap) {
+      pent *nt = core_realloc(t, 2 * cap * sizeof *t);
+      if (!nt) {
+        core_free(t);
+        closedir(d);
+        return CORE_ENOMEM;
+      }
+      t = nt;
+      cap *= 2;
+    }
+    t[k].pid = (int)strtol(e->d_name, NULL, 10);
+    t[k].ppid = (int)ppid;
+    k++;
+  }
+  closedir(d);
+  *out = t;
+  *n = k;
+  return CORE_OK;
+}
+
+core_status proc_descendants(int root, int **pids, size_t *n) {
+  pent *t;
+  size_t nt;
+  *pids = NULL;
+  *n = 0;
+  core_status st = proc_table(&t, &nt);
+  if (st != CORE_OK)
+    return st;
+  int *out = core_malloc((nt + 1) * sizeof *out);
+  if (!out) {
+    core_free(t);
+    return CORE_ENOMEM;
+  }
+  /* Breadth first over the ppid links; out doubles as the queue. */
+  size_t k = 0, head = 0;
+  int cur = root;
+  for (;;) {
+    for (size_t i = 0; i < nt; i++)
+      if (t[i].ppid == cur && t[i].pid != root)
+        out[k++] = t[i].pid;
+    if (head >= k)
+      break;
+    cur = out[head++];
+  }
+  core_free(t);
+  *pids = out;
+  *n = k;
+  return CORE_OK;
+}
+
+/* }==== */
+
+/* {==== PSS sample ==== */
+
+typedef struct chosen {
+  int pid;
+  char reasons[256];
+} chosen;
+
+typedef struct chosen_set {
+  chosen *v;
+  size_t n, cap;
+  int oom;
+} chosen_set;
+
+static void choose(chosen_set *s, int pid, const char *reason) {
+  for (size_t i = 0; i < s->n; i++)
+    if (s->v[i].pid == pid) {
+      size_t l = strlen(s->v[i].reasons);
+      snprintf(s->v[i].reasons + l, sizeof s->v[i].reasons - l, ",%s",
+               reason);
+      return;
+    }
+  if (s->n == s->cap) {
+    size_t nc = s->cap ? 2 * s->cap : 32;
+    chosen *nv = core_realloc(s->v, nc * sizeof *nv);
+    if (!nv) {
+      s->oom = 1;
+      return;
+    }
+    s->v = nv;
+    s->cap = nc;
+  }
+  s->v[s->n].pid = pid;
+  snprintf(s->v[s->n].reasons, sizeof s->v[s->n].reasons, "%s", reason);
+  s->n++;
+}
+
+/* The command line with NULs as spaces and tabs/newlines flattened, so
+ * that it fits one TSV field. "" when unreadable (kernel threads). */
+static void read_cmdline(int pid, char *out, size_t cap) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+  out[0] = 0;
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return;
+  size_t r = fread(out, 1, cap - 1, f);
+  fclose(f);
+  while (r > 0 && out[r - 1] == 0)
+    r--;
+  out[r] = 0;
+  for (size_t i = 0; i < r; i++)
+    if (out[i] == 0 || out[i] == '\t' || out[i] == '\n' || out[i] == '\r')
+      out[i] = ' ';
+}
+
+static int read_ppid(int pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  size_t r = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[r] = 0;
+  char *rp = strrchr(buf, ')');
+  long ppid;
+  if (!rp || sscanf(rp + 1, " %*c %ld", &ppid) != 1)
+    return -1;
+  return (int)ppid;
+}
+
+/* Pss of one process in KiB; -1 with *why filled when it could not be
+ * read ("vanished" when the process is gone). */
+static long read_pss(int pid, char *why, size_t cap) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/smaps_rollup", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(why, cap, "%s", errno == ENOENT || errno == ESRCH
+                                 ? "vanished"
+                                 : strerror(errno));
+    return -1;
+  }
+  long pss = -1;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "Pss:", 4) == 0) {
+      pss = strtol(line + 4, NULL, 10);
+      break;
+    }
+  fclose(f);
+  if (pss < 0) /* a zombie or kernel thread has an empty rollup */
+    snprintf(why, cap, "no Pss line (exited or kernel thread)");
+  return pss;
+}
+
+static const char *cgroup_root(void) {
+  /* Pure v2 mounts /sys/fs/cgroup itself; hybrid systems mount it at
+   * /sys/fs/cgroup/unified. */
+  return core_exists("/sys/fs/cgroup/cgroup.controllers")
+             ? "/sys/fs/cgroup"
+             : "/sys/fs/cgroup/unified";
+}
+
+core_status proc_sample_pss(const exec_pss *sel, int root, long *pss_kib,
+                            size_t *counted, size_t *unreadable,
+                            core_err *err) {
+  chosen_set cs = {0};
+  core_status st = CORE_OK;
+  FILE *list = NULL;
+  pent *t = NULL;
+  size_t nt = 0;
+  char *cmdl = core_malloc(8192);
+  *pss_kib = 0;
+  *counted = *unreadable = 0;
+  if (!cmdl)
+    return core_fail(err, CORE_ENOMEM, "out of memory sampling PSS");
+
+  if (sel->descendants) {
+    int *d = NULL;
+    size_t nd = 0;
+    choose(&cs, root, "run");
+    if (proc_descendants(root, &d, &nd) == CORE_OK)
+      for (size_t i = 0; i < nd; i++)
+        choose(&cs, d[i], "descendant");
+    core_free(d);
+  }
+  if (sel->cgroup && *sel->cgroup) {
+    char path[4096];
+    if (sel->cgroup[0] == '/' && core_is_dir(sel->cgroup))
+      snprintf(path, sizeof path, "%s/cgroup.procs", sel->cgroup);
+    else
+      snprintf(path, sizeof path, "%s/%s/cgroup.procs", cgroup_root(),
+               sel->cgroup + (sel->cgroup[0] == '/'));
+    FILE *f = fopen(path, "r");
+    if (!f) {
+      st = core_fail(err, CORE_ERUN, "cannot read %s: %s", path,
+                     strerror(errno));
+      goto cleanup;
+    }
+    long v;
+    while (fscanf(f, "%ld", &v) == 1)
+      choose(&cs, (int)v, "cgroup");
+    fclose(f);
+  }
+  if (sel->n_cmdline > 0) {
+    if ((st = proc_table(&t, &nt)) != CORE_OK) {
+      st = core_fail(err, st, "cannot list /proc");
+      goto cleanup;
+    }
+    int me = (int)getpid();
+    for (size_t i = 0; i < nt; i++) {
+      if (t[i].pid == me)
+        continue; /* our own argv may quote the string */
+      read_cmdline(t[i].pid, cmdl, 8192);
+      for (size_t j = 0; j < sel->n_cmdline; j++)
+        if (sel->cmdline[j][0] && strstr(cmdl, sel->cmdline[j])) {
+          char r[200];
+          snprintf(r, sizeof r, "cmdline:%s", sel->cmdline[j]);
+          choose(&cs, t[i].pid, r);
+        }
+    }
+  }
+  if (cs.oom) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory sampling PSS");
+    goto cleanup;
+  }
+  if (sel->list_path) {
+    list = fopen(sel->list_path, "w");
+    if (!list) {
+      st = core_fail(err, CORE_EIO, "%s: %s", sel->list_path,
+                     strerror(errno));
+      goto cleanup;
+    }
+    fputs("pid\tppid\tpss_kib\tstatus\treasons\tcmdline\n", list);
+  }
+  for (size_t i = 0; i < cs.n; i++) {
+    char why[128] = "";
+    int pid = cs.v[i].pid;
+    int ppid = read_ppid(pid);
+    read_cmdline(pid, cmdl, 8192);
+    long pss = read_pss(pid, why, sizeof why);
+    if (pss >= 0) {
+      *pss_kib += pss;
+      (*counted)++;
+    } else {
+      (*unreadable)++;
+    }
+    if (list) {
+      fprintf(list, "%d\t%d\t", pid, ppid);
+      if (pss >= 0)
+        fprintf(list, "%ld\tcounted", pss);
+      else
+        fprintf(list, "\t%s", why);
+      fprintf(list, "\t%s\t%s\n", cs.v[i].reasons, cmdl);
+    }
+  }
+  if (list) {
+    if (fflush(list) != 0 || ferror(list))
+      st = core_fail(err, CORE_EIO, "%s: write failed", sel->list_path);
+  }
+
+cleanup:
+  if (list)
+    fclose(list);
+  core_free(t);
+  core_free(cs.v);
+  core_free(cmdl);
+  return st;
+}
+
+/* }==== */
+
+/* {==== Metrics file ==== */
+
+core_status proc_parse_metrics(const char *path, proc_metric **m, size_t *n,
+                               core_err *err) {
+  *m = NULL;
+  *n = 0;
+  if (!core_exists(path))
+    return CORE_OK;
+  char *text = NULL;
+  size_t len = 0;
+  core_status st = core_read_file(path, &text, &len, err);
+  if (st != CORE_OK)
+    return st;
+  proc_metric *v = NULL;
+  size_t k = 0, cap = 0;
+  long lineno = 0;
+  char *p = text;
+  while (p < text + len) {
+    char *nl = memchr(p, '\n', (size_t)(text + len - p));
+    char *end = nl ? nl : text + len;
+    lineno++;
+    *end = 0;
+    if (end > p && end[-1] == '\r')
+      end[-1] = 0;
+    char *s = p;
+    p = end + 1;
+    while (*s == ' ' || *s == '\t')
+      s++;
+    if (*s == 0 || *s == '#')
+      continue;
+    char *eq = strchr(s, '=');
+    size_t nl_len = eq ? (size_t)(eq - s) : 0;
+    while (nl_len > 0 && (s[nl_len - 1] == ' ' || s[nl_len - 1] == '\t'))
+      nl_len--;
+    int name_ok = eq && nl_len > 0 && nl_len < sizeof v->name &&
+                  (isalpha((unsigned char)s[0]) || s[0] == '_');
+    for (size_t i = 0; name_ok && i < nl_len; i++)
+      if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+        name_ok = 0;
+    if (!name_ok) {
+      st = core_fail(err, CORE_EINPUT,
+                     "metrics file line %ld: expected NAME=VALUE, got "
+                     "'%.80s'",
+                     lineno, s);
+      goto fail;
+    }
+    char *ve;
+    errno = 0;
+    double val = strtod(eq + 1, &ve);
+    while (*ve == ' ' || *ve == '\t')
+      ve++;
+    if (ve == eq + 1 || *ve != 0 || errno == ERANGE || !isfinite(val)) {
+      st = core_fail(err, CORE_EINPUT,
+                     "metrics file line %ld: '%.*s' is not a finite "
+                     "number: '%.60s'",
+                     lineno, (int)nl_len, s, eq + 1);
+      goto fail;
+    }
+    size_t at = k;
+    for (size_t i = 0; i < k; i++)
+      if (strlen(v[i].name) == nl_len && !strncmp(v[i].name, s, nl_len))
+        at = i;
+    if (at == k) {
+      if (k == cap) {
+        size_t nc = cap ? 2 * cap : 8;
+        proc_metric *nv = core_realloc(v, nc * sizeof *nv);
+        if (!nv) {
+          st = core_fail(err, CORE_ENOMEM, "out of memory");
+          goto fail;
+        }
+        v = nv;
+        cap = nc;
+      }
+      k++;
+    }
+    memcpy(v[at].name, s, nl_len);
+    v[at].name[nl_len] = 0;
+    v[at].value = val;
+  }
+  core_free(text);
+  *m = v;
+  *n = k;
+  return CORE_OK;
+fail:
+  core_free(text);
+  core_free(v);
+  return st;
+}
+
+/* }==== */

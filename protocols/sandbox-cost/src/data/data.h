@@ -1,0 +1,291 @@
+/* data.h: an experiment's data folder: the lock (registered and amended
+ * sheet versions), frozen CSV batches with provenance, imports, and the
+ * manifest of SHA-256 digests. Only data/ touches libcsv and jansson.
+ * SPDX-License-Identifier: MIT
+ *
+ * Layout of DATA/ID/ (every frozen file is mode 0444, never rewritten):
+ *   versions/v0.lua        the registered sheet, byte for byte
+ *   versions/v0.json       {version, sha256, filed_at, prereg_version, ...}
+ *   versions/vN.lua        amended version N (N >= 1)
+ *   versions/vN.diff       unified diff of v(N-1) -> vN
+ *   versions/vN.json       + why, date, data state when filed
+ *   batches/BATCH.csv      raw rows (schema below); BATCH = bNNNN
+ *   batches/BATCH.json     batch facts: kind (run|import), host facts,
+ *                          image digests, versions, source sha256, quick
+ *   batches/BATCH/         per-run stdout/stderr and process lists
+ *   MANIFEST               "SHA256  PATH" lines (sha256sum -c format),
+ *                          replaced atomically, only ever grows
+ */
+#ifndef PREREG_DATA_H
+#define PREREG_DATA_H
+
+#include <stddef.h>
+
+#include "core/core.h"
+#include "protocols/proto.h"
+
+/* {==== Rows ==== */
+
+/* The CSV header of every batch, in this order. One row per run and
+ * metric (long format, like the import format). */
+#define DATA_ROW_HEADER                                                     \
+  "sheet_version,sheet_sha256,batch,source,workload,arm,round,seq,run_id,"  \
+  "started_at,host,image_digest,cache_policy,cache_state,exit_code,valid,"  \
+  "reason,metric,value,quick"
+
+typedef struct data_row {
+  int sheet_version;
+  char *sheet_sha256;
+  char *batch;
+  char *source; /* "run" or "import" */
+  char *workload, *arm;
+  long round; /* 1-based; 0 when unknown (imports without run) */
+  long seq;   /* position in the batch's execution order, 1-based */
+  char *run_id;
+  char *started_at; /* UTC, ISO 8601 */
+  char *host;
+  char *image_digest;
+  char *cache_policy; /* "warm" | "cold" | "" */
+  char *cache_state;  /* observed, free text e.g. "page_cache_mib=812" */
+  char *exit_code;    /* "0", or per step "0;1;0" */
+  int valid;
+  char *reason; /* why invalid, "" when valid */
+  char *metric;
+  double value; /* NaN when has_value is 0 */
+  int has_value;
+  int quick; /* collected under run --quick */
+} data_row;
+
+typedef struct data_rowset {
+  data_row *rows;
+  size_t n, cap;
+} data_rowset;
+
+/** Frees every row's strings and the array; NULL is a no-op. */
+void data_rowset_free(data_rowset *rs);
+
+/* }==== */
+
+/* {==== Experiment folder and the lock ==== */
+
+typedef struct data_version {
+  int number;  /* 0 = registered */
+  char sha256[CORE_SHA256_HEX];
+  char *filed_at; /* UTC */
+  char *path;     /* versions/vN.lua, relative to the experiment folder */
+  long rows_when_filed; /* valid+invalid runs existing when filed */
+  /* Added by the data layer: */
+  char *date, *why;         /* the amendment this version records; NULL
+                               for v0 */
+  char **supersedes;        /* workloads whose earlier rows stop counting */
+  size_t n_supersedes;
+  struct data_amendment *amendments; /* the sheet's list when filed */
+  size_t n_amendments;
+} data_version;
+
+typedef struct data_experiment {
+  char *dir; /* DATA/ID */
+  char *id;
+  data_version *versions; /* chain, in order */
+  size_t n_versions;
+  /* Added by the data layer: */
+  int lock_fd; /* DATA/ID/.lock while held (flock), else -1 */
+} data_experiment;
+
+/** Opens DATA/ID for the sheet. OUT: *exp newly allocated (free with
+ * data_experiment_free); (*exp)->n_versions == 0 when not registered. */
+core_status data_experiment_open(const char *data_dir,
+                                 const proto_sheet *sheet,
+                                 data_experiment **exp, core_err *err);
+void data_experiment_free(data_experiment *exp);
+
+/** Freezes the sheet as version 0. Refuses (CORE_ELOCK) when a different
+ * sheet is already registered under the id; registering the identical
+ * text again is a no-op reported in *already. */
+core_status data_register(data_experiment *exp, const proto_sheet *sheet,
+                          int *already, core_err *err);
+
+/** Records the sheet's newest amendment as the next version: exactly one
+ * new entry at the end of `amendments`, earlier ones unchanged. */
+core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
+                       core_err *err);
+
+/** The lock that run and import call: CORE_ELOCK when not registered or
+ * when the text differs from the newest version; the message lists the
+ * changed lines and says to append an amendment and run prereg amend. */
+core_status data_check_lock(const data_experiment *exp,
+                            const proto_sheet *sheet, core_err *err);
+
+/** Loads every row of every batch (frozen or in progress, in batch
+ * order). */
+core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
+                           core_err *err);
+
+/** Loads version n of the sheet from its frozen copy. */
+proto_sheet *data_load_version(const data_experiment *exp, int n,
+                               core_err *err);
+
+/** Checks every manifest entry and the chain; appends one line per
+ * problem to report. CORE_EVERIFY when anything is wrong. */
+core_status data_verify(const data_experiment *exp, core_buf *report,
+                        core_err *err);
+
+/* }==== */
+
+/* {==== Batches ==== */
+
+typedef struct data_batch data_batch;
+
+/** Starts a new batch (kind "run" or "import") with facts_json, a JSON
+ * object text written to batches/BATCH.json when the batch is frozen.
+ * OUT: *batch; its id is data_batch_id(). */
+core_status data_batch_begin(data_experiment *exp, const char *kind,
+                             data_batch **batch, core_err *err);
+const char *data_batch_id(const data_batch *b);
+/** The per-batch folder for run outputs (created on demand). */
+const char *data_batch_dir(const data_batch *b);
+/** Appends rows (all the rows of one run) with one write and an fsync. */
+core_status data_batch_append(data_batch *b, const data_row *rows, size_t n,
+                              core_err *err);
+/** Writes facts, makes the batch's files read-only and adds them to the
+ * manifest; frees b. */
+core_status data_batch_freeze(data_batch *b, const char *facts_json,
+                              core_err *err);
+/** Frees without freezing (the rows written stay, for --resume). */
+void data_batch_abandon(data_batch *b);
+
+/** For --resume: freezes batches left unfinished by a crash. A torn last
+ * line, or the rows of a run cut short, is removed and reported in
+ * notes (one line each). */
+core_status data_recover(data_experiment *exp, core_buf *notes,
+                         core_err *err);
+
+/* }==== */
+
+/** Imports FILE (CSV per the contract, or hyperfine --export-json) as a
+ * frozen batch of kind "import". arm_map: "CMD=ARM,..." or NULL. One bad
+ * line rejects the whole file (CORE_EINPUT naming FILE:LINE). */
+core_status data_import(data_experiment *exp, const proto_sheet *sheet,
+                        const char *file, const char *arm_map,
+                        size_t *imported, core_err *err);
+
+/* {==== JSON output of an analysis (jansson lives in data/) ==== */
+
+struct analysis_summary;
+/** Appends `prereg analyze --json` output (contract section 4, plus more
+ * keys) to out: deterministic, numbers as %.17g, keys in fixed order. */
+core_status data_analysis_json(const struct analysis_summary *s,
+                               core_buf *out, core_err *err);
+
+/* }==== */
+
+/* {==== Report inputs (data/report_inputs.c, added for reports/) ==== */
+
+/* One fact of a batch's facts JSON, flattened: nested keys joined with
+ * ".", array items as "[i]" ("host.kernel", "versions.bwrap[0]"). */
+typedef struct data_fact {
+  char *key, *value; /* value: strings as is, numbers as JSON text */
+} data_fact;
+
+/* A small table read from a file (process lists): header + rows. */
+typedef struct data_table {
+  char *source;    /* path relative to the experiment folder */
+  char **header;   /* n_cols names */
+  size_t n_cols;
+  char **cells;    /* n_rows * n_cols, row-major; "" for missing */
+  size_t n_rows;
+} data_table;
+
+typedef struct data_batch_info {
+  char *id;            /* "b0001" */
+  data_fact *facts;    /* sorted by key; empty when no facts file */
+  size_t n_facts;
+  data_table *procs;   /* process lists found under batches/ID/ */
+  size_t n_procs;
+} data_batch_info;
+
+typedef struct data_manifest_entry {
+  char *path; /* relative to the experiment folder */
+  char sha256[CORE_SHA256_HEX];
+} data_manifest_entry;
+
+typedef struct data_report_inputs {
+  data_batch_info *batches; /* in batch order */
+  size_t n_batches;
+  data_manifest_entry *manifest; /* in file order */
+  size_t n_manifest;
+} data_report_inputs;
+
+/** Reads what a report shows besides the rows: every batch's facts JSON
+ * (flattened), the process lists under each batch folder (JSON arrays of
+ * objects, or tab/comma-separated text with a header line; files whose
+ * name contains "proc") and the MANIFEST. Missing files give empty
+ * lists. OUT: *out newly allocated; free with data_report_inputs_free. */
+core_status data_report_inputs_load(const data_experiment *exp,
+                                    data_report_inputs **out,
+                                    core_err *err);
+/** Frees everything; NULL is a no-op. */
+void data_report_inputs_free(data_report_inputs *in);
+/** Value of fact key in b, or NULL. */
+const char *data_fact_get(const data_batch_info *b, const char *key);
+
+/* }==== */
+
+/* {==== Added by the data layer (declarations appended, issue 2-4) ==== */
+
+/* One entry of a sheet's `amendments` as recorded in versions/vN.json. */
+typedef struct data_amendment {
+  char *date, *why;
+  char **supersedes;
+  size_t n_supersedes;
+} data_amendment;
+
+/** Takes the exclusive flock on DATA/ID/.lock (creating DATA/ID) so that
+ * two writing commands cannot interleave, and reloads the chain. Every
+ * writing function calls it; holding it twice is a no-op. Released by
+ * data_experiment_free. CORE_ERUN when another process holds it. */
+core_status data_experiment_lock(data_experiment *exp, core_err *err);
+
+/** Unified diff of a -> b (3 lines of context, GNU format, "\ No newline
+ * at end of file" markers). Returns a newly allocated string (core_free),
+ * "" when the texts are equal, NULL when out of memory. */
+char *data_unified_diff(const char *a, size_t alen, const char *b,
+                        size_t blen, const char *label_a,
+                        const char *label_b);
+
+/** Runs collected for one workload and arm. A run is the rows sharing
+ * batch, workload, arm and run_id. A run is valid when all its rows are;
+ * superseded when a later version's amendment supersedes its workload
+ * (superseded runs are not counted as valid or invalid). */
+typedef struct data_tally {
+  char *workload, *arm;
+  long valid, invalid, superseded;
+} data_tally;
+
+/** Tallies every run on disk. OUT: *out newly allocated (data_tally_free),
+ * in order of first appearance. */
+core_status data_tally_runs(const data_experiment *exp, data_tally **out,
+                            size_t *n, core_err *err);
+void data_tally_free(data_tally *t, size_t n);
+
+/** 1 when row r no longer counts because a version filed after the one it
+ * was collected under supersedes its workload. */
+int data_row_superseded(const data_experiment *exp, const data_row *r);
+
+/** data_import with --only WORKLOAD (the workload hyperfine results go
+ * to; NULL: the sheet's only workload without a command). */
+core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
+                             const char *file, const char *arm_map,
+                             const char *only, size_t *imported,
+                             core_err *err);
+
+/** Lists batch csv files that are not in the MANIFEST (unfinished, for
+ * status and verify). OUT: *names newly allocated ("bNNNN"), free each
+ * and the array with core_free. */
+core_status data_unfinished_batches(const data_experiment *exp,
+                                    char ***names, size_t *n,
+                                    core_err *err);
+
+/* }==== */
+
+#endif

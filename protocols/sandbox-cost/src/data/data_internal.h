@@ -1,0 +1,107 @@
+/* data_internal.h: what the files of data/ share and nobody else sees:
+ * CSV reading and writing, the manifest, the batch handle, JSON set-up.
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef PREREG_DATA_INTERNAL_H
+#define PREREG_DATA_INTERNAL_H
+
+#include "data/data.h"
+
+/* Number of columns of DATA_ROW_HEADER. */
+#define DATA_NCOLS 20
+
+/* {==== CSV ==== */
+
+/* One record as the scanner hands it over: fields are NUL-terminated and
+ * borrowed until the callback returns. */
+typedef core_status (*csvscan_fn)(void *ctx, char **fields, size_t n,
+                                  long line, core_err *err);
+
+typedef struct csvscan_result {
+  size_t records;     /* complete records seen (header included) */
+  size_t good_end;    /* byte offset just past the last complete record */
+  long last_line;     /* physical line where the last complete record
+                         started */
+  int torn;           /* the text ends inside a record (no final newline
+                         or an open quote) */
+  long torn_line;     /* where that incomplete record starts */
+} csvscan_result;
+
+/** Scans RFC 4180 text with libcsv, calling fn once per complete record
+ * with its first physical line. An incomplete final record is not passed
+ * to fn: it sets res->torn. name is used in messages. A callback error
+ * stops the scan and is returned. */
+core_status data_csv_scan(const char *name, const char *text, size_t len,
+                          csvscan_fn fn, void *ctx, csvscan_result *res,
+                          core_err *err);
+
+/** Appends one field, quoted only when it must be (RFC 4180). */
+void data_csv_field(core_buf *b, const char *s);
+
+/** Appends one row (with a final "\n"); batch_id and source override the
+ * row's own when not NULL. */
+void data_csv_row(core_buf *b, const data_row *r, const char *batch_id,
+                  const char *source);
+
+/** Fills r from the DATA_NCOLS fields of one record; name and line are
+ * for messages. On error r holds nothing to free. */
+core_status data_row_parse(data_row *r, char **f, size_t n,
+                           const char *name, long line, core_err *err);
+void data_row_clear(data_row *r);
+/** Appends a copy of r (taking ownership of its strings). */
+core_status data_rowset_push(data_rowset *rs, data_row *r, core_err *err);
+
+/* }==== */
+
+/* {==== Manifest ==== */
+
+typedef struct manifest_entry {
+  char *path; /* relative to the experiment folder */
+  char sha256[CORE_SHA256_HEX];
+  long line;
+} manifest_entry;
+
+typedef struct manifest {
+  manifest_entry *e;
+  size_t n, cap;
+} manifest;
+
+/** Loads DIR/MANIFEST (missing: empty). Malformed lines are CORE_EINPUT
+ * naming MANIFEST:LINE unless problems is given, in which case each is
+ * appended there and skipped. */
+core_status data_manifest_load(const char *dir, manifest *m,
+                               core_buf *problems, core_err *err);
+void data_manifest_free(manifest *m);
+/** The entry for path, or NULL. */
+const manifest_entry *data_manifest_find(const manifest *m,
+                                         const char *path);
+/** Hashes each path (relative to dir) and appends it to the MANIFEST,
+ * which is replaced atomically (mode 0444). */
+core_status data_manifest_add(const char *dir, char *const *paths,
+                              size_t n, core_err *err);
+
+/* }==== */
+
+/* {==== Helpers ==== */
+
+/** Points jansson's allocator at core_malloc/core_free (idempotent). */
+void data_json_init(void);
+
+/** Sorted names in folder dir (without "." and ".."); missing folder:
+ * zero names. OUT: *names newly allocated (data_names_free). */
+core_status data_list_dir(const char *dir, char ***names, size_t *n,
+                          core_err *err);
+void data_names_free(char **names, size_t n);
+
+/** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv"); the
+ * number goes to *num. */
+int data_batch_name(const char *name, const char *suffix, long *num);
+
+/** Runs of rows: counts per workload and arm. */
+core_status data_tally_rows(const data_experiment *exp,
+                            const data_rowset *rows, data_tally **out,
+                            size_t *n, core_err *err);
+
+/* }==== */
+
+#endif

@@ -1,0 +1,218 @@
+/* manifest.c: DATA/ID/MANIFEST ("SHA256  PATH" lines, sha256sum -c
+ * format), folder listings and small helpers shared by data/.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data_internal.h"
+
+void data_json_init(void) {
+  /* Route jansson through core_malloc so fault injection reaches it. */
+  json_set_alloc_funcs(core_malloc, core_free);
+}
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void data_names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    core_free(names[i]);
+  core_free(names);
+}
+
+core_status data_list_dir(const char *dir, char ***names, size_t *n,
+                          core_err *err) {
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  char **v = NULL;
+  size_t len = 0, cap = 0;
+  *names = NULL;
+  *n = 0;
+  if (!d) {
+    if (errno == ENOENT)
+      return CORE_OK;
+    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", dir,
+                     strerror(errno));
+  }
+  while ((de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    if (len == cap) {
+      size_t nc = cap ? cap * 2 : 16;
+      char **nv = core_realloc(v, nc * sizeof *nv);
+      if (!nv)
+        goto oom;
+      v = nv;
+      cap = nc;
+    }
+    if (!(v[len] = core_strdup(de->d_name)))
+      goto oom;
+    len++;
+  }
+  closedir(d);
+  if (len > 1)
+    qsort(v, len, sizeof *v, cmp_names);
+  *names = v;
+  *n = len;
+  return CORE_OK;
+oom:
+  closedir(d);
+  data_names_free(v, len);
+  return core_fail(err, CORE_ENOMEM, "%s: out of memory", dir);
+}
+
+int data_batch_name(const char *name, const char *suffix, long *num) {
+  size_t i = 1;
+  long v = 0;
+  if (name[0] != 'b')
+    return 0;
+  while (name[i] >= '0' && name[i] <= '9' && i < 10)
+    v = v * 10 + (name[i++] - '0');
+  if (i < 5) /* at least four digits: b0001 */
+    return 0;
+  if (strcmp(name + i, suffix) != 0)
+    return 0;
+  *num = v;
+  return 1;
+}
+
+/* {==== Manifest ==== */
+
+void data_manifest_free(manifest *m) {
+  for (size_t i = 0; i < m->n; i++)
+    core_free(m->e[i].path);
+  core_free(m->e);
+  memset(m, 0, sizeof *m);
+}
+
+const manifest_entry *data_manifest_find(const manifest *m,
+                                         const char *path) {
+  for (size_t i = 0; i < m->n; i++)
+    if (strcmp(m->e[i].path, path) == 0)
+      return &m->e[i];
+  return NULL;
+}
+
+static int is_hex64(const char *s) {
+  for (int i = 0; i < 64; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return 0;
+  return 1;
+}
+
+core_status data_manifest_load(const char *dir, manifest *m,
+                               core_buf *problems, core_err *err) {
+  char *path = core_path_join(dir, "MANIFEST");
+  char *text = NULL;
+  size_t len = 0;
+  core_status st = CORE_OK;
+  long line = 0;
+  memset(m, 0, sizeof *m);
+  if (!path)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if (!core_exists(path)) {
+    core_free(path);
+    return CORE_OK;
+  }
+  if ((st = core_read_file(path, &text, &len, err)) != CORE_OK)
+    goto cleanup;
+  for (char *p = text; p < text + len;) {
+    char *nl = memchr(p, '\n', (size_t)(text + len - p));
+    char *end = nl ? nl : text + len;
+    size_t ll = (size_t)(end - p);
+    line++;
+    if (ll < 67 || !is_hex64(p) || p[64] != ' ' || p[65] != ' ' ||
+        memchr(p, '\0', ll)) {
+      if (problems) {
+        core_buf_printf(problems,
+                        "%s:%ld: malformed line (expected \"SHA256  "
+                        "PATH\")\n", path, line);
+      } else {
+        st = core_fail(err, CORE_EINPUT,
+                       "%s:%ld: malformed line (expected \"SHA256  PATH\"); "
+                       "run prereg verify", path, line);
+        goto cleanup;
+      }
+    } else {
+      manifest_entry *e;
+      if (m->n == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 32;
+        manifest_entry *ne = core_realloc(m->e, nc * sizeof *ne);
+        if (!ne) {
+          st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+          goto cleanup;
+        }
+        m->e = ne;
+        m->cap = nc;
+      }
+      e = &m->e[m->n];
+      memcpy(e->sha256, p, 64);
+      e->sha256[64] = '\0';
+      e->line = line;
+      if (!(e->path = core_strndup(p + 66, ll - 66))) {
+        st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+        goto cleanup;
+      }
+      m->n++;
+    }
+    p = nl ? nl + 1 : text + len;
+  }
+cleanup:
+  if (st != CORE_OK)
+    data_manifest_free(m);
+  core_free(text);
+  core_free(path);
+  return st;
+}
+
+core_status data_manifest_add(const char *dir, char *const *paths,
+                              size_t n, core_err *err) {
+  char *path = core_path_join(dir, "MANIFEST");
+  char *old = NULL;
+  size_t old_len = 0;
+  core_buf b;
+  core_status st = CORE_OK;
+  core_buf_init(&b);
+  if (!path)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if (core_exists(path)) {
+    if ((st = core_read_file(path, &old, &old_len, err)) != CORE_OK)
+      goto cleanup;
+    core_buf_append(&b, old, old_len);
+    if (old_len > 0 && old[old_len - 1] != '\n')
+      core_buf_puts(&b, "\n");
+  }
+  for (size_t i = 0; i < n; i++) {
+    char hex[CORE_SHA256_HEX];
+    char *full = core_path_join(dir, paths[i]);
+    if (!full) {
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+      goto cleanup;
+    }
+    st = core_sha256_file(full, hex, err);
+    core_free(full);
+    if (st != CORE_OK)
+      goto cleanup;
+    core_buf_printf(&b, "%s  %s\n", hex, paths[i]);
+  }
+  if (b.oom) {
+    st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+    goto cleanup;
+  }
+  /* The manifest only ever grows; replacing it atomically means a crash
+   * leaves either the old list or the new one, never half a line. */
+  st = core_write_file_atomic(path, b.data ? b.data : "", b.len, 0444, err);
+cleanup:
+  core_buf_free(&b);
+  core_free(old);
+  core_free(path);
+  return st;
+}
+
+/* }==== */

@@ -1,0 +1,226 @@
+/* proto.h: protocol sheets: a Lua 5.4 file, run in a sandbox, turned into
+ * plain C structs. No Lua type leaves protocols/.
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef PREREG_PROTO_H
+#define PREREG_PROTO_H
+
+#include <stddef.h>
+
+#include "core/core.h"
+
+typedef enum { PROTO_ORDER_INTERLEAVED, PROTO_ORDER_BLOCKED } proto_order;
+typedef enum { PROTO_CACHE_WARM, PROTO_CACHE_COLD } proto_cache;
+typedef enum {
+  PROTO_EXPECT_CODE,     /* exit code must equal expect_code (default 0) */
+  PROTO_EXPECT_ANY,      /* "any" */
+  PROTO_EXPECT_REFERENCE /* "reference": same as the reference arm, step by
+                            step, in the same round */
+} proto_expect;
+
+/* Where an image digest comes from: a file or tree hashed once per batch
+ * (core_sha256_tree), or a command whose trimmed stdout is the digest.
+ * Both NULL: no image declared. Strings are unexpanded templates. */
+typedef struct proto_image {
+  char *tree;
+  char *digest_cmd;
+  /* Optional: files whose page-cache residency is observed per run. */
+  char *resident;
+} proto_image;
+
+typedef struct proto_var {
+  char *name;
+  char *value;
+} proto_var;
+
+typedef struct proto_arm {
+  char *name;
+  int reference;     /* exactly one arm has it */
+  char *run;         /* template; "{cmd}" by default */
+  char **requires;   /* preflight commands; all must exit 0 */
+  size_t n_requires;
+  proto_image image; /* overrides the sheet's image when set */
+  char **versions;   /* commands whose output is recorded in host facts */
+  size_t n_versions;
+  int line;
+} proto_arm;
+
+/* Which processes pss_mib sums (sheet key `processes`). */
+typedef struct proto_procsel {
+  int descendants;  /* descendants of the run's process (default 1) */
+  char *cgroup;     /* template: members of this cgroup, or NULL */
+  char **cmdline;   /* templates: processes whose command line contains
+                       one of these */
+  size_t n_cmdline;
+} proto_procsel;
+
+typedef struct proto_workload {
+  char *name;
+  long runs;   /* rounds; 0 for an import-only workload */
+  long warmup; /* warm-up runs per arm, not recorded */
+  char *cmd;   /* template, or NULL */
+  char **steps; /* templates run in order in a fresh folder, or NULL */
+  size_t n_steps;
+  char *prepare, *cleanup; /* templates or NULL */
+  char **metrics;          /* at least one; default { "wall_s" } */
+  size_t n_metrics;
+  double sample_after_s; /* for pss_mib; default 5 */
+  double timeout_s;      /* per step; default 120 */
+  proto_order order;
+  proto_cache cache;
+  proto_expect expect;
+  int expect_code;
+  proto_procsel procs;
+  int cgroup;   /* 1: run each run in its own cgroup (cg_* metrics) */
+  int line;
+} proto_workload;
+
+/* One entry of rule.verdicts. A condition is active when its has_ flag is
+ * set; all active conditions must hold. Boundaries: ci_excludes = x holds
+ * when ci_low > x or ci_high < x; ratio_above = x when ratio > x;
+ * ratio_below = x when ratio < x; ci_within = {lo, hi} when
+ * lo <= ci_low and ci_high <= hi. */
+typedef struct proto_verdict_rule {
+  char *name;
+  int has_ci_excludes, has_ratio_above, has_ratio_below, has_ci_within;
+  double ci_excludes, ratio_above, ratio_below, ci_within[2];
+  int line;
+} proto_verdict_rule;
+
+typedef struct proto_rule {
+  char *estimator; /* "median" */
+  double confidence;
+  long resamples;
+  unsigned long seed; /* < 2^32 */
+  proto_verdict_rule *verdicts;
+  size_t n_verdicts;
+} proto_rule;
+
+typedef enum {
+  PROTO_CLAIM_AT_LEAST,
+  PROTO_CLAIM_BELOW,
+  PROTO_CLAIM_VERDICT_IS,
+  PROTO_CLAIM_FUNCTION
+} proto_claim_kind;
+
+typedef struct proto_hypothesis {
+  char *id, *says;
+  char *workload, *metric; /* NULL allowed only for a function claim */
+  char **arms;             /* non-reference arms; all must hold */
+  size_t n_arms;
+  proto_claim_kind kind;
+  double x;      /* at_least / below */
+  char *verdict; /* verdict_is */
+  int fn_ref;    /* function claims: private handle into the sheet's Lua */
+  int line;
+} proto_hypothesis;
+
+typedef struct proto_amendment {
+  char *date; /* YYYY-MM-DD */
+  char *why;
+  char **supersedes; /* workloads whose earlier rows no longer count */
+  size_t n_supersedes;
+  int line;
+} proto_amendment;
+
+typedef struct proto_sheet {
+  char *path; /* as given */
+  char *id, *title, *question, *author;
+  proto_var *vars;
+  size_t n_vars;
+  proto_arm *arms;
+  size_t n_arms;
+  size_t reference; /* index into arms */
+  proto_image image;
+  proto_workload *workloads;
+  size_t n_workloads;
+  proto_rule rule;
+  proto_hypothesis *hypotheses;
+  size_t n_hypotheses;
+  char **threats;
+  size_t n_threats;
+  proto_amendment *amendments;
+  size_t n_amendments;
+  char *text; /* the exact bytes of the file */
+  size_t text_len;
+  char sha256[CORE_SHA256_HEX]; /* of text */
+  struct proto_lua *lua;        /* private: kept for function claims */
+} proto_sheet;
+
+/** Loads and validates the sheet at path. Returns a newly allocated sheet
+ * (free with proto_sheet_free), or NULL with err filled: CORE_EPROTOCOL
+ * and a message "FILE:LINE: what" or "FILE: field.path: what". */
+proto_sheet *proto_sheet_load(const char *path, core_err *err);
+
+/** Same, from text already in memory; name is used in messages and as
+ * the sheet's path (a frozen version, a bundle member). */
+proto_sheet *proto_sheet_load_text(const char *name, const char *text,
+                                   size_t len, core_err *err);
+
+/** Frees everything the sheet owns; NULL is a no-op. */
+void proto_sheet_free(proto_sheet *s);
+
+/** Index of the arm/workload named name, or -1. */
+long proto_arm_index(const proto_sheet *s, const char *name);
+long proto_workload_index(const proto_sheet *s, const char *name);
+/** 1 when the workload declares metric. */
+int proto_workload_has_metric(const proto_workload *w, const char *metric);
+/** Unit of a metric, from its suffix: "s", "MiB", "KiB" or "". */
+const char *proto_metric_unit(const char *metric);
+
+/* Values for the built-in placeholders of a template. Any may be NULL. */
+typedef struct proto_expand_ctx {
+  const char *cmd, *arm, *workload, *run_id;
+  long round;
+} proto_expand_ctx;
+
+/** Expands {name} placeholders (sheet vars, then built-ins) in tmpl.
+ * Returns a newly allocated string (core_free), or NULL with err filled
+ * naming the unknown placeholder. "{{" stands for a literal "{". */
+char *proto_expand(const proto_sheet *s, const char *tmpl,
+                   const proto_expand_ctx *ctx, core_err *err);
+
+/** Writes a readable summary for `prereg check` to out (a growing
+ * buffer): arms, workloads and runs planned, the rule in words,
+ * hypotheses, threats, amendments. */
+void proto_summary(const proto_sheet *s, core_buf *out);
+
+/** The rule in words, one sentence, for reports ("median per arm and
+ * ratio to bare, 95% percentile bootstrap CI ..."). */
+void proto_rule_words(const proto_sheet *s, core_buf *out);
+
+/** Writes the commented starter sheet for `prereg new ID`. */
+void proto_starter(const char *id, core_buf *out);
+
+/* The results a function claim sees, one per workload, metric and
+ * non-reference arm (filled by analysis/). */
+typedef struct proto_result_view {
+  const char *workload, *metric, *arm, *verdict;
+  double ratio, ci_low, ci_high, median, median_reference;
+  size_t n, n_reference;
+} proto_result_view;
+
+typedef enum {
+  PROTO_HELD,
+  PROTO_NOT_HELD,
+  PROTO_INCONCLUSIVE
+} proto_outcome;
+
+/** Evaluates a function claim h of s over results, in the sheet's
+ * sandbox (instruction budget and memory cap apply). The function is
+ * called with a list of result tables and returns "held", "not held" or
+ * "inconclusive" (or true/false/nil) and an optional reason string.
+ * OUT: *outcome; *reason newly allocated (core_free), never NULL on OK. */
+core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
+                             const proto_result_view *results, size_t n,
+                             proto_outcome *outcome, char **reason,
+                             core_err *err);
+
+/* {==== Versions (protocols/version.c, added for reports/) ==== */
+
+/** The Lua release prereg was built with ("Lua 5.4.4"): static. */
+const char *proto_lua_version(void);
+
+/* }==== */
+
+#endif

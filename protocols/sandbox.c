@@ -1,0 +1,532 @@
+/* sandbox.c: the Lua state a sheet runs in: a counting allocator with a
+ * memory cap, hand-picked libraries, an instruction budget, protected
+ * calls, the sheet's own _ENV and the functions a sheet may call.
+ * SPDX-License-Identifier: MIT
+ */
+#include <lauxlib.h>
+#include <lualib.h>
+#include <math.h>
+#include <string.h>
+
+#include "protocols/proto_internal.h"
+
+/* {==== Allocator ==== */
+
+/* Every byte Lua uses goes through core_realloc, so the tests' fault
+ * injection reaches Lua too. Two limits: the live size (a memory bomb)
+ * and the total ever allocated, because a loop that builds and drops a
+ * big string costs almost no instructions and would otherwise run for
+ * hours inside the instruction budget. */
+static void *sheet_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  struct proto_lua *pl = ud;
+  size_t old = ptr ? osize : 0;
+  void *np;
+  if (nsize == 0) {
+    core_free(ptr);
+    pl->used -= old;
+    return NULL;
+  }
+  if (nsize <= old) {
+    /* Lua assumes a shrink never fails (manual, lua_Alloc): when the
+     * smaller block cannot be had, the bigger one serves as well. */
+    np = core_realloc(ptr, nsize);
+    pl->used -= old - nsize;
+    return np ? np : ptr;
+  }
+  if (pl->used + (nsize - old) > PROTO_MEM_CAP) {
+    pl->refusal = PROTO_REFUSED_CAP;
+    return NULL;
+  }
+  if (pl->total + (nsize - old) > PROTO_ALLOC_BUDGET) {
+    pl->refusal = PROTO_REFUSED_BUDGET;
+    return NULL;
+  }
+  np = core_realloc(ptr, nsize);
+  if (!np) {
+    pl->refusal = PROTO_REFUSED_SYSTEM;
+    return NULL;
+  }
+  pl->used += nsize - old;
+  pl->total += nsize - old;
+  return np;
+}
+
+/* }==== */
+
+/* {==== Budget and protected calls ==== */
+
+static void budget_hook(lua_State *L, lua_Debug *ar) {
+  /* From now on every instruction fails, so that no code path that
+   * survives one error (an error handler) can keep the sheet going. */
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
+  if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
+    lua_pushfstring(L,
+                    "%s:%d: instruction budget exceeded (%d million "
+                    "instructions); a sheet should declare, not compute",
+                    ar->short_src, ar->currentline,
+                    PROTO_INSTR_BUDGET / 1000000);
+  else
+    lua_pushfstring(L,
+                    "instruction budget exceeded (%d million "
+                    "instructions); a sheet should declare, not compute",
+                    PROTO_INSTR_BUDGET / 1000000);
+  lua_error(L);
+}
+
+void proto_lua_reset_budget(struct proto_lua *pl) {
+  pl->total = 0;
+  pl->refusal = PROTO_REFUSED_NONE;
+  lua_sethook(pl->L, budget_hook, LUA_MASKCOUNT, PROTO_INSTR_BUDGET);
+}
+
+/* The message handler of every protected call: gives a position to the
+ * messages that have none (error("x", 0), assert, a non-string error),
+ * so that every message reads FILE:LINE: where a line exists. */
+static int msgh(lua_State *L) {
+  const char *msg;
+  lua_Debug ar;
+  if (lua_type(L, 1) == LUA_TSTRING)
+    msg = lua_tostring(L, 1);
+  else
+    msg = lua_pushfstring(L, "(error object is a %s value)",
+                          luaL_typename(L, 1));
+  for (int level = 1; lua_getstack(L, level, &ar); level++) {
+    size_t n;
+    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0)
+      continue;
+    n = strlen(ar.short_src);
+    if (strncmp(msg, ar.short_src, n) == 0 && msg[n] == ':')
+      return 1;
+    lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline, msg);
+    return 1;
+  }
+  return 1;
+}
+
+/* lua.c's docall: the function and its narg arguments are on the top. */
+static int docall(lua_State *L, int narg, int nres) {
+  int base = lua_gettop(L) - narg;
+  int status;
+  lua_pushcfunction(L, msgh);
+  lua_insert(L, base);
+  status = lua_pcall(L, narg, nres, base);
+  lua_remove(L, base);
+  return status;
+}
+
+/* Turns a failed protected call into a status and message; pops the
+ * error object. */
+static core_status lua_failure(struct proto_lua *pl, int status,
+                               int c_oom, core_err *err) {
+  lua_State *L = pl->L;
+  const char *msg =
+      lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  core_status st;
+  int memory = status == LUA_ERRMEM ||
+               (msg && strcmp(msg, "not enough memory") == 0 &&
+                pl->refusal != PROTO_REFUSED_NONE);
+  if (c_oom || (memory && pl->refusal == PROTO_REFUSED_SYSTEM) ||
+      (status == LUA_ERRMEM && pl->refusal == PROTO_REFUSED_NONE))
+    st = core_fail(err, CORE_ENOMEM, "%s: out of memory", pl->name);
+  else if (memory && pl->refusal == PROTO_REFUSED_CAP)
+    st = core_fail(err, CORE_EPROTOCOL, "%s: memory limit of %zu MiB "
+                   "exceeded", pl->name, PROTO_MEM_CAP >> 20);
+  else if (memory)
+    st = core_fail(err, CORE_EPROTOCOL, "%s: allocation budget of %zu MiB "
+                   "exceeded; a sheet should declare, not compute",
+                   pl->name, PROTO_ALLOC_BUDGET >> 20);
+  else
+    st = core_fail(err, CORE_EPROTOCOL, "%s",
+                   msg ? msg : "error without a message");
+  lua_pop(L, 1);
+  return st;
+}
+
+/* }==== */
+
+/* {==== What a sheet can call ==== */
+
+static int current_line(lua_State *L) {
+  lua_Debug ar;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "l", &ar))
+    return ar.currentline;
+  return 0;
+}
+
+static int l_protocol(lua_State *L) {
+  struct proto_lua *pl = lua_touserdata(L, lua_upvalueindex(1));
+  if (lua_gettop(L) != 1 || !lua_istable(L, 1))
+    return luaL_error(L, "protocol takes one table: protocol { id = ..., "
+                      "... }, got %s", lua_gettop(L) == 0
+                                           ? "nothing"
+                                           : luaL_typename(L, 1));
+  if (pl->protocol_calls++ > 0)
+    return luaL_error(L, "protocol{...} is called a second time (the "
+                      "first call is on line %d); a sheet declares "
+                      "exactly one protocol", pl->protocol_line);
+  pl->protocol_line = current_line(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, PROTO_TABLE_KEY);
+  return 0;
+}
+
+static int new_claim(lua_State *L, proto_claim_kind kind, double x) {
+  proto_claim_ud *c = lua_newuserdatauv(L, sizeof *c, 1);
+  c->kind = kind;
+  c->x = x;
+  c->line = current_line(L);
+  luaL_setmetatable(L, PROTO_CLAIM_META);
+  return 1;
+}
+
+static double ratio_arg(lua_State *L, const char *fn) {
+  double x;
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TNUMBER)
+    luaL_error(L, "%s(x): x must be one number (a ratio to the "
+               "reference), got %s", fn,
+               lua_gettop(L) == 0 ? "nothing" : luaL_typename(L, 1));
+  x = lua_tonumber(L, 1);
+  if (!isfinite(x) || x <= 0)
+    luaL_error(L, "%s(x): x must be a positive ratio, got %s", fn,
+               lua_tostring(L, 1));
+  return x;
+}
+
+static int l_at_least(lua_State *L) {
+  return new_claim(L, PROTO_CLAIM_AT_LEAST, ratio_arg(L, "at_least"));
+}
+
+static int l_below(lua_State *L) {
+  return new_claim(L, PROTO_CLAIM_BELOW, ratio_arg(L, "below"));
+}
+
+static int l_verdict_is(lua_State *L) {
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING ||
+      lua_rawlen(L, 1) == 0)
+    return luaL_error(L, "verdict_is(name): name must be the name of a "
+                      "verdict rule, got %s",
+                      lua_gettop(L) == 0 ? "nothing" : luaL_typename(L, 1));
+  new_claim(L, PROTO_CLAIM_VERDICT_IS, 0);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  return 1;
+}
+
+/* string.rep("", n) loops n times without allocating, so neither budget
+ * would stop it; every other case is paid for by the allocator. */
+static int l_rep(lua_State *L) {
+  size_t l, lsep = 0;
+  luaL_checklstring(L, 1, &l);
+  luaL_checkinteger(L, 2);
+  luaL_optlstring(L, 3, "", &lsep);
+  if (l + lsep == 0 || lua_tointeger(L, 2) <= 0) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+/* Lua patterns can backtrack for hours inside one instruction, where the
+ * budget cannot stop them, so sheets get plain search only, and with a
+ * bound on the bytes it may compare. */
+static int l_find(lua_State *L) {
+  size_t ls, lp;
+  luaL_checklstring(L, 1, &ls);
+  luaL_checklstring(L, 2, &lp);
+  if (!lua_toboolean(L, 4))
+    return luaL_error(L, "string.find: patterns are not available in a "
+                      "sheet; search plain text with "
+                      "string.find(s, text, 1, true)");
+  if (lp <= ls && (double)(ls - lp + 1) * (double)lp > 1e9)
+    return luaL_error(L, "string.find: a %zu-byte search in %zu bytes is "
+                      "too much work for a sheet", lp, ls);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 2);
+  return 2;
+}
+
+static void wrap(lua_State *L, const char *lib, const char *name,
+                 lua_CFunction fn) {
+  lua_getglobal(L, lib);
+  lua_getfield(L, -1, name);
+  lua_pushcclosure(L, fn, 1);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+static void drop(lua_State *L, const char *lib, const char *const names[]) {
+  if (lib) {
+    lua_getglobal(L, lib);
+  } else {
+    lua_pushglobaltable(L);
+  }
+  for (int i = 0; names[i]; i++) {
+    lua_pushnil(L);
+    lua_setfield(L, -2, names[i]);
+  }
+  lua_pop(L, 1);
+}
+
+/* Run protected: argument 1 is the struct proto_lua. */
+static int open_sandbox(lua_State *L) {
+  /* No io, os, package, debug or coroutine: a sheet cannot reach a file,
+   * a process, a clock or the interpreter's internals. */
+  static const luaL_Reg libs[] = {{LUA_GNAME, luaopen_base},
+                                  {LUA_TABLIBNAME, luaopen_table},
+                                  {LUA_STRLIBNAME, luaopen_string},
+                                  {LUA_MATHLIBNAME, luaopen_math},
+                                  {LUA_UTF8LIBNAME, luaopen_utf8},
+                                  {NULL, NULL}};
+  /* Loading code, printing, the collector and randomness make a sheet
+   * depend on more than its text; metatables and pcall would let it
+   * hide work from the budgets (__len on table.insert, catching the
+   * budget's error). */
+  static const char *const base_out[] = {
+      "dofile", "loadfile", "load",         "require",      "collectgarbage",
+      "print",  "warn",     "setmetatable", "getmetatable", "pcall",
+      "xpcall", NULL};
+  static const char *const string_out[] = {"dump", "match", "gmatch",
+                                           "gsub", NULL};
+  static const char *const math_out[] = {"random", "randomseed", NULL};
+  static const char *const table_out[] = {"move", NULL};
+  struct proto_lua *pl = lua_touserdata(L, 1);
+  for (const luaL_Reg *lib = libs; lib->func; lib++) {
+    luaL_requiref(L, lib->name, lib->func, 1);
+    lua_pop(L, 1);
+  }
+  wrap(L, LUA_STRLIBNAME, "rep", l_rep);
+  wrap(L, LUA_STRLIBNAME, "find", l_find);
+  drop(L, NULL, base_out);
+  drop(L, LUA_STRLIBNAME, string_out);
+  drop(L, LUA_MATHLIBNAME, math_out);
+  drop(L, LUA_TABLIBNAME, table_out);
+
+  luaL_newmetatable(L, PROTO_CLAIM_META);
+  lua_pushliteral(L, "claim");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+
+  lua_pushlightuserdata(L, pl);
+  lua_pushcclosure(L, l_protocol, 1);
+  lua_setglobal(L, "protocol");
+  lua_pushcfunction(L, l_at_least);
+  lua_setglobal(L, "at_least");
+  lua_pushcfunction(L, l_below);
+  lua_setglobal(L, "below");
+  lua_pushcfunction(L, l_verdict_is);
+  lua_setglobal(L, "verdict_is");
+  return 0;
+}
+
+core_status proto_lua_open(proto_sheet *s, core_err *err) {
+  struct proto_lua *pl = core_calloc(1, sizeof *pl);
+  int status;
+  if (!pl)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", s->path);
+  pl->name = s->path;
+  s->lua = pl;
+  pl->L = lua_newstate(sheet_alloc, pl);
+  if (!pl->L)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", s->path);
+  lua_pushcfunction(pl->L, open_sandbox);
+  lua_pushlightuserdata(pl->L, pl);
+  status = docall(pl->L, 1, 0);
+  if (status != LUA_OK)
+    return lua_failure(pl, status, 0, err);
+  return CORE_OK;
+}
+
+void proto_lua_close(proto_sheet *s) {
+  if (!s || !s->lua)
+    return;
+  if (s->lua->L)
+    lua_close(s->lua->L);
+  core_free(s->lua);
+  s->lua = NULL;
+}
+
+/* }==== */
+
+/* {==== Running a sheet ==== */
+
+/* Run protected: argument 1 is the sheet. Loads the text, gives it its
+ * own _ENV, runs it, then converts what it declared. */
+static int run_sheet(lua_State *L) {
+  proto_sheet *s = lua_touserdata(L, 1);
+  struct proto_lua *pl = s->lua;
+  char chunkname[1024];
+  int status;
+  snprintf(chunkname, sizeof chunkname, "@%s", s->path);
+  status = luaL_loadbufferx(L, s->text, s->text_len, chunkname, "t");
+  if (status != LUA_OK)
+    return lua_error(L);
+  /* A sheet's globals live in a table of its own whose misses fall
+   * through to the library table; the main chunk's first upvalue is its
+   * _ENV. */
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_pushglobaltable(L);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  if (!lua_setupvalue(L, -2, 1))
+    lua_pop(L, 1);
+  proto_lua_reset_budget(pl);
+  lua_call(L, 0, 0);
+  if (pl->protocol_calls == 0)
+    return luaL_error(L, "%s: the sheet never calls protocol { ... }; "
+                      "see 'prereg new' for a starter sheet", s->path);
+  lua_settop(L, 0);
+  lua_pushlightuserdata(L, s);
+  return proto_convert(L);
+}
+
+core_status proto_lua_run(proto_sheet *s, core_err *err) {
+  struct proto_lua *pl = s->lua;
+  int status;
+  if (s->text_len >= 4 && memcmp(s->text, LUA_SIGNATURE, 4) == 0)
+    return core_fail(err, CORE_EPROTOCOL,
+                     "%s: is precompiled Lua (bytecode); prereg reads "
+                     "sheets only as source text, which it can check, "
+                     "diff and freeze", s->path);
+  if (s->text_len > PROTO_MAX_TEXT)
+    return core_fail(err, CORE_EPROTOCOL,
+                     "%s: is %zu bytes; a sheet may have at most %zu KiB",
+                     s->path, s->text_len, PROTO_MAX_TEXT >> 10);
+  lua_pushcfunction(pl->L, run_sheet);
+  lua_pushlightuserdata(pl->L, s);
+  status = docall(pl->L, 1, 0);
+  lua_sethook(pl->L, NULL, 0, 0);
+  if (status != LUA_OK)
+    return lua_failure(pl, status, pl->c_oom, err);
+  return CORE_OK;
+}
+
+/* }==== */
+
+/* {==== Function claims ==== */
+
+typedef struct eval_args {
+  const proto_sheet *s;
+  const proto_hypothesis *h;
+  const proto_result_view *results;
+  size_t n;
+} eval_args;
+
+static void set_str(lua_State *L, const char *k, const char *v) {
+  if (!v)
+    return;
+  lua_pushstring(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void set_num(lua_State *L, const char *k, double v) {
+  if (isnan(v)) /* no value: the field stays nil */
+    return;
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* Run protected: argument 1 is an eval_args. Returns the outcome as an
+ * integer and the reason (a string or nil). */
+static int eval_fn(lua_State *L) {
+  const eval_args *a = lua_touserdata(L, 1);
+  const proto_hypothesis *h = a->h;
+  size_t hi = (size_t)(h - a->s->hypotheses) + 1;
+  lua_Debug ar;
+  int line;
+  const char *got;
+  lua_settop(L, 0);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);
+  lua_pushvalue(L, 1);
+  lua_getinfo(L, ">S", &ar);
+  line = ar.linedefined;
+  lua_createtable(L, (int)(a->n > 1000000 ? 1000000 : a->n), 0);
+  for (size_t i = 0; i < a->n; i++) {
+    const proto_result_view *r = &a->results[i];
+    lua_createtable(L, 0, 11);
+    set_str(L, "workload", r->workload);
+    set_str(L, "metric", r->metric);
+    set_str(L, "arm", r->arm);
+    set_str(L, "verdict", r->verdict);
+    set_num(L, "ratio", r->ratio);
+    set_num(L, "ci_low", r->ci_low);
+    set_num(L, "ci_high", r->ci_high);
+    set_num(L, "median", r->median);
+    set_num(L, "median_reference", r->median_reference);
+    lua_pushinteger(L, (lua_Integer)r->n);
+    lua_setfield(L, -2, "n");
+    lua_pushinteger(L, (lua_Integer)r->n_reference);
+    lua_setfield(L, -2, "n_reference");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_call(L, 1, 2);
+  /* stack: result, reason */
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    const char *v = lua_tostring(L, 1);
+    if (strcmp(v, "held") == 0)
+      lua_pushinteger(L, PROTO_HELD);
+    else if (strcmp(v, "not held") == 0)
+      lua_pushinteger(L, PROTO_NOT_HELD);
+    else if (strcmp(v, "inconclusive") == 0)
+      lua_pushinteger(L, PROTO_INCONCLUSIVE);
+    else
+      return luaL_error(L, "%s:%d: hypotheses[%d] (%s): the claim "
+                        "function returned \"%s\"; it must return "
+                        "\"held\", \"not held\", \"inconclusive\", true, "
+                        "false or nil", a->s->path, line, (int)hi, h->id,
+                        v);
+  } else if (lua_type(L, 1) == LUA_TBOOLEAN) {
+    lua_pushinteger(L, lua_toboolean(L, 1) ? PROTO_HELD : PROTO_NOT_HELD);
+  } else if (lua_isnil(L, 1)) {
+    lua_pushinteger(L, PROTO_INCONCLUSIVE);
+  } else {
+    got = luaL_typename(L, 1);
+    return luaL_error(L, "%s:%d: hypotheses[%d] (%s): the claim function "
+                      "returned a %s; it must return \"held\", \"not "
+                      "held\", \"inconclusive\", true, false or nil",
+                      a->s->path, line, (int)hi, h->id, got);
+  }
+  if (!lua_isnil(L, 2) && lua_type(L, 2) != LUA_TSTRING)
+    return luaL_error(L, "%s:%d: hypotheses[%d] (%s): the claim "
+                      "function's second result (the reason) must be a "
+                      "string, got a %s", a->s->path, line, (int)hi,
+                      h->id, luaL_typename(L, 2));
+  lua_pushvalue(L, 2);
+  return 2;
+}
+
+core_status proto_eval_function(const proto_sheet *s,
+                                const proto_hypothesis *h,
+                                const proto_result_view *results, size_t n,
+                                proto_outcome *outcome, char **reason,
+                                core_err *err) {
+  struct proto_lua *pl = s->lua;
+  eval_args a = {s, h, results, n};
+  lua_State *L;
+  int status;
+  const char *why;
+  if (!pl || !pl->L)
+    return core_fail(err, CORE_EPROTOCOL, "%s: hypothesis %s: the sheet's "
+                     "Lua state is gone", s->path, h->id);
+  L = pl->L;
+  lua_settop(L, 0);
+  proto_lua_reset_budget(pl);
+  lua_pushcfunction(L, eval_fn);
+  lua_pushlightuserdata(L, &a);
+  status = docall(L, 1, 2);
+  lua_sethook(L, NULL, 0, 0);
+  if (status != LUA_OK)
+    return lua_failure(pl, status, 0, err);
+  *outcome = (proto_outcome)lua_tointeger(L, -2);
+  why = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+  *reason = core_strdup(why);
+  lua_settop(L, 0);
+  if (!*reason)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", s->path);
+  return CORE_OK;
+}
+
+/* }==== */

@@ -1,0 +1,355 @@
+/* sheet.c: loading and freeing sheets, lookups, template expansion and
+ * the evaluation of claims.
+ * SPDX-License-Identifier: MIT
+ */
+#include <math.h>
+#include <string.h>
+
+#include "protocols/proto_internal.h"
+
+/* {==== Loading and freeing ==== */
+
+proto_sheet *proto_sheet_load_text(const char *name, const char *text,
+                                   size_t len, core_err *err) {
+  proto_sheet *s = core_calloc(1, sizeof *s);
+  core_status st;
+  if (!s) {
+    core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
+    return NULL;
+  }
+  s->path = core_strdup(name);
+  s->text = core_strndup(text, len);
+  if (!s->path || !s->text) {
+    core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
+    proto_sheet_free(s);
+    return NULL;
+  }
+  s->text_len = len;
+  core_sha256_hex(s->text, len, s->sha256);
+  st = proto_lua_open(s, err);
+  if (st == CORE_OK)
+    st = proto_lua_run(s, err);
+  if (st != CORE_OK) {
+    proto_sheet_free(s);
+    return NULL;
+  }
+  /* Only function claims need the interpreter after this point. */
+  {
+    int keep = 0;
+    for (size_t i = 0; i < s->n_hypotheses; i++)
+      keep |= s->hypotheses[i].kind == PROTO_CLAIM_FUNCTION;
+    if (!keep)
+      proto_lua_close(s);
+  }
+  return s;
+}
+
+proto_sheet *proto_sheet_load(const char *path, core_err *err) {
+  char *text;
+  size_t len;
+  proto_sheet *s;
+  core_status st = core_read_file(path, &text, &len, err);
+  if (st != CORE_OK) {
+    /* A sheet that cannot be read is bad input (exit 2), like one that
+     * does not parse. */
+    if (err && st == CORE_EIO)
+      err->status = CORE_EPROTOCOL;
+    return NULL;
+  }
+  s = proto_sheet_load_text(path, text, len, err);
+  core_free(text);
+  return s;
+}
+
+static void free_strv(char **v, size_t n) {
+  if (!v)
+    return;
+  for (size_t i = 0; i < n; i++)
+    core_free(v[i]);
+  core_free(v);
+}
+
+static void free_image(proto_image *img) {
+  core_free(img->tree);
+  core_free(img->digest_cmd);
+  core_free(img->resident);
+}
+
+void proto_sheet_free(proto_sheet *s) {
+  if (!s)
+    return;
+  proto_lua_close(s);
+  core_free(s->path);
+  core_free(s->id);
+  core_free(s->title);
+  core_free(s->question);
+  core_free(s->author);
+  for (size_t i = 0; s->vars && i < s->n_vars; i++) {
+    core_free(s->vars[i].name);
+    core_free(s->vars[i].value);
+  }
+  core_free(s->vars);
+  for (size_t i = 0; s->arms && i < s->n_arms; i++) {
+    proto_arm *a = &s->arms[i];
+    core_free(a->name);
+    core_free(a->run);
+    free_strv(a->requires, a->n_requires);
+    free_strv(a->versions, a->n_versions);
+    free_image(&a->image);
+  }
+  core_free(s->arms);
+  free_image(&s->image);
+  for (size_t i = 0; s->workloads && i < s->n_workloads; i++) {
+    proto_workload *w = &s->workloads[i];
+    core_free(w->name);
+    core_free(w->cmd);
+    free_strv(w->steps, w->n_steps);
+    core_free(w->prepare);
+    core_free(w->cleanup);
+    free_strv(w->metrics, w->n_metrics);
+    core_free(w->procs.cgroup);
+    free_strv(w->procs.cmdline, w->procs.n_cmdline);
+  }
+  core_free(s->workloads);
+  core_free(s->rule.estimator);
+  for (size_t i = 0; s->rule.verdicts && i < s->rule.n_verdicts; i++)
+    core_free(s->rule.verdicts[i].name);
+  core_free(s->rule.verdicts);
+  for (size_t i = 0; s->hypotheses && i < s->n_hypotheses; i++) {
+    proto_hypothesis *h = &s->hypotheses[i];
+    core_free(h->id);
+    core_free(h->says);
+    core_free(h->workload);
+    core_free(h->metric);
+    free_strv(h->arms, h->n_arms);
+    core_free(h->verdict);
+  }
+  core_free(s->hypotheses);
+  free_strv(s->threats, s->n_threats);
+  for (size_t i = 0; s->amendments && i < s->n_amendments; i++) {
+    core_free(s->amendments[i].date);
+    core_free(s->amendments[i].why);
+    free_strv(s->amendments[i].supersedes, s->amendments[i].n_supersedes);
+  }
+  core_free(s->amendments);
+  core_free(s->text);
+  core_free(s);
+}
+
+/* }==== */
+
+/* {==== Lookups ==== */
+
+long proto_arm_index(const proto_sheet *s, const char *name) {
+  for (size_t i = 0; name && i < s->n_arms; i++)
+    if (s->arms[i].name && strcmp(s->arms[i].name, name) == 0)
+      return (long)i;
+  return -1;
+}
+
+long proto_workload_index(const proto_sheet *s, const char *name) {
+  for (size_t i = 0; name && i < s->n_workloads; i++)
+    if (s->workloads[i].name && strcmp(s->workloads[i].name, name) == 0)
+      return (long)i;
+  return -1;
+}
+
+int proto_workload_has_metric(const proto_workload *w, const char *metric) {
+  for (size_t i = 0; metric && i < w->n_metrics; i++)
+    if (w->metrics[i] && strcmp(w->metrics[i], metric) == 0)
+      return 1;
+  return 0;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+const char *proto_metric_unit(const char *metric) {
+  if (!metric)
+    return "";
+  if (ends_with(metric, "_s"))
+    return "s";
+  if (ends_with(metric, "_mib"))
+    return "MiB";
+  if (ends_with(metric, "_kib"))
+    return "KiB";
+  return "";
+}
+
+/* }==== */
+
+/* {==== Templates ==== */
+
+static int is_name_char(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+char *proto_expand(const proto_sheet *s, const char *tmpl,
+                   const proto_expand_ctx *ctx, core_err *err) {
+  core_buf b;
+  core_buf_init(&b);
+  if (!tmpl) {
+    core_fail(err, CORE_EPROTOCOL, "%s: no template to expand",
+              s && s->path ? s->path : "sheet");
+    return NULL;
+  }
+  for (const char *p = tmpl; *p; p++) {
+    const char *q, *value = NULL;
+    char name[128], num[32];
+    size_t n;
+    if (p[0] == '{' && p[1] == '{') {
+      core_buf_append(&b, "{", 1);
+      p++;
+      continue;
+    }
+    /* Only {name} with a lower-case name is a placeholder; shell text
+     * such as awk '{print $1}' or ${HOME} passes through unchanged. */
+    if (*p != '{' || !((p[1] >= 'a' && p[1] <= 'z') || p[1] == '_')) {
+      core_buf_append(&b, p, 1);
+      continue;
+    }
+    for (q = p + 1; is_name_char((unsigned char)*q); q++)
+      ;
+    if (*q != '}') {
+      core_buf_append(&b, p, 1);
+      continue;
+    }
+    n = (size_t)(q - p - 1);
+    if (n >= sizeof name)
+      n = sizeof name - 1;
+    memcpy(name, p + 1, n);
+    name[n] = '\0';
+    for (size_t i = 0; s && i < s->n_vars; i++)
+      if (strcmp(s->vars[i].name, name) == 0)
+        value = s->vars[i].value;
+    if (!value && ctx) {
+      if (strcmp(name, "cmd") == 0)
+        value = ctx->cmd;
+      else if (strcmp(name, "arm") == 0)
+        value = ctx->arm;
+      else if (strcmp(name, "workload") == 0)
+        value = ctx->workload;
+      else if (strcmp(name, "run_id") == 0)
+        value = ctx->run_id;
+      else if (strcmp(name, "round") == 0) {
+        snprintf(num, sizeof num, "%ld", ctx->round);
+        value = num;
+      }
+    }
+    if (!value) {
+      core_buf_free(&b);
+      core_fail(err, CORE_EPROTOCOL,
+                "%s: placeholder {%s} in \"%s\" has no value here",
+                s && s->path ? s->path : "sheet", name, tmpl);
+      return NULL;
+    }
+    core_buf_puts(&b, value);
+    p = q;
+  }
+  if (b.oom) {
+    core_buf_free(&b);
+    core_fail(err, CORE_ENOMEM, "out of memory expanding \"%s\"", tmpl);
+    return NULL;
+  }
+  if (!b.data) {
+    char *empty = core_strdup("");
+    if (!empty)
+      core_fail(err, CORE_ENOMEM, "out of memory");
+    return empty;
+  }
+  return core_buf_steal(&b);
+}
+
+/* }==== */
+
+/* {==== Claims ==== */
+
+static const proto_result_view *find_result(const proto_result_view *r,
+                                            size_t n, const char *workload,
+                                            const char *metric,
+                                            const char *arm) {
+  for (size_t i = 0; i < n; i++)
+    if (r[i].workload && r[i].metric && r[i].arm &&
+        strcmp(r[i].workload, workload) == 0 &&
+        strcmp(r[i].metric, metric) == 0 && strcmp(r[i].arm, arm) == 0)
+      return &r[i];
+  return NULL;
+}
+
+/* One arm of a built-in claim (interface.md §1). */
+static proto_outcome one_arm(const proto_hypothesis *h,
+                             const proto_result_view *r) {
+  if (!r)
+    return PROTO_INCONCLUSIVE;
+  switch (h->kind) {
+  case PROTO_CLAIM_AT_LEAST:
+    if (isnan(r->ci_low) || isnan(r->ci_high))
+      return PROTO_INCONCLUSIVE;
+    if (r->ci_low >= h->x)
+      return PROTO_HELD;
+    if (r->ci_high < h->x)
+      return PROTO_NOT_HELD;
+    return PROTO_INCONCLUSIVE;
+  case PROTO_CLAIM_BELOW:
+    if (isnan(r->ci_low) || isnan(r->ci_high))
+      return PROTO_INCONCLUSIVE;
+    if (r->ci_high < h->x)
+      return PROTO_HELD;
+    if (r->ci_low >= h->x)
+      return PROTO_NOT_HELD;
+    return PROTO_INCONCLUSIVE;
+  case PROTO_CLAIM_VERDICT_IS: {
+    const char *v = r->verdict ? r->verdict : "inconclusive";
+    if (strcmp(v, h->verdict) == 0)
+      return PROTO_HELD;
+    /* An inconclusive result decides nothing, unless that is the claim. */
+    return strcmp(v, "inconclusive") == 0 ? PROTO_INCONCLUSIVE
+                                          : PROTO_NOT_HELD;
+  }
+  default:
+    return PROTO_INCONCLUSIVE;
+  }
+}
+
+core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
+                             const proto_result_view *results, size_t n,
+                             proto_outcome *outcome, char **reason,
+                             core_err *err) {
+  int any_not = 0, any_inc = 0;
+  core_buf b;
+  *reason = NULL;
+  if (h->kind == PROTO_CLAIM_FUNCTION)
+    return proto_eval_function(s, h, results, n, outcome, reason, err);
+  /* Several arms: held only if held for each; one arm that fails makes
+   * it fail; otherwise it is inconclusive. */
+  core_buf_init(&b);
+  for (size_t i = 0; i < h->n_arms; i++) {
+    const proto_result_view *r =
+        find_result(results, n, h->workload, h->metric, h->arms[i]);
+    proto_outcome o = one_arm(h, r);
+    any_not |= o == PROTO_NOT_HELD;
+    any_inc |= o == PROTO_INCONCLUSIVE;
+    if (r && !isnan(r->ci_low) && !isnan(r->ci_high))
+      core_buf_printf(&b, "%s%s: ratio %.4g, CI [%.4g, %.4g]%s%s",
+                      i ? "; " : "", h->arms[i], r->ratio, r->ci_low,
+                      r->ci_high, r->verdict ? ", " : "",
+                      r->verdict ? r->verdict : "");
+    else
+      core_buf_printf(&b, "%s%s: no result", i ? "; " : "", h->arms[i]);
+  }
+  *outcome = any_not ? PROTO_NOT_HELD
+                     : any_inc || h->n_arms == 0 ? PROTO_INCONCLUSIVE
+                                                 : PROTO_HELD;
+  if (b.oom) {
+    core_buf_free(&b);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  *reason = b.data ? core_buf_steal(&b) : core_strdup("");
+  if (!*reason)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  return CORE_OK;
+}
+
+/* }==== */

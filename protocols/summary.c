@@ -1,0 +1,324 @@
+/* summary.c: a sheet in words: the summary `prereg check` prints, the
+ * rule as one sentence for reports, and the starter sheet of `new`.
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "protocols/proto_internal.h"
+
+/* {==== Pieces ==== */
+
+static void verdict_words(const proto_verdict_rule *v, core_buf *out) {
+  const char *sep = "";
+  if (v->has_ci_excludes) {
+    core_buf_printf(out, "the CI excludes %g", v->ci_excludes);
+    sep = " and ";
+  }
+  if (v->has_ratio_above) {
+    core_buf_printf(out, "%sthe ratio is above %g", sep, v->ratio_above);
+    sep = " and ";
+  }
+  if (v->has_ratio_below) {
+    core_buf_printf(out, "%sthe ratio is below %g", sep, v->ratio_below);
+    sep = " and ";
+  }
+  if (v->has_ci_within)
+    core_buf_printf(out, "%sthe CI lies within [%g, %g]", sep,
+                    v->ci_within[0], v->ci_within[1]);
+}
+
+static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
+                        core_buf *out) {
+  const char *ref = s->arms[s->reference].name;
+  if (h->kind == PROTO_CLAIM_FUNCTION) {
+    core_buf_puts(out, "a function of all results (decides held, not held "
+                       "or inconclusive itself)");
+    if (h->workload)
+      core_buf_printf(out, "; about %s%s%s", h->workload,
+                      h->metric ? " " : "", h->metric ? h->metric : "");
+    return;
+  }
+  core_buf_printf(out, "%s %s, ", h->workload, h->metric);
+  for (size_t i = 0; i < h->n_arms; i++)
+    core_buf_printf(out, "%s%s", i ? (i + 1 == h->n_arms ? " and " : ", ")
+                                   : "",
+                    h->arms[i]);
+  core_buf_printf(out, " vs %s: ", ref);
+  switch (h->kind) {
+  case PROTO_CLAIM_AT_LEAST:
+    core_buf_printf(out, "at_least(%g): held if the CI's low end is >= %g, "
+                    "not held if its high end is < %g", h->x, h->x, h->x);
+    break;
+  case PROTO_CLAIM_BELOW:
+    core_buf_printf(out, "below(%g): held if the CI's high end is < %g, "
+                    "not held if its low end is >= %g", h->x, h->x, h->x);
+    break;
+  default:
+    core_buf_printf(out, "verdict_is(\"%s\"): held if the verdict is "
+                    "\"%s\"", h->verdict, h->verdict);
+    break;
+  }
+  core_buf_puts(out, h->n_arms > 1 ? ", for each arm; else inconclusive"
+                                   : "; else inconclusive");
+}
+
+static int runs_anything(const proto_workload *w) {
+  return w->cmd != NULL || w->steps != NULL;
+}
+
+static size_t wider(size_t wd, const char *name) {
+  size_t n = strlen(name);
+  return n > wd ? n : wd;
+}
+
+/* }==== */
+
+void proto_rule_words(const proto_sheet *s, core_buf *out) {
+  const proto_rule *r = &s->rule;
+  core_buf_printf(out,
+                  "%s per arm and its ratio to the reference arm %s, with "
+                  "a %g%% percentile bootstrap confidence interval (%ld "
+                  "resamples, seed %lu); the verdict is that of the first "
+                  "matching rule: ",
+                  r->estimator, s->arms[s->reference].name,
+                  r->confidence * 100, r->resamples, r->seed);
+  for (size_t i = 0; i < r->n_verdicts; i++) {
+    core_buf_printf(out, "%s if ", r->verdicts[i].name);
+    verdict_words(&r->verdicts[i], out);
+    core_buf_puts(out, "; ");
+  }
+  core_buf_puts(out, "otherwise inconclusive.");
+}
+
+void proto_summary(const proto_sheet *s, core_buf *out) {
+  size_t wd, total = 0, warm = 0, nrun = 0, nimport = 0;
+  size_t na = s->n_arms;
+  core_buf_printf(out, "Sheet      %s\n", s->path);
+  core_buf_printf(out, "Title      %s\n", s->title);
+  core_buf_printf(out, "ID         %s\n", s->id);
+  if (s->question)
+    core_buf_printf(out, "Question   %s\n", s->question);
+  if (s->author)
+    core_buf_printf(out, "Author     %s\n", s->author);
+  core_buf_printf(out, "SHA-256    %s\n", s->sha256);
+
+  if (s->n_vars) {
+    core_buf_puts(out, "\nVars\n");
+    for (size_t i = 0; i < s->n_vars; i++)
+      core_buf_printf(out, "  {%s} = %s\n", s->vars[i].name,
+                      s->vars[i].value);
+  }
+  if (s->image.tree)
+    core_buf_printf(out, "\nImage      digest of the tree %s\n",
+                    s->image.tree);
+  else if (s->image.digest_cmd)
+    core_buf_printf(out, "\nImage      digest printed by: %s\n",
+                    s->image.digest_cmd);
+
+  core_buf_printf(out, "\nArms (%zu, in report order)\n", na);
+  wd = 0;
+  for (size_t i = 0; i < na; i++)
+    wd = wider(wd, s->arms[i].name);
+  for (size_t i = 0; i < na; i++) {
+    const proto_arm *a = &s->arms[i];
+    core_buf_printf(out, "  %-*s  %-9s  %s\n", (int)wd, a->name,
+                    a->reference ? "reference" : "", a->run);
+    for (size_t k = 0; k < a->n_requires; k++)
+      core_buf_printf(out, "  %-*s  requires: %s\n", (int)wd + 11, "",
+                      a->requires[k]);
+    for (size_t k = 0; k < a->n_versions; k++)
+      core_buf_printf(out, "  %-*s  version: %s\n", (int)wd + 11, "",
+                      a->versions[k]);
+    if (a->image.tree)
+      core_buf_printf(out, "  %-*s  image: tree %s\n", (int)wd + 11, "",
+                      a->image.tree);
+    else if (a->image.digest_cmd)
+      core_buf_printf(out, "  %-*s  image: digest printed by %s\n",
+                      (int)wd + 11, "", a->image.digest_cmd);
+  }
+
+  core_buf_printf(out, "\nWorkloads (%zu)\n", s->n_workloads);
+  wd = 0;
+  for (size_t i = 0; i < s->n_workloads; i++)
+    wd = wider(wd, s->workloads[i].name);
+  for (size_t i = 0; i < s->n_workloads; i++) {
+    const proto_workload *w = &s->workloads[i];
+    core_buf_printf(out, "  %-*s  ", (int)wd, w->name);
+    if (runs_anything(w)) {
+      nrun++;
+      total += (size_t)w->runs * na;
+      warm += (size_t)w->warmup * na;
+      core_buf_printf(out, "%ld run%s x %zu arms", w->runs,
+                      w->runs == 1 ? "" : "s", na);
+      if (w->warmup)
+        core_buf_printf(out, ", %ld warm-up%s per arm", w->warmup,
+                        w->warmup == 1 ? "" : "s");
+      core_buf_printf(out, "; %s, %s cache; timeout %gs\n",
+                      w->order == PROTO_ORDER_BLOCKED ? "blocked"
+                                                      : "interleaved",
+                      w->cache == PROTO_CACHE_COLD ? "cold" : "warm",
+                      w->timeout_s);
+    } else {
+      nimport++;
+      if (w->runs)
+        core_buf_printf(out, "import only (%ld runs per arm planned)\n",
+                        w->runs);
+      else
+        core_buf_puts(out, "import only\n");
+    }
+    core_buf_printf(out, "  %-*s  metrics: ", (int)wd, "");
+    for (size_t k = 0; k < w->n_metrics; k++)
+      core_buf_printf(out, "%s%s", k ? ", " : "", w->metrics[k]);
+    if (proto_workload_has_metric(w, "pss_mib") && runs_anything(w))
+      core_buf_printf(out, " (pss_mib sampled %gs after start)",
+                      w->sample_after_s);
+    core_buf_puts(out, "\n");
+    if (w->cmd)
+      core_buf_printf(out, "  %-*s  cmd: %s\n", (int)wd, "", w->cmd);
+    for (size_t k = 0; k < w->n_steps; k++)
+      core_buf_printf(out, "  %-*s  step %zu: %s\n", (int)wd, "", k + 1,
+                      w->steps[k]);
+    if (w->prepare)
+      core_buf_printf(out, "  %-*s  prepare: %s\n", (int)wd, "", w->prepare);
+    if (w->cleanup)
+      core_buf_printf(out, "  %-*s  cleanup: %s\n", (int)wd, "", w->cleanup);
+    if (runs_anything(w)) {
+      if (w->expect == PROTO_EXPECT_ANY)
+        core_buf_printf(out, "  %-*s  any exit code counts\n", (int)wd, "");
+      else if (w->expect == PROTO_EXPECT_REFERENCE)
+        core_buf_printf(out, "  %-*s  exit codes must match the "
+                        "reference arm's, step by step\n", (int)wd, "");
+      else if (w->expect_code != 0)
+        core_buf_printf(out, "  %-*s  expected exit code %d\n", (int)wd,
+                        "", w->expect_code);
+      if (w->cgroup)
+        core_buf_printf(out, "  %-*s  each run in its own cgroup\n",
+                        (int)wd, "");
+    }
+  }
+  core_buf_printf(out, "\nPlanned    %zu runs", total);
+  if (warm)
+    core_buf_printf(out, " and %zu warm-ups", warm);
+  core_buf_printf(out, " (%zu workload%s x %zu arms)", nrun,
+                  nrun == 1 ? "" : "s", na);
+  if (nimport)
+    core_buf_printf(out, "; %zu workload%s by import only", nimport,
+                    nimport == 1 ? "" : "s");
+  core_buf_puts(out, "\n");
+
+  core_buf_printf(out, "\nRule       %s per arm and its ratio to %s, %g%% "
+                  "percentile bootstrap CI (%ld resamples, seed %lu)\n",
+                  s->rule.estimator, s->arms[s->reference].name,
+                  s->rule.confidence * 100, s->rule.resamples, s->rule.seed);
+  core_buf_puts(out, "Verdicts (first match wins; no match: "
+                     "inconclusive)\n");
+  wd = 0;
+  for (size_t i = 0; i < s->rule.n_verdicts; i++)
+    wd = wider(wd, s->rule.verdicts[i].name);
+  for (size_t i = 0; i < s->rule.n_verdicts; i++) {
+    core_buf_printf(out, "  %-*s  ", (int)wd, s->rule.verdicts[i].name);
+    verdict_words(&s->rule.verdicts[i], out);
+    core_buf_puts(out, "\n");
+  }
+
+  core_buf_printf(out, "\nHypotheses (%zu)\n", s->n_hypotheses);
+  for (size_t i = 0; i < s->n_hypotheses; i++) {
+    const proto_hypothesis *h = &s->hypotheses[i];
+    core_buf_printf(out, "  %s  %s\n", h->id, h->says);
+    core_buf_printf(out, "  %-*s  ", (int)strlen(h->id), "");
+    claim_words(s, h, out);
+    core_buf_puts(out, "\n");
+  }
+
+  core_buf_printf(out, "\nThreats (%zu)\n", s->n_threats);
+  for (size_t i = 0; i < s->n_threats; i++)
+    core_buf_printf(out, "  - %s\n", s->threats[i]);
+
+  core_buf_printf(out, "\nAmendments (%zu)\n", s->n_amendments);
+  for (size_t i = 0; i < s->n_amendments; i++) {
+    const proto_amendment *a = &s->amendments[i];
+    core_buf_printf(out, "  %zu. %s  %s\n", i + 1, a->date, a->why);
+    if (a->n_supersedes) {
+      core_buf_puts(out, "     supersedes the earlier rows of: ");
+      for (size_t k = 0; k < a->n_supersedes; k++)
+        core_buf_printf(out, "%s%s", k ? ", " : "", a->supersedes[k]);
+      core_buf_puts(out, "\n");
+    }
+  }
+}
+
+void proto_starter(const char *id, core_buf *out) {
+  core_buf_printf(
+      out,
+      "-- %s.lua: a prereg protocol sheet (Lua 5.4, run in a sandbox).\n"
+      "--\n"
+      "-- Write it before any data exists: what you will measure, what you\n"
+      "-- expect and how you will decide. Then:\n"
+      "--   prereg check protocols/%s.lua      validate and summarise\n"
+      "--   prereg register protocols/%s.lua   freeze it\n"
+      "-- After that, change it only by appending to `amendments` and\n"
+      "-- running `prereg amend`.\n"
+      "protocol {\n"
+      "  id       = \"%s\",  -- [a-z0-9][a-z0-9-]*: names the data folder\n"
+      "  title    = \"What does running a command under nice cost?\",\n"
+      "  question = \"Does nice -n 10 slow down starting a short "
+      "command?\",\n"
+      "  author   = \"Your Name\",\n"
+      "\n"
+      "  -- {name} in any command is replaced by vars.name; built in:\n"
+      "  -- {cmd} {arm} {workload} {round} {run_id}. {{ is a literal {.\n"
+      "  vars = { bin = \"/bin\" },\n"
+      "\n"
+      "  -- The arms to compare, in report order. Exactly one is the\n"
+      "  -- reference; `run` wraps each workload's command ({cmd}).\n"
+      "  arms = {\n"
+      "    { name = \"bare\", reference = true, run = \"{cmd}\" },\n"
+      "    { name = \"nice\", run = \"nice -n 10 {cmd}\",\n"
+      "      requires = { \"nice --version\" } },\n"
+      "  },\n"
+      "\n"
+      "  -- What to measure. Metrics: wall_s user_s sys_s maxrss_kib "
+      "pss_mib\n"
+      "  -- inner_s cg_mem_peak_mib cg_cpu_s, or a name the command "
+      "writes\n"
+      "  -- itself as name=value lines to the file $PREREG_METRICS.\n"
+      "  -- A workload without cmd or steps takes data by `prereg "
+      "import`.\n"
+      "  workloads = {\n"
+      "    { name = \"startup\", runs = 30, warmup = 1, "
+      "cmd = \"{bin}/true\",\n"
+      "      metrics = { \"wall_s\", \"maxrss_kib\" } },\n"
+      "  },\n"
+      "\n"
+      "  -- How you will decide, fixed before the first run.\n"
+      "  rule = {\n"
+      "    estimator = \"median\", confidence = 0.95, resamples = 10000,\n"
+      "    seed = 1,\n"
+      "    verdicts = {  -- first match wins; no match: \"inconclusive\"\n"
+      "      { \"slower\", ci_excludes = 1, ratio_above = 1.10 },\n"
+      "      { \"faster\", ci_excludes = 1, ratio_below = 1 / 1.10 },\n"
+      "      { \"tie\",    ci_within = { 0.95, 1.05 } },\n"
+      "    },\n"
+      "  },\n"
+      "\n"
+      "  -- What you expect. Claims: at_least(x), below(x) on the ratio's\n"
+      "  -- CI, verdict_is(\"name\"), or a function(results).\n"
+      "  hypotheses = {\n"
+      "    { id = \"H1\", says = \"nice costs less than 1.5x bare to "
+      "start true\",\n"
+      "      workload = \"startup\", metric = \"wall_s\", "
+      "arms = { \"nice\" },\n"
+      "      claim = below(1.5) },\n"
+      "  },\n"
+      "\n"
+      "  threats = {\n"
+      "    \"One machine: the ratios may carry over, the absolute times do "
+      "not.\",\n"
+      "  },\n"
+      "\n"
+      "  -- Append only, one at a time, each recorded by `prereg amend`:\n"
+      "  -- { date = \"YYYY-MM-DD\", why = \"what changed and why\" },\n"
+      "  amendments = {},\n"
+      "}\n",
+      id, id, id, id);
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# sheets.sh: the three sheets of issue 6 through the real CLI: each passes
+# `prereg check`; sandbox-cost's replay steps are the committed log, line
+# for line; its first version registers and the amendment is accepted by
+# `prereg amend`; the published experiment and the Kubernetes one refuse
+# to run where their runtimes are missing, naming what is missing, and
+# write no data.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/lib.sh"
+: "${PREREG:?PREREG must name the prereg binary}"
+P="$SRC/protocols"
+cd "$tmp" || exit 1
+
+for s in sandbox-cost agent-sandbox k8s-runtimes; do
+  "$PREREG" check "$P/$s.lua" > "$tmp/$s.check" 2>&1
+  rc=$?
+  check "check $s.lua exits 0 (got $rc: $(head -c 300 "$tmp/$s.check"))" test $rc -eq 0
+done
+check "the summary names sandbox-cost's arms" \
+  sh -c "grep -q bwrap '$tmp/sandbox-cost.check' && grep -q runc '$tmp/sandbox-cost.check'"
+check "the summary names the published experiment's arms" \
+  sh -c "grep -q gvisor '$tmp/agent-sandbox.check' && grep -q kata-clh '$tmp/agent-sandbox.check'"
+"$PREREG" check "$P/sandbox-cost/v0.lua" > /dev/null 2>&1
+check "the first version of sandbox-cost passes check" test $? -eq 0
+
+# The steps between the markers, unquoted, equal replay.txt.
+sed -n '/-- replay.txt begins/,/-- replay.txt ends/p' "$P/sandbox-cost.lua" |
+  sed -e '1d' -e '$d' |
+  sed -E -e 's/^ *//' -e 's/,$//' -e 's/^"(.*)"$/\1/' -e 's/^\[\[(.*)\]\]$/\1/' \
+  > "$tmp/steps.txt"
+check "sandbox-cost's replay steps are replay.txt, line for line" \
+  cmp "$tmp/steps.txt" "$P/sandbox-cost/replay.txt"
+
+# The real flow: register the first version, amend with the sheet.
+d="$tmp/data"
+"$PREREG" register "$P/sandbox-cost/v0.lua" --data "$d" > "$tmp/reg.out" 2>&1
+check "register the first version of sandbox-cost ($(cat "$tmp/reg.out"))" test $? -eq 0
+"$PREREG" amend "$P/sandbox-cost.lua" --data "$d" > "$tmp/amend.out" 2>&1
+check "amend it with the sheet ($(cat "$tmp/amend.out"))" test $? -eq 0
+check "the amendment's diff holds expect_exit" \
+  sh -c "cat '$d'/sandbox-cost/versions/v1.diff | grep -q 'expect_exit = \"reference\"'"
+
+# Runs refused where the runtimes are missing: naming them, writing nothing.
+refuses() { # refuses SHEET PATTERN
+  "$PREREG" register "$P/$1.lua" --data "$d" > "$tmp/$1.reg" 2>&1 ||
+    { bad "register $1: $(cat "$tmp/$1.reg")"; return; }
+  "$PREREG" run "$P/$1.lua" --data "$d" > "$tmp/$1.run" 2>&1
+  rc=$?
+  check "run $1 refuses (exit $rc): $(head -c 300 "$tmp/$1.run")" test $rc -ne 0
+  check "the refusal names what is missing ($2)" grep -Eq "$2" "$tmp/$1.run"
+  check "no rows were written for $1" \
+    test -z "$(find "$d/$1" -name '*.csv' -size +0 2>/dev/null)"
+}
+if command -v docker > /dev/null && docker info > /dev/null 2>&1 &&
+  command -v runsc > /dev/null && command -v kata-runtime > /dev/null; then
+  bad "Docker, gVisor and Kata are all here: this test expects a machine without them"
+else
+  refuses agent-sandbox 'docker|runsc|kata-runtime|cloud-hypervisor'
+fi
+if command -v kubectl > /dev/null && kubectl cluster-info > /dev/null 2>&1; then
+  bad "kubectl reaches a cluster here: this test expects a machine without one"
+else
+  refuses k8s-runtimes 'kubectl'
+fi
+finish

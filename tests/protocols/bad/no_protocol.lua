@@ -1,0 +1,2 @@
+-- bad: protocol is never called
+local x = 1

@@ -1,0 +1,2 @@
+-- bad: protocol given a string
+protocol "bad-sheet"

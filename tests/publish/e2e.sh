@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# e2e.sh: the whole pipeline through the real CLI: sheet -> register ->
+# import -> amend -> import -> report -> publish; then the bundle alone is
+# verified, re-analysed and re-rendered, and tampering is caught.
+# SPDX-License-Identifier: MIT
+set -u
+: "${PREREG:?}" "${BUILD:?}"
+TOOL=$BUILD/tests/publish/bundle_tool
+here=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d)
+trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+cd "$T" || exit 1
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+# check NAME CMD...: CMD succeeds.
+check() { local n=$1; shift; if "$@" >/dev/null 2>"$T/err"; then ok; else bad "$n: $(cat "$T/err")"; fi; }
+# refuses NAME CODE PATTERN CMD...: CMD exits CODE and says PATTERN.
+refuses() {
+  local n=$1 code=$2 pat=$3 out rc; shift 3
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" = "$code" ] && grep -qF -- "$pat" <<<"$out"; then ok; else bad "$n: exit $rc (wanted $code), output: $out"; fi
+}
+
+cat >demo.lua <<'LUA'
+protocol {
+  id = "pubdemo",
+  title = "A published demo",
+  question = "Does b cost more than a?",
+  author = "T. Ester",
+  arms = { { name = "a", reference = true }, { name = "b" } },
+  workloads = { { name = "w", metrics = { "wall_s" } },
+                { name = "v", metrics = { "wall_s" } } },
+  rule = { estimator = "median", confidence = 0.95, resamples = 2000, seed = 17,
+    verdicts = { { "slower", ci_excludes = 1, ratio_above = 1.10 } } },
+  hypotheses = { { id = "H1", says = "b is slower", workload = "w",
+                   metric = "wall_s", arms = { "b" }, claim = at_least(1.2) } },
+  threats = { "Made-up numbers." },
+}
+LUA
+python3 - <<'PY'
+import random
+random.seed(3)
+for name, wl in (("m1.csv", "w"), ("m2.csv", "v")):
+    with open(name, "w") as f:
+        f.write("workload,arm,metric,value\n")
+        for i in range(15):
+            f.write("%s,a,wall_s,%.6f\n" % (wl, random.uniform(1.0, 1.1)))
+            f.write("%s,b,wall_s,%.6f\n" % (wl, random.uniform(1.3, 1.5)))
+PY
+
+# Not registered yet: nothing to publish.
+refuses "publish before register" 1 "not registered" "$PREREG" publish demo.lua
+[ ! -e data/pubdemo/publish ] && ok || bad "something was written for an unregistered sheet"
+
+export PREREG_NOW=1790000000
+check "register" "$PREREG" register demo.lua
+check "import 1" "$PREREG" import demo.lua m1.csv
+# An amendment, then more data under it: the chain has two versions.
+sed -i 's/^  threats = { "Made-up numbers." },$/  threats = { "Made-up numbers." },\n  amendments = { { date = "2026-09-20", why = "Count v as well." } },/' demo.lua
+export PREREG_NOW=1790100000
+check "amend" "$PREREG" amend demo.lua
+check "import 2" "$PREREG" import demo.lua m2.csv
+unset PREREG_NOW
+
+# Without a report, publish says so and so does the README.
+out=$("$PREREG" publish demo.lua --out "$T/noreport.tar.gz" 2>&1)
+grep -q "no report in" <<<"$out" && ok || bad "publish without report: $out"
+tar -xzOf "$T/noreport.tar.gz" pubdemo/README.md | grep -q "No report was rendered" && ok || bad "README of a bundle without report"
+
+check "report" "$PREREG" report demo.lua
+out=$("$PREREG" publish demo.lua); rc=$?
+B=data/pubdemo/publish/pubdemo.tar.gz
+[ $rc = 0 ] && [ -f "$B" ] && grep -qF "sha256  $(sha256sum "$B" | cut -c1-64)" <<<"$out" && ok || bad "publish: $rc $out"
+cp "$B" first.tar.gz
+sleep 1
+check "publish again" "$PREREG" publish demo.lua
+cmp -s first.tar.gz "$B" && ok || bad "publishing the same data twice gave different bytes"
+check "publish --out" "$PREREG" publish demo.lua --out "$T/elsewhere/pubdemo.tar.gz"
+cmp -s first.tar.gz "$T/elsewhere/pubdemo.tar.gz" && ok || bad "--out gave different bytes"
+refuses "--out without .tar.gz" 2 "must end in .tar.gz" "$PREREG" publish demo.lua --out x.zip
+[ ! -e x.zip ] && ok || bad "x.zip written"
+
+# What is inside: every version, diff, batch and its facts, the report.
+members=$(tar -tzf "$B")
+for m in pubdemo/BUNDLE-MANIFEST pubdemo/MANIFEST pubdemo/README.md \
+         pubdemo/versions/v0.lua pubdemo/versions/v0.json pubdemo/versions/v1.lua \
+         pubdemo/versions/v1.diff pubdemo/versions/v1.json \
+         pubdemo/batches/b0001.csv pubdemo/batches/b0001.json \
+         pubdemo/batches/b0002.csv pubdemo/batches/b0002.json \
+         pubdemo/report/report.md pubdemo/report/report.html pubdemo/report/report.xlsx; do
+  grep -qx "$m" <<<"$members" && ok || bad "bundle lacks $m"
+done
+# Every file of the data folder's MANIFEST, byte for byte.
+(cd data/pubdemo && while read -r sha rel; do
+   [ "$(tar -xzOf "$T/$B" "pubdemo/$rel" | sha256sum | cut -c1-64)" = "$sha" ] || echo "$rel"
+ done <MANIFEST) >"$T/differ"
+[ ! -s "$T/differ" ] && ok || bad "bundle members differ from the MANIFEST: $(cat "$T/differ")"
+
+# {==== The bundle alone ====
+mkdir reader && cp "$B" reader/ && cd reader || exit 1
+out=$("$PREREG" verify pubdemo.tar.gz 2>&1); rc=$?
+[ $rc = 0 ] && grep -q "ok: experiment pubdemo" <<<"$out" && ok || bad "prereg verify BUNDLE: $rc $out"
+"$PREREG" analyze pubdemo.tar.gz --json >"$T/a-bundle.json" 2>"$T/err"; rc=$?
+(cd "$T" && "$PREREG" analyze demo.lua --json >"$T/a-sheet.json")
+[ $rc = 0 ] && cmp -s "$T/a-sheet.json" "$T/a-bundle.json" && ok || bad "prereg analyze BUNDLE --json differs from the sheet's ($rc): $(cat "$T/err")"
+"$PREREG" report pubdemo.tar.gz --out "$T/rep-bundle" >/dev/null 2>"$T/err"; rc=$?
+[ $rc = 0 ] && diff -r "$T/data/pubdemo/report" "$T/rep-bundle" >"$T/rdiff" && ok || bad "prereg report BUNDLE differs from the original report ($rc): $(cat "$T/err") $(head -20 "$T/rdiff")"
+refuses "report BUNDLE without --out" 2 "needs --out" "$PREREG" report pubdemo.tar.gz
+# The same through the library call those commands use (bundle_tool run
+# hands the command exactly what cmd_resolve_input would).
+"$TOOL" run pubdemo.tar.gz "$PREREG" analyze @SHEET --data @DATA --json >"$T/a-tool.json"
+cmp -s "$T/a-sheet.json" "$T/a-tool.json" && ok || bad "analysis from the extracted bundle differs"
+"$TOOL" run pubdemo.tar.gz "$PREREG" report @SHEET --data @DATA --out "$T/rep-tool" >/dev/null
+for f in report.xlsx $(cd "$T/data/pubdemo/report" && ls *.svg); do
+  cmp -s "$T/data/pubdemo/report/$f" "$T/rep-tool/$f" && ok || bad "report file $f from the bundle differs"
+done
+ls /tmp | grep -q "^prereg-bundle-" && [ -n "$(find /tmp -maxdepth 1 -name 'prereg-bundle-*' -newer "$T/a-tool.json")" ] && bad "temporary copies left in /tmp" || ok
+cd "$T" || exit 1
+# }====
+
+# {==== Tampering, through prereg verify ====
+for m in $(python3 "$here/tamper.py" list "$B"); do
+  python3 "$here/tamper.py" byte "$B" t.tar.gz "$m"
+  refuses "one byte in $m" 1 "$m" "$PREREG" verify t.tar.gz
+done
+python3 "$here/tamper.py" add "$B" t.tar.gz pubdemo/batches/b0003.csv
+refuses "file added" 1 "pubdemo/batches/b0003.csv: not listed" "$PREREG" verify t.tar.gz
+python3 "$here/tamper.py" remove "$B" t.tar.gz pubdemo/batches/b0002.json
+refuses "file removed" 1 "pubdemo/batches/b0002.json: listed in BUNDLE-MANIFEST but missing" "$PREREG" verify t.tar.gz
+refuses "analyze of a tampered bundle" 1 "pubdemo/batches/b0002.json" "$PREREG" analyze t.tar.gz --json
+head -c 2000 "$B" >cut.tar.gz
+refuses "truncated" 1 "truncated" "$PREREG" verify cut.tar.gz
+echo "not a bundle" >no.tar.gz
+refuses "not a bundle" 2 "not a prereg bundle" "$PREREG" verify no.tar.gz
+# }====
+
+# {==== Publish refuses data that do not verify, or an edited sheet ====
+echo "-- edited" >>demo.lua
+refuses "edited sheet" 1 "" "$PREREG" publish demo.lua --out "$T/edited.tar.gz"
+[ ! -e "$T/edited.tar.gz" ] && ok || bad "a bundle of an edited sheet was written"
+sed -i '$d' demo.lua
+chmod u+w data/pubdemo/batches/b0001.csv
+sed -i 's/,w,b,/,w,a,/' data/pubdemo/batches/b0001.csv
+refuses "tampered data" 1 "batches/b0001.csv" "$PREREG" publish demo.lua --out "$T/tampered.tar.gz"
+[ ! -e "$T/tampered.tar.gz" ] && ok || bad "a bundle of tampered data was written"
+# }====
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,211 @@
+#!/bin/bash
+# report_cli.sh: prereg report end to end: register a sheet with an
+# import-only workload, import a CSV, report twice (byte-identical md, html
+# and svg), read the XLSX back through LibreOffice and compare its numbers
+# with `prereg analyze --json`, render the HTML in headless Chromium, and
+# refuse (or stamp, with --force) data that does not verify.
+set -u
+: "${PREREG:?set PREREG to the built binary}"
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+check() { # check "what" command...
+  local what=$1
+  shift
+  if "$@"; then ok; else bad "$what"; fi
+}
+
+for tool in libreoffice chromium python3; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "report_cli: $tool is missing: run scripts/deps.sh test" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+done
+
+W=$(mktemp -d)
+trap 'chmod -R u+w "$W" 2>/dev/null; rm -rf "$W"' EXIT
+cd "$W" || exit 1
+mkdir protocols
+cat >protocols/rep.lua <<'EOF'
+protocol {
+  id = "rep-test",
+  title = "Report <script>alert(1)</script> | test",
+  question = "Does the report say *everything*?",
+  author = "T. Ester",
+  arms = {
+    { name = "bare", reference = true },
+    { name = "bwrap" },
+    { name = "slow" },
+  },
+  workloads = {
+    { name = "imported", metrics = { "wall_s" } },
+  },
+  rule = {
+    estimator = "median", confidence = 0.95, resamples = 2000, seed = 17,
+    verdicts = {
+      { "slower", ci_excludes = 1, ratio_above = 1.10 },
+      { "faster", ci_excludes = 1, ratio_below = 1 / 1.10 },
+      { "tie", ci_within = { 0.95, 1.05 } },
+    },
+  },
+  hypotheses = {
+    { id = "H1", says = "bwrap takes at least 2x as long as bare",
+      workload = "imported", metric = "wall_s", arms = { "bwrap" },
+      claim = at_least(2) },
+  },
+  threats = { "Synthetic data: the numbers mean nothing." },
+}
+EOF
+{
+  echo "workload,arm,metric,value,run,started_at"
+  for i in $(seq 1 12); do
+    echo "imported,bare,wall_s,0.10$i,$i,2026-10-21T08:00:$((10 + i))Z"
+    echo "imported,bwrap,wall_s,0.31$i,$i,2026-10-21T08:01:$((10 + i))Z"
+    echo "imported,slow,wall_s,0.12$i,$i,2026-10-21T08:02:$((10 + i))Z"
+  done
+} >data.csv
+
+S=protocols/rep.lua
+check "register" "$PREREG" register $S --data d
+check "import" "$PREREG" import $S data.csv --data d
+"$PREREG" analyze $S --data d --json >analysis.json
+check "analyze --json" test -s analysis.json
+
+R=d/rep-test/report
+check "report exits 0" "$PREREG" report $S --data d
+for f in report.md report.html report.xlsx; do
+  check "$f written" test -s $R/$f
+done
+check "one plot" test "$(ls $R/*.svg | wc -l)" = 1
+mkdir first
+cp $R/report.md $R/report.html $R/*.svg first/
+sleep 1
+check "report again" "$PREREG" report $S --data d
+for f in first/*; do
+  check "$(basename "$f") byte-identical on a second run" cmp -s "$f" "$R/$(basename "$f")"
+done
+check "--out elsewhere" "$PREREG" report $S --data d --out elsewhere
+check "same md with --out" cmp -s first/report.md elsewhere/report.md
+check "same html with --out" cmp -s first/report.html elsewhere/report.html
+
+# Contents that must be there.
+md=$R/report.md
+check "title escaped in md" grep -qF '# Report \<script\>alert(1)\</script\> \| test' $md
+for s in '## Verdict' '## Collection status' '## Setup' '## Arms' \
+  '## Workloads' '## Decision rule' '## Hypotheses' '## Results' \
+  '## Deviations' 'None.' '## What fell along the way' \
+  '## Threats to validity' 'Synthetic data' '## Provenance' \
+  'batches/b' '## Reproduce' 'prereg report protocols/rep.lua --data d' \
+  'Few valid runs' 'Sheet SHA-256'; do
+  check "md has $s" grep -qF -- "$s" $md
+done
+check "no raw script in html" bash -c "! grep -q '<script' $R/report.html"
+
+# XLSX through LibreOffice: every sheet to CSV, raw values (not as shown).
+mkdir xl
+HOME=$W/lohome libreoffice --headless --convert-to \
+  'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1' \
+  --outdir xl $R/report.xlsx >lo.log 2>&1
+check "LibreOffice converted the Summary" test -s xl/report-Summary.csv
+check "LibreOffice converted Raw" test -s xl/report-Raw.csv
+for sh in Hypotheses Deviations Processes Provenance; do
+  check "sheet $sh exists" test -f xl/report-$sh.csv
+done
+cat >cmp.py <<'EOF'
+import csv, json, sys
+a = json.load(open("analysis.json"))
+rows = list(csv.reader(open("xl/report-Summary.csv", encoding="utf-8")))
+hdr = next(i for i, r in enumerate(rows) if r and r[0] == "Workload")
+h = rows[hdr]
+got = {}
+for r in rows[hdr + 1:]:
+    if len(r) > 12 and r[0] and r[2]:
+        got[(r[0], r[1], r[2])] = dict(zip(h, r))
+bad = 0
+if len(a["results"]) != len(got) or not a["results"]:
+    print("results: json %d, xlsx %d" % (len(a["results"]), len(got)))
+    bad += 1
+def close(x, y):
+    return abs(float(x) - float(y)) <= 1e-9 * max(1.0, abs(float(y)))
+for res in a["results"]:
+    g = got.get((res["workload"], res["metric"], res["arm"]))
+    if g is None:
+        print("missing", res); bad += 1; continue
+    for k, col in [("ratio", "Ratio"), ("ci_low", "CI low"),
+                   ("ci_high", "CI high"), ("median", "Median"),
+                   ("median_reference", "Median (ref)"), ("n", "n")]:
+        if not close(g[col], res[k]):
+            print(k, g[col], res[k]); bad += 1
+    if g["Verdict"] != res["verdict"]:
+        print("verdict", g["Verdict"], res["verdict"]); bad += 1
+raw = list(csv.reader(open("xl/report-Raw.csv", encoding="utf-8")))
+vals = sorted(float(r[18]) for r in raw[1:] if len(r) > 18 and r[18])
+src = sorted(float(l.split(",")[3]) for l in open("data.csv").read().split("\n")[1:] if l)
+if vals != src:
+    print("raw values differ", len(vals), len(src)); bad += 1
+if raw[0][:3] != ["sheet_version", "sheet_sha256", "batch"]:
+    print("raw header", raw[0][:3]); bad += 1
+sys.exit(1 if bad else 0)
+EOF
+check "xlsx numbers equal analyze --json" python3 cmp.py
+
+# Headless Chromium: a real page with its tables and the inline plot.
+chrome() {
+  chromium --headless --no-sandbox --disable-gpu \
+    --disable-background-networking --disable-component-update \
+    --disable-sync --no-first-run --user-data-dir="$(mktemp -d -p "$W")" "$@" \
+    2>>chrome.log
+}
+chrome --screenshot="$W/shot.png" --window-size=1200,3000 \
+  "file://$W/$R/report.html" >/dev/null
+check "screenshot written" test -s shot.png
+check "screenshot is not blank" python3 - <<'EOF'
+import struct, zlib
+d = open("shot.png", "rb").read()
+assert d[:8] == b"\x89PNG\r\n\x1a\n"
+w, h = struct.unpack(">II", d[16:24])
+# Decode the image and count distinct pixel rows: a blank page has one.
+pos, idat = 8, b""
+while pos < len(d):
+    n, = struct.unpack(">I", d[pos:pos + 4]); t = d[pos + 4:pos + 8]
+    if t == b"IDAT": idat += d[pos + 8:pos + 8 + n]
+    pos += 12 + n
+raw = zlib.decompress(idat)
+stride = len(raw) // h
+rows = set(raw[i * stride + 1:(i + 1) * stride] for i in range(h))
+assert w == 1200 and len(rows) > 200, (w, h, len(rows))
+EOF
+chrome --dump-dom "file://$W/$R/report.html" >dom.html
+check "DOM has tables" test "$(grep -o '<table>' dom.html | wc -l)" -ge 8
+check "DOM has the inline SVG plot" grep -q '<img src="data:image/svg+xml;base64,' dom.html
+check "DOM has no script element" bash -c "! grep -q '<script' dom.html"
+check "DOM shows the title as text" grep -qF 'Report &lt;script&gt;alert(1)&lt;/script&gt; | test' dom.html
+
+# Tampered data: refused, naming the file; --force stamps every page.
+csvf=$(ls d/rep-test/batches/*.csv | head -1)
+chmod u+w "$csvf"
+echo "imported,bare,wall_s,9" >>"$csvf"
+"$PREREG" report $S --data d --out tampered >out.txt 2>err.txt
+check "unverified data refused with exit 1" test $? = 1
+check "refusal names the file" grep -qF "$(basename "$csvf")" err.txt
+check "nothing written when refused" test ! -e tampered/report.md
+"$PREREG" report $S --data d --out forced --force >out.txt 2>err.txt
+check "--force writes the report" test $? = 0
+check "md stamped UNVERIFIED" grep -q '^> \*\*UNVERIFIED' forced/report.md
+check "html stamped UNVERIFIED" grep -q 'class="unverified"' forced/report.html
+mkdir xf
+HOME=$W/lohome libreoffice --headless --convert-to \
+  'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1' \
+  --outdir xf forced/report.xlsx >>lo.log 2>&1
+for sh in Summary Hypotheses Deviations Raw Processes Provenance; do
+  check "xlsx $sh stamped" grep -q '^"\?UNVERIFIED' xf/report-$sh.csv
+done
+
+# Usage errors exit 2.
+"$PREREG" report --data d >/dev/null 2>&1
+check "no sheet: exit 2" test $? = 2
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

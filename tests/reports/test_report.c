@@ -1,0 +1,389 @@
+/* test_report.c: reports/ from hand-built inputs: Markdown escaping,
+ * number formatting, the SVG forest plot, determinism, HTML safety,
+ * detected threats, the UNVERIFIED stamp and the XLSX writer's errors.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "reports/report.h"
+
+static char *S(const char *s) { return core_strdup(s); }
+
+static char **list(const char *a, const char *b) {
+  char **v = core_calloc(2, sizeof *v);
+  v[0] = S(a);
+  v[1] = b ? S(b) : NULL;
+  return v;
+}
+
+/* {==== A small experiment built by hand ==== */
+
+static proto_sheet *make_sheet(const char *title) {
+  proto_sheet *s = core_calloc(1, sizeof *s);
+  s->path = S("protocols/demo.lua");
+  s->id = S("demo");
+  s->title = S(title);
+  s->question = S("How much does *isolation* cost? [link](javascript:x)");
+  s->author = S("A. Person <a@b.c>");
+  s->n_arms = 2;
+  s->arms = core_calloc(2, sizeof *s->arms);
+  s->arms[0].name = S("bare");
+  s->arms[0].reference = 1;
+  s->arms[0].run = S("{cmd}");
+  s->arms[1].name = S("bwrap");
+  s->arms[1].run = S("bwrap --ro-bind / / -- {cmd} | cat");
+  s->reference = 0;
+  s->n_workloads = 2;
+  s->workloads = core_calloc(2, sizeof *s->workloads);
+  s->workloads[0].name = S("startup");
+  s->workloads[0].runs = 30;
+  s->workloads[0].cmd = S("/bin/true");
+  s->workloads[0].metrics = list("wall_s", NULL);
+  s->workloads[0].n_metrics = 1;
+  s->workloads[0].order = PROTO_ORDER_BLOCKED;
+  s->workloads[1].name = S("memory");
+  s->workloads[1].runs = 0;
+  s->workloads[1].metrics = list("pss_mib", NULL);
+  s->workloads[1].n_metrics = 1;
+  s->rule.estimator = S("median");
+  s->rule.confidence = 0.95;
+  s->rule.resamples = 10000;
+  s->rule.seed = 17;
+  s->rule.n_verdicts = 1;
+  s->rule.verdicts = core_calloc(1, sizeof *s->rule.verdicts);
+  s->rule.verdicts[0].name = S("slower");
+  s->rule.verdicts[0].has_ci_excludes = 1;
+  s->rule.verdicts[0].ci_excludes = 1;
+  s->rule.verdicts[0].has_ratio_above = 1;
+  s->rule.verdicts[0].ratio_above = 1.1;
+  s->n_threats = 1;
+  s->threats = list("One machine | one <b>kernel</b>.", NULL);
+  memset(s->sha256, 'a', 64);
+  return s;
+}
+
+static void set_result(analysis_result *r, const char *w, const char *m,
+                       double ratio, double lo, double hi, const char *v) {
+  r->workload = S(w);
+  r->metric = S(m);
+  r->arm = S("bwrap");
+  r->reference = S("bare");
+  r->n = 30;
+  r->n_reference = 30;
+  r->median = 0.0041;
+  r->median_reference = 0.0012;
+  r->ratio = ratio;
+  r->ci_low = lo;
+  r->ci_high = hi;
+  r->verdict = S(v);
+}
+
+static void set_cell(analysis_cell *c, const char *w, const char *m,
+                     const char *arm, size_t n, double med) {
+  c->workload = S(w);
+  c->metric = S(m);
+  c->arm = S(arm);
+  c->n_valid = n;
+  c->n_planned = 30;
+  c->median = med;
+}
+
+static analysis_summary *make_summary(void) {
+  analysis_summary *a = core_calloc(1, sizeof *a);
+  a->protocol = S("demo");
+  a->sheet_sha256 = S("aaaa");
+  a->estimator = S("median");
+  a->confidence = 0.95;
+  a->resamples = 10000;
+  a->seed = 17;
+  a->sheet_version = 1;
+  a->n_results = 2;
+  a->results = core_calloc(2, sizeof *a->results);
+  set_result(&a->results[0], "startup", "wall_s", 3.42, 3.1, 3.8, "slower");
+  set_result(&a->results[1], "memory", "pss_mib", 1.02, 0.97, 1.03,
+             "inconclusive");
+  a->n_cells = 4;
+  a->cells = core_calloc(4, sizeof *a->cells);
+  set_cell(&a->cells[0], "startup", "wall_s", "bare", 30, 0.0012);
+  set_cell(&a->cells[1], "startup", "wall_s", "bwrap", 30, 0.0041);
+  set_cell(&a->cells[2], "memory", "pss_mib", "bare", 4, 11.5);
+  set_cell(&a->cells[3], "memory", "pss_mib", "bwrap", 4, 11.7);
+  a->n_hypotheses = 1;
+  a->hypotheses = core_calloc(1, sizeof *a->hypotheses);
+  a->hypotheses[0].id = S("H1");
+  a->hypotheses[0].says = S("bwrap takes at least 3x as long");
+  a->hypotheses[0].outcome = PROTO_HELD;
+  a->hypotheses[0].reason = S("CI low 3.10 >= 3");
+  a->n_exclusions = 1;
+  a->exclusions = core_calloc(1, sizeof *a->exclusions);
+  a->exclusions[0].workload = S("startup");
+  a->exclusions[0].arm = S("bwrap");
+  a->exclusions[0].reason = S("exit code 1, expected 0");
+  a->exclusions[0].runs = 2;
+  return a;
+}
+
+static void add_row(data_rowset *rs, const char *w, const char *arm,
+                    const char *metric, double v, const char *host,
+                    const char *digest, int quick, const char *at) {
+  data_row *r;
+  if (rs->n == rs->cap) {
+    rs->cap = rs->cap ? rs->cap * 2 : 8;
+    rs->rows = core_realloc(rs->rows, rs->cap * sizeof *rs->rows);
+  }
+  r = &rs->rows[rs->n++];
+  memset(r, 0, sizeof *r);
+  r->sheet_version = 0;
+  r->sheet_sha256 = S("aaaa");
+  r->batch = S("b0001");
+  r->source = S("run");
+  r->workload = S(w);
+  r->arm = S(arm);
+  r->round = (long)rs->n;
+  r->seq = (long)rs->n;
+  r->run_id = S("r1");
+  r->started_at = S(at);
+  r->host = S(host);
+  r->image_digest = S(digest);
+  r->cache_policy = S("warm");
+  r->cache_state = S("");
+  r->exit_code = S("0");
+  r->valid = 1;
+  r->reason = S("");
+  r->metric = S(metric);
+  r->value = v;
+  r->has_value = 1;
+  r->quick = quick;
+}
+
+static report_input *make_input(const char *title) {
+  report_input *in = core_calloc(1, sizeof *in);
+  data_batch_info *b;
+  in->sheet = make_sheet(title);
+  in->summary = make_summary();
+  in->rows = core_calloc(1, sizeof *in->rows);
+  add_row(in->rows, "startup", "bare", "wall_s", 0.0012, "hostA", "d1", 0,
+          "2026-10-21T08:00:00Z");
+  add_row(in->rows, "startup", "bwrap", "wall_s", 0.0041, "hostA", "d1", 0,
+          "2026-10-21T08:00:01Z");
+  add_row(in->rows, "startup", "bwrap", "wall_s", 0.0042, "hostB", "d2", 1,
+          "2026-10-22T09:00:00Z");
+  in->extra = core_calloc(1, sizeof *in->extra);
+  in->extra->n_batches = 1;
+  in->extra->batches = core_calloc(1, sizeof *in->extra->batches);
+  b = &in->extra->batches[0];
+  b->id = S("b0001");
+  b->n_facts = 3;
+  b->facts = core_calloc(3, sizeof *b->facts);
+  b->facts[0].key = S("host.cores");
+  b->facts[0].value = S("4");
+  b->facts[1].key = S("host.loadavg[0]");
+  b->facts[1].value = S("9.5");
+  b->facts[2].key = S("versions.bwrap");
+  b->facts[2].value = S("bubblewrap 0.8.0");
+  in->extra->n_manifest = 1;
+  in->extra->manifest = core_calloc(1, sizeof *in->extra->manifest);
+  in->extra->manifest[0].path = S("batches/b0001.csv");
+  memset(in->extra->manifest[0].sha256, 'b', 64);
+  in->registered_at = S("2026-10-20T10:00:00Z");
+  in->n_amendments = 1;
+  in->amendments = core_calloc(1, sizeof *in->amendments);
+  in->amendments[0].number = 1;
+  in->amendments[0].date = S("2026-10-21");
+  in->amendments[0].filed_at = S("2026-10-21T07:00:00Z");
+  in->amendments[0].runs_before = 12;
+  in->amendments[0].why = S("Add the memory workload.");
+  in->amendments[0].diff = S("--- v0\n+++ v1\n+  { name = \"memory\" },\n"
+                             "```not a fence end\n");
+  in->amendments[0].affected = S("memory (added)");
+  in->sheet_arg = S("protocols/demo.lua");
+  in->data_arg = S("my data");
+  return in;
+}
+
+/* }==== */
+
+static void test_escape(void) {
+  core_buf b;
+  core_buf_init(&b);
+  report_md_escape(&b, "<script>x</script> *a* [l](u) |c| 1. _u_ #h");
+  CHECK_STR(b.data, "\\<script\\>x\\</script\\> \\*a\\* \\[l\\]\\(u\\) "
+                    "\\|c\\| 1. \\_u\\_ \\#h");
+  core_buf_free(&b);
+  core_buf_init(&b);
+  report_md_escape(&b, "- item\nnext & more");
+  CHECK_STR(b.data, "\\- item next \\& more");
+  core_buf_free(&b);
+}
+
+static void test_fmt(void) {
+  char t[64];
+  report_fmt_sig(t, sizeof t, 0.2238);
+  CHECK_STR(t, "0.224");
+  report_fmt_sig(t, sizeof t, 7.0912);
+  CHECK_STR(t, "7.09");
+  report_fmt_sig(t, sizeof t, 302.4);
+  CHECK_STR(t, "302");
+  report_fmt_sig(t, sizeof t, 31.66);
+  CHECK_STR(t, "31.7");
+  report_fmt_sig(t, sizeof t, 9.996);
+  CHECK_STR(t, "10.0");
+  report_fmt_sig(t, sizeof t, 1234.6);
+  CHECK_STR(t, "1235");
+  report_fmt_sig(t, sizeof t, NAN);
+  CHECK_STR(t, "n/a");
+}
+
+static void test_svg(void) {
+  report_forest_row rows[3] = {
+      {"bwrap", 3.42, 3.1, 3.8, "slower"},
+      {"<evil>&", 0.9, 0.8, 1.05, "inconclusive"},
+      {"none", NAN, NAN, NAN, NULL}};
+  core_buf a, b;
+  core_buf_init(&a);
+  core_buf_init(&b);
+  report_forest_svg(&a, "startup — wall_s", rows, 3);
+  report_forest_svg(&b, "startup — wall_s", rows, 3);
+  CHECK(a.len > 500 && a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+  CHECK(strncmp(a.data, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
+  CHECK(strstr(a.data, "</svg>\n") != NULL);
+  CHECK(strstr(a.data, "3.42× [3.10–3.80] slower") != NULL);
+  CHECK(strstr(a.data, "&lt;evil&gt;&amp;") != NULL);
+  CHECK(strstr(a.data, "<evil>") == NULL);
+  CHECK(strstr(a.data, ">1×</text>") != NULL);      /* a tick at 1 */
+  CHECK(strstr(a.data, "stroke-dasharray") != NULL); /* the line at 1 */
+  CHECK(strstr(a.data, "no ratio") != NULL);
+  /* Log axis: 1 sits between 0.8 and 3.8 in proportion of the logs. */
+  {
+    const char *p = strstr(a.data, "stroke-dasharray");
+    const char *line = p;
+    double x1;
+    while (line > a.data && strncmp(line, "<line", 5) != 0)
+      line--;
+    CHECK(sscanf(line, "<line x1=\"%lf\"", &x1) == 1);
+    CHECK(x1 > 150 && x1 < 500);
+  }
+  core_buf_free(&a);
+  core_buf_free(&b);
+}
+
+static void test_render(void) {
+  report_input *in = make_input("Cost of <script>alert(1)</script> | x");
+  report_doc d1, d2;
+  core_err err = {0};
+  CHECK(report_render(in, &d1, &err) == CORE_OK);
+  CHECK(report_render(in, &d2, &err) == CORE_OK);
+  /* Determinism: byte-identical twice. */
+  CHECK(d1.md_len == d2.md_len && memcmp(d1.md, d2.md, d1.md_len) == 0);
+  CHECK(d1.html_len == d2.html_len &&
+        memcmp(d1.html, d2.html, d1.html_len) == 0);
+  CHECK(d1.n_plots == 2 && d2.n_plots == 2);
+  CHECK_STR(d1.plots[0].file, "plot-1-startup-wall_s.svg");
+  CHECK(d1.plots[0].svg_len == d2.plots[0].svg_len &&
+        memcmp(d1.plots[0].svg, d2.plots[0].svg, d1.plots[0].svg_len) == 0);
+  /* HTML safety: the title's script is text, never an element. */
+  CHECK(strstr(d1.html, "<script") == NULL);
+  CHECK(strstr(d1.html, "&lt;script&gt;alert(1)&lt;/script&gt;") != NULL);
+  CHECK(strstr(d1.html, "javascript:") == NULL ||
+        strstr(d1.html, "href=\"javascript:") == NULL);
+  CHECK(strstr(d1.html, "<a href") == NULL);
+  CHECK(strstr(d1.html, "<b>kernel</b>") == NULL);
+  /* Tables and inline plots. */
+  CHECK(strstr(d1.html, "<table>") != NULL);
+  CHECK(strstr(d1.html, "<img src=\"data:image/svg+xml;base64,") != NULL);
+  CHECK(strstr(d1.html, "plot-1-startup") == NULL);
+  CHECK(strstr(d1.html, "@media print") != NULL);
+  /* Contents. */
+  CHECK(strstr(d1.md, "- bwrap: **slower** on startup wall\\_s (3.42×, CI "
+                      "3.10–3.80 against bare)") != NULL);
+  CHECK(strstr(d1.md, "## Deviations") != NULL);
+  CHECK(strstr(d1.md, "### Amendment 1") != NULL);
+  CHECK(strstr(d1.md, "after 12 runs had been collected") != NULL);
+  CHECK(strstr(d1.md, "````diff\n--- v0") != NULL); /* fence outlasts ``` */
+  CHECK(strstr(d1.md, "| bwrap | 30 | 0.00410 s | 3.42× | 3.10–3.80 | "
+                      "**slower** |") != NULL);
+  CHECK(strstr(d1.md, "Blocked order: workload startup") != NULL);
+  CHECK(strstr(d1.md, "Image changed during collection: arm bwrap ran on 2")
+        != NULL);
+  CHECK(strstr(d1.md, "The host changed between batches: 2 hosts") != NULL);
+  CHECK(strstr(d1.md, "Few valid runs: 4 for arm bare on memory") != NULL);
+  CHECK(strstr(d1.md, "load average of 9.50 on 4 cores") != NULL);
+  CHECK(strstr(d1.md, "Quick mode: 1 of 3 runs") != NULL);
+  CHECK(strstr(d1.md, "| exit code 1, expected 0 | 2 |") != NULL);
+  CHECK(strstr(d1.md, "prereg report protocols/demo.lua --data 'my data'")
+        != NULL);
+  CHECK(strstr(d1.md, "| versions.bwrap | bubblewrap 0.8.0 | b0001 |")
+        != NULL);
+  CHECK(strstr(d1.md, "UNVERIFIED") == NULL);
+  CHECK(strstr(d1.md, "libxlsxwriter 1.1.4") != NULL);
+  report_doc_free(&d1);
+  report_doc_free(&d2);
+
+  /* No amendments: the Deviations section says none; UNVERIFIED stamp. */
+  for (size_t i = 0; i < in->n_amendments; i++) {
+    core_free(in->amendments[i].date);
+    core_free(in->amendments[i].filed_at);
+    core_free(in->amendments[i].why);
+    core_free(in->amendments[i].diff);
+    core_free(in->amendments[i].affected);
+  }
+  in->n_amendments = 0;
+  in->unverified = S("batches/b0001.csv: digest does not match");
+  CHECK(report_render(in, &d1, &err) == CORE_OK);
+  CHECK(strstr(d1.md, "## Deviations\n\nNone.") != NULL);
+  CHECK(strstr(d1.md, "# Cost of") == d1.md);
+  CHECK(strstr(d1.md, "> **UNVERIFIED.**") != NULL);
+  CHECK(strstr(d1.md, "batches/b0001.csv: digest does not match") != NULL);
+  CHECK(strstr(d1.html, "<div class=\"unverified\">UNVERIFIED</div>") !=
+        NULL);
+  report_doc_free(&d1);
+  report_input_free(in);
+}
+
+static void test_xlsx(void) {
+  report_input *in = make_input("Demo");
+  core_err err = {0};
+  char dir[] = "/tmp/prereg-report-XXXXXX";
+  char *path, *bad;
+  FILE *f;
+  char magic[2] = {0, 0};
+  CHECK(mkdtemp(dir) != NULL);
+  path = core_path_join(dir, "r.xlsx");
+  CHECK(report_write_xlsx(in, path, &err) == CORE_OK);
+  f = fopen(path, "rb");
+  CHECK(f != NULL);
+  if (f) {
+    CHECK(fread(magic, 1, 2, f) == 2);
+    fclose(f);
+  }
+  CHECK(magic[0] == 'P' && magic[1] == 'K');
+  /* An output folder that does not exist: the error names the path. */
+  bad = core_path_join(dir, "missing/r.xlsx");
+  CHECK(report_write_xlsx(in, bad, &err) == CORE_EXLSX);
+  CHECK(strstr(err.msg, "missing/r.xlsx") != NULL);
+  /* The folder check happens before any work. */
+  memset(&err, 0, sizeof err);
+  CHECK(report_check_dir("/proc/prereg-cannot-exist", &err) != CORE_OK);
+  CHECK(err.msg[0] != '\0');
+  CHECK(report_check_dir(dir, &err) == CORE_OK);
+  remove(path);
+  rmdir(dir);
+  core_free(path);
+  core_free(bad);
+  report_input_free(in);
+}
+
+int main(void) {
+  test_escape();
+  test_fmt();
+  test_svg();
+  test_render();
+  test_xlsx();
+  return HARNESS_END();
+}

@@ -1,0 +1,322 @@
+/* test_exec.c: the execution engine with real processes: exit codes,
+ * timeouts, stdin, daemons, SIGTERM-proof commands, bounded output,
+ * metrics files, maxrss and PSS lists.
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/run.h"
+#include "harness.h"
+
+static char tmp[256];
+static char marker[64]; /* unique per test process, for pgrep -f */
+
+static exec_res run(const char *cmd, double timeout, double grace) {
+  exec_req q = {0};
+  exec_res r;
+  core_err e = {0};
+  q.cmd = cmd;
+  q.timeout_s = timeout;
+  q.grace_s = grace;
+  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  return r;
+}
+
+/* Number of processes whose command line contains s. */
+static int pgrep_count(const char *s) {
+  char cmd[256];
+  /* "[.]X" matches ".X" in a sleep's argument but not this shell's own
+   * command line, which holds "[.]X". */
+  snprintf(cmd, sizeof cmd, "pgrep -c -f '[.]%s'", s);
+  FILE *p = popen(cmd, "r");
+  int n = -1;
+  if (p) {
+    if (fscanf(p, "%d", &n) != 1)
+      n = -1;
+    pclose(p);
+  }
+  return n;
+}
+
+static void test_split(void) {
+  CHECK(!exec_needs_shell("/bin/true"));
+  CHECK(!exec_needs_shell("sleep 1 --x=3"));
+  CHECK(exec_needs_shell("echo $HOME"));
+  CHECK(exec_needs_shell("a | b"));
+  CHECK(exec_needs_shell("sh -c 'x'"));
+  CHECK(exec_needs_shell("FOO=1 env"));
+  char **v = exec_argv("  ls   -l  /tmp ");
+  CHECK(v && v[0] && v[1] && v[2] && !v[3]);
+  if (v && v[2]) {
+    CHECK_STR(v[0], "ls");
+    CHECK_STR(v[1], "-l");
+    CHECK_STR(v[2], "/tmp");
+  }
+  exec_argv_free(v);
+  v = exec_argv("echo a; echo b");
+  CHECK(v && !strcmp(v[0], "/bin/sh") && !strcmp(v[2], "echo a; echo b"));
+  exec_argv_free(v);
+  CHECK(exec_argv("   ") == NULL);
+}
+
+static void test_exit_codes(void) {
+  exec_res r = run("/bin/true", 10, 0);
+  CHECK(r.spawned && r.exited && r.exit_code == 0 && !r.timed_out);
+  CHECK(r.wall_s > 0 && r.wall_s < 5);
+  r = run("false", 10, 0);
+  CHECK(r.exited && r.exit_code == 1);
+  r = run("exit 3", 10, 0);
+  CHECK(r.exited && r.exit_code == 3);
+  r = run("kill -9 $$", 10, 0);
+  CHECK(!r.exited && r.signo == SIGKILL);
+  r = run("no-such-command-prereg-test", 10, 0);
+  CHECK(!r.spawned && r.exit_code == 127 &&
+        strstr(r.why, "no-such-command-prereg-test"));
+}
+
+static void test_timeout(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "sleep 100.%s", marker);
+  double t0 = core_monotonic();
+  exec_res r = run(cmd, 0.5, 1.0);
+  double el = core_monotonic() - t0;
+  CHECK(r.timed_out && r.signo == SIGTERM);
+  CHECK(el >= 0.45 && el < 0.5 + 1.0 + 0.5);
+  CHECK(pgrep_count(marker) == 0);
+
+  /* Ignores SIGTERM (the ignored disposition survives exec into sleep):
+   * only SIGKILL after the grace period ends it. */
+  snprintf(cmd, sizeof cmd, "trap '' TERM; sleep 100.%s; echo no", marker);
+  t0 = core_monotonic();
+  r = run(cmd, 0.3, 0.5);
+  el = core_monotonic() - t0;
+  CHECK(r.timed_out && r.signo == SIGKILL);
+  CHECK(el >= 0.75 && el < 0.3 + 0.5 + 1.0);
+  CHECK(pgrep_count(marker) == 0);
+}
+
+static void test_stdin(void) {
+  double t0 = core_monotonic();
+  exec_res r = run("cat", 20, 0);
+  CHECK(r.exited && r.exit_code == 0 && !r.timed_out);
+  CHECK(core_monotonic() - t0 < 2.0);
+  r = run("read x", 20, 0); /* EOF: read fails at once */
+  CHECK(r.exited && r.exit_code == 1 && !r.timed_out);
+}
+
+static void test_daemons(void) {
+  char cmd[256];
+  core_buf out;
+  core_buf_init(&out);
+  exec_sink so = {.fd = -1, .buf = &out, .limit = 1 << 20};
+  exec_req q = {0};
+  exec_res r;
+  core_err e = {0};
+  snprintf(cmd, sizeof cmd,
+           "sleep 300.%s & setsid sleep 301.%s & "
+           "(sleep 302.%s &) ; echo started",
+           marker, marker, marker);
+  q.cmd = cmd;
+  q.timeout_s = 10;
+  q.out = &so;
+  double t0 = core_monotonic();
+  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(r.exited && r.exit_code == 0);
+  CHECK(core_monotonic() - t0 < 5);
+  CHECK(out.data && !strcmp(out.data, "started\n"));
+  CHECK(pgrep_count(marker) == 0);
+  core_buf_free(&out);
+}
+
+static void test_bounded_output(void) {
+  char path[300];
+  snprintf(path, sizeof path, "%s/out.txt", tmp);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  CHECK(fd >= 0);
+  exec_sink so = {.fd = fd, .limit = 1 << 20};
+  exec_req q = {0};
+  exec_res r;
+  core_err e = {0};
+  q.cmd = "head -c 50000000 /dev/zero";
+  q.timeout_s = 30;
+  q.out = &so;
+  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  close(fd);
+  CHECK(r.exited && r.exit_code == 0);
+  CHECK(so.truncated && so.written == (size_t)1 << 20);
+  struct stat sb;
+  CHECK(stat(path, &sb) == 0 && sb.st_size == 1 << 20);
+}
+
+static void test_metrics(void) {
+  char path[300], env[400];
+  snprintf(path, sizeof path, "%s/metrics", tmp);
+  snprintf(env, sizeof env, "PREREG_METRICS=%s", path);
+  const char *envv[] = {env, NULL};
+  exec_req q = {0};
+  exec_res r;
+  core_err e = {0};
+  q.cmd = "echo inner_s=1.5 >> \"$PREREG_METRICS\"; "
+          "printf '# c\\n\\nfiles = 12\\ninner_s=2.25\\n' "
+          ">> \"$PREREG_METRICS\"";
+  q.env = envv;
+  q.timeout_s = 10;
+  CHECK(exec_command(&q, &r, &e) == CORE_OK && r.exit_code == 0);
+  proc_metric *m = NULL;
+  size_t n = 0;
+  CHECK(proc_parse_metrics(path, &m, &n, &e) == CORE_OK);
+  CHECK(n == 2);
+  if (n == 2) {
+    CHECK_STR(m[0].name, "inner_s");
+    CHECK_NEAR(m[0].value, 2.25, 0);
+    CHECK_STR(m[1].name, "files");
+    CHECK_NEAR(m[1].value, 12, 0);
+  }
+  core_free(m);
+  FILE *f = fopen(path, "w");
+  fputs("a=1\nb=2\nthis is not a metric\n", f);
+  fclose(f);
+  CHECK(proc_parse_metrics(path, &m, &n, &e) == CORE_EINPUT);
+  CHECK(strstr(e.msg, "line 3") != NULL);
+  f = fopen(path, "w");
+  fputs("a=1.5x\n", f);
+  fclose(f);
+  CHECK(proc_parse_metrics(path, &m, &n, &e) == CORE_EINPUT);
+  CHECK(strstr(e.msg, "line 1") && strstr(e.msg, "'a'"));
+  f = fopen(path, "w");
+  fputs("a=nan\n", f);
+  fclose(f);
+  CHECK(proc_parse_metrics(path, &m, &n, &e) == CORE_EINPUT);
+  snprintf(path, sizeof path, "%s/absent", tmp);
+  CHECK(proc_parse_metrics(path, &m, &n, &e) == CORE_OK && n == 0);
+}
+
+static void test_maxrss(void) {
+  exec_res r = run("/bin/true", 10, 0);
+  long small = r.maxrss_kib;
+  CHECK(small > 0 && small < 16 * 1024);
+  /* Touch 256 MiB and keep it: the child's figure must not include it. */
+  size_t big = (size_t)256 << 20;
+  char *m = malloc(big);
+  CHECK(m != NULL);
+  if (m) {
+    memset(m, 1, big);
+    r = run("/bin/true", 10, 0);
+    CHECK(r.maxrss_kib > 0 && r.maxrss_kib < 16 * 1024);
+    free(m);
+  }
+  /* ... nor our peak after it is freed. */
+  r = run("/bin/true", 10, 0);
+  CHECK(r.maxrss_kib > 0 && r.maxrss_kib < 16 * 1024);
+  /* A child that does use memory is seen. */
+  r = run("python3 -c 'x = bytearray(60 << 20)'", 30, 0);
+  CHECK(r.exit_code == 0 && r.maxrss_kib > 40 * 1024);
+}
+
+static void test_pss(void) {
+  char list[300], cmd[256], other[128];
+  snprintf(list, sizeof list, "%s/procs.tsv", tmp);
+  /* An unrelated process found only by its command line. */
+  snprintf(other, sizeof other, "77.%s", marker);
+  pid_t o = fork();
+  if (o == 0) {
+    execlp("sleep", "sleep", other, (char *)NULL);
+    _exit(127);
+  }
+  snprintf(cmd, sizeof cmd, "sleep 60.%s & sleep 61.%s; true", marker,
+           marker);
+  const char *cl[] = {other};
+  exec_pss sel = {.after_s = 0.3, .descendants = 1, .cmdline = cl,
+                  .n_cmdline = 1, .list_path = list, .stop_after = 1};
+  exec_req q = {0};
+  exec_res r;
+  core_err e = {0};
+  q.cmd = cmd;
+  q.timeout_s = 20;
+  q.pss = &sel;
+  double t0 = core_monotonic();
+  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(core_monotonic() - t0 < 5);
+  CHECK(r.stopped && r.pss_sampled && !r.timed_out);
+  CHECK(r.pss_counted == 4 && r.pss_unreadable == 0);
+  CHECK(r.pss_kib > 0);
+  char *text = NULL;
+  size_t len = 0;
+  CHECK(core_read_file(list, &text, &len, &e) == CORE_OK);
+  if (text) {
+    CHECK(strncmp(text, "pid\tppid\tpss_kib\tstatus\treasons\tcmdline\n",
+                  40) == 0);
+    CHECK(strstr(text, "\tcounted\trun\t") != NULL);
+    CHECK(strstr(text, "\tcounted\tdescendant\tsleep 60.") != NULL);
+    CHECK(strstr(text, "\tcounted\tdescendant\tsleep 61.") != NULL);
+    CHECK(strstr(text, "\tcounted\tcmdline:77.") != NULL);
+  }
+  core_free(text);
+  kill(o, SIGKILL);
+  waitpid(o, NULL, 0);
+  CHECK(pgrep_count(marker) == 0);
+
+  /* A command that ends before the sample is due: no sample, a reason. */
+  exec_pss late = {.after_s = 5, .descendants = 1, .list_path = list};
+  q.cmd = "/bin/true";
+  q.pss = &late;
+  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(!r.pss_sampled && strstr(r.why, "before the PSS sample"));
+}
+
+static void test_cancel_and_cwd(void) {
+  int p[2];
+  CHECK(pipe(p) == 0);
+  CHECK(write(p[1], "x", 1) == 1);
+  exec_cancel_fd = p[0];
+  double t0 = core_monotonic();
+  exec_res r = run("sleep 100", 50, 0);
+  CHECK(r.interrupted && core_monotonic() - t0 < 2);
+  exec_cancel_fd = -1;
+  close(p[0]);
+  close(p[1]);
+
+  core_buf out;
+  core_buf_init(&out);
+  exec_sink so = {.fd = -1, .buf = &out, .limit = 100};
+  exec_req q = {0};
+  core_err e = {0};
+  q.cmd = "pwd";
+  q.cwd = tmp;
+  q.out = &so;
+  CHECK(exec_command(&q, &r, &e) == CORE_OK && r.exit_code == 0);
+  char want[300];
+  snprintf(want, sizeof want, "%s\n", tmp);
+  CHECK_STR(out.data, want);
+  core_buf_free(&out);
+}
+
+int main(void) {
+  snprintf(tmp, sizeof tmp, "/tmp/prereg-test-exec-XXXXXX");
+  if (!mkdtemp(tmp))
+    return 1;
+  snprintf(marker, sizeof marker, "%d4242", (int)getpid());
+  test_split();
+  test_exit_codes();
+  test_timeout();
+  test_stdin();
+  test_daemons();
+  test_bounded_output();
+  test_metrics();
+  test_maxrss();
+  test_pss();
+  test_cancel_and_cwd();
+  char rm[300];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", tmp);
+  if (system(rm) != 0)
+    fprintf(stderr, "could not remove %s\n", tmp);
+  return HARNESS_END();
+}
