@@ -122,6 +122,9 @@ const char *analysis_gsl_version(void);
  * every number. */
 #define ANALYSIS_BLOCK_SIZE 500
 
+/** Most values one arm may have in a bootstrap (2^31 - 1). */
+#define ANALYSIS_MAX_ARM 2147483647UL
+
 /** The stream layout in words, as written to the JSON ("rng"). */
 extern const char analysis_rng_layout[];
 

@@ -129,7 +129,8 @@ static void write_exclusions(const analysis_summary *s, core_buf *out) {
 
 void analysis_write_table(const analysis_summary *s, core_buf *out) {
   char conf[32];
-  sig3(s->confidence * 100.0, conf, sizeof conf);
+  /* "95", "99.9": the level as the sheet wrote it. */
+  snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
   core_buf_printf(out,
                   "%s (sheet version %d): %s per arm, ratio to %s, %s%% "
                   "percentile bootstrap CI, %ld resamples, seed %lu\n\n",

@@ -1260,8 +1260,9 @@ static void scan(vstate *s, int fd, struct archive *disk) {
       long long size =
           archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
       if (!d) {
-        problem(&s->pr, name, "not listed in " BUNDLE_MANIFEST
-                              " (a file added to the bundle)");
+        problem(&s->pr, name, "not listed in %s/" BUNDLE_MANIFEST
+                              " (a file added, or that list altered)",
+                s->id);
         goto next;
       }
       if (disk) {
@@ -1290,9 +1291,9 @@ static void scan(vstate *s, int fd, struct archive *disk) {
       m->seen = 1;
       if (size != d->size) {
         problem(&s->pr, name,
-                "%s than " BUNDLE_MANIFEST " says (%lld bytes, declared "
+                "%s than %s/" BUNDLE_MANIFEST " says (%lld bytes, declared "
                 "%lld)%s",
-                size > d->size ? "larger" : "smaller", size, d->size,
+                size > d->size ? "larger" : "smaller", s->id, size, d->size,
                 size > d->size ? "; not read past the declared size" : "");
         m->got[0] = '\0';
         goto next;
@@ -1712,8 +1713,10 @@ static void check_after(vstate *s) {
     long v = version_number(r, ".lua");
     snprintf(name, sizeof name, "%s/%s", s->id, r);
     if (!s->m[i].seen)
-      problem(&s->pr, name, "listed in " BUNDLE_MANIFEST " but missing "
-                            "from the bundle (a file removed)");
+      problem(&s->pr, name, "listed in %s/" BUNDLE_MANIFEST " but missing "
+                            "from the bundle (a file removed, or that list "
+                            "altered)",
+              s->id);
     if (v > s->max_version)
       s->max_version = v;
     if (has_prefix(r, "report/"))

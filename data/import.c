@@ -351,7 +351,8 @@ static long arm_for(const imp *m, const char *arm_map, const char *cmd,
         snprintf(arm, sizeof arm, "%.*s", (int)(p + ilen - eq - 1), eq + 1);
         if ((a = proto_arm_index(m->sheet, arm)) < 0) {
           undeclared(m, err, "--arm-from", "arm", arm, 1);
-          err->status = CORE_EUSAGE;
+          if (err)
+            err->status = CORE_EUSAGE;
           return -2;
         }
         return a;
@@ -463,6 +464,34 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
   return CORE_OK;
 }
 
+/* Every item of --arm-from must name a declared arm, whatever the file
+ * holds: a typo should not wait for the one command it maps. */
+static core_status check_arm_map(const imp *m, const char *arm_map,
+                                 core_err *err) {
+  const char *bad;
+  const char *p = arm_map;
+  while (p && *p) {
+    const char *comma = strchr(p, ',');
+    size_t ilen = comma ? (size_t)(comma - p) : strlen(p);
+    const char *eq = NULL;
+    char cmd[512];
+    for (const char *q = p; q < p + ilen; q++)
+      if (*q == '=')
+        eq = q;
+    if (eq && (size_t)(eq - p) < sizeof cmd) {
+      snprintf(cmd, sizeof cmd, "%.*s", (int)(eq - p), p);
+      if (arm_for(m, arm_map, cmd, err, &bad) == -2)
+        return err ? err->status : CORE_EUSAGE;
+    } else if (!eq) {
+      return core_fail(err, CORE_EUSAGE,
+                       "--arm-from: '%.*s' lacks '='; write CMD=ARM,CMD2=ARM2",
+                       (int)ilen, p);
+    }
+    p = comma ? comma + 1 : p + ilen;
+  }
+  return CORE_OK;
+}
+
 /* }==== */
 
 core_status data_import(data_experiment *exp, const proto_sheet *sheet,
@@ -492,10 +521,17 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
   /* The lock first: no data goes in under an unrecorded sheet. */
   if ((st = data_check_lock(exp, sheet, err)) != CORE_OK)
     return st;
+  if ((st = check_arm_map(&m, arm_map, err)) != CORE_OK)
+    return st;
   if (!(m.notes = json_array()))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   if ((st = core_read_file(file, &text, &len, err)) != CORE_OK) {
-    st = core_fail(err, CORE_EINPUT, "%s", err->msg);
+    /* A file that cannot be read is bad input: exit 2, nothing written. */
+    if (st == CORE_EIO) {
+      st = CORE_EINPUT;
+      if (err)
+        err->status = st;
+    }
     goto cleanup;
   }
   while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' ||

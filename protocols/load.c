@@ -2,7 +2,7 @@
  * proto_sheet: every key's type and range, names, cross references.
  * SPDX-License-Identifier: MIT
  *
- * Message format (docs/sheets.md): "FILE:LINE: PATH: what" where PATH is
+ * Message format (protocols/README.md): "FILE:LINE: PATH: what" where PATH is
  * the field (workloads[2].runs, 1-based like Lua) and LINE the best line
  * we can find cheaply: the line of the entry (its unique `name = "x"`,
  * `id = "H1"`, `date = "..."`, `{ "verdict"`), of the claim's
@@ -407,8 +407,12 @@ static void *alloc_array(walk *w, size_t n, size_t size) {
   return p;
 }
 
+/* Which built-in placeholders a template may use: {arm} and vars
+ * always; T_RUN adds those with a value per run; T_CMD adds {cmd}. */
+enum { T_ARM = 0, T_RUN = 1, T_CMD = 2 };
+
 /* Validates the {name} placeholders of a template. */
-static void check_template(walk *w, const char *t, int allow_cmd) {
+static void check_template(walk *w, const char *t, int allow) {
   for (const char *p = t; *p; p++) {
     const char *q;
     char name[128];
@@ -431,9 +435,15 @@ static void check_template(walk *w, const char *t, int allow_cmd) {
     memcpy(name, p + 1, n);
     name[n] = '\0';
     p = q;
-    if (strcmp(name, "cmd") == 0 && !allow_cmd)
+    if (strcmp(name, "cmd") == 0 && !(allow & T_CMD))
       fail(w, "{cmd} stands for the workload's command and may appear "
            "only in an arm's run");
+    if ((strcmp(name, "workload") == 0 || strcmp(name, "round") == 0 ||
+         strcmp(name, "run_id") == 0) &&
+        !(allow & T_RUN))
+      fail(w, "{%s} has no value here: this command runs once per arm, "
+           "not per run (use {%s} in run, cmd, steps, prepare or cleanup)",
+           name, name);
     if (in_list(name, builtin_vars))
       continue;
     {
@@ -500,14 +510,14 @@ static int get_string(walk *w, int t, const char *key, int req,
 }
 
 static int get_template(walk *w, int t, const char *key, int req,
-                        int allow_cmd, char **dst) {
+                        int allow, char **dst) {
   size_t mark = path_key(w, key);
   int have;
   path_pop(w, mark);
   have = get_string(w, t, key, req, dst);
   if (have) {
     path_key(w, key);
-    check_template(w, *dst, allow_cmd);
+    check_template(w, *dst, allow);
     path_pop(w, mark);
   }
   return have;
@@ -579,7 +589,12 @@ static int get_enum(walk *w, int t, const char *key,
   return fail_got(w, -1, want);
 }
 
-enum { LIST_TEMPLATE = 1, LIST_UNIQUE = 2, LIST_NONEMPTY = 4 };
+enum {
+  LIST_TEMPLATE = 1, /* per-arm commands: vars and {arm} */
+  LIST_UNIQUE = 2,
+  LIST_NONEMPTY = 4,
+  LIST_RUN_TEMPLATE = 8 /* per-run commands: all but {cmd} */
+};
 
 /* Reads a list of non-empty strings into *dst / *n (owned by the
  * sheet). Returns 1 when present. */
@@ -610,8 +625,9 @@ static int get_string_list(walk *w, int t, const char *key, int req,
       fail(w, "must not be empty");
     (*dst)[i - 1] = dup_value(w, -1);
     lua_pop(L, 1);
-    if (flags & LIST_TEMPLATE)
-      check_template(w, (*dst)[i - 1], 0);
+    if (flags & (LIST_TEMPLATE | LIST_RUN_TEMPLATE))
+      check_template(w, (*dst)[i - 1],
+                     flags & LIST_RUN_TEMPLATE ? T_RUN : T_ARM);
     if (flags & LIST_UNIQUE)
       for (lua_Integer j = 1; j < i; j++)
         if (strcmp((*dst)[j - 1], (*dst)[i - 1]) == 0)
@@ -731,9 +747,9 @@ static void read_image(walk *w, int t, proto_image *img) {
                     "\"command\" }");
   it = lua_gettop(w->L);
   check_keys(w, it, keys, 0, "an image");
-  get_template(w, it, "tree", OPT, 0, &img->tree);
-  get_template(w, it, "digest", OPT, 0, &img->digest_cmd);
-  get_template(w, it, "resident", OPT, 0, &img->resident);
+  get_template(w, it, "tree", OPT, T_ARM, &img->tree);
+  get_template(w, it, "digest", OPT, T_ARM, &img->digest_cmd);
+  get_template(w, it, "resident", OPT, T_ARM, &img->resident);
   if (img->tree && img->digest_cmd)
     fail(w, "give either tree = \"path\" or digest = \"command\", not "
          "both");
@@ -791,7 +807,7 @@ static void read_arms(walk *w, int t) {
       have_ref = 1;
       s->reference = (size_t)(i - 1);
     }
-    if (!get_template(w, at, "run", OPT, 1, &a->run))
+    if (!get_template(w, at, "run", OPT, T_RUN | T_CMD, &a->run))
       a->run = dup_str(w, "{cmd}");
     if (!uses_placeholder(a->run, "cmd")) {
       path_key(w, "run");
@@ -890,8 +906,8 @@ static void read_workloads(walk *w, int t) {
         fail(w, "\"%s\" is already the name of workloads[%lld]; workload "
              "names must be unique", wl->name, (long long)j);
       }
-    get_template(w, at, "cmd", OPT, 0, &wl->cmd);
-    get_string_list(w, at, "steps", OPT, LIST_TEMPLATE | LIST_NONEMPTY,
+    get_template(w, at, "cmd", OPT, T_RUN, &wl->cmd);
+    get_string_list(w, at, "steps", OPT, LIST_RUN_TEMPLATE | LIST_NONEMPTY,
                     "a list of commands", &wl->steps, &wl->n_steps);
     if (wl->cmd && wl->steps)
       fail(w, "has both cmd and steps; give one: cmd is one command, "
@@ -913,8 +929,8 @@ static void read_workloads(walk *w, int t) {
     if (get_num(w, at, "warmup", OPT, 1, 0, 0, 1e6,
                 "an integer >= 0", &x))
       wl->warmup = (long)x;
-    get_template(w, at, "prepare", OPT, 0, &wl->prepare);
-    get_template(w, at, "cleanup", OPT, 0, &wl->cleanup);
+    get_template(w, at, "prepare", OPT, T_RUN, &wl->prepare);
+    get_template(w, at, "cleanup", OPT, T_RUN, &wl->cleanup);
     if (!get_string_list(w, at, "metrics", OPT,
                          LIST_UNIQUE | LIST_NONEMPTY,
                          "a list of metric names { \"wall_s\", ... }",
@@ -999,9 +1015,9 @@ static void read_workloads(walk *w, int t) {
                "does not measure pss_mib");
         check_keys(w, pt, proc_keys, 0, "processes");
         get_bool(w, pt, "descendants", &wl->procs.descendants);
-        get_template(w, pt, "cgroup", OPT, 0, &wl->procs.cgroup);
+        get_template(w, pt, "cgroup", OPT, T_RUN, &wl->procs.cgroup);
         get_string_list(w, pt, "cmdline", OPT,
-                        LIST_TEMPLATE | LIST_NONEMPTY,
+                        LIST_RUN_TEMPLATE | LIST_NONEMPTY,
                         "a list of strings", &wl->procs.cmdline,
                         &wl->procs.n_cmdline);
       }

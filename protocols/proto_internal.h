@@ -14,8 +14,9 @@
  * away from any honest sheet and close enough to stop a hostile one in
  * well under a second. */
 #define PROTO_MEM_CAP ((size_t)64 << 20)       /* live bytes */
-#define PROTO_ALLOC_BUDGET ((size_t)1 << 30)   /* bytes allocated in total */
-#define PROTO_INSTR_BUDGET 20000000            /* VM instructions */
+#define PROTO_ALLOC_BUDGET ((size_t)256 << 20) /* bytes allocated in total */
+#define PROTO_INSTR_BUDGET 10000000            /* VM instructions */
+#define PROTO_CPU_LIMIT 0.2                    /* seconds of CPU */
 #define PROTO_MAX_TEXT ((size_t)1 << 20)       /* bytes of sheet text */
 
 /* Why the allocator last refused a block. */
@@ -35,6 +36,8 @@ struct proto_lua {
   int protocol_calls; /* how often the sheet called protocol{} */
   int protocol_line;  /* line of the first call */
   int c_oom;          /* a core_malloc of the converter failed */
+  long long instr;    /* instructions (and charged work) so far */
+  double cpu_deadline; /* process CPU time at which the sheet stops */
 };
 
 /* The claim constructors return a full userdata of this shape; the

@@ -3,10 +3,12 @@
  * calls, the sheet's own _ENV and the functions a sheet may call.
  * SPDX-License-Identifier: MIT
  */
+#define _POSIX_C_SOURCE 200809L
 #include <lauxlib.h>
 #include <lualib.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "protocols/proto_internal.h"
 
@@ -55,28 +57,75 @@ static void *sheet_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 /* {==== Budget and protected calls ==== */
 
-static void budget_hook(lua_State *L, lua_Debug *ar) {
-  /* From now on every instruction fails, so that no code path that
-   * survives one error (an error handler) can keep the sheet going. */
+static void budget_hook(lua_State *L, lua_Debug *ar);
+
+/* How often the hook runs: rare enough to cost nothing, often enough
+ * that the CPU limit is checked every few microseconds. */
+#define HOOK_PERIOD 1000
+
+static double cpu_now(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+    return 0;
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct proto_lua *state_of(lua_State *L) {
+  void *ud;
+  lua_getallocf(L, &ud);
+  return ud;
+}
+
+/* Raises the budget's error at the running sheet line. From then on
+ * every instruction fails, so that no path that survives one error can
+ * keep the sheet going. */
+static int over_budget(lua_State *L, const char *what) {
+  lua_Debug ar;
+  int level;
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
-  if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
-    lua_pushfstring(L,
-                    "%s:%d: instruction budget exceeded (%d million "
-                    "instructions); a sheet should declare, not compute",
-                    ar->short_src, ar->currentline,
-                    PROTO_INSTR_BUDGET / 1000000);
-  else
-    lua_pushfstring(L,
-                    "instruction budget exceeded (%d million "
-                    "instructions); a sheet should declare, not compute",
-                    PROTO_INSTR_BUDGET / 1000000);
-  lua_error(L);
+  for (level = 0; lua_getstack(L, level, &ar); level++)
+    if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+      lua_pushfstring(L, "%s:%d: %s; a sheet should declare, not compute",
+                      ar.short_src, ar.currentline, what);
+      return lua_error(L);
+    }
+  lua_pushfstring(L, "%s; a sheet should declare, not compute", what);
+  return lua_error(L);
+}
+
+static void check_budget(lua_State *L, struct proto_lua *pl) {
+  if (pl->instr >= PROTO_INSTR_BUDGET)
+    over_budget(L, "instruction budget exceeded (10 million "
+                   "instructions)");
+  /* Some single instructions take time in proportion to their operands
+   * (comparing two long strings): CPU time bounds what counting cannot. */
+  if (cpu_now() > pl->cpu_deadline)
+    over_budget(L, "CPU time limit of 0.2 s exceeded");
+}
+
+static void budget_hook(lua_State *L, lua_Debug *ar) {
+  struct proto_lua *pl = state_of(L);
+  (void)ar;
+  pl->instr += HOOK_PERIOD;
+  check_budget(L, pl);
+}
+
+/* Library functions that loop inside one instruction are charged for
+ * their loop before they start it. */
+static void charge(lua_State *L, double cost) {
+  struct proto_lua *pl = state_of(L);
+  if (cost > (double)PROTO_INSTR_BUDGET)
+    cost = (double)PROTO_INSTR_BUDGET;
+  pl->instr += (long long)cost;
+  check_budget(L, pl);
 }
 
 void proto_lua_reset_budget(struct proto_lua *pl) {
   pl->total = 0;
+  pl->instr = 0;
   pl->refusal = PROTO_REFUSED_NONE;
-  lua_sethook(pl->L, budget_hook, LUA_MASKCOUNT, PROTO_INSTR_BUDGET);
+  pl->cpu_deadline = cpu_now() + PROTO_CPU_LIMIT;
+  lua_sethook(pl->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
 }
 
 /* The message handler of every protected call: gives a position to the
@@ -122,8 +171,11 @@ static core_status lua_failure(struct proto_lua *pl, int status,
   const char *msg =
       lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
   core_status st;
+  /* lauxlib reports a failed buffer as a runtime error "not enough
+   * memory", to which the message handler adds a position. */
+  size_t ml = msg ? strlen(msg) : 0;
   int memory = status == LUA_ERRMEM ||
-               (msg && strcmp(msg, "not enough memory") == 0 &&
+               (ml >= 17 && strcmp(msg + ml - 17, "not enough memory") == 0 &&
                 pl->refusal != PROTO_REFUSED_NONE);
   if (c_oom || (memory && pl->refusal == PROTO_REFUSED_SYSTEM) ||
       (status == LUA_ERRMEM && pl->refusal == PROTO_REFUSED_NONE))
@@ -211,26 +263,45 @@ static int l_verdict_is(lua_State *L) {
   return 1;
 }
 
-/* string.rep("", n) loops n times without allocating, so neither budget
- * would stop it; every other case is paid for by the allocator. */
+/* Lua's string.rep copies one piece per step: string.rep("x", 1e7)
+ * is ten million calls inside one instruction, and string.rep("", n)
+ * loops n times without allocating, so neither budget would bound it.
+ * This one fills the result by doubling, so its cost is that of the
+ * bytes it allocates, which the allocator charges. */
 static int l_rep(lua_State *L) {
-  size_t l, lsep = 0;
-  luaL_checklstring(L, 1, &l);
-  luaL_checkinteger(L, 2);
-  luaL_optlstring(L, 3, "", &lsep);
-  if (l + lsep == 0 || lua_tointeger(L, 2) <= 0) {
+  size_t l, lsep, unit, total, filled, reps;
+  const char *s = luaL_checklstring(L, 1, &l);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  const char *sep = luaL_optlstring(L, 3, "", &lsep);
+  luaL_Buffer b;
+  char *p;
+  if (n <= 0 || l + lsep == 0) {
     lua_pushliteral(L, "");
     return 1;
   }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, 1);
+  unit = l + lsep;
+  if (unit < l || (lua_Unsigned)n > ((size_t)-1 - lsep) / unit)
+    return luaL_error(L, "resulting string too large");
+  total = (size_t)n * unit - lsep;
+  p = luaL_buffinitsize(L, &b, total);
+  memcpy(p, s, l);
+  reps = (size_t)(n - 1) * unit; /* the part after the first piece */
+  if (reps > 0) {
+    memcpy(p + l, sep, lsep);
+    memcpy(p + l + lsep, s, l);
+    for (filled = unit; filled < reps;) {
+      size_t c = filled < reps - filled ? filled : reps - filled;
+      memcpy(p + l + filled, p + l, c);
+      filled += c;
+    }
+  }
+  luaL_pushresultsize(&b, total);
   return 1;
 }
 
 /* Lua patterns can backtrack for hours inside one instruction, where the
- * budget cannot stop them, so sheets get plain search only, and with a
- * bound on the bytes it may compare. */
+ * budget cannot stop them, so sheets get plain search only, charged for
+ * the bytes it may compare. */
 static int l_find(lua_State *L) {
   size_t ls, lp;
   luaL_checklstring(L, 1, &ls);
@@ -239,13 +310,56 @@ static int l_find(lua_State *L) {
     return luaL_error(L, "string.find: patterns are not available in a "
                       "sheet; search plain text with "
                       "string.find(s, text, 1, true)");
-  if (lp <= ls && (double)(ls - lp + 1) * (double)lp > 1e9)
-    return luaL_error(L, "string.find: a %zu-byte search in %zu bytes is "
-                      "too much work for a sheet", lp, ls);
+  if (lp <= ls)
+    charge(L, (double)(ls - lp + 1) * (double)lp / 64);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, 2);
-  return 2;
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* How a wrapped library function is priced (upvalue 2 of charged). */
+enum { PRICE_SORT, PRICE_TABLE, PRICE_INSERT, PRICE_REMOVE };
+
+/* Calls the library function in upvalue 1 after charging for the loop
+ * it is about to run. */
+static int charged(lua_State *L) {
+  double n = 0;
+  switch (lua_tointeger(L, lua_upvalueindex(2))) {
+  case PRICE_SORT:
+    if (lua_istable(L, 1)) {
+      n = (double)lua_rawlen(L, 1);
+      n *= log2(n + 1) + 1;
+    }
+    break;
+  case PRICE_TABLE:
+    if (lua_istable(L, 1))
+      n = (double)lua_rawlen(L, 1);
+    break;
+  case PRICE_INSERT: /* only an insert at a position shifts */
+    if (lua_istable(L, 1) && lua_gettop(L) >= 3)
+      n = (double)lua_rawlen(L, 1);
+    break;
+  default: /* PRICE_REMOVE: likewise a removal at a position */
+    if (lua_istable(L, 1) && lua_gettop(L) >= 2)
+      n = (double)lua_rawlen(L, 1);
+    break;
+  }
+  charge(L, n);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+static void price(lua_State *L, const char *lib, const char *name,
+                  int kind) {
+  lua_getglobal(L, lib);
+  lua_getfield(L, -1, name);
+  lua_pushinteger(L, kind);
+  lua_pushcclosure(L, charged, 2);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
 }
 
 static void wrap(lua_State *L, const char *lib, const char *name,
@@ -297,8 +411,16 @@ static int open_sandbox(lua_State *L) {
     luaL_requiref(L, lib->name, lib->func, 1);
     lua_pop(L, 1);
   }
-  wrap(L, LUA_STRLIBNAME, "rep", l_rep);
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_pushcfunction(L, l_rep);
+  lua_setfield(L, -2, "rep");
+  lua_pop(L, 1);
   wrap(L, LUA_STRLIBNAME, "find", l_find);
+  price(L, LUA_TABLIBNAME, "sort", PRICE_SORT);
+  price(L, LUA_TABLIBNAME, "insert", PRICE_INSERT);
+  price(L, LUA_TABLIBNAME, "remove", PRICE_REMOVE);
+  price(L, LUA_TABLIBNAME, "concat", PRICE_TABLE);
+  price(L, LUA_TABLIBNAME, "unpack", PRICE_TABLE);
   drop(L, NULL, base_out);
   drop(L, LUA_STRLIBNAME, string_out);
   drop(L, LUA_MATHLIBNAME, math_out);

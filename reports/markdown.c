@@ -228,8 +228,10 @@ static void load_and_cores(const data_batch_info *b, double *load,
     double x;
     if (!fact_number(b->facts[i].value, &x))
       continue;
-    if (strstr(k, "load") && *load < 0)
-      *load = x;
+    /* Several load keys (start, end; 1, 5, 15 minutes): the highest
+     * counts. */
+    if (strstr(k, "load"))
+      *load = x > *load ? x : *load;
     else if ((strstr(k, "cores") || strstr(k, "nproc") ||
               strcmp(k, "cpus") == 0 || strstr(k, "ncpu")) &&
              *cores < 0)
@@ -275,7 +277,8 @@ void report_detected_threats(const report_input *in, core_buf *b,
   }
   if (f.hosts.n > 1) {
     THREAT();
-    core_buf_printf(b, "The host changed between batches: %zu hosts (", f.hosts.n);
+    core_buf_printf(b, "The host changed between batches: %zu hosts (",
+                    f.hosts.n);
     for (size_t i = 0; i < f.hosts.n; i++) {
       if (i)
         core_buf_puts(b, ", ");
@@ -421,7 +424,8 @@ static void setup(core_buf *b, const report_input *in) {
     for (size_t i = 0; x && i < x->n_batches; i++)
       for (size_t j = 0; j < x->batches[i].n_facts; j++) {
         const data_fact *fa = &x->batches[i].facts[j];
-        int is_ver = strstr(fa->key, "version") != NULL;
+        int is_ver = strstr(fa->key, "version") &&
+                     !strstr(fa->key, "sheet_version");
         int seen = 0;
         if (is_ver != pass)
           continue;

@@ -36,7 +36,9 @@ typedef struct xctx {
 static void put_str(xctx *x, lxw_row_t r, lxw_col_t c, const char *s,
                     lxw_format *f) {
   char *cut = NULL;
-  if (x->e || !s)
+  /* An empty string is an empty cell: writing nothing keeps the Raw
+   * sheet's XML (and its compression time) smaller. */
+  if (x->e || !s || !*s)
     return;
   if (strlen(s) > MAX_CELL - 100) {
     /* A long diff or reason would make the whole write fail; keep what

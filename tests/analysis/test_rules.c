@@ -10,28 +10,31 @@
 #include "analysis/analysis.h"
 #include "harness.h"
 
+/* The structs hold char *; the analysis never writes through them. */
+#define S(lit) ((char *)(lit))
+
 /* The published rule: slower / faster / tie. */
 static proto_verdict_rule published[3];
 static proto_rule rule;
 
 static void init_rule(void) {
   memset(published, 0, sizeof published);
-  published[0].name = "slower";
+  published[0].name = S("slower");
   published[0].has_ci_excludes = 1;
   published[0].ci_excludes = 1;
   published[0].has_ratio_above = 1;
   published[0].ratio_above = 1.10;
-  published[1].name = "faster";
+  published[1].name = S("faster");
   published[1].has_ci_excludes = 1;
   published[1].ci_excludes = 1;
   published[1].has_ratio_below = 1;
   published[1].ratio_below = 1 / 1.10;
-  published[2].name = "tie";
+  published[2].name = S("tie");
   published[2].has_ci_within = 1;
   published[2].ci_within[0] = 0.95;
   published[2].ci_within[1] = 1.05;
   memset(&rule, 0, sizeof rule);
-  rule.estimator = "median";
+  rule.estimator = S("median");
   rule.confidence = 0.95;
   rule.resamples = 10000;
   rule.seed = 17;
@@ -72,11 +75,11 @@ static void test_verdicts(void) {
   {
     proto_verdict_rule two[2] = {{0}, {0}};
     proto_rule r2 = rule;
-    two[0].name = "first";
+    two[0].name = S("first");
     two[0].has_ci_within = 1;
     two[0].ci_within[0] = 0.5;
     two[0].ci_within[1] = 2;
-    two[1].name = "second";
+    two[1].name = S("second");
     two[1].has_ci_within = 1;
     two[1].ci_within[0] = 0.9;
     two[1].ci_within[1] = 1.1;
@@ -90,7 +93,7 @@ static void test_verdicts(void) {
   CHECK_STR(analysis_verdict(&rule, 1.2, NAN, 1.4), "inconclusive");
   empty.n_verdicts = 0;
   CHECK_STR(analysis_verdict(&empty, 1.5, 1.2, 1.8), "inconclusive");
-  always.name = "anything";
+  always.name = S("anything");
   empty.verdicts = &always;
   empty.n_verdicts = 1;
   CHECK_STR(analysis_verdict(&empty, 1.5, 1.2, 1.8), "anything");
@@ -161,11 +164,11 @@ static void test_claims(void) {
 
 /* {==== analysis_run on a hand-built sheet ==== */
 
-static char *metrics1[] = {"wall_s"};
-static char *sup_files[] = {"files"};
-static char *arms_kata[] = {"kata"};
-static char *arms_both[] = {"gvisor", "kata"};
-static char *arms_ghost[] = {"gvisor"};
+static char *metrics1[] = {S("wall_s")};
+static char *sup_files[] = {S("files")};
+static char *arms_kata[] = {S("kata")};
+static char *arms_both[] = {S("gvisor"), S("kata")};
+static char *arms_ghost[] = {S("gvisor")};
 
 static void build_sheet(proto_sheet *s, proto_arm *arms,
                         proto_workload *wl, proto_hypothesis *hy,
@@ -174,50 +177,50 @@ static void build_sheet(proto_sheet *s, proto_arm *arms,
   memset(arms, 0, 3 * sizeof *arms);
   memset(wl, 0, 2 * sizeof *wl);
   memset(hy, 0, 4 * sizeof *hy);
-  arms[0].name = "runc";
+  arms[0].name = S("runc");
   arms[0].reference = 1;
-  arms[1].name = "gvisor";
-  arms[2].name = "kata";
-  wl[0].name = "files";
+  arms[1].name = S("gvisor");
+  arms[2].name = S("kata");
+  wl[0].name = S("files");
   wl[0].runs = 10;
   wl[0].metrics = metrics1;
   wl[0].n_metrics = 1;
-  wl[1].name = "idle";
+  wl[1].name = S("idle");
   wl[1].runs = 5;
   wl[1].metrics = metrics1;
   wl[1].n_metrics = 1;
-  hy[0].id = "H1";
-  hy[0].says = "kata costs at least 1.2x on files";
-  hy[0].workload = "files";
-  hy[0].metric = "wall_s";
+  hy[0].id = S("H1");
+  hy[0].says = S("kata costs at least 1.2x on files");
+  hy[0].workload = S("files");
+  hy[0].metric = S("wall_s");
   hy[0].arms = arms_kata;
   hy[0].n_arms = 1;
   hy[0].kind = PROTO_CLAIM_AT_LEAST;
   hy[0].x = 1.2;
-  hy[1].id = "H2";
-  hy[1].says = "both tie on files";
-  hy[1].workload = "files";
-  hy[1].metric = "wall_s";
+  hy[1].id = S("H2");
+  hy[1].says = S("both tie on files");
+  hy[1].workload = S("files");
+  hy[1].metric = S("wall_s");
   hy[1].arms = arms_both;
   hy[1].n_arms = 2;
   hy[1].kind = PROTO_CLAIM_VERDICT_IS;
-  hy[1].verdict = "tie";
-  hy[2].id = "H3";
-  hy[2].says = "gvisor below 2x when idle";
-  hy[2].workload = "idle";
-  hy[2].metric = "wall_s";
+  hy[1].verdict = S("tie");
+  hy[2].id = S("H3");
+  hy[2].says = S("gvisor below 2x when idle");
+  hy[2].workload = S("idle");
+  hy[2].metric = S("wall_s");
   hy[2].arms = arms_ghost;
   hy[2].n_arms = 1;
   hy[2].kind = PROTO_CLAIM_BELOW;
   hy[2].x = 2;
-  hy[3].id = "H4";
-  hy[3].says = "every arm at least 0.5x";
-  hy[3].workload = "files";
-  hy[3].metric = "wall_s";
+  hy[3].id = S("H4");
+  hy[3].says = S("every arm at least 0.5x");
+  hy[3].workload = S("files");
+  hy[3].metric = S("wall_s");
   hy[3].kind = PROTO_CLAIM_AT_LEAST;
   hy[3].x = 0.5;
-  s->path = "t.lua";
-  s->id = "t";
+  s->path = S("t.lua");
+  s->id = S("t");
   s->arms = arms;
   s->n_arms = 3;
   s->reference = 0;
@@ -241,15 +244,15 @@ static void add_row(data_rowset *rs, int version, const char *arm, long seq,
   r = &rs->rows[rs->n++];
   memset(r, 0, sizeof *r);
   r->sheet_version = version;
-  r->batch = version ? "b0002" : "b0001";
-  r->source = "run";
-  r->workload = "files";
+  r->batch = version ? S("b0002") : S("b0001");
+  r->source = S("run");
+  r->workload = S("files");
   r->arm = (char *)arm;
   r->seq = seq;
-  r->run_id = "";
+  r->run_id = S("");
   r->valid = valid;
   r->reason = (char *)reason;
-  r->metric = "wall_s";
+  r->metric = S("wall_s");
   r->value = value;
   r->has_value = valid;
 }
@@ -269,8 +272,8 @@ static void test_run(void) {
   core_buf j1, j2, t;
 
   memset(am, 0, sizeof am);
-  am[0].date = "2026-10-22";
-  am[0].why = "the files workload could fail silently";
+  am[0].date = S("2026-10-22");
+  am[0].why = S("the files workload could fail silently");
   am[0].supersedes = sup_files;
   am[0].n_supersedes = 1;
   build_sheet(&s, arms, wl, hy, am, 1);
@@ -335,10 +338,31 @@ static void test_run(void) {
   CHECK(sum->exclusions[0].runs == 6);
   CHECK_STR(sum->exclusions[2].reason, "timeout after 120 s");
   CHECK(sum->exclusions[2].runs == 2);
-  CHECK_STR(sum->exclusions[4].reason, "collected by run --quick (a trial, "
+  CHECK_STR(sum->exclusions[3].reason, "collected by run --quick (a trial, "
                                        "not the plan)");
-  CHECK_STR(sum->exclusions[5].reason, "exit code 1, expected 0");
+  CHECK_STR(sum->exclusions[4].reason, "exit code 1, expected 0");
   CHECK(sum->original == NULL); /* no experiment: no dates to go by */
+
+  /* Stream stability: without the gvisor arm (and in another arm order),
+   * kata's numbers are the same to the last bit. */
+  {
+    proto_arm fewer[2];
+    proto_sheet s2 = s;
+    analysis_summary *sum3 = NULL;
+    fewer[0] = arms[2];
+    fewer[1] = arms[0];
+    s2.arms = fewer;
+    s2.n_arms = 2;
+    s2.reference = 1;
+    CHECK(analysis_run(&s2, &orig, NULL, &rs, 1, &sum3, &err) == CORE_OK);
+    CHECK(sum3 && sum3->n_results == 1);
+    if (sum3 && sum3->n_results == 1) {
+      CHECK_STR(sum3->results[0].arm, "kata");
+      CHECK(sum3->results[0].ci_low == sum->results[1].ci_low);
+      CHECK(sum3->results[0].ci_high == sum->results[1].ci_high);
+    }
+    analysis_summary_free(sum3);
+  }
 
   /* The table shows the published shape. */
   core_buf_init(&t);
@@ -388,14 +412,16 @@ static void test_run(void) {
    * copies are not readable here, so the ends of the chain are compared. */
   memset(versions, 0, sizeof versions);
   versions[0].number = 0;
+  versions[0].path = S("versions/v0.lua");
   versions[1].number = 1;
+  versions[1].path = S("versions/v1.lua");
   versions[1].rows_when_filed = 18;
-  versions[1].why = "the files workload could fail silently";
+  versions[1].why = S("the files workload could fail silently");
   versions[1].supersedes = sup_files;
   versions[1].n_supersedes = 1;
   memset(&exp, 0, sizeof exp);
-  exp.dir = "/nonexistent/prereg-test";
-  exp.id = "t";
+  exp.dir = S("/nonexistent/prereg-test");
+  exp.id = S("t");
   exp.versions = versions;
   exp.n_versions = 2;
   CHECK(analysis_run(&s, &orig, &exp, &rs, 1, &sum, &err) == CORE_OK);

@@ -166,6 +166,31 @@ static void test_determinism(void) {
   free(r3);
 }
 
+/* Without a replicate buffer the quantiles come from selection instead
+ * of a sort: the same bits. */
+static void test_selection_quantiles(void) {
+  long bs[] = {1, 2, 3, 7, 999, 1000, 4001};
+  double confs[] = {0.5, 0.9, 0.95, 0.999};
+  double ref[12], cand[9];
+  for (size_t i = 0; i < 12; i++)
+    ref[i] = floor(lcg() * 20) + 100; /* ties */
+  for (size_t i = 0; i < 9; i++)
+    cand[i] = lcg() * 30 + 100;
+  for (size_t b = 0; b < sizeof bs / sizeof bs[0]; b++)
+    for (size_t c = 0; c < sizeof confs / sizeof confs[0]; c++) {
+      double *reps = malloc((size_t)bs[b] * sizeof *reps);
+      double lo1, hi1, lo2, hi2;
+      core_err err = {0};
+      CHECK(analysis_bootstrap_ratio(ref, 12, cand, 9, bs[b], confs[c], 3,
+                                     1, &lo1, &hi1, reps, &err) == CORE_OK);
+      CHECK(analysis_bootstrap_ratio(ref, 12, cand, 9, bs[b], confs[c], 3,
+                                     1, &lo2, &hi2, NULL, &err) == CORE_OK);
+      CHECK(lo1 == lo2 && hi1 == hi2);
+      CHECK(lo1 <= hi1);
+      free(reps);
+    }
+}
+
 /* The derivation is a function of the names and the rule seed alone. */
 static void test_seeds(void) {
   unsigned long a = analysis_comparison_seed(17, "startup", "wall_s", "bwrap");
@@ -180,7 +205,8 @@ static void test_seeds(void) {
    * rejections. */
   {
     unsigned long seeds[] = {0, 1, 17, 4357, 2147483648UL, 4294967295UL};
-    unsigned long ns[] = {1, 2, 3, 10, 30, 1000, 100000, 2147483649UL};
+    unsigned long ns[] = {1, 2, 3, 10, 30, 1000, 100000, 65537,
+                          1073741825UL, 2147483647UL};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
       for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
         CHECK(analysis_rng_selfcheck(seeds[i], ns[k], 5000));
@@ -225,6 +251,7 @@ int main(void) {
   test_f1();
   test_f2();
   test_determinism();
+  test_selection_quantiles();
   test_seeds();
   test_errors();
   return HARNESS_END();

@@ -6,8 +6,9 @@ failed=0
 ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 check() { # check DESCRIPTION CMD...: passes when CMD exits 0
-  d=$1; shift
-  if "$@"; then ok; else bad "$d"; fi
+  local what=$1
+  shift
+  if "$@"; then ok; else bad "$what"; fi
 }
 finish() {
   echo "$passed passed, $failed failed"

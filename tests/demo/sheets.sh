@@ -22,7 +22,8 @@ check "the summary names sandbox-cost's arms" \
 check "the summary names the published experiment's arms" \
   sh -c "grep -q gvisor '$tmp/agent-sandbox.check' && grep -q kata-clh '$tmp/agent-sandbox.check'"
 "$PREREG" check "$P/sandbox-cost/v0.lua" > /dev/null 2>&1
-check "the first version of sandbox-cost passes check" test $? -eq 0
+rc=$?
+check "the first version of sandbox-cost passes check" test $rc -eq 0
 
 # The steps between the markers, unquoted, equal replay.txt.
 sed -n '/-- replay.txt begins/,/-- replay.txt ends/p' "$P/sandbox-cost.lua" |
@@ -35,9 +36,11 @@ check "sandbox-cost's replay steps are replay.txt, line for line" \
 # The real flow: register the first version, amend with the sheet.
 d="$tmp/data"
 "$PREREG" register "$P/sandbox-cost/v0.lua" --data "$d" > "$tmp/reg.out" 2>&1
-check "register the first version of sandbox-cost ($(cat "$tmp/reg.out"))" test $? -eq 0
+rc=$?
+check "register the first version of sandbox-cost ($(cat "$tmp/reg.out"))" test $rc -eq 0
 "$PREREG" amend "$P/sandbox-cost.lua" --data "$d" > "$tmp/amend.out" 2>&1
-check "amend it with the sheet ($(cat "$tmp/amend.out"))" test $? -eq 0
+rc=$?
+check "amend it with the sheet ($(head -n 2 "$tmp/amend.out"))" test $rc -eq 0
 check "the amendment's diff holds expect_exit" \
   sh -c "cat '$d'/sandbox-cost/versions/v1.diff | grep -q 'expect_exit = \"reference\"'"
 

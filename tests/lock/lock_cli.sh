@@ -179,6 +179,12 @@ has err "open quote" "bad5.csv:2: unterminated quoted field"
 printf 'workload,arm,metric\nstartup,bare,wall_s\n' >bad6.csv
 expect 2 "missing column" -- "$PREREG" import sheet.lua bad6.csv
 has err "missing column" "bad6.csv:1: missing column 'value'"
+expect 2 "missing import file" -- "$PREREG" import sheet.lua nosuch.csv
+has err "missing import file" "nosuch.csv: cannot open"
+expect 2 "--arm-from names an undeclared arm" -- "$PREREG" import sheet.lua \
+  good.csv --arm-from "true=ghost"
+has err "--arm-from names an undeclared arm" \
+  "--arm-from: arm 'ghost' is not declared in sheet.lua (declared: bare, other)"
 if [ "$(snapshot)" = "$before" ]; then ok; else bad "a refused import wrote files"; fi
 # Reordered columns, exit codes judged against the expectation, no final
 # newline: accepted.

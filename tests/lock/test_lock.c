@@ -356,8 +356,8 @@ static void test_experiment(void) {
     rows[1].metric = W("user_s");
     CHECK_STR(data_batch_id(b), "b0001");
     CHECK(data_batch_append(b, rows, 2, &err) == CORE_OK);
-    write_text(strcat(strcpy(path, data_batch_dir(b)), "/r1.out"), "out\n",
-               4);
+    snprintf(path, sizeof path, "%s/r1.out", data_batch_dir(b));
+    write_text(path, "out\n", 4);
     CHECK(data_batch_freeze(b, "{\"kind\":\"run\",\"host\":{\"cores\":2}}",
                             &err) == CORE_OK);
   }

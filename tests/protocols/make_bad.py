@@ -77,6 +77,15 @@ CASES = {
   "pattern": ("a sheet uses a pattern that backtracks for ever",
       pre('local s = string.rep("a", 100000)\n'
           'local i = s:find(".-.-.-.-.-.-b")')),
+  "string_compare": ("a loop of instructions that each compare long strings",
+      pre('local a, b = string.rep("x", 4000000), string.rep("x", 4000000)\n'
+          'local n = 0\nwhile true do if a == b then n = n + 1 end end')),
+  "sort_loop": ("a loop of sorts, each one instruction",
+      pre('local t = { string.byte(string.rep("x", 900000), 1, -1) }\n'
+          'while true do table.sort(t) end')),
+  "find_loop": ("a loop of long plain searches",
+      pre('local s, p = string.rep("a", 1000000), string.rep("a", 500000) .. "b"\n'
+          'while true do local i = s:find(p, 1, true) end')),
   "protocol_local": ("a sheet's globals stay its own; _G gives no escape",
       pre('local io_ = _G.io.open')),
   # --- running the sheet ---
@@ -114,6 +123,8 @@ CASES = {
       sub(('cmd = "/bin/true", metrics', 'cmd = "{rootfs}/bin/true", metrics'))),
   "cmd_in_workload": ("{cmd} inside a workload's cmd",
       sub(('cmd = "/bin/true", metrics', 'cmd = "{cmd}", metrics'))),
+  "requires_per_run": ("a per-arm command that uses a per-run placeholder",
+      sub(('run = "nice {flags} {cmd}" }', 'run = "nice {flags} {cmd}",\n      requires = { "test -d {workload}" } }'))),
   "run_without_cmd": ("an arm's run that drops the workload's command",
       sub(('run = "nice {flags} {cmd}"', 'run = "nice {flags} /bin/true"'))),
   # --- arms ---

@@ -129,15 +129,15 @@ for m in $(tamper list "$B"); do
   tamper remove "$B" "$T/t.tar.gz" "$m"
   case $m in
     */BUNDLE-MANIFEST) expect_fail "remove $m" 2 "$T/t.tar.gz" "BUNDLE-MANIFEST" ;;
-    *) expect_fail "remove $m" 1 "$T/t.tar.gz" "$m: listed in BUNDLE-MANIFEST but missing" ;;
+    *) expect_fail "remove $m" 1 "$T/t.tar.gz" "$m: listed in demo/BUNDLE-MANIFEST but missing" ;;
   esac
 done
 tamper add "$B" "$T/t.tar.gz" demo/batches/b0003.csv
-expect_fail "member added" 1 "$T/t.tar.gz" "demo/batches/b0003.csv: not listed in BUNDLE-MANIFEST"
+expect_fail "member added" 1 "$T/t.tar.gz" "demo/batches/b0003.csv: not listed in demo/BUNDLE-MANIFEST"
 tamper add "$B" "$T/t.tar.gz" demo/report/extra.html
 expect_fail "report member added" 1 "$T/t.tar.gz" "demo/report/extra.html: not listed"
 tamper grow "$B" "$T/t.tar.gz" demo/batches/b0001.csv
-expect_fail "member larger" 1 "$T/t.tar.gz" "demo/batches/b0001.csv: larger than BUNDLE-MANIFEST says"
+expect_fail "member larger" 1 "$T/t.tar.gz" "demo/batches/b0001.csv: larger than demo/BUNDLE-MANIFEST says"
 tamper dup "$B" "$T/t.tar.gz" demo/versions/v0.lua
 expect_fail "duplicate" 1 "$T/t.tar.gz" "demo/versions/v0.lua: appears"
 tamper add "$B" "$T/t.tar.gz" ../x

@@ -127,7 +127,7 @@ done
 python3 "$here/tamper.py" add "$B" t.tar.gz pubdemo/batches/b0003.csv
 refuses "file added" 1 "pubdemo/batches/b0003.csv: not listed" "$PREREG" verify t.tar.gz
 python3 "$here/tamper.py" remove "$B" t.tar.gz pubdemo/batches/b0002.json
-refuses "file removed" 1 "pubdemo/batches/b0002.json: listed in BUNDLE-MANIFEST but missing" "$PREREG" verify t.tar.gz
+refuses "file removed" 1 "pubdemo/batches/b0002.json: listed in pubdemo/BUNDLE-MANIFEST but missing" "$PREREG" verify t.tar.gz
 refuses "analyze of a tampered bundle" 1 "pubdemo/batches/b0002.json" "$PREREG" analyze t.tar.gz --json
 head -c 2000 "$B" >cut.tar.gz
 refuses "truncated" 1 "truncated" "$PREREG" verify cut.tar.gz

@@ -63,7 +63,8 @@ EOF
   for i in $(seq 1 12); do
     echo "imported,bare,wall_s,0.10$i,$i,2026-10-21T08:00:$((10 + i))Z"
     echo "imported,bwrap,wall_s,0.31$i,$i,2026-10-21T08:01:$((10 + i))Z"
-    echo "imported,slow,wall_s,0.12$i,$i,2026-10-21T08:02:$((10 + i))Z"
+    # Only 4 runs of the third arm: prereg must flag it as a threat.
+    [ "$i" -le 4 ] && echo "imported,slow,wall_s,0.12$i,$i,2026-10-21T08:02:$((10 + i))Z"
   done
 } >data.csv
 
@@ -92,7 +93,7 @@ check "same html with --out" cmp -s first/report.html elsewhere/report.html
 
 # Contents that must be there.
 md=$R/report.md
-check "title escaped in md" grep -qF '# Report \<script\>alert(1)\</script\> \| test' $md
+check "title escaped in md" grep -qxF '# Report \<script\>alert\(1\)\</script\> \| test' $md
 for s in '## Verdict' '## Collection status' '## Setup' '## Arms' \
   '## Workloads' '## Decision rule' '## Hypotheses' '## Results' \
   '## Deviations' 'None.' '## What fell along the way' \
@@ -178,15 +179,40 @@ rows = set(raw[i * stride + 1:(i + 1) * stride] for i in range(h))
 assert w == 1200 and len(rows) > 200, (w, h, len(rows))
 EOF
 chrome --dump-dom "file://$W/$R/report.html" >dom.html
-check "DOM has tables" test "$(grep -o '<table>' dom.html | wc -l)" -ge 8
+n_tables=$(grep -o "<table>" dom.html | wc -l)
+check "DOM has the tables (7 or more)" test "$n_tables" -ge 7
+check "DOM has every table of the page" test "$n_tables" = "$(grep -o "<table>" $R/report.html | wc -l)"
 check "DOM has the inline SVG plot" grep -q '<img src="data:image/svg+xml;base64,' dom.html
 check "DOM has no script element" bash -c "! grep -q '<script' dom.html"
 check "DOM shows the title as text" grep -qF 'Report &lt;script&gt;alert(1)&lt;/script&gt; | test' dom.html
 
+# An amendment after the data: Deviations shows it, with its timing, the
+# diff (a fence longer than the backticks in it) and the workloads touched.
+python3 - <<'EOF'
+p = "protocols/rep.lua"
+s = open(p).read()
+s = s.replace('threats = { "Synthetic data: the numbers mean nothing." },',
+  'threats = { "Synthetic data: the numbers mean nothing." },\n'
+  '  amendments = {\n    { date = "2026-10-22", why = "Stricter ```slower```." },\n  },')
+s = s.replace('ratio_above = 1.10', 'ratio_above = 1.25')
+open(p, "w").write(s)
+EOF
+check "amend" "$PREREG" amend $S --data d
+check "report after amend" "$PREREG" report $S --data d
+for s in '### Amendment 1' '- Dated: 2026-10-22' \
+  '- Timing: after 28 runs had been collected' \
+  'Stricter \`\`\`slower\`\`\`.' '````diff' \
+  '+      { "slower", ci_excludes = 1, ratio_above = 1.25 },' \
+  'all workloads \(decision rule changed\)' '(version 1, 1 amendment)' \
+  '### Verdicts under the original rule' 'Under the original rule'; do
+  check "amended md has $s" grep -qF -- "$s" $md
+done
+
 # Tampered data: refused, naming the file; --force stamps every page.
 csvf=$(ls d/rep-test/batches/*.csv | head -1)
 chmod u+w "$csvf"
-echo "imported,bare,wall_s,9" >>"$csvf"
+# Change one measurement, keeping the row well-formed.
+sed -i '0,/,0\.101,/s//,0.199,/' "$csvf"
 "$PREREG" report $S --data d --out tampered >out.txt 2>err.txt
 check "unverified data refused with exit 1" test $? = 1
 check "refusal names the file" grep -qF "$(basename "$csvf")" err.txt

@@ -379,11 +379,84 @@ static void test_xlsx(void) {
   report_input_free(in);
 }
 
+
+/* data_report_inputs_load on a hand-made experiment folder: facts
+ * flattened and sorted, a TSV process list, the manifest. */
+static void write_text(const char *dir, const char *rel, const char *text) {
+  char *p = core_path_join(dir, rel);
+  FILE *f = fopen(p, "w");
+  CHECK(f != NULL);
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+  core_free(p);
+}
+
+static void test_inputs(void) {
+  char dir[] = "/tmp/prereg-inputs-XXXXXX";
+  char *sub;
+  data_experiment exp;
+  data_report_inputs *in = NULL;
+  core_err err = {0};
+  CHECK(mkdtemp(dir) != NULL);
+  sub = core_path_join(dir, "batches/b0002");
+  CHECK(core_mkdir_p(sub, 0755, &err) == CORE_OK);
+  write_text(dir, "batches/b0001.csv", "x\n");
+  write_text(dir, "batches/b0002.csv", "x\n");
+  write_text(dir, "batches/b0002.json",
+             "{\"kind\": \"run\", \"host\": {\"cores\": 2, "
+             "\"loadavg_start\": [3.5, 1, 0.5], \"hostname\": \"h\"}}");
+  write_text(dir, "batches/b0002/r0001.procs.tsv",
+             "pid\tpss_kib\tcmdline\n12\t2048\tsleep 300\n13\t100\tsh\n");
+  write_text(dir, "MANIFEST",
+             "0123456789012345678901234567890123456789012345678901234567890123"
+             "  batches/b0001.csv\n");
+  memset(&exp, 0, sizeof exp);
+  exp.dir = dir;
+  exp.id = (char *)"x";
+  CHECK(data_report_inputs_load(&exp, &in, &err) == CORE_OK);
+  if (in) {
+    CHECK(in->n_batches == 2);
+    CHECK_STR(in->batches[0].id, "b0001");
+    CHECK(in->batches[0].n_facts == 0);
+    CHECK_STR(in->batches[1].id, "b0002");
+    CHECK(in->batches[1].n_facts == 6);
+    CHECK_STR(data_fact_get(&in->batches[1], "host.loadavg_start[0]"), "3.5");
+    CHECK_STR(data_fact_get(&in->batches[1], "host.hostname"), "h");
+    CHECK_STR(in->batches[1].facts[0].key, "host.cores");
+    CHECK(in->batches[1].n_procs == 1);
+    if (in->batches[1].n_procs == 1) {
+      const data_table *t = &in->batches[1].procs[0];
+      CHECK_STR(t->source, "batches/b0002/r0001.procs.tsv");
+      CHECK(t->n_cols == 3 && t->n_rows == 2);
+      CHECK_STR(t->cells[3 + 2], "sh");
+    }
+    CHECK(in->n_manifest == 1);
+    CHECK_STR(in->manifest[0].path, "batches/b0001.csv");
+  }
+  data_report_inputs_free(in);
+  /* Invalid facts JSON: the message names the file. */
+  write_text(dir, "batches/b0001.json", "{oops");
+  in = NULL;
+  CHECK(data_report_inputs_load(&exp, &in, &err) == CORE_EINPUT);
+  CHECK(strstr(err.msg, "b0001.json:1:") != NULL);
+  CHECK(in == NULL);
+  core_free(sub);
+  {
+    char *rm = core_asprintf("rm -rf '%s'", dir);
+    if (system(rm) != 0)
+      fprintf(stderr, "could not remove %s\n", dir);
+    core_free(rm);
+  }
+}
+
 int main(void) {
   test_escape();
   test_fmt();
   test_svg();
   test_render();
   test_xlsx();
+  test_inputs();
   return HARNESS_END();
 }

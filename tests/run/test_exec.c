@@ -53,6 +53,9 @@ static void test_split(void) {
   CHECK(exec_needs_shell("a | b"));
   CHECK(exec_needs_shell("sh -c 'x'"));
   CHECK(exec_needs_shell("FOO=1 env"));
+  CHECK(exec_needs_shell("exit 3"));    /* a builtin: no such file */
+  CHECK(exec_needs_shell("cd /tmp"));
+  CHECK(!exec_needs_shell("exitcode 3"));
   char **v = exec_argv("  ls   -l  /tmp ");
   CHECK(v && v[0] && v[1] && v[2] && !v[3]);
   if (v && v[2]) {

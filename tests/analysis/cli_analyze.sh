@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# cli_analyze.sh: `prereg analyze` through the real binary: an import-only
+# sheet, the same JSON bytes on every run and thread count, numbers equal
+# to NumPy's medians and to the bootstrap driver, verdicts, a Lua function
+# claim (the seed's H3), supersession by an amendment filed after data and
+# the original rule beside it, and the errors.
+# SPDX-License-Identifier: MIT
+set -u
+: "${PREREG:?}" "${BUILD:?}" "${SRC:?}"
+PY=/usr/bin/python3
+BOOT_CI="$BUILD/tests/analysis/boot_ci"
+pass=0
+fail=0
+T=$(mktemp -d /tmp/prereg-analyze-cli.XXXXXX)
+trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+cd "$T" || exit 1
+export PREREG_NOW=1792540800 # 2026-10-21T00:00:00Z
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+expect() { # expect CODE NAME -- CMD...
+  local want=$1 name=$2
+  shift 3
+  "$@" >out 2>err
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok; else
+    bad "$name: exit $got, expected $want"; sed 's/^/  | /' out err >&2
+  fi
+}
+has() { # has FILE NAME TEXT
+  if grep -qF -- "$3" "$1"; then ok; else
+    bad "$2: '$3' not in $1"; sed 's/^/  | /' "$1" >&2
+  fi
+}
+
+write_sheet() { # write_sheet AMENDMENT...
+  cat >sheet.lua <<'LUA'
+protocol {
+  id = "files-cost",
+  title = "What gVisor and Kata cost on small files",
+  question = "Is many-small-files the workload gVisor makes most expensive?",
+  author = "T. Ester",
+  arms = {
+    { name = "runc", reference = true },
+    { name = "gvisor" },
+    { name = "kata" },
+  },
+  workloads = {
+    { name = "startup", metrics = { "wall_s" } },
+    { name = "files", metrics = { "inner_s" } },
+  },
+  rule = {
+    estimator = "median", confidence = 0.95, resamples = 4000, seed = 17,
+    verdicts = {
+      { "slower", ci_excludes = 1, ratio_above = 1.10 },
+      { "faster", ci_excludes = 1, ratio_below = 1 / 1.10 },
+      { "tie",    ci_within = { 0.95, 1.05 } },
+    },
+  },
+  hypotheses = {
+    { id = "H1", says = "Kata takes at least 3x as long to start",
+      workload = "startup", metric = "wall_s", arms = { "kata" },
+      claim = at_least(3) },
+    { id = "H2", says = "gVisor ties runc on files",
+      workload = "files", metric = "inner_s", arms = { "gvisor" },
+      claim = verdict_is("tie") },
+    { id = "H3",
+      says = "Many small files is the workload gVisor makes most expensive",
+      arms = { "gvisor" },
+      claim = function(results)
+        local top, top_ratio = nil, -1
+        for _, r in ipairs(results) do
+          if r.arm == "gvisor" and r.ratio > top_ratio then
+            top, top_ratio = r.workload, r.ratio
+          end
+        end
+        if top == nil then return "inconclusive", "no gvisor results" end
+        return top == "files" and "held" or "not held",
+          string.format("most expensive for gvisor: %s (%.2fx)", top,
+                        top_ratio)
+      end },
+  },
+  amendments = {
+LUA
+  for a in "$@"; do echo "    $a," >>sheet.lua; done
+  printf '  },\n}\n' >>sheet.lua
+}
+
+# Deterministic data: start-up 0.22 s (runc), 0.33 (gvisor), 7.1 (kata),
+# 30 runs; files 15.0 / 15.4 / 24.2 s, 10 runs, one invalid gvisor run.
+gen_csv() { # gen_csv SHIFT > file: files rows (SHIFT moves kata's files)
+  $PY - "$1" <<'PY'
+import sys
+shift = float(sys.argv[1])
+print("workload,arm,metric,value,run,valid,note")
+for i in range(30):
+    for arm, m in (("runc", 0.22), ("gvisor", 0.33), ("kata", 7.1)):
+        v = m * (1 + 0.02 * ((i * 7919) % 13 - 6) / 6)
+        print("startup,%s,wall_s,%.6f,s%d,," % (arm, v, i))
+for i in range(10):
+    for arm, m in (("runc", 15.0), ("gvisor", 15.4), ("kata", 24.2 + shift)):
+        v = m * (1 + 0.01 * ((i * 104729) % 11 - 5) / 5)
+        print("files,%s,inner_s,%.6f,f%d,," % (arm, v, i))
+print("files,gvisor,inner_s,,f10,false,hung for 120 s")
+PY
+}
+
+# {==== before registration ====
+write_sheet
+expect 1 "analyze before register" -- "$PREREG" analyze sheet.lua
+has err "analyze before register" "not registered"
+expect 0 "register" -- "$PREREG" register sheet.lua
+expect 0 "analyze without data" -- "$PREREG" analyze sheet.lua --json
+has out "analyze without data" '"results": []'
+has out "analyze without data" '"verdict": "inconclusive"'
+# }====
+
+# {==== one import, determinism ====
+gen_csv 0 >batch1.csv
+expect 0 "import" -- "$PREREG" import sheet.lua batch1.csv
+expect 0 "analyze --json" -- "$PREREG" analyze sheet.lua --json
+cp out a1.json
+expect 0 "analyze --json again" -- "$PREREG" analyze --json sheet.lua
+if cmp -s a1.json out; then ok; else bad "two runs differ"; fi
+PREREG_THREADS=1 "$PREREG" analyze sheet.lua --json >t1.json 2>&1
+PREREG_THREADS=2 "$PREREG" analyze sheet.lua --json >t2.json 2>&1
+if cmp -s a1.json t1.json && cmp -s a1.json t2.json; then ok; else
+  bad "thread counts give different bytes"; fi
+expect 2 "bad PREREG_THREADS" -- env PREREG_THREADS=lots "$PREREG" \
+  analyze sheet.lua
+has err "bad PREREG_THREADS" "PREREG_THREADS: 'lots' is not a thread count"
+
+# Contents, checked against NumPy and the bootstrap driver.
+$PY - a1.json batch1.csv "$BOOT_CI" >check.out 2>&1 <<'PY'
+import csv, json, subprocess, sys
+import numpy as np
+j = json.load(open(sys.argv[1]))
+rows = [r for r in csv.DictReader(open(sys.argv[2])) if r["valid"] != "false"]
+fails = []
+def want(cond, what):
+    if not cond:
+        fails.append(what)
+want(list(j)[:5] == ["protocol", "sheet_sha256", "rule", "results",
+                     "hypotheses"], "contract keys first, in order")
+want(j["protocol"] == "files-cost", "protocol")
+want(j["rule"] == {"estimator": "median", "confidence": 0.95,
+                   "resamples": 4000, "seed": 17}, "rule")
+keys = ["workload", "metric", "arm", "reference", "n", "n_reference",
+        "median", "median_reference", "ratio", "ci_low", "ci_high",
+        "verdict"]
+want([(r["workload"], r["arm"]) for r in j["results"]] ==
+     [("startup", "gvisor"), ("startup", "kata"), ("files", "gvisor"),
+      ("files", "kata")], "one result per workload and non-reference arm")
+for r in j["results"]:
+    want(list(r)[:12] == keys, "result keys in order")
+    vals = lambda arm: [float(x["value"]) for x in rows
+                        if x["workload"] == r["workload"] and x["arm"] == arm]
+    ref, cand = vals("runc"), vals(r["arm"])
+    want(r["n"] == len(cand) and r["n_reference"] == len(ref), "n")
+    want(r["median"] == float(np.median(cand)) and
+         r["median_reference"] == float(np.median(ref)) and
+         r["ratio"] == float(np.median(cand)) / float(np.median(ref)),
+         "medians and ratio equal NumPy's for %s/%s" % (r["workload"],
+                                                       r["arm"]))
+    text = " ".join(repr(v) for v in ref) + "\n" + \
+        " ".join(repr(v) for v in cand) + "\n"
+    out = subprocess.run([sys.argv[3], "--resamples", "4000", "--seed",
+                          str(r["seed"])], input=text, capture_output=True,
+                         text=True, check=True).stdout.split()
+    want(float(out[1]) == r["ci_low"] and float(out[2]) == r["ci_high"],
+         "CI equals the driver's with the comparison seed for %s/%s" %
+         (r["workload"], r["arm"]))
+verdicts = {(r["workload"], r["arm"]): r["verdict"] for r in j["results"]}
+want(verdicts == {("startup", "gvisor"): "slower",
+                  ("startup", "kata"): "slower", ("files", "gvisor"): "tie",
+                  ("files", "kata"): "slower"}, "verdicts %s" % verdicts)
+h = {x["id"]: x for x in j["hypotheses"]}
+want(h["H1"]["verdict"] == "held", "H1 held")
+want(h["H2"]["verdict"] == "held", "H2 held")
+want(h["H3"]["verdict"] == "not held" and
+     "most expensive for gvisor: startup" in h["H3"]["reason"],
+     "H3, a Lua function over all results, not held: %s" % h["H3"])
+ex = j["exclusions"]
+want(len(ex) == 1 and ex[0]["arm"] == "gvisor" and ex[0]["runs"] == 1 and
+     ex[0]["reason"] == "hung for 120 s", "exclusions %s" % ex)
+want(j["original"] is None, "no original rule without an amendment")
+want("gsl_rng_mt19937" in j["rng"]["layout"], "rng layout recorded")
+for f in fails:
+    print("FAIL:", f)
+print(len(fails))
+PY
+if [ "$(tail -n 1 check.out)" = 0 ]; then ok; else
+  bad "JSON contents"; cat check.out >&2; fi
+
+expect 0 "analyze table" -- "$PREREG" analyze sheet.lua
+has out "table" "startup · wall_s"
+if grep -qE '^  runc +0\.220 s +reference +n=30$' out; then ok; else
+  bad "table: reference row"; cat out >&2; fi
+has out "table" "×  ["
+has out "table" "H3  not held: Many small files"
+has out "table" "files / gvisor: 1 run: hung for 120 s"
+# }====
+
+# {==== an edited sheet is refused ====
+cp sheet.lua sheet.orig
+sed -i 's/seed = 17/seed = 18/' sheet.lua
+expect 1 "edited sheet" -- "$PREREG" analyze sheet.lua
+has err "edited sheet" "differs from registered version v0"
+cp sheet.orig sheet.lua
+# }====
+
+# {==== supersession after data, with the original rule beside it ====
+write_sheet '{ date = "2026-10-22", why = "the files workload could fail silently; rerun", supersedes = { "files" } }'
+expect 0 "amend" -- "$PREREG" amend sheet.lua
+gen_csv 10 | grep -v '^startup' >batch2.csv
+expect 0 "import v1" -- "$PREREG" import sheet.lua batch2.csv
+expect 0 "analyze amended" -- "$PREREG" analyze sheet.lua --json
+cp out a2.json
+$PY - a2.json <<'PY' >check2.out 2>&1
+import json, sys
+j = json.load(open(sys.argv[1]))
+fails = []
+def want(cond, what):
+    if not cond:
+        fails.append(what)
+res = {(r["workload"], r["arm"]): r for r in j["results"]}
+want(j["sheet_version"] == 1, "sheet version 1")
+want(res[("files", "kata")]["n"] == 10 and
+     abs(res[("files", "kata")]["median"] - 34.2) < 0.5,
+     "files/kata counts only the rerun: %s" % res[("files", "kata")])
+want(res[("startup", "kata")]["n"] == 30, "startup rows still count")
+sup = [e for e in j["exclusions"] if e["reason"].startswith("superseded")]
+want([(e["workload"], e["arm"], e["runs"]) for e in sup] ==
+     [("files", "runc", 10), ("files", "gvisor", 11), ("files", "kata", 10)]
+     and sup[0]["reason"] == "superseded by amendment 1: the files workload "
+    "could fail silently; rerun", "superseded exclusions %s" % sup)
+o = j["original"]
+want(o is not None and "superseded earlier rows of files" in
+     j["original_why"], "original given: %s" % j.get("original_why"))
+if o:
+    ores = {(r["workload"], r["arm"]): r for r in o["results"]}
+    want(ores[("files", "kata")]["n"] == 20,
+         "original counts both batches of files")
+    want(not any(e["reason"].startswith("superseded")
+                 for e in o["exclusions"]), "original supersedes nothing")
+for f in fails:
+    print("FAIL:", f)
+print(len(fails))
+PY
+if [ "$(tail -n 1 check2.out)" = 0 ]; then ok; else
+  bad "amended JSON contents"; cat check2.out >&2; fi
+expect 0 "analyze amended table" -- "$PREREG" analyze sheet.lua
+has out "amended table" "Under the registered rule (version 0), because amendment 1"
+has out "amended table" "10 superseded"
+# }====
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,33 @@
+#!/bin/bash
+# verify.sh: the committed example, data/sandbox-cost (registered, amended,
+# run in full on one machine, frozen and reported), still verifies: every
+# frozen file against its manifest and the sheet's chain of amendments,
+# with protocols/sandbox-cost.lua its newest version. A copy is checked, so
+# that the test never writes into the source tree; the copy with one byte
+# changed must fail.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/lib.sh"
+: "${PREREG:?PREREG must name the prereg binary}"
+cp -R "$SRC/data/sandbox-cost" "$tmp/sandbox-cost"
+"$PREREG" verify "$SRC/protocols/sandbox-cost.lua" --data "$tmp" > "$tmp/verify.out" 2>&1
+rc=$?
+check "prereg verify data/sandbox-cost (exit $rc: $(head -c 300 "$tmp/verify.out"))" test $rc -eq 0
+check "the chain has the registered version and its amendment" \
+  test -f "$tmp/sandbox-cost/versions/v1.lua"
+check "the sheet is the newest version, byte for byte" \
+  cmp -s "$SRC/protocols/sandbox-cost.lua" "$tmp/sandbox-cost/versions/v1.lua"
+"$PREREG" analyze "$SRC/protocols/sandbox-cost.lua" --json --data "$tmp" > "$tmp/a.json" 2>&1
+rc=$?
+check "analyze the committed data (exit $rc)" test $rc -eq 0
+n=$(grep -o '"ratio"' "$tmp/a.json" | wc -l)
+check "results for both sandboxes on all seven workload metrics ($n)" test "$n" -eq 14
+# One changed byte in a frozen batch must be caught.
+f=$(ls "$tmp"/sandbox-cost/batches/*.csv | tail -n 1)
+chmod u+w "$f"
+printf 'x' | dd of="$f" bs=1 seek=100 conv=notrunc 2> /dev/null
+"$PREREG" verify "$SRC/protocols/sandbox-cost.lua" --data "$tmp" > "$tmp/verify2.out" 2>&1
+rc=$?
+check "a changed byte fails verify (exit $rc)" test $rc -ne 0
+check "and verify names the file" grep -q "$(basename "$f")" "$tmp/verify2.out"
+finish

@@ -1,0 +1,31 @@
+/* targets.h: the entry functions of prereg's fuzz targets, shared by the
+ * libFuzzer executables (clang) and the replay driver (any compiler).
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef PREREG_FUZZ_TARGETS_H
+#define PREREG_FUZZ_TARGETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One target: feeds data to one reader of untrusted input. Every entry
+ * returns 0; a bug shows as a crash, a sanitizer report or an abort. */
+typedef struct fuzz_target {
+  const char *name;
+  int (*run)(const uint8_t *data, size_t size);
+} fuzz_target;
+
+/** The targets, NULL-terminated: sheet (proto_sheet_load_text), batch
+ * (data_load_rows on a frozen and on an unfinished batch, then
+ * data_verify), import_csv and import_json (data_import_only into a
+ * registered experiment) and manifest (data_manifest_load, data_verify,
+ * data_report_inputs_load). */
+extern const fuzz_target fuzz_targets[];
+
+/** The target called name, or NULL. */
+const fuzz_target *fuzz_target_find(const char *name);
+
+/** Removes the scratch folder the targets work in (also done at exit). */
+void fuzz_cleanup(void);
+
+#endif

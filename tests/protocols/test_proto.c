@@ -1,0 +1,441 @@
+/* test_proto.c: the sheet loader: fields, defaults, lookups, templates,
+ * claims (built-in and Lua functions), the sandbox's budgets from C, and
+ * allocation failures at every point of a small load.
+ * SPDX-License-Identifier: MIT
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "protocols/proto.h"
+
+static const char small[] =
+    "protocol {\n"
+    "  id = \"small\", title = \"Small\",\n"
+    "  vars = { dir = \"/tmp/x\" },\n"
+    "  arms = { { name = \"a\", reference = true },\n"
+    "           { name = \"b\", run = \"nice {cmd} --in {dir}\" } },\n"
+    "  workloads = { { name = \"w\", runs = 3, cmd = \"ls {dir}\" },\n"
+    "                { name = \"imp\" } },\n"
+    "  rule = { seed = 7, verdicts = { { \"slower\", ci_excludes = 1,\n"
+    "           ratio_above = 1.1 } } },\n"
+    "  hypotheses = { { id = \"H1\", says = \"b is slower\",\n"
+    "    workload = \"w\", metric = \"wall_s\",\n"
+    "    claim = verdict_is(\"slower\") } },\n"
+    "}\n";
+
+static proto_sheet *load_str(const char *name, const char *text,
+                             core_err *err) {
+  memset(err, 0, sizeof *err);
+  return proto_sheet_load_text(name, text, strlen(text), err);
+}
+
+static void test_seed_fields(void) {
+  core_err err = {0};
+  proto_sheet *s = proto_sheet_load("good/seed.lua", &err);
+  const proto_workload *w;
+  CHECK(s != NULL);
+  if (!s) {
+    fprintf(stderr, "%s\n", err.msg);
+    return;
+  }
+  CHECK_STR(s->id, "agent-isolation");
+  CHECK_STR(s->path, "good/seed.lua");
+  CHECK(s->n_arms == 4 && s->reference == 0);
+  CHECK(s->arms[0].reference && !s->arms[1].reference);
+  CHECK_STR(s->arms[1].name, "gvisor");
+  CHECK(s->arms[1].n_requires == 1 && s->arms[1].n_versions == 1);
+  CHECK_STR(s->arms[1].versions[0], "runsc --version");
+  CHECK(s->image.digest_cmd != NULL && s->image.tree == NULL);
+  CHECK(s->n_vars == 2);
+  CHECK_STR(s->vars[0].name, "image"); /* sorted by name */
+  CHECK_STR(s->vars[1].name, "limits");
+  CHECK(s->n_workloads == 6);
+  w = &s->workloads[0];
+  CHECK(w->runs == 30 && w->warmup == 1);
+  CHECK(w->n_metrics == 1);
+  CHECK_STR(w->metrics[0], "wall_s"); /* default */
+  CHECK_NEAR(w->timeout_s, 120, 0);
+  CHECK_NEAR(w->sample_after_s, 5, 0);
+  CHECK(w->order == PROTO_ORDER_INTERLEAVED && w->cache == PROTO_CACHE_WARM);
+  CHECK(w->expect == PROTO_EXPECT_CODE && w->expect_code == 0);
+  CHECK(w->procs.descendants == 1 && !w->cgroup);
+  w = &s->workloads[1];
+  CHECK_NEAR(w->sample_after_s, 10, 0);
+  CHECK_NEAR(w->timeout_s, 60, 0);
+  CHECK(w->procs.n_cmdline == 1);
+  CHECK_STR(w->procs.cmdline[0], "{run_id}");
+  w = &s->workloads[2];
+  CHECK(w->n_steps == 3 && w->cmd == NULL);
+  CHECK(w->expect == PROTO_EXPECT_REFERENCE);
+  CHECK(s->workloads[3].timeout_s == 600);
+  CHECK_STR(s->workloads[3].prepare, "make clean");
+  w = &s->workloads[5];
+  CHECK(w->cmd == NULL && w->steps == NULL && w->runs == 0);
+  CHECK_STR(s->rule.estimator, "median");
+  CHECK_NEAR(s->rule.confidence, 0.95, 0);
+  CHECK(s->rule.resamples == 10000 && s->rule.seed == 17);
+  CHECK(s->rule.n_verdicts == 3);
+  CHECK(s->rule.verdicts[0].has_ci_excludes &&
+        s->rule.verdicts[0].has_ratio_above &&
+        !s->rule.verdicts[0].has_ratio_below);
+  CHECK_NEAR(s->rule.verdicts[1].ratio_below, 1 / 1.10, 1e-15);
+  CHECK(s->rule.verdicts[2].has_ci_within);
+  CHECK_NEAR(s->rule.verdicts[2].ci_within[0], 0.95, 0);
+  CHECK_NEAR(s->rule.verdicts[2].ci_within[1], 1.05, 0);
+  CHECK(s->rule.verdicts[1].line == 39);
+  CHECK(s->n_hypotheses == 4);
+  CHECK(s->hypotheses[0].kind == PROTO_CLAIM_AT_LEAST);
+  CHECK_NEAR(s->hypotheses[0].x, 3, 0);
+  CHECK(s->hypotheses[0].line == 45);
+  CHECK(s->hypotheses[1].n_arms == 2);
+  CHECK(s->hypotheses[2].kind == PROTO_CLAIM_FUNCTION);
+  CHECK(s->hypotheses[2].workload == NULL && s->hypotheses[2].n_arms == 0);
+  CHECK(s->hypotheses[3].kind == PROTO_CLAIM_VERDICT_IS);
+  CHECK_STR(s->hypotheses[3].verdict, "tie");
+  CHECK(s->n_threats == 2 && s->n_amendments == 4);
+  CHECK_STR(s->amendments[3].date, "2026-10-22");
+  CHECK(s->amendments[3].n_supersedes == 3);
+  CHECK_STR(s->amendments[3].supersedes[2], "idle-memory");
+  CHECK(s->arms[2].line == 16);
+  CHECK(s->workloads[2].line == 26);
+  CHECK(strlen(s->sha256) == 64);
+
+  CHECK(proto_arm_index(s, "kata-clh") == 3);
+  CHECK(proto_arm_index(s, "nope") == -1);
+  CHECK(proto_workload_index(s, "files") == 4);
+  CHECK(proto_workload_index(s, "nope") == -1);
+  CHECK(proto_workload_has_metric(&s->workloads[3], "inner_s"));
+  CHECK(!proto_workload_has_metric(&s->workloads[3], "pss_mib"));
+
+  /* H3 of the seed, as a function: "the many-small-files workload is the
+   * one gVisor makes most expensive". */
+  {
+    proto_result_view r[4] = {
+        {"files", "wall_s", "gvisor", "tie", 1.03, 0.97, 1.03, 15.4, 15.0,
+         10, 10},
+        {"replay", "wall_s", "gvisor", "slower", 1.88, 1.7, 2.0, 0.8, 0.4,
+         10, 10},
+        {"startup", "wall_s", "gvisor", "slower", 1.48, 1.4, 1.6, 0.33, 0.22,
+         30, 30},
+        {"files", "wall_s", "kata-qemu", "slower", 1.62, 1.5, 1.7, 24, 15,
+         10, 10},
+    };
+    proto_outcome o = PROTO_HELD;
+    char *why = NULL;
+    CHECK(proto_eval_claim(s, &s->hypotheses[2], r, 4, &o, &why, &err) ==
+          CORE_OK);
+    CHECK(o == PROTO_NOT_HELD);
+    CHECK_STR(why, "replay has the highest ratio (1.88)");
+    core_free(why);
+    r[0].ratio = 2.5; /* now files is the most expensive */
+    CHECK(proto_eval_claim(s, &s->hypotheses[2], r, 4, &o, &why, &err) ==
+          CORE_OK);
+    CHECK(o == PROTO_HELD);
+    CHECK_STR(why, "files has the highest ratio (2.50)");
+    core_free(why);
+    CHECK(proto_eval_claim(s, &s->hypotheses[2], r, 0, &o, &why, &err) ==
+          CORE_OK);
+    CHECK(o == PROTO_INCONCLUSIVE);
+    CHECK_STR(why, "no gVisor results");
+    core_free(why);
+    /* A missing ratio (NaN) reaches Lua as nil. */
+    r[0].ratio = r[1].ratio = r[2].ratio = NAN;
+    CHECK(proto_eval_claim(s, &s->hypotheses[2], r, 3, &o, &why, &err) ==
+          CORE_OK);
+    CHECK(o == PROTO_INCONCLUSIVE);
+    core_free(why);
+
+    /* Built-in claims over several arms: H2 is below(1.5) for gvisor
+     * and kata-qemu on replay. */
+    {
+      proto_result_view q[2] = {
+          {"replay", "wall_s", "gvisor", "slower", 1.3, 1.2, 1.4, 1, 1, 10,
+           10},
+          {"replay", "wall_s", "kata-qemu", "slower", 1.3, 1.2, 1.45, 1, 1,
+           10, 10},
+      };
+      CHECK(proto_eval_claim(s, &s->hypotheses[1], q, 2, &o, &why, &err) ==
+            CORE_OK);
+      CHECK(o == PROTO_HELD);
+      core_free(why);
+      q[1].ci_high = 1.6; /* straddles 1.5 */
+      CHECK(proto_eval_claim(s, &s->hypotheses[1], q, 2, &o, &why, &err) ==
+            CORE_OK);
+      CHECK(o == PROTO_INCONCLUSIVE);
+      core_free(why);
+      q[0].ci_low = 1.5; /* low end at 1.5: not below */
+      q[0].ci_high = 1.7;
+      CHECK(proto_eval_claim(s, &s->hypotheses[1], q, 2, &o, &why, &err) ==
+            CORE_OK);
+      CHECK(o == PROTO_NOT_HELD);
+      core_free(why);
+      CHECK(proto_eval_claim(s, &s->hypotheses[1], q, 1, &o, &why, &err) ==
+            CORE_OK); /* kata-qemu has no result */
+      CHECK(o == PROTO_NOT_HELD);
+      core_free(why);
+    }
+    {
+      proto_result_view q = {"startup", "wall_s", "kata-qemu", "slower",
+                             31.7, 3.0, 33, 7, 0.22, 30, 30};
+      CHECK(proto_eval_claim(s, &s->hypotheses[0], &q, 1, &o, &why, &err) ==
+            CORE_OK);
+      CHECK(o == PROTO_HELD); /* at_least(3): low end 3.0 >= 3 */
+      core_free(why);
+      q.ci_low = 2.9;
+      CHECK(proto_eval_claim(s, &s->hypotheses[0], &q, 1, &o, &why, &err) ==
+            CORE_OK);
+      CHECK(o == PROTO_INCONCLUSIVE);
+      core_free(why);
+      q.ci_high = 2.99;
+      CHECK(proto_eval_claim(s, &s->hypotheses[0], &q, 1, &o, &why, &err) ==
+            CORE_OK);
+      CHECK(o == PROTO_NOT_HELD);
+      core_free(why);
+    }
+    {
+      proto_result_view q = {"files", "inner_s", "gvisor", "tie",
+                             1.03, 0.97, 1.03, 15.4, 15.0, 10, 10};
+      CHECK(proto_eval_claim(s, &s->hypotheses[3], &q, 1, &o, &why, &err) ==
+            CORE_OK);
+      CHECK(o == PROTO_HELD);
+      core_free(why);
+      q.verdict = "slower";
+      CHECK(proto_eval_claim(s, &s->hypotheses[3], &q, 1, &o, &why, &err) ==
+            CORE_OK);
+      CHECK(o == PROTO_NOT_HELD);
+      core_free(why);
+      q.verdict = NULL;
+      CHECK(proto_eval_claim(s, &s->hypotheses[3], &q, 1, &o, &why, &err) ==
+            CORE_OK);
+      CHECK(o == PROTO_INCONCLUSIVE);
+      core_free(why);
+    }
+  }
+  {
+    core_buf b;
+    core_buf_init(&b);
+    proto_rule_words(s, &b);
+    CHECK(b.data && strstr(b.data, "median per arm and its ratio to the "
+                                    "reference arm runc, with a 95% "
+                                    "percentile bootstrap") != NULL);
+    CHECK(b.data && strstr(b.data, "(10000 resamples, seed 17)") != NULL);
+    CHECK(b.data && strstr(b.data, "tie if the CI lies within [0.95, "
+                                    "1.05]; otherwise inconclusive.") !=
+                        NULL);
+    core_buf_free(&b);
+  }
+  proto_sheet_free(s);
+}
+
+static void test_function_claims(void) {
+  static const char text[] =
+      "local function f(r) return r[1].ratio > 2, 'big' end\n"
+      "protocol {\n"
+      "  id = \"fn\", title = \"Functions\",\n"
+      "  arms = { { name = \"a\", reference = true }, { name = \"b\" } },\n"
+      "  workloads = { { name = \"w\", runs = 1, cmd = \"true\" } },\n"
+      "  rule = { seed = 1, verdicts = { { \"up\", ratio_above = 1 } } },\n"
+      "  hypotheses = {\n"
+      "    { id = \"bool\", says = \"x\", claim = f },\n"
+      "    { id = \"nil\", says = \"x\", claim = function() return nil end },\n"
+      "    { id = \"num\", says = \"x\", claim = function() return 42 end },\n"
+      "    { id = \"word\", says = \"x\", claim = function() return 'yes' end },\n"
+      "    { id = \"loop\", says = \"x\", claim = function()\n"
+      "        while true do end end },\n"
+      "    { id = \"boom\", says = \"x\", claim = function() error('no') end },\n"
+      "    { id = \"why\", says = \"x\", claim = function()\n"
+      "        return 'held', 3 end },\n"
+      "    { id = \"mem\", says = \"x\", claim = function()\n"
+      "        local s = 'x' for i = 1, 40 do s = s .. s end end },\n"
+      "  },\n"
+      "}\n";
+  core_err err;
+  proto_sheet *s = load_str("fn.lua", text, &err);
+  proto_result_view r = {"w", "wall_s", "b", "up", 3, 2.5, 3.5, 3, 1, 5, 5};
+  proto_outcome o;
+  char *why = NULL;
+  CHECK(s != NULL);
+  if (!s) {
+    fprintf(stderr, "%s\n", err.msg);
+    return;
+  }
+  CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
+        CORE_OK);
+  CHECK(o == PROTO_HELD);
+  CHECK_STR(why, "big");
+  core_free(why);
+  r.ratio = 1;
+  CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
+        CORE_OK);
+  CHECK(o == PROTO_NOT_HELD);
+  core_free(why);
+  CHECK(proto_eval_claim(s, &s->hypotheses[1], &r, 1, &o, &why, &err) ==
+        CORE_OK);
+  CHECK(o == PROTO_INCONCLUSIVE);
+  CHECK_STR(why, "");
+  core_free(why);
+  why = NULL;
+  CHECK(proto_eval_claim(s, &s->hypotheses[2], &r, 1, &o, &why, &err) ==
+        CORE_EPROTOCOL);
+  CHECK_STR(err.msg, "fn.lua:10: hypotheses[3] (num): the claim function "
+                     "returned a number; it must return \"held\", \"not "
+                     "held\", \"inconclusive\", true, false or nil");
+  CHECK(why == NULL);
+  CHECK(proto_eval_claim(s, &s->hypotheses[3], &r, 1, &o, &why, &err) ==
+        CORE_EPROTOCOL);
+  CHECK(strstr(err.msg, "returned \"yes\"") != NULL);
+  CHECK(proto_eval_claim(s, &s->hypotheses[4], &r, 1, &o, &why, &err) ==
+        CORE_EPROTOCOL);
+  CHECK_STR(err.msg, "fn.lua:13: instruction budget exceeded (10 million "
+                     "instructions); a sheet should declare, not compute");
+  /* The budget starts afresh for every evaluation. */
+  CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
+        CORE_OK);
+  core_free(why);
+  CHECK(proto_eval_claim(s, &s->hypotheses[5], &r, 1, &o, &why, &err) ==
+        CORE_EPROTOCOL);
+  CHECK_STR(err.msg, "fn.lua:14: no");
+  CHECK(proto_eval_claim(s, &s->hypotheses[6], &r, 1, &o, &why, &err) ==
+        CORE_EPROTOCOL);
+  CHECK(strstr(err.msg, "(the reason) must be a string, got a number"));
+  CHECK(proto_eval_claim(s, &s->hypotheses[7], &r, 1, &o, &why, &err) ==
+        CORE_EPROTOCOL);
+  CHECK_STR(err.msg, "fn.lua: memory limit of 64 MiB exceeded");
+  CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
+        CORE_OK);
+  core_free(why);
+  proto_sheet_free(s);
+}
+
+static void test_expand(void) {
+  core_err err;
+  proto_sheet *s = load_str("small.lua", small, &err);
+  proto_expand_ctx ctx = {"ls -l", "b", "w", "r-7", 7};
+  char *e;
+  CHECK(s != NULL);
+  if (!s)
+    return;
+  e = proto_expand(s, s->arms[1].run, &ctx, &err);
+  CHECK_STR(e, "nice ls -l --in /tmp/x");
+  core_free(e);
+  e = proto_expand(s, "{arm}/{workload}/{round}/{run_id} {{x} awk "
+                      "'{print $1}' ${HOME} {Dir} {",
+                   &ctx, &err);
+  CHECK_STR(e, "b/w/7/r-7 {x} awk '{print $1}' ${HOME} {Dir} {");
+  core_free(e);
+  e = proto_expand(s, "echo {nope}", &ctx, &err);
+  CHECK(e == NULL && err.status == CORE_EPROTOCOL);
+  CHECK_STR(err.msg, "small.lua: placeholder {nope} in \"echo {nope}\" has "
+                     "no value here");
+  e = proto_expand(s, "{cmd}", NULL, &err);
+  CHECK(e == NULL);
+  e = proto_expand(s, "", &ctx, &err);
+  CHECK_STR(e, "");
+  core_free(e);
+  CHECK(s->n_workloads == 2 && s->workloads[1].runs == 0);
+  CHECK_STR(s->arms[0].run, "{cmd}");
+  CHECK(s->hypotheses[0].n_arms == 1);
+  CHECK_STR(s->hypotheses[0].arms[0], "b");
+  CHECK_STR(proto_metric_unit("wall_s"), "s");
+  CHECK_STR(proto_metric_unit("pss_mib"), "MiB");
+  CHECK_STR(proto_metric_unit("maxrss_kib"), "KiB");
+  CHECK_STR(proto_metric_unit("files"), "");
+  CHECK_STR(proto_metric_unit(NULL), "");
+  proto_sheet_free(s);
+}
+
+static void test_messages(void) {
+  core_err err;
+  proto_sheet *s;
+  char *big;
+  s = load_str("none.lua", "x = 1\n", &err);
+  CHECK(s == NULL && err.status == CORE_EPROTOCOL);
+  CHECK_STR(err.msg, "none.lua: the sheet never calls protocol { ... }; "
+                     "see 'prereg new' for a starter sheet");
+  /* Globals do not leak from one sheet into the next. */
+  s = load_str("a.lua", "leak = 1\nprotocol {}\n", &err);
+  CHECK(s == NULL);
+  s = load_str("b.lua", "assert(leak == nil, 'leaked')\n"
+                        "assert(rawget(_G, 'string') ~= nil)\n"
+                        "protocol {}\n",
+               &err);
+  CHECK(s == NULL);
+  CHECK_STR(err.msg, "b.lua:3: id: is required (a string)");
+  /* A sheet over 1 MiB is refused before it runs. */
+  big = malloc(2u << 20);
+  if (big) {
+    memset(big, ' ', 2u << 20);
+    memcpy(big, "protocol {}", 11);
+    s = proto_sheet_load_text("big.lua", big, 2u << 20, &err);
+    CHECK(s == NULL);
+    CHECK_STR(err.msg, "big.lua: is 2097152 bytes; a sheet may have at "
+                       "most 1024 KiB");
+    free(big);
+  }
+  s = proto_sheet_load("does/not/exist.lua", &err);
+  CHECK(s == NULL && err.status == CORE_EPROTOCOL);
+  proto_sheet_free(NULL);
+}
+
+static void test_starter(void) {
+  core_buf b;
+  core_err err;
+  proto_sheet *s;
+  core_buf_init(&b);
+  proto_starter("my-exp", &b);
+  CHECK(!b.oom && b.data);
+  s = load_str("protocols/my-exp.lua", b.data ? b.data : "", &err);
+  CHECK(s != NULL);
+  if (s) {
+    CHECK_STR(s->id, "my-exp");
+    proto_sheet_free(s);
+  }
+  core_buf_free(&b);
+}
+
+/* Fails every allocation from the k-th on (sticky) or only the k-th, for
+ * every k up to the first load that needs no failure: each load must
+ * fail cleanly with ENOMEM or, when Lua recovered, succeed; LeakSanitizer
+ * (the Asan build) checks that nothing leaks. */
+static void test_alloc_failures(int sticky) {
+  int failed_ok = 1, succeeded = 0;
+  long k;
+  for (k = 0; k < 100000; k++) {
+    core_err err = {0};
+    proto_sheet *s;
+    long failures;
+    core_mem_fail_after(k, sticky);
+    s = proto_sheet_load_text("small.lua", small, strlen(small), &err);
+    failures = core_mem_failures();
+    core_mem_fail_after(-1, 0);
+    if (s) {
+      if (strcmp(s->id, "small") != 0 || s->n_arms != 2)
+        failed_ok = 0;
+      proto_sheet_free(s);
+      if (failures == 0) {
+        succeeded = 1;
+        break;
+      }
+    } else if (err.status != CORE_ENOMEM || failures == 0) {
+      fprintf(stderr, "k=%ld sticky=%d: status %d: %s\n", k, sticky,
+              (int)err.status, err.msg);
+      failed_ok = 0;
+    }
+  }
+  CHECK(failed_ok);
+  CHECK(succeeded);
+  CHECK(k > 50); /* there were many allocation points to fail */
+}
+
+int main(void) {
+  test_seed_fields();
+  test_function_claims();
+  test_expand();
+  test_messages();
+  test_starter();
+  test_alloc_failures(1);
+  test_alloc_failures(0);
+  return HARNESS_END();
+}
