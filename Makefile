@@ -34,3 +34,17 @@ demo: build
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
+
+# {==== Reliability (issue 7): fuzzing and valgrind ====
+# make fuzz: the libFuzzer targets (clang) for FUZZ_SECONDS each;
+# make valgrind: a representative session under valgrind (plain build).
+FUZZ_SECONDS ?= 12
+.PHONY: fuzz valgrind
+fuzz: deps
+	sh scripts/deps.sh test
+	sh scripts/fuzz.sh $(FUZZ_SECONDS)
+
+valgrind: build
+	sh scripts/deps.sh demo test
+	sh scripts/valgrind.sh $(BUILD)/prereg
+# }====

@@ -119,7 +119,10 @@ const char *analysis_gsl_version(void);
 
 /** Replicates per block; each block has its own generator (see
  * analysis_rng_layout). Part of the stream layout: changing it changes
- * every number. */
+ * every number. Note on analysis_bootstrap_ratio above: its `seed` is the
+ * comparison seed (analysis_comparison_seed); block k's mt19937 is seeded
+ * with analysis_block_seed(seed, k), and `threads` never changes a
+ * number. */
 #define ANALYSIS_BLOCK_SIZE 500
 
 /** Most values one arm may have in a bootstrap (2^31 - 1). */
@@ -143,6 +146,11 @@ unsigned long analysis_block_seed(unsigned long comparison_seed,
  * gsl_rng_set(r, seed), for `draws` draws of each; 0 otherwise. */
 int analysis_rng_selfcheck(unsigned long seed, unsigned long n,
                            size_t draws);
+
+/** analysis_median without a copy: reorders x. Never allocates (so it
+ * cannot fail), unlike analysis_median, which returns NaN when it cannot
+ * copy more than 64 values. */
+double analysis_median_inplace(double *x, size_t n);
 
 /** Number of online cores (at least 1): what threads = 0 means. */
 int analysis_threads_default(void);

@@ -179,9 +179,6 @@ static core_status classify(ctx *c, core_err *err) {
       k->superseded = 1;
       k->reason = core_asprintf("superseded by amendment %d: %s", version,
                                 why ? why : "");
-    } else if (r->quick) {
-      k->reason = core_strdup("collected by run --quick (a trial, not the "
-                              "plan)");
     } else if (!r->valid) {
       k->reason = core_strdup(r->reason && r->reason[0] ? r->reason
                                                         : "invalid");
@@ -367,7 +364,7 @@ static core_status add_cells(ctx *c, analysis_summary *s, core_err *err) {
                          &n, err)) != CORE_OK)
           return st;
         cell->n_valid = n;
-        cell->median = analysis_median(v, n);
+        cell->median = analysis_median_inplace(v, n);
         core_free(v);
         if ((st = count_runs(c, wl->name, wl->metrics[m], sh->arms[a].name,
                              0, &cell->n_invalid, err)) != CORE_OK ||
@@ -419,8 +416,9 @@ static core_status add_results(ctx *c, analysis_summary *s, core_err *err) {
         r->reference = core_strdup(ref->name);
         r->n = cn;
         r->n_reference = rn;
-        r->median = analysis_median(cv, cn);
-        r->median_reference = analysis_median(rv, rn);
+        /* The bootstrap sorts its own copies: reordering is harmless. */
+        r->median = analysis_median_inplace(cv, cn);
+        r->median_reference = analysis_median_inplace(rv, rn);
         r->ratio = r->median / r->median_reference;
         r->ci_low = r->ci_high = NAN;
         r->seed = analysis_comparison_seed(sh->rule.seed, wl->name,

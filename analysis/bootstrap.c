@@ -170,6 +170,10 @@ static double median_inplace(double *x, size_t n) {
   return 0.5 * (x[k] + up);
 }
 
+double analysis_median_inplace(double *x, size_t n) {
+  return n == 0 ? NAN : median_inplace(x, n);
+}
+
 double analysis_median(const double *x, size_t n) {
   double small[64];
   double *tmp;

@@ -15,10 +15,16 @@ core_status cmd_report(const cli_opts *opts, FILE *out, core_err *err) {
   report_doc doc;
   char *dir = NULL, *exp_dir = NULL;
   core_status st;
+  cli_opts resolved;
   if (opts->n_args != 1)
     return core_fail(err, CORE_EUSAGE,
                      "report takes one sheet: prereg report SHEET [--out "
                      "DIR] [--force]");
+  /* A published bundle stands in for the sheet and its data folder. */
+  if ((st = cmd_resolve_input(opts, &resolved, err)) != CORE_OK)
+    return st;
+  opts = &resolved;
+  data = opts->data_dir ? opts->data_dir : "data";
   sheet = proto_sheet_load(opts->args[0], err);
   if (!sheet)
     return err->status ? err->status : CORE_EPROTOCOL;

@@ -210,13 +210,14 @@ protocol {
 
   amendments = {
     { date = "2026-11-30",
-      why = "The first replay batch was invalid in every arm and round: "
-        .. "expect_exit defaulted to 0, and five steps of the log fail on "
-        .. "purpose (cat of a missing file, grep without a match, ls of a "
-        .. "missing folder), as they failed in the sessions the log "
-        .. "mirrors. The replay now requires each step's exit code to equal "
-        .. "the bare arm's in the same round, which is what parity means; "
-        .. "its earlier rows no longer count.",
-      supersedes = { "replay" } },
+      why = "idle-memory ran `sleep 300`. In runc, sleep is the container's "
+        .. "pid 1, which ignores SIGTERM, so when prereg ended the run after "
+        .. "the sample, runc was killed with SIGKILL after the grace period: "
+        .. "each runc run took 2 s longer than the others, and runc's state "
+        .. "was left behind, to be cleaned up by the next runc launch inside "
+        .. "another measured run. The workload now runs sh -c 'trap \"exit "
+        .. "0\" TERM; sleep 300 & wait' in every arm, which ends cleanly on "
+        .. "SIGTERM; its earlier rows no longer count.",
+      supersedes = { "idle-memory" } },
   },
 }

@@ -59,14 +59,10 @@ protocol {
       metrics = { "wall_s" } },
 
     -- An idle sandbox: PSS of the launcher's process tree (for bwrap its
-    -- two bwrap processes, sh and sleep; for runc `runc run` and the
-    -- container's sh and sleep), sampled 3 s after start; prereg then ends
-    -- the run with SIGTERM, which sh turns into a clean exit (as the
-    -- container's pid 1 it would otherwise ignore it, and runc would be
-    -- killed without cleaning up). Each process is listed with the reason
-    -- it was counted.
-    { name = "idle-memory", runs = 10,
-      cmd = [[sh -c 'trap "exit 0" TERM; sleep 300 & wait']],
+    -- two bwrap processes and sleep; for runc `runc run` and the
+    -- container's process), sampled 3 s after start; the run is then
+    -- ended. Each process is listed with the reason it was counted.
+    { name = "idle-memory", runs = 10, cmd = "sleep 300",
       metrics = { "pss_mib" }, sample_after_s = 3, timeout_s = 60,
       processes = { descendants = true } },
 
@@ -76,7 +72,7 @@ protocol {
     -- steps fail on purpose, as they fail in real sessions; a run counts
     -- only if every step's exit code equals the bare arm's in the same
     -- round.
-    { name = "replay", runs = 10, warmup = 1,
+    { name = "replay", runs = 10, warmup = 1, expect_exit = "reference",
       metrics = { "wall_s" },
       steps = {
         -- replay.txt begins

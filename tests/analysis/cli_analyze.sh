@@ -210,7 +210,8 @@ cp sheet.orig sheet.lua
 # }====
 
 # {==== supersession after data, with the original rule beside it ====
-write_sheet '{ date = "2026-10-22", why = "the files workload could fail silently; rerun", supersedes = { "files" } }'
+why="the files workload could fail silently; rerun"
+write_sheet "{ date = \"2026-10-22\", why = \"$why\", supersedes = { \"files\" } }"
 expect 0 "amend" -- "$PREREG" amend sheet.lua
 gen_csv 10 | grep -v '^startup' >batch2.csv
 expect 0 "import v1" -- "$PREREG" import sheet.lua batch2.csv
@@ -250,7 +251,8 @@ PY
 if [ "$(tail -n 1 check2.out)" = 0 ]; then ok; else
   bad "amended JSON contents"; cat check2.out >&2; fi
 expect 0 "analyze amended table" -- "$PREREG" analyze sheet.lua
-has out "amended table" "Under the registered rule (version 0), because amendment 1"
+has out "amended table" \
+  "Under the registered rule (version 0), because amendment 1"
 has out "amended table" "10 superseded"
 # }====
 

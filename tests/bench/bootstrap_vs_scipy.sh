@@ -16,11 +16,14 @@ BUILD=$(realpath "${1:-$SRC/build}")
 for f in "$BUILD/prereg" "$BUILD/tests/analysis/boot_ci"; do
   [ -x "$f" ] || { echo "bench: $f is not built (make build)" >&2; exit 1; }
 done
-/usr/bin/python3 -c 'import scipy' 2>/dev/null ||
-  { echo "bench: python3-scipy is missing: sh scripts/deps.sh test" >&2; exit 1; }
+/usr/bin/python3 -c 'import scipy' 2>/dev/null || {
+  echo "bench: python3-scipy is missing: sh scripts/deps.sh test" >&2
+  exit 1
+}
 T=$(mktemp -d /tmp/prereg-bench-boot-XXXXXX)
 trap 'chmod -R u+w "$T"; rm -rf "$T"' EXIT
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+echo "machine: $(nproc) cores, $cpu"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 /usr/bin/python3 "$SRC/tests/bench/bootstrap_vs_scipy.py" "$BUILD/prereg" \
   "$BUILD/tests/analysis/boot_ci" "$T"

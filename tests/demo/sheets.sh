@@ -41,8 +41,8 @@ check "register the first version of sandbox-cost ($(cat "$tmp/reg.out"))" test 
 "$PREREG" amend "$P/sandbox-cost.lua" --data "$d" > "$tmp/amend.out" 2>&1
 rc=$?
 check "amend it with the sheet ($(head -n 2 "$tmp/amend.out"))" test $rc -eq 0
-check "the amendment's diff holds expect_exit" \
-  sh -c "cat '$d'/sandbox-cost/versions/v1.diff | grep -q 'expect_exit = \"reference\"'"
+check "the amendment's diff holds the new idle-memory command" \
+  sh -c "cat '$d'/sandbox-cost/versions/v1.diff | grep -q 'trap'"
 
 # Runs refused where the runtimes are missing: naming them, writing nothing.
 refuses() { # refuses SHEET PATTERN

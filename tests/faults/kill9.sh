@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# kill9.sh: `prereg run` killed with SIGKILL at 24 random moments (from
+# start-up and recovery to the middle of a run and the freeze), each time
+# followed by `run --resume`: no run lost or doubled against the plan,
+# `verify` passes after every kill, nothing of the run left behind.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/lib.sh"
+KILLS=${KILLS:-24}
+
+ln -s "$(command -v sleep)" "$T/nap"   # a command line that names $T
+sheet s.lua k \
+  "{ name = \"nap\", runs = 60, cmd = \"$T/nap 0.04\", metrics = { \"wall_s\", \"user_s\" } }" \
+  "{ name = \"two\", runs = 4, steps = { \"$T/nap 0.01\", \"true\" } }"
+PLAN=(nap:60:wall_s,user_s two:4:wall_s)
+D=$T/data
+"$PREREG" register s.lua --data "$D" >/dev/null || bad "register"
+
+# Moments: a third early (start-up, lock, recovery), the rest anywhere.
+killed=0 completed=0
+for ((i = 1; i <= KILLS; i++)); do
+  if ((i % 3 == 0)); then ms=$((RANDOM % 60)); else ms=$((RANDOM % 900)); fi
+  delay=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
+  # After a few rounds the plan may be complete: then --resume is a no-op.
+  opt=--resume; [ $i -eq 1 ] && opt=
+  "$PREREG" run s.lua --data "$D" $opt >/dev/null 2>"err$i.txt" &
+  pid=$!
+  sleep "$delay"
+  if kill -9 $pid 2>/dev/null; then killed=$((killed + 1)); else completed=$((completed + 1)); fi
+  wait $pid 2>/dev/null
+  scenario "kill -9 after ${delay}s"
+  check "kill $i: no run doubled" env ALLOW_MISSING=1 bash -c "$(declare -f plan_check); plan_check '$D/k' ${PLAN[*]}"
+  if "$PREREG" verify s.lua --data "$D" >"verify$i.txt" 2>&1; then ok; else
+    bad "kill $i: verify fails:"; grep -v '^ok\|^note' "verify$i.txt" | head -3 >&2; fi
+  check "kill $i: no command left" gone_within "$T/nap" 3
+done
+echo "killed $killed runs mid-way; $completed had already finished"
+check "most kills landed mid-run" [ $killed -ge $((KILLS / 2)) ]
+
+# Complete the plan; every run exactly once, everything verifies.
+"$PREREG" run s.lua --data "$D" --resume >/dev/null 2>final.txt
+check "final resume exit 0" [ $? -eq 0 ] || cat final.txt >&2
+check "plan complete: no run lost or doubled" plan_check "$D/k" "${PLAN[@]}"
+if "$PREREG" verify s.lua --data "$D" >verify.txt 2>&1; then ok; else
+  bad "verify after all:"; grep -v '^ok\|^note' verify.txt | head -5 >&2; fi
+check "every batch frozen" [ -z "$(find "$D/k/batches" -name 'b*.csv' -perm -u+w)" ]
+check "analyze reads it" "$PREREG" analyze s.lua --data "$D" >/dev/null
+finish

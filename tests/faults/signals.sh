@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# signals.sh: SIGINT in the middle of a run, and commands that misbehave:
+# start daemons, ignore SIGTERM, print gigabytes, close their stdout.
+# Every time: the run ends, finished rows are kept, no process of the run
+# is left (each command line carries a unique marker, the scratch path),
+# verify passes.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/lib.sh"
+
+ln -s "$(command -v sleep)" "$T/nap"     # "$T/nap" marks our processes
+cat > "$T/daemon.sh" <<SH
+#!/bin/sh
+# Double fork and a new session: the classic daemon, holding no pipe.
+setsid "$T/nap" 300 </dev/null >/dev/null 2>&1 &
+# And one that keeps our stdout open forever.
+"$T/nap" 301 &
+echo started
+SH
+cat > "$T/stubborn.sh" <<SH
+#!/bin/sh
+trap '' TERM
+"$T/nap" 302 &
+trap '' TERM
+while :; do "$T/nap" 0.05; done
+SH
+cat > "$T/closer.sh" <<SH
+#!/bin/sh
+exec >&- 2>&-
+"$T/nap" 0.1
+echo lost 2>/dev/null
+exit 0
+SH
+chmod +x "$T"/*.sh
+D=$T/data
+
+# --- SIGINT mid-run ------------------------------------------------------
+sheet int.lua si "{ name = \"nap\", runs = 6, cmd = \"$T/nap 0.3\" }"
+"$PREREG" register int.lua --data "$D" >/dev/null || bad "register"
+for moment in 0.5 1.3 2.2; do
+  scenario "SIGINT after ${moment}s"
+  before=$(cat "$D"/si/batches/b*.csv 2>/dev/null | grep -c ',nap,')
+  opt=--resume
+  "$PREREG" run int.lua --data "$D" $opt >/dev/null 2>int.err &
+  pid=$!
+  sleep "$moment"
+  kill -INT $pid
+  t0=$(date +%s.%N)
+  wait $pid; rc=$?
+  dt=$(echo "$(date +%s.%N) - $t0" | bc)
+  check "SIGINT: exit 1 (rc=$rc)" [ $rc -eq 1 ]
+  check "SIGINT: says interrupted and how to go on" grep -q "interrupted.*--resume" int.err
+  check "SIGINT: stops promptly (${dt}s)" [ "$(echo "$dt < 2" | bc)" = 1 ]
+  check "SIGINT: no command left" gone_within "$T/nap" 2
+  after=$(cat "$D"/si/batches/b*.csv 2>/dev/null | grep -c ',nap,')
+  check "SIGINT: finished rows kept ($before -> $after)" [ "$after" -gt "$before" ]
+  check "SIGINT: batch frozen" [ -z "$(find "$D/si/batches" -name 'b*.csv' -perm -u+w)" ]
+  check "SIGINT: nothing doubled" env ALLOW_MISSING=1 bash -c "$(declare -f plan_check); plan_check '$D/si' nap:6:wall_s"
+  check "SIGINT: verify passes" "$PREREG" verify int.lua --data "$D" >/dev/null 2>&1
+done
+"$PREREG" run int.lua --data "$D" --resume >/dev/null 2>&1
+check "after SIGINTs: resume completes the plan" plan_check "$D/si" nap:6:wall_s
+
+# --- commands that misbehave --------------------------------------------
+# runs = 1 each: what matters is that each run ends and is recorded.
+run_one() { # run_one NAME LUA-FIELDS EXPECT-VALID MAX-SECONDS
+  local name=$1 fields=$2 valid=$3 max=$4 rc t0 dt
+  scenario "command that $name"
+  sheet "$name.lua" "$name" "{ name = \"w\", runs = 1, $fields }"
+  "$PREREG" register "$name.lua" --data "$D" >/dev/null
+  t0=$(date +%s.%N)
+  timeout -s KILL 120 "$PREREG" run "$name.lua" --data "$D" >run.out 2>run.err; rc=$?
+  dt=$(echo "$(date +%s.%N) - $t0" | bc)
+  check "$name: the run ends (rc=$rc, ${dt}s)" [ $rc -le 1 ]
+  check "$name: within ${max}s" [ "$(echo "$dt < $max" | bc)" = 1 ]
+  check "$name: no process left" gone_within "$T/nap" 3
+  check "$name: every run recorded once" plan_check "$D/$name" w:1:wall_s
+  check "$name: valid is $valid" python3 -c "
+import csv, glob, sys
+rows = [r for f in glob.glob('$D/$name/batches/b*.csv') for r in csv.DictReader(open(f))]
+bad = [(r['arm'], r['valid'], r['reason']) for r in rows if r['valid'] != '$valid']
+bad and print(*bad, sep='\n', file=sys.stderr); sys.exit(1 if bad else 0)"
+  check "$name: verify passes" "$PREREG" verify "$name.lua" --data "$D" >/dev/null 2>&1
+}
+run_one daemonizes "cmd = \"$T/daemon.sh\", timeout_s = 20" 1 15
+run_one ignores-sigterm "cmd = \"$T/stubborn.sh\", timeout_s = 1" 0 20
+run_one prints-gigabytes "cmd = \"head -c 3000000000 /dev/zero\", timeout_s = 60" 1 60
+check "prints-gigabytes: kept output bounded" \
+  [ "$(du -sk "$D/prints-gigabytes/batches" | cut -f1)" -lt 8192 ]
+check "prints-gigabytes: truncation noted" \
+  grep -rqs "truncated" "$D/prints-gigabytes/batches"
+run_one prints-forever "cmd = \"yes gigabytes\", timeout_s = 2" 0 20
+run_one closes-stdout "cmd = \"$T/closer.sh\"" 1 10
+check "closes-stdout: waited for the command (wall_s >= 0.1)" python3 -c "
+import csv, glob
+rows = [r for f in glob.glob('$D/closes-stdout/batches/b*.csv') for r in csv.DictReader(open(f))]
+assert rows and all(float(r['value']) >= 0.1 for r in rows), rows"
+
+# prereg's own stdout closed, or a pipe whose reader went away.
+scenario "prereg with its stdout closed"
+"$PREREG" run closes-stdout.lua --data "$D" --resume >&- 2>own.err; rc=$?
+check "own stdout closed: no crash (rc=$rc)" [ $rc -le 1 ]
+scenario "prereg writing into a closed pipe"
+"$PREREG" analyze int.lua --data "$D" | head -c 1 >/dev/null; rc=${PIPESTATUS[0]}
+check "closed pipe: no crash (rc=$rc)" [ $rc -le 1 ] || [ $rc -eq 141 ]
+finish

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# tamper.sh: files of the data folder deleted or edited while `run` works.
+# The run must not crash or hide it, and `verify` must fail naming every
+# file touched: frozen batches, facts, registered versions, the MANIFEST,
+# kept outputs, and the batch being written.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/lib.sh"
+
+ln -s "$(command -v sleep)" "$T/nap"
+sheet s.lua tp \
+  "{ name = \"quick\", runs = 2, cmd = \"echo out\" }" \
+  "{ name = \"slow\", runs = 12, cmd = \"$T/nap 0.08\" }"
+
+# A fresh experiment with one frozen batch; then `run --only slow` in the
+# background, and $1 (a function) tampering while it works.
+fresh() {
+  D=$T/data-$1
+  "$PREREG" register s.lua --data "$D" >/dev/null || bad "register"
+  "$PREREG" run s.lua --data "$D" --only quick >/dev/null 2>&1 || bad "first batch"
+  E=$D/tp
+}
+during_run() {
+  "$PREREG" run s.lua --data "$D" --only slow >run.out 2>run.err &
+  local pid=$!
+  # Wait until the second batch is being written, then tamper.
+  for ((i = 0; i < 100; i++)); do [ -s "$E/batches/b0002.csv" ] && break; sleep 0.02; done
+  sleep 0.2
+  "$@"
+  wait $pid; RUN_RC=$?
+  check "run survives without a crash (rc=$RUN_RC)" [ $RUN_RC -le 1 ]
+  check "no sanitizer or crash report" bash -c "! grep -Eq 'Sanitizer|Segmentation|core dumped' run.err"
+}
+# verify must fail (exit 1) and name each given path.
+verify_names() {
+  "$PREREG" verify s.lua --data "$D" >verify.txt 2>&1; local rc=$?
+  check "$CASE: verify exit 1 (rc=$rc)" [ $rc -eq 1 ]
+  local p
+  for p in "$@"; do
+    check "$CASE: verify names $p" grep -q "$p" verify.txt
+  done
+  grep -v '^ok\|^note' verify.txt | head -4 | sed 's/^/  verify: /'
+}
+
+scenario "frozen batch edited, its facts deleted, an output deleted"
+CASE="frozen files"
+fresh 1
+edit_frozen() {
+  chmod u+w "$E/batches/b0001.csv" && echo "forged,row" >> "$E/batches/b0001.csv"
+  rm -f "$E/batches/b0001.json"
+  chmod u+w "$E/batches/b0001" && rm -f "$E"/batches/b0001/b0001-0001.stdout
+}
+during_run edit_frozen
+verify_names batches/b0001.csv batches/b0001.json batches/b0001/b0001-0001.stdout
+
+scenario "registered version edited"
+CASE="registered version"
+fresh 2
+edit_version() { chmod u+w "$E/versions/v0.lua" && echo "-- edited" >> "$E/versions/v0.lua"; }
+during_run edit_version
+verify_names versions/v0.lua
+
+scenario "MANIFEST deleted"
+CASE="MANIFEST deleted"
+fresh 3
+during_run rm -f "$E/MANIFEST"
+# The run's freeze may write a new MANIFEST; the files of b0001 are then
+# no longer in it, or it is missing: either way verify says which.
+verify_names batches/b0001.csv
+
+scenario "batch being written: edited"
+CASE="batch in progress edited"
+fresh 4
+edit_live() { sed -i '2s/,a,/,b,/' "$E/batches/b0002.csv"; }
+during_run edit_live
+check "$CASE: run fails or verify fails" bash -c \
+  "[ $RUN_RC -ne 0 ] || ! '$PREREG' verify s.lua --data '$D' >/dev/null 2>&1"
+if [ $RUN_RC -eq 0 ] && "$PREREG" verify s.lua --data "$D" >/dev/null 2>&1; then
+  echo "  an edit of the batch in progress was frozen as if prereg had written it"
+fi
+
+scenario "batch being written: deleted"
+CASE="batch in progress deleted"
+fresh 5
+during_run rm -f "$E/batches/b0002.csv"
+check "$CASE: run reports it (rc=$RUN_RC)" [ $RUN_RC -eq 1 ]
+check "$CASE: message names the batch" grep -q "b0002" run.err
+tail -n 1 run.err | sed 's/^/  message: /'
+"$PREREG" verify s.lua --data "$D" >verify.txt 2>&1; rc=$?
+check "$CASE: verify does not pass silently (rc=$rc)" \
+  bash -c "[ $rc -ne 0 ] || grep -q b0002 verify.txt"
+
+check "no command left" gone_within "$T/nap" 3
+finish
