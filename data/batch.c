@@ -249,7 +249,8 @@ core_status data_batch_freeze(data_batch *b, const char *facts_json,
                       json_integer((json_int_t)b->versions_at_start));
   json_object_set_new(facts, "rows", json_integer(b->rows));
   json_object_set_new(facts, "csv_sha256", json_string(hex));
-  text = json_dumps(facts, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  text = json_dumps(facts, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                  FACTS_PRECISION);
   js = core_asprintf("%s/batches/%s.json", b->exp->dir, b->id);
   rel_dir = core_asprintf("batches/%s", b->id);
   paths = core_calloc(2, sizeof *paths);

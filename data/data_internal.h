@@ -10,6 +10,11 @@
 /* Number of columns of DATA_ROW_HEADER. */
 #define DATA_NCOLS 20
 
+/* Batch facts are informational (load averages, sizes): 15 significant
+ * digits print 3.2 rather than jansson's default 3.2000000000000002. The
+ * measurements themselves are in the CSV, written exactly. */
+#define FACTS_PRECISION JSON_REAL_PRECISION(15)
+
 /* {==== CSV ==== */
 
 /* One record as the scanner hands it over: fields are NUL-terminated and

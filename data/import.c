@@ -569,7 +569,8 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                     "format", format, "source", file, "source_sha256", hex,
                     "imported_at", now, "rows_imported",
                     (json_int_t)m.rows.n, "notes", m.notes);
-  if (!facts || !(facts_text = json_dumps(facts, JSON_PRESERVE_ORDER))) {
+  if (!facts || !(facts_text = json_dumps(facts,
+                                     JSON_PRESERVE_ORDER | FACTS_PRECISION))) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }

@@ -189,7 +189,8 @@ static core_status recover_one(data_experiment *exp, const char *id,
   json_object_set_new(facts, "recovered", json_true());
   json_object_set_new(facts, "recovery_notes", notes_json);
   notes_json = NULL;
-  if (!(facts_text = json_dumps(facts, JSON_PRESERVE_ORDER)) ||
+  if (!(facts_text = json_dumps(facts,
+                                     JSON_PRESERVE_ORDER | FACTS_PRECISION)) ||
       !(b = data_batch_make(exp, num,
                             json_string_value(json_object_get(facts,
                                                               "kind"))))) {

@@ -170,6 +170,54 @@ int report_row_is_run(const proto_sheet *s, const data_row *r) {
   return strcmp(r->metric, s->workloads[w].metrics[0]) == 0;
 }
 
+/* The class of a run's cache state, for counting: the policy and, where
+ * the image's residency was observed, a bucket of it. The raw page-cache
+ * size moves by a few MiB between any two runs, so counting raw states
+ * would call every workload "mixed"; the raw range is shown apart. */
+static const char *cache_class(const data_row *r) {
+  static const char *const names[3][5] = {
+      {"warm", "warm; image >= 90% resident", "warm; image partly resident",
+       "warm; image <= 10% resident", "warm; image residency unreadable"},
+      {"cold", "cold; image >= 90% resident", "cold; image partly resident",
+       "cold; image <= 10% resident", "cold; image residency unreadable"},
+      {"unknown policy", "unknown policy; image >= 90% resident",
+       "unknown policy; image partly resident",
+       "unknown policy; image <= 10% resident",
+       "unknown policy; image residency unreadable"}};
+  int p = 2, k = 0;
+  const char *res = r->cache_state ? strstr(r->cache_state, "resident=")
+                                   : NULL;
+  if (r->cache_policy && strcmp(r->cache_policy, "warm") == 0)
+    p = 0;
+  else if (r->cache_policy && strcmp(r->cache_policy, "cold") == 0)
+    p = 1;
+  if (res) {
+    char *end;
+    double x = strtod(res + 9, &end);
+    if (end == res + 9)
+      k = 4;
+    else
+      k = x >= 0.9 ? 1 : x <= 0.1 ? 3 : 2;
+  }
+  return names[p][k];
+}
+
+static void note_cached(report_row_facts *f, const char *state) {
+  const char *c = state ? strstr(state, "cached_mib=") : NULL;
+  char *end;
+  long v;
+  if (!c)
+    return;
+  v = strtol(c + 11, &end, 10);
+  if (end == c + 11)
+    return;
+  if (!f->has_cached || v < f->cached_min)
+    f->cached_min = v;
+  if (!f->has_cached || v > f->cached_max)
+    f->cached_max = v;
+  f->has_cached = 1;
+}
+
 void report_facts_of_rows(const report_input *in, report_row_facts *f) {
   const data_rowset *rs = in->rows;
   memset(f, 0, sizeof *f);
@@ -185,10 +233,10 @@ void report_facts_of_rows(const report_input *in, report_row_facts *f) {
       f->quick_runs++;
     if (r->image_digest && *r->image_digest)
       report_tally_add(&f->digests, r->arm, r->image_digest);
-    if (r->cache_state && *r->cache_state)
-      report_tally_add(&f->caches, r->workload, r->cache_state);
-    else if (r->cache_policy && *r->cache_policy)
-      report_tally_add(&f->caches, r->workload, r->cache_policy);
+    if ((r->cache_state && *r->cache_state) ||
+        (r->cache_policy && *r->cache_policy))
+      report_tally_add(&f->caches, r->workload, cache_class(r));
+    note_cached(f, r->cache_state);
     if (r->host && *r->host)
       report_tally_add(&f->hosts, "", r->host);
     if (r->started_at && *r->started_at &&
@@ -490,6 +538,9 @@ static void setup(core_buf *b, const report_input *in) {
       core_buf_printf(b, "| (others) | (more distinct states) | %zu |\n",
                       f.caches.other);
     core_buf_puts(b, "\n");
+    if (f.has_cached)
+      core_buf_printf(b, "Page cache before each run: %ld to %ld MiB.\n\n",
+                      f.cached_min, f.cached_max);
   }
 }
 

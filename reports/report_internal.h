@@ -26,6 +26,9 @@ typedef struct report_row_facts {
   report_tally_entry digests_v[64], caches_v[64], hosts_v[64];
   size_t runs, quick_runs;
   const char *newest; /* latest started_at, or NULL */
+  /* Page cache before the runs (cached_mib=N in cache_state). */
+  int has_cached;
+  long cached_min, cached_max;
 } report_row_facts;
 
 void report_tally_add(report_tally *t, const char *group, const char *value);
