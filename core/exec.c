@@ -421,6 +421,18 @@ typedef struct helper_reply {
 
 #define HELPER_MSG_MAX (1 << 20)
 
+/* The process group of the command the helper is running, so that the
+ * helper can take it down when prereg itself dies (kill -9): the kernel
+ * then sends the helper SIGUSR1 (PR_SET_PDEATHSIG). */
+static volatile sig_atomic_t helper_running_pgid;
+
+static void helper_parent_died(int sig) {
+  (void)sig;
+  if (helper_running_pgid > 0)
+    kill(-(pid_t)helper_running_pgid, SIGKILL);
+  _exit(1);
+}
+
 static void helper_main(int sock) {
   char *buf = malloc(HELPER_MSG_MAX);
   if (!buf)
@@ -484,8 +496,10 @@ static void helper_main(int sock) {
     if (r.err)
       continue;
     helper_reply d = {.kind = 2, .pid = r.pid};
+    helper_running_pgid = r.pid; /* the command leads its own group */
     while (wait4(r.pid, &d.status, 0, &d.ru) < 0 && errno == EINTR)
       ;
+    helper_running_pgid = 0;
     d.t = core_monotonic();
     if (send(sock, &d, sizeof d, 0) != (ssize_t)sizeof d)
       _exit(1);
@@ -518,7 +532,8 @@ static int helper_start(void) {
     close(sv[0]);
     /* It must not outlive us, nor take our Ctrl-C: we decide what happens
      * to the run. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    signal(SIGUSR1, helper_parent_died);
+    prctl(PR_SET_PDEATHSIG, SIGUSR1, 0, 0, 0);
     if (getppid() != parent)
       _exit(0);
     signal(SIGINT, SIG_IGN);
