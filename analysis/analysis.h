@@ -141,12 +141,6 @@ unsigned long analysis_comparison_seed(unsigned long rule_seed,
 unsigned long analysis_block_seed(unsigned long comparison_seed,
                                   size_t block);
 
-/** 1 when the bootstrap's batch reader of gsl_rng_mt19937 gives the same
- * draws as gsl_rng_get and then gsl_rng_uniform_int(r, n), seeded with
- * gsl_rng_set(r, seed), for `draws` draws of each; 0 otherwise. */
-int analysis_rng_selfcheck(unsigned long seed, unsigned long n,
-                           size_t draws);
-
 /** analysis_median without a copy: reorders x. Never allocates (so it
  * cannot fail), unlike analysis_median, which returns NaN when it cannot
  * copy more than 64 values. */

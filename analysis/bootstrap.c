@@ -3,19 +3,16 @@
  * how many threads run it.
  * SPDX-License-Identifier: MIT
  */
-/* The self-check calls gsl_rng_uniform_int as GSL's header defines it. */
-#define HAVE_INLINE 1
-
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -40,10 +37,18 @@
  *    comparison seed and k the block index, both in decimal. Threads take
  *    whole blocks and write to fixed slots, so the replicates are the
  *    same for any thread count.
- * 3. Within a block, replicate by replicate: n_ref indices for the
- *    reference arm, then n_cand for the candidate arm, each drawn with
- *    gsl_rng_uniform_int(r, n). Indices point into the arm's values
- *    sorted ascending (so the order rows were stored in does not matter).
+ * 3. Within a block, replicate by replicate: the reference arm's resample
+ *    median, then the candidate arm's, each from the arm's n values
+ *    sorted ascending, x[0..n-1] (so the order rows were stored in does
+ *    not matter), with m = floor((n + 1) / 2):
+ *      u = gsl_ran_beta(r, m, n - m + 1);  lo = x[ceil(n u) - 1];
+ *      odd n:  median = lo;
+ *      even n: v = gsl_ran_beta(r, 1, n - m);
+ *              median = (lo + x[ceil(n (u + (1 - u) v)) - 1]) / 2;
+ *    every index clamped to [0, n - 1]. This is the exact law of the
+ *    median of n indices drawn with replacement (order statistics of
+ *    uniforms; the reasoning is in "One replicate in O(1)" below),
+ *    drawn in O(1).
  * 4. Replicate = median(candidate resample) / median(reference
  *    resample), median as in analysis_median.
  * 5. The B replicates are sorted ascending and the interval is the type-7
@@ -55,12 +60,19 @@ const char analysis_rng_layout[] =
     "gsl_rng_mt19937; comparison seed = first 4 bytes (big-endian) of "
     "SHA-256(\"prereg-bootstrap-v1\" NUL rule_seed NUL workload NUL metric "
     "NUL arm), rule_seed in decimal; replicates in blocks of 500, block k "
-    "seeded with first 4 bytes of SHA-256(\"prereg-block-v1\" NUL "
-    "comparison_seed NUL k), both in decimal; per replicate n_reference "
-    "draws then n draws of gsl_rng_uniform_int into each arm's values "
-    "sorted ascending; replicate = median(candidate)/median(reference); "
-    "type-7 quantiles (gsl_stats_quantile_from_sorted_data) of the sorted "
-    "replicates at (1-confidence)/2 and 1-(1-confidence)/2";
+    "seeded (gsl_rng_set) with first 4 bytes of SHA-256(\"prereg-block-v1\" "
+    "NUL comparison_seed NUL k), both in decimal; per replicate the "
+    "reference arm's resample median, then the candidate arm's, each drawn "
+    "from the arm's n values x[0..n-1] sorted ascending as the exact "
+    "order-statistic law of resampling n values with replacement: "
+    "m = floor((n+1)/2), u = gsl_ran_beta(r, m, n-m+1), "
+    "lo = x[ceil(n*u)-1]; odd n: median = lo; even n: "
+    "v = gsl_ran_beta(r, 1, n-m), "
+    "median = (lo + x[ceil(n*(u+(1-u)*v))-1])/2; "
+    "indices clamped to [0, n-1]; replicate = median(candidate)/"
+    "median(reference); type-7 quantiles "
+    "(gsl_stats_quantile_from_sorted_data) of the sorted replicates at "
+    "(1-confidence)/2 and 1-(1-confidence)/2";
 
 /* First 4 bytes of SHA-256 of the NUL-separated parts, big-endian. */
 static unsigned long seed_from_parts(const char *const *parts, size_t n) {
@@ -203,125 +215,54 @@ double analysis_quantile_sorted(const double *x, size_t n, double f) {
 
 /* {==== The bootstrap ==== */
 
-/* {==== GSL's mt19937, read in batches ====
+/* {==== One replicate in O(1): order statistics of uniforms ====
  *
- * The generator is gsl_rng_mt19937 exactly: seeded as gsl_rng_set seeds
- * it (GSL's rng/mt.c: seed 0 means 4357, then the 2002 init_genrand) and
- * producing the same 32-bit outputs as gsl_rng_get. Indices follow
- * gsl_rng_uniform_int's algorithm exactly (scale = 0xffffffff / n, draw
- * k = get / scale, reject k >= n). We re-implement both here only because
- * calling GSL once per draw through its function pointer costs about
- * 10 ns on this class of machine, while the tempering done for 624
- * outputs at a time costs about 2 ns: for two arms of 100,000 values and
- * 10,000 resamples (2e9 draws) that is the difference between 20 s and
- * 5 s. analysis_rng_selfcheck() compares this path with gsl_rng_get and
- * gsl_rng_uniform_int draw by draw, and the tests run it. */
+ * A resample of an arm draws n indices with replacement into its values
+ * sorted ascending, x[0] <= ... <= x[n-1], and takes the median. Drawing
+ * an index uniformly from {0, ..., n-1} is the same as drawing U uniform
+ * on (0, 1) and taking ceil(n U) - 1. The map u -> ceil(n u) is
+ * non-decreasing, so the j-th smallest of the n indices is
+ * ceil(n U_(j)) - 1, U_(j) the j-th smallest of the n uniforms; and as x
+ * is sorted, the j-th smallest resampled value is x[ceil(n U_(j)) - 1].
+ * The median needs only ranks m = (n + 1) / 2 (integer division: the
+ * middle for odd n, the lower middle for even n) and, for even n, m + 1.
+ * Their joint law is known exactly:
+ *   U_(m) ~ Beta(m, n - m + 1);
+ *   given U_(m) = u, the other n - m uniforms above u are iid uniform on
+ *   (u, 1), so U_(m+1) = u + (1 - u) V with V, the smallest of n - m
+ *   uniforms on (0, 1), ~ Beta(1, n - m).
+ * So two Beta draws give a resample median with exactly the distribution
+ * of drawing n indices, at a cost that does not depend on n: the
+ * bootstrap of 1,000,000 rows takes milliseconds instead of minutes. In
+ * floating point u + (1 - u) V >= u, so the two ranks never cross. A u
+ * of exactly 0 or 1 (possible only through rounding) is clamped to the
+ * first or last value. The generator is GSL's own gsl_rng_mt19937 and the
+ * sampler GSL's gsl_ran_beta, so the stream can be rebuilt with GSL alone
+ * (tests/analysis/test_stats.c does, from this description). */
 
-#define MT_N 624
-#define MT_M 397
-
-typedef struct mt_stream {
-  uint32_t mt[MT_N];
-  uint32_t out[MT_N]; /* tempered outputs of the current batch */
-  int next;
-} mt_stream;
-
-static void mt_seed(mt_stream *m, unsigned long s) {
-  if (s == 0)
-    s = 4357; /* GSL's default seed, as in gsl_rng_set */
-  m->mt[0] = (uint32_t)(s & 0xffffffffUL);
-  for (int i = 1; i < MT_N; i++)
-    m->mt[i] = 1812433253u * (m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) +
-               (uint32_t)i;
-  m->next = MT_N;
+/* x[ceil(n u) - 1], clamped to [0, n - 1] (NaN cannot occur, but would
+ * land on the first value rather than read out of bounds). */
+static double value_at(const double *x, size_t n, double u) {
+  double t = ceil((double)n * u);
+  if (!(t >= 1.0))
+    t = 1.0;
+  if (t > (double)n)
+    t = (double)n;
+  return x[(size_t)t - 1];
 }
 
-static void mt_refill(mt_stream *m) {
-  uint32_t *mt = m->mt, y;
-  int k;
-#define MT_TWIST(a, b, c)                                                    \
-  (y = (mt[a] & 0x80000000u) | (mt[b] & 0x7fffffffu),                        \
-   mt[a] = mt[c] ^ (y >> 1) ^ (-(y & 1u) & 0x9908b0dfu))
-  for (k = 0; k < MT_N - MT_M; k++)
-    MT_TWIST(k, k + 1, k + MT_M);
-  for (; k < MT_N - 1; k++)
-    MT_TWIST(k, k + 1, k + (MT_M - MT_N));
-  MT_TWIST(MT_N - 1, 0, MT_M - 1);
-#undef MT_TWIST
-  for (int i = 0; i < MT_N; i++) {
-    uint32_t t = mt[i];
-    t ^= t >> 11;
-    t ^= (t << 7) & 0x9d2c5680u;
-    t ^= (t << 15) & 0xefc60000u;
-    t ^= t >> 18;
-    m->out[i] = t;
-  }
-  m->next = 0;
-}
-
-static inline uint32_t mt_get(mt_stream *m) {
-  if (m->next >= MT_N)
-    mt_refill(m);
-  return m->out[m->next++];
-}
-
-/* gsl_rng_uniform_int(r, n) for mt19937 (min 0, max 0xffffffff): draw
- * k = get / scale with scale = 0xffffffff / n, reject k >= n. The
- * division by scale is done as a multiplication by inv = floor(2^64 /
- * scale) + 1, keeping the high 64 bits: for every 32-bit x this is exactly
- * floor(x / scale), because the error x * (inv - 2^64 / scale) / 2^64 is
- * below 2^-32 <= 1 / scale, less than the distance from x / scale to the
- * next integer. A hardware division per draw cost a fifth of the time of
- * a small comparison. */
-typedef struct index_div {
-  uint32_t n, scale;
-  uint64_t inv;
-} index_div;
-
-static index_div index_div_make(uint32_t n) {
-  index_div d;
-  d.n = n;
-  d.scale = 0xffffffffu / n;
-  d.inv = UINT64_MAX / d.scale + 1; /* fits: scale >= 2 as n < 2^31 */
-  return d;
-}
-
-/* floor(x / scale), candidates >= n are rejected by the caller. */
-static inline uint32_t index_of(uint32_t x, const index_div *d) {
-#if defined(__SIZEOF_INT128__)
-  __extension__ typedef unsigned __int128 u128;
-  return (uint32_t)(((u128)x * d->inv) >> 64);
-#else
-  return x / d->scale;
-#endif
-}
-
-static inline uint32_t mt_index(mt_stream *m, const index_div *d) {
-  uint32_t k;
-  do
-    k = index_of(mt_get(m), d);
-  while (k >= d->n);
-  return k;
-}
-
-int analysis_rng_selfcheck(unsigned long seed, unsigned long n,
-                           size_t draws) {
-  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-  mt_stream *m = core_malloc(sizeof *m);
-  int same = r && m && n > 0 && n <= ANALYSIS_MAX_ARM;
-  if (same) {
-    index_div d = index_div_make((uint32_t)n);
-    gsl_rng_set(r, seed);
-    mt_seed(m, seed);
-    for (size_t i = 0; same && i < draws; i++)
-      same = gsl_rng_get(r) == mt_get(m);
-    for (size_t i = 0; same && i < draws; i++)
-      same = gsl_rng_uniform_int(r, n) == mt_index(m, &d);
-  }
-  if (r)
-    gsl_rng_free(r);
-  core_free(m);
-  return same;
+/* The median of one resample of sorted x (as analysis_median computes
+ * it: even n, the mean of the two middle values). Draws, in this order,
+ * gsl_ran_beta(r, m, n - m + 1) and, for even n only,
+ * gsl_ran_beta(r, 1, n - m). */
+static double resample_median(const gsl_rng *r, const double *x, size_t n) {
+  size_t m = (n + 1) / 2;
+  double u = gsl_ran_beta(r, (double)m, (double)(n - m + 1));
+  double lo = value_at(x, n, u), v;
+  if (n % 2 == 1)
+    return lo;
+  v = gsl_ran_beta(r, 1.0, (double)(n - m));
+  return 0.5 * (lo + value_at(x, n, u + (1.0 - u) * v));
 }
 
 /* }==== */
@@ -329,7 +270,6 @@ int analysis_rng_selfcheck(unsigned long seed, unsigned long n,
 typedef struct job {
   const double *ref, *cand; /* sorted ascending */
   size_t n_ref, n_cand;
-  index_div div_ref, div_cand;
   size_t resamples, n_blocks;
   unsigned long seed; /* comparison seed */
   double *out;        /* resamples slots */
@@ -339,22 +279,15 @@ typedef struct job {
 
 typedef struct worker {
   job *j;
-  mt_stream *rng;
-  unsigned *counts; /* max(n_ref, n_cand) */
-  int bad;          /* a non-finite replicate */
+  gsl_rng *rng; /* gsl_rng_mt19937, reseeded at each block */
+  int bad;      /* a non-finite replicate */
 } worker;
 
-/* The median of a resample of sorted x: n indices drawn as
- * gsl_rng_uniform_int draws them and counted, then the middle order
- * statistics read off the counts. This is a counting selection, O(n) with
- * no copy of the values and no sort, and it gives exactly the median of
- * the resampled values because x is sorted. */
 /* GSL's type-7 quantile of x at f without sorting x: the two order
  * statistics gsl_stats_quantile_from_sorted_data reads (ranks
  * lhs = (int)(f * (n - 1)) and lhs + 1) are put in place by selection, and
  * GSL's function is then called on x, so the arithmetic is GSL's and the
- * result is bit-identical to sorting first (test_stats checks this). Full
- * sorting took a third of the time of a small comparison. */
+ * result is bit-identical to sorting first (test_stats checks this). */
 static double quantile_by_selection(double *x, size_t n, double f) {
   double index = f * (double)(n - 1);
   size_t lhs = (size_t)(int)index; /* as GSL computes it */
@@ -375,54 +308,17 @@ static double quantile_by_selection(double *x, size_t n, double f) {
   return gsl_stats_quantile_from_sorted_data(x, 1, n, f);
 }
 
-static double resample_median(mt_stream *r, const double *x, size_t n,
-                              const index_div *div, unsigned *counts) {
-  size_t lo_rank = (n - 1) / 2, hi_rank = n / 2; /* 0-based ranks */
-  size_t seen = 0, i = 0;
-  double lo;
-  /* The stream position lives in a local while counting: counts and the
-   * stream's fields may alias as far as the compiler knows, which would
-   * store and reload it at every draw. */
-  int next = r->next;
-  memset(counts, 0, n * sizeof *counts);
-  for (size_t d = 0; d < n; d++) {
-    uint32_t k;
-    do {
-      if (next >= MT_N) {
-        mt_refill(r);
-        next = 0;
-      }
-      k = index_of(r->out[next++], div);
-    } while (k >= div->n);
-    counts[k]++;
-  }
-  r->next = next;
-  /* Walk the counts until the lower middle rank is covered. */
-  while (seen + counts[i] <= lo_rank)
-    seen += counts[i++];
-  lo = x[i];
-  if (hi_rank == lo_rank)
-    return lo;
-  if (seen + counts[i] > hi_rank)
-    return 0.5 * (lo + x[i]);
-  seen += counts[i++];
-  while (counts[i] == 0)
-    i++;
-  return 0.5 * (lo + x[i]);
-}
-
 static void run_block(worker *w, size_t k) {
   job *j = w->j;
   size_t first = k * ANALYSIS_BLOCK_SIZE;
   size_t end = first + ANALYSIS_BLOCK_SIZE;
   if (end > j->resamples)
     end = j->resamples;
-  mt_seed(w->rng, analysis_block_seed(j->seed, k));
+  gsl_rng_set(w->rng, analysis_block_seed(j->seed, k));
   for (size_t b = first; b < end; b++) {
-    double mr =
-        resample_median(w->rng, j->ref, j->n_ref, &j->div_ref, w->counts);
-    double mc =
-        resample_median(w->rng, j->cand, j->n_cand, &j->div_cand, w->counts);
+    /* Reference first, then candidate: part of the documented layout. */
+    double mr = resample_median(w->rng, j->ref, j->n_ref);
+    double mc = resample_median(w->rng, j->cand, j->n_cand);
     double t = mc / mr;
     if (!isfinite(t))
       w->bad = 1;
@@ -483,7 +379,7 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
   worker *ws = NULL;
   pthread_t *tids = NULL;
   double *sref = NULL, *scand = NULL, *out = NULL;
-  size_t maxn, n_workers, started = 0;
+  size_t n_workers, started = 0;
   double a;
   int bad = 0;
   core_status st = CORE_OK;
@@ -511,22 +407,20 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
   j.cand = scand;
   j.n_ref = n_ref;
   j.n_cand = n_cand;
-  j.div_ref = index_div_make((uint32_t)n_ref);
-  j.div_cand = index_div_make((uint32_t)n_cand);
   j.resamples = (size_t)resamples;
   j.n_blocks = (j.resamples + ANALYSIS_BLOCK_SIZE - 1) / ANALYSIS_BLOCK_SIZE;
   j.seed = seed;
 
-  /* Threads pay off from about 1e5 draws (a few hundred microseconds of
-   * work; starting and joining a thread costs tens): a typical comparison
-   * of 20 runs per arm at 10,000 resamples is 4e5 draws. The numbers are
-   * the same either way. */
+  /* A replicate costs a few Beta draws (well under a microsecond) whatever
+   * the arms' sizes, so only the number of replicates decides whether
+   * threads pay off: starting and joining one costs tens of microseconds,
+   * about what a block of 500 replicates takes. The numbers are the same
+   * either way. */
   if (threads <= 0)
     threads = analysis_threads_default();
-  if ((double)j.resamples * (double)(n_ref + n_cand) < 1e5)
+  if (j.resamples < 4 * ANALYSIS_BLOCK_SIZE)
     threads = 1;
   n_workers = (size_t)threads < j.n_blocks ? (size_t)threads : j.n_blocks;
-  maxn = n_ref > n_cand ? n_ref : n_cand;
 
   /* Everything is allocated here, before any thread starts: core_malloc's
    * fault injection is not thread-safe. */
@@ -540,9 +434,10 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
   j.out = out;
   for (size_t i = 0; i < n_workers; i++) {
     ws[i].j = &j;
-    ws[i].counts = core_malloc(maxn * sizeof *ws[i].counts);
-    ws[i].rng = core_malloc(sizeof *ws[i].rng);
-    if (!ws[i].counts || !ws[i].rng) {
+    /* gsl_rng_alloc uses malloc, not core_malloc: a NULL is out of
+     * memory all the same. */
+    ws[i].rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!ws[i].rng) {
       st = core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
       goto cleanup;
     }
@@ -590,8 +485,8 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
 cleanup:
   if (ws)
     for (size_t i = 0; i < n_workers; i++) {
-      core_free(ws[i].counts);
-      core_free(ws[i].rng);
+      if (ws[i].rng)
+        gsl_rng_free(ws[i].rng);
     }
   core_free(ws);
   core_free(tids);

@@ -1,10 +1,16 @@
 /* test_stats.c: medians, type-7 quantiles and the bootstrap on C arrays:
- * fixtures F1 and F2, determinism across threads and runs, errors.
+ * fixtures F1 and F2, determinism across threads and runs, the documented
+ * stream layout rebuilt with GSL, errors.
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The layout test rebuilds the bootstrap's stream from its documentation
+ * with GSL directly, as a reader of the JSON would. */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 
 #include "analysis/analysis.h"
 #include "harness.h"
@@ -200,18 +206,92 @@ static void test_seeds(void) {
   CHECK(a != analysis_comparison_seed(17, "startu", "pwall_s", "bwrap"));
   CHECK(a <= 0xffffffffUL);
   CHECK(analysis_block_seed(a, 0) != analysis_block_seed(a, 1));
-  /* The batch reader is gsl_rng_mt19937 + gsl_rng_uniform_int, draw for
-   * draw, including seed 0 (GSL's 4357), 32-bit seeds and n that need
-   * rejections. */
-  {
-    unsigned long seeds[] = {0, 1, 17, 4357, 2147483648UL, 4294967295UL};
-    unsigned long ns[] = {1, 2, 3, 10, 30, 1000, 100000, 65537,
-                          1073741825UL, 2147483647UL};
-    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
-      for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
-        CHECK(analysis_rng_selfcheck(seeds[i], ns[k], 5000));
-  }
 }
+
+/* {==== The stream layout, rebuilt from its description ====
+ *
+ * An independent reading of the layout documented in analysis/bootstrap.c
+ * and in the JSON's "rng" text, written with GSL calls alone: seeds from
+ * analysis_block_seed (whose SHA-256 derivation cross_check.py rebuilds),
+ * one gsl_rng_mt19937 per block of 500, and per replicate the reference
+ * then the candidate median from gsl_ran_beta order statistics. The
+ * library's replicates must match it bit for bit, for any thread count. */
+
+static double doc_value_at(const double *x, size_t n, double u) {
+  double t = ceil((double)n * u);
+  if (t < 1)
+    t = 1;
+  if (t > (double)n)
+    t = (double)n;
+  return x[(size_t)t - 1];
+}
+
+static double doc_median(gsl_rng *r, const double *x, size_t n) {
+  size_t m = (n + 1) / 2;
+  double u = gsl_ran_beta(r, (double)m, (double)(n - m + 1)), v;
+  if (n % 2)
+    return doc_value_at(x, n, u);
+  v = gsl_ran_beta(r, 1.0, (double)(n - m));
+  return 0.5 * (doc_value_at(x, n, u) + doc_value_at(x, n, u + (1 - u) * v));
+}
+
+static void check_layout(const double *ref, size_t nr, const double *cand,
+                         size_t nc, long B, unsigned long seed) {
+  double *sr = malloc(nr * sizeof *sr), *sc = malloc(nc * sizeof *sc);
+  double *want = malloc((size_t)B * sizeof *want);
+  double *got = malloc((size_t)B * sizeof *got);
+  gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+  double lo, hi;
+  core_err err = {0};
+  memcpy(sr, ref, nr * sizeof *sr);
+  memcpy(sc, cand, nc * sizeof *sc);
+  qsort(sr, nr, sizeof *sr, cmp_d);
+  qsort(sc, nc, sizeof *sc, cmp_d);
+  for (long b = 0; b < B; b++) {
+    double mr;
+    if (b % ANALYSIS_BLOCK_SIZE == 0)
+      gsl_rng_set(g, analysis_block_seed(seed, (size_t)b /
+                                                   ANALYSIS_BLOCK_SIZE));
+    mr = doc_median(g, sr, nr);
+    want[b] = doc_median(g, sc, nc) / mr;
+  }
+  qsort(want, (size_t)B, sizeof *want, cmp_d);
+  for (int threads = 1; threads <= 3; threads++) {
+    CHECK(analysis_bootstrap_ratio(ref, nr, cand, nc, B, 0.95, seed, threads,
+                                   &lo, &hi, got, &err) == CORE_OK);
+    CHECK(memcmp(got, want, (size_t)B * sizeof *got) == 0);
+    CHECK(lo == analysis_quantile_sorted(want, (size_t)B, 0.025));
+    CHECK(hi == analysis_quantile_sorted(want, (size_t)B, 0.975));
+  }
+  gsl_rng_free(g);
+  free(sr);
+  free(sc);
+  free(want);
+  free(got);
+}
+
+static void test_layout(void) {
+  /* Unsorted input on purpose: indices point into the sorted values. */
+  double ref[] = {15.3, 14.9, 15.0, 15.4, 15.1, 14.8, 15.2};
+  double cand[] = {15.5, 15.1, 16.0, 15.2, 15.7, 15.9, 15.3, 15.6};
+  double one[] = {2.0}, two[] = {3.0, 1.0};
+  enum { NBIG = 100001 };
+  double *big_r = malloc(NBIG * sizeof *big_r);
+  double *big_c = malloc((NBIG - 1) * sizeof *big_c);
+  for (size_t i = 0; i < NBIG; i++)
+    big_r[i] = 1.0 + lcg();
+  for (size_t i = 0; i + 1 < NBIG; i++)
+    big_c[i] = 1.3 + lcg();
+  /* 1234 replicates: three blocks, the last one partial. */
+  check_layout(ref, 7, cand, 8, 1234, 2875190329UL);
+  check_layout(cand, 8, ref, 7, 2000, 0);
+  check_layout(one, 1, two, 2, 1001, 4294967295UL);
+  check_layout(big_r, NBIG, big_c, NBIG - 1, 2345, 17);
+  free(big_r);
+  free(big_c);
+}
+
+/* }==== */
 
 static void test_errors(void) {
   double ref[] = {1, 2, 3}, cand[] = {2, 3, 4}, zero[] = {0, 0, 0};
@@ -253,6 +333,7 @@ int main(void) {
   test_determinism();
   test_selection_quantiles();
   test_seeds();
+  test_layout();
   test_errors();
   return HARNESS_END();
 }
