@@ -32,10 +32,11 @@
 #    dumped; np.percentile (linear), scipy.stats.bootstrap with
 #    bootstrap_result= and n_resamples=0, and R's quantile(type = 7) must
 #    give our endpoints within a few ulps.
-# 3. The stream layout, exactly: a pure-Python MT19937 (seeded as GSL's
-#    gsl_rng_set), the documented seed derivation (SHA-256) and
-#    gsl_rng_uniform_int's rejection rule rebuild our replicates bit for
-#    bit.
+# 3. The seed derivation (SHA-256, as documented), and the law of one
+#    resample median: our order-statistic draws against the exact law of
+#    drawing n indices with replacement, by a chi-square test (details
+#    in section 3). The stream itself is rebuilt bit for bit from its
+#    documentation in test_stats.c.
 import hashlib
 import math
 import os
@@ -257,54 +258,27 @@ for name, (ref, cand) in datasets.items():
 
 # }==== */
 
-# {==== 3. The stream layout, rebuilt from its description ====
-
-
-class MT19937:
-    """MT19937 with GSL's gsl_rng_set seeding (seed 0 means 4357)."""
-
-    def __init__(self, seed):
-        seed = seed & 0xffffffff or 4357
-        self.mt = [seed]
-        for i in range(1, 624):
-            prev = self.mt[-1]
-            self.mt.append((1812433253 * (prev ^ (prev >> 30)) + i)
-                           & 0xffffffff)
-        self.i = 624
-
-    def get(self):
-        if self.i >= 624:
-            mt = self.mt
-            for k in range(624):
-                y = (mt[k] & 0x80000000) | (mt[(k + 1) % 624] & 0x7fffffff)
-                mt[k] = mt[(k + 397) % 624] ^ (y >> 1) ^ \
-                    (0x9908b0df if y & 1 else 0)
-            self.i = 0
-        y = self.mt[self.i]
-        self.i += 1
-        y ^= y >> 11
-        y ^= (y << 7) & 0x9d2c5680
-        y ^= (y << 15) & 0xefc60000
-        y ^= y >> 18
-        return y & 0xffffffff
-
-    def uniform_int(self, n):
-        scale = 0xffffffff // n
-        while True:
-            k = self.get() // scale
-            if k < n:
-                return k
+# {==== 3. Seeds, and the law of one resample median ====
+#
+# The library draws a resample median from two Beta order statistics
+# instead of n indices (analysis/bootstrap.c explains why that is the same
+# law; test_stats.c rebuilds the stream bit for bit from the documented
+# layout with GSL). Here we check the law itself against the method it
+# replaces, index resampling, computed exactly: with candidate values
+# x_i = 2^i and a one-value reference arm (median 1), every replicate
+# names the rank(s) of the resample median, and its distribution over
+# 200,000 replicates must match the exact one. For n <= 7 that is the joint
+# law of the middle ranks, by enumerating all n^n index tuples; for n = 25
+# and 40 the marginal law of each middle rank, P(I_(k) <= a) =
+# P(Binomial(n, (a + 1) / n) >= k). Chi-square, bins with expected counts
+# below 5 pooled, fails below p = 1e-6 (seeded: the outcome is fixed).
+# The same counts must reject a wrong law (the median of n - 1 draws),
+# which shows the check has power.
 
 
 def seed32(*parts):
     h = hashlib.sha256(b"\0".join(p.encode() for p in parts)).digest()
     return int.from_bytes(h[:4], "big")
-
-
-def py_median(x):
-    x = sorted(x)
-    n = len(x)
-    return x[n // 2] if n % 2 else 0.5 * (x[n // 2 - 1] + x[n // 2])
 
 
 cseed = seed32("prereg-bootstrap-v1", "17", "files", "wall_s", "gvisor")
@@ -316,25 +290,107 @@ check(int(out[0]) == cseed and
       [seed32("prereg-block-v1", str(cseed), str(k)) for k in range(3)],
       "comparison and block seeds follow the documented SHA-256 derivation")
 
-ref = sorted([15.2, 14.9, 15.0, 15.4, 15.1, 14.8, 15.3])
-cand = sorted([15.5, 15.1, 16.0, 15.2, 15.7, 15.9, 15.3, 15.6])
-NB = 1234  # three blocks, the last one partial
-reps = []
-for b in range(NB):
-    k = b // 500
-    if b % 500 == 0:
-        g = MT19937(seed32("prereg-block-v1", str(cseed), str(k)))
-    mr = py_median([ref[g.uniform_int(len(ref))] for _ in ref])
-    mc = py_median([cand[g.uniform_int(len(cand))] for _ in cand])
-    reps.append(mc / mr)
-reps.sort()
-dump = os.path.join(WORK, "layout.txt")
-# Unsorted input on purpose: indices point into the sorted values.
-boot_ci(list(reversed(ref)), cand, cseed, resamples=NB, dump=dump, threads=2)
-ours = np.loadtxt(dump)
-check(len(ours) == NB and all(float(a) == b for a, b in zip(ours, reps)),
-      "replicates rebuilt from the documented layout match bit for bit "
-      "(%d replicates, 3 blocks)" % NB)
+NREP = 200000
+P_MIN = 1e-6
+
+
+def enumerate_law(n, draws):
+    """Exact law of the middle rank(s) of `draws` indices into n values:
+    dict (lo, hi) -> probability (lo == hi for odd draws)."""
+    idx = np.indices((n,) * draws).reshape(draws, -1).T
+    idx.sort(axis=1)
+    m = (draws + 1) // 2
+    lo = idx[:, m - 1]
+    hi = idx[:, m] if draws % 2 == 0 else lo
+    keys, counts = np.unique(lo * n + hi, return_counts=True)
+    total = float(n) ** draws
+    return {(int(k) // n, int(k) % n): c / total
+            for k, c in zip(keys, counts)}
+
+
+def marginal_law(n, k):
+    """Exact law of the k-th smallest of n indices into n values."""
+    cdf = [scipy.stats.binom.sf(k - 1, n, (a + 1) / n) for a in range(n)]
+    return {a: cdf[a] - (cdf[a - 1] if a else 0.0) for a in range(n)}
+
+
+def chi2_p(observed, law, total):
+    """p-value of observed counts (dict) under law (dict of
+    probabilities), bins with expected count < 5 pooled."""
+    keys = set(law) | set(observed)
+    big, small_o, small_e = [], 0, 0.0
+    for k in keys:
+        e = law.get(k, 0.0) * total
+        o = observed.get(k, 0)
+        if e >= 5:
+            big.append((o, e))
+        else:
+            small_o += o
+            small_e += e
+    if small_e > 0 or small_o > 0:
+        if small_e < 5 and big:
+            big.sort(key=lambda t: t[1])
+            o, e = big.pop(0)
+            small_o += o
+            small_e += e
+        if small_e == 0:
+            return 0.0  # mass where the law has none
+        big.append((small_o, small_e))
+    stat = sum((o - e) ** 2 / e for o, e in big)
+    return scipy.stats.chi2.sf(stat, len(big) - 1)
+
+
+def median_ranks(n, seed):
+    """Replicates of median(resample of 2^0..2^(n-1)) / 1, decoded into
+    (lo, hi) ranks."""
+    cand = [2.0 ** i for i in range(n)]
+    dump = os.path.join(WORK, "law-%d.txt" % n)
+    # The values go in reversed: indices point into the sorted values.
+    boot_ci([1.0], list(reversed(cand)), seed, resamples=NREP, dump=dump,
+            threads=2)
+    decode = {}
+    for i in range(n):
+        for j in range(i, n):
+            decode[(cand[i] + cand[j]) / 2 if n % 2 == 0 else cand[i]] = \
+                (i, j if n % 2 == 0 else i)
+    t = np.loadtxt(dump)
+    ranks = [decode.get(float(v)) for v in t]
+    return ranks, len(t)
+
+
+for n in range(1, 8):
+    ranks, got = median_ranks(n, 1000 + n)
+    observed = {}
+    for r in ranks:
+        observed[r] = observed.get(r, 0) + 1
+    law = enumerate_law(n, n)
+    p = chi2_p(observed, law, got) if None not in observed else 0.0
+    check(got == NREP and p > P_MIN,
+          "n = %d: median ranks of %d replicates match exact index "
+          "resampling (%d rank pairs, chi-square p = %.3g)"
+          % (n, got, len(law), p))
+    if n >= 3:
+        wrong = enumerate_law(n, n - 1)
+        pw = chi2_p(observed, wrong, got)
+        check(pw < P_MIN,
+              "n = %d: the same counts reject the median of n - 1 draws "
+              "(p = %.3g)" % (n, pw))
+
+for n in (25, 40):
+    ranks, got = median_ranks(n, 2000 + n)
+    ok = None not in ranks and got == NREP
+    m = (n + 1) // 2
+    for which, k in (("lower", m), ("upper", m + 1 if n % 2 == 0 else m)):
+        observed = {}
+        for r in ranks:
+            if r is not None:
+                a = r[0] if which == "lower" else r[1]
+                observed[a] = observed.get(a, 0) + 1
+        p = chi2_p(observed, marginal_law(n, k), got) if ok else 0.0
+        check(ok and p > P_MIN,
+              "n = %d: %s middle rank (%d-th of %d draws) matches its exact "
+              "binomial law over %d replicates (chi-square p = %.3g)"
+              % (n, which, k, n, got, p))
 
 # }==== */
 
