@@ -132,7 +132,11 @@ const char *analysis_gsl_version(void);
 extern const char analysis_rng_layout[];
 
 /** The seed of one comparison, derived from the rule seed and the names
- * alone (documented in analysis/bootstrap.c). */
+ * alone (documented in analysis/bootstrap.c): a 32-bit value, or
+ * ANALYSIS_SEED_NONE when out of memory (possible only for names longer
+ * than about 1 KB), which analysis_bootstrap_ratio refuses with
+ * CORE_ENOMEM. */
+#define ANALYSIS_SEED_NONE (~0UL)
 unsigned long analysis_comparison_seed(unsigned long rule_seed,
                                        const char *workload,
                                        const char *metric, const char *arm);

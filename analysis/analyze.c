@@ -423,6 +423,11 @@ static core_status add_results(ctx *c, analysis_summary *s, core_err *err) {
         r->ci_low = r->ci_high = NAN;
         r->seed = analysis_comparison_seed(sh->rule.seed, wl->name,
                                            wl->metrics[m], sh->arms[a].name);
+        if (r->seed == ANALYSIS_SEED_NONE) {
+          core_free(cv);
+          core_free(rv);
+          return OOM(err);
+        }
         if (r->median_reference == 0.0) {
           r->ratio = NAN;
           r->note = core_strdup("the reference median is 0: no ratio");

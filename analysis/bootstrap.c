@@ -74,32 +74,32 @@ const char analysis_rng_layout[] =
     "(gsl_stats_quantile_from_sorted_data) of the sorted replicates at "
     "(1-confidence)/2 and 1-(1-confidence)/2";
 
-/* First 4 bytes of SHA-256 of the NUL-separated parts, big-endian. */
+/* First 4 bytes of SHA-256 of the NUL-separated parts, big-endian, or
+ * ANALYSIS_SEED_NONE when the text does not fit on the stack and cannot
+ * be allocated. The text is built on the stack whenever it fits (every
+ * block seed, and comparisons with names of sane length): then nothing
+ * can fail, nothing allocates inside worker threads, and no fallback can
+ * silently derive a different seed. */
 static unsigned long seed_from_parts(const char *const *parts, size_t n) {
-  core_buf b;
+  char small[1024];
+  char *text = small;
   char hex[CORE_SHA256_HEX];
   char head[9];
-  core_buf_init(&b);
+  size_t len = 0, at = 0;
+  for (size_t i = 0; i < n; i++)
+    len += strlen(parts[i]) + (i > 0); /* NUL separators */
+  if (len > sizeof small && !(text = core_malloc(len)))
+    return ANALYSIS_SEED_NONE;
   for (size_t i = 0; i < n; i++) {
+    size_t k = strlen(parts[i]);
     if (i > 0)
-      core_buf_append(&b, "", 1); /* the NUL separator */
-    core_buf_puts(&b, parts[i]);
+      text[at++] = '\0';
+    memcpy(text + at, parts[i], k);
+    at += k;
   }
-  /* On out-of-memory the digest is of a shorter text; the caller cannot
-   * tell, so fall back to a digest of the parts one by one instead. */
-  if (b.oom) {
-    core_sha256_ctx *c = core_sha256_begin();
-    for (size_t i = 0; c && i < n; i++)
-      core_sha256_update(c, parts[i], strlen(parts[i]) + 1);
-    if (c)
-      core_sha256_end(c, hex);
-    else
-      memset(hex, '0', sizeof hex - 1);
-    hex[CORE_SHA256_HEX - 1] = '\0';
-  } else {
-    core_sha256_hex(b.data ? b.data : "", b.len, hex);
-  }
-  core_buf_free(&b);
+  core_sha256_hex(text, len, hex);
+  if (text != small)
+    core_free(text);
   memcpy(head, hex, 8);
   head[8] = '\0';
   return strtoul(head, NULL, 16);
@@ -394,6 +394,9 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
                      "bootstrap: confidence must be between 0 and 1 "
                      "(got %g)",
                      confidence);
+  if (seed == ANALYSIS_SEED_NONE)
+    return core_fail(err, CORE_ENOMEM,
+                     "bootstrap: out of memory deriving the seed");
   if (n_ref > ANALYSIS_MAX_ARM || n_cand > ANALYSIS_MAX_ARM)
     return core_fail(err, CORE_ESTATS,
                      "bootstrap: more than %lu values in one arm",

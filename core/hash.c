@@ -144,7 +144,8 @@ static core_status hash_dir(core_sha256_ctx *c, const char *abs,
     }
     n++;
   }
-  qsort(names, n, sizeof *names, cmp_names);
+  if (n > 1) /* qsort(NULL, 0, ...) is undefined behaviour */
+    qsort(names, n, sizeof *names, cmp_names);
   for (size_t i = 0; i < n && st == CORE_OK; i++) {
     char *a = core_path_join(abs, names[i]);
     char *r = strcmp(rel, ".") == 0 ? core_strdup(names[i])

@@ -336,7 +336,8 @@ static core_status on_load(void *vctx, char **f, size_t n, long line,
     c->header_seen = 1;
     return header_ok(f, n, c->name, line, err);
   }
-  if ((st = data_row_parse(&r, f, n, c->name, line, err)) != CORE_OK)
+  if ((st = data_row_parse_pooled(&r, f, n, c->name, line, c->rows->pool,
+                                  err)) != CORE_OK)
     return st;
   return data_rowset_push(c->rows, &r, err);
 }
@@ -345,14 +346,10 @@ static core_status on_load(void *vctx, char **f, size_t n, long line,
  * ignored in an unfinished one (recovery reports it). */
 static core_status load_csv(const char *path, int frozen, data_rowset *rows,
                             csvscan_result *res, core_err *err) {
-  char *text = NULL;
-  size_t len = 0;
   load_ctx c = {path, rows, 0};
-  core_status st = core_read_file(path, &text, &len, err);
-  if (st != CORE_OK)
-    return st;
-  st = data_csv_scan(path, text, len, on_load, &c, res, err);
-  core_free(text);
+  /* Read a chunk at a time: a batch of a million rows is 160 MB of text
+   * that need never be in memory at once. */
+  core_status st = data_csv_scan_file(path, on_load, &c, res, err);
   if (st == CORE_OK && frozen && res->torn)
     st = core_fail(err, CORE_EINPUT,
                    "%s:%ld: incomplete last line in a frozen batch; run "
@@ -372,10 +369,16 @@ core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
   core_status st;
   long num;
   memset(rows, 0, sizeof *rows);
-  if (!bdir)
+  /* The rows' strings are interned: most columns repeat a few values. */
+  rows->pool = data_strpool_new();
+  if (!bdir || !rows->pool) {
+    core_free(bdir);
+    data_rowset_free(rows);
     return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
   if ((st = data_manifest_load(exp->dir, &m, NULL, err)) != CORE_OK) {
     core_free(bdir);
+    data_rowset_free(rows);
     return st;
   }
   st = data_list_dir(bdir, &names, &n, err);

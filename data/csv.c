@@ -1,11 +1,15 @@
 /* csv.c: RFC 4180 reading (libcsv) and writing of batch rows.
  * SPDX-License-Identifier: MIT
  */
+#define _POSIX_C_SOURCE 200809L
 #include <csv.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "data/data_internal.h"
 
@@ -92,58 +96,87 @@ void data_csv_row(core_buf *b, const data_row *r, const char *batch_id,
 
 /* }==== */
 
-/* {==== Reading ==== */
+/* {==== Reading ====
+ *
+ * A scanner is fed text in pieces of any size (a whole file in memory, or
+ * a file read a chunk at a time, so that loading a million rows never
+ * holds the whole file), and hands complete records to a callback. */
 
-typedef struct scan_state {
+typedef struct scanner {
+  struct csv_parser p;
+  const char *name;
+  /* The record being built: its fields' bytes, each NUL-terminated, one
+   * after the other in rec (reused from record to record, so a field
+   * costs no allocation), their offsets in offs, and the pointers handed
+   * to the callback in fields. */
+  char *rec;
+  size_t rec_len, rec_cap;
+  size_t *offs;
   char **fields;
   size_t n, cap;
   int oom;
-  long start_line;
+  long line;       /* physical lines started so far */
+  long start_line; /* where the current record started */
+  int at_line_start;
+  size_t off;          /* bytes fed so far */
+  size_t last_content; /* offset just past the last byte not \r or \n */
   csvscan_fn fn;
   void *ctx;
   core_err *err;
   core_status st;
-  size_t records;
-  int record_done; /* set by on_record, read after each chunk */
-} scan_state;
+  int record_done; /* set by on_record, read at each line's end */
+  csvscan_result *res;
+} scanner;
 
-static void on_field(void *s, size_t len, void *data) {
-  scan_state *st = data;
-  char *copy;
-  if (st->oom || st->st != CORE_OK)
-    return;
-  if (st->n == st->cap) {
-    size_t cap = st->cap ? st->cap * 2 : 32;
-    char **nf = core_realloc(st->fields, cap * sizeof *nf);
-    if (!nf) {
-      st->oom = 1;
-      return;
-    }
-    st->fields = nf;
-    st->cap = cap;
-  }
-  copy = core_strndup(s ? s : "", s ? len : 0);
-  if (!copy) {
-    st->oom = 1;
-    return;
-  }
-  st->fields[st->n++] = copy;
+static int grow(void **p, size_t *cap, size_t need, size_t size) {
+  size_t c = *cap ? *cap : 32;
+  void *np;
+  if (need <= *cap)
+    return 1;
+  while (c < need)
+    c *= 2;
+  np = core_realloc(*p, c * size);
+  if (!np)
+    return 0;
+  *p = np;
+  *cap = c;
+  return 1;
 }
 
-static void drop_fields(scan_state *st) {
-  for (size_t i = 0; i < st->n; i++)
-    core_free(st->fields[i]);
-  st->n = 0;
+static void on_field(void *s, size_t len, void *data) {
+  scanner *sc = data;
+  size_t rec_cap = sc->rec_cap, cap = sc->cap, cap2 = sc->cap;
+  if (sc->oom || sc->st != CORE_OK)
+    return;
+  if (!grow((void **)&sc->rec, &rec_cap, sc->rec_len + len + 1, 1) ||
+      !grow((void **)&sc->offs, &cap, sc->n + 1, sizeof *sc->offs) ||
+      !grow((void **)&sc->fields, &cap2, sc->n + 1, sizeof *sc->fields)) {
+    sc->oom = 1;
+    return;
+  }
+  sc->rec_cap = rec_cap;
+  /* offs and fields always grow together, to the same capacity. */
+  sc->cap = cap;
+  if (len)
+    memcpy(sc->rec + sc->rec_len, s, len);
+  sc->rec[sc->rec_len + len] = '\0';
+  sc->offs[sc->n++] = sc->rec_len;
+  sc->rec_len += len + 1;
 }
 
 static void on_record(int c, void *data) {
-  scan_state *st = data;
+  scanner *sc = data;
   (void)c;
-  if (!st->oom && st->st == CORE_OK)
-    st->st = st->fn(st->ctx, st->fields, st->n, st->start_line, st->err);
-  drop_fields(st);
-  st->records++;
-  st->record_done = 1;
+  if (!sc->oom && sc->st == CORE_OK) {
+    /* Pointers only now: rec may have moved while the record grew. */
+    for (size_t i = 0; i < sc->n; i++)
+      sc->fields[i] = sc->rec + sc->offs[i];
+    sc->st = sc->fn(sc->ctx, sc->fields, sc->n, sc->start_line, sc->err);
+  }
+  sc->n = 0;
+  sc->rec_len = 0;
+  sc->res->records++;
+  sc->record_done = 1;
 }
 
 /* Our frozen files must keep every byte: libcsv trims blanks around
@@ -155,69 +188,265 @@ static int no_space(unsigned char c) {
 
 static void *csv_realloc_hook(void *p, size_t n) { return core_realloc(p, n); }
 
+static core_status scan_begin(scanner *sc, const char *name, csvscan_fn fn,
+                              void *ctx, csvscan_result *res,
+                              core_err *err) {
+  memset(res, 0, sizeof *res);
+  memset(sc, 0, sizeof *sc);
+  sc->name = name;
+  sc->fn = fn;
+  sc->ctx = ctx;
+  sc->err = err;
+  sc->res = res;
+  sc->at_line_start = 1;
+  if (csv_init(&sc->p, CSV_STRICT | CSV_APPEND_NULL) != 0)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
+  csv_set_space_func(&sc->p, no_space);
+  csv_set_realloc_func(&sc->p, csv_realloc_hook);
+  csv_set_free_func(&sc->p, core_free);
+  return CORE_OK;
+}
+
+/* Feeds the next len bytes. Each physical line is passed to libcsv on
+ * its own (in one piece or, when it straddles two feeds, in two): that
+ * tells us on which line each record starts and where the last complete
+ * record ends, which is what error messages and crash recovery need. */
+static core_status scan_feed(scanner *sc, const char *text, size_t len) {
+  size_t pos = 0;
+  for (size_t i = len; i > 0; i--)
+    if (text[i - 1] != '\n' && text[i - 1] != '\r') {
+      sc->last_content = sc->off + i;
+      break;
+    }
+  while (pos < len && sc->st == CORE_OK && !sc->oom) {
+    const char *nl = memchr(text + pos, '\n', len - pos);
+    size_t end = nl ? (size_t)(nl - text) + 1 : len;
+    if (sc->at_line_start) {
+      sc->line++;
+      /* pstate 0 is libcsv's ROW_NOT_BEGUN: a record starts here. */
+      if (sc->p.pstate == 0)
+        sc->start_line = sc->line;
+      sc->record_done = 0;
+    }
+    if (csv_parse(&sc->p, text + pos, end - pos, on_field, on_record, sc) !=
+        end - pos) {
+      if (sc->st == CORE_OK)
+        sc->st = core_fail(sc->err, CORE_EINPUT,
+                           "%s:%ld: malformed CSV (%s); a quote inside a "
+                           "field must be doubled and the field quoted",
+                           sc->name, sc->line,
+                           csv_strerror(csv_error(&sc->p)));
+      break;
+    }
+    sc->off += end - pos;
+    pos = end;
+    sc->at_line_start = nl != NULL;
+    if (nl && sc->record_done && sc->p.pstate == 0) {
+      sc->res->good_end = sc->off;
+      sc->res->last_line = sc->start_line;
+    }
+  }
+  if (sc->oom && sc->st == CORE_OK)
+    sc->st = core_fail(sc->err, CORE_ENOMEM, "%s: out of memory", sc->name);
+  return sc->st;
+}
+
+/* Ends the scan and frees the scanner's buffers; returns the first
+ * error. */
+static core_status scan_end(scanner *sc) {
+  csvscan_result *res = sc->res;
+  /* Whatever follows the last complete record (no final newline, or an
+   * open quote) is a torn record: reported, never passed on. */
+  if (sc->st == CORE_OK && sc->last_content > res->good_end) {
+    res->torn = 1;
+    res->torn_line = sc->start_line;
+  }
+  csv_free(&sc->p);
+  core_free(sc->rec);
+  core_free(sc->offs);
+  core_free(sc->fields);
+  return sc->st;
+}
+
 core_status data_csv_scan(const char *name, const char *text, size_t len,
                           csvscan_fn fn, void *ctx, csvscan_result *res,
                           core_err *err) {
-  struct csv_parser p;
-  scan_state st;
-  size_t off = 0;
-  long line = 0;
-  memset(res, 0, sizeof *res);
-  memset(&st, 0, sizeof st);
-  st.fn = fn;
-  st.ctx = ctx;
-  st.err = err;
-  if (csv_init(&p, CSV_STRICT | CSV_APPEND_NULL) != 0)
-    return core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
-  csv_set_space_func(&p, no_space);
-  csv_set_realloc_func(&p, csv_realloc_hook);
-  csv_set_free_func(&p, core_free);
-  /* Feeding one physical line at a time tells us on which line each
-   * record starts and where the last complete record ends, which is what
-   * error messages and crash recovery need. */
-  while (off < len && st.st == CORE_OK && !st.oom) {
-    const char *nl = memchr(text + off, '\n', len - off);
-    size_t end = nl ? (size_t)(nl - text) + 1 : len;
-    line++;
-    /* pstate 0 is libcsv's ROW_NOT_BEGUN: a record starts on this line. */
-    if (p.pstate == 0)
-      st.start_line = line;
-    st.record_done = 0;
-    if (csv_parse(&p, text + off, end - off, on_field, on_record, &st) !=
-        end - off) {
-      if (st.st == CORE_OK)
-        st.st = core_fail(err, CORE_EINPUT,
-                          "%s:%ld: malformed CSV (%s); a quote inside a "
-                          "field must be doubled and the field quoted",
-                          name, line, csv_strerror(csv_error(&p)));
+  scanner sc;
+  core_status st = scan_begin(&sc, name, fn, ctx, res, err);
+  if (st != CORE_OK)
+    return st;
+  scan_feed(&sc, text, len);
+  return scan_end(&sc);
+}
+
+core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
+                               csvscan_result *res, core_err *err) {
+  /* 1 MiB: large enough that a read costs nothing per row, small enough
+   * to be nothing beside the rows themselves. */
+  enum { CHUNK = 1 << 20 };
+  scanner sc;
+  char *buf;
+  int fd;
+  core_status st = scan_begin(&sc, path, fn, ctx, res, err);
+  if (st != CORE_OK)
+    return st;
+  buf = core_malloc(CHUNK);
+  if (!buf) {
+    sc.st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+    return scan_end(&sc);
+  }
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    sc.st = core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
+                      strerror(errno));
+  while (fd >= 0 && sc.st == CORE_OK) {
+    ssize_t n = read(fd, buf, CHUNK);
+    if (n == 0)
+      break;
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      sc.st = core_fail(err, CORE_EIO, "%s: cannot read: %s", path,
+                        strerror(errno));
       break;
     }
-    off = end;
-    if (st.record_done && p.pstate == 0 && nl) {
-      res->good_end = off;
-      res->last_line = st.start_line;
-    }
+    scan_feed(&sc, buf, (size_t)n);
   }
-  if (st.oom && st.st == CORE_OK)
-    st.st = core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
-  if (st.st == CORE_OK) {
-    /* Whatever follows the last complete record (no final newline, or an
-     * open quote) is a torn record: reported, never passed on. */
-    if (res->good_end < len) {
-      size_t i = res->good_end;
-      while (i < len && (text[i] == '\n' || text[i] == '\r'))
-        i++;
-      if (i < len) {
-        res->torn = 1;
-        res->torn_line = st.start_line;
-      }
-    }
+  if (fd >= 0)
+    close(fd);
+  core_free(buf);
+  return scan_end(&sc);
+}
+
+/* }==== */
+
+/* {==== The string pool ====
+ *
+ * A million loaded rows repeat a handful of strings (sheet digest, batch,
+ * source, workload, arm, host, metric, ...) in fourteen columns: one
+ * allocation per field cost 14 million blocks and most of 800 MB. The
+ * pool keeps one copy of each distinct string in large chunks and finds
+ * it again through an open-addressing hash table, so a row costs its
+ * struct and, for strings seen before, nothing more. */
+
+typedef struct pool_chunk {
+  struct pool_chunk *next;
+  size_t used, size;
+  char data[]; /* size bytes */
+} pool_chunk;
+
+struct data_strpool {
+  pool_chunk *chunks; /* newest first; strings are carved from it */
+  const char **slots; /* hash table of interned strings, NULL = empty */
+  uint32_t *hashes;   /* each slot's hash, to skip most strcmp calls */
+  size_t cap, n;      /* cap is a power of two, n <= cap / 2 */
+};
+
+enum { POOL_CHUNK = 256 * 1024, POOL_SLOTS0 = 1024 };
+
+data_strpool *data_strpool_new(void) {
+  data_strpool *p = core_calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  p->slots = core_calloc(POOL_SLOTS0, sizeof *p->slots);
+  p->hashes = core_calloc(POOL_SLOTS0, sizeof *p->hashes);
+  if (!p->slots || !p->hashes) {
+    data_strpool_free(p);
+    return NULL;
   }
-  drop_fields(&st);
-  csv_free(&p);
-  core_free(st.fields);
-  res->records = st.records;
-  return st.st;
+  p->cap = POOL_SLOTS0;
+  return p;
+}
+
+void data_strpool_free(data_strpool *p) {
+  if (!p)
+    return;
+  while (p->chunks) {
+    pool_chunk *next = p->chunks->next;
+    core_free(p->chunks);
+    p->chunks = next;
+  }
+  core_free(p->slots);
+  core_free(p->hashes);
+  core_free(p);
+}
+
+/* FNV-1a: short strings, no need for anything stronger. */
+static uint32_t hash_str(const char *s, size_t len) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+static int pool_grow(data_strpool *p) {
+  size_t cap = p->cap * 2;
+  const char **slots = core_calloc(cap, sizeof *slots);
+  uint32_t *hashes = core_calloc(cap, sizeof *hashes);
+  if (!slots || !hashes) {
+    core_free(slots);
+    core_free(hashes);
+    return 0;
+  }
+  for (size_t i = 0; i < p->cap; i++) {
+    size_t j;
+    if (!p->slots[i])
+      continue;
+    for (j = p->hashes[i] & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
+      ;
+    slots[j] = p->slots[i];
+    hashes[j] = p->hashes[i];
+  }
+  core_free(p->slots);
+  core_free(p->hashes);
+  p->slots = slots;
+  p->hashes = hashes;
+  p->cap = cap;
+  return 1;
+}
+
+static char *pool_store(data_strpool *p, const char *s, size_t len) {
+  pool_chunk *c = p->chunks;
+  char *out;
+  if (!c || c->size - c->used < len + 1) {
+    /* A string longer than a chunk gets a chunk of its own. */
+    size_t size = len + 1 > POOL_CHUNK ? len + 1 : POOL_CHUNK;
+    c = core_malloc(sizeof *c + size);
+    if (!c)
+      return NULL;
+    c->size = size;
+    c->used = 0;
+    c->next = p->chunks;
+    p->chunks = c;
+  }
+  out = c->data + c->used;
+  memcpy(out, s, len);
+  out[len] = '\0';
+  c->used += len + 1;
+  return out;
+}
+
+const char *data_strpool_intern(data_strpool *p, const char *s,
+                                size_t len) {
+  uint32_t h = hash_str(s, len);
+  size_t i;
+  char *copy;
+  for (i = h & (p->cap - 1); p->slots[i]; i = (i + 1) & (p->cap - 1))
+    if (p->hashes[i] == h && strncmp(p->slots[i], s, len) == 0 &&
+        p->slots[i][len] == '\0')
+      return p->slots[i];
+  if ((p->n + 1) * 2 > p->cap) {
+    if (!pool_grow(p))
+      return NULL;
+    for (i = h & (p->cap - 1); p->slots[i]; i = (i + 1) & (p->cap - 1))
+      ;
+  }
+  if (!(copy = pool_store(p, s, len)))
+    return NULL;
+  p->slots[i] = copy;
+  p->hashes[i] = h;
+  p->n++;
+  return copy;
 }
 
 /* }==== */
@@ -245,10 +474,15 @@ void data_row_clear(data_row *r) {
 void data_rowset_free(data_rowset *rs) {
   if (!rs)
     return;
-  for (size_t i = 0; i < rs->n; i++)
-    data_row_clear(&rs->rows[i]);
+  /* Pooled rows borrow their strings: the pool goes in one piece. */
+  if (rs->pool)
+    data_strpool_free(rs->pool);
+  else
+    for (size_t i = 0; i < rs->n; i++)
+      data_row_clear(&rs->rows[i]);
   core_free(rs->rows);
   rs->rows = NULL;
+  rs->pool = NULL;
   rs->n = rs->cap = 0;
 }
 
@@ -257,7 +491,9 @@ core_status data_rowset_push(data_rowset *rs, data_row *r, core_err *err) {
     size_t cap = rs->cap ? rs->cap * 2 : 64;
     data_row *nr = core_realloc(rs->rows, cap * sizeof *nr);
     if (!nr) {
-      data_row_clear(r);
+      if (!rs->pool)
+        data_row_clear(r);
+      memset(r, 0, sizeof *r);
       return core_fail(err, CORE_ENOMEM, "out of memory loading rows");
     }
     rs->rows = nr;
@@ -291,6 +527,12 @@ static int parse_bit(const char *s, int *out) {
 
 core_status data_row_parse(data_row *r, char **f, size_t n,
                            const char *name, long line, core_err *err) {
+  return data_row_parse_pooled(r, f, n, name, line, NULL, err);
+}
+
+core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
+                                  const char *name, long line,
+                                  data_strpool *pool, core_err *err) {
   static const char *const cols[DATA_NCOLS] = {
       "sheet_version", "sheet_sha256", "batch",       "source",
       "workload",      "arm",          "round",       "seq",
@@ -338,9 +580,17 @@ core_status data_row_parse(data_row *r, char **f, size_t n,
     r->has_value = 1;
   }
   for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
-    *slots[i] = core_strdup(f[slot_col[i]]);
+    const char *field = f[slot_col[i]];
+    /* Pooled strings are shared and read-only; the cast only fits the
+     * struct, whose fields are char * for rows that own their strings. */
+    *slots[i] = pool ? (char *)data_strpool_intern(pool, field,
+                                                   strlen(field))
+                     : core_strdup(field);
     if (!*slots[i]) {
-      data_row_clear(r);
+      if (pool)
+        memset(r, 0, sizeof *r);
+      else
+        data_row_clear(r);
       return core_fail(err, CORE_ENOMEM, "%s:%ld: out of memory", name,
                        line);
     }

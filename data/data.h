@@ -56,12 +56,22 @@ typedef struct data_row {
   int quick; /* collected under run --quick */
 } data_row;
 
+/* A set of rows. Who owns the rows' strings depends on pool:
+ * - pool == NULL (a zeroed rowset, as tests and importers build them):
+ *   each row owns its strings (core_malloc'd), freed one by one;
+ * - pool != NULL (every rowset data_load_rows fills): the strings are
+ *   borrowed from the pool, shared between rows (equal strings are one
+ *   copy) and read-only; never free or overwrite one, and do not push
+ *   rows that own their strings into such a set. They stay valid until
+ *   data_rowset_free. */
 typedef struct data_rowset {
   data_row *rows;
   size_t n, cap;
+  struct data_strpool *pool; /* added: NULL or the strings' pool */
 } data_rowset;
 
-/** Frees every row's strings and the array; NULL is a no-op. */
+/** Frees the rows' strings (the pool in one piece, or each row's own)
+ * and the array, and zeroes *rs; NULL is a no-op. */
 void data_rowset_free(data_rowset *rs);
 
 /* }==== */
@@ -117,7 +127,9 @@ core_status data_check_lock(const data_experiment *exp,
                             const proto_sheet *sheet, core_err *err);
 
 /** Loads every row of every batch (frozen or in progress, in batch
- * order). */
+ * order). OUT: *rows filled from scratch (its old contents are not
+ * freed); its strings live in rows->pool (see data_rowset). Free with
+ * data_rowset_free, also on error (then *rows is empty). */
 core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
                            core_err *err);
 

@@ -135,4 +135,35 @@ core_status data_tally_rows(const data_experiment *exp,
 
 /* }==== */
 
+/* {==== Added for row loading at scale (csv.c, issue 5 performance) ==== */
+
+/* Interned, read-only strings in large chunks (see data_rowset). */
+typedef struct data_strpool data_strpool;
+
+/** A new, empty pool; NULL when out of memory. Free with
+ * data_strpool_free (NULL is a no-op). */
+data_strpool *data_strpool_new(void);
+void data_strpool_free(data_strpool *p);
+
+/** The pool's copy of the len bytes at s (NUL-terminated), made on first
+ * sight: equal strings give the same pointer. Borrowed, valid until
+ * data_strpool_free; NULL when out of memory. */
+const char *data_strpool_intern(data_strpool *p, const char *s,
+                                size_t len);
+
+/** data_row_parse, with r's strings interned in pool (borrowed, not to be
+ * freed) when pool is not NULL, copied as data_row_parse does when it is.
+ * On error r holds nothing to free. */
+core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
+                                  const char *name, long line,
+                                  data_strpool *pool, core_err *err);
+
+/** data_csv_scan over the file at path, read a chunk at a time so that
+ * the whole file is never in memory; path is used in messages (cannot
+ * open or read: CORE_EIO naming it). */
+core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
+                               csvscan_result *res, core_err *err);
+
+/* }==== */
+
 #endif

@@ -36,6 +36,9 @@ dict_for() {
   esac
 }
 
+# The data targets' scratch folders: a crash exits without cleaning up.
+SCRATCH=$(mktemp -d "$( [ -d /dev/shm ] && echo /dev/shm || echo /tmp)/prereg-fuzz-run-XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
 total=0
 failed=""
 summary=""
@@ -46,7 +49,7 @@ for t in $TARGETS; do
   mkdir -p "$work" "$art"
   rc=0
   # -timeout: one input running 10 s is a hang, reported like a crash.
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+  TMPDIR=$SCRATCH ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" \
       -timeout=10 -rss_limit_mb=2048 -max_len=65536 \

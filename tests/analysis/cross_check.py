@@ -336,6 +336,8 @@ def chi2_p(observed, law, total):
         if small_e == 0:
             return 0.0  # mass where the law has none
         big.append((small_o, small_e))
+    if len(big) == 1:  # one possible outcome: all must be it
+        return 1.0 if big[0][0] == total else 0.0
     stat = sum((o - e) ** 2 / e for o, e in big)
     return scipy.stats.chi2.sf(stat, len(big) - 1)
 
@@ -380,11 +382,13 @@ for n in (25, 40):
     ranks, got = median_ranks(n, 2000 + n)
     ok = None not in ranks and got == NREP
     m = (n + 1) // 2
-    for which, k in (("lower", m), ("upper", m + 1 if n % 2 == 0 else m)):
+    sides = (("lower", m), ("upper", m + 1)) if n % 2 == 0 else \
+        (("middle", m),)
+    for which, k in sides:
         observed = {}
         for r in ranks:
             if r is not None:
-                a = r[0] if which == "lower" else r[1]
+                a = r[1] if which == "upper" else r[0]
                 observed[a] = observed.get(a, 0) + 1
         p = chi2_p(observed, marginal_law(n, k), got) if ok else 0.0
         check(ok and p > P_MIN,

@@ -241,6 +241,135 @@ static void test_csv(void) {
   core_buf_free(&b);
 }
 
+/* The pool alone: interning gives one copy per distinct string, also
+ * across its growth (more strings than the first table and chunk hold),
+ * for strings longer than a chunk, and for bytes that are not a whole
+ * C string. */
+static void test_pool(void) {
+  data_strpool *p = data_strpool_new();
+  const char *first[5000];
+  char big[300000];
+  const char *b1, *b2;
+  CHECK(p != NULL);
+  if (!p)
+    return;
+  for (int i = 0; i < 5000; i++) {
+    char s[32];
+    int n = snprintf(s, sizeof s, "run-%d", i);
+    first[i] = data_strpool_intern(p, s, (size_t)n);
+  }
+  for (int i = 0; i < 5000; i++) {
+    char s[32];
+    int n = snprintf(s, sizeof s, "run-%d", i);
+    const char *again = data_strpool_intern(p, s, (size_t)n);
+    CHECK(again == first[i]);
+    if (again != first[i] || strcmp(again, s) != 0) {
+      CHECK_STR(again, s);
+      break;
+    }
+  }
+  CHECK(data_strpool_intern(p, "run-12xyz", 6) == first[12]);
+  CHECK(data_strpool_intern(p, "", 0) != NULL);
+  CHECK(*data_strpool_intern(p, "", 0) == '\0');
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  b1 = data_strpool_intern(p, big, sizeof big - 1);
+  b2 = data_strpool_intern(p, big, sizeof big - 1);
+  CHECK(b1 && b1 == b2 && strlen(b1) == sizeof big - 1);
+  data_strpool_free(p);
+  data_strpool_free(NULL);
+}
+
+/* Reading a batch from its file a chunk (1 MiB) at a time gives exactly
+ * what scanning the whole text gives: the same rows, lines, complete end
+ * and torn tail, also when a quoted field with line breaks straddles the
+ * chunk boundary, and the same line in an error past it. */
+static void test_csv_file(void) {
+  enum { CHUNK = 1 << 20 };
+  core_buf b;
+  got_rows g1, g2;
+  csvscan_result r1, r2;
+  core_err e1, e2;
+  char path[300], reason[700];
+  size_t at;
+  core_buf_init(&b);
+  core_buf_puts(&b, DATA_ROW_HEADER "\n");
+  for (long i = 0; b.len < CHUNK - 400; i++) {
+    char id[32];
+    data_row r;
+    snprintf(id, sizeof id, "r%ld", i);
+    r = sample_row(i % 7 ? "" : "exit 1", id, (double)i / 8);
+    data_csv_row(&b, &r, NULL, NULL);
+  }
+  /* 600 bytes of reason, a line break every 50: it starts before the
+   * first chunk ends and ends after. */
+  for (int i = 0; i < 600; i++)
+    reason[i] = i % 50 == 49 ? '\n' : (char)('a' + i % 26);
+  reason[600] = '\0';
+  {
+    data_row r = sample_row(reason, "straddle", 7.0);
+    data_csv_row(&b, &r, NULL, NULL);
+  }
+  at = (size_t)(strstr(b.data, "abcdefghij") - b.data);
+  CHECK(at < CHUNK && at + 600 > CHUNK);
+  for (int i = 0; i < 3000; i++) {
+    data_row r = sample_row("", "tail", 1.0);
+    data_csv_row(&b, &r, NULL, NULL);
+  }
+  CHECK(b.len > CHUNK + 100000);
+  snprintf(path, sizeof path, "%s/big.csv", tmp);
+
+  for (int variant = 0; variant < 3; variant++) {
+    if (variant == 1) /* a torn tail */
+      core_buf_puts(&b, "2,abc,b0007,run,\"open quote");
+    if (variant == 2) { /* a bad value past the chunk boundary */
+      b.len -= strlen("2,abc,b0007,run,\"open quote");
+      core_buf_puts(&b, "2,abc,b0007,run,w,a,1,1,r,t,h,i,warm,c,0,1,,m,"
+                        "not-a-number,0\n");
+    }
+    write_text(path, b.data, b.len);
+    memset(&g1, 0, sizeof g1);
+    memset(&g2, 0, sizeof g2);
+    memset(&e1, 0, sizeof e1);
+    memset(&e2, 0, sizeof e2);
+    g1.name = g2.name = path;
+    CHECK(data_csv_scan(path, b.data, b.len, collect, &g1, &r1, &e1) ==
+          data_csv_scan_file(path, collect, &g2, &r2, &e2));
+    CHECK(r1.records == r2.records && r1.good_end == r2.good_end &&
+          r1.last_line == r2.last_line && r1.torn == r2.torn &&
+          r1.torn_line == r2.torn_line);
+    CHECK_STR(e1.msg, e2.msg);
+    CHECK(g1.rs.n == g2.rs.n);
+    for (size_t i = 0; i < g1.rs.n && i < g2.rs.n; i++) {
+      const data_row *x = &g1.rs.rows[i], *y = &g2.rs.rows[i];
+      if (strcmp(x->reason, y->reason) || strcmp(x->run_id, y->run_id) ||
+          x->value != y->value || x->seq != y->seq) {
+        CHECK(!"rows differ between text and file scans");
+        break;
+      }
+    }
+    if (variant == 0) {
+      CHECK(e2.status == CORE_OK && !r2.torn && g2.rs.n > 7000);
+      CHECK(r2.good_end == b.len);
+      CHECK(g2.rs.n > 3000 &&
+            strcmp(g2.rs.rows[g2.rs.n - 3001].reason, reason) == 0);
+    } else if (variant == 1) {
+      CHECK(r2.torn && r2.torn_line > r2.last_line);
+    } else {
+      CHECK(e2.status == CORE_EINPUT &&
+            strstr(e2.msg, "value 'not-a-number' is not a number"));
+    }
+    data_rowset_free(&g1.rs);
+    data_rowset_free(&g2.rs);
+  }
+  /* A missing file is named. */
+  memset(&e2, 0, sizeof e2);
+  CHECK(data_csv_scan_file("/nonexistent/b0001.csv", collect, &g2, &r2,
+                           &e2) == CORE_EIO);
+  CHECK(strstr(e2.msg, "/nonexistent/b0001.csv: cannot open") != NULL);
+  core_buf_free(&b);
+}
+
 /* }==== */
 
 /* {==== Manifest, batches, recovery ==== */
@@ -366,8 +495,18 @@ static void test_experiment(void) {
   if (rs.n == 2) {
     CHECK_STR(rs.rows[0].batch, "b0001");
     CHECK(rs.rows[1].value == 0.25);
+    /* Loaded rows borrow interned strings from the rowset's pool: equal
+     * strings are one copy, different ones stay apart. */
+    CHECK(rs.pool != NULL);
+    CHECK(rs.rows[0].sheet_sha256 == rs.rows[1].sheet_sha256);
+    CHECK(rs.rows[0].host == rs.rows[1].host);
+    CHECK(rs.rows[0].run_id == rs.rows[1].run_id);
+    CHECK_STR(rs.rows[0].metric, "wall_s");
+    CHECK_STR(rs.rows[1].metric, "user_s");
   }
   data_rowset_free(&rs);
+  CHECK(rs.pool == NULL && rs.rows == NULL && rs.n == 0);
+  data_rowset_free(&rs); /* twice is harmless */
   core_buf_init(&rep);
   CHECK(data_verify(exp, &rep, &err) == CORE_OK);
   CHECK(rep.data && strstr(rep.data, "ok: 8 files, chain of 2 versions"));
@@ -473,6 +612,8 @@ int main(void) {
   }
   test_diff();
   test_csv();
+  test_pool();
+  test_csv_file();
   test_experiment();
   test_flock();
   snprintf(cmd, sizeof cmd, "chmod -R u+w %s && rm -rf %s", tmp, tmp);
