@@ -111,22 +111,6 @@ static void fence(core_buf *b, const char *text, const char *info) {
 }
 
 /* Shell word, quoted when it holds anything but safe characters. */
-static void shell_word(core_buf *b, const char *s) {
-  if (s && *s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-                           "VWXYZ0123456789_-./=+,:@") == strlen(s)) {
-    core_buf_puts(b, s);
-    return;
-  }
-  core_buf_puts(b, "'");
-  for (; s && *s; s++) {
-    if (*s == '\'')
-      core_buf_puts(b, "'\\''");
-    else
-      core_buf_append(b, s, 1);
-  }
-  core_buf_puts(b, "'");
-}
-
 /* }==== */
 
 /* {==== Counting distinct values in the rows ==== */
@@ -880,15 +864,33 @@ static void provenance(core_buf *b, const report_input *in) {
                   report_cmark_version());
 }
 
+/* The commands are written from the data alone (never from how this
+ * report was invoked), so that the same data give the same report from a
+ * checkout or from a published bundle. The newest frozen version is the
+ * sheet to name: its text is the sheet's, byte for byte. */
 static void reproduce(core_buf *b, const report_input *in) {
   static const char *const cmds[] = {"verify", "analyze", "report"};
-  core_buf_puts(b, "## Reproduce\n\n```sh\n");
+  const char *id = in->sheet->id;
+  int version = in->summary ? in->summary->sheet_version
+                            : (int)in->n_amendments;
+  core_buf_puts(b, "## Reproduce\n\n");
+  core_buf_puts(b, "From the folder that holds the data folder `data/` "
+                   "(prereg's default; name another with `--data DIR`), "
+                   "with the newest frozen version of the sheet:\n\n"
+                   "```sh\n");
   for (size_t i = 0; i < 3; i++) {
-    core_buf_printf(b, "prereg %s ", cmds[i]);
-    shell_word(b, in->sheet_arg ? in->sheet_arg : in->sheet->path);
-    core_buf_puts(b, " --data ");
-    shell_word(b, in->data_arg ? in->data_arg : "data");
-    core_buf_puts(b, i == 1 ? " --json\n" : "\n");
+    /* ids match [a-z0-9][a-z0-9-]*: no quoting needed */
+    core_buf_printf(b, "prereg %s data/%s/versions/v%d.lua", cmds[i], id,
+                    version);
+    core_buf_puts(b, i == 1 ? " --json\n" : i == 2 ? " --out report-again\n"
+                                                    : "\n");
+  }
+  core_buf_puts(b, "```\n\nFrom a bundle made by `prereg publish`:\n\n"
+                   "```sh\n");
+  for (size_t i = 0; i < 3; i++) {
+    core_buf_printf(b, "prereg %s %s.tar.gz", cmds[i], id);
+    core_buf_puts(b, i == 1 ? " --json\n" : i == 2 ? " --out report-again\n"
+                                                    : "\n");
   }
   core_buf_puts(b, "```\n");
 }

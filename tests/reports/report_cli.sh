@@ -98,7 +98,7 @@ for s in '## Verdict' '## Collection status' '## Setup' '## Arms' \
   '## Workloads' '## Decision rule' '## Hypotheses' '## Results' \
   '## Deviations' 'None.' '## What fell along the way' \
   '## Threats to validity' 'Synthetic data' '## Provenance' \
-  'batches/b' '## Reproduce' 'prereg report protocols/rep.lua --data d' \
+  'batches/b' '## Reproduce' 'prereg report data/rep-test/versions/v0.lua --out report-again' \
   'Few valid runs' 'Sheet SHA-256'; do
   check "md has $s" grep -qF -- "$s" $md
 done
