@@ -82,7 +82,8 @@ const char analysis_rng_layout[] =
  * can fail, nothing allocates inside worker threads, and no fallback can
  * silently derive a different seed. */
 static unsigned long seed_from_parts(const char *const *parts, size_t n) {
-  char small[1024];
+  /* Zeroed only because GCC cannot see that every byte read is written. */
+  char small[1024] = {0};
   char *text = small;
   char hex[CORE_SHA256_HEX];
   char head[9];
