@@ -593,6 +593,15 @@ static core_status phase(runctx *c, const char *name, const char *tmpl,
   return CORE_OK;
 }
 
+/* The error that stops a run when one of its kept output files cannot be
+ * created or written. */
+static core_status output_failed(const char *path, int e, core_err *err) {
+  return core_fail(err, CORE_EIO,
+                   "%s: %s; the rows already written are kept; free space "
+                   "and run prereg run --resume",
+                   path, strerror(e));
+}
+
 /* Executes run pr (a recorded run when pr->round > 0, else a warm-up).
  * Fills o; CORE_OK unless the engine itself failed or a cold run could
  * not drop the caches (the batch then stops). */
@@ -633,11 +642,12 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
     goto cleanup;
   }
   if (!warm) {
-    fo = open_out(p_out);
-    fe = open_out(p_err);
-    if (fo < 0 || fe < 0) {
-      st = core_fail(err, CORE_EIO, "%s: cannot create: %s", p_out,
-                     strerror(errno));
+    const char *bad = (fo = open_out(p_out)) < 0   ? p_out
+                      : (fe = open_out(p_err)) < 0 ? p_err
+                                                   : NULL;
+    if (bad) {
+      st = output_failed(bad, errno, err);
+      o->interrupted = 1; /* not recorded: its files go (see cleanup) */
       goto cleanup;
     }
   }
@@ -657,6 +667,8 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
                   w->timeout_s, o, err)) != CORE_OK ||
       o->interrupted)
     goto cleanup;
+  if (so.error || se.error)
+    goto output_lost;
 
   if (w->cache == PROTO_CACHE_COLD &&
       (st = host_drop_caches(err)) != CORE_OK) {
@@ -744,6 +756,8 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
       o->interrupted = 1;
       break;
     }
+    if (so.error || se.error)
+      break; /* the run stops here: see after the loop */
     elapsed += r.wall_s;
     o->wall += r.wall_s;
     o->user += r.user_s;
@@ -795,6 +809,8 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
     core_free(sel_cl[i]);
   core_free(sel_cl);
   core_free(sel_cg);
+  if (st == CORE_OK && !o->interrupted && (so.error || se.error))
+    goto output_lost;
   if (st != CORE_OK || o->interrupted)
     goto cleanup;
   if (cgdir) {
@@ -809,6 +825,8 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
                   w->timeout_s, o, err)) != CORE_OK ||
       o->interrupted)
     goto cleanup;
+  if (so.error || se.error)
+    goto output_lost;
 
   if (so.truncated)
     dprintf(fe, "\nprereg: stdout truncated at %zu bytes\n", so.limit);
@@ -821,6 +839,18 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
     add_reason(o, "%s: %s", p_met, me.msg);
   if (warm)
     unlink(p_met);
+  goto cleanup;
+
+output_lost:
+  /* A kept output that could not be written (a full disk) stops the whole
+   * run: recording this run would hide its missing output, and the next
+   * ones would fail alike. It is dropped like an interrupted one (its
+   * files removed, which also gives back some room), and --resume runs it
+   * again. */
+  st = output_failed(so.error ? p_out : p_err, so.error ? so.error
+                                                         : se.error,
+                     err);
+  o->interrupted = 1;
 
 cleanup:
   if (work) {

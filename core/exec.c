@@ -256,8 +256,13 @@ static void reset_hiwater(void) {
   }
 }
 
+/* Keeps what fits under the sink's limit. A failed write to its file is
+ * remembered in s->error (the first errno) rather than ignored: a full
+ * disk would otherwise leave a run recorded with its output missing. The
+ * rest of the output is then drained and dropped, so that the command is
+ * not blocked on a full pipe. */
 static void sink_take(exec_sink *s, const char *p, size_t n) {
-  if (!s)
+  if (!s || s->error)
     return;
   size_t room = s->limit > s->written ? s->limit - s->written : 0;
   size_t keep = n < room ? n : room;
@@ -273,8 +278,11 @@ static void sink_take(exec_sink *s, const char *p, size_t n) {
       ssize_t w = write(s->fd, p + off, keep - off);
       if (w < 0 && errno == EINTR)
         continue;
-      if (w <= 0)
-        break;
+      if (w <= 0) {
+        s->error = w < 0 ? errno : ENOSPC; /* 0 bytes: no room either */
+        s->written += off;
+        return;
+      }
       off += (size_t)w;
     }
   }

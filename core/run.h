@@ -39,6 +39,11 @@ typedef struct exec_sink {
   size_t limit;
   size_t written;  /* bytes kept so far (updated by exec_command) */
   int truncated;   /* 1 once output was dropped */
+  /* Added for issue 7: the errno of the first write to fd that failed
+   * (ENOSPC, EFBIG, EIO), 0 when none. From then on nothing more is
+   * written (the pipe is still drained); the caller must not record the
+   * run as if its output were kept. */
+  int error;
 } exec_sink;
 
 /* Which processes a PSS sample counts, and where the list goes. */

@@ -166,4 +166,15 @@ core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
 
 /* }==== */
 
+/* {==== Added for leftover temporary files (recover.c, issue 7) ==== */
+
+/** The pid in the name of a temporary file of core_write_file_atomic
+ * ("NAME.tmp.PID"), or 0 when name is not one. */
+long data_tmp_file_pid(const char *name);
+/** 1 when no process pid exists (and it is not ours): a temporary file
+ * it named is a leftover. EPERM (someone else's process) counts as alive. */
+int data_pid_gone(long pid);
+
+/* }==== */
+
 #endif

@@ -288,16 +288,33 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
 static core_status import_csv(imp *m, const char *text, size_t len,
                               core_err *err) {
   csvscan_result res;
-  core_status st = data_csv_scan(m->file, text, len, on_csv, m, &res, err);
-  if (st != CORE_OK)
+  core_status st;
+  const char *nul = memchr(text, '\0', len);
+  if (nul) {
+    /* A text CSV never holds one; binary data would otherwise be cut at
+     * it by every C string below. */
+    long line = 1;
+    for (const char *p = text; p < nul; p++)
+      line += *p == '\n';
+    return core_fail(err, CORE_EINPUT,
+                     "%s:%ld: contains a NUL byte; is this a text CSV? "
+                     "Export it from the spreadsheet as CSV (UTF-8)",
+                     m->file, line);
+  }
+  if ((st = data_csv_scan(m->file, text, len, on_csv, m, &res, err)) !=
+      CORE_OK)
     return st;
   if (res.torn) {
     /* A last line without its newline is common in hand-made files; an
      * open quote is not. */
     if (len > 0 && text[len - 1] != '\n') {
-      char *copy = core_asprintf("%s\n", text);
+      /* memcpy, not a string function: the length is the file's. */
+      char *copy = core_malloc(len + 2);
       if (!copy)
         return core_fail(err, CORE_ENOMEM, "out of memory");
+      memcpy(copy, text, len);
+      copy[len] = '\n';
+      copy[len + 1] = '\0';
       data_rowset_free(&m->rows);
       m->header_seen = 0;
       m->seq = 0;

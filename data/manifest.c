@@ -171,6 +171,35 @@ cleanup:
   return st;
 }
 
+/* The MANIFEST is missing: fine when every file of versions/ is among
+ * the paths being added (the first registration), damage otherwise. */
+static core_status check_first_manifest(const char *dir, const char *path,
+                                        char *const *paths, size_t n,
+                                        core_err *err) {
+  char *vdir = core_path_join(dir, "versions");
+  char **names = NULL;
+  size_t nn = 0;
+  core_status st;
+  if (!vdir)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  st = data_list_dir(vdir, &names, &nn, err);
+  for (size_t i = 0; i < nn && st == CORE_OK; i++) {
+    int adding = 0;
+    if (data_tmp_file_pid(names[i]) > 0) /* an atomic write's debris */
+      continue;
+    for (size_t k = 0; k < n && !adding; k++)
+      adding = strncmp(paths[k], "versions/", 9) == 0 &&
+               strcmp(paths[k] + 9, names[i]) == 0;
+    if (!adding)
+      st = core_fail(err, CORE_EVERIFY,
+                     "%s is missing; the experiment folder was damaged; "
+                     "run prereg verify", path);
+  }
+  data_names_free(names, nn);
+  core_free(vdir);
+  return st;
+}
+
 core_status data_manifest_add(const char *dir, char *const *paths,
                               size_t n, core_err *err) {
   char *path = core_path_join(dir, "MANIFEST");
@@ -181,7 +210,13 @@ core_status data_manifest_add(const char *dir, char *const *paths,
   core_buf_init(&b);
   if (!path)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  if (core_exists(path)) {
+  if (!core_exists(path)) {
+    /* Only the first registration starts a MANIFEST. Appending to a
+     * missing one would write a list of just the new files, which then
+     * reads as if the older ones were never frozen. */
+    if ((st = check_first_manifest(dir, path, paths, n, err)) != CORE_OK)
+      goto cleanup;
+  } else {
     if ((st = core_read_file(path, &old, &old_len, err)) != CORE_OK)
       goto cleanup;
     core_buf_append(&b, old, old_len);

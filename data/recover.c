@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "data/data_internal.h"
@@ -230,6 +232,81 @@ cleanup:
   return st;
 }
 
+/* {==== Stale temporary files ==== */
+
+long data_tmp_file_pid(const char *name) {
+  const char *t = strstr(name, ".tmp.");
+  const char *d;
+  long pid = 0;
+  if (!t || t == name)
+    return 0;
+  /* The last ".tmp." counts: NAME itself may hold one. */
+  for (const char *u; (u = strstr(t + 1, ".tmp.")) != NULL;)
+    t = u;
+  d = t + 5;
+  if (*d == '\0')
+    return 0;
+  for (; *d; d++) {
+    if (*d < '0' || *d > '9' || pid > 99999999)
+      return 0;
+    pid = pid * 10 + (*d - '0');
+  }
+  return pid;
+}
+
+int data_pid_gone(long pid) {
+  return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 &&
+         errno == ESRCH;
+}
+
+/* Removes, from folder rel of the experiment, the temporary files of
+ * atomic writes whose writer died (kill -9 between create and rename):
+ * they hold nothing the MANIFEST needs, and verify would count them as
+ * files slipped in. Of the subfolders only batches/bNNNN/ is searched:
+ * deeper ones hold what commands wrote, which is not ours to judge. */
+static core_status remove_stale_tmp(data_experiment *exp, const char *rel,
+                                    core_buf *notes, core_err *err) {
+  char *dir = core_path_join(exp->dir, rel);
+  char **names = NULL;
+  size_t n = 0;
+  core_status st;
+  if (!dir)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if ((st = data_list_dir(dir, &names, &n, err)) != CORE_OK) {
+    core_free(dir);
+    return st;
+  }
+  for (size_t i = 0; i < n && st == CORE_OK; i++) {
+    char *full = core_path_join(dir, names[i]);
+    char *sub = core_path_join(rel, names[i]);
+    struct stat sb;
+    long pid = data_tmp_file_pid(names[i]);
+    if (!full || !sub) {
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    } else if (lstat(full, &sb) != 0) {
+      /* gone meanwhile: nothing to do */
+    } else if (S_ISDIR(sb.st_mode)) {
+      if (strcmp(rel, "batches") == 0) /* a batch's own folder */
+        st = remove_stale_tmp(exp, sub, notes, err);
+    } else if (S_ISREG(sb.st_mode) && pid > 0 && data_pid_gone(pid)) {
+      if (unlink(full) != 0 && errno != ENOENT)
+        st = core_fail(err, CORE_EIO, "%s: cannot remove this leftover "
+                       "temporary file: %s; remove it by hand", full,
+                       strerror(errno));
+      else
+        core_buf_printf(notes, "%s: leftover temporary file of a prereg "
+                        "that was killed (pid %ld) removed\n", full, pid);
+    }
+    core_free(full);
+    core_free(sub);
+  }
+  data_names_free(names, n);
+  core_free(dir);
+  return st;
+}
+
+/* }==== */
+
 core_status data_recover(data_experiment *exp, core_buf *notes,
                          core_err *err) {
   char **ids = NULL;
@@ -238,6 +315,26 @@ core_status data_recover(data_experiment *exp, core_buf *notes,
   core_status st;
   data_json_init();
   if ((st = data_experiment_lock(exp, err)) != CORE_OK)
+    return st;
+  {
+    /* Every batch would look unfinished without the MANIFEST, and
+     * "recovering" frozen ones would touch them: stop before. */
+    char *mpath = core_path_join(exp->dir, "MANIFEST");
+    int missing = mpath && !core_exists(mpath);
+    if (!mpath)
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    if (missing && exp->n_versions > 0)
+      st = core_fail(err, CORE_EVERIFY, "%s is missing; the experiment "
+                     "folder was damaged; run prereg verify", mpath);
+    core_free(mpath);
+    if (st != CORE_OK)
+      return st;
+  }
+  /* Under the lock no other prereg writes here: a temporary file whose
+   * writer is gone is debris. The MANIFEST's own sits at the top. */
+  if ((st = remove_stale_tmp(exp, "", notes, err)) != CORE_OK ||
+      (st = remove_stale_tmp(exp, "versions", notes, err)) != CORE_OK ||
+      (st = remove_stale_tmp(exp, "batches", notes, err)) != CORE_OK)
     return st;
   if ((st = data_unfinished_batches(exp, &ids, &n, err)) != CORE_OK)
     return st;

@@ -93,6 +93,24 @@ static int in_unfinished(const vstate *v, const char *rel) {
   return 0;
 }
 
+/* A file the MANIFEST does not list. The temporary file of an atomic
+ * write cut short by kill -9 is debris, not tampering: a note that says
+ * how it goes away (recovery removes it under the lock). */
+static void not_listed(vstate *v, const char *full, const char *name) {
+  long pid = data_tmp_file_pid(name);
+  if (pid > 0 && data_pid_gone(pid))
+    core_buf_printf(v->out,
+                    "note: %s: leftover temporary file of a prereg that was "
+                    "killed (pid %ld); run prereg run --resume (it removes "
+                    "it)\n", full, pid);
+  else if (pid > 0)
+    core_buf_printf(v->out,
+                    "note: %s: temporary file of a prereg still running "
+                    "(pid %ld)\n", full, pid);
+  else
+    problem(v, "%s: not in the MANIFEST (added after freezing?)", full);
+}
+
 static void walk(vstate *v, const char *rel) {
   char *full = core_path_join(v->exp->dir, rel);
   char **names = NULL;
@@ -113,13 +131,54 @@ static void walk(vstate *v, const char *rel) {
       if (S_ISDIR(sb.st_mode))
         walk(v, r);
       else if (!data_manifest_find(&v->m, r) && !in_unfinished(v, r))
-        problem(v, "%s: not in the MANIFEST (added after freezing?)", f);
+        not_listed(v, f, names[i]);
     }
     core_free(r);
     core_free(f);
   }
   data_names_free(names, n);
   core_free(full);
+}
+
+/* A batch folder (or facts) whose CSV is gone and was never frozen: the
+ * CSV of the batch being written was deleted. Nothing else lists it (the
+ * MANIFEST never had it, and without a CSV it is not unfinished either),
+ * so it is named here, or verify would pass over lost rows. */
+static void check_orphans(vstate *v) {
+  char *bdir = core_path_join(v->exp->dir, "batches");
+  char **names = NULL;
+  size_t n = 0;
+  core_err err;
+  if (!bdir || data_list_dir(bdir, &names, &n, &err) != CORE_OK) {
+    core_free(bdir);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    long num;
+    char csv[80], rel[96];
+    char *full;
+    int is_dir = data_batch_name(names[i], "", &num);
+    if (!is_dir && !data_batch_name(names[i], ".json", &num))
+      continue;
+    snprintf(csv, sizeof csv, "%.*s.csv",
+             (int)(strlen(names[i]) - (is_dir ? 0 : 5)), names[i]);
+    snprintf(rel, sizeof rel, "batches/%s", csv);
+    if (data_manifest_find(&v->m, rel)) /* missing: said by check_entries */
+      continue;
+    if (!(full = core_path_join(bdir, csv)))
+      break;
+    if (!core_exists(full))
+      problem(v, "%s/%s%s: %s without its CSV (%s is missing and was never "
+              "frozen): the rows of this batch were deleted while it was "
+              "written; restore %s from a backup, or remove %s/%s to accept "
+              "the loss (prereg run --resume then runs them again)",
+              bdir, names[i], is_dir ? "/" : "",
+              is_dir ? "batch folder" : "batch facts", full, csv, bdir,
+              names[i]);
+    core_free(full);
+  }
+  data_names_free(names, n);
+  core_free(bdir);
 }
 
 /* }==== */
@@ -315,18 +374,24 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
   }
   if (!(mpath = core_path_join(exp->dir, "MANIFEST")))
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  if (lstat(mpath, &sb) != 0)
-    problem(&v, "%s: missing", mpath);
+  int no_manifest = lstat(mpath, &sb) != 0;
+  if (no_manifest)
+    problem(&v, "%s: missing; the experiment folder was damaged (every "
+            "registration writes it): restore it from a backup", mpath);
   else if (sb.st_mode & 0222)
     problem(&v, "%s: writable (mode %04o); it is replaced atomically, "
             "never edited", mpath, (unsigned)(sb.st_mode & 07777));
   core_free(mpath);
-  if ((st = data_unfinished_batches(exp, &v.unfinished, &v.n_unfinished,
+  /* Without a MANIFEST every batch would pass for unfinished, and
+   * --resume (which refuses then) for the cure: each is named instead. */
+  if (!no_manifest &&
+      (st = data_unfinished_batches(exp, &v.unfinished, &v.n_unfinished,
                                     err)) != CORE_OK)
     goto cleanup;
   check_entries(&v);
   walk(&v, "versions");
   walk(&v, "batches");
+  check_orphans(&v);
   check_chain(&v);
   for (size_t i = 0; i < v.m.n; i++) {
     long num;

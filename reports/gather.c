@@ -164,7 +164,8 @@ static core_status amendments(report_input *in, const data_experiment *exp,
         size_t len;
         st = core_read_file(path, &m->diff, &len, err);
       }
-      if (st == CORE_OK && (!m->date || !m->why || !m->affected || !path))
+      if (st == CORE_OK && (!m->date || !m->why || !m->affected || !path ||
+                            (v->filed_at && !m->filed_at)))
         st = core_fail(err, CORE_ENOMEM, "out of memory");
     }
     core_free(rel);
@@ -222,15 +223,25 @@ core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
                 exp->dir, problems.data ? problems.data : "");
       goto fail;
     }
+    /* A cut list of problems would stamp the report with fewer than
+     * verify found. */
+    if (problems.oom) {
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+      goto fail;
+    }
     in->unverified = core_buf_steal(&problems);
     if (!in->unverified)
       in->unverified = core_strdup("verification failed");
+    if (!in->unverified) {
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+      goto fail;
+    }
     memset(err, 0, sizeof *err);
   } else if (st != CORE_OK)
     goto fail;
   in->registered_at = core_strdup(exp->versions[0].filed_at);
   in->rows = core_calloc(1, sizeof *in->rows);
-  if (!in->rows) {
+  if (!in->rows || (exp->versions[0].filed_at && !in->registered_at)) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto fail;
   }

@@ -226,16 +226,23 @@ core_status report_render(const report_input *in, report_doc *doc,
       core_buf_init(&title);
       core_buf_printf(&title, "%s — %s: ratio to %s", wn, mn,
                       s->arms[s->reference].name);
-      report_forest_svg(&svg, title.data, rows, n);
+      /* A buffer that ran out of memory holds a cut text, not nothing:
+       * without this check a plot would come out short (and title.data
+       * may be NULL). */
+      if (!title.oom)
+        report_forest_svg(&svg, title.data, rows, n);
       core_free(rows);
+      int cut = title.oom || svg.oom;
       core_buf_free(&title);
+      if (cut)
+        core_buf_free(&svg);
       pl->workload = core_strdup(wn);
       pl->metric = core_strdup(mn);
       pl->file = plot_file(doc->n_plots + 1, wn, mn);
       pl->svg_len = svg.len;
       pl->svg = core_buf_steal(&svg);
       doc->n_plots++;
-      if (!pl->workload || !pl->metric || !pl->file || !pl->svg) {
+      if (cut || !pl->workload || !pl->metric || !pl->file || !pl->svg) {
         report_doc_free(doc);
         return core_fail(err, CORE_ENOMEM, "out of memory");
       }

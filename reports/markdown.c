@@ -593,6 +593,10 @@ static void rule(core_buf *b, const proto_sheet *s) {
   core_buf_init(&words);
   proto_rule_words(s, &words);
   core_buf_puts(b, "## Decision rule\n\n");
+  /* words ran out of memory: b fails with it, rather than the report
+   * going out with the rule cut short or shown as a dash. */
+  if (words.oom)
+    b->oom = 1;
   esc(b, words.data);
   core_buf_free(&words);
   core_buf_printf(b, "\n\nEstimator: %s; confidence %.6g%%; %ld resamples; "
@@ -911,6 +915,10 @@ void report_markdown(const report_input *in, const report_doc *doc,
       const char *nl = strchr(p, '\n');
       size_t len = nl ? (size_t)(nl - p) : strlen(p);
       char *line = core_strndup(p, len);
+      if (!line) {
+        b->oom = 1; /* the caller checks b->oom: one check for all */
+        break;
+      }
       if (len) {
         core_buf_puts(b, ">\n> - ");
         esc(b, line);
