@@ -39,6 +39,10 @@ void data_batch_release(data_batch *b) {
     return;
   if (b->fd >= 0)
     close(b->fd);
+  if (b->written) {
+    char unused[CORE_SHA256_HEX];
+    core_sha256_end(b->written, unused);
+  }
   core_free(b->kind);
   core_free(b->csv);
   core_free(b->dir);
@@ -115,6 +119,12 @@ core_status data_batch_begin(data_experiment *exp, const char *kind,
                    strerror(errno));
     goto cleanup;
   }
+  if (!(b->written = core_sha256_begin())) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+    goto cleanup;
+  }
+  core_sha256_update(b->written, DATA_ROW_HEADER "\n",
+                     sizeof DATA_ROW_HEADER);
   if ((st = write_all(b->fd, DATA_ROW_HEADER "\n",
                       sizeof DATA_ROW_HEADER, b->csv, err)) != CORE_OK ||
       (st = core_fsync_dir(bdir, err)) != CORE_OK)
@@ -149,6 +159,7 @@ core_status data_batch_append(data_batch *b, const data_row *rows, size_t n,
     return core_fail(err, CORE_ENOMEM, "%s: out of memory", b->csv);
   }
   st = write_all(b->fd, buf.data, buf.len, b->csv, err);
+  core_sha256_update(b->written, buf.data, buf.len);
   core_buf_free(&buf);
   if (st == CORE_OK)
     b->rows += (long)n;
@@ -237,6 +248,20 @@ core_status data_batch_freeze(data_batch *b, const char *facts_json,
   }
   if ((st = core_sha256_file(b->csv, hex, err)) != CORE_OK)
     goto cleanup;
+  if (b->written) {
+    char ours[CORE_SHA256_HEX];
+    core_sha256_end(b->written, ours);
+    b->written = NULL;
+    if (strcmp(ours, hex) != 0) {
+      st = core_fail(err, CORE_EVERIFY,
+                     "%s: changed by something other than prereg while the "
+                     "run wrote it (its SHA-256 is not that of the rows "
+                     "appended); it is left unfrozen: restore it from a "
+                     "backup or remove it, then run prereg run --resume",
+                     b->csv);
+      goto cleanup;
+    }
+  }
   core_utc_now(now);
   /* Our bookkeeping keys go last and win over the caller's: verify relies
    * on them. */

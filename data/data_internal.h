@@ -99,6 +99,10 @@ struct data_batch {
   char started_at[32];
   size_t versions_at_start;
   long rows;
+  /* SHA-256 of every byte this handle appended (NULL for a batch picked
+   * up by recovery): freezing compares it with the file, so that a batch
+   * edited or replaced while prereg wrote it is never frozen as ours. */
+  core_sha256_ctx *written;
 };
 
 /** A handle for batch number num (no file is touched); NULL when out of
