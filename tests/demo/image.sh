@@ -110,8 +110,8 @@ m="$tmp/metrics-compile"
 : > "$m"
 (cd "$work" && PREREG_METRICS=$m "$img/launch-bwrap" sc-time inner_s sc-compile)
 check "compile: succeeds in bwrap and times itself" grep -q '^inner_s=' "$m"
-n_c=$(find "$SRC/protocols/sandbox-cost/src" -name '*.c' | wc -l)
-n_lines=$(find "$SRC/protocols/sandbox-cost/src" -name '*.[ch]' -print0 | xargs -0 cat | wc -l)
+n_c=$(find "$img/rootfs/opt/sc/src" -name '*.c' | wc -l)
+n_lines=$(find "$img/rootfs/opt/sc/src" -name '*.[ch]' -print0 | xargs -0 cat | wc -l)
 check "compile: the code base has several thousand lines ($n_lines)" test "$n_lines" -ge 3000
 mkdir -p "$tmp/src-broken"
 cp -R "$img" "$tmp/img2"
