@@ -11,7 +11,8 @@ build="build-essential cmake pkg-config liblua5.4-dev libgsl-dev
 demo="bubblewrap runc busybox-static git gcc make procps"
 # Independent implementations and tools the tests check against.
 test="r-cran-boot python3-scipy python3-numpy hyperfine valgrind
-  libreoffice-calc-nogui chromium clang libclang-rt-14-dev strace"
+  libreoffice-calc-nogui chromium fonts-dejavu-core clang libclang-rt-14-dev
+  strace"
 
 want=""
 for group in "$@"; do
