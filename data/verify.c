@@ -20,6 +20,12 @@ typedef struct vstate {
   long problems;
   char **unfinished; /* "bNNNN" */
   size_t n_unfinished;
+  /* Frozen files whose content matches but whose write bits are set: a
+   * git checkout or a plain copy loses modes, and the digests, not the
+   * modes, are what prove the data unchanged; so this is a note with the
+   * command that restores the protection, not a failure. */
+  size_t writable;
+  char first_writable[512];
 } vstate;
 
 static void problem(vstate *v, const char *fmt, ...)
@@ -68,10 +74,11 @@ static void check_entries(vstate *v) {
     } else {
       if (strcmp(hex, e->sha256) != 0)
         problem(v, "%s: content differs from the MANIFEST (sha256 %.12s..., "
-                "recorded %.12s...)", full, hex, e->sha256);
-      if (sb.st_mode & 0222)
-        problem(v, "%s: writable (mode %04o); frozen files are read-only",
-                full, (unsigned)(sb.st_mode & 07777));
+                "recorded %.12s...)%s", full, hex, e->sha256,
+                sb.st_mode & 0222 ? "; and it is writable" : "");
+      else if (sb.st_mode & 0222 && v->writable++ == 0)
+        snprintf(v->first_writable, sizeof v->first_writable,
+                 "%s (mode %04o)", full, (unsigned)(sb.st_mode & 07777));
     }
     core_free(full);
   }
@@ -379,8 +386,9 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
     problem(&v, "%s: missing; the experiment folder was damaged (every "
             "registration writes it): restore it from a backup", mpath);
   else if (sb.st_mode & 0222)
-    problem(&v, "%s: writable (mode %04o); it is replaced atomically, "
-            "never edited", mpath, (unsigned)(sb.st_mode & 07777));
+    core_buf_printf(report, "note: %s: writable (mode %04o); prereg "
+                    "replaces it atomically and never edits it: chmod a-w "
+                    "it\n", mpath, (unsigned)(sb.st_mode & 07777));
   core_free(mpath);
   /* Without a MANIFEST every batch would pass for unfinished, and
    * --resume (which refuses then) for the cure: each is named instead. */
@@ -409,6 +417,14 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
                     "MANIFEST); run prereg run SHEET --resume to recover "
                     "and freeze it\n",
                     exp->dir, v.unfinished[i]);
+  if (v.writable)
+    core_buf_printf(report,
+                    "note: %zu frozen file%s writable, first %s; their "
+                    "contents match the MANIFEST (a copy or a git checkout "
+                    "loses modes); protect them again: chmod -R a-w "
+                    "%s/versions %s/batches\n",
+                    v.writable, v.writable == 1 ? " is" : "s are",
+                    v.first_writable, exp->dir, exp->dir);
   if (v.problems == 0)
     core_buf_printf(report, "ok: %zu files, chain of %zu version%s\n", v.m.n,
                     exp->n_versions, exp->n_versions == 1 ? "" : "s");

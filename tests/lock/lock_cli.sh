@@ -275,8 +275,11 @@ expect 1 "verify, added file" -- "$PREREG" verify sheet.lua
 has out "verify, added file" "data/locktest/batches/b0002.extra: not in the MANIFEST"
 rm -rf data && cp -a pristine data
 chmod u+w data/locktest/versions/v0.lua
-expect 1 "verify, writable" -- "$PREREG" verify sheet.lua
-has out "verify, writable" "data/locktest/versions/v0.lua: writable (mode 0644)"
+# A writable frozen file whose content matches (a copy or a checkout loses
+# modes) is a note with the command that protects it again, not a failure.
+expect 0 "verify, writable" -- "$PREREG" verify sheet.lua
+has out "verify, writable" "note: 1 frozen file is writable, first data/locktest/versions/v0.lua (mode 0644)"
+has out "verify, writable" "chmod -R a-w data/locktest/versions data/locktest/batches"
 rm -rf data && cp -a pristine data
 # A frozen version rewritten along with its manifest line: the chain
 # catches what the manifest cannot.

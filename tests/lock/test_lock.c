@@ -570,7 +570,8 @@ static void test_experiment(void) {
   CHECK(data_verify(exp, &rep, &err) == CORE_EVERIFY);
   CHECK(rep.data && strstr(rep.data, "unit/batches/b0001.csv: content "
                                      "differs from the MANIFEST"));
-  CHECK(rep.data && strstr(rep.data, "unit/batches/b0001.csv: writable"));
+  CHECK(rep.data && strstr(rep.data, "from the MANIFEST (sha256 ") &&
+        strstr(rep.data, "; and it is writable"));
   CHECK(rep.data && strstr(rep.data, "unit/versions/stray.txt: not in the "
                                      "MANIFEST"));
   core_buf_free(&rep);
