@@ -79,10 +79,11 @@ static char *scalar_text(json_t *j) {
     return core_strdup(json_string_value(j));
   if (json_is_null(j))
     return core_strdup("null");
-  /* Numbers and booleans as their JSON text: deterministic, and exactly
-   * what the facts file holds. */
+  /* Numbers and booleans as their JSON text: deterministic. Facts are
+   * informational (load averages, sizes): 15 significant digits show 1.57
+   * where 17 would show 1.5700000000000001. */
   {
-    char *t = json_dumps(j, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+    char *t = json_dumps(j, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
     char *r = t ? core_strdup(t) : NULL;
     free(t);
     return r;

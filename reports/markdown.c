@@ -411,7 +411,13 @@ static void verdicts_in_words(core_buf *b, const report_input *in) {
     core_buf_puts(b, i ? "" : "\n");
     core_buf_puts(b, "- Hypothesis ");
     esc(b, a->hypotheses[i].id);
-    core_buf_printf(b, ": **%s**\n", outcome_word(a->hypotheses[i].outcome));
+    core_buf_printf(b, ": **%s**", outcome_word(a->hypotheses[i].outcome));
+    if (a->hypotheses[i].says && *a->hypotheses[i].says) {
+      core_buf_puts(b, " (");
+      esc(b, a->hypotheses[i].says);
+      core_buf_puts(b, ")");
+    }
+    core_buf_puts(b, "\n");
   }
   core_buf_puts(b, "\n");
 }
