@@ -20,6 +20,8 @@ build: deps
 test: build
 	sh scripts/deps.sh demo test
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@grep -h "fault scenarios ran" $(BUILD)/Testing/Temporary/LastTest.log | \
+	  awk '{ n += $$2 } END { print "faults: " n " fault scenarios ran in all" }'
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
