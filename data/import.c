@@ -410,7 +410,7 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
   json_t *results = json_object_get(root, "results"), *res;
   const proto_workload *w;
   size_t j;
-  long wi;
+  long wi = -1;
   core_status st;
   if (!json_is_array(results))
     return core_fail(err, CORE_EINPUT, "%s: results: not an array", m->file);

@@ -131,7 +131,7 @@ static core_status recover_one(data_experiment *exp, const char *id,
     if (c.rows.n > 0) {
       size_t last = c.rows.n - 1, first = last;
       const data_row *r = &c.rows.rows[last];
-      long want;
+      long want = 0;
       while (first > 0 && data_same_run(&c.rows.rows[first - 1], r))
         first--;
       if (strcmp(r->source, "import") != 0) {

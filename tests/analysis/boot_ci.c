@@ -3,11 +3,13 @@
  * SPDX-License-Identifier: MIT
  *
  * Usage: boot_ci [--resamples B] [--confidence C] [--seed S]
- *                [--threads T] [--dump FILE] [--rule-seed R W M A]
+ *                [--threads T] [--dump FILE] [--time FILE]
+ *                [--rule-seed R W M A]
  * stdin: pairs of lines, reference values then candidate values
  * (whitespace-separated). For each pair prints
  * "ratio ci_low ci_high" with %.17g; --dump writes the sorted replicates
- * of the last pair, one per line. --rule-seed prints the comparison seed
+ * of the last pair, one per line; --time writes the seconds spent inside
+ * analysis_bootstrap_ratio (in-process, as SciPy is timed). --rule-seed prints the comparison seed
  * of rule seed R, workload W, metric M, arm A and the seeds of its first
  * three blocks, and exits.
  */
@@ -71,6 +73,7 @@ int main(int argc, char **argv) {
   unsigned long seed = 17;
   int threads = 1;
   const char *dump = NULL;
+  const char *time_file = NULL;
   double *reps = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -97,6 +100,8 @@ int main(int argc, char **argv) {
       threads = (int)strtol(argv[++i], &end, 10);
     else if (strcmp(a, "--dump") == 0)
       dump = argv[++i];
+    else if (strcmp(a, "--time") == 0)
+      time_file = argv[++i];
     else {
       fprintf(stderr, "boot_ci: unknown option %s\n", a);
       return 2;
@@ -107,6 +112,7 @@ int main(int argc, char **argv) {
     }
   }
   analysis_init();
+  double boot_seconds = 0;
   for (;;) {
     char *l1 = read_line(stdin), *l2;
     double *ref = NULL, *cand = NULL, lo, hi;
@@ -121,8 +127,12 @@ int main(int argc, char **argv) {
     }
     core_free(reps);
     reps = dump ? core_malloc((size_t)resamples * sizeof *reps) : NULL;
-    if (analysis_bootstrap_ratio(ref, nr, cand, nc, resamples, conf, seed,
-                                 threads, &lo, &hi, reps, &err) != CORE_OK) {
+    double t0 = core_monotonic();
+    core_status bst = analysis_bootstrap_ratio(ref, nr, cand, nc, resamples,
+                                               conf, seed, threads, &lo, &hi,
+                                               reps, &err);
+    boot_seconds += core_monotonic() - t0;
+    if (bst != CORE_OK) {
       fprintf(stderr, "boot_ci: %s\n", err.msg);
       return 1;
     }
@@ -144,5 +154,12 @@ int main(int argc, char **argv) {
     fclose(f);
   }
   core_free(reps);
+  if (time_file) {
+    FILE *t = fopen(time_file, "w");
+    if (!t || fprintf(t, "%.6f\n", boot_seconds) < 0 || fclose(t) != 0) {
+      fprintf(stderr, "boot_ci: cannot write %s\n", time_file);
+      return 1;
+    }
+  }
   return 0;
 }
