@@ -312,6 +312,17 @@ static void prune_special(const char *path, int errfd) {
       if (S_ISDIR(sb.st_mode)) {
         chmod(p, sb.st_mode | 0700);
         prune_special(p, errfd);
+        /* A kept git repository (the replay's) would make the data folder
+         * a nest of repositories that git cannot commit: keep its files
+         * under another name. Seeing the renamed entry again in this
+         * readdir is harmless: it is pruned twice. */
+        if (strcmp(e->d_name, ".git") == 0) {
+          char *kept = core_path_join(path, "dot-git");
+          if (kept && rename(p, kept) == 0 && errfd >= 0)
+            dprintf(errfd, "prereg: renamed %s to dot-git in the kept "
+                           "working folder\n", p);
+          core_free(kept);
+        }
       } else if (!S_ISREG(sb.st_mode)) {
         unlink(p);
         if (errfd >= 0)

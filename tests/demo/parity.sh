@@ -29,6 +29,9 @@ protocol {
       steps = { "git init -q .", "sh -c 'echo hello > a.txt'",
                 "cat missing.txt", "sh -c 'test {arm} != bwrap'",
                 "cat a.txt" } },
+    -- Fails in every arm: its folders are kept, with a git repository.
+    { name = "broken", runs = 1, metrics = { "wall_s" },
+      steps = { "git init -q .", "false" } },
   },
   rule = { estimator = "median", confidence = 0.95, resamples = 1000,
            seed = 17, verdicts = { { "slower", ci_excludes = 1 } } },
@@ -47,7 +50,8 @@ check "a batch was written" test -n "$csv"
 python3 - "$csv" > rows.txt <<'PY'
 import csv, sys
 for r in csv.DictReader(open(sys.argv[1], newline="")):
-    print(r["arm"], r["valid"], r["exit_code"], r["reason"], sep="\t")
+    if r["workload"] == "replay":
+        print(r["arm"], r["valid"], r["exit_code"], r["reason"], sep="\t")
 PY
 count() { awk -F'\t' -v a="$1" -v v="$2" '$1 == a && $2 == v' rows.txt | wc -l; }
 check "bare: both runs valid ($(count bare 1))" test "$(count bare 1)" -eq 2
@@ -61,6 +65,15 @@ check "bwrap's step exit codes are 0;0;1;1;0" \
   grep -Pq '^bwrap\t0\t0;0;1;1;0\t' rows.txt
 check "the reason names step 4: $(awk -F'\t' '$1 == "bwrap" { print $4; exit }' rows.txt)" \
   sh -c "awk -F'\t' '\$1 == \"bwrap\" { print \$4 }' rows.txt | grep -q 'step 4'"
+
+# The invalid runs' folders are kept as evidence, with no nested git
+# repository (the replay's .git is kept as dot-git), so the data folder
+# can itself be committed; and the batch still verifies.
+check "kept folders hold the replay's repository as dot-git" \
+  sh -c "ls -d '$tmp'/data/parity/batches/b0001/*.work/dot-git | grep -q ."
+check "no nested .git in the data folder" \
+  sh -c "! find '$tmp/data' -name .git | grep -q ."
+check "the data verify" "$PREREG" verify parity.lua --data "$tmp/data"
 
 "$PREREG" analyze parity.lua --json --data "$tmp/data" > analyze.json 2> analyze.err
 check "analyze runs ($(head -c 200 analyze.err))" test -s analyze.json
