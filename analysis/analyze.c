@@ -753,57 +753,12 @@ done:
 
 /* {==== When the original rule is also given ==== */
 
-static int same_rule(const proto_rule *a, const proto_rule *b) {
-  if (!same_str(a->estimator, b->estimator) ||
-      a->confidence != b->confidence || a->resamples != b->resamples ||
-      a->seed != b->seed || a->n_verdicts != b->n_verdicts)
-    return 0;
-  for (size_t i = 0; i < a->n_verdicts; i++) {
-    const proto_verdict_rule *x = &a->verdicts[i], *y = &b->verdicts[i];
-    if (!same_str(x->name, y->name) ||
-        x->has_ci_excludes != y->has_ci_excludes ||
-        x->has_ratio_above != y->has_ratio_above ||
-        x->has_ratio_below != y->has_ratio_below ||
-        x->has_ci_within != y->has_ci_within ||
-        (x->has_ci_excludes && x->ci_excludes != y->ci_excludes) ||
-        (x->has_ratio_above && x->ratio_above != y->ratio_above) ||
-        (x->has_ratio_below && x->ratio_below != y->ratio_below) ||
-        (x->has_ci_within && (x->ci_within[0] != y->ci_within[0] ||
-                              x->ci_within[1] != y->ci_within[1])))
-      return 0;
-  }
-  return 1;
-}
-
-/* Function claims compare by kind only: their code is not in the struct
- * (the amendment's diff shows it). */
-static int same_hypotheses(const proto_sheet *a, const proto_sheet *b) {
-  if (a->n_hypotheses != b->n_hypotheses)
-    return 0;
-  for (size_t i = 0; i < a->n_hypotheses; i++) {
-    const proto_hypothesis *x = &a->hypotheses[i], *y = &b->hypotheses[i];
-    if (!same_str(x->id, y->id) || !same_str(x->workload, y->workload) ||
-        !same_str(x->metric, y->metric) || x->kind != y->kind ||
-        x->n_arms != y->n_arms)
-      return 0;
-    if ((x->kind == PROTO_CLAIM_AT_LEAST || x->kind == PROTO_CLAIM_BELOW) &&
-        x->x != y->x)
-      return 0;
-    if (x->kind == PROTO_CLAIM_VERDICT_IS && !same_str(x->verdict, y->verdict))
-      return 0;
-    for (size_t k = 0; k < x->n_arms; k++)
-      if (!same_str(x->arms[k], y->arms[k]))
-        return 0;
-  }
-  return 1;
-}
-
 /* What changed between two parsed versions, in words ("" when nothing the
  * analysis depends on). */
 static void describe_change(const proto_sheet *before,
                             const proto_sheet *after, core_buf *b) {
-  int rule = !same_rule(&before->rule, &after->rule);
-  int hyp = !same_hypotheses(before, after);
+  int rule = !proto_same_rule(&before->rule, &after->rule);
+  int hyp = !proto_same_hypotheses(before, after);
   if (rule && hyp)
     core_buf_puts(b, "changed the rule and the hypotheses");
   else if (rule)

@@ -393,6 +393,24 @@ static char *dup_value(walk *w, int idx) {
   return d;
 }
 
+/* Lines first..last (1-based, inclusive) of text, as a new string. */
+static char *lines_of(walk *w, const char *text, size_t len, int first,
+                      int last) {
+  size_t start = 0, end;
+  int line = 1;
+  char *d;
+  while (start < len && line < first)
+    if (text[start++] == '\n')
+      line++;
+  end = start;
+  while (end < len && (line < last || text[end] != '\n'))
+    if (text[end++] == '\n')
+      line++;
+  if (!(d = core_strndup(text + start, end - start)))
+    oom(w);
+  return d;
+}
+
 static char *dup_str(walk *w, const char *v) {
   char *d = core_strdup(v);
   if (!d)
@@ -1271,7 +1289,14 @@ static void read_hypotheses(walk *w, int t) {
         }
         lua_pop(L, 1);
       } else if (ty == LUA_TFUNCTION) {
+        lua_Debug ar;
         h->kind = PROTO_CLAIM_FUNCTION;
+        /* Its source lines, so that an amendment that rewrites the
+         * function is seen as a change of the hypotheses. */
+        lua_pushvalue(L, -1);
+        if (lua_getinfo(L, ">S", &ar) && ar.linedefined > 0)
+          h->fn_source = lines_of(w, w->s->text, w->s->text_len,
+                                  ar.linedefined, ar.lastlinedefined);
         h->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
       } else {
         fail_got(w, -1, "at_least(x), below(x), verdict_is(\"name\") or a "

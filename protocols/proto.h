@@ -113,6 +113,8 @@ typedef struct proto_hypothesis {
   char *verdict; /* verdict_is */
   int fn_ref;    /* function claims: private handle into the sheet's Lua */
   int line;
+  char *fn_source; /* function claims: the lines of the sheet that define
+                      the function, so that versions can be compared */
 } proto_hypothesis;
 
 typedef struct proto_amendment {
@@ -235,6 +237,24 @@ extern const char *const proto_builtin_metrics[];
  * inconclusive for that arm) and combine them: not held if any arm is
  * not held, else inconclusive if any is, else held. *reason then lists
  * each arm's ratio and CI. */
+
+/* }==== */
+
+/* {==== Comparing versions of a sheet ==== */
+
+/* Whether an amendment changed a part of the protocol: analysis/ uses it
+ * to decide when the original rule's verdicts are also due, reports/ to
+ * name the workloads an amendment touched. Strings compare by content
+ * (NULL equals NULL); a verdict condition's value counts only when the
+ * condition is set; function claims compare by their source lines. */
+
+/** 1 when the two rules decide alike (estimator, confidence, resamples,
+ * seed and every verdict rule in order), else 0. */
+int proto_same_rule(const proto_rule *a, const proto_rule *b);
+/** 1 when the two sheets state the same hypotheses in the same order. */
+int proto_same_hypotheses(const proto_sheet *a, const proto_sheet *b);
+/** 1 when the two workloads would be run and measured alike. */
+int proto_same_workload(const proto_workload *a, const proto_workload *b);
 
 /* }==== */
 

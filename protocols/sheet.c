@@ -119,6 +119,7 @@ void proto_sheet_free(proto_sheet *s) {
     proto_hypothesis *h = &s->hypotheses[i];
     core_free(h->id);
     core_free(h->says);
+    core_free(h->fn_source);
     core_free(h->workload);
     core_free(h->metric);
     free_strv(h->arms, h->n_arms);

@@ -18,50 +18,6 @@ static int same_str(const char *a, const char *b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-static int same_list(char **a, size_t na, char **b, size_t nb) {
-  if (na != nb)
-    return 0;
-  for (size_t i = 0; i < na; i++)
-    if (!same_str(a[i], b[i]))
-      return 0;
-  return 1;
-}
-
-static int same_workload(const proto_workload *a, const proto_workload *b) {
-  return a->runs == b->runs && a->warmup == b->warmup &&
-         same_str(a->cmd, b->cmd) &&
-         same_list(a->steps, a->n_steps, b->steps, b->n_steps) &&
-         same_str(a->prepare, b->prepare) &&
-         same_str(a->cleanup, b->cleanup) &&
-         same_list(a->metrics, a->n_metrics, b->metrics, b->n_metrics) &&
-         a->sample_after_s == b->sample_after_s &&
-         a->timeout_s == b->timeout_s && a->order == b->order &&
-         a->cache == b->cache && a->expect == b->expect &&
-         a->expect_code == b->expect_code;
-}
-
-static int same_rule(const proto_rule *a, const proto_rule *b) {
-  if (!same_str(a->estimator, b->estimator) ||
-      a->confidence != b->confidence || a->resamples != b->resamples ||
-      a->seed != b->seed || a->n_verdicts != b->n_verdicts)
-    return 0;
-  for (size_t i = 0; i < a->n_verdicts; i++) {
-    const proto_verdict_rule *x = &a->verdicts[i], *y = &b->verdicts[i];
-    if (!same_str(x->name, y->name) ||
-        x->has_ci_excludes != y->has_ci_excludes ||
-        x->has_ratio_above != y->has_ratio_above ||
-        x->has_ratio_below != y->has_ratio_below ||
-        x->has_ci_within != y->has_ci_within ||
-        x->ci_excludes != y->ci_excludes ||
-        x->ratio_above != y->ratio_above ||
-        x->ratio_below != y->ratio_below ||
-        x->ci_within[0] != y->ci_within[0] ||
-        x->ci_within[1] != y->ci_within[1])
-      return 0;
-  }
-  return 1;
-}
-
 /* Words for the workloads version b changed against a: added, removed,
  * redefined, superseded; an arm or rule change touches all of them. */
 static char *affected_words(const proto_sheet *a, const proto_sheet *b,
@@ -78,13 +34,13 @@ static char *affected_words(const proto_sheet *a, const proto_sheet *b,
     if (j < 0) {
       SEP();
       core_buf_printf(&w, "%s (added)", b->workloads[i].name);
-    } else if (!same_workload(&a->workloads[j], &b->workloads[i]) || sup) {
+    } else if (!proto_same_workload(&a->workloads[j], &b->workloads[i]) || sup) {
       SEP();
       core_buf_printf(&w, "%s (%s%s%s)", b->workloads[i].name,
-                      same_workload(&a->workloads[j], &b->workloads[i])
+                      proto_same_workload(&a->workloads[j], &b->workloads[i])
                           ? ""
                           : "changed",
-                      sup && !same_workload(&a->workloads[j],
+                      sup && !proto_same_workload(&a->workloads[j],
                                             &b->workloads[i])
                           ? ", "
                           : "",
@@ -109,7 +65,7 @@ static char *affected_words(const proto_sheet *a, const proto_sheet *b,
       SEP();
       core_buf_printf(&w, "all workloads (arm %s removed)", a->arms[i].name);
     }
-  if (!same_rule(&a->rule, &b->rule)) {
+  if (!proto_same_rule(&a->rule, &b->rule)) {
     SEP();
     core_buf_puts(&w, "all workloads (decision rule changed)");
   }

@@ -429,12 +429,68 @@ static void test_alloc_failures(int sticky) {
   CHECK(k > 50); /* there were many allocation points to fail */
 }
 
+/* Versions compare by content; a rewritten function claim is a changed
+ * hypothesis, a reformatted rule is not a changed rule. */
+static void test_compare_versions(void) {
+  static const char *const texts[] = {
+      /* 0: the base */
+      "protocol { id = \"c\", title = \"t\", question = \"q\",\n"
+      "  author = \"a\", arms = { { name = \"a\", reference = true },\n"
+      "  { name = \"b\" } },\n"
+      "  workloads = { { name = \"w\", runs = 3, cmd = \"true\" } },\n"
+      "  rule = { seed = 7, verdicts = { { \"slower\", ratio_above = 1.1 "
+      "} } },\n"
+      "  hypotheses = { { id = \"H1\", says = \"s\",\n"
+      "    claim = function(r) return \"held\" end } } }\n",
+      /* 1: the same, laid out differently outside the function */
+      "protocol { id = \"c\", title = \"t\", question = \"q\",\n"
+      "  author = \"a\",\n  arms = { { name = \"a\", reference = true },\n"
+      "  { name = \"b\" } },\n"
+      "  workloads = { { name = \"w\", runs = 3, cmd = \"true\" } },\n"
+      "  rule = { seed = 7,\n verdicts = { { \"slower\", ratio_above = 1.1 "
+      "} } },\n"
+      "  hypotheses = { { id = \"H1\", says = \"s\",\n"
+      "    claim = function(r) return \"held\" end } } }\n",
+      /* 2: the function rewritten */
+      "protocol { id = \"c\", title = \"t\", question = \"q\",\n"
+      "  author = \"a\", arms = { { name = \"a\", reference = true },\n"
+      "  { name = \"b\" } },\n"
+      "  workloads = { { name = \"w\", runs = 3, cmd = \"true\" } },\n"
+      "  rule = { seed = 7, verdicts = { { \"slower\", ratio_above = 1.2 "
+      "} } },\n"
+      "  hypotheses = { { id = \"H1\", says = \"s\",\n"
+      "    claim = function(r) return \"not held\" end } } }\n",
+  };
+  proto_sheet *s[3];
+  core_err err;
+  for (int i = 0; i < 3; i++) {
+    s[i] = load_str("cmp.lua", texts[i], &err);
+    CHECK(s[i] != NULL);
+    if (!s[i]) {
+      fprintf(stderr, "%s\n", err.msg);
+      for (int k = 0; k < i; k++)
+        proto_sheet_free(s[k]);
+      return;
+    }
+  }
+  CHECK_STR(s[0]->hypotheses[0].fn_source,
+            "    claim = function(r) return \"held\" end } } }");
+  CHECK(proto_same_hypotheses(s[0], s[1]));
+  CHECK(proto_same_rule(&s[0]->rule, &s[1]->rule));
+  CHECK(proto_same_workload(&s[0]->workloads[0], &s[1]->workloads[0]));
+  CHECK(!proto_same_hypotheses(s[0], s[2]));
+  CHECK(!proto_same_rule(&s[0]->rule, &s[2]->rule));
+  for (int i = 0; i < 3; i++)
+    proto_sheet_free(s[i]);
+}
+
 int main(void) {
   test_seed_fields();
   test_function_claims();
   test_expand();
   test_messages();
   test_starter();
+  test_compare_versions();
   test_alloc_failures(1);
   test_alloc_failures(0);
   return HARNESS_END();

@@ -1,0 +1,76 @@
+/* compare.c: whether two versions of a sheet differ in their rule, their
+ * hypotheses or a workload (shared by the analysis and the reports).
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "protocols/proto.h"
+
+static int same_str(const char *a, const char *b) {
+  return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static int same_list(char *const *a, size_t na, char *const *b, size_t nb) {
+  if (na != nb)
+    return 0;
+  for (size_t i = 0; i < na; i++)
+    if (!same_str(a[i], b[i]))
+      return 0;
+  return 1;
+}
+
+int proto_same_rule(const proto_rule *a, const proto_rule *b) {
+  if (!same_str(a->estimator, b->estimator) ||
+      a->confidence != b->confidence || a->resamples != b->resamples ||
+      a->seed != b->seed || a->n_verdicts != b->n_verdicts)
+    return 0;
+  for (size_t i = 0; i < a->n_verdicts; i++) {
+    const proto_verdict_rule *x = &a->verdicts[i], *y = &b->verdicts[i];
+    if (!same_str(x->name, y->name) ||
+        x->has_ci_excludes != y->has_ci_excludes ||
+        x->has_ratio_above != y->has_ratio_above ||
+        x->has_ratio_below != y->has_ratio_below ||
+        x->has_ci_within != y->has_ci_within ||
+        (x->has_ci_excludes && x->ci_excludes != y->ci_excludes) ||
+        (x->has_ratio_above && x->ratio_above != y->ratio_above) ||
+        (x->has_ratio_below && x->ratio_below != y->ratio_below) ||
+        (x->has_ci_within && (x->ci_within[0] != y->ci_within[0] ||
+                              x->ci_within[1] != y->ci_within[1])))
+      return 0;
+  }
+  return 1;
+}
+
+int proto_same_hypotheses(const proto_sheet *a, const proto_sheet *b) {
+  if (a->n_hypotheses != b->n_hypotheses)
+    return 0;
+  for (size_t i = 0; i < a->n_hypotheses; i++) {
+    const proto_hypothesis *x = &a->hypotheses[i], *y = &b->hypotheses[i];
+    if (!same_str(x->id, y->id) || !same_str(x->workload, y->workload) ||
+        !same_str(x->metric, y->metric) || x->kind != y->kind ||
+        !same_list(x->arms, x->n_arms, y->arms, y->n_arms))
+      return 0;
+    if ((x->kind == PROTO_CLAIM_AT_LEAST || x->kind == PROTO_CLAIM_BELOW) &&
+        x->x != y->x)
+      return 0;
+    if (x->kind == PROTO_CLAIM_VERDICT_IS && !same_str(x->verdict, y->verdict))
+      return 0;
+    if (x->kind == PROTO_CLAIM_FUNCTION &&
+        !same_str(x->fn_source, y->fn_source))
+      return 0;
+  }
+  return 1;
+}
+
+int proto_same_workload(const proto_workload *a, const proto_workload *b) {
+  return a->runs == b->runs && a->warmup == b->warmup &&
+         same_str(a->cmd, b->cmd) &&
+         same_list(a->steps, a->n_steps, b->steps, b->n_steps) &&
+         same_str(a->prepare, b->prepare) &&
+         same_str(a->cleanup, b->cleanup) &&
+         same_list(a->metrics, a->n_metrics, b->metrics, b->n_metrics) &&
+         a->sample_after_s == b->sample_after_s &&
+         a->timeout_s == b->timeout_s && a->order == b->order &&
+         a->cache == b->cache && a->expect == b->expect &&
+         a->expect_code == b->expect_code;
+}
