@@ -32,17 +32,6 @@ static void sig3(double x, char *out, size_t cap) {
     snprintf(out, cap, "%.*f", ex >= 2 ? 0 : (int)(2 - ex), x);
 }
 
-static const char *outcome_word(proto_outcome o) {
-  switch (o) {
-  case PROTO_HELD:
-    return "held";
-  case PROTO_NOT_HELD:
-    return "not held";
-  default:
-    return "inconclusive";
-  }
-}
-
 static const analysis_result *find(const analysis_summary *s, const char *w,
                                    const char *m, const char *a) {
   for (size_t i = 0; i < s->n_results; i++)
@@ -109,7 +98,7 @@ static void write_hypotheses(const analysis_summary *s, core_buf *out) {
   core_buf_puts(out, "\nHypotheses\n");
   for (size_t i = 0; i < s->n_hypotheses; i++) {
     const analysis_hypothesis *h = &s->hypotheses[i];
-    core_buf_printf(out, "  %s  %s: %s\n", h->id, outcome_word(h->outcome),
+    core_buf_printf(out, "  %s  %s: %s\n", h->id, proto_outcome_word(h->outcome),
                     h->says);
     core_buf_printf(out, "      %s: %s\n", h->claim ? h->claim : "",
                     h->reason ? h->reason : "");

@@ -33,17 +33,6 @@ static void append(json_t *a, json_t *v, int *ok) {
     *ok = 0;
 }
 
-static const char *outcome_word(proto_outcome o) {
-  switch (o) {
-  case PROTO_HELD:
-    return "held";
-  case PROTO_NOT_HELD:
-    return "not held";
-  default:
-    return "inconclusive";
-  }
-}
-
 static json_t *results_json(const analysis_summary *s, int *ok) {
   json_t *a = json_array();
   if (!a) {
@@ -91,7 +80,7 @@ static json_t *hypotheses_json(const analysis_summary *s, int *ok) {
       break;
     }
     put(o, "id", str(h->id), ok);
-    put(o, "verdict", json_string(outcome_word(h->outcome)), ok);
+    put(o, "verdict", json_string(proto_outcome_word(h->outcome)), ok);
     put(o, "says", str(h->says), ok);
     put(o, "claim", str(h->claim), ok);
     put(o, "reason", str(h->reason), ok);

@@ -1,5 +1,6 @@
 /* compare.c: whether two versions of a sheet differ in their rule, their
- * hypotheses or a workload (shared by the analysis and the reports).
+ * hypotheses or a workload, and the words for an outcome (shared by the
+ * analysis, the JSON and the reports).
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
@@ -73,4 +74,15 @@ int proto_same_workload(const proto_workload *a, const proto_workload *b) {
          a->timeout_s == b->timeout_s && a->order == b->order &&
          a->cache == b->cache && a->expect == b->expect &&
          a->expect_code == b->expect_code;
+}
+
+const char *proto_outcome_word(proto_outcome o) {
+  switch (o) {
+  case PROTO_HELD:
+    return "held";
+  case PROTO_NOT_HELD:
+    return "not held";
+  default:
+    return "inconclusive";
+  }
 }

@@ -208,6 +208,10 @@ typedef enum {
   PROTO_INCONCLUSIVE
 } proto_outcome;
 
+/** The outcome as the contract writes it: "held", "not held" or
+ * "inconclusive" (a static string). */
+const char *proto_outcome_word(proto_outcome o);
+
 /** Evaluates a function claim h of s over results, in the sheet's
  * sandbox (instruction budget and memory cap apply). The function is
  * called with a list of result tables and returns "held", "not held" or

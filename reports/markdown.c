@@ -90,12 +90,6 @@ static void ratio_ci(core_buf *b, const analysis_result *r) {
   sig(b, r->ci_high);
 }
 
-static const char *outcome_word(proto_outcome o) {
-  return o == PROTO_HELD ? "held"
-         : o == PROTO_NOT_HELD ? "not held"
-                               : "inconclusive";
-}
-
 /* A code fence longer than any run of backticks in text. */
 static void fence(core_buf *b, const char *text, const char *info) {
   size_t run = 0, max = 0;
@@ -411,7 +405,7 @@ static void verdicts_in_words(core_buf *b, const report_input *in) {
     core_buf_puts(b, i ? "" : "\n");
     core_buf_puts(b, "- Hypothesis ");
     esc(b, a->hypotheses[i].id);
-    core_buf_printf(b, ": **%s**", outcome_word(a->hypotheses[i].outcome));
+    core_buf_printf(b, ": **%s**", proto_outcome_word(a->hypotheses[i].outcome));
     if (a->hypotheses[i].says && *a->hypotheses[i].says) {
       core_buf_puts(b, " (");
       esc(b, a->hypotheses[i].says);
@@ -661,12 +655,12 @@ static void hypotheses(core_buf *b, const report_input *in) {
     esc(b, h->id);
     core_buf_puts(b, " | ");
     esc(b, h->says);
-    core_buf_printf(b, " | **%s** | ", outcome_word(h->outcome));
+    core_buf_printf(b, " | **%s** | ", proto_outcome_word(h->outcome));
     esc(b, h->reason);
     if (o) {
       const analysis_hypothesis *oh = orig_hyp(o, h->id);
       core_buf_puts(b, " | ");
-      core_buf_puts(b, oh ? outcome_word(oh->outcome) : "(not in the "
+      core_buf_puts(b, oh ? proto_outcome_word(oh->outcome) : "(not in the "
                                                         "original)");
     }
     core_buf_puts(b, " |\n");

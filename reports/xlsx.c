@@ -107,12 +107,6 @@ static lxw_format *verdict_format(xctx *x, const char *v) {
   return x->v_other;
 }
 
-static const char *outcome_word(proto_outcome o) {
-  return o == PROTO_HELD ? "held"
-         : o == PROTO_NOT_HELD ? "not held"
-                               : "inconclusive";
-}
-
 static void summary(xctx *x) {
   static const char *const h[] = {
       "Workload", "Metric",  "Arm",    "Reference", "n",
@@ -211,14 +205,14 @@ static void hypotheses(xctx *x) {
     const analysis_hypothesis *hy = &a->hypotheses[i];
     put_str(x, r, 0, hy->id, NULL);
     put_str(x, r, 1, hy->says, x->wrap);
-    put_str(x, r, 2, outcome_word(hy->outcome),
+    put_str(x, r, 2, proto_outcome_word(hy->outcome),
             hy->outcome == PROTO_HELD       ? x->h_held
             : hy->outcome == PROTO_NOT_HELD ? x->h_not
                                             : x->v_other);
     put_str(x, r, 3, hy->reason, x->wrap);
     for (size_t j = 0; a->original && j < a->original->n_hypotheses; j++)
       if (strcmp(a->original->hypotheses[j].id, hy->id) == 0)
-        put_str(x, r, 4, outcome_word(a->original->hypotheses[j].outcome),
+        put_str(x, r, 4, proto_outcome_word(a->original->hypotheses[j].outcome),
                 NULL);
   }
   if (!x->e)
