@@ -1001,6 +1001,19 @@ oom:
 
 /* Reads the data of the current member, at most its declared size, into
  * a digest (and a copy when keep). Returns 0 on a read error. */
+/* Creates member name on disk with mode perm; 0 (with a problem named)
+ * when it cannot. */
+static int extract_header(struct archive *disk, struct archive_entry *e,
+                          unsigned perm, problems *pr, const char *name) {
+  const char *msg;
+  archive_entry_set_perm(e, perm);
+  if (archive_write_header(disk, e) == ARCHIVE_OK)
+    return 1;
+  msg = archive_error_string(disk);
+  problem(pr, name, "cannot extract: %s", msg ? msg : "?");
+  return 0;
+}
+
 static int read_member(struct archive *a, vstate *s, const char *name,
                        member *m, long long size, int keep, int copy_to_disk,
                        struct archive *disk) {
@@ -1192,10 +1205,7 @@ static void scan(vstate *s, int fd, struct archive *disk) {
       if (disk) {
         /* Extracted folders stay writable by their owner so the
          * temporary copy can be removed; the files stay 0444. */
-        archive_entry_set_perm(e, 0755);
-        if (archive_write_header(disk, e) != ARCHIVE_OK) {
-          const char *msg = archive_error_string(disk);
-          problem(&s->pr, name, "cannot extract: %s", msg ? msg : "?");
+        if (!extract_header(disk, e, 0755, &s->pr, name)) {
           core_free(name);
           goto done;
         }
@@ -1229,10 +1239,7 @@ static void scan(vstate *s, int fd, struct archive *disk) {
         goto done;
       }
       if (disk) {
-        archive_entry_set_perm(e, 0444);
-        if (archive_write_header(disk, e) != ARCHIVE_OK) {
-          const char *msg = archive_error_string(disk);
-          problem(&s->pr, name, "cannot extract: %s", msg ? msg : "?");
+        if (!extract_header(disk, e, 0444, &s->pr, name)) {
           core_free(name);
           goto done;
         }
@@ -1269,10 +1276,7 @@ static void scan(vstate *s, int fd, struct archive *disk) {
         /* Second pass: only members that passed the first. */
         char again[CORE_SHA256_HEX];
         memcpy(again, m->got, sizeof again);
-        archive_entry_set_perm(e, 0444);
-        if (archive_write_header(disk, e) != ARCHIVE_OK) {
-          const char *msg = archive_error_string(disk);
-          problem(&s->pr, name, "cannot extract: %s", msg ? msg : "?");
+        if (!extract_header(disk, e, 0444, &s->pr, name)) {
           core_free(name);
           goto done;
         }
