@@ -73,7 +73,7 @@ static void test_split(void) {
 static void test_exit_codes(void) {
   exec_res r = run("/bin/true", 10, 0);
   CHECK(r.spawned && r.exited && r.exit_code == 0 && !r.timed_out);
-  CHECK(r.wall_s > 0 && r.wall_s < 5);
+  CHECK(r.wall_s > 0 && r.wall_s < 30);
   r = run("false", 10, 0);
   CHECK(r.exited && r.exit_code == 1);
   r = run("exit 3", 10, 0);
@@ -85,33 +85,47 @@ static void test_exit_codes(void) {
         strstr(r.why, "no-such-command-prereg-test"));
 }
 
+/* Upper bounds on elapsed time below only tell "the runner acted" from
+ * "the runner waited for the command" (which sleeps 100 s): they are
+ * generous because the machines running the tests are shared and loaded. */
 static void test_timeout(void) {
-  char cmd[128];
+  char cmd[512], ready[300];
   snprintf(cmd, sizeof cmd, "sleep 100.%s", marker);
   double t0 = core_monotonic();
   exec_res r = run(cmd, 0.5, 1.0);
   double el = core_monotonic() - t0;
   CHECK(r.timed_out && r.signo == SIGTERM);
-  CHECK(el >= 0.45 && el < 0.5 + 1.0 + 0.5);
+  CHECK(el >= 0.45 && el < 20);
   CHECK(pgrep_count(marker) == 0);
 
   /* Ignores SIGTERM (the ignored disposition survives exec into sleep):
-   * only SIGKILL after the grace period ends it. */
-  snprintf(cmd, sizeof cmd, "trap '' TERM; sleep 100.%s; echo no", marker);
-  t0 = core_monotonic();
-  r = run(cmd, 0.3, 0.5);
-  el = core_monotonic() - t0;
+   * only SIGKILL after the grace period ends it. The shell writes READY
+   * after its trap is set; a shell that had not got that far when the
+   * timeout fired dies of SIGTERM instead, which says nothing about the
+   * runner, so the attempt is repeated with a longer timeout. */
+  snprintf(ready, sizeof ready, "%s/ready", tmp);
+  snprintf(cmd, sizeof cmd,
+           "trap '' TERM; : > '%s'; sleep 100.%s; echo no", ready, marker);
+  int trapped = 0;
+  for (double timeout = 0.3; timeout < 20 && !trapped; timeout *= 3) {
+    unlink(ready);
+    t0 = core_monotonic();
+    r = run(cmd, timeout, 0.5);
+    el = core_monotonic() - t0;
+    trapped = access(ready, F_OK) == 0;
+  }
+  CHECK(trapped);
   CHECK(r.timed_out && r.signo == SIGKILL);
-  CHECK(el >= 0.75 && el < 0.3 + 0.5 + 1.0);
+  CHECK(el >= 0.75 && el < 40);
   CHECK(pgrep_count(marker) == 0);
 }
 
 static void test_stdin(void) {
   double t0 = core_monotonic();
-  exec_res r = run("cat", 20, 0);
+  exec_res r = run("cat", 60, 0);
   CHECK(r.exited && r.exit_code == 0 && !r.timed_out);
-  CHECK(core_monotonic() - t0 < 2.0);
-  r = run("read x", 20, 0); /* EOF: read fails at once */
+  CHECK(core_monotonic() - t0 < 30);
+  r = run("read x", 60, 0); /* EOF: read fails at once */
   CHECK(r.exited && r.exit_code == 1 && !r.timed_out);
 }
 
@@ -128,12 +142,12 @@ static void test_daemons(void) {
            "(sleep 302.%s &) ; echo started",
            marker, marker, marker);
   q.cmd = cmd;
-  q.timeout_s = 10;
+  q.timeout_s = 60;
   q.out = &so;
   double t0 = core_monotonic();
   CHECK(exec_command(&q, &r, &e) == CORE_OK);
-  CHECK(r.exited && r.exit_code == 0);
-  CHECK(core_monotonic() - t0 < 5);
+  CHECK(r.exited && r.exit_code == 0 && !r.timed_out);
+  CHECK(core_monotonic() - t0 < 30);
   CHECK(out.data && !strcmp(out.data, "started\n"));
   CHECK(pgrep_count(marker) == 0);
   core_buf_free(&out);
@@ -247,7 +261,7 @@ static void test_pss(void) {
   q.pss = &sel;
   double t0 = core_monotonic();
   CHECK(exec_command(&q, &r, &e) == CORE_OK);
-  CHECK(core_monotonic() - t0 < 5);
+  CHECK(core_monotonic() - t0 < 15);
   CHECK(r.stopped && r.pss_sampled && !r.timed_out);
   CHECK(r.pss_counted == 4 && r.pss_unreadable == 0);
   CHECK(r.pss_kib > 0);
@@ -282,7 +296,7 @@ static void test_cancel_and_cwd(void) {
   exec_cancel_fd = p[0];
   double t0 = core_monotonic();
   exec_res r = run("sleep 100", 50, 0);
-  CHECK(r.interrupted && core_monotonic() - t0 < 2);
+  CHECK(r.interrupted && core_monotonic() - t0 < 20);
   exec_cancel_fd = -1;
   close(p[0]);
   close(p[1]);
