@@ -199,16 +199,26 @@ size_t exec_kill_all_children(void) {
   return killed;
 }
 
-/* Signals the run's group and every descendant that left it. */
-static void kill_tree(pid_t pid, int sig) {
+/* Signals the run's group, every descendant that left it, and the run's
+ * orphans that the adopter (see proc_adopted) took in. The descendants
+ * are listed while the tree is intact, but the group is signalled first:
+ * a shell whose child died first would otherwise go on to its next
+ * command and exit normally, and a timed-out run would look finished. */
+static void kill_tree(pid_t pid, pid_t adopter, int sig) {
   int *d = NULL;
   size_t n = 0;
-  if (proc_descendants(pid, &d, &n) == CORE_OK)
+  if (proc_descendants(pid, &d, &n) != CORE_OK)
+    n = 0;
+  killpg(pid, sig);
+  kill(pid, sig);
+  for (size_t i = 0; i < n; i++)
+    kill(d[i], sig);
+  core_free(d);
+  d = NULL;
+  if (proc_adopted(adopter, pid, &d, &n) == CORE_OK)
     for (size_t i = 0; i < n; i++)
       kill(d[i], sig);
   core_free(d);
-  killpg(pid, sig);
-  kill(pid, sig);
 }
 
 /* }==== */
@@ -434,10 +444,54 @@ typedef struct helper_reply {
  * then sends the helper SIGUSR1 (PR_SET_PDEATHSIG). */
 static volatile sig_atomic_t helper_running_pgid;
 
+/* The helper is a child subreaper: a descendant of the command whose
+ * parent exits (a daemon that double-forked, or left the group with
+ * setsid) becomes the helper's child instead of init's. Since the helper
+ * runs one command at a time, every child it has besides that command is
+ * an orphan of the run. */
+static char helper_children_path[64];
+
+/* Kills (SIGKILL) and reaps every child of the helper, again and again
+ * while killing one orphans more onto it; bounded (about 2 s) in case
+ * something forks as fast as we kill or cannot die. Only async-signal-safe
+ * calls: it also runs in the SIGUSR1 handler. */
+static void helper_kill_children(void) {
+  for (int round = 0; round < 2000; round++) {
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+      ;
+    int fd = open(helper_children_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return; /* no children file (old kernel): the group kill must do */
+    char buf[4096];
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    int found = 0;
+    long v = 0;
+    int in_number = 0;
+    for (ssize_t i = 0; i < (r > 0 ? r : 0) + 1; i++) {
+      char c = i < r ? buf[i] : ' ';
+      if (c >= '0' && c <= '9') {
+        v = v * 10 + (c - '0');
+        in_number = 1;
+      } else if (in_number) {
+        kill((pid_t)v, SIGKILL);
+        found++;
+        v = 0;
+        in_number = 0;
+      }
+    }
+    if (!found)
+      return;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+}
+
 static void helper_parent_died(int sig) {
   (void)sig;
   if (helper_running_pgid > 0)
     kill(-(pid_t)helper_running_pgid, SIGKILL);
+  helper_kill_children();
   _exit(1);
 }
 
@@ -507,8 +561,18 @@ static void helper_main(int sock) {
     helper_running_pgid = r.pid; /* the command leads its own group */
     while (wait4(r.pid, &d.status, 0, &d.ru) < 0 && errno == EINTR)
       ;
-    helper_running_pgid = 0;
     d.t = core_monotonic();
+    /* Nothing of the run outlives it: its group, and the orphans we
+     * adopted. SIGUSR1 waits, so that its handler does not do the same
+     * at the same time. */
+    sigset_t usr1, old;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, &old);
+    kill(-r.pid, SIGKILL);
+    helper_running_pgid = 0;
+    helper_kill_children();
+    sigprocmask(SIG_SETMASK, &old, NULL);
     if (send(sock, &d, sizeof d, 0) != (ssize_t)sizeof d)
       _exit(1);
   }
@@ -544,6 +608,9 @@ static int helper_start(void) {
     prctl(PR_SET_PDEATHSIG, SIGUSR1, 0, 0, 0);
     if (getppid() != parent)
       _exit(0);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    snprintf(helper_children_path, sizeof helper_children_path,
+             "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
@@ -714,6 +781,9 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
 #endif
   /* With the helper, its socket says when the command was reaped. */
   int waitfd = via_helper ? helper_sock : pidfd;
+  /* Whoever spawned the command is a subreaper running one command at a
+   * time: its other children are this run's orphans. */
+  pid_t adopter = via_helper ? helper_pid : getpid();
 
   double deadline = req->timeout_s > 0 ? t0 + req->timeout_s : -1;
   double sample_at =
@@ -729,27 +799,28 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
     if (deadline >= 0 && t >= deadline && !res->timed_out &&
         !res->stopped) {
       res->timed_out = 1;
-      kill_tree(pid, SIGTERM);
+      kill_tree(pid, adopter, SIGTERM);
       kill_at = t + grace;
       deadline = -1;
     }
     if (sample_at >= 0 && t >= sample_at) {
       core_err perr = {0};
-      if (proc_sample_pss(req->pss, pid, &res->pss_kib, &res->pss_counted,
-                          &res->pss_unreadable, &perr) == CORE_OK)
+      if (proc_sample_pss(req->pss, pid, adopter, &res->pss_kib,
+                          &res->pss_counted, &res->pss_unreadable,
+                          &perr) == CORE_OK)
         res->pss_sampled = 1;
       else
         snprintf(res->why, sizeof res->why, "pss sample: %.480s", perr.msg);
       sample_at = -1;
       if (req->pss->stop_after && !res->timed_out) {
         res->stopped = 1;
-        kill_tree(pid, SIGTERM);
+        kill_tree(pid, adopter, SIGTERM);
         kill_at = now_s() + grace;
         deadline = -1;
       }
     }
     if (kill_at >= 0 && t >= kill_at) {
-      kill_tree(pid, SIGKILL);
+      kill_tree(pid, adopter, SIGKILL);
       kill_at = -1;
     }
     /* Next moment something must happen. */
@@ -787,7 +858,7 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
     int pr = poll(pf, (nfds_t)np, timeout_ms);
     if (pr < 0 && errno != EINTR) {
       st = core_fail(err, CORE_ERUN, "poll: %s", strerror(errno));
-      kill_tree(pid, SIGKILL);
+      kill_tree(pid, adopter, SIGKILL);
       waitpid(pid, NULL, 0);
       goto cleanup;
     }
@@ -802,14 +873,14 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
       }
       if (i_can >= 0 && pf[i_can].revents) {
         res->interrupted = 1;
-        kill_tree(pid, SIGKILL);
+        kill_tree(pid, adopter, SIGKILL);
       }
     }
     if (via_helper && pr > 0 && pf[i_pid].revents) {
       helper_reply d;
       if (helper_recv(&d) != 0 || d.kind != 2) {
         st = core_fail(err, CORE_ERUN, "the spawn helper died");
-        kill_tree(pid, SIGKILL);
+        kill_tree(pid, adopter, SIGKILL);
         helper_stop();
         goto cleanup;
       }

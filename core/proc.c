@@ -73,7 +73,26 @@ static core_status proc_table(pent **out, size_t *n) {
   return CORE_OK;
 }
 
-core_status proc_descendants(int root, int **pids, size_t *n) {
+/* Appends to out (k entries so far) the processes below `from`, breadth
+ * first over the ppid links, never entering `skip` or what lies below it;
+ * out doubles as the queue and has room for every process in t. */
+static size_t walk_below(const pent *t, size_t nt, int from, int skip,
+                         int *out, size_t k) {
+  size_t head = k;
+  int cur = from;
+  for (;;) {
+    for (size_t i = 0; i < nt; i++)
+      if (t[i].ppid == cur && t[i].pid != skip && t[i].pid != from)
+        out[k++] = t[i].pid;
+    if (head >= k)
+      break;
+    cur = out[head++];
+  }
+  return k;
+}
+
+/* The processes below `from`, except `skip` and its own subtree. */
+static core_status below(int from, int skip, int **pids, size_t *n) {
   pent *t;
   size_t nt;
   *pids = NULL;
@@ -86,21 +105,23 @@ core_status proc_descendants(int root, int **pids, size_t *n) {
     core_free(t);
     return CORE_ENOMEM;
   }
-  /* Breadth first over the ppid links; out doubles as the queue. */
-  size_t k = 0, head = 0;
-  int cur = root;
-  for (;;) {
-    for (size_t i = 0; i < nt; i++)
-      if (t[i].ppid == cur && t[i].pid != root)
-        out[k++] = t[i].pid;
-    if (head >= k)
-      break;
-    cur = out[head++];
-  }
-  core_free(t);
+  *n = walk_below(t, nt, from, skip, out, 0);
   *pids = out;
-  *n = k;
+  core_free(t);
   return CORE_OK;
+}
+
+core_status proc_descendants(int root, int **pids, size_t *n) {
+  return below(root, root, pids, n);
+}
+
+core_status proc_adopted(int adopter, int root, int **pids, size_t *n) {
+  if (adopter <= 0) {
+    *pids = NULL;
+    *n = 0;
+    return CORE_OK;
+  }
+  return below(adopter, root, pids, n);
 }
 
 /* }==== */
@@ -208,7 +229,8 @@ static const char *cgroup_root(void) {
              : "/sys/fs/cgroup/unified";
 }
 
-core_status proc_sample_pss(const exec_pss *sel, int root, long *pss_kib,
+core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
+                            long *pss_kib,
                             size_t *counted, size_t *unreadable,
                             core_err *err) {
   chosen_set cs = {0};
@@ -229,6 +251,14 @@ core_status proc_sample_pss(const exec_pss *sel, int root, long *pss_kib,
     if (proc_descendants(root, &d, &nd) == CORE_OK)
       for (size_t i = 0; i < nd; i++)
         choose(&cs, d[i], "descendant");
+    core_free(d);
+    /* A descendant whose parent exited (a double-forked daemon, a
+     * container shim) is no longer below root but below the subreaper
+     * that adopted it: it is still this run's. */
+    d = NULL;
+    if (proc_adopted(adopter, root, &d, &nd) == CORE_OK)
+      for (size_t i = 0; i < nd; i++)
+        choose(&cs, d[i], "adopted");
     core_free(d);
   }
   if (sel->cgroup && *sel->cgroup) {

@@ -98,11 +98,12 @@ extern int exec_cancel_fd;
  * helper's own high-water mark is reset through /proc/self/clear_refs
  * before each spawn where allowed), stdin from /dev/null, in
  * a new process group, outputs through pipes into the sinks. The timeout
- * sends SIGTERM to the group and to every other descendant, then SIGKILL
- * after the grace period. Whatever happened, when it returns nothing the
- * command started is left running (the group and any descendant that
- * changed group, found through PR_SET_CHILD_SUBREAPER, are killed and
- * reaped). Returns CORE_OK whenever res describes the command (even a
+ * sends SIGTERM to the group, to every other descendant and to the run's
+ * orphans, then SIGKILL after the grace period. Whatever happened, when
+ * it returns nothing the command started is left running: the group, any
+ * descendant that changed group, and any orphan (the helper, or we, are
+ * child subreapers: PR_SET_CHILD_SUBREAPER) are killed and reaped; if we
+ * are killed -9, the helper does the same before it exits. Returns CORE_OK whenever res describes the command (even a
  * failing one); an error only when the engine itself failed. */
 core_status exec_command(const exec_req *req, exec_res *res, core_err *err);
 
@@ -125,17 +126,24 @@ size_t exec_kill_all_children(void);
 /* {==== Processes (core/proc.c) ==== */
 
 /** PSS sample: sums the Pss: of /proc/PID/smaps_rollup of the processes
- * sel selects (root: the run's process, for descendants) and writes one
- * TSV line per process to sel->list_path: pid, ppid, pss_kib (or
- * "vanished"/"unreadable: why"), the reasons it was counted, command
- * line. OUT: *pss_kib, *counted, *unreadable. */
-core_status proc_sample_pss(const exec_pss *sel, int root, long *pss_kib,
-                            size_t *counted, size_t *unreadable,
-                            core_err *err);
+ * sel selects and writes one TSV line per process to sel->list_path: pid,
+ * ppid, pss_kib (or "vanished"/"unreadable: why"), the reasons it was
+ * counted ("run", "descendant", "adopted", "cgroup", "cmdline:S"), command
+ * line. root: the run's process; adopter: the subreaper that adopts the
+ * run's orphaned descendants (see proc_adopted), 0 for none. OUT:
+ * *pss_kib, *counted, *unreadable. */
+core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
+                            long *pss_kib, size_t *counted,
+                            size_t *unreadable, core_err *err);
 
 /** Descendants of root (not root itself) found through /proc. OUT:
  * *pids newly allocated (core_free), *n. */
 core_status proc_descendants(int root, int **pids, size_t *n);
+
+/** The run's orphans: the children of adopter (a child subreaper that
+ * runs one command at a time, root) other than root, and everything below
+ * them. An adopter <= 0 gives none. OUT as proc_descendants. */
+core_status proc_adopted(int adopter, int root, int **pids, size_t *n);
 
 /* A parsed metrics file: name=value lines. */
 typedef struct proc_metric {

@@ -96,6 +96,32 @@ import csv, glob
 rows = [r for f in glob.glob('$D/closes-stdout/batches/b*.csv') for r in csv.DictReader(open(f))]
 assert rows and all(float(r['value']) >= 0.1 for r in rows), rows"
 
+# --- prereg itself killed -9 while a command's daemons are out of reach --
+# One daemon left the group with setsid while its parent still runs; one
+# was orphaned at once (double fork): neither is in the group the helper
+# kills, and neither may outlive the run.
+cat > "$T/escape.sh" <<SH
+#!/bin/sh
+setsid "$T/nap" 303 </dev/null >/dev/null 2>&1 &
+( setsid "$T/nap" 304 </dev/null >/dev/null 2>&1 & )
+"$T/nap" 30
+SH
+chmod +x "$T/escape.sh"
+scenario "kill -9 of prereg while daemons that left the group run"
+sheet escape.lua escape "{ name = \"w\", runs = 1, cmd = \"$T/escape.sh\", timeout_s = 60 }"
+"$PREREG" register escape.lua --data "$D" >/dev/null
+"$PREREG" run escape.lua --data "$D" >/dev/null 2>&1 &
+pid=$!
+for ((i = 0; i < 200; i++)); do
+  [ "$(pgrep -fc -- "$T/nap 30[34]")" = 2 ] && break; sleep 0.05
+done
+check "escape: both daemons started" [ "$(pgrep -fc -- "$T/nap 30[34]")" = 2 ]
+kill -9 $pid
+wait $pid 2>/dev/null
+check "escape: no process of the run left after kill -9" gone_within "$T/nap" 3
+pkill -9 -f -- "$T/nap" 2>/dev/null
+check "escape: verify passes after the kill" "$PREREG" verify escape.lua --data "$D"
+
 # prereg's own stdout closed, or a pipe whose reader went away.
 scenario "prereg with its stdout closed"
 "$PREREG" run closes-stdout.lua --data "$D" --resume >&- 2>own.err; rc=$?

@@ -248,8 +248,11 @@ static void test_pss(void) {
     execlp("sleep", "sleep", other, (char *)NULL);
     _exit(127);
   }
-  snprintf(cmd, sizeof cmd, "sleep 60.%s & sleep 61.%s; true", marker,
-           marker);
+  /* sleep 62 is orphaned at once (its subshell exits): adopted by the
+   * helper, a subreaper, it is still the run's. */
+  snprintf(cmd, sizeof cmd,
+           "sleep 60.%s & (sleep 62.%s &) ; sleep 61.%s; true", marker,
+           marker, marker);
   const char *cl[] = {other};
   exec_pss sel = {.after_s = 0.3, .descendants = 1, .cmdline = cl,
                   .n_cmdline = 1, .list_path = list, .stop_after = 1};
@@ -263,7 +266,7 @@ static void test_pss(void) {
   CHECK(exec_command(&q, &r, &e) == CORE_OK);
   CHECK(core_monotonic() - t0 < 15);
   CHECK(r.stopped && r.pss_sampled && !r.timed_out);
-  CHECK(r.pss_counted == 4 && r.pss_unreadable == 0);
+  CHECK(r.pss_counted == 5 && r.pss_unreadable == 0);
   CHECK(r.pss_kib > 0);
   char *text = NULL;
   size_t len = 0;
@@ -275,6 +278,7 @@ static void test_pss(void) {
     CHECK(strstr(text, "\tcounted\tdescendant\tsleep 60.") != NULL);
     CHECK(strstr(text, "\tcounted\tdescendant\tsleep 61.") != NULL);
     CHECK(strstr(text, "\tcounted\tcmdline:77.") != NULL);
+    CHECK(strstr(text, "\tcounted\tadopted\tsleep 62.") != NULL);
   }
   core_free(text);
   kill(o, SIGKILL);
