@@ -315,6 +315,26 @@ static int pump(int fd, exec_sink *s) {
   return 1;
 }
 
+/* Adds the read end fd (when still open) to the poll set of np entries;
+ * *idx is its place or -1. Returns the new count. */
+static int watch_output(struct pollfd *pf, int np, int fd, int *idx) {
+  *idx = -1;
+  if (fd >= 0) {
+    pf[np] = (struct pollfd){.fd = fd, .events = POLLIN};
+    *idx = np++;
+  }
+  return np;
+}
+
+/* Moves what poll found at idx into the sink; closes *fd at its end. */
+static void read_output(const struct pollfd *pf, int idx, int *fd,
+                        exec_sink *s) {
+  if (idx >= 0 && pf[idx].revents && !pump(*fd, s)) {
+    close(*fd);
+    *fd = -1;
+  }
+}
+
 /* Starts argv in a new process group with stdin from /dev/null and
  * stdout/stderr on out_w/err_w (or /dev/null when < 0). Returns 0, or the
  * errno of the failure. OUT: *pid, *t0 (the clock just before the
@@ -843,14 +863,8 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
       pf[np] = (struct pollfd){.fd = waitfd, .events = POLLIN};
       i_pid = np++;
     }
-    if (outp[0] >= 0) {
-      pf[np] = (struct pollfd){.fd = outp[0], .events = POLLIN};
-      i_out = np++;
-    }
-    if (errp[0] >= 0) {
-      pf[np] = (struct pollfd){.fd = errp[0], .events = POLLIN};
-      i_err = np++;
-    }
+    np = watch_output(pf, np, outp[0], &i_out);
+    np = watch_output(pf, np, errp[0], &i_err);
     if (exec_cancel_fd >= 0 && !res->interrupted) {
       pf[np] = (struct pollfd){.fd = exec_cancel_fd, .events = POLLIN};
       i_can = np++;
@@ -863,14 +877,8 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
       goto cleanup;
     }
     if (pr > 0) {
-      if (i_out >= 0 && pf[i_out].revents && !pump(outp[0], req->out)) {
-        close(outp[0]);
-        outp[0] = -1;
-      }
-      if (i_err >= 0 && pf[i_err].revents && !pump(errp[0], req->err)) {
-        close(errp[0]);
-        errp[0] = -1;
-      }
+      read_output(pf, i_out, &outp[0], req->out);
+      read_output(pf, i_err, &errp[0], req->err);
       if (i_can >= 0 && pf[i_can].revents) {
         res->interrupted = 1;
         kill_tree(pid, adopter, SIGKILL);
@@ -929,28 +937,16 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
   double drain_end = now_s() + 2.0;
   while ((outp[0] >= 0 || errp[0] >= 0) && now_s() < drain_end) {
     struct pollfd pf[2];
-    int np = 0, i_out = -1, i_err = -1;
-    if (outp[0] >= 0) {
-      pf[np] = (struct pollfd){.fd = outp[0], .events = POLLIN};
-      i_out = np++;
-    }
-    if (errp[0] >= 0) {
-      pf[np] = (struct pollfd){.fd = errp[0], .events = POLLIN};
-      i_err = np++;
-    }
+    int i_out, i_err;
+    int np = watch_output(pf, 0, outp[0], &i_out);
+    np = watch_output(pf, np, errp[0], &i_err);
     int pr = poll(pf, (nfds_t)np, 100);
     if (pr <= 0) {
       exec_kill_all_children();
       continue;
     }
-    if (i_out >= 0 && pf[i_out].revents && !pump(outp[0], req->out)) {
-      close(outp[0]);
-      outp[0] = -1;
-    }
-    if (i_err >= 0 && pf[i_err].revents && !pump(errp[0], req->err)) {
-      close(errp[0]);
-      errp[0] = -1;
-    }
+    read_output(pf, i_out, &outp[0], req->out);
+    read_output(pf, i_err, &errp[0], req->err);
   }
 
 cleanup:
