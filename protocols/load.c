@@ -431,28 +431,12 @@ enum { T_ARM = 0, T_RUN = 1, T_CMD = 2 };
 
 /* Validates the {name} placeholders of a template. */
 static void check_template(walk *w, const char *t, int allow) {
-  for (const char *p = t; *p; p++) {
-    const char *q;
-    char name[128];
-    size_t n;
-    if (p[0] == '{' && p[1] == '{') {
-      p++;
+  proto_piece pc;
+  const char *p = t;
+  while ((p = proto_next_piece(p, &pc)) != NULL) {
+    const char *name = pc.name;
+    if (!pc.placeholder)
       continue;
-    }
-    if (*p != '{' || !(is_lower((unsigned char)p[1]) || p[1] == '_'))
-      continue;
-    for (q = p + 1; is_lower((unsigned char)*q) ||
-                    is_digit((unsigned char)*q) || *q == '_';
-         q++)
-      ;
-    if (*q != '}')
-      continue;
-    n = (size_t)(q - p - 1);
-    if (n >= sizeof name)
-      n = sizeof name - 1;
-    memcpy(name, p + 1, n);
-    name[n] = '\0';
-    p = q;
     if (strcmp(name, "cmd") == 0 && !(allow & T_CMD))
       fail(w, "{cmd} stands for the workload's command and may appear "
            "only in an arm's run");
@@ -490,15 +474,11 @@ static void check_template(walk *w, const char *t, int allow) {
 }
 
 static int uses_placeholder(const char *t, const char *name) {
-  size_t n = strlen(name);
-  for (const char *p = t; *p; p++) {
-    if (p[0] == '{' && p[1] == '{') {
-      p++;
-      continue;
-    }
-    if (*p == '{' && strncmp(p + 1, name, n) == 0 && p[n + 1] == '}')
+  proto_piece pc;
+  const char *p = t;
+  while ((p = proto_next_piece(p, &pc)) != NULL)
+    if (pc.placeholder && strcmp(pc.name, name) == 0)
       return 1;
-  }
   return 0;
 }
 

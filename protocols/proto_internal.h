@@ -88,4 +88,21 @@ int proto_find_line(const char *text, size_t len, const char *key,
 /** Edit distance between a and b, for did-you-mean. */
 size_t proto_edit_distance(const char *a, const char *b);
 
+/* sheet.c */
+
+/* One piece of a command template: literal text, or a {name} placeholder
+ * (a lower-case letter or '_', then lower-case letters, digits, '_').
+ * "{{" is a literal "{"; any other brace (awk '{print $1}', ${HOME}) is
+ * literal text. */
+typedef struct proto_piece {
+  const char *text; /* literal: len bytes from here (not NUL-ended) */
+  size_t len;
+  int placeholder;  /* 1: name holds the placeholder's name */
+  char name[128];   /* truncated past 127 bytes */
+} proto_piece;
+
+/** The piece of a template that starts at p, in *out; returns where the
+ * next one starts, or NULL at the end of the text. */
+const char *proto_next_piece(const char *p, proto_piece *out);
+
 #endif

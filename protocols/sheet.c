@@ -187,6 +187,42 @@ static int is_name_char(int c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+/* Length of the placeholder "{name}" at p, or 0 when p starts none. */
+static size_t placeholder_len(const char *p) {
+  if (p[0] != '{' || !((p[1] >= 'a' && p[1] <= 'z') || p[1] == '_'))
+    return 0;
+  const char *q = p + 1;
+  while (is_name_char((unsigned char)*q))
+    q++;
+  return *q == '}' ? (size_t)(q - p) + 1 : 0;
+}
+
+const char *proto_next_piece(const char *p, proto_piece *out) {
+  memset(out, 0, sizeof *out);
+  if (!*p)
+    return NULL;
+  out->text = p;
+  if (p[0] == '{' && p[1] == '{') {
+    out->len = 1; /* the literal "{" */
+    return p + 2;
+  }
+  size_t n = placeholder_len(p);
+  if (n > 0) {
+    size_t k = n - 2 < sizeof out->name ? n - 2 : sizeof out->name - 1;
+    memcpy(out->name, p + 1, k);
+    out->name[k] = '\0';
+    out->placeholder = 1;
+    out->len = n;
+    return p + n;
+  }
+  /* Literal text up to the next brace that could start something. */
+  const char *q = p + 1;
+  while (*q && *q != '{')
+    q++;
+  out->len = (size_t)(q - p);
+  return q;
+}
+
 char *proto_expand(const proto_sheet *s, const char *tmpl,
                    const proto_expand_ctx *ctx, core_err *err) {
   core_buf b;
@@ -196,32 +232,15 @@ char *proto_expand(const proto_sheet *s, const char *tmpl,
               s && s->path ? s->path : "sheet");
     return NULL;
   }
-  for (const char *p = tmpl; *p; p++) {
-    const char *q, *value = NULL;
-    char name[128], num[32];
-    size_t n;
-    if (p[0] == '{' && p[1] == '{') {
-      core_buf_append(&b, "{", 1);
-      p++;
+  proto_piece pc;
+  const char *p = tmpl;
+  while ((p = proto_next_piece(p, &pc)) != NULL) {
+    const char *value = NULL, *name = pc.name;
+    char num[32];
+    if (!pc.placeholder) {
+      core_buf_append(&b, pc.text, pc.len);
       continue;
     }
-    /* Only {name} with a lower-case name is a placeholder; shell text
-     * such as awk '{print $1}' or ${HOME} passes through unchanged. */
-    if (*p != '{' || !((p[1] >= 'a' && p[1] <= 'z') || p[1] == '_')) {
-      core_buf_append(&b, p, 1);
-      continue;
-    }
-    for (q = p + 1; is_name_char((unsigned char)*q); q++)
-      ;
-    if (*q != '}') {
-      core_buf_append(&b, p, 1);
-      continue;
-    }
-    n = (size_t)(q - p - 1);
-    if (n >= sizeof name)
-      n = sizeof name - 1;
-    memcpy(name, p + 1, n);
-    name[n] = '\0';
     for (size_t i = 0; s && i < s->n_vars; i++)
       if (strcmp(s->vars[i].name, name) == 0)
         value = s->vars[i].value;
@@ -247,7 +266,6 @@ char *proto_expand(const proto_sheet *s, const char *tmpl,
       return NULL;
     }
     core_buf_puts(&b, value);
-    p = q;
   }
   if (b.oom) {
     core_buf_free(&b);

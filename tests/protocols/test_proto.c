@@ -325,6 +325,9 @@ static void test_expand(void) {
                    &ctx, &err);
   CHECK_STR(e, "b/w/7/r-7 {x} awk '{print $1}' ${HOME} {Dir} {");
   core_free(e);
+  e = proto_expand(s, "{{{arm}} {a-b} {{{{ {x", &ctx, &err);
+  CHECK_STR(e, "{b} {a-b} {{ {x");
+  core_free(e);
   e = proto_expand(s, "echo {nope}", &ctx, &err);
   CHECK(e == NULL && err.status == CORE_EPROTOCOL);
   CHECK_STR(err.msg, "small.lua: placeholder {nope} in \"echo {nope}\" has "
