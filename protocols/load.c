@@ -425,6 +425,46 @@ static void *alloc_array(walk *w, size_t n, size_t size) {
   return p;
 }
 
+/* Pushes t[key], a list, and appends key to the path (the mark to pop
+ * is *mark). Absent: fails with "is required: " + missing, or when missing
+ * is NULL (an optional list) pops it, restores the path and returns NULL
+ * with *n = 0. Fewer than min entries fails with too_few. Otherwise
+ * returns *n zeroed elements of size bytes, attached to nothing yet: the
+ * caller stores them in the sheet at once. shape describes the list for
+ * "got ..." messages. */
+static void *get_list(walk *w, int t, const char *key, const char *missing,
+                      const char *shape, lua_Integer min,
+                      const char *too_few, size_t size, size_t *n,
+                      size_t *mark) {
+  *mark = path_key(w, key);
+  *n = 0;
+  if (field(w, t, key) == LUA_TNIL) {
+    if (missing)
+      fail(w, "is required: %s", missing);
+    lua_pop(w->L, 1);
+    path_pop(w, *mark);
+    return NULL;
+  }
+  lua_Integer len = list_len(w, -1, shape);
+  if (len < min)
+    fail(w, "%s", too_few);
+  *n = (size_t)len;
+  return alloc_array(w, (size_t)len, size);
+}
+
+/* Pushes entry i of the list on top of the stack and appends [i] to the
+ * path (the mark to pop is *mark); fails with "got ..." unless it is a
+ * table of the given shape. Returns its stack index. */
+static int get_entry(walk *w, lua_Integer i, const char *shape,
+                     size_t *mark) {
+  *mark = path_index(w, i);
+  lua_rawgeti(w->L, -1, i);
+  int at = lua_gettop(w->L);
+  if (!lua_istable(w->L, at))
+    fail_got(w, at, shape);
+  return at;
+}
+
 /* Which built-in placeholders a template may use: {arm} and vars
  * always; T_RUN adds those with a value per run; T_CMD adds {cmd}. */
 enum { T_ARM = 0, T_RUN = 1, T_CMD = 2 };
@@ -765,25 +805,18 @@ static void read_arms(walk *w, int t) {
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   int base_line = w->line, have_ref = 0;
-  lua_Integer n;
-  size_t mark = path_key(w, "arms");
-  if (field(w, t, "arms") == LUA_TNIL)
-    fail(w, "is required: the arms to compare, { { name = \"...\", "
-         "reference = true }, { name = \"...\", run = \"... {cmd}\" } }");
-  n = list_len(w, -1, "a list of arms { { name = ... }, ... }");
-  if (n < 2)
-    fail(w, "needs at least two arms: the reference and one to compare "
-         "with it");
-  s->arms = alloc_array(w, (size_t)n, sizeof *s->arms);
-  s->n_arms = (size_t)n;
-  for (lua_Integer i = 1; i <= n; i++) {
+  size_t mark;
+  s->arms = get_list(
+      w, t, "arms",
+      "the arms to compare, { { name = \"...\", reference = true }, "
+      "{ name = \"...\", run = \"... {cmd}\" } }",
+      "a list of arms { { name = ... }, ... }", 2,
+      "needs at least two arms: the reference and one to compare with it",
+      sizeof *s->arms, &s->n_arms, &mark);
+  for (lua_Integer i = 1; i <= (lua_Integer)s->n_arms; i++) {
     proto_arm *a = &s->arms[i - 1];
-    size_t m2 = path_index(w, i);
-    int at;
-    lua_rawgeti(L, -1, i);
-    at = lua_gettop(L);
-    if (!lua_istable(L, at))
-      fail_got(w, at, "a table { name = \"...\", ... }");
+    size_t m2;
+    int at = get_entry(w, i, "a table { name = \"...\", ... }", &m2);
     w->line = a->line = entry_line(w, at, "name", base_line);
     check_keys(w, at, keys, 0, "an arm");
     get_string(w, at, "name", REQ, &a->name);
@@ -871,25 +904,19 @@ static void read_workloads(walk *w, int t) {
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   int base_line = w->line;
-  lua_Integer n;
-  size_t mark = path_key(w, "workloads");
-  if (field(w, t, "workloads") == LUA_TNIL)
-    fail(w, "is required: what to measure, { { name = \"...\", runs = "
-         "30, cmd = \"...\" }, ... }");
-  n = list_len(w, -1, "a list of workloads { { name = ... }, ... }");
-  if (n < 1)
-    fail(w, "needs at least one workload");
-  s->workloads = alloc_array(w, (size_t)n, sizeof *s->workloads);
-  s->n_workloads = (size_t)n;
-  for (lua_Integer i = 1; i <= n; i++) {
+  size_t mark;
+  s->workloads = get_list(
+      w, t, "workloads",
+      "what to measure, { { name = \"...\", runs = 30, cmd = \"...\" }, "
+      "... }",
+      "a list of workloads { { name = ... }, ... }", 1,
+      "needs at least one workload", sizeof *s->workloads, &s->n_workloads,
+      &mark);
+  for (lua_Integer i = 1; i <= (lua_Integer)s->n_workloads; i++) {
     proto_workload *wl = &s->workloads[i - 1];
-    size_t m2 = path_index(w, i);
-    int at, runs;
+    size_t m2;
+    int at = get_entry(w, i, "a table { name = \"...\", ... }", &m2), runs;
     double x;
-    lua_rawgeti(L, -1, i);
-    at = lua_gettop(L);
-    if (!lua_istable(L, at))
-      fail_got(w, at, "a table { name = \"...\", ... }");
     w->line = wl->line = entry_line(w, at, "name", base_line);
     check_keys(w, at, keys, 0, "a workload");
     /* Defaults (proto.h). */
@@ -1040,7 +1067,6 @@ static void read_rule(walk *w, int t) {
   proto_sheet *s = w->s;
   proto_rule *r = &s->rule;
   int base_line = w->line, rt;
-  lua_Integer n;
   double x;
   size_t mark = path_key(w, "rule");
   if (field(w, t, "rule") == LUA_TNIL)
@@ -1074,23 +1100,20 @@ static void read_rule(walk *w, int t) {
           "an integer from 0 to 4294967295", &x);
   r->seed = (unsigned long)x;
 
-  path_key(w, "verdicts");
-  if (field(w, rt, "verdicts") == LUA_TNIL)
-    fail(w, "is required: verdicts = { { \"slower\", ci_excludes = 1, "
-         "ratio_above = 1.1 }, ... } (first match wins)");
-  n = list_len(w, -1, "a list of verdict rules { { \"name\", ... }, ... }");
-  if (n < 1)
-    fail(w, "needs at least one verdict rule");
-  r->verdicts = alloc_array(w, (size_t)n, sizeof *r->verdicts);
-  r->n_verdicts = (size_t)n;
-  for (lua_Integer i = 1; i <= n; i++) {
+  size_t vmark;
+  r->verdicts = get_list(
+      w, rt, "verdicts",
+      "verdicts = { { \"slower\", ci_excludes = 1, ratio_above = 1.1 }, "
+      "... } (first match wins)",
+      "a list of verdict rules { { \"name\", ... }, ... }", 1,
+      "needs at least one verdict rule", sizeof *r->verdicts,
+      &r->n_verdicts, &vmark);
+  for (lua_Integer i = 1; i <= (lua_Integer)r->n_verdicts; i++) {
     proto_verdict_rule *v = &r->verdicts[i - 1];
-    size_t m2 = path_index(w, i);
-    int vt, line = 0;
-    lua_rawgeti(L, -1, i);
-    vt = lua_gettop(L);
-    if (!lua_istable(L, vt))
-      fail_got(w, vt, "a table { \"name\", condition = value, ... }");
+    size_t m2;
+    int vt = get_entry(w, i, "a table { \"name\", condition = value, ... }",
+                       &m2);
+    int line = 0;
     if (lua_rawgeti(L, vt, 1) == LUA_TSTRING)
       line = proto_find_line(s->text, s->text_len, NULL,
                              lua_tostring(L, -1));
@@ -1193,25 +1216,20 @@ static void read_hypotheses(walk *w, int t) {
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   int base_line = w->line;
-  lua_Integer n;
-  size_t mark = path_key(w, "hypotheses");
-  if (field(w, t, "hypotheses") == LUA_TNIL) {
-    lua_pop(L, 1);
-    path_pop(w, mark);
+  size_t mark;
+  s->hypotheses = get_list(
+      w, t, "hypotheses", NULL,
+      "a list of hypotheses { { id = \"H1\", ... }, ... }", 0, NULL,
+      sizeof *s->hypotheses, &s->n_hypotheses, &mark);
+  if (!s->hypotheses)
     return;
-  }
-  n = list_len(w, -1, "a list of hypotheses { { id = \"H1\", ... }, ... }");
-  s->hypotheses = alloc_array(w, (size_t)n, sizeof *s->hypotheses);
-  s->n_hypotheses = (size_t)n;
-  for (lua_Integer i = 1; i <= n; i++) {
+  for (lua_Integer i = 1; i <= (lua_Integer)s->n_hypotheses; i++) {
     proto_hypothesis *h = &s->hypotheses[i - 1];
-    size_t m2 = path_index(w, i);
-    int ht, claim_line = 0, id_line;
+    size_t m2;
+    int ht = get_entry(w, i, "a table { id = \"H1\", says = \"...\", ... }",
+                       &m2);
+    int claim_line = 0, id_line;
     long wi = -1;
-    lua_rawgeti(L, -1, i);
-    ht = lua_gettop(L);
-    if (!lua_istable(L, ht))
-      fail_got(w, ht, "a table { id = \"H1\", says = \"...\", ... }");
     h->fn_ref = LUA_NOREF;
     /* The claim's constructor knows its line: the best anchor when the
      * id is not unique in the text. */
@@ -1398,25 +1416,20 @@ static void read_amendments(walk *w, int t) {
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   int base_line = w->line;
-  lua_Integer n;
-  size_t mark = path_key(w, "amendments");
-  if (field(w, t, "amendments") == LUA_TNIL) {
-    lua_pop(L, 1);
-    path_pop(w, mark);
+  size_t mark;
+  s->amendments = get_list(
+      w, t, "amendments", NULL,
+      "a list of amendments { { date = \"YYYY-MM-DD\", why = \"...\" }, "
+      "... }",
+      0, NULL, sizeof *s->amendments, &s->n_amendments, &mark);
+  if (!s->amendments)
     return;
-  }
-  n = list_len(w, -1, "a list of amendments { { date = \"YYYY-MM-DD\", "
-                      "why = \"...\" }, ... }");
-  s->amendments = alloc_array(w, (size_t)n, sizeof *s->amendments);
-  s->n_amendments = (size_t)n;
-  for (lua_Integer i = 1; i <= n; i++) {
+  for (lua_Integer i = 1; i <= (lua_Integer)s->n_amendments; i++) {
     proto_amendment *a = &s->amendments[i - 1];
-    size_t m2 = path_index(w, i);
-    int at, line;
-    lua_rawgeti(L, -1, i);
-    at = lua_gettop(L);
-    if (!lua_istable(L, at))
-      fail_got(w, at, "a table { date = \"YYYY-MM-DD\", why = \"...\" }");
+    size_t m2;
+    int at = get_entry(
+        w, i, "a table { date = \"YYYY-MM-DD\", why = \"...\" }", &m2);
+    int line;
     line = entry_line(w, at, "date", 0);
     if (!line)
       line = entry_line(w, at, "why", base_line);
