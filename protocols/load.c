@@ -202,10 +202,14 @@ static int oom(walk *w) {
   return lua_error(w->L);
 }
 
-static size_t path_key(walk *w, const char *key) {
+/* Appends to the field path (truncating at its size); returns the mark
+ * that path_pop restores. */
+static size_t path_append(walk *w, const char *fmt, ...) {
   size_t mark = w->plen;
-  int n = snprintf(w->path + w->plen, sizeof w->path - w->plen, "%s%s",
-                   w->plen ? "." : "", key);
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(w->path + w->plen, sizeof w->path - w->plen, fmt, ap);
+  va_end(ap);
   if (n > 0)
     w->plen += (size_t)n < sizeof w->path - w->plen
                    ? (size_t)n
@@ -213,15 +217,12 @@ static size_t path_key(walk *w, const char *key) {
   return mark;
 }
 
+static size_t path_key(walk *w, const char *key) {
+  return path_append(w, "%s%s", w->plen ? "." : "", key);
+}
+
 static size_t path_index(walk *w, lua_Integer i) {
-  size_t mark = w->plen;
-  int n = snprintf(w->path + w->plen, sizeof w->path - w->plen, "[%lld]",
-                   (long long)i);
-  if (n > 0)
-    w->plen += (size_t)n < sizeof w->path - w->plen
-                   ? (size_t)n
-                   : sizeof w->path - w->plen - 1;
-  return mark;
+  return path_append(w, "[%lld]", (long long)i);
 }
 
 static void path_pop(walk *w, size_t mark) {
