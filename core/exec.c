@@ -149,21 +149,9 @@ static size_t own_children(pid_t *out, size_t max) {
   int *pids = NULL;
   size_t np = 0;
   if (proc_descendants(me, &pids, &np) == CORE_OK) {
-    for (size_t i = 0; i < np && n < max; i++) {
-      char sp[64];
-      snprintf(sp, sizeof sp, "/proc/%d/stat", pids[i]);
-      FILE *s = fopen(sp, "r");
-      if (!s)
-        continue;
-      char buf[512];
-      size_t r = fread(buf, 1, sizeof buf - 1, s);
-      fclose(s);
-      buf[r] = 0;
-      char *rp = strrchr(buf, ')');
-      long ppid = 0;
-      if (rp && sscanf(rp + 1, " %*c %ld", &ppid) == 1 && ppid == me)
+    for (size_t i = 0; i < np && n < max; i++)
+      if (proc_ppid(pids[i]) == me)
         out[n++] = pids[i];
-    }
   }
   core_free(pids);
   return n;

@@ -20,6 +20,24 @@ typedef struct pent {
   int pid, ppid;
 } pent;
 
+/* The command name in /proc/PID/stat may hold spaces and ')': the state
+ * and ppid follow the last ')'. */
+int proc_ppid(int pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  size_t r = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[r] = 0;
+  char *rp = strrchr(buf, ')');
+  long ppid;
+  if (!rp || sscanf(rp + 1, " %*c %ld", &ppid) != 1)
+    return -1;
+  return (int)ppid;
+}
+
 /* Every process's pid and ppid. A process can vanish between readdir and
  * fopen: it is then simply not in the table (it is not a descendant any
  * more either). */
@@ -39,19 +57,8 @@ static core_status proc_table(pent **out, size_t *n) {
   while ((e = readdir(d)) != NULL) {
     if (!isdigit((unsigned char)e->d_name[0]))
       continue;
-    char path[300], buf[1024];
-    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-    FILE *f = fopen(path, "r");
-    if (!f)
-      continue;
-    size_t r = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[r] = 0;
-    /* The command name may hold spaces and ')': the state and ppid follow
-     * the last ')'. */
-    char *rp = strrchr(buf, ')');
-    long ppid;
-    if (!rp || sscanf(rp + 1, " %*c %ld", &ppid) != 1)
+    int ppid = proc_ppid((int)strtol(e->d_name, NULL, 10));
+    if (ppid < 0)
       continue;
     if (k == cap) {
       pent *nt = core_realloc(t, 2 * cap * sizeof *t);
@@ -64,7 +71,7 @@ static core_status proc_table(pent **out, size_t *n) {
       cap *= 2;
     }
     t[k].pid = (int)strtol(e->d_name, NULL, 10);
-    t[k].ppid = (int)ppid;
+    t[k].ppid = ppid;
     k++;
   }
   closedir(d);
@@ -181,21 +188,6 @@ static void read_cmdline(int pid, char *out, size_t cap) {
       out[i] = ' ';
 }
 
-static int read_ppid(int pid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return -1;
-  size_t r = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[r] = 0;
-  char *rp = strrchr(buf, ')');
-  long ppid;
-  if (!rp || sscanf(rp + 1, " %*c %ld", &ppid) != 1)
-    return -1;
-  return (int)ppid;
-}
 
 /* Pss of one process in KiB; -1 with *why filled when it could not be
  * read ("vanished" when the process is gone). */
@@ -313,7 +305,7 @@ core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
   for (size_t i = 0; i < cs.n; i++) {
     char why[128] = "";
     int pid = cs.v[i].pid;
-    int ppid = read_ppid(pid);
+    int ppid = proc_ppid(pid);
     read_cmdline(pid, cmdl, 8192);
     long pss = read_pss(pid, why, sizeof why);
     if (pss >= 0) {

@@ -136,6 +136,10 @@ core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
                             long *pss_kib, size_t *counted,
                             size_t *unreadable, core_err *err);
 
+/** The parent of pid from /proc/PID/stat, or -1 when it cannot be read
+ * (the process is gone). */
+int proc_ppid(int pid);
+
 /** Descendants of root (not root itself) found through /proc. OUT:
  * *pids newly allocated (core_free), *n. */
 core_status proc_descendants(int root, int **pids, size_t *n);

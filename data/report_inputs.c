@@ -158,6 +158,23 @@ static long col_index(str_list *hdr, const char *name) {
   return -1;
 }
 
+/* The end of a table reader: t takes the lists (returns 1), or, on
+ * failure, they are freed (returns 0). */
+static int table_take(data_table *t, str_list *hdr, str_list *cells,
+                      size_t rows) {
+  t->header = hdr->v;
+  t->n_cols = hdr->n;
+  t->cells = cells->v;
+  t->n_rows = rows;
+  return 1;
+}
+
+static int table_drop(str_list *hdr, str_list *cells) {
+  free_names(hdr->v, hdr->n);
+  free_names(cells->v, cells->n);
+  return 0;
+}
+
 /* A JSON process list: an array of objects, or an object holding one
  * (under "processes" or the first array member). Columns: the union of
  * keys, in order of first appearance. */
@@ -203,15 +220,9 @@ static int table_from_json(json_t *root, data_table *t) {
     }
     rows++;
   }
-  t->header = hdr.v;
-  t->n_cols = hdr.n;
-  t->cells = cells.v;
-  t->n_rows = rows;
-  return 1;
+  return table_take(t, &hdr, &cells, rows);
 oom:
-  free_names(hdr.v, hdr.n);
-  free_names(cells.v, cells.n);
-  return 0;
+  return table_drop(&hdr, &cells);
 }
 
 /* Text: a header line, then rows; fields split on tabs (or commas when
@@ -257,15 +268,9 @@ static int table_from_text(char *text, data_table *t) {
     }
     line = nl ? nl + 1 : NULL;
   }
-  t->header = hdr.v;
-  t->n_cols = hdr.n;
-  t->cells = cells.v;
-  t->n_rows = rows;
-  return 1;
+  return table_take(t, &hdr, &cells, rows);
 oom:
-  free_names(hdr.v, hdr.n);
-  free_names(cells.v, cells.n);
-  return 0;
+  return table_drop(&hdr, &cells);
 }
 
 static void table_free(data_table *t) {
