@@ -6,7 +6,7 @@ set -eu
 
 build="build-essential cmake pkg-config liblua5.4-dev libgsl-dev
   libxlsxwriter-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libssl-dev
-  libcsv-dev libjansson-dev libarchive-dev"
+  libcsv-dev libjansson-dev libarchive-dev zlib1g-dev"
 # What the demo experiment runs: isolation layers, its image, its workloads.
 demo="bubblewrap runc busybox-static git gcc make procps"
 # Independent implementations and tools the tests check against.

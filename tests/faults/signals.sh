@@ -9,6 +9,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 ln -s "$(command -v sleep)" "$T/nap"     # "$T/nap" marks our processes
+since() { awk -v t0="$1" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.3f", t1 - t0 }'; }
+below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 cat > "$T/daemon.sh" <<SH
 #!/bin/sh
 # Double fork and a new session: the classic daemon, holding no pipe.
@@ -47,10 +49,10 @@ for moment in 0.5 1.3 2.2; do
   kill -INT $pid
   t0=$(date +%s.%N)
   wait $pid; rc=$?
-  dt=$(echo "$(date +%s.%N) - $t0" | bc)
+  dt=$(since "$t0")
   check "SIGINT: exit 1 (rc=$rc)" [ $rc -eq 1 ]
   check "SIGINT: says interrupted and how to go on" grep -q "interrupted.*--resume" int.err
-  check "SIGINT: stops promptly (${dt}s)" [ "$(echo "$dt < 2" | bc)" = 1 ]
+  check "SIGINT: stops promptly (${dt}s)" below "$dt" 2
   check "SIGINT: no command left" gone_within "$T/nap" 2
   after=$(cat "$D"/si/batches/b*.csv 2>/dev/null | grep -c ',nap,')
   check "SIGINT: finished rows kept ($before -> $after)" [ "$after" -gt "$before" ]
@@ -70,9 +72,9 @@ run_one() { # run_one NAME LUA-FIELDS EXPECT-VALID MAX-SECONDS
   "$PREREG" register "$name.lua" --data "$D" >/dev/null
   t0=$(date +%s.%N)
   timeout -s KILL 120 "$PREREG" run "$name.lua" --data "$D" >run.out 2>run.err; rc=$?
-  dt=$(echo "$(date +%s.%N) - $t0" | bc)
+  dt=$(since "$t0")
   check "$name: the run ends (rc=$rc, ${dt}s)" [ $rc -le 1 ]
-  check "$name: within ${max}s" [ "$(echo "$dt < $max" | bc)" = 1 ]
+  check "$name: within ${max}s" below "$dt" "$max"
   check "$name: no process left" gone_within "$T/nap" 3
   check "$name: every run recorded once" plan_check "$D/$name" w:1:wall_s
   check "$name: valid is $valid" python3 -c "
