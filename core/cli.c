@@ -35,30 +35,61 @@ static const char usage_all[] =
 typedef struct command_spec {
   const char *name;
   int min_args, max_args;
+  /* The options it takes besides --data, --help and --version, each
+   * followed by a space: an option another command takes is refused
+   * rather than silently ignored. */
+  const char *options;
   const char *usage;
 } command_spec;
 
 static const command_spec commands[] = {
-    {"new", 1, 1, "usage: prereg new ID [--out FILE]\n"},
-    {"check", 1, 1, "usage: prereg check SHEET\n"},
-    {"register", 1, 1, "usage: prereg register SHEET [--data DIR]\n"},
-    {"amend", 1, 1, "usage: prereg amend SHEET [--data DIR]\n"},
-    {"status", 1, 1, "usage: prereg status SHEET [--data DIR]\n"},
-    {"run", 1, 1,
+    {"new", 1, 1, "out ", "usage: prereg new ID [--out FILE]\n"},
+    {"check", 1, 1, "", "usage: prereg check SHEET\n"},
+    {"register", 1, 1, "", "usage: prereg register SHEET [--data DIR]\n"},
+    {"amend", 1, 1, "", "usage: prereg amend SHEET [--data DIR]\n"},
+    {"status", 1, 1, "", "usage: prereg status SHEET [--data DIR]\n"},
+    {"run", 1, 1, "resume only dry-run quick ",
      "usage: prereg run SHEET [--resume] [--only WORKLOAD] [--dry-run]\n"
      "                  [--quick] [--data DIR]\n"
-     "  --quick  the documented demo switch: at most 3 runs per workload,\n"
-     "           recorded in every row and in the report\n"},
-    {"import", 2, 2,
-     "usage: prereg import SHEET FILE [--arm-from CMD=ARM,...] "
-     "[--data DIR]\n"},
-    {"analyze", 1, 1, "usage: prereg analyze SHEET [--json] [--data DIR]\n"},
-    {"report", 1, 1,
-     "usage: prereg report SHEET [--out DIR] [--force] [--data DIR]\n"},
-    {"verify", 1, 1, "usage: prereg verify SHEET|BUNDLE [--data DIR]\n"},
-    {"publish", 1, 1,
+     "  --resume         go on with an interrupted or partial run\n"
+     "  --only WORKLOAD  run this workload alone\n"
+     "  --dry-run        print the plan with every command expanded\n"
+     "  --quick          the documented demo switch: at most 3 runs per\n"
+     "                   workload, recorded in every row and in the "
+     "report\n"},
+    {"import", 2, 2, "arm-from only ",
+     "usage: prereg import SHEET FILE [--only WORKLOAD] "
+     "[--arm-from CMD=ARM,...]\n"
+     "                     [--data DIR]\n"
+     "  FILE is a CSV (workload,arm,metric,value[,...]) or hyperfine "
+     "JSON.\n"
+     "  --only WORKLOAD        the workload a hyperfine JSON file "
+     "measured\n"
+     "  --arm-from CMD=ARM,... which arm each hyperfine command is\n"},
+    {"analyze", 1, 1, "json ",
+     "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n"},
+    {"report", 1, 1, "out force ",
+     "usage: prereg report SHEET|BUNDLE [--out DIR] [--force] "
+     "[--data DIR]\n"
+     "  --force  render even when verify fails (stamped UNVERIFIED)\n"},
+    {"verify", 1, 1, "", "usage: prereg verify SHEET|BUNDLE [--data DIR]\n"},
+    {"publish", 1, 1, "out ",
      "usage: prereg publish SHEET [--out FILE] [--data DIR]\n"},
 };
+
+/* Whether the command takes option `name` (see command_spec.options). */
+static int takes_option(const command_spec *spec, const char *name) {
+  static const char *const everywhere[] = {"data", "help", "version"};
+  for (size_t i = 0; i < sizeof everywhere / sizeof everywhere[0]; i++)
+    if (strcmp(name, everywhere[i]) == 0)
+      return 1;
+  size_t len = strlen(name);
+  for (const char *p = spec->options; (p = strstr(p, name)) != NULL;
+       p += len)
+    if ((p == spec->options || p[-1] == ' ') && p[len] == ' ')
+      return 1;
+  return 0;
+}
 
 const char *cli_usage(const char *command) {
   if (command)
@@ -100,7 +131,6 @@ static int *flag_slot(cli_opts *o, const char *name) {
       {"help", offsetof(cli_opts, help)},
       {"version", offsetof(cli_opts, version)},
       {"quick", offsetof(cli_opts, quick)},
-      {"verbose", offsetof(cli_opts, verbose)},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
     if (strcmp(flags[i].name, name) == 0)
@@ -110,6 +140,10 @@ static int *flag_slot(cli_opts *o, const char *name) {
 
 core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
   const command_spec *spec = NULL;
+  /* The options given, checked against the command once it is known (it
+   * may come after them). */
+  const char *given[32];
+  size_t n_given = 0;
   memset(o, 0, sizeof *o);
   o->data_dir = "data";
   for (int i = 1; i < argc; i++) {
@@ -127,6 +161,8 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
                          "'prereg --help'", a);
       memcpy(name, a + 2, len);
       name[len] = '\0';
+      if (n_given < sizeof given / sizeof given[0])
+        given[n_given++] = a;
       if ((vs = value_slot(o, name)) != NULL) {
         if (eq)
           *vs = eq + 1;
@@ -165,6 +201,15 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
     return core_fail(err, CORE_EUSAGE,
                      "unknown command '%s'; see 'prereg --help'",
                      o->command);
+  for (size_t i = 0; i < n_given; i++) {
+    char name[64];
+    size_t len = strcspn(given[i] + 2, "=");
+    memcpy(name, given[i] + 2, len); /* < 64: checked when parsed */
+    name[len] = '\0';
+    if (!takes_option(spec, name))
+      return core_fail(err, CORE_EUSAGE, "%s does not take '--%s'\n%s",
+                       o->command, name, spec->usage);
+  }
   if (o->n_args < spec->min_args || o->n_args > spec->max_args)
     return core_fail(err, CORE_EUSAGE, "%s: wrong number of arguments\n%s",
                      o->command, spec->usage);

@@ -341,34 +341,6 @@ static int open_out(const char *path) {
 
 /* Runs a helper command (preflight, digest, versions) capturing stdout.
  * OUT: *code (-1 when it did not exit normally); out may be NULL. */
-static core_status run_capture(const char *cmd, core_buf *out, int *code,
-                               char *why, size_t whycap, core_err *err) {
-  exec_sink so = {.fd = -1, .buf = out, .limit = 64 * 1024};
-  exec_req q = {0};
-  exec_res r;
-  q.cmd = cmd;
-  q.timeout_s = 120;
-  q.grace_s = GRACE_S;
-  q.out = out ? &so : NULL;
-  core_status st = exec_command(&q, &r, err);
-  if (st != CORE_OK)
-    return st;
-  *code = r.exited ? r.exit_code : -1;
-  if (why) {
-    if (r.why[0])
-      snprintf(why, whycap, "%s", r.why);
-    else if (r.timed_out)
-      snprintf(why, whycap, "timed out after 120 s");
-    else if (!r.exited)
-      snprintf(why, whycap, "killed by signal %d", r.signo);
-    else
-      snprintf(why, whycap, "exit code %d", r.exit_code);
-  }
-  if (r.interrupted)
-    return core_fail(err, CORE_EINTERRUPT, "interrupted");
-  return CORE_OK;
-}
-
 static void trim(char *s) {
   size_t l = strlen(s);
   while (l > 0 && (s[l - 1] == '\n' || s[l - 1] == ' ' ||
@@ -376,6 +348,56 @@ static void trim(char *s) {
     s[--l] = 0;
   size_t k = strspn(s, " \t\r\n");
   memmove(s, s + k, strlen(s + k) + 1);
+}
+
+/* Runs a preflight or version command; *code is its exit code (-1 when it
+ * did not exit). why, when not NULL, gets the failure in words followed
+ * by what the command wrote to stderr, on one line. */
+static core_status run_capture(const char *cmd, core_buf *out, int *code,
+                               char *why, size_t whycap, core_err *err) {
+  core_buf errout;
+  core_buf_init(&errout);
+  exec_sink so = {.fd = -1, .buf = out, .limit = 64 * 1024};
+  exec_sink se = {.fd = -1, .buf = &errout, .limit = 4096};
+  exec_req q = {0};
+  exec_res r;
+  q.cmd = cmd;
+  q.timeout_s = 120;
+  q.grace_s = GRACE_S;
+  q.out = out ? &so : NULL;
+  q.err = why ? &se : NULL;
+  core_status st = exec_command(&q, &r, err);
+  if (st != CORE_OK) {
+    core_buf_free(&errout);
+    return st;
+  }
+  *code = r.exited ? r.exit_code : -1;
+  if (why) {
+    int n;
+    if (r.why[0])
+      n = snprintf(why, whycap, "%s", r.why);
+    else if (r.timed_out)
+      n = snprintf(why, whycap, "timed out after 120 s");
+    else if (!r.exited)
+      n = snprintf(why, whycap, "killed by signal %d", r.signo);
+    else
+      n = snprintf(why, whycap, "exit code %d", r.exit_code);
+    /* What the command said about it is often the real reason ("Cannot
+     * connect to the Docker daemon"). */
+    if (errout.data && *code != 0 && n > 0 && (size_t)n < whycap) {
+      for (char *p = errout.data; *p; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+          *p = ' ';
+      trim(errout.data);
+      if (*errout.data)
+        snprintf(why + n, whycap - (size_t)n, ", saying: %.300s",
+                 errout.data);
+    }
+  }
+  core_buf_free(&errout);
+  if (r.interrupted)
+    return core_fail(err, CORE_EINTERRUPT, "interrupted");
+  return CORE_OK;
 }
 
 /* }==== */
@@ -424,7 +446,7 @@ static core_status compute_images(runctx *c, core_err *err) {
       core_buf out;
       core_buf_init(&out);
       int code;
-      char why[600];
+      char why[1024];
       core_status st =
           run_capture(ai->source, &out, &code, why, sizeof why, err);
       if (st != CORE_OK) {
@@ -464,7 +486,7 @@ static core_status preflight_requires(runctx *c, core_err *err) {
       if (!cmd)
         return err->status;
       int code;
-      char why[600];
+      char why[1024];
       core_status st = run_capture(cmd, NULL, &code, why, sizeof why, err);
       if (st == CORE_OK && code != 0)
         st = core_fail(err, CORE_ERUN,

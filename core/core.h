@@ -190,7 +190,7 @@ typedef struct cli_opts {
   const char *out;       /* --out DIR|FILE */
   const char *only;      /* --only WORKLOAD */
   const char *arm_flag;  /* --arm-from NAME=ARM,... (hyperfine import) */
-  int resume, dry_run, json, force, help, version, quick, verbose;
+  int resume, dry_run, json, force, help, version, quick;
 } cli_opts;
 
 /** Parses argv into opts (options may stand before or after positional

@@ -62,10 +62,11 @@ void core_sha256_end(core_sha256_ctx *c, char out[CORE_SHA256_HEX]) {
   out[0] = '\0';
   if (!c)
     return;
-  if (EVP_DigestFinal_ex(c->md, d, &n) == 1)
-    to_hex(d, n, out);
+  int done = EVP_DigestFinal_ex(c->md, d, &n) == 1;
   EVP_MD_CTX_free(c->md);
   core_free(c);
+  if (done)
+    to_hex(d, n, out);
 }
 
 void core_sha256_hex(const void *data, size_t len,

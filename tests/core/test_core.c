@@ -116,6 +116,25 @@ static void test_cli(void) {
   CHECK(strstr(err.msg, "unknown command 'frob'") != NULL);
   CHECK(cli_parse(4, a5, &o, &err) == CORE_EUSAGE);
   CHECK(strstr(err.msg, "'--nope'") != NULL);
+
+  /* An option of another command is refused, not ignored: before or
+   * after the command, with or without a value. */
+  char b1s[][16] = {"prereg", "--quick", "analyze", "s.lua"};
+  char b2s[][16] = {"prereg", "report", "s.lua", "--only=w"};
+  char b3s[][16] = {"prereg", "import", "s.lua", "h.json", "--only", "w"};
+  char *b1[4], *b2[4], *b3[6];
+  for (int i = 0; i < 4; i++) {
+    b1[i] = b1s[i];
+    b2[i] = b2s[i];
+  }
+  for (int i = 0; i < 6; i++)
+    b3[i] = b3s[i];
+  CHECK(cli_parse(4, b1, &o, &err) == CORE_EUSAGE);
+  CHECK(strstr(err.msg, "analyze does not take '--quick'") != NULL);
+  CHECK(cli_parse(4, b2, &o, &err) == CORE_EUSAGE);
+  CHECK(strstr(err.msg, "report does not take '--only'") != NULL);
+  CHECK(cli_parse(6, b3, &o, &err) == CORE_OK);
+  CHECK_STR(o.only, "w");
 }
 
 int main(void) {

@@ -142,6 +142,10 @@ sed -i 's/id = "two"/id = "pre"/' pre.lua
 "$PREREG" run pre.lua --data "$D" >/dev/null 2>err.txt; rc=$?
 check "preflight refusal exit 1" [ $rc -eq 1 ]
 check "preflight names arm and command" grep -q "arm env requires 'test -e /nonexistent-runtime'" err.txt
+sed 's/versions = { "env --version" }/requires = { "sh -c \\"echo no daemon here >\&2; exit 3\\"" }/' two.lua > pre2.lua
+"$PREREG" register pre2.lua --data "$D/pre2" >/dev/null 2>&1
+"$PREREG" run pre2.lua --data "$D/pre2" >/dev/null 2>err2.txt
+check "preflight quotes what the check said" grep -q "exit code 3, saying: no daemon here" err2.txt
 check "preflight: nothing run" [ ! -e "$D/pre/batches/b0001.csv" ]
 
 # --- reference parity, timeout, PSS -------------------------------------
