@@ -7,6 +7,7 @@
  * double, no timestamps. NaN (a ratio or CI that does not exist) is null.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,6 +182,56 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   return o;
 }
 
+/* The shortest text that reads back as exactly x (as Python's repr and
+ * JavaScript choose it), in fixed notation for decimal exponents -4..15,
+ * always with a '.' or an exponent so that it stays a JSON real: 0.95
+ * rather than %.17g's 0.94999999999999996. */
+static void put_shortest_real(core_buf *b, double x) {
+  char text[40];
+  for (int digits = 1; digits <= 17; digits++) {
+    snprintf(text, sizeof text, "%.*e", digits - 1, x);
+    if (strtod(text, NULL) != x)
+      continue;
+    int exp10 = atoi(strchr(text, 'e') + 1);
+    if (exp10 >= -4 && exp10 < 16) {
+      int decimals = digits - 1 - exp10;
+      snprintf(text, sizeof text, "%.*f", decimals > 0 ? decimals : 0, x);
+      if (!strchr(text, '.'))
+        strcat(text, ".0");
+    }
+    break;
+  }
+  core_buf_puts(b, text);
+}
+
+/* Copies jansson's text, writing every real (a number with '.', 'e' or
+ * 'E' outside a string) in its shortest exact form. The value is the
+ * same double: 17 significant digits, which jansson writes, always read
+ * back exactly. */
+static void shorten_reals(const char *text, core_buf *out) {
+  const char *p = text;
+  while (*p) {
+    if (*p == '"') {
+      const char *q = p + 1;
+      while (*q && *q != '"')
+        q += (*q == '\\' && q[1]) ? 2 : 1;
+      if (*q)
+        q++;
+      core_buf_append(out, p, (size_t)(q - p));
+      p = q;
+    } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+      size_t n = strspn(p, "-+0123456789.eE");
+      if (memchr(p, '.', n) || memchr(p, 'e', n) || memchr(p, 'E', n))
+        put_shortest_real(out, strtod(p, NULL));
+      else
+        core_buf_append(out, p, n);
+      p += n;
+    } else {
+      core_buf_append(out, p++, 1);
+    }
+  }
+}
+
 core_status data_analysis_json(const struct analysis_summary *s,
                                core_buf *out, core_err *err) {
   int ok = 1;
@@ -195,7 +246,7 @@ core_status data_analysis_json(const struct analysis_summary *s,
   json_decref(root);
   if (!text)
     return core_fail(err, CORE_ENOMEM, "analysis JSON: out of memory");
-  core_buf_puts(out, text);
+  shorten_reals(text, out);
   core_buf_puts(out, "\n");
   free(text); /* jansson's allocator */
   if (out->oom)

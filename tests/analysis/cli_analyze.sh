@@ -130,6 +130,24 @@ expect 2 "bad PREREG_THREADS" -- env PREREG_THREADS=lots "$PREREG" \
   analyze sheet.lua
 has err "bad PREREG_THREADS" "PREREG_THREADS: 'lots' is not a thread count"
 
+# Every real is written in its shortest exact form (what the sheet says,
+# "confidence": 0.95, not 0.94999999999999996): each reads back as the
+# same double, and no shorter text would.
+if $PY - a1.json <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+assert '"confidence": 0.95,' in text, "confidence not as declared"
+reals = re.findall(r'(?<=[:\[ ])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?=[,\n\]])', text)
+reals = [r for r in reals if any(c in r for c in ".eE")]
+assert len(reals) > 20, reals
+for r in reals:
+    x = float(r)
+    digits = len(re.sub(r"[eE].*|[-.]", "", r).strip("0")) or 1
+    shortest = len(re.sub(r"[eE].*|[-.]", "", repr(x)).strip("0")) or 1
+    assert digits <= shortest, (r, repr(x))
+PY
+then ok; else bad "reals not in shortest exact form"; fi
+
 # Contents, checked against NumPy and the bootstrap driver.
 $PY - a1.json batch1.csv "$BOOT_CI" >check.out 2>&1 <<'PY'
 import csv, json, subprocess, sys
