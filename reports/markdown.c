@@ -265,6 +265,70 @@ static void load_and_cores(const data_batch_info *b, double *load,
   }
 }
 
+/* Whether run row x was collected before y: batches in the order of their
+ * ids, then the execution order within the batch. */
+static int collected_before(const data_row *x, const data_row *y) {
+  int c = strcmp(x->batch ? x->batch : "", y->batch ? y->batch : "");
+  return c < 0 || (c == 0 && x->seq < y->seq);
+}
+
+/* The first and last run row of an arm on a workload, and how many. */
+typedef struct arm_span {
+  const data_row *first, *last;
+  size_t runs;
+} arm_span;
+
+static arm_span span_of(const report_input *in, const char *workload,
+                        const char *arm) {
+  arm_span sp = {0};
+  for (size_t i = 0; in->rows && i < in->rows->n; i++) {
+    const data_row *r = &in->rows->rows[i];
+    if (strcmp(r->workload, workload) != 0 || strcmp(r->arm, arm) != 0 ||
+        !report_row_is_run(in->sheet, r))
+      continue;
+    sp.runs++;
+    if (!sp.first || collected_before(r, sp.first))
+      sp.first = r;
+    if (!sp.last || collected_before(sp.last, r))
+      sp.last = r;
+  }
+  return sp;
+}
+
+/* An arm whose runs of an interleaved workload all came before or after
+ * the reference's (an arm added later, a workload rerun for one arm
+ * with --only, data imported apart): the sheet says interleaved, the data
+ * says otherwise, and a drift of the machine falls on that arm alone. */
+static void not_interleaved(const report_input *in, core_buf *b,
+                            size_t *count) {
+  const proto_sheet *s = in->sheet;
+  const char *ref = s->arms[s->reference].name;
+  for (size_t w = 0; w < s->n_workloads; w++) {
+    if (s->workloads[w].order == PROTO_ORDER_BLOCKED)
+      continue; /* declared, and said above */
+    arm_span r = span_of(in, s->workloads[w].name, ref);
+    for (size_t a = 0; a < s->n_arms && r.runs >= 2; a++) {
+      if (a == s->reference)
+        continue;
+      arm_span x = span_of(in, s->workloads[w].name, s->arms[a].name);
+      int after = x.runs >= 2 && collected_before(r.last, x.first);
+      int before = x.runs >= 2 && collected_before(x.last, r.first);
+      if (!after && !before)
+        continue;
+      core_buf_puts(b, "- Not interleaved: all runs of arm ");
+      esc(b, s->arms[a].name);
+      core_buf_puts(b, " on workload ");
+      esc(b, s->workloads[w].name);
+      core_buf_printf(b, " were collected %s those of the reference arm ",
+                      after ? "after" : "before");
+      esc(b, ref);
+      core_buf_puts(b, ", so a drift in the machine over time falls on "
+                       "one arm.\n");
+      (*count)++;
+    }
+  }
+}
+
 void report_detected_threats(const report_input *in, core_buf *b,
                              size_t *count) {
   const proto_sheet *s = in->sheet;
@@ -282,6 +346,7 @@ void report_detected_threats(const report_input *in, core_buf *b,
                        "a drift in the machine over time falls on one arm."
                        "\n");
     }
+  not_interleaved(in, b, count);
   for (size_t i = 0; i < s->n_arms; i++) {
     size_t k = report_tally_groups(&f.digests, s->arms[i].name);
     if (k > 1) {
