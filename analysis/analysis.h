@@ -125,6 +125,15 @@ const char *analysis_gsl_version(void);
  * number. */
 #define ANALYSIS_BLOCK_SIZE 500
 
+/** Arms of at most this many values draw their resample medians from
+ * rank tables (inverse CDF, one or two uniforms), larger ones from Beta
+ * order statistics (see analysis_rng_layout). A table costs O(n^1.5)
+ * once per arm; at 2048 values that is about what the Beta draws of
+ * 10,000 resamples (the default) cost, and each table draw is about 3
+ * times cheaper than a Beta one. Part of the stream layout: changing it
+ * changes the numbers of arms between the old and new value. */
+#define ANALYSIS_TABLE_MAX 2048
+
 /** Most values one arm may have in a bootstrap (2^31 - 1). */
 #define ANALYSIS_MAX_ARM 2147483647UL
 

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -41,21 +42,39 @@
  * 3. Within a block, replicate by replicate: the reference arm's resample
  *    median, then the candidate arm's, each from the arm's n values
  *    sorted ascending, x[0..n-1] (so the order rows were stored in does
- *    not matter), with m = floor((n + 1) / 2):
- *      u = gsl_ran_beta(r, m, n - m + 1);  lo = x[ceil(n u) - 1];
- *      odd n:  median = lo;
- *      even n: v = gsl_ran_beta(r, 1, n - m);
- *              median = (lo + x[ceil(n (u + (1 - u) v)) - 1]) / 2;
- *    every index clamped to [0, n - 1]. This is the exact law of the
- *    median of n indices drawn with replacement (order statistics of
- *    uniforms; the reasoning is in "One replicate in O(1)" below),
- *    drawn in O(1).
+ *    not matter), with m = floor((n + 1) / 2). Both methods draw the
+ *    exact law of the median of n indices drawn with replacement (the
+ *    reasoning is in "One replicate in O(1)" below); which one an arm
+ *    uses depends on its n alone:
+ *    a. n <= ANALYSIS_TABLE_MAX (2048): the ranks, by inverse CDF over
+ *       tables F, q and G built from n alone (analysis_rng_layout, just
+ *       below, gives every operation in the order that fixes the bits;
+ *       the section "Rank tables" gives the reasoning):
+ *         u = gsl_rng_uniform(r); K1 = smallest k in 1..n with
+ *         u < F[k];
+ *         odd n:  median = x[K1 - 1];
+ *         even n: v = gsl_rng_uniform(r); K2 = K1 if v < 1 - q[K1],
+ *                 else K1 + J, J = smallest j in 1..n-K1 with
+ *                 (v - (1 - q[K1])) / q[K1] < 1 - G(K1, j) (n-K1 if
+ *                 none); median = 0.5 * (x[K1 - 1] + x[K2 - 1]).
+ *    b. n > ANALYSIS_TABLE_MAX: two Beta order statistics,
+ *         u = gsl_ran_beta(r, m, n - m + 1);  lo = x[ceil(n u) - 1];
+ *         odd n:  median = lo;
+ *         even n: v = gsl_ran_beta(r, 1, n - m);
+ *                 median = 0.5 * (lo + x[ceil(n (u + (1 - u) v)) - 1]);
+ *       every index clamped to [0, n - 1].
  * 4. Replicate = median(candidate resample) / median(reference
  *    resample), median as in analysis_median.
  * 5. The B replicates are sorted ascending and the interval is the type-7
  *    quantiles (gsl_stats_quantile_from_sorted_data) at a = (1 - conf)/2
  *    and 1 - a.
  * }==== */
+
+/* The threshold in the text is the header's, expanded before it is
+ * quoted. */
+#define TEXT_OF(x) #x
+#define TEXT_OF_VALUE(x) TEXT_OF(x)
+#define TABLE_MAX_TEXT TEXT_OF_VALUE(ANALYSIS_TABLE_MAX)
 
 const char analysis_rng_layout[] =
     "gsl_rng_mt19937; comparison seed = first 4 bytes (big-endian) of "
@@ -64,13 +83,37 @@ const char analysis_rng_layout[] =
     "seeded (gsl_rng_set) with first 4 bytes of SHA-256(\"prereg-block-v1\" "
     "NUL comparison_seed NUL k), both in decimal; per replicate the "
     "reference arm's resample median, then the candidate arm's, each drawn "
-    "from the arm's n values x[0..n-1] sorted ascending as the exact "
-    "order-statistic law of resampling n values with replacement: "
-    "m = floor((n+1)/2), u = gsl_ran_beta(r, m, n-m+1), "
+    "from the arm's n values x[0..n-1] sorted ascending as the exact law "
+    "of the median of n values resampled with replacement, "
+    "m = floor((n+1)/2). If n <= " TABLE_MAX_TEXT
+    ", by inverse CDF over the ranks: "
+    "u = gsl_rng_uniform(r), K1 = smallest k in 1..n with u < F[k]; odd n: "
+    "median = x[K1-1]; even n: v = gsl_rng_uniform(r), K2 = K1 if "
+    "v < 1-q[K1], else K1+J with J = smallest j in 1..n-K1 with "
+    "(v-(1-q[K1]))/q[K1] < 1-G(K1,j) (n-K1 if none), "
+    "median = 0.5*(x[K1-1]+x[K2-1]). Tables, IEEE-754 double, round to "
+    "nearest, no FMA, in the order written, a/b of integers meaning "
+    "(double)a/(double)b; in [..] every partial product is rounded to 53 "
+    "bits with an unbounded exponent (fraction and power of two kept "
+    "apart), and read as a double (gradual underflow) only where dbl[..] "
+    "says; "
+    "pw(x,e) = [x^e] by binary powering (r=1, b=x; for each bit of e from "
+    "the lowest: if set r=r*b; b=b*b); C(n,j) = [product over i=1..j, left "
+    "to right, of (n-j+i)/i]; F[0]=0, F[n]=1; for k=1..n-1, pk=k/n, "
+    "qk=(n-k)/n: if k<m, L=[C(n,m)*pw(pk,m)*pw(qk,n-m)], rho=k/(n-k), t=1, "
+    "s=1, for j=m..n-1 {t=(t*((n-j)/(j+1)))*rho; stop if s+t==s; s=s+t}, "
+    "F[k]=dbl[L*s]; else L=[C(n,m-1)*pw(pk,m-1)*pw(qk,n-m+1)], "
+    "rho=(n-k)/k, t=1, s=1, for j=m-1 down to 1 "
+    "{t=(t*(j/(n-j+1)))*rho; stop if s+t==s; s=s+t}, F[k]=1-dbl[L*s]; "
+    "then F[k]=max(F[k],F[k-1]). Even n, k=1..n: P=dbl[C(n,m)*pw(pk,m)*"
+    "pw(qk,n-m)] (0 for k=n), g=P*(1-dbl[pw((k-1)/k,m)]), d=F[k]-F[k-1], "
+    "q[k]=min(1,g/d) if d>0 else 0; G(k,j)=dbl[pw((n-k-j)/(n-k),n-m)]. "
+    "If n > " TABLE_MAX_TEXT ", by two Beta order statistics: "
+    "u = gsl_ran_beta(r, m, n-m+1), "
     "lo = x[ceil(n*u)-1]; odd n: median = lo; even n: "
     "v = gsl_ran_beta(r, 1, n-m), "
-    "median = (lo + x[ceil(n*(u+(1-u)*v))-1])/2; "
-    "indices clamped to [0, n-1]; replicate = median(candidate)/"
+    "median = 0.5*(lo + x[ceil(n*(u+(1-u)*v))-1]), "
+    "indices clamped to [0, n-1]. Replicate = median(candidate)/"
     "median(reference); type-7 quantiles "
     "(gsl_stats_quantile_from_sorted_data) of the sorted replicates at "
     "(1-confidence)/2 and 1-(1-confidence)/2";
@@ -311,7 +354,14 @@ static const gsl_rng_type mt19937_batched = {
  * of exactly 0 or 1 (possible only through rounding) is clamped to the
  * first or last value. The stream is gsl_rng_mt19937's (read in batches,
  * above) and the sampler GSL's gsl_ran_beta, so it can be rebuilt with
- * GSL alone (tests/analysis/test_stats.c does, from this description). */
+ * GSL alone (tests/analysis/test_stats.c does, from this description).
+ *
+ * For the arms a sheet usually has (5 to a few thousand values) a Beta
+ * draw is the whole cost of a replicate: GSL's gamma sampler takes
+ * several uniforms, a Gaussian, a log and a pow. The rank tables below
+ * draw the same law with one or two uniforms and a table look-up, and
+ * with nothing but +, -, *, / and exact frexp/ldexp, so the draws are the
+ * same bits on any IEEE-754 machine and libm's accuracy never enters. */
 
 /* x[ceil(n u) - 1], clamped to [0, n - 1] (NaN cannot occur, but would
  * land on the first value rather than read out of bounds). */
@@ -325,10 +375,10 @@ static double value_at(const double *x, size_t n, double u) {
 }
 
 /* The median of one resample of sorted x (as analysis_median computes
- * it: even n, the mean of the two middle values). Draws, in this order,
- * gsl_ran_beta(r, m, n - m + 1) and, for even n only,
- * gsl_ran_beta(r, 1, n - m). */
-static double resample_median(const gsl_rng *r, const double *x, size_t n) {
+ * it: even n, the mean of the two middle values) for arms above
+ * ANALYSIS_TABLE_MAX. Draws, in this order, gsl_ran_beta(r, m, n - m + 1)
+ * and, for even n only, gsl_ran_beta(r, 1, n - m). */
+static double beta_median(const gsl_rng *r, const double *x, size_t n) {
   size_t m = (n + 1) / 2;
   double u = gsl_ran_beta(r, (double)m, (double)(n - m + 1));
   double lo = value_at(x, n, u), v;
@@ -340,9 +390,302 @@ static double resample_median(const gsl_rng *r, const double *x, size_t n) {
 
 /* }==== */
 
+/* {==== Rank tables: the median's ranks by inverse CDF ====
+ *
+ * Ranks are 1-based here: K1 is the rank (in x) of the m-th smallest of
+ * the n resampled indices, K2 that of the (m+1)-th.
+ *
+ * K1. Let S_k ~ Binomial(n, k/n) count the resampled indices among the k
+ * smallest values. K1 <= k exactly when at least m of them are, so
+ * F[k] = P(K1 <= k) = P(S_k >= m), and K1 = smallest k with u < F[k] for
+ * u uniform on [0, 1). The tail is summed from its largest term outwards:
+ * the mode of S_k is k, so for k < m the upper tail P(S_k >= m) starts
+ * at j = m and its terms shrink as j grows; for k >= m we sum the lower
+ * tail P(S_k <= m - 1) downwards from j = m - 1 and take 1 minus it. So
+ * we always sum the side without the mode, the smaller one; its terms
+ * decrease (and their ratios too: binomial terms are log-concave), so
+ * once a term no longer changes the sum the rest adds at most a few
+ * units in its last place, and a table costs O(n^1.5), not O(n^2): about
+ * 0.3 ms for n = 2048. The first term,
+ * C(n, j) p^j q^(n-j), over- or underflows a double for n in the hundreds
+ * (C(2048, 1024) ~ 2^2040, (1/2)^2048): it is carried as a fraction and
+ * a separate power of two (frexp/ldexp, both exact), and each product
+ * rounds exactly as with an unbounded exponent.
+ *
+ * K2, even n. Given K1 = k, K2 = k unless exactly m indices fall at or
+ * below k and the m-th is k itself: P(K1 = k, K2 > k) =
+ * P(S_k = m) (1 - ((k-1)/k)^m) (given S_k = m those m indices are iid
+ * uniform on 1..k, and one of them must be k). Divided by
+ * P(K1 = k) = F[k] - F[k-1] that is q[k], the chance of a gap. In a gap
+ * the other n - m indices are iid uniform on k+1..n, so K2 = k + J with
+ * P(J > j) = ((n-k-j)/(n-k))^(n-m) = G(k, j). The gap is the usual case
+ * (about 1 - 1/e of replicates for large n: the two middle draws are two
+ * different values), and J is usually small (P(J > j) ~ e^-j), so
+ * 1 - G(k, j) is stored for j <= GAP_STORED and computed by binary
+ * search beyond.
+ *
+ * The law drawn is exact up to the resolution of the uniforms (2^-32,
+ * gsl_rng_uniform's) and the rounding of the tables (about 1e-16 in
+ * F): the Beta method above has the same kind of limit.
+ * analysis_rng_layout gives each operation: changing any of them here
+ * changes replicates, and test_stats rebuilds them from that text. */
+
+/* Probabilities in the tables are products of hundreds of factors; a
+ * value is frac * 2^exp2. frac is renormalised (frexp) only when it
+ * leaves [2^-250, 2^250]: the product of two such fractions is then
+ * still far inside the normal range, where it rounds exactly as with an
+ * unbounded exponent, and frexp is called once in dozens of products
+ * instead of each time (it was a third of a table's cost). */
+typedef struct scaled {
+  double frac;
+  long exp2;
+} scaled;
+
+static scaled scaled_norm(scaled a) {
+  if (a.frac < 0x1p-250 || a.frac > 0x1p250) {
+    int e;
+    a.frac = frexp(a.frac, &e);
+    a.exp2 += e;
+  }
+  return a;
+}
+
+/* a * b rounded once, as if the exponent range were unbounded. */
+static scaled scaled_mul(scaled a, scaled b) {
+  return scaled_norm((scaled){a.frac * b.frac, a.exp2 + b.exp2});
+}
+
+/* x^e (x a positive normal double or 0) by binary powering from the
+ * lowest bit of e. */
+static scaled scaled_pow(double x, size_t e) {
+  scaled r = {1.0, 0}, b = {x, 0};
+  for (; e > 0; e >>= 1) {
+    if (e & 1)
+      r = scaled_mul(r, b);
+    if (e > 1) /* the last square is never used */
+      b = scaled_mul(b, b);
+  }
+  return r;
+}
+
+/* a * s read as a double (gradual underflow: ldexp rounds once more
+ * only below 2^-1022). */
+static double scaled_times(scaled a, double s) {
+  double f = a.frac * s;
+  long e = a.exp2;
+  if (e < INT_MIN)
+    e = INT_MIN;
+  return ldexp(f, (int)e);
+}
+
+/* C(n, j) as the product, left to right, of (n - j + i) / i. */
+static scaled scaled_choose(size_t n, size_t j) {
+  scaled c = {1.0, 0};
+  for (size_t i = 1; i <= j; i++)
+    c = scaled_mul(c, (scaled){(double)(n - j + i) / (double)i, 0});
+  return c;
+}
+
+/* C(n, j) p^j q^(n-j) for p = k/n, q = (n-k)/n. */
+static scaled binom_term(scaled choose, size_t n, size_t k, size_t j) {
+  double p = (double)k / (double)n, q = (double)(n - k) / (double)n;
+  return scaled_mul(scaled_mul(choose, scaled_pow(p, j)),
+                    scaled_pow(q, n - j));
+}
+
+/* P(Binomial(n, k/n) >= m) for 0 < k < n, summing the tail without the
+ * mode (see above): ch_m = C(n, m), ch_m1 = C(n, m - 1), and
+ * step[j] = (n - j) / (j + 1) for j = 0..n (the ratio of consecutive
+ * binomial coefficients, the same for every k: computed once, it takes
+ * the divisions out of the loops). */
+static double rank_cdf(size_t n, size_t m, size_t k, scaled ch_m,
+                       scaled ch_m1, const double *step) {
+  double t = 1.0, s = 1.0, rho;
+  if (k < m) {
+    rho = (double)k / (double)(n - k);
+    for (size_t j = m; j < n; j++) {
+      t = (t * step[j]) * rho;
+      if (s + t == s)
+        break;
+      s = s + t;
+    }
+    return scaled_times(binom_term(ch_m, n, k, m), s);
+  }
+  rho = (double)(n - k) / (double)k;
+  for (size_t j = m - 1; j >= 1; j--) {
+    t = (t * step[n - j]) * rho; /* step[n - j] = j / (n - j + 1) */
+    if (s + t == s)
+      break;
+    s = s + t;
+  }
+  return 1.0 - scaled_times(binom_term(ch_m1, n, k, m - 1), s);
+}
+
+/* 1 - G(k, j) = P(J <= j) for a gap of span = n - k, e = n - m. */
+static double gap_cdf(size_t span, size_t e, size_t j) {
+  double base = (double)(span - j) / (double)span;
+  return 1.0 - scaled_times(scaled_pow(base, e), 1.0);
+}
+
+/* P(J <= j) for j = 1..GAP_STORED (fills a cache line with the three
+ * other fields of a rank_row). */
+#define GAP_STORED 5
+
+/* Everything one draw at rank k reads, together. */
+typedef struct rank_row {
+  double cdf;  /* F[k] */
+  double stay; /* 1 - q[k]: no gap below it */
+  /* q[k], the divisor of w; 1 where q[k] = 0, so that the branch-free
+   * path below never divides by 0 (v >= 1 - 0 cannot happen, so w is
+   * then never used). */
+  double gap_divisor;
+  /* gap_cdf[j - 1] = P(J <= j) = 1 - G(k, j) for j < n - k, and +inf
+   * from j = n - k on: the search then stops at n - k at the latest, as
+   * the layout's "n - k if none" says. */
+  double gap_cdf[GAP_STORED];
+} rank_row;
+
+/* The tables of one n (they depend on n alone, so equal-sized arms share
+ * them). Built before the threads start; read-only afterwards. */
+typedef struct rank_law {
+  size_t n, m;
+  rank_row *row; /* k = 0..n */
+  /* guide[b] = smallest k with F[k] > b / n_guide: the search for K1
+   * starts there (Chen and Asau's guide table) instead of a binary
+   * search. With n_guide >= 4 (n + 1) the start is already right about
+   * 9 times in 10, so the branch is well predicted. n_guide is a power
+   * of two, so u * n_guide is exact. */
+  uint32_t *guide;
+  size_t n_guide;
+} rank_law;
+
+static void rank_law_free(rank_law *law) {
+  if (!law)
+    return;
+  core_free(law->row);
+  core_free(law->guide);
+  core_free(law);
+}
+
+/* The tables for n values (1 <= n <= ANALYSIS_TABLE_MAX), or NULL when
+ * out of memory. */
+static rank_law *rank_law_new(size_t n) {
+  rank_law *law = core_calloc(1, sizeof *law);
+  size_t m = (n + 1) / 2, g = 1;
+  scaled ch_m, ch_m1;
+  rank_row *row;
+  double *step;
+  if (!law)
+    return NULL;
+  while (g < 4 * (n + 1))
+    g *= 2;
+  law->n = n;
+  law->m = m;
+  law->n_guide = g;
+  law->row = row = core_calloc(n + 1, sizeof *law->row);
+  law->guide = core_malloc(g * sizeof *law->guide);
+  step = core_malloc((n + 1) * sizeof *step);
+  if (!law->row || !law->guide || !step) {
+    core_free(step);
+    rank_law_free(law);
+    return NULL;
+  }
+  for (size_t j = 0; j <= n; j++)
+    step[j] = (double)(n - j) / (double)(j + 1);
+  ch_m = scaled_choose(n, m);
+  ch_m1 = scaled_choose(n, m - 1);
+  row[0].cdf = 0.0;
+  for (size_t k = 1; k < n; k++) {
+    double f = rank_cdf(n, m, k, ch_m, ch_m1, step);
+    /* Rounding must not make the CDF step down. */
+    row[k].cdf = f < row[k - 1].cdf ? row[k - 1].cdf : f;
+  }
+  row[n].cdf = 1.0;
+  core_free(step);
+
+  for (size_t k = 1, b = 0; b < g; b++) {
+    while (!(row[k].cdf > (double)b / (double)g))
+      k++;
+    law->guide[b] = (uint32_t)k;
+  }
+
+  for (size_t k = 1; n % 2 == 0 && k <= n; k++) {
+    double d = row[k].cdf - row[k - 1].cdf, q = 0.0;
+    if (k < n && d > 0.0) {
+      double none =
+          scaled_times(scaled_pow((double)(k - 1) / (double)k, m), 1.0);
+      double p = scaled_times(binom_term(ch_m, n, k, m), 1.0);
+      q = p * (1.0 - none) / d;
+      if (q > 1.0)
+        q = 1.0;
+    }
+    row[k].stay = 1.0 - q;
+    row[k].gap_divisor = q > 0.0 ? q : 1.0;
+    for (size_t j = 1; j <= GAP_STORED; j++)
+      row[k].gap_cdf[j - 1] =
+          j < n - k ? gap_cdf(n - k, n - m, j) : INFINITY;
+  }
+  return law;
+}
+
+/* J for a w that no stored P(J <= j) exceeds (span > GAP_STORED then):
+ * the smallest j in GAP_STORED+1..span with w < P(J <= j), or span if
+ * none (w can round up to 1). P(J <= j) does not decrease with j (every
+ * rounding is monotone), so a binary search finds it. */
+static size_t gap_rank_far(size_t span, size_t e, double w) {
+  size_t lo = GAP_STORED; /* known not to satisfy */
+  size_t hi = span;       /* satisfies, or is the answer anyway */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (w < gap_cdf(span, e, mid))
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return hi;
+}
+
+/* gsl_rng_uniform(r), without its two calls through pointers: r is
+ * always one of our mt19937_batched generators (gsl_rng_uniform would
+ * return this same value). */
+static double uniform(const gsl_rng *r) { return mt_get_double(r->state); }
+
+/* The median of one resample of sorted x through law's tables. Draws,
+ * in this order, gsl_rng_uniform(r) for K1 and, for even n only, a
+ * second for K2. Whether there is a gap, and J, are chosen without
+ * branches: each is close to a coin toss, and a mispredicted branch
+ * costs as much as the rest of the draw. */
+static double table_median(const gsl_rng *r, const rank_law *law,
+                           const double *x) {
+  double u = uniform(r), v, w;
+  size_t k = law->guide[(size_t)(u * (double)law->n_guide)], j, k2;
+  const rank_row *row;
+  while (!(u < law->row[k].cdf))
+    k++;
+  if (law->n % 2 == 1)
+    return x[k - 1];
+  row = &law->row[k];
+  v = uniform(r);
+  w = (v - row->stay) / row->gap_divisor;
+  /* The smallest j with w < gap_cdf[j - 1] is 1 + the number of stored
+   * values <= w, as they do not decrease. */
+  j = 1;
+  for (int i = 0; i < GAP_STORED; i++)
+    j += row->gap_cdf[i] <= w;
+  if (j > GAP_STORED && v >= row->stay)
+    j = gap_rank_far(law->n - k, law->n - law->m, w);
+  k2 = v >= row->stay ? k + j : k;
+  return 0.5 * (x[k - 1] + x[k2 - 1]);
+}
+
+/* }==== */
+
 typedef struct job {
   const double *ref, *cand; /* sorted ascending */
   size_t n_ref, n_cand;
+  /* Each arm's rank tables, or NULL above ANALYSIS_TABLE_MAX (Beta
+   * draws). law_cand may equal law_ref. */
+  const rank_law *law_ref, *law_cand;
   size_t resamples, n_blocks;
   unsigned long seed; /* comparison seed */
   double *out;        /* resamples slots */
@@ -381,6 +724,12 @@ static double quantile_by_selection(double *x, size_t n, double f) {
   return gsl_stats_quantile_from_sorted_data(x, 1, n, f);
 }
 
+/* The arm's method is fixed by its n alone (the stream layout, 3). */
+static double resample_median(const gsl_rng *r, const rank_law *law,
+                              const double *x, size_t n) {
+  return law ? table_median(r, law, x) : beta_median(r, x, n);
+}
+
 static void run_block(worker *w, size_t k) {
   job *j = w->j;
   size_t first = k * ANALYSIS_BLOCK_SIZE;
@@ -390,8 +739,8 @@ static void run_block(worker *w, size_t k) {
   gsl_rng_set(w->rng, analysis_block_seed(j->seed, k));
   for (size_t b = first; b < end; b++) {
     /* Reference first, then candidate: part of the documented layout. */
-    double mr = resample_median(w->rng, j->ref, j->n_ref);
-    double mc = resample_median(w->rng, j->cand, j->n_cand);
+    double mr = resample_median(w->rng, j->law_ref, j->ref, j->n_ref);
+    double mc = resample_median(w->rng, j->law_cand, j->cand, j->n_cand);
     double t = mc / mr;
     if (!isfinite(t))
       w->bad = 1;
@@ -452,6 +801,7 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
   worker *ws = NULL;
   pthread_t *tids = NULL;
   double *sref = NULL, *scand = NULL, *out = NULL;
+  rank_law *law_ref = NULL, *law_cand = NULL;
   size_t n_workers, started = 0;
   double a;
   int bad = 0;
@@ -487,11 +837,22 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
   j.n_blocks = (j.resamples + ANALYSIS_BLOCK_SIZE - 1) / ANALYSIS_BLOCK_SIZE;
   j.seed = seed;
 
-  /* A replicate costs a few Beta draws (well under a microsecond) whatever
-   * the arms' sizes, so only the number of replicates decides whether
-   * threads pay off: starting and joining one costs tens of microseconds,
-   * about what a block of 500 replicates takes. The numbers are the same
-   * either way. */
+  /* Built here, before any thread starts (core_malloc's fault injection
+   * is not thread-safe), and shared read-only by the workers. */
+  if ((n_ref <= ANALYSIS_TABLE_MAX && !(law_ref = rank_law_new(n_ref))) ||
+      (n_cand <= ANALYSIS_TABLE_MAX && n_cand != n_ref &&
+       !(law_cand = rank_law_new(n_cand)))) {
+    st = core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
+    goto cleanup;
+  }
+  j.law_ref = law_ref;
+  j.law_cand = n_cand == n_ref ? law_ref : law_cand;
+
+  /* A replicate costs two to four table look-ups or a few Beta draws
+   * (well under a microsecond) whatever the arms' sizes, so only the
+   * number of replicates decides whether threads pay off: starting and
+   * joining one costs tens of microseconds, about what a block of 500
+   * replicates takes. The numbers are the same either way. */
   if (threads <= 0)
     threads = analysis_threads_default();
   if (j.resamples < 4 * ANALYSIS_BLOCK_SIZE)
@@ -570,6 +931,8 @@ cleanup:
     core_free(out);
   core_free(sref);
   core_free(scand);
+  rank_law_free(law_ref);
+  rank_law_free(law_cand);
   return st;
 }
 

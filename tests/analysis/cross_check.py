@@ -260,19 +260,26 @@ for name, (ref, cand) in datasets.items():
 
 # {==== 3. Seeds, and the law of one resample median ====
 #
-# The library draws a resample median from two Beta order statistics
-# instead of n indices (analysis/bootstrap.c explains why that is the same
-# law; test_stats.c rebuilds the stream bit for bit from the documented
-# layout with GSL). Here we check the law itself against the method it
-# replaces, index resampling, computed exactly: with candidate values
-# x_i = 2^i and a one-value reference arm (median 1), every replicate
-# names the rank(s) of the resample median, and its distribution over
-# 200,000 replicates must match the exact one. For n <= 7 that is the joint
-# law of the middle ranks, by enumerating all n^n index tuples; for n = 25
-# and 40 the marginal law of each middle rank, P(I_(k) <= a) =
+# The library draws a resample median without drawing n indices: for
+# n <= 2048 (ANALYSIS_TABLE_MAX) the ranks of the middle values by inverse
+# CDF over exact rank tables, above it from two Beta order statistics
+# (analysis/bootstrap.c explains why both are the same law; test_stats.c
+# rebuilds the stream bit for bit from the documented layout). Here we
+# check the law itself against the method it replaces, index resampling,
+# computed exactly: with a one-value reference arm (median 1), every
+# replicate is the candidate's resample median, and candidate values
+# chosen so that the median names the rank(s) it came from (x_i = 2^i for
+# small n; x_i = i * 2^24 + i^2 for large n, whose pairwise sums are all
+# different). Over 200,000 replicates the law of the middle rank(s) must
+# match the exact one: for n <= 7 the joint law, by enumerating all n^n
+# index tuples; for n = 24 (even: whether the two middle draws are the
+# same value, the "gap" of the rank tables, and how far apart) the joint
+# law by a multinomial sum, itself checked against the enumeration at
+# n = 6; for n = 25, 40, 2048 (the largest table) and 2050 (Beta draws)
+# the marginal law of each middle rank, P(I_(k) <= a) =
 # P(Binomial(n, (a + 1) / n) >= k). Chi-square, bins with expected counts
 # below 5 pooled, fails below p = 1e-6 (seeded: the outcome is fixed).
-# The same counts must reject a wrong law (the median of n - 1 draws),
+# The same counts must reject a wrong law (the median of fewer draws),
 # which shows the check has power.
 
 
@@ -306,6 +313,39 @@ def enumerate_law(n, draws):
     total = float(n) ** draws
     return {(int(k) // n, int(k) % n): c / total
             for k, c in zip(keys, counts)}
+
+
+def joint_law(n, draws):
+    """Exact law of the two middle ranks (lo, hi), 0-based, of an even
+    number `draws` of indices into n values, by summing multinomial
+    terms: for lo = a < hi = b (1-based), c indices fall below a (c < m),
+    m - c at a, none strictly between, e >= 1 at b and the rest above b;
+    for lo = hi = a, c below a (c < m) and at least m + 1 - c at a."""
+    m = draws // 2
+    law = {}
+
+    def multinomial(*ks):
+        out, left = 1, draws
+        for k in ks:
+            out *= math.comb(left, k)
+            left -= k
+        return out
+
+    for a in range(1, n + 1):
+        below, above = (a - 1) / n, (n - a) / n
+        p = sum(multinomial(c, e) * below ** c * (1 / n) ** e *
+                above ** (draws - c - e)
+                for c in range(m) for e in range(m + 1 - c, draws - c + 1))
+        if p > 0:
+            law[(a - 1, a - 1)] = p
+        for b in range(a + 1, n + 1):
+            beyond = (n - b) / n
+            p = sum(multinomial(c, m - c, e) * below ** c *
+                    (1 / n) ** (m - c + e) * beyond ** (draws - m - e)
+                    for c in range(m) for e in range(1, draws - m + 1))
+            if p > 0:
+                law[(a - 1, b - 1)] = p
+    return law
 
 
 def marginal_law(n, k):
@@ -342,21 +382,38 @@ def chi2_p(observed, law, total):
     return scipy.stats.chi2.sf(stat, len(big) - 1)
 
 
+SPREAD = 2 ** 24  # > 2 n^2 for every n below
+
+
 def median_ranks(n, seed):
-    """Replicates of median(resample of 2^0..2^(n-1)) / 1, decoded into
-    (lo, hi) ranks."""
-    cand = [2.0 ** i for i in range(n)]
+    """Replicates of median(resample of the x_i) / 1, decoded into
+    (lo, hi) ranks (None where a value decodes to no rank pair)."""
+    small = n <= 40
+    cand = [2.0 ** i if small else float(i * SPREAD + i * i)
+            for i in range(n)]
     dump = os.path.join(WORK, "law-%d.txt" % n)
     # The values go in reversed: indices point into the sorted values.
     boot_ci([1.0], list(reversed(cand)), seed, resamples=NREP, dump=dump,
             threads=2)
-    decode = {}
-    for i in range(n):
-        for j in range(i, n):
-            decode[(cand[i] + cand[j]) / 2 if n % 2 == 0 else cand[i]] = \
-                (i, j if n % 2 == 0 else i)
     t = np.loadtxt(dump)
-    ranks = [decode.get(float(v)) for v in t]
+    if small:
+        decode = {}
+        for i in range(n):
+            for j in range(i, n):
+                decode[(cand[i] + cand[j]) / 2 if n % 2 == 0
+                       else cand[i]] = (i, j if n % 2 == 0 else i)
+        return [decode.get(float(v)) for v in t], len(t)
+    # x_i + x_j = (i + j) SPREAD + i^2 + j^2, and i^2 + j^2 < SPREAD: the
+    # sum and the sum of squares give i and j.
+    ranks = []
+    for v in t:
+        s = int(2 * v)
+        tot, sq = divmod(s, SPREAD)
+        d = math.isqrt(max(2 * sq - tot * tot, 0))
+        i, j = (tot - d) // 2, (tot + d) // 2
+        ok = 0 <= i <= j < n and cand[i] + cand[j] == 2 * v and \
+            (n % 2 == 0 or i == j)
+        ranks.append((i, j) if ok else None)
     return ranks, len(t)
 
 
@@ -378,7 +435,28 @@ for n in range(1, 8):
               "n = %d: the same counts reject the median of n - 1 draws "
               "(p = %.3g)" % (n, pw))
 
-for n in (25, 40):
+# The multinomial sum agrees with the enumeration, then checks n = 24.
+law6 = joint_law(6, 6)
+enum6 = enumerate_law(6, 6)
+check(set(law6) == set(enum6) and
+      max(abs(law6[k] - enum6[k]) for k in enum6) < 1e-14,
+      "n = 6: the multinomial joint law equals the enumerated one")
+ranks, got = median_ranks(24, 3024)
+observed = {}
+for r in ranks:
+    observed[r] = observed.get(r, 0) + 1
+law = joint_law(24, 24)
+gaps = sum(c for (a, b), c in observed.items() if a != b)
+p = chi2_p(observed, law, got) if None not in observed else 0.0
+check(got == NREP and abs(sum(law.values()) - 1) < 1e-12 and p > P_MIN,
+      "n = 24: joint law of both middle ranks over %d replicates (%d with "
+      "a gap, %d rank pairs) matches exact index resampling (chi-square "
+      "p = %.3g)" % (got, gaps, len(law), p))
+pw = chi2_p(observed, joint_law(24, 22), got)
+check(pw < P_MIN, "n = 24: the same counts reject the median of 22 draws "
+      "(p = %.3g)" % pw)
+
+for n in (25, 40, 2048, 2050):
     ranks, got = median_ranks(n, 2000 + n)
     ok = None not in ranks and got == NREP
     m = (n + 1) // 2

@@ -211,11 +211,15 @@ static void test_seeds(void) {
 /* {==== The stream layout, rebuilt from its description ====
  *
  * An independent reading of the layout documented in analysis/bootstrap.c
- * and in the JSON's "rng" text, written with GSL calls alone: seeds from
- * analysis_block_seed (whose SHA-256 derivation cross_check.py rebuilds),
- * one gsl_rng_mt19937 per block of 500, and per replicate the reference
- * then the candidate median from gsl_ran_beta order statistics. The
- * library's replicates must match it bit for bit, for any thread count. */
+ * and in the JSON's "rng" text (analysis_rng_layout), written with GSL
+ * calls and plain arithmetic alone: seeds from analysis_block_seed (whose
+ * SHA-256 derivation cross_check.py rebuilds), one gsl_rng_mt19937 per
+ * block of 500, and per replicate the reference then the candidate
+ * median: for n <= ANALYSIS_TABLE_MAX by inverse CDF over rank tables
+ * built as the text says (here with a plain search instead of the
+ * library's guide table and stored gap probabilities), above it from
+ * gsl_ran_beta order statistics. The library's replicates must match it
+ * bit for bit, for any thread count. */
 
 static double doc_value_at(const double *x, size_t n, double u) {
   double t = ceil((double)n * u);
@@ -226,13 +230,136 @@ static double doc_value_at(const double *x, size_t n, double u) {
   return x[(size_t)t - 1];
 }
 
-static double doc_median(gsl_rng *r, const double *x, size_t n) {
+static double doc_beta_median(gsl_rng *r, const double *x, size_t n) {
   size_t m = (n + 1) / 2;
   double u = gsl_ran_beta(r, (double)m, (double)(n - m + 1)), v;
   if (n % 2)
     return doc_value_at(x, n, u);
   v = gsl_ran_beta(r, 1.0, (double)(n - m));
   return 0.5 * (doc_value_at(x, n, u) + doc_value_at(x, n, u + (1 - u) * v));
+}
+
+/* "[..]": a product rounded to 53 bits with an unbounded exponent. Kept
+ * here as mant * 2^ex with mant in [1, 2) (the library keeps [0.5, 1):
+ * any normal-range scaling rounds alike). */
+typedef struct doc_big {
+  double mant;
+  long ex;
+} doc_big;
+
+static doc_big doc_big_of(double x, long ex) {
+  int k;
+  if (x == 0.0)
+    return (doc_big){0.0, 0};
+  k = ilogb(x);
+  return (doc_big){scalbn(x, -k), ex + k};
+}
+
+static doc_big doc_mul(doc_big a, doc_big b) {
+  return doc_big_of(a.mant * b.mant, a.ex + b.ex);
+}
+
+/* dbl[..]: the double nearest, with gradual underflow. */
+static double doc_dbl(doc_big a) { return scalbn(a.mant, (int)a.ex); }
+
+/* pw(x, e): r = 1, b = x; for each bit of e from the lowest: if set
+ * r = r * b; b = b * b. */
+static doc_big doc_pw(double x, size_t e) {
+  doc_big r = doc_big_of(1.0, 0), b = doc_big_of(x, 0);
+  while (e) {
+    if (e & 1)
+      r = doc_mul(r, b);
+    b = doc_mul(b, b);
+    e >>= 1;
+  }
+  return r;
+}
+
+static double doc_div(size_t a, size_t b) { return (double)a / (double)b; }
+
+/* C(n, j): the product over i = 1..j, left to right, of (n-j+i)/i. */
+static doc_big doc_choose(size_t n, size_t j) {
+  doc_big c = doc_big_of(1.0, 0);
+  for (size_t i = 1; i <= j; i++)
+    c = doc_mul(c, doc_big_of(doc_div(n - j + i, i), 0));
+  return c;
+}
+
+/* The tables of the text, for one n: F[0..n] and, for even n, q[0..n]. */
+typedef struct doc_tables {
+  size_t n, m;
+  double *F, *q;
+} doc_tables;
+
+static doc_tables doc_tables_of(size_t n) {
+  doc_tables t = {n, (n + 1) / 2, calloc(n + 1, sizeof(double)),
+                  calloc(n + 1, sizeof(double))};
+  size_t m = t.m;
+  t.F[0] = 0.0;
+  for (size_t k = 1; k < n; k++) {
+    double p = doc_div(k, n), q = doc_div(n - k, n), rho, tt = 1, s = 1, f;
+    doc_big L;
+    if (k < m) {
+      L = doc_mul(doc_mul(doc_choose(n, m), doc_pw(p, m)), doc_pw(q, n - m));
+      rho = doc_div(k, n - k);
+      for (size_t j = m; j <= n - 1; j++) {
+        tt = (tt * doc_div(n - j, j + 1)) * rho;
+        if (s + tt == s)
+          break;
+        s = s + tt;
+      }
+      f = doc_dbl(doc_mul(L, doc_big_of(s, 0)));
+    } else {
+      L = doc_mul(doc_mul(doc_choose(n, m - 1), doc_pw(p, m - 1)),
+                  doc_pw(q, n - m + 1));
+      rho = doc_div(n - k, k);
+      for (size_t j = m - 1; j >= 1; j--) {
+        tt = (tt * doc_div(j, n - j + 1)) * rho;
+        if (s + tt == s)
+          break;
+        s = s + tt;
+      }
+      f = 1 - doc_dbl(doc_mul(L, doc_big_of(s, 0)));
+    }
+    t.F[k] = f > t.F[k - 1] ? f : t.F[k - 1];
+  }
+  t.F[n] = 1.0;
+  for (size_t k = 1; n % 2 == 0 && k <= n; k++) {
+    double P = 0, g, d = t.F[k] - t.F[k - 1];
+    if (k < n)
+      P = doc_dbl(doc_mul(doc_mul(doc_choose(n, m), doc_pw(doc_div(k, n), m)),
+                          doc_pw(doc_div(n - k, n), n - m)));
+    g = P * (1 - doc_dbl(doc_pw(doc_div(k - 1, k), m)));
+    t.q[k] = d > 0 ? (g / d < 1 ? g / d : 1) : 0;
+  }
+  return t;
+}
+
+static double doc_table_median(gsl_rng *r, const doc_tables *t,
+                               const double *x) {
+  size_t n = t->n, k1 = 1, k2, j;
+  double u = gsl_rng_uniform(r), v, w;
+  while (!(u < t->F[k1]))
+    k1++;
+  if (n % 2)
+    return x[k1 - 1];
+  v = gsl_rng_uniform(r);
+  if (v < 1 - t->q[k1])
+    return 0.5 * (x[k1 - 1] + x[k1 - 1]);
+  w = (v - (1 - t->q[k1])) / t->q[k1];
+  for (j = 1; j < n - k1; j++) {
+    double G = doc_dbl(doc_pw(doc_div(n - k1 - j, n - k1), n - t->m));
+    if (w < 1 - G)
+      break;
+  }
+  k2 = k1 + j; /* j == n - k1 when no smaller j does */
+  return 0.5 * (x[k1 - 1] + x[k2 - 1]);
+}
+
+static double doc_median(gsl_rng *r, const doc_tables *t, const double *x,
+                         size_t n) {
+  return n <= ANALYSIS_TABLE_MAX ? doc_table_median(r, t, x)
+                                 : doc_beta_median(r, x, n);
 }
 
 static void check_layout(const double *ref, size_t nr, const double *cand,
@@ -247,14 +374,23 @@ static void check_layout(const double *ref, size_t nr, const double *cand,
   memcpy(sc, cand, nc * sizeof *sc);
   qsort(sr, nr, sizeof *sr, cmp_d);
   qsort(sc, nc, sizeof *sc, cmp_d);
+  doc_tables tr = {0}, tc = {0};
+  if (nr <= ANALYSIS_TABLE_MAX)
+    tr = doc_tables_of(nr);
+  if (nc <= ANALYSIS_TABLE_MAX)
+    tc = doc_tables_of(nc);
   for (long b = 0; b < B; b++) {
     double mr;
     if (b % ANALYSIS_BLOCK_SIZE == 0)
       gsl_rng_set(g, analysis_block_seed(seed, (size_t)b /
                                                    ANALYSIS_BLOCK_SIZE));
-    mr = doc_median(g, sr, nr);
-    want[b] = doc_median(g, sc, nc) / mr;
+    mr = doc_median(g, &tr, sr, nr);
+    want[b] = doc_median(g, &tc, sc, nc) / mr;
   }
+  free(tr.F);
+  free(tr.q);
+  free(tc.F);
+  free(tc.q);
   qsort(want, (size_t)B, sizeof *want, cmp_d);
   for (int threads = 1; threads <= 3; threads++) {
     CHECK(analysis_bootstrap_ratio(ref, nr, cand, nc, B, 0.95, seed, threads,
@@ -287,6 +423,17 @@ static void test_layout(void) {
   check_layout(cand, 8, ref, 7, 2000, 0);
   check_layout(one, 1, two, 2, 1001, 4294967295UL);
   check_layout(big_r, NBIG, big_c, NBIG - 1, 2345, 17);
+  /* Either side of ANALYSIS_TABLE_MAX: tables for one arm, Beta order
+   * statistics for the other, in both orders. */
+  check_layout(big_r, ANALYSIS_TABLE_MAX, big_c, ANALYSIS_TABLE_MAX + 1,
+               1500, 5);
+  check_layout(big_c, ANALYSIS_TABLE_MAX + 2, big_r, ANALYSIS_TABLE_MAX - 1,
+               1500, 6);
+  /* Equal sizes (the library shares one table) and ties. */
+  for (size_t i = 0; i < 30; i++)
+    big_c[i] = floor(big_c[i] * 10);
+  check_layout(big_r, 24, big_c, 24, 3000, 7);
+  check_layout(big_c, 30, big_r + 30, 30, 3000, 8);
   free(big_r);
   free(big_c);
 }
