@@ -46,14 +46,10 @@ typedef struct plan {
 } plan;
 
 static int plan_push(plan *p, size_t w, size_t a, long round, long warm) {
-  if (p->n == p->cap) {
-    size_t nc = p->cap ? 2 * p->cap : 64;
-    plan_run *nv = core_realloc(p->v, nc * sizeof *nv);
-    if (!nv)
-      return 0;
-    p->v = nv;
-    p->cap = nc;
-  }
+  plan_run *nv = core_grow(p->v, &p->cap, p->n, sizeof *nv, 64);
+  if (!nv)
+    return 0;
+  p->v = nv;
   p->v[p->n++] = (plan_run){w, a, round, warm, 0};
   return 1;
 }
@@ -959,14 +955,10 @@ static int make_rows(runctx *c, const plan_run *pr, const char *run_id,
       add_reason(o, "metric %s not reported", w->metrics[i]);
   }
   for (size_t i = 0; i < w->n_metrics; i++) {
-    if (*n == *cap) {
-      size_t nc = *cap ? 2 * *cap : 16;
-      data_row *nv = core_realloc(*rows, nc * sizeof *nv);
-      if (!nv)
-        return 0;
-      *rows = nv;
-      *cap = nc;
-    }
+    data_row *nv = core_grow(*rows, cap, *n, sizeof *nv, 16);
+    if (!nv)
+      return 0;
+    *rows = nv;
     data_row *r = &(*rows)[(*n)++];
     memset(r, 0, sizeof *r);
     r->sheet_version = c->version;
@@ -1472,16 +1464,12 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
       round_buf *b = &c.rb[pr->round];
       int fail = 0;
       for (size_t k = 0; k < rn && !fail; k++) {
-        if (b->n == b->cap) {
-          size_t nc = b->cap ? 2 * b->cap : 16;
-          data_row *nv = core_realloc(b->rows, nc * sizeof *nv);
-          if (!nv) {
-            fail = 1;
-            break;
-          }
-          b->rows = nv;
-          b->cap = nc;
+        data_row *nv = core_grow(b->rows, &b->cap, b->n, sizeof *nv, 16);
+        if (!nv) {
+          fail = 1;
+          break;
         }
+        b->rows = nv;
         b->rows[b->n++] = rbuf[k];
       }
       if (fail || !(b->codes[pr->a] = core_strdup(o.exit_codes))) {

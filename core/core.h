@@ -76,6 +76,14 @@ void *core_malloc(size_t n);
 void *core_calloc(size_t count, size_t size);
 void *core_realloc(void *p, size_t n);
 void core_free(void *p);
+/** Room for one more element in the array v of *cap elements of elem
+ * bytes, n of them used: v itself while n < *cap, else v reallocated to
+ * twice the capacity (first_cap the first time) with *cap updated. NULL
+ * when out of memory (or on size overflow): then v is still valid and
+ * *cap unchanged. Usage: `T *nv = core_grow(a->v, &a->cap, a->n,
+ * sizeof *nv, 16); if (!nv) ...; a->v = nv;`. */
+void *core_grow(void *v, size_t *cap, size_t n, size_t elem,
+                size_t first_cap);
 /** Returns a newly allocated copy of s (NULL for NULL or on failure). */
 char *core_strdup(const char *s);
 char *core_strndup(const char *s, size_t n);

@@ -129,16 +129,12 @@ static core_status hash_dir(core_sha256_ctx *c, const char *abs,
   while ((e = readdir(d)) != NULL) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
       continue;
-    if (n == cap) {
-      size_t nc = cap ? cap * 2 : 32;
-      char **nn = core_realloc(names, nc * sizeof *nn);
-      if (!nn) {
-        st = core_fail(err, CORE_ENOMEM, "%s: out of memory", abs);
-        goto cleanup;
-      }
-      names = nn;
-      cap = nc;
+    char **nn = core_grow(names, &cap, n, sizeof *nn, 32);
+    if (!nn) {
+      st = core_fail(err, CORE_ENOMEM, "%s: out of memory", abs);
+      goto cleanup;
     }
+    names = nn;
     if (!(names[n] = core_strdup(e->d_name))) {
       st = core_fail(err, CORE_ENOMEM, "%s: out of memory", abs);
       goto cleanup;

@@ -1,6 +1,7 @@
 /* mem.c: allocation through one door, with failure injection for tests.
  * SPDX-License-Identifier: MIT
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,19 @@ void *core_realloc(void *p, size_t n) {
 }
 
 void core_free(void *p) { free(p); }
+
+void *core_grow(void *v, size_t *cap, size_t n, size_t elem,
+                size_t first_cap) {
+  if (n < *cap)
+    return v;
+  size_t nc = *cap ? *cap * 2 : first_cap;
+  if (nc <= n || elem == 0 || nc > SIZE_MAX / elem)
+    return NULL;
+  void *nv = core_realloc(v, nc * elem);
+  if (nv)
+    *cap = nc;
+  return nv;
+}
 
 char *core_strndup(const char *s, size_t n) {
   char *d;

@@ -60,16 +60,13 @@ static core_status proc_table(pent **out, size_t *n) {
     int ppid = proc_ppid((int)strtol(e->d_name, NULL, 10));
     if (ppid < 0)
       continue;
-    if (k == cap) {
-      pent *nt = core_realloc(t, 2 * cap * sizeof *t);
-      if (!nt) {
-        core_free(t);
-        closedir(d);
-        return CORE_ENOMEM;
-      }
-      t = nt;
-      cap *= 2;
+    pent *nt = core_grow(t, &cap, k, sizeof *nt, 256);
+    if (!nt) {
+      core_free(t);
+      closedir(d);
+      return CORE_ENOMEM;
     }
+    t = nt;
     t[k].pid = (int)strtol(e->d_name, NULL, 10);
     t[k].ppid = ppid;
     k++;
@@ -154,16 +151,12 @@ static void choose(chosen_set *s, int pid, const char *reason) {
                reason);
       return;
     }
-  if (s->n == s->cap) {
-    size_t nc = s->cap ? 2 * s->cap : 32;
-    chosen *nv = core_realloc(s->v, nc * sizeof *nv);
-    if (!nv) {
-      s->oom = 1;
-      return;
-    }
-    s->v = nv;
-    s->cap = nc;
+  chosen *nv = core_grow(s->v, &s->cap, s->n, sizeof *nv, 32);
+  if (!nv) {
+    s->oom = 1;
+    return;
   }
+  s->v = nv;
   s->v[s->n].pid = pid;
   snprintf(s->v[s->n].reasons, sizeof s->v[s->n].reasons, "%s", reason);
   s->n++;
@@ -402,16 +395,12 @@ core_status proc_parse_metrics(const char *path, proc_metric **m, size_t *n,
       if (strlen(v[i].name) == nl_len && !strncmp(v[i].name, s, nl_len))
         at = i;
     if (at == k) {
-      if (k == cap) {
-        size_t nc = cap ? 2 * cap : 8;
-        proc_metric *nv = core_realloc(v, nc * sizeof *nv);
-        if (!nv) {
-          st = core_fail(err, CORE_ENOMEM, "out of memory");
-          goto fail;
-        }
-        v = nv;
-        cap = nc;
+      proc_metric *nv = core_grow(v, &cap, k, sizeof *nv, 8);
+      if (!nv) {
+        st = core_fail(err, CORE_ENOMEM, "out of memory");
+        goto fail;
       }
+      v = nv;
       k++;
     }
     memcpy(v[at].name, s, nl_len);

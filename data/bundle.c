@@ -182,14 +182,10 @@ static void mf_free(mf_list *l) {
 
 static int mf_push(mf_list *l, const char *rel, size_t rel_len,
                    const char *sha, long long size) {
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 64;
-    mf_entry *v = core_realloc(l->v, cap * sizeof *v);
-    if (!v)
-      return 0;
-    l->v = v;
-    l->cap = cap;
-  }
+  mf_entry *v = core_grow(l->v, &l->cap, l->n, sizeof *v, 64);
+  if (!v)
+    return 0;
+  l->v = v;
   l->v[l->n].rel = core_strndup(rel, rel_len);
   if (!l->v[l->n].rel)
     return 0;
@@ -351,14 +347,10 @@ static item *items_find(const item_list *l, const char *rel) {
 static int items_add(item_list *l, const char *rel, int is_dir, char *data,
                      size_t len) {
   item *it;
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 64;
-    item *v = core_realloc(l->v, cap * sizeof *v);
-    if (!v)
-      return 0;
-    l->v = v;
-    l->cap = cap;
-  }
+  item *v = core_grow(l->v, &l->cap, l->n, sizeof *v, 64);
+  if (!v)
+    return 0;
+  l->v = v;
   it = &l->v[l->n];
   memset(it, 0, sizeof *it);
   it->rel = core_strdup(rel);
@@ -925,14 +917,10 @@ static int keep_member(const char *rel) {
 }
 
 static int add_name(vstate *s, const char *name) {
-  if (s->n_names == s->cap_names) {
-    size_t cap = s->cap_names ? s->cap_names * 2 : 256;
-    char **v = core_realloc(s->names, cap * sizeof *v);
-    if (!v)
-      return 0;
-    s->names = v;
-    s->cap_names = cap;
-  }
+  char **v = core_grow(s->names, &s->cap_names, s->n_names, sizeof *v, 256);
+  if (!v)
+    return 0;
+  s->names = v;
   if (!(s->names[s->n_names] = core_strdup(name)))
     return 0;
   s->n_names++;

@@ -487,18 +487,14 @@ void data_rowset_free(data_rowset *rs) {
 }
 
 core_status data_rowset_push(data_rowset *rs, data_row *r, core_err *err) {
-  if (rs->n == rs->cap) {
-    size_t cap = rs->cap ? rs->cap * 2 : 64;
-    data_row *nr = core_realloc(rs->rows, cap * sizeof *nr);
-    if (!nr) {
-      if (!rs->pool)
-        data_row_clear(r);
-      memset(r, 0, sizeof *r);
-      return core_fail(err, CORE_ENOMEM, "out of memory loading rows");
-    }
-    rs->rows = nr;
-    rs->cap = cap;
+  data_row *nr = core_grow(rs->rows, &rs->cap, rs->n, sizeof *nr, 64);
+  if (!nr) {
+    if (!rs->pool)
+      data_row_clear(r);
+    memset(r, 0, sizeof *r);
+    return core_fail(err, CORE_ENOMEM, "out of memory loading rows");
   }
+  rs->rows = nr;
   rs->rows[rs->n++] = *r;
   memset(r, 0, sizeof *r);
   return CORE_OK;

@@ -43,14 +43,10 @@ core_status data_list_dir(const char *dir, char ***names, size_t *n,
   while ((de = readdir(d)) != NULL) {
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
       continue;
-    if (len == cap) {
-      size_t nc = cap ? cap * 2 : 16;
-      char **nv = core_realloc(v, nc * sizeof *nv);
-      if (!nv)
-        goto oom;
-      v = nv;
-      cap = nc;
-    }
+    char **nv = core_grow(v, &cap, len, sizeof *nv, 16);
+    if (!nv)
+      goto oom;
+    v = nv;
     if (!(v[len] = core_strdup(de->d_name)))
       goto oom;
     len++;
@@ -141,16 +137,12 @@ core_status data_manifest_load(const char *dir, manifest *m,
       }
     } else {
       manifest_entry *e;
-      if (m->n == m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 32;
-        manifest_entry *ne = core_realloc(m->e, nc * sizeof *ne);
-        if (!ne) {
-          st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
-          goto cleanup;
-        }
-        m->e = ne;
-        m->cap = nc;
+      manifest_entry *ne = core_grow(m->e, &m->cap, m->n, sizeof *ne, 32);
+      if (!ne) {
+        st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+        goto cleanup;
       }
+      m->e = ne;
       e = &m->e[m->n];
       memcpy(e->sha256, p, 64);
       e->sha256[64] = '\0';

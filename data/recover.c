@@ -40,16 +40,12 @@ static core_status on_rec(void *vctx, char **f, size_t n, long line,
     c->bad_line = line;
     return CORE_OK;
   }
-  if (c->rows.n == c->cap_lines) {
-    size_t nc = c->cap_lines ? c->cap_lines * 2 : 64;
-    long *nl = core_realloc(c->lines, nc * sizeof *nl);
-    if (!nl) {
-      data_row_clear(&r);
-      return core_fail(err, CORE_ENOMEM, "out of memory");
-    }
-    c->lines = nl;
-    c->cap_lines = nc;
+  long *nl = core_grow(c->lines, &c->cap_lines, c->rows.n, sizeof *nl, 64);
+  if (!nl) {
+    data_row_clear(&r);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
   }
+  c->lines = nl;
   c->lines[c->rows.n] = line;
   if ((st = data_rowset_push(&c->rows, &r, err)) != CORE_OK)
     return st;

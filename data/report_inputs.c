@@ -17,16 +17,10 @@
 /* {==== Small growable arrays ==== */
 
 static int grow(void **p, size_t *cap, size_t n, size_t size) {
-  void *q;
-  size_t c;
-  if (n < *cap)
-    return 1;
-  c = *cap ? *cap * 2 : 8;
-  q = core_realloc(*p, c * size);
+  void *q = core_grow(*p, cap, n, size, 8);
   if (!q)
     return 0;
   *p = q;
-  *cap = c;
   return 1;
 }
 

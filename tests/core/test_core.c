@@ -45,6 +45,28 @@ static void test_mem(void) {
   p = core_asprintf("%05.1f", 2.25);
   CHECK_STR(p, "002.2");
   core_free(p);
+
+  /* core_grow: room for one more, doubling; a failure keeps the array. */
+  int *v = NULL, *nv;
+  size_t cap = 0, n = 0;
+  for (int i = 0; i < 100; i++) {
+    nv = core_grow(v, &cap, n, sizeof *v, 4);
+    CHECK(nv != NULL);
+    if (!nv)
+      break;
+    v = nv;
+    v[n++] = i;
+  }
+  CHECK(n == 100 && cap == 128 && v[99] == 99);
+  CHECK(core_grow(v, &cap, 50, sizeof *v, 4) == v && cap == 128);
+  core_mem_fail_after(0, 0);
+  CHECK(core_grow(v, &cap, 128, sizeof *v, 4) == NULL);
+  core_mem_fail_after(-1, 0);
+  CHECK(cap == 128 && v[127 - 28] == 99);
+  size_t huge = (size_t)-1 / 2 + 1;
+  CHECK(core_grow(v, &huge, huge, sizeof *v, 4) == NULL);
+  CHECK(huge == (size_t)-1 / 2 + 1);
+  core_free(v);
 }
 
 static void test_sha(void) {
