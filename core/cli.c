@@ -161,8 +161,9 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
                          "'prereg --help'", a);
       memcpy(name, a + 2, len);
       name[len] = '\0';
-      if (n_given < sizeof given / sizeof given[0])
-        given[n_given++] = a;
+      if (n_given == sizeof given / sizeof given[0])
+        return core_fail(err, CORE_EUSAGE, "too many options at '%s'", a);
+      given[n_given++] = a;
       if ((vs = value_slot(o, name)) != NULL) {
         if (eq)
           *vs = eq + 1;

@@ -379,15 +379,23 @@ static core_status run_capture(const char *cmd, core_buf *out, int *code,
     else
       n = snprintf(why, whycap, "exit code %d", r.exit_code);
     /* What the command said about it is often the real reason ("Cannot
-     * connect to the Docker daemon"). */
+     * connect to the Docker daemon"), usually at its end: the last 300
+     * bytes, not starting inside a UTF-8 character. */
     if (errout.data && *code != 0 && n > 0 && (size_t)n < whycap) {
       for (char *p = errout.data; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t')
           *p = ' ';
       trim(errout.data);
-      if (*errout.data)
-        snprintf(why + n, whycap - (size_t)n, ", saying: %.300s",
-                 errout.data);
+      const char *said = errout.data;
+      size_t len = strlen(said);
+      if (len > 300) {
+        said += len - 300;
+        while ((*said & 0xC0) == 0x80)
+          said++;
+      }
+      if (*said)
+        snprintf(why + n, whycap - (size_t)n, ", saying: %s%s",
+                 said == errout.data ? "" : "...", said);
     }
   }
   core_buf_free(&errout);

@@ -459,25 +459,25 @@ static volatile sig_atomic_t helper_running_pgid;
  * an orphan of the run. */
 static char helper_children_path[64];
 
-/* Kills (SIGKILL) and reaps every child of the helper, again and again
- * while killing one orphans more onto it; bounded (about 2 s) in case
- * something forks as fast as we kill or cannot die. Only async-signal-safe
- * calls: it also runs in the SIGUSR1 handler. */
-static void helper_kill_children(void) {
-  for (int round = 0; round < 2000; round++) {
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-      ;
-    int fd = open(helper_children_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      return; /* no children file (old kernel): the group kill must do */
-    char buf[4096];
-    ssize_t r = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    int found = 0;
-    long v = 0;
-    int in_number = 0;
-    for (ssize_t i = 0; i < (r > 0 ? r : 0) + 1; i++) {
-      char c = i < r ? buf[i] : ' ';
+/* SIGKILLs every child listed in the children file; returns how many,
+ * or -1 when the file cannot be read (a kernel without
+ * CONFIG_PROC_CHILDREN). Reads in chunks: a number may straddle two.
+ * Async-signal-safe. */
+static int kill_listed_children(void) {
+  int fd = open(helper_children_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  char buf[4096];
+  int found = 0, in_number = 0;
+  long v = 0;
+  ssize_t r;
+  do {
+    r = read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR)
+      continue;
+    /* r <= 0 is the end: a last number is then ended by a space. */
+    for (ssize_t i = 0; i < (r > 0 ? r : 1); i++) {
+      char c = r > 0 ? buf[i] : ' ';
       if (c >= '0' && c <= '9') {
         v = v * 10 + (c - '0');
         in_number = 1;
@@ -488,7 +488,40 @@ static void helper_kill_children(void) {
         in_number = 0;
       }
     }
-    if (!found)
+  } while (r > 0 || (r < 0 && errno == EINTR));
+  close(fd);
+  return found;
+}
+
+/* Without the children file: every descendant found by a scan of /proc
+ * (which allocates and uses stdio, so not in a signal handler). */
+static int kill_scanned_descendants(void) {
+  int *d = NULL;
+  size_t n = 0;
+  if (proc_descendants((int)getpid(), &d, &n) != CORE_OK)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    kill(d[i], SIGKILL);
+  core_free(d);
+  return (int)n;
+}
+
+/* Kills (SIGKILL) and reaps every child of the helper, again and again
+ * while killing one orphans more onto it; bounded (about 2 s) in case
+ * something forks as fast as we kill or cannot die. in_handler: called
+ * from the SIGUSR1 handler, so only async-signal-safe calls; there,
+ * without the children file, the group kill has to do. */
+static void helper_kill_children(int in_handler) {
+  for (int round = 0; round < 2000; round++) {
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+      ;
+    int found = kill_listed_children();
+    if (found < 0) {
+      if (in_handler)
+        return;
+      found = kill_scanned_descendants();
+    }
+    if (found == 0)
       return;
     struct timespec ms = {0, 1000000};
     nanosleep(&ms, NULL);
@@ -499,7 +532,7 @@ static void helper_parent_died(int sig) {
   (void)sig;
   if (helper_running_pgid > 0)
     kill(-(pid_t)helper_running_pgid, SIGKILL);
-  helper_kill_children();
+  helper_kill_children(1);
   _exit(1);
 }
 
@@ -567,8 +600,13 @@ static void helper_main(int sock) {
       continue;
     helper_reply d = {.kind = 2, .pid = r.pid};
     helper_running_pgid = r.pid; /* the command leads its own group */
-    while (wait4(r.pid, &d.status, 0, &d.ru) < 0 && errno == EINTR)
-      ;
+    /* Orphans the run leaves to us while it goes on are reaped as they
+     * end, so that no zombie of ours stands in its PSS sample. */
+    for (;;) {
+      pid_t w = wait4(-1, &d.status, 0, &d.ru);
+      if (w == r.pid || (w < 0 && errno != EINTR))
+        break;
+    }
     d.t = core_monotonic();
     /* Nothing of the run outlives it: its group, and the orphans we
      * adopted. SIGUSR1 waits, so that its handler does not do the same
@@ -579,7 +617,7 @@ static void helper_main(int sock) {
     sigprocmask(SIG_BLOCK, &usr1, &old);
     kill(-r.pid, SIGKILL);
     helper_running_pgid = 0;
-    helper_kill_children();
+    helper_kill_children(0);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (send(sock, &d, sizeof d, 0) != (ssize_t)sizeof d)
       _exit(1);

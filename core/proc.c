@@ -22,7 +22,7 @@ typedef struct pent {
 
 /* The command name in /proc/PID/stat may hold spaces and ')': the state
  * and ppid follow the last ')'. */
-int proc_ppid(int pid) {
+static int read_stat(int pid, int *ppid, char *state) {
   char path[64], buf[1024];
   snprintf(path, sizeof path, "/proc/%d/stat", pid);
   FILE *f = fopen(path, "r");
@@ -32,10 +32,19 @@ int proc_ppid(int pid) {
   fclose(f);
   buf[r] = 0;
   char *rp = strrchr(buf, ')');
-  long ppid;
-  if (!rp || sscanf(rp + 1, " %*c %ld", &ppid) != 1)
+  long pp;
+  char st;
+  if (!rp || sscanf(rp + 1, " %c %ld", &st, &pp) != 2)
     return -1;
-  return (int)ppid;
+  *ppid = (int)pp;
+  *state = st;
+  return 0;
+}
+
+int proc_ppid(int pid) {
+  int ppid;
+  char state;
+  return read_stat(pid, &ppid, &state) == 0 ? ppid : -1;
 }
 
 /* Every process's pid and ppid. A process can vanish between readdir and
@@ -296,12 +305,16 @@ core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
     fputs("pid\tppid\tpss_kib\tstatus\treasons\tcmdline\n", list);
   }
   for (size_t i = 0; i < cs.n; i++) {
-    char why[128] = "";
-    int pid = cs.v[i].pid;
-    int ppid = proc_ppid(pid);
+    char why[128] = "", state = 0;
+    int pid = cs.v[i].pid, ppid = -1;
+    long pss = -1;
+    read_stat(pid, &ppid, &state);
     read_cmdline(pid, cmdl, 8192);
-    long pss = read_pss(pid, why, sizeof why);
-    if (pss >= 0) {
+    if (state == 'Z') {
+      /* Ended, waiting for its parent to collect it: it holds no memory
+       * and nothing was lost. Listed, neither counted nor unreadable. */
+      snprintf(why, sizeof why, "zombie: ended, not yet reaped");
+    } else if ((pss = read_pss(pid, why, sizeof why)) >= 0) {
       *pss_kib += pss;
       (*counted)++;
     } else {

@@ -127,7 +127,8 @@ size_t exec_kill_all_children(void);
 
 /** PSS sample: sums the Pss: of /proc/PID/smaps_rollup of the processes
  * sel selects and writes one TSV line per process to sel->list_path: pid,
- * ppid, pss_kib (or "vanished"/"unreadable: why"), the reasons it was
+ * ppid, pss_kib (or "vanished"/"unreadable: why"/"zombie: ...", a zombie
+ * counting neither as counted nor unreadable), the reasons it was
  * counted ("run", "descendant", "adopted", "cgroup", "cmdline:S"), command
  * line. root: the run's process; adopter: the subreaper that adopts the
  * run's orphaned descendants (see proc_adopted), 0 for none. OUT:

@@ -265,11 +265,20 @@ static void load_and_cores(const data_batch_info *b, double *load,
   }
 }
 
-/* Whether run row x was collected before y: batches in the order of their
- * ids, then the execution order within the batch. */
+/* A batch id's number ("b0012" -> 12; ids pass 9999 as "b10000"). */
+static long batch_number(const char *id) {
+  return id && id[0] == 'b' ? strtol(id + 1, NULL, 10) : 0;
+}
+
+/* Whether row x was collected before y: by start time (UTC ISO 8601, so
+ * text order is time order), then, within a second, by batch and
+ * execution order. */
 static int collected_before(const data_row *x, const data_row *y) {
-  int c = strcmp(x->batch ? x->batch : "", y->batch ? y->batch : "");
-  return c < 0 || (c == 0 && x->seq < y->seq);
+  int c = strcmp(x->started_at, y->started_at);
+  if (c != 0)
+    return c < 0;
+  long bx = batch_number(x->batch), by = batch_number(y->batch);
+  return bx < by || (bx == by && x->seq < y->seq);
 }
 
 /* The first and last run row of an arm on a workload, and how many. */
@@ -283,8 +292,11 @@ static arm_span span_of(const report_input *in, const char *workload,
   arm_span sp = {0};
   for (size_t i = 0; in->rows && i < in->rows->n; i++) {
     const data_row *r = &in->rows->rows[i];
+    /* Imported rows without a start time have no known collection
+     * order (a CSV may list them by arm): they cannot tell. */
     if (strcmp(r->workload, workload) != 0 || strcmp(r->arm, arm) != 0 ||
-        !report_row_is_run(in->sheet, r))
+        !report_row_is_run(in->sheet, r) || !r->started_at ||
+        !*r->started_at)
       continue;
     sp.runs++;
     if (!sp.first || collected_before(r, sp.first))

@@ -61,10 +61,12 @@ EOF
 {
   echo "workload,arm,metric,value,run,started_at"
   for i in $(seq 1 12); do
-    echo "imported,bare,wall_s,0.10$i,$i,2026-10-21T08:00:$((10 + i))Z"
-    echo "imported,bwrap,wall_s,0.31$i,$i,2026-10-21T08:01:$((10 + i))Z"
+    # Round i at minute i: the arms interleaved in time.
+    t=$(printf '2026-10-21T08:%02d' "$i")
+    echo "imported,bare,wall_s,0.10$i,$i,$t:10Z"
+    echo "imported,bwrap,wall_s,0.31$i,$i,$t:20Z"
     # Only 4 runs of the third arm: prereg must flag it as a threat.
-    [ "$i" -le 4 ] && echo "imported,slow,wall_s,0.12$i,$i,2026-10-21T08:02:$((10 + i))Z"
+    [ "$i" -le 4 ] && echo "imported,slow,wall_s,0.12$i,$i,$t:30Z"
   done
 } >data.csv
 
@@ -236,21 +238,30 @@ check "interleaved data: no such threat" bash -c "! grep -q 'Not interleaved' $m
 sed -e 's/id = "rep-test"/id = "late-arm"/' $S >protocols/late.lua
 check "register late" "$PREREG" register protocols/late.lua --data d
 {
-  echo "workload,arm,metric,value,run"
+  echo "workload,arm,metric,value,run,started_at"
   for i in 1 2 3 4 5 6; do
-    echo "imported,bare,wall_s,0.10$i,$i"
-    echo "imported,slow,wall_s,0.12$i,$i"
+    echo "imported,bare,wall_s,0.10$i,$i,2026-10-21T08:0$i:10Z"
+    echo "imported,slow,wall_s,0.12$i,$i,2026-10-21T08:0$i:20Z"
   done
 } >first.csv
 {
-  echo "workload,arm,metric,value,run"
-  for i in 1 2 3 4 5 6; do echo "imported,bwrap,wall_s,0.31$i,$i"; done
+  echo "workload,arm,metric,value,run,started_at"
+  for i in 1 2 3 4 5 6; do echo "imported,bwrap,wall_s,0.31$i,$i,2026-10-22T09:0$i:00Z"; done
 } >later.csv
 check "import first" "$PREREG" import protocols/late.lua first.csv --data d
 check "import later" "$PREREG" import protocols/late.lua later.csv --data d
 check "report late" "$PREREG" report protocols/late.lua --data d --out late
 check "not interleaved: named" grep -qF 'Not interleaved: all runs of arm bwrap on workload imported were collected after those of the reference arm bare' late/report.md
 check "not interleaved: only that arm" test "$(grep -c 'Not interleaved' late/report.md)" = 1
+# Without start times a CSV's order is not the collection order (it may
+# list the rows by arm): no claim either way.
+sed -e 's/id = "rep-test"/id = "no-times"/' $S >protocols/notimes.lua
+check "register no-times" "$PREREG" register protocols/notimes.lua --data d
+cut -d, -f1-5 first.csv >nt.csv
+tail -n +2 later.csv | cut -d, -f1-5 >>nt.csv
+check "import no-times" "$PREREG" import protocols/notimes.lua nt.csv --data d
+check "report no-times" "$PREREG" report protocols/notimes.lua --data d --out nt
+check "no times: no interleaving claim" bash -c "! grep -q 'Not interleaved' nt/report.md"
 
 # Usage errors exit 2.
 "$PREREG" report --data d >/dev/null 2>&1

@@ -285,6 +285,15 @@ static void test_pss(void) {
   waitpid(o, NULL, 0);
   CHECK(pgrep_count(marker) == 0);
 
+  /* Orphans that end before the sample: reaped by the helper as they
+   * end, so no zombie of the run is listed, let alone unreadable. */
+  exec_pss brief = {.after_s = 0.7, .descendants = 1, .list_path = list,
+                    .stop_after = 1};
+  q.cmd = "(sleep 0.05 &); (sleep 0.05 &); sleep 30";
+  q.pss = &brief;
+  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(r.pss_sampled && r.pss_unreadable == 0 && r.pss_counted == 2);
+
   /* A command that ends before the sample is due: no sample, a reason. */
   exec_pss late = {.after_s = 5, .descendants = 1, .list_path = list};
   q.cmd = "/bin/true";
