@@ -459,10 +459,10 @@ static volatile sig_atomic_t helper_running_pgid;
  * an orphan of the run. */
 static char helper_children_path[64];
 
-/* SIGKILLs every child listed in the children file; returns how many,
- * or -1 when the file cannot be read (a kernel without
- * CONFIG_PROC_CHILDREN). Reads in chunks: a number may straddle two.
- * Async-signal-safe. */
+/* SIGKILLs every child listed in the children file; returns how many
+ * could be signalled (a zombie can: it is then reaped), or -1 when the
+ * file cannot be read (a kernel without CONFIG_PROC_CHILDREN). Reads in
+ * chunks: a number may straddle two. Async-signal-safe. */
 static int kill_listed_children(void) {
   int fd = open(helper_children_path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -482,8 +482,10 @@ static int kill_listed_children(void) {
         v = v * 10 + (c - '0');
         in_number = 1;
       } else if (in_number) {
-        kill((pid_t)v, SIGKILL);
-        found++;
+        /* One we may not signal (EPERM: a set-uid program run by a
+         * user) would keep us retrying for nothing. */
+        if (kill((pid_t)v, SIGKILL) == 0)
+          found++;
         v = 0;
         in_number = 0;
       }
@@ -500,10 +502,11 @@ static int kill_scanned_descendants(void) {
   size_t n = 0;
   if (proc_descendants((int)getpid(), &d, &n) != CORE_OK)
     return 0;
+  int killed = 0;
   for (size_t i = 0; i < n; i++)
-    kill(d[i], SIGKILL);
+    killed += kill(d[i], SIGKILL) == 0;
   core_free(d);
-  return (int)n;
+  return killed;
 }
 
 /* Kills (SIGKILL) and reaps every child of the helper, again and again
