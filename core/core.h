@@ -150,6 +150,12 @@ char *core_path_join(const char *a, const char *b);
 /** fsync of a directory, so that a rename or a new file in it survives a
  * crash. */
 core_status core_fsync_dir(const char *path, core_err *err);
+/** Names in folder dir (without "." and ".."), sorted bytewise; a missing
+ * folder has zero names. OUT: *names newly allocated (core_names_free). */
+core_status core_list_dir(const char *dir, char ***names, size_t *n,
+                          core_err *err);
+/** Frees n names and the array; NULL-safe. */
+void core_names_free(char **names, size_t n);
 
 /* }==== */
 

@@ -1,9 +1,11 @@
-/* file.c: reading and durably writing files; folders.
+/* file.c: reading and durably writing files; folders and their listings.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -170,4 +172,51 @@ char *core_path_join(const char *a, const char *b) {
   if (*b == '\0')
     return core_strdup(a);
   return core_asprintf("%s%s%s", a, a[la - 1] == '/' ? "" : "/", b);
+}
+
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void core_names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    core_free(names[i]);
+  core_free(names);
+}
+
+core_status core_list_dir(const char *dir, char ***names, size_t *n,
+                          core_err *err) {
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  char **v = NULL;
+  size_t len = 0, cap = 0;
+  *names = NULL;
+  *n = 0;
+  if (!d) {
+    if (errno == ENOENT)
+      return CORE_OK;
+    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", dir,
+                     strerror(errno));
+  }
+  while ((de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    char **nv = core_grow(v, &cap, len, sizeof *nv, 16);
+    if (!nv)
+      goto oom;
+    v = nv;
+    if (!(v[len] = core_strdup(de->d_name)))
+      goto oom;
+    len++;
+  }
+  closedir(d);
+  if (len > 1)
+    qsort(v, len, sizeof *v, cmp_names);
+  *names = v;
+  *n = len;
+  return CORE_OK;
+oom:
+  closedir(d);
+  core_names_free(v, len);
+  return core_fail(err, CORE_ENOMEM, "%s: out of memory", dir);
 }

@@ -12,7 +12,6 @@
  * path is ".". A single file hashed as a tree is the one entry 'f'.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -109,40 +108,14 @@ core_status core_sha256_file(const char *path, char out[CORE_SHA256_HEX],
   return CORE_OK;
 }
 
-static int cmp_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static core_status hash_entry(core_sha256_ctx *c, const char *abs,
                               const char *rel, core_err *err);
 
 static core_status hash_dir(core_sha256_ctx *c, const char *abs,
                             const char *rel, core_err *err) {
-  DIR *d = opendir(abs);
-  struct dirent *e;
   char **names = NULL;
-  size_t n = 0, cap = 0;
-  core_status st = CORE_OK;
-  if (!d)
-    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", abs,
-                     strerror(errno));
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-      continue;
-    char **nn = core_grow(names, &cap, n, sizeof *nn, 32);
-    if (!nn) {
-      st = core_fail(err, CORE_ENOMEM, "%s: out of memory", abs);
-      goto cleanup;
-    }
-    names = nn;
-    if (!(names[n] = core_strdup(e->d_name))) {
-      st = core_fail(err, CORE_ENOMEM, "%s: out of memory", abs);
-      goto cleanup;
-    }
-    n++;
-  }
-  if (n > 1) /* qsort(NULL, 0, ...) is undefined behaviour */
-    qsort(names, n, sizeof *names, cmp_names);
+  size_t n = 0;
+  core_status st = core_list_dir(abs, &names, &n, err);
   for (size_t i = 0; i < n && st == CORE_OK; i++) {
     char *a = core_path_join(abs, names[i]);
     char *r = strcmp(rel, ".") == 0 ? core_strdup(names[i])
@@ -154,11 +127,7 @@ static core_status hash_dir(core_sha256_ctx *c, const char *abs,
     core_free(a);
     core_free(r);
   }
-cleanup:
-  for (size_t i = 0; i < n; i++)
-    core_free(names[i]);
-  core_free(names);
-  closedir(d);
+  core_names_free(names, n);
   return st;
 }
 

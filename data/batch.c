@@ -20,7 +20,7 @@ static core_status next_batch_number(const char *bdir, long *next,
   char **names;
   size_t n;
   long max = 0, v;
-  core_status st = data_list_dir(bdir, &names, &n, err);
+  core_status st = core_list_dir(bdir, &names, &n, err);
   if (st != CORE_OK)
     return st;
   for (size_t i = 0; i < n; i++)
@@ -29,7 +29,7 @@ static core_status next_batch_number(const char *bdir, long *next,
          data_batch_name(names[i], "", &v)) &&
         v > max)
       max = v;
-  data_names_free(names, n);
+  core_names_free(names, n);
   *next = max + 1;
   return CORE_OK;
 }
@@ -179,7 +179,7 @@ static core_status freeze_tree(const char *full, const char *rel,
                                char ***paths, size_t *n, core_err *err) {
   char **names;
   size_t nn;
-  core_status st = data_list_dir(full, &names, &nn, err);
+  core_status st = core_list_dir(full, &names, &nn, err);
   if (st != CORE_OK)
     return st;
   for (size_t i = 0; i < nn && st == CORE_OK; i++) {
@@ -212,7 +212,7 @@ static core_status freeze_tree(const char *full, const char *rel,
     core_free(f);
     core_free(r);
   }
-  data_names_free(names, nn);
+  core_names_free(names, nn);
   if (st == CORE_OK && chmod(full, 0555) != 0)
     st = core_fail(err, CORE_EIO, "%s: cannot make read-only: %s", full,
                    strerror(errno));
@@ -318,7 +318,7 @@ cleanup:
   core_free(js);
   core_free(rel_dir);
   if (paths)
-    data_names_free(paths, n_paths);
+    core_names_free(paths, n_paths);
   data_batch_release(b);
   return st;
 }
@@ -406,7 +406,7 @@ core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
     data_rowset_free(rows);
     return st;
   }
-  st = data_list_dir(bdir, &names, &n, err);
+  st = core_list_dir(bdir, &names, &n, err);
   for (size_t i = 0; i < n && st == CORE_OK; i++) {
     char *full, *rel;
     csvscan_result res;
@@ -422,7 +422,7 @@ core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
     core_free(full);
     core_free(rel);
   }
-  data_names_free(names, n);
+  core_names_free(names, n);
   data_manifest_free(&m);
   core_free(bdir);
   if (st != CORE_OK)
@@ -447,7 +447,7 @@ core_status data_unfinished_batches(const data_experiment *exp,
     core_free(bdir);
     return st;
   }
-  st = data_list_dir(bdir, &names, &n, err);
+  st = core_list_dir(bdir, &names, &n, err);
   if (st == CORE_OK && n > 0 && !(res = core_calloc(n, sizeof *res)))
     st = core_fail(err, CORE_ENOMEM, "out of memory");
   for (size_t i = 0; i < n && st == CORE_OK; i++) {
@@ -462,11 +462,11 @@ core_status data_unfinished_batches(const data_experiment *exp,
     else
       k++;
   }
-  data_names_free(names, n);
+  core_names_free(names, n);
   data_manifest_free(&m);
   core_free(bdir);
   if (st != CORE_OK) {
-    data_names_free(res, k);
+    core_names_free(res, k);
     return st;
   }
   *out = res;

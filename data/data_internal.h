@@ -122,11 +122,6 @@ int data_same_run(const data_row *a, const data_row *b);
 /** Points jansson's allocator at core_malloc/core_free (idempotent). */
 void data_json_init(void);
 
-/** Sorted names in folder dir (without "." and ".."); missing folder:
- * zero names. OUT: *names newly allocated (data_names_free). */
-core_status data_list_dir(const char *dir, char ***names, size_t *n,
-                          core_err *err);
-void data_names_free(char **names, size_t n);
 
 /** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv"); the
  * number goes to *num. */

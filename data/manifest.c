@@ -1,10 +1,8 @@
 /* manifest.c: DATA/ID/MANIFEST ("SHA256  PATH" lines, sha256sum -c
- * format), folder listings and small helpers shared by data/.
+ * format) and small helpers shared by data/.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,53 +12,6 @@
 void data_json_init(void) {
   /* Route jansson through core_malloc so fault injection reaches it. */
   json_set_alloc_funcs(core_malloc, core_free);
-}
-
-static int cmp_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void data_names_free(char **names, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    core_free(names[i]);
-  core_free(names);
-}
-
-core_status data_list_dir(const char *dir, char ***names, size_t *n,
-                          core_err *err) {
-  DIR *d = opendir(dir);
-  struct dirent *de;
-  char **v = NULL;
-  size_t len = 0, cap = 0;
-  *names = NULL;
-  *n = 0;
-  if (!d) {
-    if (errno == ENOENT)
-      return CORE_OK;
-    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", dir,
-                     strerror(errno));
-  }
-  while ((de = readdir(d)) != NULL) {
-    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-      continue;
-    char **nv = core_grow(v, &cap, len, sizeof *nv, 16);
-    if (!nv)
-      goto oom;
-    v = nv;
-    if (!(v[len] = core_strdup(de->d_name)))
-      goto oom;
-    len++;
-  }
-  closedir(d);
-  if (len > 1)
-    qsort(v, len, sizeof *v, cmp_names);
-  *names = v;
-  *n = len;
-  return CORE_OK;
-oom:
-  closedir(d);
-  data_names_free(v, len);
-  return core_fail(err, CORE_ENOMEM, "%s: out of memory", dir);
 }
 
 int data_batch_name(const char *name, const char *suffix, long *num) {
@@ -174,7 +125,7 @@ static core_status check_first_manifest(const char *dir, const char *path,
   core_status st;
   if (!vdir)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  st = data_list_dir(vdir, &names, &nn, err);
+  st = core_list_dir(vdir, &names, &nn, err);
   for (size_t i = 0; i < nn && st == CORE_OK; i++) {
     int adding = 0;
     if (data_tmp_file_pid(names[i]) > 0) /* an atomic write's debris */
@@ -187,7 +138,7 @@ static core_status check_first_manifest(const char *dir, const char *path,
                      "%s is missing; the experiment folder was damaged; "
                      "run prereg verify", path);
   }
-  data_names_free(names, nn);
+  core_names_free(names, nn);
   core_free(vdir);
   return st;
 }

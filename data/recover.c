@@ -268,7 +268,7 @@ static core_status remove_stale_tmp(data_experiment *exp, const char *rel,
   core_status st;
   if (!dir)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  if ((st = data_list_dir(dir, &names, &n, err)) != CORE_OK) {
+  if ((st = core_list_dir(dir, &names, &n, err)) != CORE_OK) {
     core_free(dir);
     return st;
   }
@@ -296,7 +296,7 @@ static core_status remove_stale_tmp(data_experiment *exp, const char *rel,
     core_free(full);
     core_free(sub);
   }
-  data_names_free(names, n);
+  core_names_free(names, n);
   core_free(dir);
   return st;
 }
@@ -341,6 +341,6 @@ core_status data_recover(data_experiment *exp, core_buf *notes,
   for (size_t v = 0; cache && v <= exp->n_versions; v++)
     proto_sheet_free(cache[v]);
   core_free(cache);
-  data_names_free(ids, n);
+  core_names_free(ids, n);
   return st;
 }

@@ -5,7 +5,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,41 +21,6 @@ static int grow(void **p, size_t *cap, size_t n, size_t size) {
     return 0;
   *p = q;
   return 1;
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted names in dir (without "." and ".."); NULL list when dir cannot
- * be opened, which callers treat as empty. */
-static char **list_dir(const char *dir, size_t *n) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char **names = NULL;
-  size_t cap = 0;
-  *n = 0;
-  if (!d)
-    return NULL;
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-      continue;
-    if (!grow((void **)&names, &cap, *n, sizeof *names))
-      break;
-    names[*n] = core_strdup(e->d_name);
-    if (names[*n])
-      (*n)++;
-  }
-  closedir(d);
-  if (*n)
-    qsort(names, *n, sizeof *names, cmp_str);
-  return names;
-}
-
-static void free_names(char **names, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    core_free(names[i]);
-  core_free(names);
 }
 
 /* }==== */
@@ -164,8 +128,8 @@ static int table_take(data_table *t, str_list *hdr, str_list *cells,
 }
 
 static int table_drop(str_list *hdr, str_list *cells) {
-  free_names(hdr->v, hdr->n);
-  free_names(cells->v, cells->n);
+  core_names_free(hdr->v, hdr->n);
+  core_names_free(cells->v, cells->n);
   return 0;
 }
 
@@ -269,8 +233,8 @@ oom:
 
 static void table_free(data_table *t) {
   core_free(t->source);
-  free_names(t->header, t->n_cols);
-  free_names(t->cells, t->n_cols * t->n_rows);
+  core_names_free(t->header, t->n_cols);
+  core_names_free(t->cells, t->n_cols * t->n_rows);
 }
 
 /* Walks batches/ID/ (depth-first, sorted) for process-list files. */
@@ -283,7 +247,7 @@ static core_status find_procs(const char *exp_dir, const char *rel,
   core_status st = CORE_OK;
   if (!dir)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  names = list_dir(dir, &n);
+  st = core_list_dir(dir, &names, &n, err);
   for (size_t i = 0; i < n && st == CORE_OK; i++) {
     char *r = core_path_join(rel, names[i]);
     char *full = core_path_join(exp_dir, r);
@@ -334,7 +298,7 @@ static core_status find_procs(const char *exp_dir, const char *rel,
     core_free(r);
     core_free(full);
   }
-  free_names(names, n);
+  core_names_free(names, n);
   core_free(dir);
   return st;
 }
@@ -454,7 +418,8 @@ core_status data_report_inputs_load(const data_experiment *exp,
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto done;
   }
-  names = list_dir(dir, &n);
+  if ((st = core_list_dir(dir, &names, &n, err)) != CORE_OK)
+    goto done;
   /* A batch is known by its CSV or its facts; names are sorted, so
    * bNNNN.csv and bNNNN.json of one batch are neighbours. */
   for (size_t i = 0; i < n; i++) {
@@ -486,8 +451,8 @@ core_status data_report_inputs_load(const data_experiment *exp,
   }
   st = load_manifest(exp, in, err);
 done:
-  free_names(names, n);
-  free_names(ids, n_ids);
+  core_names_free(names, n);
+  core_names_free(ids, n_ids);
   core_free(dir);
   if (st != CORE_OK) {
     data_report_inputs_free(in);

@@ -125,7 +125,7 @@ static void walk(vstate *v, const char *rel) {
   core_err err;
   if (!full)
     return;
-  if (data_list_dir(full, &names, &n, &err) != CORE_OK) {
+  if (core_list_dir(full, &names, &n, &err) != CORE_OK) {
     problem(v, "%s", err.msg);
     core_free(full);
     return;
@@ -143,7 +143,7 @@ static void walk(vstate *v, const char *rel) {
     core_free(r);
     core_free(f);
   }
-  data_names_free(names, n);
+  core_names_free(names, n);
   core_free(full);
 }
 
@@ -156,7 +156,7 @@ static void check_orphans(vstate *v) {
   char **names = NULL;
   size_t n = 0;
   core_err err;
-  if (!bdir || data_list_dir(bdir, &names, &n, &err) != CORE_OK) {
+  if (!bdir || core_list_dir(bdir, &names, &n, &err) != CORE_OK) {
     core_free(bdir);
     return;
   }
@@ -184,7 +184,7 @@ static void check_orphans(vstate *v) {
               names[i]);
     core_free(full);
   }
-  data_names_free(names, n);
+  core_names_free(names, n);
   core_free(bdir);
 }
 
@@ -210,7 +210,7 @@ static void check_chain(vstate *v) {
   if (!vdir)
     return;
   /* Files of versions past the loaded chain mean a link is missing. */
-  if (data_list_dir(vdir, &names, &n, &err) == CORE_OK) {
+  if (core_list_dir(vdir, &names, &n, &err) == CORE_OK) {
     for (size_t i = 0; i < n; i++) {
       unsigned long k;
       char ext[8];
@@ -221,7 +221,7 @@ static void check_chain(vstate *v) {
                 exp->n_versions);
     }
   }
-  data_names_free(names, n);
+  core_names_free(names, n);
   for (size_t k = 0; k < exp->n_versions; k++) {
     const data_version *ver = &exp->versions[k];
     size_t len = 0, plen = 0;
@@ -434,7 +434,7 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
                               v.problems == 1 ? "" : "s")
                   : CORE_OK;
 cleanup:
-  data_names_free(v.unfinished, v.n_unfinished);
+  core_names_free(v.unfinished, v.n_unfinished);
   data_manifest_free(&v.m);
   return st;
 }
