@@ -230,6 +230,13 @@ static void path_pop(walk *w, size_t mark) {
   w->path[mark] = '\0';
 }
 
+/* Done with the value on top of the stack, pushed for the path element
+ * that mark ends before: pops both. */
+static void leave(walk *w, size_t mark) {
+  lua_pop(w->L, 1);
+  path_pop(w, mark);
+}
+
 /* A short, exact description of a value for "got ..." */
 static const char *describe(walk *w, int idx, char *buf, size_t size) {
   lua_State *L = w->L;
@@ -534,8 +541,7 @@ static int get_string(walk *w, int t, const char *key, int req,
   if (ty == LUA_TNIL) {
     if (req)
       fail(w, "is required (a string)");
-    lua_pop(w->L, 1);
-    path_pop(w, mark);
+    leave(w, mark);
     return 0;
   }
   if (ty != LUA_TSTRING)
@@ -543,8 +549,7 @@ static int get_string(walk *w, int t, const char *key, int req,
   if (lua_rawlen(w->L, -1) == 0)
     fail(w, "must not be empty");
   *dst = dup_value(w, -1);
-  lua_pop(w->L, 1);
-  path_pop(w, mark);
+  leave(w, mark);
   return 1;
 }
 
@@ -573,8 +578,7 @@ static int get_num(walk *w, int t, const char *key, int req, int integer,
   if (ty == LUA_TNIL) {
     if (req)
       fail(w, "is required (%s)", want);
-    lua_pop(w->L, 1);
-    path_pop(w, mark);
+    leave(w, mark);
     return 0;
   }
   if (ty != LUA_TNUMBER)
@@ -585,8 +589,7 @@ static int get_num(walk *w, int t, const char *key, int req, int integer,
       (lo_open && x == lo) || x > hi)
     fail_got(w, -1, want);
   *out = x;
-  lua_pop(w->L, 1);
-  path_pop(w, mark);
+  leave(w, mark);
   return 1;
 }
 
@@ -594,15 +597,13 @@ static int get_bool(walk *w, int t, const char *key, int *out) {
   size_t mark = path_key(w, key);
   int ty = field(w, t, key);
   if (ty == LUA_TNIL) {
-    lua_pop(w->L, 1);
-    path_pop(w, mark);
+    leave(w, mark);
     return 0;
   }
   if (ty != LUA_TBOOLEAN)
     fail_got(w, -1, "true or false");
   *out = lua_toboolean(w->L, -1);
-  lua_pop(w->L, 1);
-  path_pop(w, mark);
+  leave(w, mark);
   return 1;
 }
 
@@ -612,16 +613,14 @@ static int get_enum(walk *w, int t, const char *key,
   int ty = field(w, t, key);
   char want[256];
   if (ty == LUA_TNIL) {
-    lua_pop(w->L, 1);
-    path_pop(w, mark);
+    leave(w, mark);
     return 0;
   }
   if (ty == LUA_TSTRING)
     for (int i = 0; names[i]; i++)
       if (strcmp(lua_tostring(w->L, -1), names[i]) == 0) {
         *out = i;
-        lua_pop(w->L, 1);
-        path_pop(w, mark);
+        leave(w, mark);
         return 1;
       }
   snprintf(want, sizeof want, "\"%s\" or \"%s\"", names[0], names[1]);
@@ -647,8 +646,7 @@ static int get_string_list(walk *w, int t, const char *key, int req,
   if (ty == LUA_TNIL) {
     if (req)
       fail(w, "is required (%s)", what);
-    lua_pop(L, 1);
-    path_pop(w, mark);
+    leave(w, mark);
     return 0;
   }
   len = list_len(w, -1, what);
@@ -674,8 +672,7 @@ static int get_string_list(walk *w, int t, const char *key, int req,
                (*dst)[i - 1], (long long)j);
     path_pop(w, m2);
   }
-  lua_pop(L, 1);
-  path_pop(w, mark);
+  leave(w, mark);
   return 1;
 }
 
@@ -764,11 +761,9 @@ static void read_vars(walk *w, int t) {
     if (field(w, lua_absindex(L, -1), name) != LUA_TSTRING)
       fail_got(w, -1, "a string");
     s->vars[i].value = dup_value(w, -1);
-    lua_pop(L, 1);
-    path_pop(w, mark);
+    leave(w, mark);
   }
-  lua_pop(L, 1);
-  path_pop(w, 0);
+  leave(w, 0);
 }
 
 static void read_image(walk *w, int t, proto_image *img) {
@@ -777,8 +772,7 @@ static void read_image(walk *w, int t, proto_image *img) {
   int ty = field(w, t, "image");
   int it;
   if (ty == LUA_TNIL) {
-    lua_pop(w->L, 1);
-    path_pop(w, mark);
+    leave(w, mark);
     return;
   }
   if (ty != LUA_TTABLE)
@@ -795,15 +789,13 @@ static void read_image(walk *w, int t, proto_image *img) {
   if (!img->tree && !img->digest_cmd)
     fail(w, "needs tree = \"path\" (a file or folder to hash) or digest = "
          "\"command\" (prints the digest)");
-  lua_pop(w->L, 1);
-  path_pop(w, mark);
+  leave(w, mark);
 }
 
 static void read_arms(walk *w, int t) {
   static const char *const keys[] = {"name",     "reference", "run",
                                      "requires", "versions",  "image",
                                      NULL};
-  lua_State *L = w->L;
   proto_sheet *s = w->s;
   int base_line = w->line, have_ref = 0;
   size_t mark;
@@ -850,15 +842,13 @@ static void read_arms(walk *w, int t) {
     get_string_list(w, at, "versions", OPT, LIST_TEMPLATE | LIST_NONEMPTY,
                     "a list of commands", &a->versions, &a->n_versions);
     read_image(w, at, &a->image);
-    lua_pop(L, 1);
-    path_pop(w, m2);
+    leave(w, m2);
   }
   w->line = base_line;
   if (!have_ref)
     fail(w, "no arm has reference = true; mark exactly one, the arm the "
          "others are compared with");
-  lua_pop(L, 1);
-  path_pop(w, mark);
+  leave(w, mark);
 }
 
 static int is_builtin_metric(const char *m) {
@@ -1025,8 +1015,7 @@ static void read_workloads(walk *w, int t) {
       } else if (ty != LUA_TNIL) {
         fail_got(w, -1, want);
       }
-      lua_pop(L, 1);
-      path_pop(w, m3);
+      leave(w, m3);
     }
     {
       size_t m3 = path_key(w, "processes");
@@ -1047,15 +1036,12 @@ static void read_workloads(walk *w, int t) {
                         "a list of strings", &wl->procs.cmdline,
                         &wl->procs.n_cmdline);
       }
-      lua_pop(L, 1);
-      path_pop(w, m3);
+      leave(w, m3);
     }
-    lua_pop(L, 1);
-    path_pop(w, m2);
+    leave(w, m2);
   }
   w->line = base_line;
-  lua_pop(L, 1);
-  path_pop(w, mark);
+  leave(w, mark);
 }
 
 static void read_rule(walk *w, int t) {
@@ -1159,16 +1145,14 @@ static void read_rule(walk *w, int t) {
               !isfinite(lua_tonumber(L, -1)) || lua_tonumber(L, -1) <= 0)
             fail_got(w, -1, "a positive ratio");
           v->ci_within[k] = lua_tonumber(L, -1);
-          lua_pop(L, 1);
-          path_pop(w, m4);
+          leave(w, m4);
         }
         if (!(v->ci_within[0] < v->ci_within[1]))
           fail(w, "the low end %g must be below the high end %g",
                v->ci_within[0], v->ci_within[1]);
         v->has_ci_within = 1;
       }
-      lua_pop(L, 1);
-      path_pop(w, m3);
+      leave(w, m3);
     }
     if (!v->has_ci_excludes && !v->has_ratio_above && !v->has_ratio_below &&
         !v->has_ci_within)
@@ -1178,8 +1162,7 @@ static void read_rule(walk *w, int t) {
         v->ratio_above >= v->ratio_below)
       fail(w, "ratio_above = %g and ratio_below = %g can never both hold",
            v->ratio_above, v->ratio_below);
-    lua_pop(L, 1);
-    path_pop(w, m2);
+    leave(w, m2);
   }
   w->line = base_line;
   lua_pop(L, 2);
@@ -1383,12 +1366,10 @@ static void read_hypotheses(walk *w, int t) {
         fail_unknown(w, "verdict", h->verdict, cand, nc);
       }
     }
-    lua_pop(L, 1);
-    path_pop(w, m2);
+    leave(w, m2);
   }
   w->line = base_line;
-  lua_pop(L, 1);
-  path_pop(w, mark);
+  leave(w, mark);
 }
 
 /* YYYY-MM-DD naming a real day. */
@@ -1414,7 +1395,6 @@ static int good_date(const char *d) {
 
 static void read_amendments(walk *w, int t) {
   static const char *const keys[] = {"date", "why", "supersedes", NULL};
-  lua_State *L = w->L;
   proto_sheet *s = w->s;
   int base_line = w->line;
   size_t mark;
@@ -1460,12 +1440,10 @@ static void read_amendments(walk *w, int t) {
         check_workload_ref(w, a->supersedes[k], &wi);
         path_pop(w, m3);
       }
-    lua_pop(L, 1);
-    path_pop(w, m2);
+    leave(w, m2);
   }
   w->line = base_line;
-  lua_pop(L, 1);
-  path_pop(w, mark);
+  leave(w, mark);
 }
 
 /* }==== */
