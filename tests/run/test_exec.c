@@ -15,6 +15,7 @@
 
 #include "core/run.h"
 #include "harness.h"
+#include "marked.h"
 
 static char tmp[256];
 static char marker[64]; /* unique per test process, for pgrep -f */
@@ -28,22 +29,6 @@ static exec_res run(const char *cmd, double timeout, double grace) {
   q.grace_s = grace;
   CHECK(exec_command(&q, &r, &e) == CORE_OK);
   return r;
-}
-
-/* Number of processes whose command line contains s. */
-static int pgrep_count(const char *s) {
-  char cmd[256];
-  /* "[.]X" matches ".X" in a sleep's argument but not this shell's own
-   * command line, which holds "[.]X". */
-  snprintf(cmd, sizeof cmd, "pgrep -c -f '[.]%s'", s);
-  FILE *p = popen(cmd, "r");
-  int n = -1;
-  if (p) {
-    if (fscanf(p, "%d", &n) != 1)
-      n = -1;
-    pclose(p);
-  }
-  return n;
 }
 
 static void test_split(void) {
@@ -96,7 +81,7 @@ static void test_timeout(void) {
   double el = core_monotonic() - t0;
   CHECK(r.timed_out && r.signo == SIGTERM);
   CHECK(el >= 0.45 && el < 20);
-  CHECK(pgrep_count(marker) == 0);
+  CHECK(count_marked(marker) == 0);
 
   /* Ignores SIGTERM (the ignored disposition survives exec into sleep):
    * only SIGKILL after the grace period ends it. The shell writes READY
@@ -117,7 +102,7 @@ static void test_timeout(void) {
   CHECK(trapped);
   CHECK(r.timed_out && r.signo == SIGKILL);
   CHECK(el >= 0.75 && el < 40);
-  CHECK(pgrep_count(marker) == 0);
+  CHECK(count_marked(marker) == 0);
 }
 
 static void test_stdin(void) {
@@ -149,7 +134,7 @@ static void test_daemons(void) {
   CHECK(r.exited && r.exit_code == 0 && !r.timed_out);
   CHECK(core_monotonic() - t0 < 30);
   CHECK(out.data && !strcmp(out.data, "started\n"));
-  CHECK(pgrep_count(marker) == 0);
+  CHECK(count_marked(marker) == 0);
   core_buf_free(&out);
 }
 
@@ -283,7 +268,7 @@ static void test_pss(void) {
   core_free(text);
   kill(o, SIGKILL);
   waitpid(o, NULL, 0);
-  CHECK(pgrep_count(marker) == 0);
+  CHECK(count_marked(marker) == 0);
 
   /* Orphans that end before the sample: reaped by the helper as they
    * end, so no zombie of the run is listed, let alone unreadable. */

@@ -16,6 +16,7 @@
 
 #include "core/run.h"
 #include "harness.h"
+#include "marked.h"
 
 int __real_open(const char *path, int flags, ...);
 FILE *__real_fopen(const char *path, const char *mode);
@@ -51,20 +52,6 @@ FILE *__wrap_fopen(const char *path, const char *mode) {
     return NULL;
   }
   return __real_fopen(path, mode);
-}
-
-/* Number of processes whose command line contains ".MARK". */
-static int count_marked(const char *mark) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "pgrep -c -f '[.]%s'", mark);
-  FILE *p = popen(cmd, "r");
-  int n = -1;
-  if (p) {
-    if (fscanf(p, "%d", &n) != 1)
-      n = -1;
-    pclose(p);
-  }
-  return n;
 }
 
 int main(void) {
