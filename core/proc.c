@@ -238,21 +238,27 @@ core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
   if (!cmdl)
     return core_fail(err, CORE_ENOMEM, "out of memory sampling PSS");
 
+  /* One snapshot of /proc serves every selection. */
+  if ((sel->descendants || sel->n_cmdline > 0) &&
+      (st = proc_table(&t, &nt)) != CORE_OK) {
+    st = core_fail(err, st, "cannot list /proc");
+    goto cleanup;
+  }
   if (sel->descendants) {
-    int *d = NULL;
-    size_t nd = 0;
+    /* The descendants, then the processes the adopter took in: one whose
+     * parent exited (a double-forked daemon, a container shim) is no
+     * longer below root but below the subreaper that adopted it, and
+     * still this run's. The two sets are disjoint, so nt places do. */
+    int *d = core_malloc((nt + 1) * sizeof *d);
+    if (!d) {
+      st = core_fail(err, CORE_ENOMEM, "out of memory sampling PSS");
+      goto cleanup;
+    }
+    size_t nd = walk_below(t, nt, root, root, d, 0);
+    size_t na = adopter > 0 ? walk_below(t, nt, adopter, root, d, nd) : nd;
     choose(&cs, root, "run");
-    if (proc_descendants(root, &d, &nd) == CORE_OK)
-      for (size_t i = 0; i < nd; i++)
-        choose(&cs, d[i], "descendant");
-    core_free(d);
-    /* A descendant whose parent exited (a double-forked daemon, a
-     * container shim) is no longer below root but below the subreaper
-     * that adopted it: it is still this run's. */
-    d = NULL;
-    if (proc_adopted(adopter, root, &d, &nd) == CORE_OK)
-      for (size_t i = 0; i < nd; i++)
-        choose(&cs, d[i], "adopted");
+    for (size_t i = 0; i < na; i++)
+      choose(&cs, d[i], i < nd ? "descendant" : "adopted");
     core_free(d);
   }
   if (sel->cgroup && *sel->cgroup) {
@@ -274,10 +280,6 @@ core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
     fclose(f);
   }
   if (sel->n_cmdline > 0) {
-    if ((st = proc_table(&t, &nt)) != CORE_OK) {
-      st = core_fail(err, st, "cannot list /proc");
-      goto cleanup;
-    }
     int me = (int)getpid();
     for (size_t i = 0; i < nt; i++) {
       if (t[i].pid == me)
