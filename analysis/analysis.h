@@ -81,8 +81,7 @@ typedef struct analysis_summary {
  * on it. OUT: *out newly allocated; free with analysis_summary_free. */
 core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
                          const data_experiment *exp, const data_rowset *rows,
-                         int threads, analysis_summary **out,
-                         core_err *err);
+                         int threads, analysis_summary **out, core_err *err);
 void analysis_summary_free(analysis_summary *s);
 
 /** The terminal table (arm, median with unit, ratio x, CI, verdict) per
@@ -151,8 +150,7 @@ unsigned long analysis_comparison_seed(unsigned long rule_seed,
                                        const char *metric, const char *arm);
 
 /** The seed of replicate block `block` of a comparison. */
-unsigned long analysis_block_seed(unsigned long comparison_seed,
-                                  size_t block);
+unsigned long analysis_block_seed(unsigned long comparison_seed, size_t block);
 
 /** analysis_median without a copy: reorders x. Never allocates (so it
  * cannot fail), unlike analysis_median, which returns NaN when it cannot

@@ -39,50 +39,50 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                                      const char *workload, const char *metric,
                                      const char *arm, char **reason) {
   if (!r || isnan(r->ci_low) || isnan(r->ci_high)) {
-    *reason = core_asprintf("no valid data for %s/%s/%s", workload, metric,
-                            arm);
+    *reason =
+        core_asprintf("no valid data for %s/%s/%s", workload, metric, arm);
     return PROTO_INCONCLUSIVE;
   }
   switch (h->kind) {
   case PROTO_CLAIM_AT_LEAST:
     if (r->ci_low >= h->x) {
-      *reason = core_asprintf("%s: CI low end %.6g >= %g", arm, r->ci_low,
-                              h->x);
+      *reason =
+          core_asprintf("%s: CI low end %.6g >= %g", arm, r->ci_low, h->x);
       return PROTO_HELD;
     }
     if (r->ci_high < h->x) {
-      *reason = core_asprintf("%s: CI high end %.6g < %g", arm, r->ci_high,
-                              h->x);
+      *reason =
+          core_asprintf("%s: CI high end %.6g < %g", arm, r->ci_high, h->x);
       return PROTO_NOT_HELD;
     }
-    *reason = core_asprintf("%s: CI [%.6g, %.6g] contains %g", arm,
-                            r->ci_low, r->ci_high, h->x);
+    *reason = core_asprintf("%s: CI [%.6g, %.6g] contains %g", arm, r->ci_low,
+                            r->ci_high, h->x);
     return PROTO_INCONCLUSIVE;
   case PROTO_CLAIM_BELOW:
     if (r->ci_high < h->x) {
-      *reason = core_asprintf("%s: CI high end %.6g < %g", arm, r->ci_high,
-                              h->x);
+      *reason =
+          core_asprintf("%s: CI high end %.6g < %g", arm, r->ci_high, h->x);
       return PROTO_HELD;
     }
     if (r->ci_low >= h->x) {
-      *reason = core_asprintf("%s: CI low end %.6g >= %g", arm, r->ci_low,
-                              h->x);
+      *reason =
+          core_asprintf("%s: CI low end %.6g >= %g", arm, r->ci_low, h->x);
       return PROTO_NOT_HELD;
     }
-    *reason = core_asprintf("%s: CI [%.6g, %.6g] contains %g", arm,
-                            r->ci_low, r->ci_high, h->x);
+    *reason = core_asprintf("%s: CI [%.6g, %.6g] contains %g", arm, r->ci_low,
+                            r->ci_high, h->x);
     return PROTO_INCONCLUSIVE;
   case PROTO_CLAIM_VERDICT_IS: {
     const char *want = h->verdict ? h->verdict : "";
     if (strcmp(r->verdict, want) == 0) {
-      *reason = core_asprintf("%s: verdict %s (ratio %.6g, CI [%.6g, %.6g])",
-                              arm, r->verdict, r->ratio, r->ci_low,
-                              r->ci_high);
+      *reason =
+          core_asprintf("%s: verdict %s (ratio %.6g, CI [%.6g, %.6g])", arm,
+                        r->verdict, r->ratio, r->ci_low, r->ci_high);
       return PROTO_HELD;
     }
-    *reason = core_asprintf(
-        "%s: verdict %s, not %s (ratio %.6g, CI [%.6g, %.6g])", arm,
-        r->verdict, want, r->ratio, r->ci_low, r->ci_high);
+    *reason =
+        core_asprintf("%s: verdict %s, not %s (ratio %.6g, CI [%.6g, %.6g])",
+                      arm, r->verdict, want, r->ratio, r->ci_low, r->ci_high);
     /* An undecided comparison neither supports nor refutes the claim. */
     return strcmp(r->verdict, "inconclusive") == 0 ? PROTO_INCONCLUSIVE
                                                    : PROTO_NOT_HELD;
@@ -100,10 +100,10 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
 
 /* What one row is, for one analysis. */
 typedef struct row_class {
-  int counts;       /* 1: a value that enters the comparison */
-  int superseded;   /* 1: not counted because an amendment superseded it */
-  char *reason;     /* why it does not count (owned), NULL when it counts
-                       or when the row is not about this sheet at all */
+  int counts;     /* 1: a value that enters the comparison */
+  int superseded; /* 1: not counted because an amendment superseded it */
+  char *reason;   /* why it does not count (owned), NULL when it counts
+                     or when the row is not about this sheet at all */
 } row_class;
 
 typedef struct ctx {
@@ -168,26 +168,26 @@ static core_status classify(ctx *c, core_err *err) {
                                 "sheet",
                                 r->workload);
     } else if (proto_arm_index(c->sheet, r->arm) < 0) {
-      k->reason = core_asprintf("arm %s is not in this version of the sheet",
-                                r->arm);
+      k->reason =
+          core_asprintf("arm %s is not in this version of the sheet", r->arm);
     } else if (r->metric && r->metric[0] &&
                !proto_workload_has_metric(&c->sheet->workloads[w],
                                           r->metric)) {
-      k->reason = core_asprintf("metric %s is not declared for %s",
-                                r->metric, r->workload);
+      k->reason = core_asprintf("metric %s is not declared for %s", r->metric,
+                                r->workload);
     } else if ((version = superseding_version(c, r, &why)) > 0) {
       k->superseded = 1;
       k->reason = core_asprintf("superseded by amendment %d: %s", version,
                                 why ? why : "");
     } else if (!r->valid) {
-      k->reason = core_strdup(r->reason && r->reason[0] ? r->reason
-                                                        : "invalid");
+      k->reason =
+          core_strdup(r->reason && r->reason[0] ? r->reason : "invalid");
     } else if (!r->has_value) {
       k->reason = core_strdup("no value recorded");
     } else if (!r->source || (strcmp(r->source, "run") != 0 &&
                               strcmp(r->source, "import") != 0)) {
-      k->reason = core_asprintf("unknown source '%s'",
-                                r->source ? r->source : "");
+      k->reason =
+          core_asprintf("unknown source '%s'", r->source ? r->source : "");
     } else {
       k->counts = 1;
       continue;
@@ -360,16 +360,16 @@ static core_status add_cells(ctx *c, analysis_summary *s, core_err *err) {
         cell->arm = core_strdup(sh->arms[a].name);
         if (!cell->workload || !cell->metric || !cell->arm)
           return OOM(err);
-        if ((st = gather(c, wl->name, wl->metrics[m], sh->arms[a].name, &v,
-                         &n, err)) != CORE_OK)
+        if ((st = gather(c, wl->name, wl->metrics[m], sh->arms[a].name, &v, &n,
+                         err)) != CORE_OK)
           return st;
         cell->n_valid = n;
         cell->median = analysis_median_inplace(v, n);
         core_free(v);
-        if ((st = count_runs(c, wl->name, wl->metrics[m], sh->arms[a].name,
-                             0, &cell->n_invalid, err)) != CORE_OK ||
-            (st = count_runs(c, wl->name, wl->metrics[m], sh->arms[a].name,
-                             1, &cell->n_superseded, err)) != CORE_OK)
+        if ((st = count_runs(c, wl->name, wl->metrics[m], sh->arms[a].name, 0,
+                             &cell->n_invalid, err)) != CORE_OK ||
+            (st = count_runs(c, wl->name, wl->metrics[m], sh->arms[a].name, 1,
+                             &cell->n_superseded, err)) != CORE_OK)
           return st;
         cell->n_planned = wl->runs > 0 ? (size_t)wl->runs : 0;
       }
@@ -432,10 +432,9 @@ static core_status add_results(ctx *c, analysis_summary *s, core_err *err) {
           r->ratio = NAN;
           r->note = core_strdup("the reference median is 0: no ratio");
         } else {
-          st = analysis_bootstrap_ratio(rv, rn, cv, cn, sh->rule.resamples,
-                                        sh->rule.confidence, r->seed,
-                                        c->threads, &r->ci_low, &r->ci_high,
-                                        NULL, &berr);
+          st = analysis_bootstrap_ratio(
+              rv, rn, cv, cn, sh->rule.resamples, sh->rule.confidence, r->seed,
+              c->threads, &r->ci_low, &r->ci_high, NULL, &berr);
           if (st == CORE_ESTATS) {
             /* Undefined, not broken: the comparison stays, undecided. */
             r->note = core_strdup(berr.msg);
@@ -544,12 +543,10 @@ static core_status eval_function(const ctx *c, const analysis_summary *s,
   return out->reason ? CORE_OK : OOM(err);
 }
 
-static core_status add_hypotheses(ctx *c, analysis_summary *s,
-                                  core_err *err) {
+static core_status add_hypotheses(ctx *c, analysis_summary *s, core_err *err) {
   const proto_sheet *sh = c->sheet;
-  s->hypotheses =
-      core_calloc(sh->n_hypotheses ? sh->n_hypotheses : 1,
-                  sizeof *s->hypotheses);
+  s->hypotheses = core_calloc(sh->n_hypotheses ? sh->n_hypotheses : 1,
+                              sizeof *s->hypotheses);
   if (!s->hypotheses)
     return OOM(err);
   for (size_t i = 0; i < sh->n_hypotheses; i++) {
@@ -584,10 +581,10 @@ static core_status add_hypotheses(ctx *c, analysis_summary *s,
         continue;
       else
         arm = sh->arms[k].name;
-      oc = analysis_claim_outcome(
-          h, find_result(s, h->workload, h->metric, arm),
-          h->workload ? h->workload : "?", h->metric ? h->metric : "?", arm,
-          &reason);
+      oc = analysis_claim_outcome(h,
+                                  find_result(s, h->workload, h->metric, arm),
+                                  h->workload ? h->workload : "?",
+                                  h->metric ? h->metric : "?", arm, &reason);
       if (!reason) {
         core_buf_free(&why);
         return OOM(err);
@@ -603,8 +600,9 @@ static core_status add_hypotheses(ctx *c, analysis_summary *s,
       all_held = 0;
       core_buf_puts(&why, "no arm to compare");
     }
-    o->outcome = any_not ? PROTO_NOT_HELD
-                         : all_held ? PROTO_HELD : PROTO_INCONCLUSIVE;
+    o->outcome = any_not    ? PROTO_NOT_HELD
+                 : all_held ? PROTO_HELD
+                            : PROTO_INCONCLUSIVE;
     if (why.oom) {
       core_buf_free(&why);
       return OOM(err);
@@ -641,8 +639,7 @@ static int cmp_excl(const void *pa, const void *pb) {
   return strcmp(x->key, y->key);
 }
 
-static core_status add_exclusions(ctx *c, analysis_summary *s,
-                                  core_err *err) {
+static core_status add_exclusions(ctx *c, analysis_summary *s, core_err *err) {
   const data_rowset *rs = c->rows;
   excl_rec *recs = core_calloc(rs->n ? rs->n : 1, sizeof *recs);
   size_t n = 0;
@@ -713,8 +710,8 @@ static core_status analyze_one(ctx *c, const char *sha256, int version,
   s->protocol = core_strdup(sh->id ? sh->id : "");
   s->sheet_sha256 = core_strdup(sha256);
   s->sheet_version = version;
-  s->estimator = core_strdup(sh->rule.estimator ? sh->rule.estimator
-                                                : "median");
+  s->estimator =
+      core_strdup(sh->rule.estimator ? sh->rule.estimator : "median");
   s->confidence = sh->rule.confidence;
   s->resamples = sh->rule.resamples;
   s->seed = sh->rule.seed;
@@ -790,8 +787,8 @@ static core_status original_reason(const proto_sheet *sheet,
       {
         core_err lerr = {0};
         proto_sheet *prev = data_load_version(exp, v->number - 1, &lerr);
-        proto_sheet *cur = prev ? data_load_version(exp, v->number, &lerr)
-                                : NULL;
+        proto_sheet *cur =
+            prev ? data_load_version(exp, v->number, &lerr) : NULL;
         if (prev && cur) {
           describe_change(prev, cur, &change);
         } else if (orig) {
@@ -838,8 +835,7 @@ static core_status original_reason(const proto_sheet *sheet,
 
 core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
                          const data_experiment *exp, const data_rowset *rows,
-                         int threads, analysis_summary **out,
-                         core_err *err) {
+                         int threads, analysis_summary **out, core_err *err) {
   ctx c;
   data_rowset empty = {0};
   analysis_summary *s = NULL;

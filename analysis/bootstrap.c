@@ -181,7 +181,9 @@ unsigned long analysis_block_seed(unsigned long comparison_seed,
 
 /* {==== Medians and quantiles ==== */
 
-void analysis_init(void) { gsl_set_error_handler_off(); }
+void analysis_init(void) {
+  gsl_set_error_handler_off();
+}
 
 /* Hoare's selection: afterwards x[k] is the k-th smallest, everything
  * before it is <= and everything after it >=. */
@@ -288,16 +290,16 @@ static void mt_set(void *v, unsigned long s) {
     s = 4357; /* GSL's default seed, as in gsl_rng_set */
   m->mt[0] = (uint32_t)(s & 0xffffffffUL);
   for (int i = 1; i < MT_N; i++)
-    m->mt[i] = 1812433253u * (m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) +
-               (uint32_t)i;
+    m->mt[i] =
+        1812433253u * (m->mt[i - 1] ^ (m->mt[i - 1] >> 30)) + (uint32_t)i;
   m->next = MT_N;
 }
 
 static void mt_refill(mt_stream *m) {
   uint32_t *mt = m->mt, y;
   int k;
-#define MT_TWIST(a, b, c)                                                    \
-  (y = (mt[a] & 0x80000000u) | (mt[b] & 0x7fffffffu),                        \
+#define MT_TWIST(a, b, c)                                                     \
+  (y = (mt[a] & 0x80000000u) | (mt[b] & 0x7fffffffu),                         \
    mt[a] = mt[c] ^ (y >> 1) ^ (-(y & 1u) & 0x9908b0dfu))
   for (k = 0; k < MT_N - MT_M; k++)
     MT_TWIST(k, k + 1, k + MT_M);
@@ -324,11 +326,13 @@ static unsigned long mt_get(void *v) {
 }
 
 /* As GSL's mt_get_double: the 32-bit output over 2^32. */
-static double mt_get_double(void *v) { return mt_get(v) / 4294967296.0; }
+static double mt_get_double(void *v) {
+  return mt_get(v) / 4294967296.0;
+}
 
 static const gsl_rng_type mt19937_batched = {
-    "mt19937 (batched)", 0xffffffffUL, 0, sizeof(mt_stream),
-    mt_set,              mt_get,       mt_get_double};
+    "mt19937 (batched)", 0xffffffffUL, 0, sizeof(mt_stream), mt_set, mt_get,
+    mt_get_double};
 
 /* }==== */
 
@@ -499,8 +503,8 @@ static scaled binom_term(scaled choose, size_t n, size_t k, size_t j) {
  * step[j] = (n - j) / (j + 1) for j = 0..n (the ratio of consecutive
  * binomial coefficients, the same for every k: computed once, it takes
  * the divisions out of the loops). */
-static double rank_cdf(size_t n, size_t m, size_t k, scaled ch_m,
-                       scaled ch_m1, const double *step) {
+static double rank_cdf(size_t n, size_t m, size_t k, scaled ch_m, scaled ch_m1,
+                       const double *step) {
   double t = 1.0, s = 1.0, rho;
   if (k < m) {
     rho = (double)k / (double)(n - k);
@@ -623,8 +627,7 @@ static rank_law *rank_law_new(size_t n) {
     row[k].stay = 1.0 - q;
     row[k].gap_divisor = q > 0.0 ? q : 1.0;
     for (size_t j = 1; j <= GAP_STORED; j++)
-      row[k].gap_cdf[j - 1] =
-          j < n - k ? gap_cdf(n - k, n - m, j) : INFINITY;
+      row[k].gap_cdf[j - 1] = j < n - k ? gap_cdf(n - k, n - m, j) : INFINITY;
   }
   return law;
 }
@@ -649,7 +652,9 @@ static size_t gap_rank_far(size_t span, size_t e, double w) {
 /* gsl_rng_uniform(r), without its two calls through pointers: r is
  * always one of our mt19937_batched generators (gsl_rng_uniform would
  * return this same value). */
-static double uniform(const gsl_rng *r) { return mt_get_double(r->state); }
+static double uniform(const gsl_rng *r) {
+  return mt_get_double(r->state);
+}
 
 /* The median of one resample of sorted x through law's tables. Draws,
  * in this order, gsl_rng_uniform(r) for K1 and, for even n only, a
@@ -890,8 +895,7 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
       goto cleanup;
     }
     for (started = 0; started < n_workers; started++)
-      if (pthread_create(&tids[started], NULL, worker_main, &ws[started]) !=
-          0)
+      if (pthread_create(&tids[started], NULL, worker_main, &ws[started]) != 0)
         break;
     /* If a thread could not start, the ones that did (or this thread)
      * still take every block: the shared counter hands out all of them. */

@@ -76,8 +76,7 @@ static void write_comparisons(const analysis_summary *s, core_buf *out) {
       sig3(r->ratio, ratio, sizeof ratio);
       sig3(r->ci_low, lo, sizeof lo);
       sig3(r->ci_high, hi, sizeof hi);
-      core_buf_printf(out, "  %6s×  [%s, %s]  %s", ratio, lo, hi,
-                      r->verdict);
+      core_buf_printf(out, "  %6s×  [%s, %s]  %s", ratio, lo, hi, r->verdict);
       if (r->note)
         core_buf_printf(out, " (%s)", r->note);
     }
@@ -98,8 +97,8 @@ static void write_hypotheses(const analysis_summary *s, core_buf *out) {
   core_buf_puts(out, "\nHypotheses\n");
   for (size_t i = 0; i < s->n_hypotheses; i++) {
     const analysis_hypothesis *h = &s->hypotheses[i];
-    core_buf_printf(out, "  %s  %s: %s\n", h->id, proto_outcome_word(h->outcome),
-                    h->says);
+    core_buf_printf(out, "  %s  %s: %s\n", h->id,
+                    proto_outcome_word(h->outcome), h->says);
     core_buf_printf(out, "      %s: %s\n", h->claim ? h->claim : "",
                     h->reason ? h->reason : "");
   }

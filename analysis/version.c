@@ -6,4 +6,6 @@
 
 #include "analysis/analysis.h"
 
-const char *analysis_gsl_version(void) { return GSL_VERSION; }
+const char *analysis_gsl_version(void) {
+  return GSL_VERSION;
+}

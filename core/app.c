@@ -9,11 +9,11 @@ static const struct {
   const char *name;
   cmd_fn fn;
 } table[] = {
-    {"new", cmd_new},         {"check", cmd_check},
+    {"new", cmd_new},           {"check", cmd_check},
     {"register", cmd_register}, {"amend", cmd_amend},
-    {"status", cmd_status},   {"verify", cmd_verify},
-    {"run", cmd_run},         {"import", cmd_import},
-    {"analyze", cmd_analyze}, {"report", cmd_report},
+    {"status", cmd_status},     {"verify", cmd_verify},
+    {"run", cmd_run},           {"import", cmd_import},
+    {"analyze", cmd_analyze},   {"report", cmd_report},
     {"publish", cmd_publish},
 };
 

@@ -7,7 +7,9 @@
 
 #include "core/core.h"
 
-void core_buf_init(core_buf *b) { memset(b, 0, sizeof *b); }
+void core_buf_init(core_buf *b) {
+  memset(b, 0, sizeof *b);
+}
 
 void core_buf_free(core_buf *b) {
   core_free(b->data);

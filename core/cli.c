@@ -84,8 +84,7 @@ static int takes_option(const command_spec *spec, const char *name) {
     if (strcmp(name, everywhere[i]) == 0)
       return 1;
   size_t len = strlen(name);
-  for (const char *p = spec->options; (p = strstr(p, name)) != NULL;
-       p += len)
+  for (const char *p = spec->options; (p = strstr(p, name)) != NULL; p += len)
     if ((p == spec->options || p[-1] == ' ') && p[len] == ' ')
       return 1;
   return 0;
@@ -157,8 +156,10 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
       const char **vs;
       int *fs;
       if (len >= sizeof name)
-        return core_fail(err, CORE_EUSAGE, "unknown option '%s'; see "
-                         "'prereg --help'", a);
+        return core_fail(err, CORE_EUSAGE,
+                         "unknown option '%s'; see "
+                         "'prereg --help'",
+                         a);
       memcpy(name, a + 2, len);
       name[len] = '\0';
       if (n_given == sizeof given / sizeof given[0])
@@ -195,13 +196,13 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
   if (o->help || o->version)
     return CORE_OK;
   if (!o->command)
-    return core_fail(err, CORE_EUSAGE, "no command given; see "
+    return core_fail(err, CORE_EUSAGE,
+                     "no command given; see "
                      "'prereg --help'");
   spec = find_command(o->command);
   if (!spec)
     return core_fail(err, CORE_EUSAGE,
-                     "unknown command '%s'; see 'prereg --help'",
-                     o->command);
+                     "unknown command '%s'; see 'prereg --help'", o->command);
   for (size_t i = 0; i < n_given; i++) {
     char name[64];
     size_t len = strcspn(given[i] + 2, "=");

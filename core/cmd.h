@@ -27,8 +27,7 @@ core_status cmd_publish(const cli_opts *opts, FILE *out, core_err *err);
 
 /** `prereg verify BUNDLE`: cmd_verify calls it when data_is_bundle(
  * opts->args[0]). Writes the report (problems or the ok summary) to out. */
-core_status cmd_verify_bundle(const cli_opts *opts, FILE *out,
-                              core_err *err);
+core_status cmd_verify_bundle(const cli_opts *opts, FILE *out, core_err *err);
 
 /** For commands taking SHEET|BUNDLE: copies opts into *resolved and, when
  * args[0] is a bundle, verifies and extracts it, pointing args[0] at its

@@ -83,8 +83,7 @@ static void print_chain(const data_experiment *exp, FILE *out) {
     if (v->number == 0)
       fprintf(out, "registered\n");
     else
-      fprintf(out, "%s: %s\n", v->date ? v->date : "",
-              v->why ? v->why : "");
+      fprintf(out, "%s: %s\n", v->date ? v->date : "", v->why ? v->why : "");
     if (v->n_supersedes > 0) {
       fprintf(out, "       supersedes earlier rows of:");
       for (size_t j = 0; j < v->n_supersedes; j++)
@@ -123,17 +122,16 @@ static void print_runs(const proto_sheet *s, const data_tally *t, size_t n,
       else
         snprintf(planned, sizeof planned, "import");
       fprintf(out, "  %-*s  %-*s  %7s  %5ld  %7ld  %10ld\n", ww, w->name, aw,
-              s->arms[j].name, planned, c ? c->valid : 0,
-              c ? c->invalid : 0, c ? c->superseded : 0);
+              s->arms[j].name, planned, c ? c->valid : 0, c ? c->invalid : 0,
+              c ? c->superseded : 0);
     }
   }
   /* Rows of workloads or arms the current sheet no longer declares. */
   for (size_t i = 0; i < n; i++)
     if (proto_workload_index(s, t[i].workload) < 0 ||
         proto_arm_index(s, t[i].arm) < 0)
-      fprintf(out, "  %-*s  %-*s  %7s  %5ld  %7ld  %10ld\n", ww,
-              t[i].workload, aw, t[i].arm, "-", t[i].valid, t[i].invalid,
-              t[i].superseded);
+      fprintf(out, "  %-*s  %-*s  %7s  %5ld  %7ld  %10ld\n", ww, t[i].workload,
+              aw, t[i].arm, "-", t[i].valid, t[i].invalid, t[i].superseded);
 }
 
 core_status cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
@@ -155,12 +153,12 @@ core_status cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
   print_chain(exp, out);
   memset(&lock, 0, sizeof lock);
   if (data_check_lock(exp, sheet, &lock) == CORE_OK)
-    fprintf(out, "sheet: %s matches v%zu\n", sheet->path,
-            exp->n_versions - 1);
+    fprintf(out, "sheet: %s matches v%zu\n", sheet->path, exp->n_versions - 1);
   else
-    fprintf(out, "sheet: %s differs from v%zu; append an amendment and run "
-            "prereg amend %s\n", sheet->path, exp->n_versions - 1,
-            sheet->path);
+    fprintf(out,
+            "sheet: %s differs from v%zu; append an amendment and run "
+            "prereg amend %s\n",
+            sheet->path, exp->n_versions - 1, sheet->path);
   if ((st = data_tally_runs(exp, &t, &n, err)) != CORE_OK)
     goto cleanup;
   print_runs(sheet, t, n, out);
@@ -184,8 +182,7 @@ cleanup:
 
 /* A published bundle (.tar.gz) is checked as it is, without a sheet or
  * a data folder (data/bundle.c). */
-static core_status verify_bundle(const char *path, FILE *out,
-                                 core_err *err) {
+static core_status verify_bundle(const char *path, FILE *out, core_err *err) {
   core_buf report;
   core_status st;
   core_buf_init(&report);
@@ -217,8 +214,8 @@ core_status cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
     fputs(report.data, out);
   memset(&lock, 0, sizeof lock);
   if (st == CORE_OK && data_check_lock(exp, sheet, &lock) != CORE_OK)
-    fprintf(out, "note: %s differs from v%zu (not yet amended)\n",
-            sheet->path, exp->n_versions - 1);
+    fprintf(out, "note: %s differs from v%zu (not yet amended)\n", sheet->path,
+            exp->n_versions - 1);
   core_buf_free(&report);
   data_experiment_free(exp);
   proto_sheet_free(sheet);

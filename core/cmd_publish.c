@@ -30,8 +30,7 @@ core_status cmd_publish(const cli_opts *opts, FILE *out, core_err *err) {
                      opts->out);
   if (!(sheet = proto_sheet_load(sheet_path, err)))
     return err->status ? err->status : CORE_EPROTOCOL;
-  if ((st = data_experiment_open(opts->data_dir, sheet, &exp, err)) !=
-      CORE_OK)
+  if ((st = data_experiment_open(opts->data_dir, sheet, &exp, err)) != CORE_OK)
     goto cleanup;
   if (exp->n_versions == 0) {
     st = core_fail(err, CORE_ELOCK,
@@ -74,8 +73,9 @@ core_status cmd_publish(const cli_opts *opts, FILE *out, core_err *err) {
   fprintf(out, "published %s\n  bundle  %s\n  sha256  %s\n", exp->id, path,
           sha);
   if (!core_is_dir(report_dir))
-    fprintf(out, "  note: no report in %s, so the bundle has none "
-                 "(run prereg report %s, then publish again)\n",
+    fprintf(out,
+            "  note: no report in %s, so the bundle has none "
+            "(run prereg report %s, then publish again)\n",
             report_dir, sheet_path);
   fprintf(out, "  readers check it with: prereg verify %s\n", path);
 
@@ -88,8 +88,7 @@ cleanup:
   return st;
 }
 
-core_status cmd_verify_bundle(const cli_opts *opts, FILE *out,
-                              core_err *err) {
+core_status cmd_verify_bundle(const cli_opts *opts, FILE *out, core_err *err) {
   core_buf report;
   core_status st;
   core_buf_init(&report);
@@ -112,7 +111,6 @@ core_status cmd_resolve_input(const cli_opts *opts, cli_opts *resolved,
                      "%s: a bundle's report needs --out DIR (the bundle "
                      "itself is never written to)",
                      opts->args[0]);
-  return data_resolve_input(opts->args[0], opts->data_dir,
-                            &resolved->args[0], &resolved->data_dir, NULL,
-                            err);
+  return data_resolve_input(opts->args[0], opts->data_dir, &resolved->args[0],
+                            &resolved->data_dir, NULL, err);
 }

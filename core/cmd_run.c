@@ -14,8 +14,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,8 +156,8 @@ typedef struct arm_image {
 typedef struct round_buf {
   data_row *rows;
   size_t n, cap;
-  char **codes;  /* per arm: exit codes of this round's run, or NULL */
-  long pending;  /* runs of the round still to come */
+  char **codes; /* per arm: exit codes of this round's run, or NULL */
+  long pending; /* runs of the round still to come */
 } round_buf;
 
 typedef struct runctx {
@@ -213,9 +213,9 @@ static void progress(runctx *c, const plan_run *pr, const char *failure,
   double el = core_monotonic() - c->t_start;
   char e1[32], e2[32];
   fmt_dur(el, e1, sizeof e1);
-  double eta = c->done ? c->run_time / (double)c->done *
-                             (double)(c->total - c->done)
-                       : 0;
+  double eta =
+      c->done ? c->run_time / (double)c->done * (double)(c->total - c->done)
+              : 0;
   fmt_dur(eta, e2, sizeof e2);
   if (c->tty) {
     if (failure)
@@ -226,8 +226,8 @@ static void progress(runctx *c, const plan_run *pr, const char *failure,
     c->progress_open = 1;
   } else {
     fprintf(stderr, "prereg: [%zu/%zu] %s %s round %ld: %s (%.4g s)\n",
-            c->done, c->total, wn, an, pr->round,
-            failure ? failure : "ok", wall);
+            c->done, c->total, wn, an, pr->round, failure ? failure : "ok",
+            wall);
   }
   fflush(stderr);
 }
@@ -315,15 +315,19 @@ static void prune_special(const char *path, int errfd) {
         if (strcmp(e->d_name, ".git") == 0) {
           char *kept = core_path_join(path, "dot-git");
           if (kept && rename(p, kept) == 0 && errfd >= 0)
-            dprintf(errfd, "prereg: renamed %s to dot-git in the kept "
-                           "working folder\n", p);
+            dprintf(errfd,
+                    "prereg: renamed %s to dot-git in the kept "
+                    "working folder\n",
+                    p);
           core_free(kept);
         }
       } else if (!S_ISREG(sb.st_mode)) {
         unlink(p);
         if (errfd >= 0)
-          dprintf(errfd, "prereg: removed non-regular file %s from the "
-                         "kept working folder\n", p);
+          dprintf(errfd,
+                  "prereg: removed non-regular file %s from the "
+                  "kept working folder\n",
+                  p);
       }
     }
     core_free(p);
@@ -339,8 +343,8 @@ static int open_out(const char *path) {
  * OUT: *code (-1 when it did not exit normally); out may be NULL. */
 static void trim(char *s) {
   size_t l = strlen(s);
-  while (l > 0 && (s[l - 1] == '\n' || s[l - 1] == ' ' ||
-                   s[l - 1] == '\t' || s[l - 1] == '\r'))
+  while (l > 0 && (s[l - 1] == '\n' || s[l - 1] == ' ' || s[l - 1] == '\t' ||
+                   s[l - 1] == '\r'))
     s[--l] = 0;
   size_t k = strspn(s, " \t\r\n");
   memmove(s, s + k, strlen(s + k) + 1);
@@ -415,9 +419,8 @@ static core_status compute_images(runctx *c, core_err *err) {
     return core_fail(err, CORE_ENOMEM, "out of memory");
   for (size_t a = 0; a < s->n_arms; a++) {
     const proto_arm *arm = &s->arms[a];
-    const proto_image *im = (arm->image.tree || arm->image.digest_cmd)
-                                ? &arm->image
-                                : &s->image;
+    const proto_image *im =
+        (arm->image.tree || arm->image.digest_cmd) ? &arm->image : &s->image;
     const char *resident =
         arm->image.resident ? arm->image.resident : s->image.resident;
     arm_image *ai = &c->img[a];
@@ -597,8 +600,8 @@ static void code_str(const exec_res *r, char *out, size_t cap) {
  * invalid. Returns an error only when the engine itself failed. */
 static core_status phase(runctx *c, const char *name, const char *tmpl,
                          proto_expand_ctx x, const char *cwd, exec_sink *so,
-                         exec_sink *se, const char *const *env,
-                         double timeout, run_out *o, core_err *err) {
+                         exec_sink *se, const char *const *env, double timeout,
+                         run_out *o, core_err *err) {
   if (!tmpl)
     return CORE_OK;
   x.cmd = NULL;
@@ -606,12 +609,16 @@ static core_status phase(runctx *c, const char *name, const char *tmpl,
   char *cmd = expand(c->s, tmpl, &x, &e2);
   if (!cmd) {
     add_reason(o, "%s: %s", name, e2.msg);
-    return e2.status == CORE_ENOMEM ? core_fail(err, CORE_ENOMEM, "%s",
-                                                e2.msg)
+    return e2.status == CORE_ENOMEM ? core_fail(err, CORE_ENOMEM, "%s", e2.msg)
                                     : CORE_OK;
   }
-  exec_req q = {.cmd = cmd, .cwd = cwd, .env = env, .timeout_s = timeout,
-                .grace_s = GRACE_S, .out = so, .err = se};
+  exec_req q = {.cmd = cmd,
+                .cwd = cwd,
+                .env = env,
+                .timeout_s = timeout,
+                .grace_s = GRACE_S,
+                .out = so,
+                .err = se};
   exec_res r;
   core_status st = exec_command(&q, &r, err);
   core_free(cmd);
@@ -695,8 +702,10 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
                    work, strerror(errno));
     goto cleanup;
   }
-  proto_expand_ctx x = {.arm = arm->name, .workload = w->name,
-                        .run_id = run_id, .round = pr->round};
+  proto_expand_ctx x = {.arm = arm->name,
+                        .workload = w->name,
+                        .run_id = run_id,
+                        .round = pr->round};
   const char *cwd = work;
 
   /* prepare: not timed, and outside the cold-cache window. */
@@ -709,8 +718,7 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
 
   if (w->cache == PROTO_CACHE_COLD &&
       (st = host_drop_caches(err)) != CORE_OK) {
-    core_err_prefix(err, "%s %s round %ld: ", w->name, arm->name,
-                    pr->round);
+    core_err_prefix(err, "%s %s round %ld: ", w->name, arm->name, pr->round);
     goto cleanup;
   }
   long cached = host_cached_mib();
@@ -719,18 +727,17 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
     double frac = 0;
     core_err e2 = {0};
     size_t l = strlen(o->cache_state);
-    if (host_resident_fraction(c->img[pr->a].resident, &frac, &e2) ==
-        CORE_OK)
-      snprintf(o->cache_state + l, sizeof o->cache_state - l,
-               ";resident=%.3f", frac);
+    if (host_resident_fraction(c->img[pr->a].resident, &frac, &e2) == CORE_OK)
+      snprintf(o->cache_state + l, sizeof o->cache_state - l, ";resident=%.3f",
+               frac);
     else
       snprintf(o->cache_state + l, sizeof o->cache_state - l,
                ";resident=unreadable");
   }
 
   if (w->cgroup && c->cgparent) {
-    cgdir = core_asprintf("%s/prereg-%d-%s", c->cgparent, (int)getpid(),
-                          run_id);
+    cgdir =
+        core_asprintf("%s/prereg-%d-%s", c->cgparent, (int)getpid(), run_id);
     if (!cgdir || mkdir(cgdir, 0755) != 0) {
       st = core_fail(err, CORE_ERUN, "cannot create the run's cgroup %s: %s",
                      cgdir ? cgdir : "", strerror(errno));
@@ -767,11 +774,10 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
     snprintf(step_name, sizeof step_name, "step %zu", k + 1);
     const char *where = w->n_steps > 0 ? step_name : NULL;
     core_err e2 = {0};
-    char *cmd = full_command(s, w, arm, w->n_steps ? w->steps[k] : w->cmd,
-                             x, &e2);
+    char *cmd =
+        full_command(s, w, arm, w->n_steps ? w->steps[k] : w->cmd, x, &e2);
     if (!cmd) {
-      add_reason(o, "%s%s%s", where ? where : "", where ? ": " : "",
-                 e2.msg);
+      add_reason(o, "%s%s%s", where ? where : "", where ? ": " : "", e2.msg);
       break;
     }
     if (want_pss && !sampled_done) {
@@ -779,9 +785,13 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
       if (pss.after_s < 0)
         pss.after_s = 0;
     }
-    exec_req q = {.cmd = cmd, .cwd = cwd, .env = env,
-                  .timeout_s = w->timeout_s, .grace_s = GRACE_S,
-                  .out = &so, .err = &se,
+    exec_req q = {.cmd = cmd,
+                  .cwd = cwd,
+                  .env = env,
+                  .timeout_s = w->timeout_s,
+                  .grace_s = GRACE_S,
+                  .out = &so,
+                  .err = &se,
                   .pss = want_pss && !sampled_done ? &pss : NULL,
                   .cgroup_dir = cgdir};
     exec_res r;
@@ -806,15 +816,16 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
       o->pss_ok = 1;
       o->pss_mib = (double)r.pss_kib / 1024.0;
       if (r.pss_unreadable && !warm)
-        dprintf(fe, "prereg: %zu selected process(es) could not be read "
-                    "at the PSS sample; see %s\n",
+        dprintf(fe,
+                "prereg: %zu selected process(es) could not be read "
+                "at the PSS sample; see %s\n",
                 r.pss_unreadable, p_procs);
     }
     char code[32];
     code_str(&r, code, sizeof code);
     size_t l = strlen(o->exit_codes);
-    snprintf(o->exit_codes + l, sizeof o->exit_codes - l, "%s%s",
-             k ? ";" : "", r.stopped ? "stopped" : code);
+    snprintf(o->exit_codes + l, sizeof o->exit_codes - l, "%s%s", k ? ";" : "",
+             r.stopped ? "stopped" : code);
     char pre[40] = "";
     if (where)
       snprintf(pre, sizeof pre, "%s: ", where);
@@ -884,8 +895,7 @@ output_lost:
    * ones would fail alike. It is dropped like an interrupted one (its
    * files removed, which also gives back some room), and --resume runs it
    * again. */
-  st = output_failed(so.error ? p_out : p_err, so.error ? so.error
-                                                         : se.error,
+  st = output_failed(so.error ? p_out : p_err, so.error ? so.error : se.error,
                      err);
   o->interrupted = 1;
 
@@ -981,8 +991,7 @@ static int make_rows(runctx *c, const plan_run *pr, const char *run_id,
     r->started_at = core_strdup(o->started);
     r->host = (char *)host_name();
     r->image_digest = c->img[pr->a].digest;
-    r->cache_policy = (char *)(w->cache == PROTO_CACHE_COLD ? "cold"
-                                                            : "warm");
+    r->cache_policy = (char *)(w->cache == PROTO_CACHE_COLD ? "cold" : "warm");
     r->cache_state = core_strdup(o->cache_state);
     r->exit_code = core_strdup(o->exit_codes);
     r->valid = o->valid;
@@ -1025,8 +1034,8 @@ static int invalidate(data_row *r, const char *why) {
 
 /* Reference parity of one finished round: every arm's exit codes equal
  * the reference arm's, step by step. */
-static core_status flush_round(runctx *c, const proto_workload *w,
-                               long round, core_err *err) {
+static core_status flush_round(runctx *c, const proto_workload *w, long round,
+                               core_err *err) {
   round_buf *b = &c->rb[round];
   size_t ref = c->s->reference;
   const char *refc = b->codes[ref];
@@ -1034,8 +1043,7 @@ static core_status flush_round(runctx *c, const proto_workload *w,
   for (size_t i = 0; !refc && c->old && i < c->old->n; i++) {
     const data_row *r = &c->old->rows[i];
     if (row_counts(c->s, r) && r->round == round &&
-        !strcmp(r->workload, w->name) &&
-        !strcmp(r->arm, c->s->arms[ref].name))
+        !strcmp(r->workload, w->name) && !strcmp(r->arm, c->s->arms[ref].name))
       refc = r->exit_code;
   }
   for (size_t i = 0; i < b->n; i++) {
@@ -1053,8 +1061,10 @@ static core_status flush_round(runctx *c, const proto_workload *w,
         size_t lp = strcspn(p, ";"), lq = strcspn(q, ";");
         if (lp != lq || strncmp(p, q, lp) != 0) {
           if (strchr(r->exit_code, ';') || strchr(refc, ';'))
-            snprintf(why, sizeof why, "step %zu: exit %.*s, reference arm "
-                     "exit %.*s", step, (int)lp, p, (int)lq, q);
+            snprintf(why, sizeof why,
+                     "step %zu: exit %.*s, reference arm "
+                     "exit %.*s",
+                     step, (int)lp, p, (int)lq, q);
           else
             snprintf(why, sizeof why, "exit %.*s, reference arm exit %.*s",
                      (int)lp, p, (int)lq, q);
@@ -1105,8 +1115,8 @@ static char *facts_json(runctx *c, const char *started, const char *vers,
   core_utc_now(now);
   core_buf_puts(&b, "{\n  \"kind\": \"run\",\n  \"protocol\": ");
   host_json_str(&b, c->s->id);
-  core_buf_printf(&b, ",\n  \"sheet_version\": %d,\n  \"sheet_sha256\": ",
-                  c->version);
+  core_buf_printf(
+      &b, ",\n  \"sheet_version\": %d,\n  \"sheet_sha256\": ", c->version);
   host_json_str(&b, c->s->sha256);
   core_buf_puts(&b, ",\n  \"batch\": ");
   host_json_str(&b, c->bid);
@@ -1119,10 +1129,9 @@ static char *facts_json(runctx *c, const char *started, const char *vers,
   core_buf_puts(&b, ",\n  ");
   host_loadavg_json(&b, "load_avg_end");
   core_buf_puts(&b, "\n  }");
-  core_buf_printf(&b, ",\n  \"quick\": %s", c->opts->quick ? "true"
-                                                          : "false");
-  core_buf_printf(&b, ",\n  \"resume\": %s", c->opts->resume ? "true"
-                                                           : "false");
+  core_buf_printf(&b, ",\n  \"quick\": %s", c->opts->quick ? "true" : "false");
+  core_buf_printf(&b, ",\n  \"resume\": %s",
+                  c->opts->resume ? "true" : "false");
   core_buf_puts(&b, ",\n  \"only\": ");
   host_json_str(&b, c->opts->only);
   core_buf_printf(&b, ",\n  \"interrupted\": %s",
@@ -1183,8 +1192,8 @@ static core_status dry_run(const proto_sheet *s, const plan *p, FILE *out,
     else
       snprintf(run_id, sizeof run_id, "bNEXT-%04ld", ++seq);
     if (pr->done) {
-      fprintf(out, "  %s %s round %ld: already collected\n", run_id,
-              a->name, pr->round);
+      fprintf(out, "  %s %s round %ld: already collected\n", run_id, a->name,
+              pr->round);
       continue;
     }
     runs += pr->round > 0;
@@ -1192,8 +1201,10 @@ static core_status dry_run(const proto_sheet *s, const plan *p, FILE *out,
       fprintf(out, "  warm-up %ld %s:\n", pr->warm, a->name);
     else
       fprintf(out, "  %s round %ld %s:\n", run_id, pr->round, a->name);
-    proto_expand_ctx x = {.arm = a->name, .workload = w->name,
-                          .run_id = run_id, .round = pr->round};
+    proto_expand_ctx x = {.arm = a->name,
+                          .workload = w->name,
+                          .run_id = run_id,
+                          .round = pr->round};
     if (w->prepare) {
       char *e = expand(s, w->prepare, &x, err);
       if (!e)
@@ -1203,8 +1214,8 @@ static core_status dry_run(const proto_sheet *s, const plan *p, FILE *out,
     }
     size_t ns = w->n_steps ? w->n_steps : 1;
     for (size_t k = 0; k < ns; k++) {
-      char *e = full_command(s, w, a, w->n_steps ? w->steps[k] : w->cmd, x,
-                             err);
+      char *e =
+          full_command(s, w, a, w->n_steps ? w->steps[k] : w->cmd, x, err);
       if (!e)
         return err->status;
       if (w->n_steps)
@@ -1274,8 +1285,8 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
     long wi = proto_workload_index(s, opts->only);
     if (wi < 0) {
       st = core_fail(err, CORE_EUSAGE,
-                     "%s: --only %s: no such workload in the sheet",
-                     s->path, opts->only);
+                     "%s: --only %s: no such workload in the sheet", s->path,
+                     opts->only);
       goto cleanup;
     }
     if (!runnable(&s->workloads[wi])) {
@@ -1291,8 +1302,7 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
   if ((st = build_plan(s, opts->only, opts->quick, &p, err)) != CORE_OK)
     goto cleanup;
 
-  char *edir = core_path_join(opts->data_dir ? opts->data_dir : "data",
-                              s->id);
+  char *edir = core_path_join(opts->data_dir ? opts->data_dir : "data", s->id);
   int registered = edir && core_is_dir(edir);
   core_free(edir);
   if (opts->dry_run && !registered) {
@@ -1300,8 +1310,8 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
     st = dry_run(s, &p, out, opts->quick, err);
     goto cleanup;
   }
-  if ((st = data_experiment_open(opts->data_dir ? opts->data_dir : "data",
-                                 s, &exp, err)) != CORE_OK)
+  if ((st = data_experiment_open(opts->data_dir ? opts->data_dir : "data", s,
+                                 &exp, err)) != CORE_OK)
     goto cleanup;
   if ((st = data_check_lock(exp, s, err)) != CORE_OK) {
     if (opts->dry_run) {
@@ -1312,8 +1322,7 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
     goto cleanup;
   }
   c.exp = exp;
-  c.version = exp->n_versions ? exp->versions[exp->n_versions - 1].number
-                              : 0;
+  c.version = exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0;
   if (opts->resume && !opts->dry_run) {
     if ((st = data_recover(exp, &notes, err)) != CORE_OK)
       goto cleanup;
@@ -1528,8 +1537,7 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
     }
     core_buf_free(&hstart);
     core_err ferr = {0};
-    core_status fst = data_batch_freeze(c.batch, facts ? facts : "{}",
-                                        &ferr);
+    core_status fst = data_batch_freeze(c.batch, facts ? facts : "{}", &ferr);
     c.batch = NULL;
     if (st == CORE_OK && fst != CORE_OK) {
       *err = ferr;

@@ -33,9 +33,11 @@ static core_status write_new(const char *path, const core_buf *b,
   size_t off = 0;
   if (fd < 0) {
     if (errno == EEXIST)
-      return core_fail(err, CORE_EUSAGE, "%s already exists; prereg new "
+      return core_fail(err, CORE_EUSAGE,
+                       "%s already exists; prereg new "
                        "never overwrites a sheet (choose another ID or "
-                       "--out FILE)", path);
+                       "--out FILE)",
+                       path);
     return core_fail(err, CORE_EIO, "%s: cannot create: %s", path,
                      strerror(errno));
   }
@@ -55,8 +57,7 @@ static core_status write_new(const char *path, const core_buf *b,
   if (fsync(fd) != 0 || close(fd) != 0) {
     int e = errno;
     unlink(path);
-    return core_fail(err, CORE_EIO, "%s: cannot write: %s", path,
-                     strerror(e));
+    return core_fail(err, CORE_EIO, "%s: cannot write: %s", path, strerror(e));
   }
   return CORE_OK;
 }
@@ -68,9 +69,11 @@ core_status cmd_new(const cli_opts *opts, FILE *out, core_err *err) {
   core_status st = CORE_OK;
   proto_sheet *check;
   if (!good_id(id))
-    return core_fail(err, CORE_EUSAGE, "new: \"%s\" is not a usable ID: "
+    return core_fail(err, CORE_EUSAGE,
+                     "new: \"%s\" is not a usable ID: "
                      "use [a-z0-9][a-z0-9-]*, at most 64 bytes (it names "
-                     "the experiment's data folder)", id);
+                     "the experiment's data folder)",
+                     id);
   core_buf_init(&b);
   proto_starter(id, &b);
   if (b.oom) {
@@ -102,8 +105,8 @@ core_status cmd_new(const cli_opts *opts, FILE *out, core_err *err) {
   if (st == CORE_OK)
     st = write_new(path, &b, err);
   if (st == CORE_OK)
-    fprintf(out, "wrote %s\nnext: edit it, then run 'prereg check %s'\n",
-            path, path);
+    fprintf(out, "wrote %s\nnext: edit it, then run 'prereg check %s'\n", path,
+            path);
   core_free(path);
   core_buf_free(&b);
   return st;

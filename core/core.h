@@ -16,19 +16,19 @@
 
 /* Every fallible function returns one of these. The exit code a status
  * maps to is core_exit_code(): input errors (2) leave nothing written. */
-#define CORE_STATUS_LIST(X)                                                  \
-  X(CORE_OK, "no error")                                                     \
-  X(CORE_ENOMEM, "out of memory")                                            \
-  X(CORE_EIO, "input/output error")                                          \
-  X(CORE_EUSAGE, "invalid command-line usage")                               \
-  X(CORE_EPROTOCOL, "protocol sheet error")                                  \
-  X(CORE_EINPUT, "malformed input file")                                     \
-  X(CORE_ELOCK, "sheet differs from its registration")                       \
-  X(CORE_EVERIFY, "verification failed")                                     \
-  X(CORE_ERUN, "run failed")                                                 \
-  X(CORE_ESTATS, "statistics error")                                         \
-  X(CORE_EXLSX, "spreadsheet output error")                                  \
-  X(CORE_EMARKDOWN, "markdown rendering error")                              \
+#define CORE_STATUS_LIST(X)                                                   \
+  X(CORE_OK, "no error")                                                      \
+  X(CORE_ENOMEM, "out of memory")                                             \
+  X(CORE_EIO, "input/output error")                                           \
+  X(CORE_EUSAGE, "invalid command-line usage")                                \
+  X(CORE_EPROTOCOL, "protocol sheet error")                                   \
+  X(CORE_EINPUT, "malformed input file")                                      \
+  X(CORE_ELOCK, "sheet differs from its registration")                        \
+  X(CORE_EVERIFY, "verification failed")                                      \
+  X(CORE_ERUN, "run failed")                                                  \
+  X(CORE_ESTATS, "statistics error")                                          \
+  X(CORE_EXLSX, "spreadsheet output error")                                   \
+  X(CORE_EMARKDOWN, "markdown rendering error")                               \
   X(CORE_EINTERRUPT, "interrupted")
 
 typedef enum {
@@ -82,8 +82,7 @@ void core_free(void *p);
  * when out of memory (or on size overflow): then v is still valid and
  * *cap unchanged. Usage: `T *nv = core_grow(a->v, &a->cap, a->n,
  * sizeof *nv, 16); if (!nv) ...; a->v = nv;`. */
-void *core_grow(void *v, size_t *cap, size_t n, size_t elem,
-                size_t first_cap);
+void *core_grow(void *v, size_t *cap, size_t n, size_t elem, size_t first_cap);
 /** Returns a newly allocated copy of s (NULL for NULL or on failure). */
 char *core_strdup(const char *s);
 char *core_strndup(const char *s, size_t n);
@@ -163,8 +162,7 @@ void core_names_free(char **names, size_t n);
 
 #define CORE_SHA256_HEX 65 /* 64 hex digits and a NUL */
 
-void core_sha256_hex(const void *data, size_t len,
-                     char out[CORE_SHA256_HEX]);
+void core_sha256_hex(const void *data, size_t len, char out[CORE_SHA256_HEX]);
 core_status core_sha256_file(const char *path, char out[CORE_SHA256_HEX],
                              core_err *err);
 /** Digest of a file or a directory tree: names (sorted bytewise), types,
@@ -197,13 +195,13 @@ double core_monotonic(void);
 
 /* What the user asked for. Strings point into argv (borrowed). */
 typedef struct cli_opts {
-  const char *command;   /* "check", "run", ...; NULL with --help/--version */
-  const char *args[4];   /* positional arguments after the command */
+  const char *command; /* "check", "run", ...; NULL with --help/--version */
+  const char *args[4]; /* positional arguments after the command */
   int n_args;
-  const char *data_dir;  /* --data DIR, default "data" */
-  const char *out;       /* --out DIR|FILE */
-  const char *only;      /* --only WORKLOAD */
-  const char *arm_flag;  /* --arm-from NAME=ARM,... (hyperfine import) */
+  const char *data_dir; /* --data DIR, default "data" */
+  const char *out;      /* --out DIR|FILE */
+  const char *only;     /* --only WORKLOAD */
+  const char *arm_flag; /* --arm-from NAME=ARM,... (hyperfine import) */
   int resume, dry_run, json, force, help, version, quick;
 } cli_opts;
 

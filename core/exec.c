@@ -40,10 +40,12 @@ int exec_needs_shell(const char *cmd) {
   /* Words that only a shell understands (make keeps the same list):
    * exec would fail with "not found" or run something else. */
   static const char *const builtins[] = {
-      "exit", "cd", "read", "export", "set", "unset", ".", "source", "if",
-      "for", "while", "until", "case", "ulimit", "umask", "trap", "eval",
-      "exec", "shift", "wait", "alias", "type", "command", "return",
-      "break", "continue", "readonly", "local", "!", "{", NULL};
+      "exit",  "cd",       "read",     "export", "set",     "unset",
+      ".",     "source",   "if",       "for",    "while",   "until",
+      "case",  "ulimit",   "umask",    "trap",   "eval",    "exec",
+      "shift", "wait",     "alias",    "type",   "command", "return",
+      "break", "continue", "readonly", "local",  "!",       "{",
+      NULL};
   size_t w = strcspn(p, " ");
   for (size_t i = 0; builtins[i]; i++)
     if (strlen(builtins[i]) == w && strncmp(p, builtins[i], w) == 0)
@@ -135,8 +137,7 @@ static size_t own_children(pid_t *out, size_t max) {
   pid_t me = getpid();
   size_t n = 0;
   char path[64];
-  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)me,
-           (int)me);
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)me, (int)me);
   FILE *f = fopen(path, "r");
   if (f) {
     long v;
@@ -328,9 +329,8 @@ static void read_output(const struct pollfd *pf, int idx, int *fd,
  * errno of the failure. OUT: *pid, *t0 (the clock just before the
  * spawn). With cgdir, the child moves itself into that cgroup before it
  * execs, which needs fork (posix_spawn has no hook for it). */
-static int spawn_local(char **argv, char **envp, const char *cwd,
-                       int out_w, int err_w, const char *cgdir, pid_t *pid,
-                       double *t0) {
+static int spawn_local(char **argv, char **envp, const char *cwd, int out_w,
+                       int err_w, const char *cgdir, pid_t *pid, double *t0) {
   sigset_t none, def;
   sigemptyset(&none);
   sigemptyset(&def);
@@ -434,7 +434,6 @@ static int spawn_local(char **argv, char **envp, const char *cwd,
  * reaps the command and takes both clock readings, so wall_s is spawn to
  * reap exactly. One command at a time, over a SOCK_SEQPACKET pair; the
  * pipe ends travel as SCM_RIGHTS. */
-
 
 typedef struct helper_reply {
   int kind; /* 1: spawned (pid, err, t0); 2: reaped (status, ru, t1) */
@@ -546,7 +545,8 @@ static void helper_main(int sock) {
   for (;;) {
     char cbuf[CMSG_SPACE(2 * sizeof(int))];
     struct iovec io = {.iov_base = buf, .iov_len = HELPER_MSG_MAX - 1};
-    struct msghdr mh = {.msg_iov = &io, .msg_iovlen = 1,
+    struct msghdr mh = {.msg_iov = &io,
+                        .msg_iovlen = 1,
                         .msg_control = cbuf,
                         .msg_controllen = sizeof cbuf};
     ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
@@ -674,7 +674,9 @@ static int helper_start(void) {
   return 1;
 }
 
-void exec_helper_start(void) { helper_start(); }
+void exec_helper_start(void) {
+  helper_start();
+}
 
 static void helper_stop(void) {
   if (helper_sock >= 0) {
@@ -685,11 +687,13 @@ static void helper_stop(void) {
   helper_pid = -1;
 }
 
-void exec_helper_stop(void) { helper_stop(); }
+void exec_helper_stop(void) {
+  helper_stop();
+}
 
 /* Sends one spawn request. Returns 0 or an errno. */
-static int helper_send(char **argv, char **envp, const char *cwd,
-                       int out_w, int err_w, const char *cg) {
+static int helper_send(char **argv, char **envp, const char *cwd, int out_w,
+                       int err_w, const char *cg) {
   core_buf m;
   core_buf_init(&m);
   size_t na = 0, ne = 0;
@@ -753,7 +757,9 @@ static int helper_recv(helper_reply *r) {
 
 /* {==== Running one command ==== */
 
-static double now_s(void) { return core_monotonic(); }
+static double now_s(void) {
+  return core_monotonic();
+}
 
 core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
   memset(res, 0, sizeof *res);
@@ -773,14 +779,12 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
   }
   envp = make_env(req->env);
   if (!envp) {
-    st = core_fail(err, CORE_ENOMEM, "out of memory starting '%s'",
-                   req->cmd);
+    st = core_fail(err, CORE_ENOMEM, "out of memory starting '%s'", req->cmd);
     goto cleanup;
   }
   if ((sink_active(req->out) && pipe2(outp, O_CLOEXEC) != 0) ||
       (sink_active(req->err) && pipe2(errp, O_CLOEXEC) != 0)) {
-    st = core_fail(err, CORE_ERUN, "cannot make a pipe: %s",
-                   strerror(errno));
+    st = core_fail(err, CORE_ERUN, "cannot make a pipe: %s", strerror(errno));
     goto cleanup;
   }
 
@@ -811,8 +815,8 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
       snprintf(res->why, sizeof res->why, "cannot enter working folder %s",
                req->cwd);
     else
-      snprintf(res->why, sizeof res->why, "cannot execute '%s': %s",
-               argv[0], strerror(e));
+      snprintf(res->why, sizeof res->why, "cannot execute '%s': %s", argv[0],
+               strerror(e));
     goto cleanup;
   }
   res->spawned = 1;
@@ -845,8 +849,7 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
 
   while (!reaped) {
     double t = now_s();
-    if (deadline >= 0 && t >= deadline && !res->timed_out &&
-        !res->stopped) {
+    if (deadline >= 0 && t >= deadline && !res->timed_out && !res->stopped) {
       res->timed_out = 1;
       kill_tree(pid, adopter, SIGTERM);
       kill_at = t + grace;
@@ -925,8 +928,7 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
       ru = d.ru;
       t1 = d.t;
       reaped = 1;
-    } else if (!via_helper &&
-               (pidfd < 0 || (pr > 0 && pf[i_pid].revents))) {
+    } else if (!via_helper && (pidfd < 0 || (pr > 0 && pf[i_pid].revents))) {
       pid_t w = wait4(pid, &status, pidfd >= 0 ? 0 : WNOHANG, &ru);
       if (w == pid) {
         t1 = now_s();
@@ -952,8 +954,8 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
     /* Ended before the sample was due: say so rather than sample an empty
      * tree. */
     snprintf(res->why, sizeof res->why,
-             "ended after %.3f s, before the PSS sample at %g s",
-             res->wall_s, req->pss->after_s);
+             "ended after %.3f s, before the PSS sample at %g s", res->wall_s,
+             req->pss->after_s);
   }
 
   /* Whatever happened, nothing of this run may outlive it: the group, and

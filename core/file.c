@@ -102,8 +102,8 @@ core_status core_write_file_atomic(const char *path, const void *data,
     left -= (size_t)n;
   }
   if (fsync(fd) != 0) {
-    st = core_fail(err, CORE_EIO, "%s: cannot sync: %s", path,
-                   strerror(errno));
+    st =
+        core_fail(err, CORE_EIO, "%s: cannot sync: %s", path, strerror(errno));
     goto cleanup;
   }
   if (fchmod(fd, (mode_t)mode) != 0) {
@@ -134,7 +134,7 @@ core_status core_mkdir_p(const char *path, unsigned mode, core_err *err) {
   char *p;
   if (!copy)
     return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
-  for (p = copy + 1; ; p++) {
+  for (p = copy + 1;; p++) {
     if (*p == '/' || *p == '\0') {
       char saved = *p;
       *p = '\0';

@@ -68,8 +68,7 @@ void core_sha256_end(core_sha256_ctx *c, char out[CORE_SHA256_HEX]) {
     to_hex(d, n, out);
 }
 
-void core_sha256_hex(const void *data, size_t len,
-                     char out[CORE_SHA256_HEX]) {
+void core_sha256_hex(const void *data, size_t len, char out[CORE_SHA256_HEX]) {
   unsigned char d[EVP_MAX_MD_SIZE];
   unsigned n = 0;
   out[0] = '\0';

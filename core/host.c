@@ -292,10 +292,10 @@ core_status host_resident_fraction(const char *path, double *fraction,
 char *host_cgroup_parent(core_err *err) {
   const char *root = core_exists("/sys/fs/cgroup/cgroup.controllers")
                          ? "/sys/fs/cgroup"
-                         : core_exists("/sys/fs/cgroup/unified/"
-                                       "cgroup.controllers")
-                               ? "/sys/fs/cgroup/unified"
-                               : NULL;
+                     : core_exists("/sys/fs/cgroup/unified/"
+                                   "cgroup.controllers")
+                         ? "/sys/fs/cgroup/unified"
+                         : NULL;
   if (!root) {
     core_fail(err, CORE_ERUN,
               "cgroup = true needs cgroup v2, and no cgroup2 file system "

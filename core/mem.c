@@ -19,7 +19,9 @@ void core_mem_fail_after(long countdown, int sticky) {
   fail_count = 0;
 }
 
-long core_mem_failures(void) { return fail_count; }
+long core_mem_failures(void) {
+  return fail_count;
+}
 
 static int should_fail(void) {
   if (fail_countdown < 0)
@@ -52,7 +54,9 @@ void *core_realloc(void *p, size_t n) {
   return realloc(p, n ? n : 1);
 }
 
-void core_free(void *p) { free(p); }
+void core_free(void *p) {
+  free(p);
+}
 
 void *core_grow(void *v, size_t *cap, size_t n, size_t elem,
                 size_t first_cap) {

@@ -156,8 +156,7 @@ static void choose(chosen_set *s, int pid, const char *reason) {
   for (size_t i = 0; i < s->n; i++)
     if (s->v[i].pid == pid) {
       size_t l = strlen(s->v[i].reasons);
-      snprintf(s->v[i].reasons + l, sizeof s->v[i].reasons - l, ",%s",
-               reason);
+      snprintf(s->v[i].reasons + l, sizeof s->v[i].reasons - l, ",%s", reason);
       return;
     }
   chosen *nv = core_grow(s->v, &s->cap, s->n, sizeof *nv, 32);
@@ -190,7 +189,6 @@ static void read_cmdline(int pid, char *out, size_t cap) {
       out[i] = ' ';
 }
 
-
 /* Pss of one process in KiB; -1 with *why filled when it could not be
  * read ("vanished" when the process is gone). */
 static long read_pss(int pid, char *why, size_t cap) {
@@ -198,9 +196,8 @@ static long read_pss(int pid, char *why, size_t cap) {
   snprintf(path, sizeof path, "/proc/%d/smaps_rollup", pid);
   FILE *f = fopen(path, "r");
   if (!f) {
-    snprintf(why, cap, "%s", errno == ENOENT || errno == ESRCH
-                                 ? "vanished"
-                                 : strerror(errno));
+    snprintf(why, cap, "%s",
+             errno == ENOENT || errno == ESRCH ? "vanished" : strerror(errno));
     return -1;
   }
   long pss = -1;
@@ -224,8 +221,7 @@ static const char *cgroup_root(void) {
 }
 
 core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
-                            long *pss_kib,
-                            size_t *counted, size_t *unreadable,
+                            long *pss_kib, size_t *counted, size_t *unreadable,
                             core_err *err) {
   chosen_set cs = {0};
   core_status st = CORE_OK;
@@ -300,8 +296,7 @@ core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
   if (sel->list_path) {
     list = fopen(sel->list_path, "w");
     if (!list) {
-      st = core_fail(err, CORE_EIO, "%s: %s", sel->list_path,
-                     strerror(errno));
+      st = core_fail(err, CORE_EIO, "%s: %s", sel->list_path, strerror(errno));
       goto cleanup;
     }
     fputs("pid\tppid\tpss_kib\tstatus\treasons\tcmdline\n", list);

@@ -37,8 +37,8 @@ typedef struct exec_sink {
   int fd;
   struct core_buf *buf;
   size_t limit;
-  size_t written;  /* bytes kept so far (updated by exec_command) */
-  int truncated;   /* 1 once output was dropped */
+  size_t written; /* bytes kept so far (updated by exec_command) */
+  int truncated;  /* 1 once output was dropped */
   /* Added for issue 7: the errno of the first write to fd that failed
    * (ENOSPC, EFBIG, EIO), 0 when none. From then on nothing more is
    * written (the pipe is still drained); the caller must not record the
@@ -48,15 +48,15 @@ typedef struct exec_sink {
 
 /* Which processes a PSS sample counts, and where the list goes. */
 typedef struct exec_pss {
-  double after_s;          /* sample this long after the spawn; < 0: none */
-  int descendants;         /* count the spawned process and descendants */
-  const char *cgroup;      /* a cgroup path (absolute or relative to the
-                              cgroup v2 mount), or NULL */
+  double after_s;             /* sample this long after the spawn; < 0: none */
+  int descendants;            /* count the spawned process and descendants */
+  const char *cgroup;         /* a cgroup path (absolute or relative to the
+                                 cgroup v2 mount), or NULL */
   const char *const *cmdline; /* substrings of command lines, or NULL */
   size_t n_cmdline;
-  const char *list_path;   /* TSV process list to write, or NULL */
-  int stop_after;          /* 1: end the run once sampled (a memory-only
-                              workload such as `sleep 300`) */
+  const char *list_path; /* TSV process list to write, or NULL */
+  int stop_after;        /* 1: end the run once sampled (a memory-only
+                            workload such as `sleep 300`) */
 } exec_pss;
 
 typedef struct exec_req {
@@ -73,19 +73,19 @@ typedef struct exec_req {
 } exec_req;
 
 typedef struct exec_res {
-  int spawned;      /* 0: the command could not be started (see why) */
-  int exited;       /* 1: exit_code valid */
+  int spawned; /* 0: the command could not be started (see why) */
+  int exited;  /* 1: exit_code valid */
   int exit_code;
-  int signo;        /* > 0: ended by this signal */
-  int timed_out;    /* ended by our timeout */
-  int interrupted;  /* ended because exec_cancel_fd became readable */
-  int stopped;      /* ended by us after the PSS sample (pss->stop_after) */
+  int signo;       /* > 0: ended by this signal */
+  int timed_out;   /* ended by our timeout */
+  int interrupted; /* ended because exec_cancel_fd became readable */
+  int stopped;     /* ended by us after the PSS sample (pss->stop_after) */
   double wall_s, user_s, sys_s;
   long maxrss_kib;
-  int pss_sampled;  /* 1: pss_kib holds the sum */
+  int pss_sampled; /* 1: pss_kib holds the sum */
   long pss_kib;
   size_t pss_counted, pss_unreadable;
-  char why[512];    /* the failure in words, "" when none */
+  char why[512]; /* the failure in words, "" when none */
 } exec_res;
 
 /** When >= 0, a descriptor that becomes readable on SIGINT/SIGTERM (a
@@ -103,8 +103,9 @@ extern int exec_cancel_fd;
  * it returns nothing the command started is left running: the group, any
  * descendant that changed group, and any orphan (the helper, or we, are
  * child subreapers: PR_SET_CHILD_SUBREAPER) are killed and reaped; if we
- * are killed -9, the helper does the same before it exits. Returns CORE_OK whenever res describes the command (even a
- * failing one); an error only when the engine itself failed. */
+ * are killed -9, the helper does the same before it exits. Returns CORE_OK
+ * whenever res describes the command (even a failing one); an error only when
+ * the engine itself failed. */
 core_status exec_command(const exec_req *req, exec_res *res, core_err *err);
 
 /** Starts the spawn helper now (exec_command starts it at its first call
@@ -134,8 +135,8 @@ size_t exec_kill_all_children(void);
  * run's orphaned descendants (see proc_adopted), 0 for none. OUT:
  * *pss_kib, *counted, *unreadable. */
 core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
-                            long *pss_kib, size_t *counted,
-                            size_t *unreadable, core_err *err);
+                            long *pss_kib, size_t *counted, size_t *unreadable,
+                            core_err *err);
 
 /** The parent of pid from /proc/PID/stat, or -1 when it cannot be read
  * (the process is gone). */

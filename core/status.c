@@ -11,8 +11,7 @@ static const char *const status_text[] = {
     CORE_STATUS_LIST(X)
 #undef X
 };
-_Static_assert(sizeof status_text / sizeof status_text[0] ==
-                   CORE_STATUS_COUNT,
+_Static_assert(sizeof status_text / sizeof status_text[0] == CORE_STATUS_COUNT,
                "status_text out of sync with CORE_STATUS_LIST");
 
 const char *core_strerror(core_status st) {

@@ -27,7 +27,9 @@ static void put(json_t *o, const char *key, json_t *v, int *ok) {
     *ok = 0;
 }
 
-static json_t *str(const char *s) { return json_string(s ? s : ""); }
+static json_t *str(const char *s) {
+  return json_string(s ? s : "");
+}
 
 static void append(json_t *a, json_t *v, int *ok) {
   if (!v || json_array_append_new(a, v) != 0)
@@ -232,8 +234,8 @@ static void shorten_reals(const char *text, core_buf *out) {
   }
 }
 
-core_status data_analysis_json(const struct analysis_summary *s,
-                               core_buf *out, core_err *err) {
+core_status data_analysis_json(const struct analysis_summary *s, core_buf *out,
+                               core_err *err) {
   int ok = 1;
   json_t *root = summary_json(s, 1, &ok);
   char *text;

@@ -12,7 +12,6 @@
 
 #include "data/data_internal.h"
 
-
 /* {==== Begin, append ==== */
 
 static core_status next_batch_number(const char *bdir, long *next,
@@ -71,8 +70,7 @@ static core_status write_all(int fd, const char *p, size_t len,
   return CORE_OK;
 }
 
-data_batch *data_batch_make(data_experiment *exp, long num,
-                             const char *kind) {
+data_batch *data_batch_make(data_experiment *exp, long num, const char *kind) {
   data_batch *b = core_calloc(1, sizeof *b);
   if (!b)
     return NULL;
@@ -101,8 +99,10 @@ core_status data_batch_begin(data_experiment *exp, const char *kind,
   if ((st = data_experiment_lock(exp, err)) != CORE_OK)
     return st;
   if (exp->n_versions == 0)
-    return core_fail(err, CORE_ELOCK, "%s: not registered; register the "
-                     "sheet before collecting data", exp->dir);
+    return core_fail(err, CORE_ELOCK,
+                     "%s: not registered; register the "
+                     "sheet before collecting data",
+                     exp->dir);
   if (!(bdir = core_path_join(exp->dir, "batches")))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   if ((st = core_mkdir_p(bdir, 0755, err)) != CORE_OK ||
@@ -112,8 +112,8 @@ core_status data_batch_begin(data_experiment *exp, const char *kind,
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }
-  b->fd = open(b->csv, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
-               0644);
+  b->fd =
+      open(b->csv, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
   if (b->fd < 0) {
     st = core_fail(err, CORE_EIO, "%s: cannot create: %s", b->csv,
                    strerror(errno));
@@ -123,10 +123,9 @@ core_status data_batch_begin(data_experiment *exp, const char *kind,
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }
-  core_sha256_update(b->written, DATA_ROW_HEADER "\n",
-                     sizeof DATA_ROW_HEADER);
-  if ((st = write_all(b->fd, DATA_ROW_HEADER "\n",
-                      sizeof DATA_ROW_HEADER, b->csv, err)) != CORE_OK ||
+  core_sha256_update(b->written, DATA_ROW_HEADER "\n", sizeof DATA_ROW_HEADER);
+  if ((st = write_all(b->fd, DATA_ROW_HEADER "\n", sizeof DATA_ROW_HEADER,
+                      b->csv, err)) != CORE_OK ||
       (st = core_fsync_dir(bdir, err)) != CORE_OK)
     goto cleanup;
   *out = b;
@@ -137,7 +136,9 @@ cleanup:
   return st;
 }
 
-const char *data_batch_id(const data_batch *b) { return b->id; }
+const char *data_batch_id(const data_batch *b) {
+  return b->id;
+}
 
 const char *data_batch_dir(const data_batch *b) {
   /* Created on demand: most batches keep per-run files, imports do not. */
@@ -166,7 +167,9 @@ core_status data_batch_append(data_batch *b, const data_row *rows, size_t n,
   return st;
 }
 
-void data_batch_abandon(data_batch *b) { data_batch_release(b); }
+void data_batch_abandon(data_batch *b) {
+  data_batch_release(b);
+}
 
 /* }==== */
 
@@ -207,7 +210,8 @@ static core_status freeze_tree(const char *full, const char *rel,
     } else {
       st = core_fail(err, CORE_EIO,
                      "%s: not a regular file; a batch folder holds files "
-                     "only", f);
+                     "only",
+                     f);
     }
     core_free(f);
     core_free(r);
@@ -274,8 +278,8 @@ core_status data_batch_freeze(data_batch *b, const char *facts_json,
                       json_integer((json_int_t)b->versions_at_start));
   json_object_set_new(facts, "rows", json_integer(b->rows));
   json_object_set_new(facts, "csv_sha256", json_string(hex));
-  text = json_dumps(facts, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-                                  FACTS_PRECISION);
+  text = json_dumps(facts,
+                    JSON_INDENT(2) | JSON_PRESERVE_ORDER | FACTS_PRECISION);
   js = core_asprintf("%s/batches/%s.json", b->exp->dir, b->id);
   rel_dir = core_asprintf("batches/%s", b->id);
   paths = core_calloc(2, sizeof *paths);
@@ -333,8 +337,8 @@ typedef struct load_ctx {
   int header_seen;
 } load_ctx;
 
-static core_status header_ok(char **f, size_t n, const char *name,
-                             long line, core_err *err) {
+static core_status header_ok(char **f, size_t n, const char *name, long line,
+                             core_err *err) {
   core_buf b;
   int ok;
   core_buf_init(&b);
@@ -378,7 +382,8 @@ static core_status load_csv(const char *path, int frozen, data_rowset *rows,
   if (st == CORE_OK && frozen && res->torn)
     st = core_fail(err, CORE_EINPUT,
                    "%s:%ld: incomplete last line in a frozen batch; run "
-                   "prereg verify", path, res->torn_line);
+                   "prereg verify",
+                   path, res->torn_line);
   if (st == CORE_OK && !c.header_seen && frozen)
     st = core_fail(err, CORE_EINPUT, "%s:1: empty batch file (no header)",
                    path);
@@ -417,8 +422,8 @@ core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
     if (!full || !rel)
       st = core_fail(err, CORE_ENOMEM, "out of memory");
     else
-      st = load_csv(full, data_manifest_find(&m, rel) != NULL, rows, &res,
-                    err);
+      st =
+          load_csv(full, data_manifest_find(&m, rel) != NULL, rows, &res, err);
     core_free(full);
     core_free(rel);
   }
@@ -430,9 +435,8 @@ core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
   return st;
 }
 
-core_status data_unfinished_batches(const data_experiment *exp,
-                                    char ***out, size_t *n_out,
-                                    core_err *err) {
+core_status data_unfinished_batches(const data_experiment *exp, char ***out,
+                                    size_t *n_out, core_err *err) {
   char *bdir = core_path_join(exp->dir, "batches");
   char **names = NULL, **res = NULL;
   size_t n = 0, k = 0;

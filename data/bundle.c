@@ -72,7 +72,8 @@ static int safe_rel(const char *rel) {
 
 /* The contract's id pattern: [a-z0-9][a-z0-9-]*. */
 static int valid_id(const char *s, size_t n) {
-  if (n == 0 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
+  if (n == 0 ||
+      !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
     return 0;
   for (size_t i = 1; i < n; i++)
     if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
@@ -273,7 +274,8 @@ typedef struct problems {
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void problem(problems *pr, const char *member, const char *fmt, ...) {
+static void
+problem(problems *pr, const char *member, const char *fmt, ...) {
   va_list ap;
   char msg[900];
   va_start(ap, fmt);
@@ -293,8 +295,7 @@ static void problem(problems *pr, const char *member, const char *fmt, ...) {
 /* {==== Reading JSON facts ==== */
 
 /* A string field of a JSON object text, newly allocated, or NULL. */
-static char *json_string_field(const char *text, size_t len,
-                               const char *key) {
+static char *json_string_field(const char *text, size_t len, const char *key) {
   json_error_t jerr;
   json_t *root = json_loadb(text, len, 0, &jerr), *v;
   char *out = NULL;
@@ -548,21 +549,24 @@ static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
       core_free(filed);
       core_free(why);
     } else if (version_number(it->rel, ".json") >= 0) {
-      core_buf_printf(b, "| `%s` | when that version was filed, its "
-                         "SHA-256, the data existing then |\n",
+      core_buf_printf(b,
+                      "| `%s` | when that version was filed, its "
+                      "SHA-256, the data existing then |\n",
                       it->rel);
     } else if ((v = version_number(it->rel, ".diff")) >= 0) {
       core_buf_printf(b, "| `%s` | text diff from version %ld to %ld |\n",
                       it->rel, v - 1, v);
     } else if (is_batch_file(it->rel, ".csv")) {
       n_batches++;
-      core_buf_printf(b, "| `%s` | raw rows of one batch: one per run and "
-                         "metric, with provenance |\n",
+      core_buf_printf(b,
+                      "| `%s` | raw rows of one batch: one per run and "
+                      "metric, with provenance |\n",
                       it->rel);
     } else if (is_batch_file(it->rel, ".json")) {
       char *kind = json_string_field(it->data, it->len, "kind");
-      core_buf_printf(b, "| `%s` | facts of that batch%s%s%s: host, image "
-                         "digests, versions |\n",
+      core_buf_printf(b,
+                      "| `%s` | facts of that batch%s%s%s: host, image "
+                      "digests, versions |\n",
                       it->rel, kind ? " (" : "", kind ? kind : "",
                       kind ? ")" : "");
       core_free(kind);
@@ -581,16 +585,18 @@ static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
     plen = (size_t)(slash - r) + 1;
     while (i + count < l->n && strncmp(l->v[i + count].rel, r, plen) == 0)
       count++;
-    core_buf_printf(b, "| `%.*s` | %zu file%s of per-run output and "
-                       "process lists (what `pss_mib` summed) |\n",
+    core_buf_printf(b,
+                    "| `%.*s` | %zu file%s of per-run output and "
+                    "process lists (what `pss_mib` summed) |\n",
                     (int)plen, r, count, count == 1 ? "" : "s");
     i += count;
   }
   if (has_report) {
     for (size_t i = 0; i < l->n; i++)
       if (!l->v[i].is_dir && has_prefix(l->v[i].rel, "report/"))
-        core_buf_printf(b, "| `%s` | the report as rendered before "
-                           "publishing |\n",
+        core_buf_printf(b,
+                        "| `%s` | the report as rendered before "
+                        "publishing |\n",
                         l->v[i].rel);
   }
   core_buf_printf(b, "\n%ld amended version%s, %zu batch%s.\n",
@@ -686,8 +692,7 @@ static core_status write_archive(const char *id, const item_list *l,
       if (archive_write_header(a, e) != ARCHIVE_OK)
         st = archive_fail(err, a, name);
       else if (!it->is_dir && it->len > 0 &&
-               archive_write_data(a, it->data, it->len) !=
-                   (la_ssize_t)it->len)
+               archive_write_data(a, it->data, it->len) != (la_ssize_t)it->len)
         st = archive_fail(err, a, name);
       core_free(name);
     }
@@ -762,8 +767,8 @@ core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
         strcmp(rel, BUNDLE_MANIFEST) == 0 || has_prefix(rel, "report/") ||
         has_prefix(rel, "publish/")) {
       st = core_fail(err, CORE_EVERIFY,
-                     "%s: lists %s, a name the bundle keeps for itself",
-                     mpath, rel);
+                     "%s: lists %s, a name the bundle keeps for itself", mpath,
+                     rel);
       goto cleanup;
     }
     path = core_path_join(dir, rel);
@@ -815,8 +820,7 @@ core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
   core_buf_puts(&bm, BUNDLE_HEADER "\n");
   for (size_t i = 0; i < l.n; i++)
     if (!l.v[i].is_dir)
-      core_buf_printf(&bm, "%s %zu %s\n", l.v[i].sha, l.v[i].len,
-                      l.v[i].rel);
+      core_buf_printf(&bm, "%s %zu %s\n", l.v[i].sha, l.v[i].len, l.v[i].rel);
   if (bm.oom || !items_add(&l, BUNDLE_MANIFEST, 0, NULL, 0)) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
@@ -948,8 +952,8 @@ static int parse_bundle_manifest(vstate *s, const char *member_name,
     char *endn, *rel;
     long long size;
     line++;
-    if (!nl || eol - p < 68 || !is_hex64(p) || p[64] != ' ' ||
-        p[65] < '0' || p[65] > '9')
+    if (!nl || eol - p < 68 || !is_hex64(p) || p[64] != ' ' || p[65] < '0' ||
+        p[65] > '9')
       goto bad;
     errno = 0;
     size = strtoll(p + 65, &endn, 10);
@@ -1121,8 +1125,9 @@ static void scan(vstate *s, int fd, struct archive *disk) {
                 "archive%s%s)",
                 msg ? ": " : "", msg ? msg : "");
       } else {
-        problem(&s->pr, NULL, "truncated or damaged archive after %zu "
-                              "members%s%s",
+        problem(&s->pr, NULL,
+                "truncated or damaged archive after %zu "
+                "members%s%s",
                 entries, msg ? ": " : "", msg ? msg : "");
       }
       goto done;
@@ -1143,22 +1148,25 @@ static void scan(vstate *s, int fd, struct archive *disk) {
     if (type == AE_IFDIR && strlen(name) > 1 && name[strlen(name) - 1] == '/')
       name[strlen(name) - 1] = '\0';
     if (name[0] == '/') {
-      problem(&s->pr, name, "absolute path: a bundle holds only paths "
-                            "inside its folder");
+      problem(&s->pr, name,
+              "absolute path: a bundle holds only paths "
+              "inside its folder");
       goto next;
     }
     if (!safe_rel(name)) {
-      problem(&s->pr, name, "path escapes the bundle's folder or has a "
-                            "\"..\", \".\", empty or control-character "
-                            "component");
+      problem(&s->pr, name,
+              "path escapes the bundle's folder or has a "
+              "\"..\", \".\", empty or control-character "
+              "component");
       goto next;
     }
     idlen = strcspn(name, "/");
     if (!s->id) {
       if (!valid_id(name, idlen)) {
         s->not_bundle = 1;
-        problem(&s->pr, name, "not a prereg bundle: the first member must "
-                              "be the experiment's folder ID/");
+        problem(&s->pr, name,
+                "not a prereg bundle: the first member must "
+                "be the experiment's folder ID/");
         core_free(name);
         goto done;
       }
@@ -1177,15 +1185,17 @@ static void scan(vstate *s, int fd, struct archive *disk) {
       goto done;
     }
     if (archive_entry_hardlink(e)) {
-      problem(&s->pr, name, "a hard link to %s: a bundle holds regular "
-                            "files only",
+      problem(&s->pr, name,
+              "a hard link to %s: a bundle holds regular "
+              "files only",
               archive_entry_hardlink(e));
       goto next;
     }
     if (type == AE_IFLNK) {
       const char *t = archive_entry_symlink(e);
-      problem(&s->pr, name, "a symbolic link to %s: a bundle holds "
-                            "regular files only",
+      problem(&s->pr, name,
+              "a symbolic link to %s: a bundle holds "
+              "regular files only",
               t ? t : "?");
       goto next;
     }
@@ -1214,8 +1224,9 @@ static void scan(vstate *s, int fd, struct archive *disk) {
       member bm = {0};
       if (strcmp(rel, BUNDLE_MANIFEST) != 0) {
         s->not_bundle = 1;
-        problem(&s->pr, name, "not a prereg bundle: the first file must be "
-                              "%s/" BUNDLE_MANIFEST,
+        problem(&s->pr, name,
+                "not a prereg bundle: the first file must be "
+                "%s/" BUNDLE_MANIFEST,
                 s->id);
         core_free(name);
         goto done;
@@ -1255,8 +1266,9 @@ static void scan(vstate *s, int fd, struct archive *disk) {
       long long size =
           archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
       if (!d) {
-        problem(&s->pr, name, "not listed in %s/" BUNDLE_MANIFEST
-                              " (a file added, or that list altered)",
+        problem(&s->pr, name,
+                "not listed in %s/" BUNDLE_MANIFEST
+                " (a file added, or that list altered)",
                 s->id);
         goto next;
       }
@@ -1377,12 +1389,14 @@ static int stream_intact(vstate *s, int fd) {
     /* A gzip stream too short for libarchive to accept is damaged, not
      * something else. */
     if (pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b)
-      problem(&s->pr, NULL, "truncated or damaged archive (gzip stream "
-                            "cut short)");
+      problem(&s->pr, NULL,
+              "truncated or damaged archive (gzip stream "
+              "cut short)");
     else {
       s->not_bundle = 1;
-      problem(&s->pr, NULL, "not a prereg bundle (not a gzip-compressed "
-                            "tar archive)");
+      problem(&s->pr, NULL,
+              "not a prereg bundle (not a gzip-compressed "
+              "tar archive)");
     }
     goto done;
   }
@@ -1407,9 +1421,10 @@ static int stream_intact(vstate *s, int fd) {
        (uint32_t)trailer[2] << 16 | (uint32_t)trailer[3] << 24) != crc ||
       ((uint32_t)trailer[4] | (uint32_t)trailer[5] << 8 |
        (uint32_t)trailer[6] << 16 | (uint32_t)trailer[7] << 24) != isize) {
-    problem(&s->pr, NULL, "damaged archive: the gzip trailer (CRC-32 and "
-                          "length) does not match the data, or bytes "
-                          "follow it");
+    problem(&s->pr, NULL,
+            "damaged archive: the gzip trailer (CRC-32 and "
+            "length) does not match the data, or bytes "
+            "follow it");
     goto done;
   }
   ok = 1;
@@ -1478,7 +1493,8 @@ static void csv_field_cb(void *p, size_t n, void *ud) {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void row_problem(csv_state *c, const char *fmt, ...) {
+static void
+row_problem(csv_state *c, const char *fmt, ...) {
   char msg[700];
   va_list ap;
   c->n_problems++;
@@ -1517,8 +1533,9 @@ static void csv_row_cb(int term, void *ud) {
       row_problem(c, "sheet_version \"%s\" is not a version in the bundle",
                   ver ? ver : "");
     } else if (v >= c->at_start) {
-      row_problem(c, "sheet_version %ld did not exist when the batch "
-                     "started (%ld version%s then)",
+      row_problem(c,
+                  "sheet_version %ld did not exist when the batch "
+                  "started (%ld version%s then)",
                   v, c->at_start, c->at_start == 1 ? "" : "s");
     } else {
       long long t;
@@ -1532,8 +1549,7 @@ static void csv_row_cb(int term, void *ud) {
         if (!parse_utc(at, &t))
           row_problem(c, "started_at \"%s\" is not a UTC time", at);
         else if (c->versions[v].filed_at && t < c->versions[v].filed_t)
-          row_problem(c,
-                      "started at %s, before version %ld was filed (%s)%s",
+          row_problem(c, "started at %s, before version %ld was filed (%s)%s",
                       at, v, c->versions[v].filed_at,
                       t < c->versions[0].filed_t ? ": older than the "
                                                    "registration"
@@ -1556,8 +1572,9 @@ static void check_chain(vstate *s) {
   char rel[64], name[PATH_MAX];
 
   if (s->max_version < 0) {
-    problem(&s->pr, NULL, "no registered sheet (%s/versions/v0.lua) in the "
-                          "bundle",
+    problem(&s->pr, NULL,
+            "no registered sheet (%s/versions/v0.lua) in the "
+            "bundle",
             s->id);
     return;
   }
@@ -1576,8 +1593,9 @@ static void check_chain(vstate *s) {
     diff = member_of(s, rel);
     snprintf(name, sizeof name, "%s/versions/v%ld", s->id, v);
     if (!lua || !lua->seen || !lua->data || !js || !js->seen || !js->data) {
-      problem(&s->pr, name, "version %ld lacks its .lua or .json: the chain "
-                            "of versions is broken",
+      problem(&s->pr, name,
+              "version %ld lacks its .lua or .json: the chain "
+              "of versions is broken",
               v);
       continue;
     }
@@ -1591,8 +1609,9 @@ static void check_chain(vstate *s) {
       long long t = 0;
       core_sha256_hex(lua->data, lua->len, got);
       if (!sha || strcmp(sha, got) != 0)
-        problem(&s->pr, name, ".json records a sha256 that is not the "
-                              ".lua's");
+        problem(&s->pr, name,
+                ".json records a sha256 that is not the "
+                ".lua's");
       if (ver) {
         char want[32];
         snprintf(want, sizeof want, "%ld", v);
@@ -1649,8 +1668,8 @@ static void check_chain(vstate *s) {
       member *js = jrel ? member_of(s, jrel) : NULL;
       core_free(jrel);
       if (js && js->data) {
-        char *vs = json_string_field(js->data, js->len,
-                                     "sheet_versions_at_start");
+        char *vs =
+            json_string_field(js->data, js->len, "sheet_versions_at_start");
         char *sa = json_string_field(js->data, js->len, "started_at");
         long long t;
         char jname[PATH_MAX];
@@ -1662,8 +1681,9 @@ static void check_chain(vstate *s) {
             c.at_start = k;
         }
         if (sa && parse_utc(sa, &t) && vi[0].filed_at && t < vi[0].filed_t)
-          problem(&s->pr, jname, "batch started at %s, before the "
-                                 "registration (%s)",
+          problem(&s->pr, jname,
+                  "batch started at %s, before the "
+                  "registration (%s)",
                   sa, vi[0].filed_at);
         core_free(vs);
         core_free(sa);
@@ -1672,8 +1692,7 @@ static void check_chain(vstate *s) {
     if (csv_parse(&p, m->data, m->len, csv_field_cb, csv_row_cb, &c) !=
             m->len ||
         csv_fini(&p, csv_field_cb, csv_row_cb, &c) != 0)
-      problem(&s->pr, name, "not valid CSV: %s",
-              csv_strerror(csv_error(&p)));
+      problem(&s->pr, name, "not valid CSV: %s", csv_strerror(csv_error(&p)));
     if (c.n_problems > PROBLEMS_PER_FILE)
       problem(&s->pr, name, "... and %zu more rows with problems",
               c.n_problems - PROBLEMS_PER_FILE);
@@ -1705,9 +1724,10 @@ static void check_after(vstate *s) {
     long v = version_number(r, ".lua");
     snprintf(name, sizeof name, "%s/%s", s->id, r);
     if (!s->m[i].seen)
-      problem(&s->pr, name, "listed in %s/" BUNDLE_MANIFEST " but missing "
-                            "from the bundle (a file removed, or that list "
-                            "altered)",
+      problem(&s->pr, name,
+              "listed in %s/" BUNDLE_MANIFEST " but missing "
+              "from the bundle (a file removed, or that list "
+              "altered)",
               s->id);
     if (v > s->max_version)
       s->max_version = v;
@@ -1717,8 +1737,9 @@ static void check_after(vstate *s) {
   snprintf(name, sizeof name, "%s/MANIFEST", s->id);
   man = member_of(s, "MANIFEST");
   if (!man) {
-    problem(&s->pr, name, "missing: the data's manifest must be in the "
-                          "bundle");
+    problem(&s->pr, name,
+            "missing: the data's manifest must be in the "
+            "bundle");
   } else if (man->data) { /* else already reported as damaged */
     mf_list mf = {0};
     size_t bad_line;
@@ -1745,8 +1766,9 @@ static void check_after(vstate *s) {
           continue;
         if (!mf_find(&mf, r)) {
           snprintf(name, sizeof name, "%s/%s", s->id, r);
-          problem(&s->pr, name, "not in MANIFEST: the data folder never "
-                                "froze this file");
+          problem(&s->pr, name,
+                  "not in MANIFEST: the data folder never "
+                  "froze this file");
         }
       }
     }
@@ -1767,8 +1789,8 @@ static core_status verify_fd(const char *path, int fd, vstate *s,
     check_after(s);
   if (s->pr.count == 0)
     return CORE_OK;
-  return core_fail(err, s->not_bundle ? CORE_EINPUT : CORE_EVERIFY,
-                   "%s: %s%s", path, s->pr.first,
+  return core_fail(err, s->not_bundle ? CORE_EINPUT : CORE_EVERIFY, "%s: %s%s",
+                   path, s->pr.first,
                    s->pr.count > 1 ? " (and more problems: see the report)"
                                    : "");
 }
@@ -1915,8 +1937,8 @@ core_status data_bundle_extract(const char *path, char **data_dir,
    * new folder for the extraction and back (single-threaded here). */
   cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cwd < 0 || chdir(dir) != 0) {
-    st = core_fail(err, CORE_EIO, "%s: cannot enter: %s", dir,
-                   strerror(errno));
+    st =
+        core_fail(err, CORE_EIO, "%s: cannot enter: %s", dir, strerror(errno));
     goto cleanup;
   }
   {
@@ -1938,8 +1960,8 @@ core_status data_bundle_extract(const char *path, char **data_dir,
     }
   }
   *data_dir = core_strdup(dir);
-  *sheet_path = core_asprintf("%s/%s/versions/v%ld.lua", dir, s.id,
-                              s.max_version);
+  *sheet_path =
+      core_asprintf("%s/%s/versions/v%ld.lua", dir, s.id, s.max_version);
   if (!*data_dir || !*sheet_path) {
     core_free(*data_dir);
     core_free(*sheet_path);

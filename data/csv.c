@@ -24,8 +24,8 @@ void data_csv_field(core_buf *b, const char *s) {
   if (!s)
     s = "";
   len = strlen(s);
-  if (len > 0 && (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' ||
-                  s[len - 1] == '\t'))
+  if (len > 0 &&
+      (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t'))
     quote = 1;
   if (strpbrk(s, ",\"\r\n"))
     quote = 1;
@@ -186,11 +186,12 @@ static int no_space(unsigned char c) {
   return 0;
 }
 
-static void *csv_realloc_hook(void *p, size_t n) { return core_realloc(p, n); }
+static void *csv_realloc_hook(void *p, size_t n) {
+  return core_realloc(p, n);
+}
 
 static core_status scan_begin(scanner *sc, const char *name, csvscan_fn fn,
-                              void *ctx, csvscan_result *res,
-                              core_err *err) {
+                              void *ctx, csvscan_result *res, core_err *err) {
   memset(res, 0, sizeof *res);
   memset(sc, 0, sizeof *sc);
   sc->name = name;
@@ -231,11 +232,11 @@ static core_status scan_feed(scanner *sc, const char *text, size_t len) {
     if (csv_parse(&sc->p, text + pos, end - pos, on_field, on_record, sc) !=
         end - pos) {
       if (sc->st == CORE_OK)
-        sc->st = core_fail(sc->err, CORE_EINPUT,
-                           "%s:%ld: malformed CSV (%s); a quote inside a "
-                           "field must be doubled and the field quoted",
-                           sc->name, sc->line,
-                           csv_strerror(csv_error(&sc->p)));
+        sc->st =
+            core_fail(sc->err, CORE_EINPUT,
+                      "%s:%ld: malformed CSV (%s); a quote inside a "
+                      "field must be doubled and the field quoted",
+                      sc->name, sc->line, csv_strerror(csv_error(&sc->p)));
       break;
     }
     sc->off += end - pos;
@@ -297,8 +298,8 @@ core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
   }
   fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    sc.st = core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
-                      strerror(errno));
+    sc.st =
+        core_fail(err, CORE_EIO, "%s: cannot open: %s", path, strerror(errno));
   while (fd >= 0 && sc.st == CORE_OK) {
     ssize_t n = read(fd, buf, CHUNK);
     if (n == 0)
@@ -426,8 +427,7 @@ static char *pool_store(data_strpool *p, const char *s, size_t len) {
   return out;
 }
 
-const char *data_strpool_intern(data_strpool *p, const char *s,
-                                size_t len) {
+const char *data_strpool_intern(data_strpool *p, const char *s, size_t len) {
   uint32_t h = hash_str(s, len);
   size_t i;
   char *copy;
@@ -521,8 +521,8 @@ static int parse_bit(const char *s, int *out) {
   return 0;
 }
 
-core_status data_row_parse(data_row *r, char **f, size_t n,
-                           const char *name, long line, core_err *err) {
+core_status data_row_parse(data_row *r, char **f, size_t n, const char *name,
+                           long line, core_err *err) {
   return data_row_parse_pooled(r, f, n, name, line, NULL, err);
 }
 
@@ -530,40 +530,42 @@ core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
                                   const char *name, long line,
                                   data_strpool *pool, core_err *err) {
   static const char *const cols[DATA_NCOLS] = {
-      "sheet_version", "sheet_sha256", "batch",       "source",
-      "workload",      "arm",          "round",       "seq",
-      "run_id",        "started_at",   "host",        "image_digest",
-      "cache_policy",  "cache_state",  "exit_code",   "valid",
-      "reason",        "metric",       "value",       "quick"};
+      "sheet_version", "sheet_sha256", "batch",     "source",
+      "workload",      "arm",          "round",     "seq",
+      "run_id",        "started_at",   "host",      "image_digest",
+      "cache_policy",  "cache_state",  "exit_code", "valid",
+      "reason",        "metric",       "value",     "quick"};
   long v;
-  char **slots[] = {&r->sheet_sha256, &r->batch,        &r->source,
-                    &r->workload,     &r->arm,          &r->run_id,
-                    &r->started_at,   &r->host,         &r->image_digest,
-                    &r->cache_policy, &r->cache_state,  &r->exit_code,
+  char **slots[] = {&r->sheet_sha256, &r->batch,       &r->source,
+                    &r->workload,     &r->arm,         &r->run_id,
+                    &r->started_at,   &r->host,        &r->image_digest,
+                    &r->cache_policy, &r->cache_state, &r->exit_code,
                     &r->reason,       &r->metric};
-  static const int slot_col[] = {1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 14,
-                                 16, 17};
+  static const int slot_col[] = {1,  2,  3,  4,  5,  8,  9,
+                                 10, 11, 12, 13, 14, 16, 17};
   memset(r, 0, sizeof *r);
   if (n != DATA_NCOLS)
     return core_fail(err, CORE_EINPUT,
                      "%s:%ld: %zu fields; a batch row has %d", name, line, n,
                      DATA_NCOLS);
   if (!parse_long(f[0], &v) || v < 0 || v > 1000000)
-    return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not a version "
-                     "number", name, line, cols[0], f[0]);
+    return core_fail(err, CORE_EINPUT,
+                     "%s:%ld: %s '%s' is not a version "
+                     "number",
+                     name, line, cols[0], f[0]);
   r->sheet_version = (int)v;
   if (!parse_long(f[6], &r->round) || r->round < 0)
-    return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not a count",
-                     name, line, cols[6], f[6]);
+    return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not a count", name,
+                     line, cols[6], f[6]);
   if (!parse_long(f[7], &r->seq) || r->seq < 0)
-    return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not a count",
-                     name, line, cols[7], f[7]);
+    return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not a count", name,
+                     line, cols[7], f[7]);
   if (!parse_bit(f[15], &r->valid))
-    return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not 0 or 1",
-                     name, line, cols[15], f[15]);
+    return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not 0 or 1", name,
+                     line, cols[15], f[15]);
   if (!parse_bit(f[19], &r->quick))
-    return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not 0 or 1",
-                     name, line, cols[19], f[19]);
+    return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not 0 or 1", name,
+                     line, cols[19], f[19]);
   if (f[18][0] == '\0') {
     r->has_value = 0;
     r->value = NAN;
@@ -579,16 +581,14 @@ core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
     const char *field = f[slot_col[i]];
     /* Pooled strings are shared and read-only; the cast only fits the
      * struct, whose fields are char * for rows that own their strings. */
-    *slots[i] = pool ? (char *)data_strpool_intern(pool, field,
-                                                   strlen(field))
+    *slots[i] = pool ? (char *)data_strpool_intern(pool, field, strlen(field))
                      : core_strdup(field);
     if (!*slots[i]) {
       if (pool)
         memset(r, 0, sizeof *r);
       else
         data_row_clear(r);
-      return core_fail(err, CORE_ENOMEM, "%s:%ld: out of memory", name,
-                       line);
+      return core_fail(err, CORE_ENOMEM, "%s:%ld: out of memory", name, line);
     }
   }
   return CORE_OK;

@@ -28,9 +28,9 @@
 
 /* The CSV header of every batch, in this order. One row per run and
  * metric (long format, like the import format). */
-#define DATA_ROW_HEADER                                                     \
-  "sheet_version,sheet_sha256,batch,source,workload,arm,round,seq,run_id,"  \
-  "started_at,host,image_digest,cache_policy,cache_state,exit_code,valid,"  \
+#define DATA_ROW_HEADER                                                       \
+  "sheet_version,sheet_sha256,batch,source,workload,arm,round,seq,run_id,"    \
+  "started_at,host,image_digest,cache_policy,cache_state,exit_code,valid,"    \
   "reason,metric,value,quick"
 
 typedef struct data_row {
@@ -79,15 +79,15 @@ void data_rowset_free(data_rowset *rs);
 /* {==== Experiment folder and the lock ==== */
 
 typedef struct data_version {
-  int number;  /* 0 = registered */
+  int number; /* 0 = registered */
   char sha256[CORE_SHA256_HEX];
   char *filed_at; /* UTC */
   char *path;     /* versions/vN.lua, relative to the experiment folder */
   long rows_when_filed; /* valid+invalid runs existing when filed */
   /* Added by the data layer: */
-  char *date, *why;         /* the amendment this version records; NULL
-                               for v0 */
-  char **supersedes;        /* workloads whose earlier rows stop counting */
+  char *date, *why;  /* the amendment this version records; NULL
+                        for v0 */
+  char **supersedes; /* workloads whose earlier rows stop counting */
   size_t n_supersedes;
   struct data_amendment *amendments; /* the sheet's list when filed */
   size_t n_amendments;
@@ -169,8 +169,7 @@ void data_batch_abandon(data_batch *b);
 /** For --resume: freezes batches left unfinished by a crash. A torn last
  * line, or the rows of a run cut short, is removed and reported in
  * notes (one line each). */
-core_status data_recover(data_experiment *exp, core_buf *notes,
-                         core_err *err);
+core_status data_recover(data_experiment *exp, core_buf *notes, core_err *err);
 
 /* }==== */
 
@@ -186,8 +185,8 @@ core_status data_import(data_experiment *exp, const proto_sheet *sheet,
 struct analysis_summary;
 /** Appends `prereg analyze --json` output (contract section 4, plus more
  * keys) to out: deterministic, numbers as %.17g, keys in fixed order. */
-core_status data_analysis_json(const struct analysis_summary *s,
-                               core_buf *out, core_err *err);
+core_status data_analysis_json(const struct analysis_summary *s, core_buf *out,
+                               core_err *err);
 
 /* }==== */
 
@@ -201,18 +200,18 @@ typedef struct data_fact {
 
 /* A small table read from a file (process lists): header + rows. */
 typedef struct data_table {
-  char *source;    /* path relative to the experiment folder */
-  char **header;   /* n_cols names */
+  char *source;  /* path relative to the experiment folder */
+  char **header; /* n_cols names */
   size_t n_cols;
-  char **cells;    /* n_rows * n_cols, row-major; "" for missing */
+  char **cells; /* n_rows * n_cols, row-major; "" for missing */
   size_t n_rows;
 } data_table;
 
 typedef struct data_batch_info {
-  char *id;            /* "b0001" */
-  data_fact *facts;    /* sorted by key; empty when no facts file */
+  char *id;         /* "b0001" */
+  data_fact *facts; /* sorted by key; empty when no facts file */
   size_t n_facts;
-  data_table *procs;   /* process lists found under batches/ID/ */
+  data_table *procs; /* process lists found under batches/ID/ */
   size_t n_procs;
 } data_batch_info;
 
@@ -234,8 +233,7 @@ typedef struct data_report_inputs {
  * name contains "proc") and the MANIFEST. Missing files give empty
  * lists. OUT: *out newly allocated; free with data_report_inputs_free. */
 core_status data_report_inputs_load(const data_experiment *exp,
-                                    data_report_inputs **out,
-                                    core_err *err);
+                                    data_report_inputs **out, core_err *err);
 /** Frees everything; NULL is a no-op. */
 void data_report_inputs_free(data_report_inputs *in);
 /** Value of fact key in b, or NULL. */
@@ -261,9 +259,8 @@ core_status data_experiment_lock(data_experiment *exp, core_err *err);
 /** Unified diff of a -> b (3 lines of context, GNU format, "\ No newline
  * at end of file" markers). Returns a newly allocated string (core_free),
  * "" when the texts are equal, NULL when out of memory. */
-char *data_unified_diff(const char *a, size_t alen, const char *b,
-                        size_t blen, const char *label_a,
-                        const char *label_b);
+char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
+                        const char *label_a, const char *label_b);
 
 /** Runs collected for one workload and arm. A run is the rows sharing
  * batch, workload, arm and run_id. A run is valid when all its rows are;
@@ -294,9 +291,8 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
 /** Lists batch csv files that are not in the MANIFEST (unfinished, for
  * status and verify). OUT: *names newly allocated ("bNNNN"), free each
  * and the array with core_free. */
-core_status data_unfinished_batches(const data_experiment *exp,
-                                    char ***names, size_t *n,
-                                    core_err *err);
+core_status data_unfinished_batches(const data_experiment *exp, char ***names,
+                                    size_t *n, core_err *err);
 
 /* }==== */
 

@@ -23,13 +23,13 @@ typedef core_status (*csvscan_fn)(void *ctx, char **fields, size_t n,
                                   long line, core_err *err);
 
 typedef struct csvscan_result {
-  size_t records;     /* complete records seen (header included) */
-  size_t good_end;    /* byte offset just past the last complete record */
-  long last_line;     /* physical line where the last complete record
-                         started */
-  int torn;           /* the text ends inside a record (no final newline
-                         or an open quote) */
-  long torn_line;     /* where that incomplete record starts */
+  size_t records;  /* complete records seen (header included) */
+  size_t good_end; /* byte offset just past the last complete record */
+  long last_line;  /* physical line where the last complete record
+                      started */
+  int torn;        /* the text ends inside a record (no final newline
+                      or an open quote) */
+  long torn_line;  /* where that incomplete record starts */
 } csvscan_result;
 
 /** Scans RFC 4180 text with libcsv, calling fn once per complete record
@@ -50,8 +50,8 @@ void data_csv_row(core_buf *b, const data_row *r, const char *batch_id,
 
 /** Fills r from the DATA_NCOLS fields of one record; name and line are
  * for messages. On error r holds nothing to free. */
-core_status data_row_parse(data_row *r, char **f, size_t n,
-                           const char *name, long line, core_err *err);
+core_status data_row_parse(data_row *r, char **f, size_t n, const char *name,
+                           long line, core_err *err);
 void data_row_clear(data_row *r);
 /** Appends a copy of r (taking ownership of its strings). */
 core_status data_rowset_push(data_rowset *rs, data_row *r, core_err *err);
@@ -78,12 +78,11 @@ core_status data_manifest_load(const char *dir, manifest *m,
                                core_buf *problems, core_err *err);
 void data_manifest_free(manifest *m);
 /** The entry for path, or NULL. */
-const manifest_entry *data_manifest_find(const manifest *m,
-                                         const char *path);
+const manifest_entry *data_manifest_find(const manifest *m, const char *path);
 /** Hashes each path (relative to dir) and appends it to the MANIFEST,
  * which is replaced atomically (mode 0444). */
-core_status data_manifest_add(const char *dir, char *const *paths,
-                              size_t n, core_err *err);
+core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
+                              core_err *err);
 
 /* }==== */
 
@@ -107,8 +106,7 @@ struct data_batch {
 
 /** A handle for batch number num (no file is touched); NULL when out of
  * memory. */
-data_batch *data_batch_make(data_experiment *exp, long num,
-                            const char *kind);
+data_batch *data_batch_make(data_experiment *exp, long num, const char *kind);
 /** Frees a handle (closing its file); NULL is a no-op. */
 void data_batch_release(data_batch *b);
 /** 1 when a and b belong to the same run (batch, workload, arm, run_id;
@@ -121,7 +119,6 @@ int data_same_run(const data_row *a, const data_row *b);
 
 /** Points jansson's allocator at core_malloc/core_free (idempotent). */
 void data_json_init(void);
-
 
 /** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv"); the
  * number goes to *num. */
@@ -147,8 +144,7 @@ void data_strpool_free(data_strpool *p);
 /** The pool's copy of the len bytes at s (NUL-terminated), made on first
  * sight: equal strings give the same pointer. Borrowed, valid until
  * data_strpool_free; NULL when out of memory. */
-const char *data_strpool_intern(data_strpool *p, const char *s,
-                                size_t len);
+const char *data_strpool_intern(data_strpool *p, const char *s, size_t len);
 
 /** data_row_parse, with r's strings interned in pool (borrowed, not to be
  * freed) when pool is not NULL, copied as data_row_parse does when it is.

@@ -47,8 +47,7 @@ static int split(const char *s, size_t len, lines *out) {
 }
 
 static int same(const line *a, const line *b) {
-  return a->len == b->len && a->nl == b->nl &&
-         memcmp(a->p, b->p, a->len) == 0;
+  return a->len == b->len && a->nl == b->nl && memcmp(a->p, b->p, a->len) == 0;
 }
 
 /* An edit script: ' ' keep, '-' delete from a, '+' insert from b. */
@@ -130,9 +129,8 @@ static void put_range(core_buf *out, size_t start0, size_t count) {
     core_buf_printf(out, "%zu,%zu", count ? start0 + 1 : start0, count);
 }
 
-char *data_unified_diff(const char *a, size_t alen, const char *b,
-                        size_t blen, const char *label_a,
-                        const char *label_b) {
+char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
+                        const char *label_a, const char *label_b) {
   lines la = {0}, lb = {0};
   op *ops = NULL;
   size_t nops = 0;

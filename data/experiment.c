@@ -78,8 +78,8 @@ static int str_list(json_t *arr, char ***out, size_t *n) {
   if (!(*out = core_calloc(json_array_size(arr), sizeof **out)))
     return 0;
   json_array_foreach(arr, i, v) {
-    if (!((*out)[i] = core_strdup(json_is_string(v) ? json_string_value(v)
-                                                     : "")))
+    if (!((*out)[i] =
+              core_strdup(json_is_string(v) ? json_string_value(v) : "")))
       return 0;
     *n = i + 1;
   }
@@ -105,16 +105,16 @@ static core_status load_version_json(const char *path, size_t k,
     json_decref(root);
     return core_fail(err, CORE_EINPUT,
                      "%s: lacks \"version\": %zu or a \"sha256\"; the frozen "
-                     "chain is damaged: run prereg verify", path, k);
+                     "chain is damaged: run prereg verify",
+                     path, k);
   }
   v->number = (int)k;
   memcpy(v->sha256, json_string_value(json_object_get(root, "sha256")), 64);
   v->sha256[64] = '\0';
   v->filed_at = json_str_dup(root, "filed_at");
   v->path = core_asprintf("versions/v%zu.lua", k);
-  v->rows_when_filed =
-      (long)json_integer_value(json_object_get(
-          json_object_get(root, "data"), "runs_total"));
+  v->rows_when_filed = (long)json_integer_value(
+      json_object_get(json_object_get(root, "data"), "runs_total"));
   if (k > 0) {
     v->date = json_str_dup(root, "date");
     v->why = json_str_dup(root, "why");
@@ -185,8 +185,10 @@ core_status data_experiment_open(const char *data_dir,
   data_json_init();
   if (!sheet->id || !sheet->id[0] || strchr(sheet->id, '/') ||
       sheet->id[0] == '.')
-    return core_fail(err, CORE_EPROTOCOL, "%s: id: '%s' cannot name a data "
-                     "folder", sheet->path ? sheet->path : "sheet",
+    return core_fail(err, CORE_EPROTOCOL,
+                     "%s: id: '%s' cannot name a data "
+                     "folder",
+                     sheet->path ? sheet->path : "sheet",
                      sheet->id ? sheet->id : "");
   if (!(exp = core_calloc(1, sizeof *exp)))
     return core_fail(err, CORE_ENOMEM, "out of memory");
@@ -217,8 +219,8 @@ core_status data_experiment_lock(data_experiment *exp, core_err *err) {
     return core_fail(err, CORE_ENOMEM, "out of memory");
   fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    st = core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
-                   strerror(errno));
+    st =
+        core_fail(err, CORE_EIO, "%s: cannot open: %s", path, strerror(errno));
     core_free(path);
     return st;
   }
@@ -293,8 +295,7 @@ static core_status data_state_json(const data_experiment *exp, json_t **out,
   return CORE_OK;
 }
 
-static core_status write_json(const char *path, json_t *root,
-                              core_err *err) {
+static core_status write_json(const char *path, json_t *root, core_err *err) {
   char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
   core_status st;
   if (!text)
@@ -314,9 +315,8 @@ static core_status write_json(const char *path, json_t *root,
 /* Writes versions/vK.lua (+ .diff) + .json and lists them in the
  * MANIFEST. The .json goes last: a version exists once its .json does,
  * so a crash before that leaves the chain as it was. */
-static core_status file_version(data_experiment *exp,
-                                const proto_sheet *sheet, size_t k,
-                                const char *diff, json_t *root,
+static core_status file_version(data_experiment *exp, const proto_sheet *sheet,
+                                size_t k, const char *diff, json_t *root,
                                 core_err *err) {
   char *vdir = core_path_join(exp->dir, "versions");
   char *lua = core_asprintf("%s/versions/v%zu.lua", exp->dir, k);
@@ -382,8 +382,8 @@ core_status data_register(data_experiment *exp, const proto_sheet *sheet,
         "sha256 %.12s, filed %s); to change it, append an entry to "
         "`amendments` saying why, then run: prereg amend %s; to start a "
         "new experiment, give the sheet a new id",
-        sheet_name(sheet), exp->id, last->number, last->sha256,
-        last->filed_at, sheet_name(sheet));
+        sheet_name(sheet), exp->id, last->number, last->sha256, last->filed_at,
+        sheet_name(sheet));
   }
   if ((st = data_state_json(exp, &state, err)) != CORE_OK)
     return st;
@@ -407,8 +407,7 @@ static int same_str(const char *a, const char *b) {
   return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
-static int same_amendment(const data_amendment *r,
-                          const proto_amendment *a) {
+static int same_amendment(const data_amendment *r, const proto_amendment *a) {
   if (!same_str(r->date, a->date) || !same_str(r->why, a->why) ||
       r->n_supersedes != a->n_supersedes)
     return 0;
@@ -517,8 +516,7 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
   core_status st;
   if (exp->n_versions == 0)
     return core_fail(err, CORE_ELOCK,
-                     "%s: not registered; run prereg register %s", name,
-                     name);
+                     "%s: not registered; run prereg register %s", name, name);
   if ((st = data_experiment_lock(exp, err)) != CORE_OK)
     return st;
   last = &exp->versions[exp->n_versions - 1];
@@ -577,8 +575,8 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
   k = exp->n_versions;
   na = &sheet->amendments[sheet->n_amendments - 1];
   snprintf(label_b, sizeof label_b, "versions/v%zu.lua", k);
-  if (!(diff = diff_against(exp, last, sheet->text, sheet->text_len,
-                            label_b, err)))
+  if (!(diff = diff_against(exp, last, sheet->text, sheet->text_len, label_b,
+                            err)))
     return err ? err->status : CORE_EIO;
   if ((st = data_state_json(exp, &state, err)) != CORE_OK) {
     core_free(diff);

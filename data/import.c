@@ -12,11 +12,21 @@
 
 #include "data/data_internal.h"
 
-enum { C_WORKLOAD, C_ARM, C_METRIC, C_VALUE, C_RUN, C_STARTED, C_EXIT,
-       C_VALID, C_NOTE, C_COUNT };
+enum {
+  C_WORKLOAD,
+  C_ARM,
+  C_METRIC,
+  C_VALUE,
+  C_RUN,
+  C_STARTED,
+  C_EXIT,
+  C_VALID,
+  C_NOTE,
+  C_COUNT
+};
 static const char *const col_names[C_COUNT] = {
-    "workload", "arm", "metric", "value", "run", "started_at", "exit_code",
-    "valid", "note"};
+    "workload",   "arm",       "metric", "value", "run",
+    "started_at", "exit_code", "valid",  "note"};
 #define REQUIRED 4 /* the first four columns */
 
 typedef struct imp {
@@ -109,11 +119,10 @@ static int code_meets(const proto_workload *w, const char *code, char *why,
 
 /* Fills the provenance every imported row shares and the given fields. */
 static core_status make_row(imp *m, const char *workload, const char *arm,
-                            const char *metric, const char *run_id,
-                            long round, const char *started_at,
-                            const char *exit_code, int valid,
-                            const char *reason, double value, int has_value,
-                            core_err *err) {
+                            const char *metric, const char *run_id, long round,
+                            const char *started_at, const char *exit_code,
+                            int valid, const char *reason, double value,
+                            int has_value, core_err *err) {
   const data_version *v = &m->exp->versions[m->exp->n_versions - 1];
   data_row r;
   memset(&r, 0, sizeof r);
@@ -235,7 +244,8 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
   if (code[0] && !exit_code_ok(code))
     return core_fail(err, CORE_EINPUT,
                      "%s: exit_code '%s' is not an integer (or a list "
-                     "like 0;1;0 for steps)", where, code);
+                     "like 0;1;0 for steps)",
+                     where, code);
   if (valid_s[0] && !parse_valid(valid_s, &valid))
     return core_fail(err, CORE_EINPUT,
                      "%s: valid '%s' is not true/false (or 1/0, yes/no)",
@@ -248,13 +258,13 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
     v = strtod(value, &end);
     if (*end || end == value || !isfinite(v))
       return core_fail(err, CORE_EINPUT,
-                       "%s: value '%s' is not a finite number", where,
-                       value);
+                       "%s: value '%s' is not a finite number", where, value);
     has_value = 1;
   } else if (valid) {
     return core_fail(err, CORE_EINPUT,
                      "%s: value is empty; only an invalid row (valid=false) "
-                     "may lack a value", where);
+                     "may lack a value",
+                     where);
   }
   {
     /* A started_at must at least look like a date: it orders runs. */
@@ -262,7 +272,8 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
     if (s[0] && !(strlen(s) >= 10 && s[4] == '-' && s[7] == '-'))
       return core_fail(err, CORE_EINPUT,
                        "%s: started_at '%s' is not an ISO 8601 time like "
-                       "2026-10-21T09:30:00Z", where, s);
+                       "2026-10-21T09:30:00Z",
+                       where, s);
   }
   if (run[0]) {
     char *end;
@@ -277,9 +288,8 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
   if (!valid && !note[0] && !why[0])
     snprintf(why, sizeof why, "marked invalid in %s", m->file);
   if (valid && note[0])
-    json_array_append_new(m->notes,
-                          json_pack("{s:I,s:s}", "line", (json_int_t)line,
-                                    "note", note));
+    json_array_append_new(m->notes, json_pack("{s:I,s:s}", "line",
+                                              (json_int_t)line, "note", note));
   return make_row(m, wname, arm, metric, run_id, round, field(m, f, C_STARTED),
                   code, valid, valid ? "" : (note[0] ? note : why), v,
                   has_value, err);
@@ -325,13 +335,14 @@ static core_status import_csv(imp *m, const char *text, size_t len,
         return st;
     }
     if (res.torn)
-      return core_fail(err, CORE_EINPUT,
-                       "%s:%ld: unterminated quoted field", m->file,
-                       res.torn_line);
+      return core_fail(err, CORE_EINPUT, "%s:%ld: unterminated quoted field",
+                       m->file, res.torn_line);
   }
   if (!m->header_seen)
-    return core_fail(err, CORE_EINPUT, "%s: empty file; the first line must "
-                     "be a header (workload,arm,metric,value)", m->file);
+    return core_fail(err, CORE_EINPUT,
+                     "%s: empty file; the first line must "
+                     "be a header (workload,arm,metric,value)",
+                     m->file);
   return CORE_OK;
 }
 
@@ -429,8 +440,10 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
     size_t i;
     json_t *t;
     if (!json_is_string(cmd))
-      return core_fail(err, CORE_EINPUT, "%s: results[%zu].command: not a "
-                       "string", m->file, j);
+      return core_fail(err, CORE_EINPUT,
+                       "%s: results[%zu].command: not a "
+                       "string",
+                       m->file, j);
     a = arm_for(m, arm_map, json_string_value(cmd), err, &bad);
     if (a == -2)
       return err ? err->status : CORE_EUSAGE;
@@ -439,42 +452,44 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
       return core_fail(err, CORE_EINPUT,
                        "%s: '%s' is not an arm; map it with --arm-from "
                        "'%s=ARM'",
-                       where, json_string_value(cmd),
-                       json_string_value(cmd));
+                       where, json_string_value(cmd), json_string_value(cmd));
     }
     if (!json_is_array(times) || json_array_size(times) == 0)
       return core_fail(err, CORE_EINPUT,
                        "%s: results[%zu].times: missing or empty (export "
-                       "with hyperfine --export-json)", m->file, j);
+                       "with hyperfine --export-json)",
+                       m->file, j);
     if (codes && !json_is_null(codes) &&
         (!json_is_array(codes) ||
          json_array_size(codes) != json_array_size(times)))
       return core_fail(err, CORE_EINPUT,
                        "%s: results[%zu].exit_codes: not an array as long "
-                       "as times", m->file, j);
+                       "as times",
+                       m->file, j);
     json_array_foreach(times, i, t) {
       json_t *c = json_is_array(codes) ? json_array_get(codes, i) : NULL;
       char code[32] = "", run_id[64], why[128] = "";
       double v;
       int valid;
-      if (!json_is_number(t) || !isfinite(v = json_number_value(t)) ||
-          v < 0)
+      if (!json_is_number(t) || !isfinite(v = json_number_value(t)) || v < 0)
         return core_fail(err, CORE_EINPUT,
                          "%s: results[%zu].times[%zu]: not a non-negative "
-                         "number", m->file, j, i);
+                         "number",
+                         m->file, j, i);
       if (c && !json_is_null(c)) {
         if (!json_is_integer(c))
           return core_fail(err, CORE_EINPUT,
                            "%s: results[%zu].exit_codes[%zu]: not an "
-                           "integer", m->file, j, i);
+                           "integer",
+                           m->file, j, i);
         snprintf(code, sizeof code, "%" JSON_INTEGER_FORMAT,
                  json_integer_value(c));
       }
       valid = code_meets(w, code, why, sizeof why);
       snprintf(run_id, sizeof run_id, "h%zu-%zu", j + 1, i + 1);
-      if ((st = make_row(m, w->name, m->sheet->arms[a].name, "wall_s",
-                         run_id, (long)i + 1, "", code, valid, why, v, 1,
-                         err)) != CORE_OK)
+      if ((st = make_row(m, w->name, m->sheet->arms[a].name, "wall_s", run_id,
+                         (long)i + 1, "", code, valid, why, v, 1, err)) !=
+          CORE_OK)
         return st;
     }
   }
@@ -566,7 +581,8 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
     if (!json_is_object(root) || !json_object_get(root, "results"))
       st = core_fail(err, CORE_EINPUT,
                      "%s: a JSON object without \"results\"; prereg imports "
-                     "hyperfine --export-json files and CSV", file);
+                     "hyperfine --export-json files and CSV",
+                     file);
     else
       st = import_hyperfine(&m, root, only, arm_map, err);
     json_decref(root);
@@ -582,12 +598,12 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
   /* Everything checked: only now does anything touch the data folder. */
   core_sha256_hex(text, len, hex);
   core_utc_now(now);
-  facts = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:O}", "kind", "import",
-                    "format", format, "source", file, "source_sha256", hex,
-                    "imported_at", now, "rows_imported",
-                    (json_int_t)m.rows.n, "notes", m.notes);
-  if (!facts || !(facts_text = json_dumps(facts,
-                                     JSON_PRESERVE_ORDER | FACTS_PRECISION))) {
+  facts =
+      json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:O}", "kind", "import", "format",
+                format, "source", file, "source_sha256", hex, "imported_at",
+                now, "rows_imported", (json_int_t)m.rows.n, "notes", m.notes);
+  if (!facts || !(facts_text = json_dumps(facts, JSON_PRESERVE_ORDER |
+                                                     FACTS_PRECISION))) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }

@@ -38,8 +38,7 @@ void data_manifest_free(manifest *m) {
   memset(m, 0, sizeof *m);
 }
 
-const manifest_entry *data_manifest_find(const manifest *m,
-                                         const char *path) {
+const manifest_entry *data_manifest_find(const manifest *m, const char *path) {
   for (size_t i = 0; i < m->n; i++)
     if (strcmp(m->e[i].path, path) == 0)
       return &m->e[i];
@@ -79,11 +78,13 @@ core_status data_manifest_load(const char *dir, manifest *m,
       if (problems) {
         core_buf_printf(problems,
                         "%s:%ld: malformed line (expected \"SHA256  "
-                        "PATH\")\n", path, line);
+                        "PATH\")\n",
+                        path, line);
       } else {
         st = core_fail(err, CORE_EINPUT,
                        "%s:%ld: malformed line (expected \"SHA256  PATH\"); "
-                       "run prereg verify", path, line);
+                       "run prereg verify",
+                       path, line);
         goto cleanup;
       }
     } else {
@@ -136,15 +137,16 @@ static core_status check_first_manifest(const char *dir, const char *path,
     if (!adding)
       st = core_fail(err, CORE_EVERIFY,
                      "%s is missing; the experiment folder was damaged; "
-                     "run prereg verify", path);
+                     "run prereg verify",
+                     path);
   }
   core_names_free(names, nn);
   core_free(vdir);
   return st;
 }
 
-core_status data_manifest_add(const char *dir, char *const *paths,
-                              size_t n, core_err *err) {
+core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
+                              core_err *err) {
   char *path = core_path_join(dir, "MANIFEST");
   char *old = NULL;
   size_t old_len = 0;

@@ -67,8 +67,10 @@ static core_status metric_count(data_experiment *exp, proto_sheet **cache,
                                 core_err *err) {
   long w;
   if (v < 0 || (size_t)v >= exp->n_versions)
-    return core_fail(err, CORE_EINPUT, "%s: rows name sheet version v%d, "
-                     "which does not exist", exp->dir, v);
+    return core_fail(err, CORE_EINPUT,
+                     "%s: rows name sheet version v%d, "
+                     "which does not exist",
+                     exp->dir, v);
   if (!cache[v] && !(cache[v] = data_load_version(exp, v, err)))
     return err ? err->status : CORE_EPROTOCOL;
   w = proto_workload_index(cache[v], workload);
@@ -109,17 +111,15 @@ static core_status recover_one(data_experiment *exp, const char *id,
     fix_header = 1;
     core_buf_printf(notes, "%s:1: torn header rewritten\n", csv);
   } else {
-    if ((st = data_csv_scan(csv, text, len, on_rec, &c, &res, err)) !=
-        CORE_OK)
+    if ((st = data_csv_scan(csv, text, len, on_rec, &c, &res, err)) != CORE_OK)
       goto cleanup;
     if (res.torn || c.bad_line) {
       long line = c.bad_line ? c.bad_line : res.torn_line;
       keep = line_offset(text, len, line);
       core_buf_printf(notes, "%s:%ld: %s last line dropped\n", csv, line,
                       c.bad_line ? "unparsable" : "torn (no final newline)");
-      json_array_append_new(notes_json,
-                            json_sprintf("line %ld: torn last line dropped",
-                                         line));
+      json_array_append_new(
+          notes_json, json_sprintf("line %ld: torn last line dropped", line));
     }
     /* The rows of one run are appended in one write; fewer than the
      * workload's metrics means the write was cut short. Imported rows
@@ -141,8 +141,8 @@ static core_status recover_one(data_experiment *exp, const char *id,
                           "%s:%ld: run %s of %s/%s cut short (%ld of %ld "
                           "metrics); its rows dropped, --resume runs it "
                           "again\n",
-                          csv, c.lines[first], r->run_id, r->workload,
-                          r->arm, dropped, want);
+                          csv, c.lines[first], r->run_id, r->workload, r->arm,
+                          dropped, want);
           json_array_append_new(
               notes_json,
               json_sprintf("line %ld: run %s of %s/%s cut short (%ld of %ld "
@@ -179,25 +179,23 @@ static core_status recover_one(data_experiment *exp, const char *id,
     facts = json_object();
     json_object_set_new(
         facts, "kind",
-        json_string(c.rows.n > 0 && strcmp(c.rows.rows[0].source, "import") ==
-                                        0
+        json_string(c.rows.n > 0 &&
+                            strcmp(c.rows.rows[0].source, "import") == 0
                         ? "import"
                         : "run"));
   }
   json_object_set_new(facts, "recovered", json_true());
   json_object_set_new(facts, "recovery_notes", notes_json);
   notes_json = NULL;
-  if (!(facts_text = json_dumps(facts,
-                                     JSON_PRESERVE_ORDER | FACTS_PRECISION)) ||
-      !(b = data_batch_make(exp, num,
-                            json_string_value(json_object_get(facts,
-                                                              "kind"))))) {
+  if (!(facts_text =
+            json_dumps(facts, JSON_PRESERVE_ORDER | FACTS_PRECISION)) ||
+      !(b = data_batch_make(
+            exp, num, json_string_value(json_object_get(facts, "kind"))))) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }
   {
-    const char *sa =
-        json_string_value(json_object_get(facts, "started_at"));
+    const char *sa = json_string_value(json_object_get(facts, "started_at"));
     if (sa)
       snprintf(b->started_at, sizeof b->started_at, "%s", sa);
     else if (c.rows.n > 0 && c.rows.rows[0].started_at[0])
@@ -251,8 +249,7 @@ long data_tmp_file_pid(const char *name) {
 }
 
 int data_pid_gone(long pid) {
-  return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 &&
-         errno == ESRCH;
+  return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
 /* Removes, from folder rel of the experiment, the temporary files of
@@ -286,12 +283,15 @@ static core_status remove_stale_tmp(data_experiment *exp, const char *rel,
         st = remove_stale_tmp(exp, sub, notes, err);
     } else if (S_ISREG(sb.st_mode) && pid > 0 && data_pid_gone(pid)) {
       if (unlink(full) != 0 && errno != ENOENT)
-        st = core_fail(err, CORE_EIO, "%s: cannot remove this leftover "
-                       "temporary file: %s; remove it by hand", full,
-                       strerror(errno));
+        st = core_fail(err, CORE_EIO,
+                       "%s: cannot remove this leftover "
+                       "temporary file: %s; remove it by hand",
+                       full, strerror(errno));
       else
-        core_buf_printf(notes, "%s: leftover temporary file of a prereg "
-                        "that was killed (pid %ld) removed\n", full, pid);
+        core_buf_printf(notes,
+                        "%s: leftover temporary file of a prereg "
+                        "that was killed (pid %ld) removed\n",
+                        full, pid);
     }
     core_free(full);
     core_free(sub);
@@ -320,8 +320,10 @@ core_status data_recover(data_experiment *exp, core_buf *notes,
     if (!mpath)
       return core_fail(err, CORE_ENOMEM, "out of memory");
     if (missing && exp->n_versions > 0)
-      st = core_fail(err, CORE_EVERIFY, "%s is missing; the experiment "
-                     "folder was damaged; run prereg verify", mpath);
+      st = core_fail(err, CORE_EVERIFY,
+                     "%s is missing; the experiment "
+                     "folder was damaged; run prereg verify",
+                     mpath);
     core_free(mpath);
     if (st != CORE_OK)
       return st;

@@ -53,8 +53,8 @@ static int flatten(json_t *j, const char *prefix, fact_list *out) {
     const char *k;
     json_t *v;
     json_object_foreach(j, k, v) {
-      char *key = prefix[0] ? core_asprintf("%s.%s", prefix, k)
-                            : core_strdup(k);
+      char *key =
+          prefix[0] ? core_asprintf("%s.%s", prefix, k) : core_strdup(k);
       int ok = key && flatten(v, key, out);
       core_free(key);
       if (!ok)
@@ -406,8 +406,7 @@ static core_status load_manifest(const data_experiment *exp,
 }
 
 core_status data_report_inputs_load(const data_experiment *exp,
-                                    data_report_inputs **out,
-                                    core_err *err) {
+                                    data_report_inputs **out, core_err *err) {
   data_report_inputs *in = core_calloc(1, sizeof *in);
   char *dir = core_path_join(exp->dir, "batches");
   char **names = NULL, **ids = NULL;

@@ -55,8 +55,7 @@ static void check_entries(vstate *v) {
     core_err err;
     for (size_t j = 0; j < i; j++)
       if (strcmp(v->m.e[j].path, e->path) == 0)
-        problem(v, "%s/MANIFEST:%ld: %s listed twice", dir, e->line,
-                e->path);
+        problem(v, "%s/MANIFEST:%ld: %s listed twice", dir, e->line, e->path);
     if (!full) {
       problem(v, "%s: out of memory", e->path);
       continue;
@@ -67,18 +66,20 @@ static void check_entries(vstate *v) {
     } else if (lstat(full, &sb) != 0) {
       problem(v, "%s: missing (listed in MANIFEST line %ld)", full, e->line);
     } else if (!S_ISREG(sb.st_mode)) {
-      problem(v, "%s: not a regular file (listed in MANIFEST line %ld)",
-              full, e->line);
+      problem(v, "%s: not a regular file (listed in MANIFEST line %ld)", full,
+              e->line);
     } else if (core_sha256_file(full, hex, &err) != CORE_OK) {
       problem(v, "%s", err.msg);
     } else {
       if (strcmp(hex, e->sha256) != 0)
-        problem(v, "%s: content differs from the MANIFEST (sha256 %.12s..., "
-                "recorded %.12s...)%s", full, hex, e->sha256,
+        problem(v,
+                "%s: content differs from the MANIFEST (sha256 %.12s..., "
+                "recorded %.12s...)%s",
+                full, hex, e->sha256,
                 sb.st_mode & 0222 ? "; and it is writable" : "");
       else if (sb.st_mode & 0222 && v->writable++ == 0)
-        snprintf(v->first_writable, sizeof v->first_writable,
-                 "%s (mode %04o)", full, (unsigned)(sb.st_mode & 07777));
+        snprintf(v->first_writable, sizeof v->first_writable, "%s (mode %04o)",
+                 full, (unsigned)(sb.st_mode & 07777));
     }
     core_free(full);
   }
@@ -109,11 +110,13 @@ static void not_listed(vstate *v, const char *full, const char *name) {
     core_buf_printf(v->out,
                     "note: %s: leftover temporary file of a prereg that was "
                     "killed (pid %ld); run prereg run --resume (it removes "
-                    "it)\n", full, pid);
+                    "it)\n",
+                    full, pid);
   else if (pid > 0)
     core_buf_printf(v->out,
                     "note: %s: temporary file of a prereg still running "
-                    "(pid %ld)\n", full, pid);
+                    "(pid %ld)\n",
+                    full, pid);
   else
     problem(v, "%s: not in the MANIFEST (added after freezing?)", full);
 }
@@ -175,7 +178,8 @@ static void check_orphans(vstate *v) {
     if (!(full = core_path_join(bdir, csv)))
       break;
     if (!core_exists(full))
-      problem(v, "%s/%s%s: %s without its CSV (%s is missing and was never "
+      problem(v,
+              "%s/%s%s: %s without its CSV (%s is missing and was never "
               "frozen): the rows of this batch were deleted while it was "
               "written; restore %s from a backup, or remove %s/%s to accept "
               "the loss (prereg run --resume then runs them again)",
@@ -214,11 +218,11 @@ static void check_chain(vstate *v) {
     for (size_t i = 0; i < n; i++) {
       unsigned long k;
       char ext[8];
-      if (sscanf(names[i], "v%lu.%7s", &k, ext) == 2 &&
-          k >= exp->n_versions)
-        problem(v, "%s/%s: outside the chain v0..v%zu (versions/v%zu.json "
-                "is missing)", vdir, names[i], exp->n_versions - 1,
-                exp->n_versions);
+      if (sscanf(names[i], "v%lu.%7s", &k, ext) == 2 && k >= exp->n_versions)
+        problem(v,
+                "%s/%s: outside the chain v0..v%zu (versions/v%zu.json "
+                "is missing)",
+                vdir, names[i], exp->n_versions - 1, exp->n_versions);
     }
   }
   core_names_free(names, n);
@@ -233,8 +237,10 @@ static void check_chain(vstate *v) {
     }
     core_sha256_hex(text, len, hex);
     if (strcmp(hex, ver->sha256) != 0)
-      problem(v, "%s/%s: sha256 %.12s... differs from versions/v%zu.json "
-              "(%.12s...)", exp->dir, ver->path, hex, k, ver->sha256);
+      problem(v,
+              "%s/%s: sha256 %.12s... differs from versions/v%zu.json "
+              "(%.12s...)",
+              exp->dir, ver->path, hex, k, ver->sha256);
     if (k > 0) {
       char rel[64], la[64], lb[64];
       char *prev = read_rel(v, exp->versions[k - 1].path, &plen);
@@ -302,14 +308,16 @@ static core_status on_vrow(void *vctx, char **f, size_t n, long line,
     return CORE_OK;
   }
   if ((size_t)r.sheet_version >= c->versions_at_start)
-    row_problem(c, line, "sheet_version did not exist when the batch "
-                "started: v", r.sheet_version);
+    row_problem(c, line,
+                "sheet_version did not exist when the batch "
+                "started: v",
+                r.sheet_version);
   else if (strcmp(r.sheet_sha256, exp->versions[r.sheet_version].sha256))
     row_problem(c, line, "sheet_sha256 does not match version v",
                 r.sheet_version);
   if (strcmp(r.batch, c->id) != 0 && ++c->reported <= MAX_ROW_PROBLEMS)
-    problem(c->v, "%s:%ld: batch '%s' in a row of %s", c->path, line,
-            r.batch, c->id);
+    problem(c->v, "%s:%ld: batch '%s' in a row of %s", c->path, line, r.batch,
+            c->id);
   data_row_clear(&r);
   return CORE_OK;
 }
@@ -334,8 +342,8 @@ static void check_batch(vstate *v, const char *id) {
       c.versions_at_start = (size_t)json_integer_value(vs);
     if (sa && exp->n_versions > 0 && exp->versions[0].filed_at &&
         strcmp(sa, exp->versions[0].filed_at) < 0)
-      problem(v, "%s: batch started at %s, before the registration (%s)",
-              js, sa, exp->versions[0].filed_at);
+      problem(v, "%s: batch started at %s, before the registration (%s)", js,
+              sa, exp->versions[0].filed_at);
   } else if (core_exists(js)) {
     problem(v, "%s: not valid JSON", js);
   }
@@ -368,8 +376,10 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
   v.out = report;
   data_json_init();
   if (exp->n_versions == 0)
-    return core_fail(err, CORE_ELOCK, "%s: not registered: nothing to "
-                     "verify", exp->dir);
+    return core_fail(err, CORE_ELOCK,
+                     "%s: not registered: nothing to "
+                     "verify",
+                     exp->dir);
   {
     size_t before = report->len;
     if ((st = data_manifest_load(exp->dir, &v.m, report, err)) != CORE_OK)
@@ -383,12 +393,16 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
     return core_fail(err, CORE_ENOMEM, "out of memory");
   int no_manifest = lstat(mpath, &sb) != 0;
   if (no_manifest)
-    problem(&v, "%s: missing; the experiment folder was damaged (every "
-            "registration writes it): restore it from a backup", mpath);
+    problem(&v,
+            "%s: missing; the experiment folder was damaged (every "
+            "registration writes it): restore it from a backup",
+            mpath);
   else if (sb.st_mode & 0222)
-    core_buf_printf(report, "note: %s: writable (mode %04o); prereg "
+    core_buf_printf(report,
+                    "note: %s: writable (mode %04o); prereg "
                     "replaces it atomically and never edits it: chmod a-w "
-                    "it\n", mpath, (unsigned)(sb.st_mode & 07777));
+                    "it\n",
+                    mpath, (unsigned)(sb.st_mode & 07777));
   core_free(mpath);
   /* Without a MANIFEST every batch would pass for unfinished, and
    * --resume (which refuses then) for the cure: each is named instead. */
@@ -430,8 +444,7 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
                     exp->n_versions, exp->n_versions == 1 ? "" : "s");
   st = v.problems ? core_fail(err, CORE_EVERIFY,
                               "%s: verification failed: %ld problem%s",
-                              exp->dir, v.problems,
-                              v.problems == 1 ? "" : "s")
+                              exp->dir, v.problems, v.problems == 1 ? "" : "s")
                   : CORE_OK;
 cleanup:
   core_names_free(v.unfinished, v.n_unfinished);

@@ -32,14 +32,17 @@ static const char *const builtin_vars[] = {"cmd",   "arm",    "workload",
                                            "round", "run_id", NULL};
 
 const char *const proto_builtin_metrics[] = {
-    "wall_s",  "user_s",  "sys_s",           "maxrss_kib",
-    "pss_mib", "inner_s", "cg_mem_peak_mib", "cg_cpu_s",
-    NULL};
+    "wall_s",  "user_s",          "sys_s",    "maxrss_kib", "pss_mib",
+    "inner_s", "cg_mem_peak_mib", "cg_cpu_s", NULL};
 
 /* {==== Small helpers ==== */
 
-static int is_lower(int c) { return c >= 'a' && c <= 'z'; }
-static int is_digit(int c) { return c >= '0' && c <= '9'; }
+static int is_lower(int c) {
+  return c >= 'a' && c <= 'z';
+}
+static int is_digit(int c) {
+  return c >= '0' && c <= '9';
+}
 static int is_ident(int c) {
   return is_lower(c) || is_digit(c) || c == '_' || (c >= 'A' && c <= 'Z');
 }
@@ -107,8 +110,8 @@ static void join_list(char *out, size_t size, const char *const list[],
   size_t used = 0;
   out[0] = '\0';
   for (size_t i = 0; i < n && list[i]; i++) {
-    int k = snprintf(out + used, size - used, "%s%s%s%s", i ? ", " : "",
-                     open, list[i], close);
+    int k = snprintf(out + used, size - used, "%s%s%s%s", i ? ", " : "", open,
+                     list[i], close);
     if (k < 0 || (size_t)k >= size - used)
       return;
     used += (size_t)k;
@@ -176,7 +179,8 @@ int proto_find_line(const char *text, size_t len, const char *key,
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int fail(walk *w, const char *fmt, ...) {
+static int
+fail(walk *w, const char *fmt, ...) {
   char msg[2048], full[3072];
   const char *file = w->s->path;
   va_list ap;
@@ -184,8 +188,7 @@ static int fail(walk *w, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (w->line > 0 && w->plen)
-    snprintf(full, sizeof full, "%s:%d: %s: %s", file, w->line, w->path,
-             msg);
+    snprintf(full, sizeof full, "%s:%d: %s: %s", file, w->line, w->path, msg);
   else if (w->line > 0)
     snprintf(full, sizeof full, "%s:%d: %s", file, w->line, msg);
   else if (w->plen)
@@ -272,8 +275,7 @@ static const char *describe(walk *w, int idx, char *buf, size_t size) {
   case LUA_TFUNCTION:
     return "a function";
   case LUA_TUSERDATA:
-    return luaL_testudata(L, idx, PROTO_CLAIM_META) ? "a claim"
-                                                     : "a userdata";
+    return luaL_testudata(L, idx, PROTO_CLAIM_META) ? "a claim" : "a userdata";
   default:
     return luaL_typename(L, idx);
   }
@@ -281,8 +283,8 @@ static const char *describe(walk *w, int idx, char *buf, size_t size) {
 
 static int fail_got(walk *w, int idx, const char *want) {
   char buf[64];
-  return fail(w, "must be %s, got %s", want, describe(w, idx, buf,
-                                                       sizeof buf));
+  return fail(w, "must be %s, got %s", want,
+              describe(w, idx, buf, sizeof buf));
 }
 
 /* }==== */
@@ -341,8 +343,10 @@ static void check_keys(walk *w, int t, const char *const known[],
     if (npos)
       fail(w, "unexpected entry; %s has %lld positional value%s", what,
            (long long)npos, npos == 1 ? "" : "s");
-    fail(w, "unexpected entry without a key; the entries of %s are "
-         "written key = value", what);
+    fail(w,
+         "unexpected entry without a key; the entries of %s are "
+         "written key = value",
+         what);
   }
   if (bad_type)
     fail(w, "has a key of type %s; keys of %s are names", bad_type, what);
@@ -376,15 +380,16 @@ static lua_Integer list_len(walk *w, int idx, const char *what) {
     }
   }
   if (have_key)
-    fail(w, "must be %s; found the key '%s' (a list holds only entries "
-         "[1], [2], ...; wrap each entry in its own { })", what, key);
+    fail(w,
+         "must be %s; found the key '%s' (a list holds only entries "
+         "[1], [2], ...; wrap each entry in its own { })",
+         what, key);
   if (max != n)
     for (lua_Integer i = 1; i <= max; i++) {
       int ty = lua_rawgeti(L, idx, i);
       lua_pop(L, 1);
       if (ty == LUA_TNIL)
-        fail(w, "must be %s without holes; [%lld] is nil", what,
-             (long long)i);
+        fail(w, "must be %s without holes; [%lld] is nil", what, (long long)i);
     }
   return n;
 }
@@ -441,9 +446,8 @@ static void *alloc_array(walk *w, size_t n, size_t size) {
  * caller stores them in the sheet at once. shape describes the list for
  * "got ..." messages. */
 static void *get_list(walk *w, int t, const char *key, const char *missing,
-                      const char *shape, lua_Integer min,
-                      const char *too_few, size_t size, size_t *n,
-                      size_t *mark) {
+                      const char *shape, lua_Integer min, const char *too_few,
+                      size_t size, size_t *n, size_t *mark) {
   *mark = path_key(w, key);
   *n = 0;
   if (field(w, t, key) == LUA_TNIL) {
@@ -463,8 +467,7 @@ static void *get_list(walk *w, int t, const char *key, const char *missing,
 /* Pushes entry i of the list on top of the stack and appends [i] to the
  * path (the mark to pop is *mark); fails with "got ..." unless it is a
  * table of the given shape. Returns its stack index. */
-static int get_entry(walk *w, lua_Integer i, const char *shape,
-                     size_t *mark) {
+static int get_entry(walk *w, lua_Integer i, const char *shape, size_t *mark) {
   *mark = path_index(w, i);
   lua_rawgeti(w->L, -1, i);
   int at = lua_gettop(w->L);
@@ -487,11 +490,12 @@ static void check_template(walk *w, const char *t, int allow) {
       continue;
     if (strcmp(name, "cmd") == 0 && !(allow & T_CMD))
       fail(w, "{cmd} stands for the workload's command and may appear "
-           "only in an arm's run");
+              "only in an arm's run");
     if ((strcmp(name, "workload") == 0 || strcmp(name, "round") == 0 ||
          strcmp(name, "run_id") == 0) &&
         !(allow & T_RUN))
-      fail(w, "{%s} has no value here: this command runs once per arm, "
+      fail(w,
+           "{%s} has no value here: this command runs once per arm, "
            "not per run (use {%s} in run, cmd, steps, prepare or cleanup)",
            name, name);
     if (in_list(name, builtin_vars))
@@ -514,9 +518,11 @@ static void check_template(walk *w, const char *t, int allow) {
       near = nearest(name, cand, nc);
       if (near)
         fail(w, "unknown placeholder {%s}; did you mean {%s}?", name, near);
-      fail(w, "unknown placeholder {%s}; declare it in vars, or use one "
+      fail(w,
+           "unknown placeholder {%s}; declare it in vars, or use one "
            "of {cmd} {arm} {workload} {round} {run_id} (write {{ for a "
-           "literal {)", name);
+           "literal {)",
+           name);
     }
   }
 }
@@ -534,8 +540,7 @@ enum { OPT = 0, REQ = 1 };
 
 /* Reads string field key of table t into *dst (which the sheet owns).
  * Returns 1 when present. */
-static int get_string(walk *w, int t, const char *key, int req,
-                      char **dst) {
+static int get_string(walk *w, int t, const char *key, int req, char **dst) {
   size_t mark = path_key(w, key);
   int ty = field(w, t, key);
   if (ty == LUA_TNIL) {
@@ -553,8 +558,8 @@ static int get_string(walk *w, int t, const char *key, int req,
   return 1;
 }
 
-static int get_template(walk *w, int t, const char *key, int req,
-                        int allow, char **dst) {
+static int get_template(walk *w, int t, const char *key, int req, int allow,
+                        char **dst) {
   size_t mark = path_key(w, key);
   int have;
   path_pop(w, mark);
@@ -607,8 +612,8 @@ static int get_bool(walk *w, int t, const char *key, int *out) {
   return 1;
 }
 
-static int get_enum(walk *w, int t, const char *key,
-                    const char *const names[], int *out) {
+static int get_enum(walk *w, int t, const char *key, const char *const names[],
+                    int *out) {
   size_t mark = path_key(w, key);
   int ty = field(w, t, key);
   char want[256];
@@ -636,9 +641,8 @@ enum {
 
 /* Reads a list of non-empty strings into *dst / *n (owned by the
  * sheet). Returns 1 when present. */
-static int get_string_list(walk *w, int t, const char *key, int req,
-                           int flags, const char *what, char ***dst,
-                           size_t *n) {
+static int get_string_list(walk *w, int t, const char *key, int req, int flags,
+                           const char *what, char ***dst, size_t *n) {
   lua_State *L = w->L;
   size_t mark = path_key(w, key);
   int ty = field(w, t, key);
@@ -668,8 +672,8 @@ static int get_string_list(walk *w, int t, const char *key, int req,
     if (flags & LIST_UNIQUE)
       for (lua_Integer j = 1; j < i; j++)
         if (strcmp((*dst)[j - 1], (*dst)[i - 1]) == 0)
-          fail(w, "\"%s\" is listed twice (also at [%lld])",
-               (*dst)[i - 1], (long long)j);
+          fail(w, "\"%s\" is listed twice (also at [%lld])", (*dst)[i - 1],
+               (long long)j);
     path_pop(w, m2);
   }
   leave(w, mark);
@@ -691,9 +695,10 @@ static void check_name(walk *w, const char *name, const char *what) {
   if (!good_name(name)) {
     size_t mark = path_key(w, "name");
     (void)mark;
-    fail(w, "\"%s\" is not a usable %s name: use letters, digits and "
-         "_ . + - (it appears in file names, CSV and commands)", name,
-         what);
+    fail(w,
+         "\"%s\" is not a usable %s name: use letters, digits and "
+         "_ . + - (it appears in file names, CSV and commands)",
+         name, what);
   }
 }
 
@@ -727,8 +732,10 @@ static void read_vars(walk *w, int t) {
     lua_pop(L, 1);
     if (lua_type(L, -1) != LUA_TSTRING) {
       char buf[64];
-      fail(w, "has the key %s; vars maps names to strings: "
-           "{ name = \"value\" }", describe(w, -1, buf, sizeof buf));
+      fail(w,
+           "has the key %s; vars maps names to strings: "
+           "{ name = \"value\" }",
+           describe(w, -1, buf, sizeof buf));
     }
     n++;
   }
@@ -741,8 +748,8 @@ static void read_vars(walk *w, int t) {
   }
   /* Sorted, so that messages and summaries do not follow hash order. */
   for (i = 1; i < n; i++)
-    for (size_t j = i; j > 0 && strcmp(s->vars[j - 1].name,
-                                       s->vars[j].name) > 0; j--) {
+    for (size_t j = i;
+         j > 0 && strcmp(s->vars[j - 1].name, s->vars[j].name) > 0; j--) {
       proto_var tmp = s->vars[j];
       s->vars[j] = s->vars[j - 1];
       s->vars[j - 1] = tmp;
@@ -776,8 +783,9 @@ static void read_image(walk *w, int t, proto_image *img) {
     return;
   }
   if (ty != LUA_TTABLE)
-    fail_got(w, -1, "a table { tree = \"path\" } or { digest = "
-                    "\"command\" }");
+    fail_got(w, -1,
+             "a table { tree = \"path\" } or { digest = "
+             "\"command\" }");
   it = lua_gettop(w->L);
   check_keys(w, it, keys, 0, "an image");
   get_template(w, it, "tree", OPT, T_ARM, &img->tree);
@@ -785,17 +793,16 @@ static void read_image(walk *w, int t, proto_image *img) {
   get_template(w, it, "resident", OPT, T_ARM, &img->resident);
   if (img->tree && img->digest_cmd)
     fail(w, "give either tree = \"path\" or digest = \"command\", not "
-         "both");
+            "both");
   if (!img->tree && !img->digest_cmd)
     fail(w, "needs tree = \"path\" (a file or folder to hash) or digest = "
-         "\"command\" (prints the digest)");
+            "\"command\" (prints the digest)");
   leave(w, mark);
 }
 
 static void read_arms(walk *w, int t) {
-  static const char *const keys[] = {"name",     "reference", "run",
-                                     "requires", "versions",  "image",
-                                     NULL};
+  static const char *const keys[] = {
+      "name", "reference", "run", "requires", "versions", "image", NULL};
   proto_sheet *s = w->s;
   int base_line = w->line, have_ref = 0;
   size_t mark;
@@ -817,14 +824,17 @@ static void read_arms(walk *w, int t) {
     for (lua_Integer j = 1; j < i; j++)
       if (strcmp(s->arms[j - 1].name, a->name) == 0) {
         path_key(w, "name");
-        fail(w, "\"%s\" is already the name of arms[%lld]; arm names "
-             "must be unique", a->name, (long long)j);
+        fail(w,
+             "\"%s\" is already the name of arms[%lld]; arm names "
+             "must be unique",
+             a->name, (long long)j);
       }
     get_bool(w, at, "reference", &a->reference);
     if (a->reference) {
       if (have_ref) {
         path_key(w, "reference");
-        fail(w, "a second reference arm (arms[%zu] \"%s\" is one "
+        fail(w,
+             "a second reference arm (arms[%zu] \"%s\" is one "
              "already); exactly one arm is the reference",
              s->reference + 1, s->arms[s->reference].name);
       }
@@ -847,7 +857,7 @@ static void read_arms(walk *w, int t) {
   w->line = base_line;
   if (!have_ref)
     fail(w, "no arm has reference = true; mark exactly one, the arm the "
-         "others are compared with");
+            "others are compared with");
   leave(w, mark);
 }
 
@@ -864,34 +874,37 @@ static void check_metric_name(walk *w, const char *m) {
     ok = is_lower((unsigned char)*p) || is_digit((unsigned char)*p) ||
          *p == '_';
   if (!ok)
-    fail(w, "\"%s\" is neither a built-in metric nor a name [a-z][a-z0-9_]* "
-         "that the command reports itself", m);
+    fail(w,
+         "\"%s\" is neither a built-in metric nor a name [a-z][a-z0-9_]* "
+         "that the command reports itself",
+         m);
   /* A name one edit away from a built-in is far likelier a typo than a
    * metric the command writes itself, and would only fail at run time. */
-  near = nearest(m, proto_builtin_metrics,
-                 count_list(proto_builtin_metrics));
+  near = nearest(m, proto_builtin_metrics, count_list(proto_builtin_metrics));
   if (near && proto_edit_distance(m, near) <= 1)
-    fail(w, "\"%s\" is not a built-in metric; did you mean \"%s\"? (a "
+    fail(w,
+         "\"%s\" is not a built-in metric; did you mean \"%s\"? (a "
          "metric the command reports itself must differ from the "
-         "built-ins by more than one letter)", m, near);
+         "built-ins by more than one letter)",
+         m, near);
 }
 
 static void read_workloads(walk *w, int t) {
   static const char *const keys[] = {
-      "name",    "runs",           "warmup",    "cmd",     "steps",
-      "prepare", "cleanup",        "metrics",   "sample_after_s",
-      "timeout_s", "order",        "cache",     "expect_exit",
-      "processes", "cgroup",       NULL};
+      "name",           "runs",      "warmup",  "cmd",
+      "steps",          "prepare",   "cleanup", "metrics",
+      "sample_after_s", "timeout_s", "order",   "cache",
+      "expect_exit",    "processes", "cgroup",  NULL};
   /* What an import-only workload (no cmd, no steps) may not set: it
    * runs nothing, so these could only mislead. */
   static const char *const run_only[] = {
-      "warmup",  "prepare",   "cleanup", "sample_after_s",
+      "warmup",    "prepare", "cleanup", "sample_after_s",
       "timeout_s", "order",   "cache",   "expect_exit",
       "processes", "cgroup",  NULL};
   static const char *const orders[] = {"interleaved", "blocked", NULL};
   static const char *const caches[] = {"warm", "cold", NULL};
-  static const char *const proc_keys[] = {"descendants", "cgroup",
-                                          "cmdline", NULL};
+  static const char *const proc_keys[] = {"descendants", "cgroup", "cmdline",
+                                          NULL};
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   int base_line = w->line;
@@ -919,36 +932,38 @@ static void read_workloads(walk *w, int t) {
     for (lua_Integer j = 1; j < i; j++)
       if (strcmp(s->workloads[j - 1].name, wl->name) == 0) {
         path_key(w, "name");
-        fail(w, "\"%s\" is already the name of workloads[%lld]; workload "
-             "names must be unique", wl->name, (long long)j);
+        fail(w,
+             "\"%s\" is already the name of workloads[%lld]; workload "
+             "names must be unique",
+             wl->name, (long long)j);
       }
     get_template(w, at, "cmd", OPT, T_RUN, &wl->cmd);
     get_string_list(w, at, "steps", OPT, LIST_RUN_TEMPLATE | LIST_NONEMPTY,
                     "a list of commands", &wl->steps, &wl->n_steps);
     if (wl->cmd && wl->steps)
       fail(w, "has both cmd and steps; give one: cmd is one command, "
-           "steps a list run in order in a fresh folder");
+              "steps a list run in order in a fresh folder");
     runs = wl->cmd || wl->steps;
     if (!runs)
       for (int k = 0; run_only[k]; k++) {
         if (field(w, at, run_only[k]) != LUA_TNIL) {
           path_key(w, run_only[k]);
-          fail(w, "this workload has no cmd or steps, so it runs nothing "
+          fail(w,
+               "this workload has no cmd or steps, so it runs nothing "
                "(its data come from 'prereg import'); remove %s or add a "
-               "cmd", run_only[k]);
+               "cmd",
+               run_only[k]);
         }
         lua_pop(L, 1);
       }
     if (get_num(w, at, "runs", runs ? REQ : OPT, 1, 1, 0, 1e6,
                 "a positive integer", &x))
       wl->runs = (long)x;
-    if (get_num(w, at, "warmup", OPT, 1, 0, 0, 1e6,
-                "an integer >= 0", &x))
+    if (get_num(w, at, "warmup", OPT, 1, 0, 0, 1e6, "an integer >= 0", &x))
       wl->warmup = (long)x;
     get_template(w, at, "prepare", OPT, T_RUN, &wl->prepare);
     get_template(w, at, "cleanup", OPT, T_RUN, &wl->cleanup);
-    if (!get_string_list(w, at, "metrics", OPT,
-                         LIST_UNIQUE | LIST_NONEMPTY,
+    if (!get_string_list(w, at, "metrics", OPT, LIST_UNIQUE | LIST_NONEMPTY,
                          "a list of metric names { \"wall_s\", ... }",
                          &wl->metrics, &wl->n_metrics)) {
       wl->metrics = alloc_array(w, 1, sizeof *wl->metrics);
@@ -968,8 +983,10 @@ static void read_workloads(walk *w, int t) {
             is_builtin_metric(wl->metrics[k])) {
           path_key(w, "metrics");
           path_index(w, (lua_Integer)k + 1);
-          fail(w, "%s is read from the run's own cgroup; add cgroup = "
-               "true to this workload", wl->metrics[k]);
+          fail(w,
+               "%s is read from the run's own cgroup; add cgroup = "
+               "true to this workload",
+               wl->metrics[k]);
         }
     if (get_num(w, at, "sample_after_s", OPT, 0, 0, 0, 86400,
                 "a number of seconds >= 0", &x)) {
@@ -977,7 +994,7 @@ static void read_workloads(walk *w, int t) {
       if (!proto_workload_has_metric(wl, "pss_mib")) {
         path_key(w, "sample_after_s");
         fail(w, "only pss_mib is sampled; add \"pss_mib\" to metrics or "
-             "remove sample_after_s");
+                "remove sample_after_s");
       }
     }
     if (get_num(w, at, "timeout_s", OPT, 0, 0, 1, 1e6,
@@ -986,8 +1003,10 @@ static void read_workloads(walk *w, int t) {
     if (runs && proto_workload_has_metric(wl, "pss_mib") &&
         wl->sample_after_s >= wl->timeout_s) {
       path_key(w, "sample_after_s");
-      fail(w, "%g must be less than timeout_s (%g), or the run is killed "
-           "before it is sampled", wl->sample_after_s, wl->timeout_s);
+      fail(w,
+           "%g must be less than timeout_s (%g), or the run is killed "
+           "before it is sampled",
+           wl->sample_after_s, wl->timeout_s);
     }
     {
       int v;
@@ -1023,18 +1042,18 @@ static void read_workloads(walk *w, int t) {
       if (ty != LUA_TNIL) {
         int pt = lua_gettop(L);
         if (ty != LUA_TTABLE)
-          fail_got(w, pt, "a table { descendants = true, cgroup = "
-                          "\"...\", cmdline = { \"...\" } }");
+          fail_got(w, pt,
+                   "a table { descendants = true, cgroup = "
+                   "\"...\", cmdline = { \"...\" } }");
         if (!proto_workload_has_metric(wl, "pss_mib"))
           fail(w, "selects the processes pss_mib sums; this workload "
-               "does not measure pss_mib");
+                  "does not measure pss_mib");
         check_keys(w, pt, proc_keys, 0, "processes");
         get_bool(w, pt, "descendants", &wl->procs.descendants);
         get_template(w, pt, "cgroup", OPT, T_RUN, &wl->procs.cgroup);
         get_string_list(w, pt, "cmdline", OPT,
-                        LIST_RUN_TEMPLATE | LIST_NONEMPTY,
-                        "a list of strings", &wl->procs.cmdline,
-                        &wl->procs.n_cmdline);
+                        LIST_RUN_TEMPLATE | LIST_NONEMPTY, "a list of strings",
+                        &wl->procs.cmdline, &wl->procs.n_cmdline);
       }
       leave(w, m3);
     }
@@ -1045,9 +1064,8 @@ static void read_workloads(walk *w, int t) {
 }
 
 static void read_rule(walk *w, int t) {
-  static const char *const keys[] = {"estimator", "confidence",
-                                     "resamples", "seed",
-                                     "verdicts",  NULL};
+  static const char *const keys[] = {"estimator", "confidence", "resamples",
+                                     "seed",      "verdicts",   NULL};
   static const char *const vkeys[] = {"ci_excludes", "ratio_above",
                                       "ratio_below", "ci_within", NULL};
   lua_State *L = w->L;
@@ -1058,7 +1076,7 @@ static void read_rule(walk *w, int t) {
   size_t mark = path_key(w, "rule");
   if (field(w, t, "rule") == LUA_TNIL)
     fail(w, "is required: rule = { estimator = \"median\", confidence = "
-         "0.95, resamples = 10000, seed = 17, verdicts = { ... } }");
+            "0.95, resamples = 10000, seed = 17, verdicts = { ... } }");
   rt = lua_gettop(L);
   if (!lua_istable(L, rt))
     fail_got(w, rt, "a table { estimator = \"median\", ... }");
@@ -1067,8 +1085,10 @@ static void read_rule(walk *w, int t) {
     r->estimator = dup_str(w, "median");
   if (strcmp(r->estimator, "median") != 0) {
     path_key(w, "estimator");
-    fail(w, "must be \"median\" (the estimator prereg implements), got "
-         "\"%s\"", r->estimator);
+    fail(w,
+         "must be \"median\" (the estimator prereg implements), got "
+         "\"%s\"",
+         r->estimator);
   }
   r->confidence = 0.95;
   if (get_num(w, rt, "confidence", OPT, 0, 0, 1, 1,
@@ -1093,17 +1113,16 @@ static void read_rule(walk *w, int t) {
       "verdicts = { { \"slower\", ci_excludes = 1, ratio_above = 1.1 }, "
       "... } (first match wins)",
       "a list of verdict rules { { \"name\", ... }, ... }", 1,
-      "needs at least one verdict rule", sizeof *r->verdicts,
-      &r->n_verdicts, &vmark);
+      "needs at least one verdict rule", sizeof *r->verdicts, &r->n_verdicts,
+      &vmark);
   for (lua_Integer i = 1; i <= (lua_Integer)r->n_verdicts; i++) {
     proto_verdict_rule *v = &r->verdicts[i - 1];
     size_t m2;
-    int vt = get_entry(w, i, "a table { \"name\", condition = value, ... }",
-                       &m2);
+    int vt =
+        get_entry(w, i, "a table { \"name\", condition = value, ... }", &m2);
     int line = 0;
     if (lua_rawgeti(L, vt, 1) == LUA_TSTRING)
-      line = proto_find_line(s->text, s->text_len, NULL,
-                             lua_tostring(L, -1));
+      line = proto_find_line(s->text, s->text_len, NULL, lua_tostring(L, -1));
     lua_pop(L, 1);
     w->line = v->line = line > 0 ? line : base_line;
     check_keys(w, vt, vkeys, 1, "a verdict rule");
@@ -1112,7 +1131,7 @@ static void read_rule(walk *w, int t) {
       int ty = lua_rawgeti(L, vt, 1);
       if (ty == LUA_TNIL)
         fail(w, "is required: the verdict's name comes first, "
-             "{ \"slower\", ... }");
+                "{ \"slower\", ... }");
       if (ty != LUA_TSTRING || lua_rawlen(L, -1) == 0 ||
           lua_rawlen(L, -1) > 64)
         fail_got(w, -1, "the verdict's name (a string of 1 to 64 bytes)");
@@ -1120,11 +1139,13 @@ static void read_rule(walk *w, int t) {
       lua_pop(L, 1);
       if (strcmp(v->name, "inconclusive") == 0)
         fail(w, "\"inconclusive\" is what no match gives; name the rule "
-             "otherwise");
+                "otherwise");
       for (lua_Integer j = 1; j < i; j++)
         if (strcmp(r->verdicts[j - 1].name, v->name) == 0)
-          fail(w, "\"%s\" is already the name of rule.verdicts[%lld]; "
-               "verdict names must be unique", v->name, (long long)j);
+          fail(w,
+               "\"%s\" is already the name of rule.verdicts[%lld]; "
+               "verdict names must be unique",
+               v->name, (long long)j);
       path_pop(w, m3);
     }
     v->has_ci_excludes = get_num(w, vt, "ci_excludes", OPT, 0, 0, 1, 1e9,
@@ -1157,7 +1178,7 @@ static void read_rule(walk *w, int t) {
     if (!v->has_ci_excludes && !v->has_ratio_above && !v->has_ratio_below &&
         !v->has_ci_within)
       fail(w, "has no condition; give at least one of ci_excludes, "
-           "ratio_above, ratio_below, ci_within");
+              "ratio_above, ratio_below, ci_within");
     if (v->has_ratio_above && v->has_ratio_below &&
         v->ratio_above >= v->ratio_below)
       fail(w, "ratio_above = %g and ratio_below = %g can never both hold",
@@ -1201,17 +1222,17 @@ static void read_hypotheses(walk *w, int t) {
   proto_sheet *s = w->s;
   int base_line = w->line;
   size_t mark;
-  s->hypotheses = get_list(
-      w, t, "hypotheses", NULL,
-      "a list of hypotheses { { id = \"H1\", ... }, ... }", 0, NULL,
-      sizeof *s->hypotheses, &s->n_hypotheses, &mark);
+  s->hypotheses =
+      get_list(w, t, "hypotheses", NULL,
+               "a list of hypotheses { { id = \"H1\", ... }, ... }", 0, NULL,
+               sizeof *s->hypotheses, &s->n_hypotheses, &mark);
   if (!s->hypotheses)
     return;
   for (lua_Integer i = 1; i <= (lua_Integer)s->n_hypotheses; i++) {
     proto_hypothesis *h = &s->hypotheses[i - 1];
     size_t m2;
-    int ht = get_entry(w, i, "a table { id = \"H1\", says = \"...\", ... }",
-                       &m2);
+    int ht =
+        get_entry(w, i, "a table { id = \"H1\", says = \"...\", ... }", &m2);
     int claim_line = 0, id_line;
     long wi = -1;
     h->fn_ref = LUA_NOREF;
@@ -1229,8 +1250,9 @@ static void read_hypotheses(walk *w, int t) {
     }
     lua_pop(L, 1);
     id_line = entry_line(w, ht, "id", 0);
-    w->line = h->line = id_line ? id_line
-                                : claim_line ? claim_line : base_line;
+    w->line = h->line = id_line      ? id_line
+                        : claim_line ? claim_line
+                                     : base_line;
     check_keys(w, ht, keys, 0, "a hypothesis");
     get_string(w, ht, "id", REQ, &h->id);
     {
@@ -1239,15 +1261,19 @@ static void read_hypotheses(walk *w, int t) {
         ok = is_ident((unsigned char)*p) || *p == '.' || *p == '-';
       if (!ok) {
         path_key(w, "id");
-        fail(w, "\"%s\" is not a usable id: use up to 32 letters, digits "
-             "and _ . -", h->id);
+        fail(w,
+             "\"%s\" is not a usable id: use up to 32 letters, digits "
+             "and _ . -",
+             h->id);
       }
     }
     for (lua_Integer j = 1; j < i; j++)
       if (strcmp(s->hypotheses[j - 1].id, h->id) == 0) {
         path_key(w, "id");
-        fail(w, "\"%s\" is already the id of hypotheses[%lld]; ids must "
-             "be unique", h->id, (long long)j);
+        fail(w,
+             "\"%s\" is already the id of hypotheses[%lld]; ids must "
+             "be unique",
+             h->id, (long long)j);
       }
     get_string(w, ht, "says", REQ, &h->says);
 
@@ -1258,7 +1284,7 @@ static void read_hypotheses(walk *w, int t) {
       proto_claim_ud *c = NULL;
       if (ty == LUA_TNIL)
         fail(w, "is required: at_least(x), below(x), verdict_is(\"name\") "
-             "or a function(results)");
+                "or a function(results)");
       if (ty == LUA_TUSERDATA)
         c = luaL_testudata(L, -1, PROTO_CLAIM_META);
       if (c) {
@@ -1281,8 +1307,9 @@ static void read_hypotheses(walk *w, int t) {
                                   ar.linedefined, ar.lastlinedefined);
         h->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
       } else {
-        fail_got(w, -1, "at_least(x), below(x), verdict_is(\"name\") or a "
-                        "function(results)");
+        fail_got(w, -1,
+                 "at_least(x), below(x), verdict_is(\"name\") or a "
+                 "function(results)");
       }
       path_pop(w, m3);
     }
@@ -1310,8 +1337,10 @@ static void read_hypotheses(walk *w, int t) {
           char list[1024];
           join_list(list, sizeof list, (const char *const *)wl->metrics,
                     wl->n_metrics, "\"", "\"");
-          fail(w, "workload \"%s\" does not measure \"%s\"; it measures "
-               "%s", wl->name, h->metric, list);
+          fail(w,
+               "workload \"%s\" does not measure \"%s\"; it measures "
+               "%s",
+               wl->name, h->metric, list);
         }
         if (!found)
           fail(w, "no workload measures \"%s\"", h->metric);
@@ -1336,8 +1365,10 @@ static void read_hypotheses(walk *w, int t) {
           fail_unknown(w, "arm", h->arms[k], cand, nc);
         }
         if ((size_t)ai == s->reference)
-          fail(w, "\"%s\" is the reference arm; a claim is about the "
-               "other arms, each compared with it", h->arms[k]);
+          fail(w,
+               "\"%s\" is the reference arm; a claim is about the "
+               "other arms, each compared with it",
+               h->arms[k]);
         path_pop(w, m3);
       }
     } else if (h->kind != PROTO_CLAIM_FUNCTION) {
@@ -1419,18 +1450,17 @@ static void read_amendments(walk *w, int t) {
     get_string(w, at, "date", REQ, &a->date);
     if (!good_date(a->date)) {
       path_key(w, "date");
-      fail(w, "must be a real date written YYYY-MM-DD, got \"%s\"",
-           a->date);
+      fail(w, "must be a real date written YYYY-MM-DD, got \"%s\"", a->date);
     }
     if (i > 1 && strcmp(a->date, s->amendments[i - 2].date) < 0) {
       path_key(w, "date");
-      fail(w, "%s is earlier than the date of amendments[%lld] (%s); "
-           "amendments are appended in order", a->date, (long long)i - 1,
-           s->amendments[i - 2].date);
+      fail(w,
+           "%s is earlier than the date of amendments[%lld] (%s); "
+           "amendments are appended in order",
+           a->date, (long long)i - 1, s->amendments[i - 2].date);
     }
     get_string(w, at, "why", REQ, &a->why);
-    if (get_string_list(w, at, "supersedes", OPT,
-                        LIST_UNIQUE | LIST_NONEMPTY,
+    if (get_string_list(w, at, "supersedes", OPT, LIST_UNIQUE | LIST_NONEMPTY,
                         "a list of workload names", &a->supersedes,
                         &a->n_supersedes))
       for (size_t k = 0; k < a->n_supersedes; k++) {
@@ -1457,9 +1487,9 @@ static void set_top_line(walk *w, const char *key, int protocol_line) {
 
 int proto_convert(lua_State *L) {
   static const char *const keys[] = {
-      "id",        "title", "question", "author",     "vars",
-      "arms",      "image", "workloads", "rule",      "hypotheses",
-      "threats",   "amendments", NULL};
+      "id",      "title",      "question",  "author", "vars",
+      "arms",    "image",      "workloads", "rule",   "hypotheses",
+      "threats", "amendments", NULL};
   walk w;
   proto_sheet *s = lua_touserdata(L, 1);
   int pl = s->lua->protocol_line;
@@ -1481,8 +1511,10 @@ int proto_convert(lua_State *L) {
            *p == '-';
     if (!ok) {
       path_key(&w, "id");
-      fail(&w, "must match [a-z0-9][a-z0-9-]* (at most 64 bytes: it names "
-           "the experiment's data folder), got \"%s\"", s->id);
+      fail(&w,
+           "must match [a-z0-9][a-z0-9-]* (at most 64 bytes: it names "
+           "the experiment's data folder), got \"%s\"",
+           s->id);
     }
   }
   set_top_line(&w, "title", pl);
@@ -1504,8 +1536,8 @@ int proto_convert(lua_State *L) {
   set_top_line(&w, "hypotheses", pl);
   read_hypotheses(&w, 1);
   set_top_line(&w, "threats", pl);
-  get_string_list(&w, 1, "threats", OPT, 0, "a list of strings",
-                  &s->threats, &s->n_threats);
+  get_string_list(&w, 1, "threats", OPT, 0, "a list of strings", &s->threats,
+                  &s->n_threats);
   set_top_line(&w, "amendments", pl);
   read_amendments(&w, 1);
   return 0;

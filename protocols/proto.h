@@ -35,9 +35,9 @@ typedef struct proto_var {
 
 typedef struct proto_arm {
   char *name;
-  int reference;     /* exactly one arm has it */
-  char *run;         /* template; "{cmd}" by default */
-  char **requires;   /* preflight commands; all must exit 0 */
+  int reference;   /* exactly one arm has it */
+  char *run;       /* template; "{cmd}" by default */
+  char **requires; /* preflight commands; all must exit 0 */
   size_t n_requires;
   proto_image image; /* overrides the sheet's image when set */
   char **versions;   /* commands whose output is recorded in host facts */
@@ -47,18 +47,18 @@ typedef struct proto_arm {
 
 /* Which processes pss_mib sums (sheet key `processes`). */
 typedef struct proto_procsel {
-  int descendants;  /* descendants of the run's process (default 1) */
-  char *cgroup;     /* template: members of this cgroup, or NULL */
-  char **cmdline;   /* templates: processes whose command line contains
-                       one of these */
+  int descendants; /* descendants of the run's process (default 1) */
+  char *cgroup;    /* template: members of this cgroup, or NULL */
+  char **cmdline;  /* templates: processes whose command line contains
+                      one of these */
   size_t n_cmdline;
 } proto_procsel;
 
 typedef struct proto_workload {
   char *name;
-  long runs;   /* rounds; 0 for an import-only workload */
-  long warmup; /* warm-up runs per arm, not recorded */
-  char *cmd;   /* template, or NULL */
+  long runs;    /* rounds; 0 for an import-only workload */
+  long warmup;  /* warm-up runs per arm, not recorded */
+  char *cmd;    /* template, or NULL */
   char **steps; /* templates run in order in a fresh folder, or NULL */
   size_t n_steps;
   char *prepare, *cleanup; /* templates or NULL */
@@ -71,7 +71,7 @@ typedef struct proto_workload {
   proto_expect expect;
   int expect_code;
   proto_procsel procs;
-  int cgroup;   /* 1: run each run in its own cgroup (cg_* metrics) */
+  int cgroup; /* 1: run each run in its own cgroup (cg_* metrics) */
   int line;
 } proto_workload;
 
@@ -202,11 +202,7 @@ typedef struct proto_result_view {
   size_t n, n_reference;
 } proto_result_view;
 
-typedef enum {
-  PROTO_HELD,
-  PROTO_NOT_HELD,
-  PROTO_INCONCLUSIVE
-} proto_outcome;
+typedef enum { PROTO_HELD, PROTO_NOT_HELD, PROTO_INCONCLUSIVE } proto_outcome;
 
 /** The outcome as the contract writes it: "held", "not held" or
  * "inconclusive" (a static string). */

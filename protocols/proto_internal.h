@@ -29,14 +29,14 @@ typedef enum {
 
 struct proto_lua {
   lua_State *L;
-  const char *name;   /* borrowed from the sheet: its path */
-  size_t used;        /* live bytes */
-  size_t total;       /* bytes allocated since the last budget reset */
+  const char *name; /* borrowed from the sheet: its path */
+  size_t used;      /* live bytes */
+  size_t total;     /* bytes allocated since the last budget reset */
   proto_refusal refusal;
-  int protocol_calls; /* how often the sheet called protocol{} */
-  int protocol_line;  /* line of the first call */
-  int c_oom;          /* a core_malloc of the converter failed */
-  long long instr;    /* instructions (and charged work) so far */
+  int protocol_calls;  /* how often the sheet called protocol{} */
+  int protocol_line;   /* line of the first call */
+  int c_oom;           /* a core_malloc of the converter failed */
+  long long instr;     /* instructions (and charged work) so far */
   double cpu_deadline; /* process CPU time at which the sheet stops */
 };
 
@@ -97,8 +97,8 @@ size_t proto_edit_distance(const char *a, const char *b);
 typedef struct proto_piece {
   const char *text; /* literal: len bytes from here (not NUL-ended) */
   size_t len;
-  int placeholder;  /* 1: name holds the placeholder's name */
-  char name[128];   /* truncated past 127 bytes */
+  int placeholder; /* 1: name holds the placeholder's name */
+  char name[128];  /* truncated past 127 bytes */
 } proto_piece;
 
 /** The piece of a template that starts at p, in *out; returns where the

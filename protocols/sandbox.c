@@ -165,8 +165,8 @@ static int docall(lua_State *L, int narg, int nres) {
 
 /* Turns a failed protected call into a status and message; pops the
  * error object. */
-static core_status lua_failure(struct proto_lua *pl, int status,
-                               int c_oom, core_err *err) {
+static core_status lua_failure(struct proto_lua *pl, int status, int c_oom,
+                               core_err *err) {
   lua_State *L = pl->L;
   const char *msg =
       lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
@@ -181,10 +181,13 @@ static core_status lua_failure(struct proto_lua *pl, int status,
       (status == LUA_ERRMEM && pl->refusal == PROTO_REFUSED_NONE))
     st = core_fail(err, CORE_ENOMEM, "%s: out of memory", pl->name);
   else if (memory && pl->refusal == PROTO_REFUSED_CAP)
-    st = core_fail(err, CORE_EPROTOCOL, "%s: memory limit of %zu MiB "
-                   "exceeded", pl->name, PROTO_MEM_CAP >> 20);
+    st = core_fail(err, CORE_EPROTOCOL,
+                   "%s: memory limit of %zu MiB "
+                   "exceeded",
+                   pl->name, PROTO_MEM_CAP >> 20);
   else if (memory)
-    st = core_fail(err, CORE_EPROTOCOL, "%s: allocation budget of %zu MiB "
+    st = core_fail(err, CORE_EPROTOCOL,
+                   "%s: allocation budget of %zu MiB "
                    "exceeded; a sheet should declare, not compute",
                    pl->name, PROTO_ALLOC_BUDGET >> 20);
   else
@@ -208,14 +211,16 @@ static int current_line(lua_State *L) {
 static int l_protocol(lua_State *L) {
   struct proto_lua *pl = lua_touserdata(L, lua_upvalueindex(1));
   if (lua_gettop(L) != 1 || !lua_istable(L, 1))
-    return luaL_error(L, "protocol takes one table: protocol { id = ..., "
-                      "... }, got %s", lua_gettop(L) == 0
-                                           ? "nothing"
-                                           : luaL_typename(L, 1));
+    return luaL_error(L,
+                      "protocol takes one table: protocol { id = ..., "
+                      "... }, got %s",
+                      lua_gettop(L) == 0 ? "nothing" : luaL_typename(L, 1));
   if (pl->protocol_calls++ > 0)
-    return luaL_error(L, "protocol{...} is called a second time (the "
+    return luaL_error(L,
+                      "protocol{...} is called a second time (the "
                       "first call is on line %d); a sheet declares "
-                      "exactly one protocol", pl->protocol_line);
+                      "exactly one protocol",
+                      pl->protocol_line);
   pl->protocol_line = current_line(L);
   lua_setfield(L, LUA_REGISTRYINDEX, PROTO_TABLE_KEY);
   return 0;
@@ -233,9 +238,10 @@ static int new_claim(lua_State *L, proto_claim_kind kind, double x) {
 static double ratio_arg(lua_State *L, const char *fn) {
   double x;
   if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TNUMBER)
-    luaL_error(L, "%s(x): x must be one number (a ratio to the "
-               "reference), got %s", fn,
-               lua_gettop(L) == 0 ? "nothing" : luaL_typename(L, 1));
+    luaL_error(L,
+               "%s(x): x must be one number (a ratio to the "
+               "reference), got %s",
+               fn, lua_gettop(L) == 0 ? "nothing" : luaL_typename(L, 1));
   x = lua_tonumber(L, 1);
   if (!isfinite(x) || x <= 0)
     luaL_error(L, "%s(x): x must be a positive ratio, got %s", fn,
@@ -254,7 +260,8 @@ static int l_below(lua_State *L) {
 static int l_verdict_is(lua_State *L) {
   if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING ||
       lua_rawlen(L, 1) == 0)
-    return luaL_error(L, "verdict_is(name): name must be the name of a "
+    return luaL_error(L,
+                      "verdict_is(name): name must be the name of a "
                       "verdict rule, got %s",
                       lua_gettop(L) == 0 ? "nothing" : luaL_typename(L, 1));
   new_claim(L, PROTO_CLAIM_VERDICT_IS, 0);
@@ -308,8 +315,8 @@ static int l_find(lua_State *L) {
   luaL_checklstring(L, 2, &lp);
   if (!lua_toboolean(L, 4))
     return luaL_error(L, "string.find: patterns are not available in a "
-                      "sheet; search plain text with "
-                      "string.find(s, text, 1, true)");
+                         "sheet; search plain text with "
+                         "string.find(s, text, 1, true)");
   if (lp <= ls)
     charge(L, (double)(ls - lp + 1) * (double)lp / 64);
   lua_pushvalue(L, lua_upvalueindex(1));
@@ -352,8 +359,7 @@ static int charged(lua_State *L) {
   return lua_gettop(L);
 }
 
-static void price(lua_State *L, const char *lib, const char *name,
-                  int kind) {
+static void price(lua_State *L, const char *lib, const char *name, int kind) {
   lua_getglobal(L, lib);
   lua_getfield(L, -1, name);
   lua_pushinteger(L, kind);
@@ -388,22 +394,20 @@ static void drop(lua_State *L, const char *lib, const char *const names[]) {
 static int open_sandbox(lua_State *L) {
   /* No io, os, package, debug or coroutine: a sheet cannot reach a file,
    * a process, a clock or the interpreter's internals. */
-  static const luaL_Reg libs[] = {{LUA_GNAME, luaopen_base},
-                                  {LUA_TABLIBNAME, luaopen_table},
-                                  {LUA_STRLIBNAME, luaopen_string},
-                                  {LUA_MATHLIBNAME, luaopen_math},
-                                  {LUA_UTF8LIBNAME, luaopen_utf8},
-                                  {NULL, NULL}};
+  static const luaL_Reg libs[] = {
+      {LUA_GNAME, luaopen_base},        {LUA_TABLIBNAME, luaopen_table},
+      {LUA_STRLIBNAME, luaopen_string}, {LUA_MATHLIBNAME, luaopen_math},
+      {LUA_UTF8LIBNAME, luaopen_utf8},  {NULL, NULL}};
   /* Loading code, printing, the collector and randomness make a sheet
    * depend on more than its text; metatables and pcall would let it
    * hide work from the budgets (__len on table.insert, catching the
    * budget's error). */
   static const char *const base_out[] = {
-      "dofile", "loadfile", "load",         "require",      "collectgarbage",
-      "print",  "warn",     "setmetatable", "getmetatable", "pcall",
-      "xpcall", NULL};
-  static const char *const string_out[] = {"dump", "match", "gmatch",
-                                           "gsub", NULL};
+      "dofile",         "loadfile", "load",   "require",
+      "collectgarbage", "print",    "warn",   "setmetatable",
+      "getmetatable",   "pcall",    "xpcall", NULL};
+  static const char *const string_out[] = {"dump", "match", "gmatch", "gsub",
+                                           NULL};
   static const char *const math_out[] = {"random", "randomseed", NULL};
   static const char *const table_out[] = {"move", NULL};
   struct proto_lua *pl = lua_touserdata(L, 1);
@@ -498,8 +502,10 @@ static int run_sheet(lua_State *L) {
   proto_lua_reset_budget(pl);
   lua_call(L, 0, 0);
   if (pl->protocol_calls == 0)
-    return luaL_error(L, "%s: the sheet never calls protocol { ... }; "
-                      "see 'prereg new' for a starter sheet", s->path);
+    return luaL_error(L,
+                      "%s: the sheet never calls protocol { ... }; "
+                      "see 'prereg new' for a starter sheet",
+                      s->path);
   lua_settop(L, 0);
   lua_pushlightuserdata(L, s);
   return proto_convert(L);
@@ -512,7 +518,8 @@ core_status proto_lua_run(proto_sheet *s, core_err *err) {
     return core_fail(err, CORE_EPROTOCOL,
                      "%s: is precompiled Lua (bytecode); prereg reads "
                      "sheets only as source text, which it can check, "
-                     "diff and freeze", s->path);
+                     "diff and freeze",
+                     s->path);
   if (s->text_len > PROTO_MAX_TEXT)
     return core_fail(err, CORE_EPROTOCOL,
                      "%s: is %zu bytes; a sheet may have at most %zu KiB",
@@ -595,27 +602,30 @@ static int eval_fn(lua_State *L) {
     else if (strcmp(v, "inconclusive") == 0)
       lua_pushinteger(L, PROTO_INCONCLUSIVE);
     else
-      return luaL_error(L, "%s:%d: hypotheses[%d] (%s): the claim "
+      return luaL_error(L,
+                        "%s:%d: hypotheses[%d] (%s): the claim "
                         "function returned \"%s\"; it must return "
                         "\"held\", \"not held\", \"inconclusive\", true, "
-                        "false or nil", a->s->path, line, (int)hi, h->id,
-                        v);
+                        "false or nil",
+                        a->s->path, line, (int)hi, h->id, v);
   } else if (lua_type(L, 1) == LUA_TBOOLEAN) {
     lua_pushinteger(L, lua_toboolean(L, 1) ? PROTO_HELD : PROTO_NOT_HELD);
   } else if (lua_isnil(L, 1)) {
     lua_pushinteger(L, PROTO_INCONCLUSIVE);
   } else {
     got = luaL_typename(L, 1);
-    return luaL_error(L, "%s:%d: hypotheses[%d] (%s): the claim function "
+    return luaL_error(L,
+                      "%s:%d: hypotheses[%d] (%s): the claim function "
                       "returned a %s; it must return \"held\", \"not "
                       "held\", \"inconclusive\", true, false or nil",
                       a->s->path, line, (int)hi, h->id, got);
   }
   if (!lua_isnil(L, 2) && lua_type(L, 2) != LUA_TSTRING)
-    return luaL_error(L, "%s:%d: hypotheses[%d] (%s): the claim "
+    return luaL_error(L,
+                      "%s:%d: hypotheses[%d] (%s): the claim "
                       "function's second result (the reason) must be a "
-                      "string, got a %s", a->s->path, line, (int)hi,
-                      h->id, luaL_typename(L, 2));
+                      "string, got a %s",
+                      a->s->path, line, (int)hi, h->id, luaL_typename(L, 2));
   lua_pushvalue(L, 2);
   return 2;
 }
@@ -631,8 +641,10 @@ core_status proto_eval_function(const proto_sheet *s,
   int status;
   const char *why;
   if (!pl || !pl->L)
-    return core_fail(err, CORE_EPROTOCOL, "%s: hypothesis %s: the sheet's "
-                     "Lua state is gone", s->path, h->id);
+    return core_fail(err, CORE_EPROTOCOL,
+                     "%s: hypothesis %s: the sheet's "
+                     "Lua state is gone",
+                     s->path, h->id);
   L = pl->L;
   lua_settop(L, 0);
   proto_lua_reset_budget(pl);

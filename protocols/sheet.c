@@ -358,9 +358,9 @@ core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
     else
       core_buf_printf(&b, "%s%s: no result", i ? "; " : "", h->arms[i]);
   }
-  *outcome = any_not ? PROTO_NOT_HELD
-                     : any_inc || h->n_arms == 0 ? PROTO_INCONCLUSIVE
-                                                 : PROTO_HELD;
+  *outcome = any_not                     ? PROTO_NOT_HELD
+             : any_inc || h->n_arms == 0 ? PROTO_INCONCLUSIVE
+                                         : PROTO_HELD;
   if (b.oom) {
     core_buf_free(&b);
     return core_fail(err, CORE_ENOMEM, "out of memory");

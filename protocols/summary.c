@@ -23,8 +23,8 @@ static void verdict_words(const proto_verdict_rule *v, core_buf *out) {
     sep = " and ";
   }
   if (v->has_ci_within)
-    core_buf_printf(out, "%sthe CI lies within [%g, %g]", sep,
-                    v->ci_within[0], v->ci_within[1]);
+    core_buf_printf(out, "%sthe CI lies within [%g, %g]", sep, v->ci_within[0],
+                    v->ci_within[1]);
 }
 
 static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
@@ -34,28 +34,34 @@ static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
     core_buf_puts(out, "a function of all results (decides held, not held "
                        "or inconclusive itself)");
     if (h->workload)
-      core_buf_printf(out, "; about %s%s%s", h->workload,
-                      h->metric ? " " : "", h->metric ? h->metric : "");
+      core_buf_printf(out, "; about %s%s%s", h->workload, h->metric ? " " : "",
+                      h->metric ? h->metric : "");
     return;
   }
   core_buf_printf(out, "%s %s, ", h->workload, h->metric);
   for (size_t i = 0; i < h->n_arms; i++)
-    core_buf_printf(out, "%s%s", i ? (i + 1 == h->n_arms ? " and " : ", ")
-                                   : "",
+    core_buf_printf(out, "%s%s",
+                    i ? (i + 1 == h->n_arms ? " and " : ", ") : "",
                     h->arms[i]);
   core_buf_printf(out, " vs %s: ", ref);
   switch (h->kind) {
   case PROTO_CLAIM_AT_LEAST:
-    core_buf_printf(out, "at_least(%g): held if the CI's low end is >= %g, "
-                    "not held if its high end is < %g", h->x, h->x, h->x);
+    core_buf_printf(out,
+                    "at_least(%g): held if the CI's low end is >= %g, "
+                    "not held if its high end is < %g",
+                    h->x, h->x, h->x);
     break;
   case PROTO_CLAIM_BELOW:
-    core_buf_printf(out, "below(%g): held if the CI's high end is < %g, "
-                    "not held if its low end is >= %g", h->x, h->x, h->x);
+    core_buf_printf(out,
+                    "below(%g): held if the CI's high end is < %g, "
+                    "not held if its low end is >= %g",
+                    h->x, h->x, h->x);
     break;
   default:
-    core_buf_printf(out, "verdict_is(\"%s\"): held if the verdict is "
-                    "\"%s\"", h->verdict, h->verdict);
+    core_buf_printf(out,
+                    "verdict_is(\"%s\"): held if the verdict is "
+                    "\"%s\"",
+                    h->verdict, h->verdict);
     break;
   }
   core_buf_puts(out, h->n_arms > 1 ? ", for each arm; else inconclusive"
@@ -105,8 +111,7 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
   if (s->n_vars) {
     core_buf_puts(out, "\nVars\n");
     for (size_t i = 0; i < s->n_vars; i++)
-      core_buf_printf(out, "  {%s} = %s\n", s->vars[i].name,
-                      s->vars[i].value);
+      core_buf_printf(out, "  {%s} = %s\n", s->vars[i].name, s->vars[i].value);
   }
   if (s->image.tree)
     core_buf_printf(out, "\nImage      digest of the tree %s\n",
@@ -153,11 +158,10 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
       if (w->warmup)
         core_buf_printf(out, ", %ld warm-up%s per arm", w->warmup,
                         w->warmup == 1 ? "" : "s");
-      core_buf_printf(out, "; %s, %s cache; timeout %gs\n",
-                      w->order == PROTO_ORDER_BLOCKED ? "blocked"
-                                                      : "interleaved",
-                      w->cache == PROTO_CACHE_COLD ? "cold" : "warm",
-                      w->timeout_s);
+      core_buf_printf(
+          out, "; %s, %s cache; timeout %gs\n",
+          w->order == PROTO_ORDER_BLOCKED ? "blocked" : "interleaved",
+          w->cache == PROTO_CACHE_COLD ? "cold" : "warm", w->timeout_s);
     } else {
       nimport++;
       if (w->runs)
@@ -186,14 +190,16 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
       if (w->expect == PROTO_EXPECT_ANY)
         core_buf_printf(out, "  %-*s  any exit code counts\n", (int)wd, "");
       else if (w->expect == PROTO_EXPECT_REFERENCE)
-        core_buf_printf(out, "  %-*s  exit codes must match the "
-                        "reference arm's, step by step\n", (int)wd, "");
-      else if (w->expect_code != 0)
-        core_buf_printf(out, "  %-*s  expected exit code %d\n", (int)wd,
-                        "", w->expect_code);
-      if (w->cgroup)
-        core_buf_printf(out, "  %-*s  each run in its own cgroup\n",
+        core_buf_printf(out,
+                        "  %-*s  exit codes must match the "
+                        "reference arm's, step by step\n",
                         (int)wd, "");
+      else if (w->expect_code != 0)
+        core_buf_printf(out, "  %-*s  expected exit code %d\n", (int)wd, "",
+                        w->expect_code);
+      if (w->cgroup)
+        core_buf_printf(out, "  %-*s  each run in its own cgroup\n", (int)wd,
+                        "");
     }
   }
   core_buf_printf(out, "\nPlanned    %zu runs", total);
@@ -206,7 +212,8 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
                     nimport == 1 ? "" : "s");
   core_buf_puts(out, "\n");
 
-  core_buf_printf(out, "\nRule       %s per arm and its ratio to %s, %g%% "
+  core_buf_printf(out,
+                  "\nRule       %s per arm and its ratio to %s, %g%% "
                   "percentile bootstrap CI (%ld resamples, seed %lu)\n",
                   s->rule.estimator, s->arms[s->reference].name,
                   s->rule.confidence * 100, s->rule.resamples, s->rule.seed);

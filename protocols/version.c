@@ -6,4 +6,6 @@
 
 #include "protocols/proto.h"
 
-const char *proto_lua_version(void) { return LUA_RELEASE; }
+const char *proto_lua_version(void) {
+  return LUA_RELEASE;
+}

@@ -34,17 +34,17 @@ static char *affected_words(const proto_sheet *a, const proto_sheet *b,
     if (j < 0) {
       SEP();
       core_buf_printf(&w, "%s (added)", b->workloads[i].name);
-    } else if (!proto_same_workload(&a->workloads[j], &b->workloads[i]) || sup) {
+    } else if (!proto_same_workload(&a->workloads[j], &b->workloads[i]) ||
+               sup) {
       SEP();
-      core_buf_printf(&w, "%s (%s%s%s)", b->workloads[i].name,
-                      proto_same_workload(&a->workloads[j], &b->workloads[i])
-                          ? ""
-                          : "changed",
-                      sup && !proto_same_workload(&a->workloads[j],
-                                            &b->workloads[i])
-                          ? ", "
-                          : "",
-                      sup ? "earlier rows superseded" : "");
+      core_buf_printf(
+          &w, "%s (%s%s%s)", b->workloads[i].name,
+          proto_same_workload(&a->workloads[j], &b->workloads[i]) ? ""
+                                                                  : "changed",
+          sup && !proto_same_workload(&a->workloads[j], &b->workloads[i])
+              ? ", "
+              : "",
+          sup ? "earlier rows superseded" : "");
     }
   }
   for (size_t i = 0; i < a->n_workloads; i++)
@@ -134,8 +134,8 @@ static core_status amendments(report_input *in, const data_experiment *exp,
 }
 
 core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
-                          const char *data_arg, int force,
-                          report_input **out, core_err *err) {
+                          const char *data_arg, int force, report_input **out,
+                          core_err *err) {
   report_input *in = core_calloc(1, sizeof *in);
   data_experiment *exp = NULL;
   proto_sheet *orig = NULL;
@@ -212,8 +212,8 @@ core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
     }
   }
   analysis_init();
-  st = analysis_run(sheet, orig ? orig : sheet, exp, in->rows, 0,
-                    &in->summary, err);
+  st = analysis_run(sheet, orig ? orig : sheet, exp, in->rows, 0, &in->summary,
+                    err);
   if (st != CORE_OK)
     goto fail;
   st = data_report_inputs_load(exp, &in->extra, err);

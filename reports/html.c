@@ -12,7 +12,9 @@
 #include "reports/report.h"
 #include "reports/report_internal.h"
 
-const char *report_cmark_version(void) { return CMARK_GFM_VERSION_STRING; }
+const char *report_cmark_version(void) {
+  return CMARK_GFM_VERSION_STRING;
+}
 
 /* Readable on screen, printable on paper: tables never split a row and
  * plots never split, headings stay with what follows. */
@@ -69,10 +71,9 @@ static void base64(core_buf *b, const unsigned char *p, size_t n) {
   }
 }
 
-core_status report_md_to_html(const char *md, size_t md_len,
-                              const char *title, const report_plot *plots,
-                              size_t n_plots, core_buf *html,
-                              core_err *err) {
+core_status report_md_to_html(const char *md, size_t md_len, const char *title,
+                              const report_plot *plots, size_t n_plots,
+                              core_buf *html, core_err *err) {
   cmark_parser *parser;
   cmark_syntax_extension *table;
   cmark_node *doc;
@@ -99,11 +100,12 @@ core_status report_md_to_html(const char *md, size_t md_len,
   doc = cmark_parser_finish(parser);
   if (!doc) {
     cmark_parser_free(parser);
-    return core_fail(err, CORE_EMARKDOWN, "cmark-gfm could not parse the "
-                                          "report's Markdown");
+    return core_fail(err, CORE_EMARKDOWN,
+                     "cmark-gfm could not parse the "
+                     "report's Markdown");
   }
-  body = cmark_render_html(doc, opts, cmark_parser_get_syntax_extensions(
-                                          parser));
+  body =
+      cmark_render_html(doc, opts, cmark_parser_get_syntax_extensions(parser));
   cmark_node_free(doc);
   cmark_parser_free(parser);
   if (!body)

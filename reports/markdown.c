@@ -163,8 +163,8 @@ static const char *cache_class(const data_row *r) {
        "unknown policy; image <= 10% resident",
        "unknown policy; image residency unreadable"}};
   int p = 2, k = 0;
-  const char *res = r->cache_state ? strstr(r->cache_state, "resident=")
-                                   : NULL;
+  const char *res =
+      r->cache_state ? strstr(r->cache_state, "resident=") : NULL;
   if (r->cache_policy && strcmp(r->cache_policy, "warm") == 0)
     p = 0;
   else if (r->cache_policy && strcmp(r->cache_policy, "cold") == 0)
@@ -295,8 +295,7 @@ static arm_span span_of(const report_input *in, const char *workload,
     /* Imported rows without a start time have no known collection
      * order (a CSV may list them by arm): they cannot tell. */
     if (strcmp(r->workload, workload) != 0 || strcmp(r->arm, arm) != 0 ||
-        !report_row_is_run(in->sheet, r) || !r->started_at ||
-        !*r->started_at)
+        !report_row_is_run(in->sheet, r) || !r->started_at || !*r->started_at)
       continue;
     sp.runs++;
     if (!sp.first || collected_before(r, sp.first))
@@ -374,8 +373,7 @@ void report_detected_threats(const report_input *in, core_buf *b,
       THREAT();
       core_buf_puts(b, "Mixed cache states: workload ");
       esc(b, s->workloads[i].name);
-      core_buf_printf(b, " saw %zu different cache states (see Setup).\n",
-                      k);
+      core_buf_printf(b, " saw %zu different cache states (see Setup).\n", k);
     }
   }
   if (f.hosts.n > 1) {
@@ -423,8 +421,9 @@ void report_detected_threats(const report_input *in, core_buf *b,
   }
   if (f.quick_runs) {
     THREAT();
-    core_buf_printf(b, "Quick mode: %zu of %zu runs were collected with "
-                       "`run --quick` and do not follow the plan.\n",
+    core_buf_printf(b,
+                    "Quick mode: %zu of %zu runs were collected with "
+                    "`run --quick` and do not follow the plan.\n",
                     f.quick_runs, f.runs);
   }
 #undef THREAT
@@ -445,9 +444,8 @@ static const analysis_result *find_result(const analysis_summary *a,
   return NULL;
 }
 
-static const analysis_cell *find_cell(const analysis_summary *a,
-                                      const char *w, const char *m,
-                                      const char *arm) {
+static const analysis_cell *find_cell(const analysis_summary *a, const char *w,
+                                      const char *m, const char *arm) {
   for (size_t i = 0; i < a->n_cells; i++)
     if (strcmp(a->cells[i].workload, w) == 0 &&
         strcmp(a->cells[i].metric, m) == 0 &&
@@ -482,7 +480,8 @@ static void verdicts_in_words(core_buf *b, const report_input *in) {
     core_buf_puts(b, i ? "" : "\n");
     core_buf_puts(b, "- Hypothesis ");
     esc(b, a->hypotheses[i].id);
-    core_buf_printf(b, ": **%s**", proto_outcome_word(a->hypotheses[i].outcome));
+    core_buf_printf(b, ": **%s**",
+                    proto_outcome_word(a->hypotheses[i].outcome));
     if (a->hypotheses[i].says && *a->hypotheses[i].says) {
       core_buf_puts(b, " (");
       esc(b, a->hypotheses[i].says);
@@ -501,10 +500,10 @@ static void collection_status(core_buf *b, const report_input *in) {
   for (size_t w = 0; w < s->n_workloads; w++) {
     const proto_workload *wl = &s->workloads[w];
     for (size_t i = 0; i < s->n_arms; i++) {
-      const analysis_cell *c =
-          wl->n_metrics ? find_cell(in->summary, wl->name, wl->metrics[0],
-                                    s->arms[i].name)
-                        : NULL;
+      const analysis_cell *c = wl->n_metrics
+                                   ? find_cell(in->summary, wl->name,
+                                               wl->metrics[0], s->arms[i].name)
+                                   : NULL;
       core_buf_puts(b, "| ");
       esc(b, wl->name);
       core_buf_puts(b, " | ");
@@ -533,15 +532,15 @@ static void setup(core_buf *b, const report_input *in) {
     for (size_t i = 0; x && i < x->n_batches; i++)
       for (size_t j = 0; j < x->batches[i].n_facts; j++) {
         const data_fact *fa = &x->batches[i].facts[j];
-        int is_ver = strstr(fa->key, "version") &&
-                     !strstr(fa->key, "sheet_version");
+        int is_ver =
+            strstr(fa->key, "version") && !strstr(fa->key, "sheet_version");
         int seen = 0;
         if (is_ver != pass)
           continue;
         for (size_t i2 = 0; i2 < i && !seen; i2++)
-          seen = data_fact_get(&x->batches[i2], fa->key) &&
-                 strcmp(data_fact_get(&x->batches[i2], fa->key),
-                        fa->value) == 0;
+          seen =
+              data_fact_get(&x->batches[i2], fa->key) &&
+              strcmp(data_fact_get(&x->batches[i2], fa->key), fa->value) == 0;
         if (seen)
           continue;
         if (!*any) {
@@ -619,8 +618,8 @@ static void arms_and_workloads(core_buf *b, const proto_sheet *s) {
                    "|\n|---|---|---|---|---|\n");
   for (size_t i = 0; i < s->n_arms; i++) {
     const proto_arm *a = &s->arms[i];
-    const proto_image *im = a->image.tree || a->image.digest_cmd ? &a->image
-                                                                 : &s->image;
+    const proto_image *im =
+        a->image.tree || a->image.digest_cmd ? &a->image : &s->image;
     core_buf_puts(b, "| ");
     esc(b, a->name);
     core_buf_puts(b, a->reference ? " | reference | " : " | compared | ");
@@ -676,11 +675,11 @@ static void rule(core_buf *b, const proto_sheet *s) {
     b->oom = 1;
   esc(b, words.data);
   core_buf_free(&words);
-  core_buf_printf(b, "\n\nEstimator: %s; confidence %.6g%%; %ld resamples; "
-                     "seed %lu.\n\n",
+  core_buf_printf(b,
+                  "\n\nEstimator: %s; confidence %.6g%%; %ld resamples; "
+                  "seed %lu.\n\n",
                   s->rule.estimator ? s->rule.estimator : "median",
-                  s->rule.confidence * 100, s->rule.resamples,
-                  s->rule.seed);
+                  s->rule.confidence * 100, s->rule.resamples, s->rule.seed);
   for (size_t i = 0; i < s->rule.n_verdicts; i++) {
     const proto_verdict_rule *v = &s->rule.verdicts[i];
     int k = 0;
@@ -723,9 +722,10 @@ static void hypotheses(core_buf *b, const report_input *in) {
     core_buf_puts(b, "The sheet states no hypothesis.\n\n");
     return;
   }
-  core_buf_puts(b, o ? "| ID | Says | Verdict | Reason | Under the original "
-                       "rule |\n|---|---|---|---|---|\n"
-                     : "| ID | Says | Verdict | Reason |\n|---|---|---|---|\n");
+  core_buf_puts(b,
+                o ? "| ID | Says | Verdict | Reason | Under the original "
+                    "rule |\n|---|---|---|---|---|\n"
+                  : "| ID | Says | Verdict | Reason |\n|---|---|---|---|\n");
   for (size_t i = 0; i < a->n_hypotheses; i++) {
     const analysis_hypothesis *h = &a->hypotheses[i];
     core_buf_puts(b, "| ");
@@ -737,8 +737,9 @@ static void hypotheses(core_buf *b, const report_input *in) {
     if (o) {
       const analysis_hypothesis *oh = orig_hyp(o, h->id);
       core_buf_puts(b, " | ");
-      core_buf_puts(b, oh ? proto_outcome_word(oh->outcome) : "(not in the "
-                                                        "original)");
+      core_buf_puts(b, oh ? proto_outcome_word(oh->outcome)
+                          : "(not in the "
+                            "original)");
     }
     core_buf_puts(b, " |\n");
   }
@@ -762,8 +763,9 @@ static void results(core_buf *b, const report_input *in,
       esc(b, wn);
       core_buf_puts(b, " — ");
       esc(b, mn);
-      core_buf_printf(b, "\n\n| Arm | n | Median | Ratio | %s CI | Verdict "
-                         "|%s\n|---|--:|--:|--:|---|---|%s\n",
+      core_buf_printf(b,
+                      "\n\n| Arm | n | Median | Ratio | %s CI | Verdict "
+                      "|%s\n|---|--:|--:|--:|---|---|%s\n",
                       conf, o ? " Original rule |" : "", o ? "---|" : "");
       for (size_t i = 0; i < s->n_arms; i++) {
         const char *an = s->arms[i].name;
@@ -793,7 +795,7 @@ static void results(core_buf *b, const report_input *in,
         } else
           core_buf_puts(b, " | – | – | no data |");
         if (o) {
-          const analysis_result *or = find_result(o, wn, mn, an);
+          const analysis_result * or = find_result(o, wn, mn, an);
           core_buf_puts(b, " ");
           if (or)
             esc(b, or->verdict);
@@ -838,8 +840,8 @@ static void deviations(core_buf *b, const report_input *in) {
     else if (m->runs_before == 0)
       core_buf_puts(b, "before any data");
     else
-      core_buf_printf(b, "after %ld run%s had been collected",
-                      m->runs_before, m->runs_before == 1 ? "" : "s");
+      core_buf_printf(b, "after %ld run%s had been collected", m->runs_before,
+                      m->runs_before == 1 ? "" : "s");
     core_buf_puts(b, "\n- Why: ");
     esc(b, m->why);
     core_buf_puts(b, "\n- Workloads affected: ");
@@ -861,8 +863,8 @@ static void deviations(core_buf *b, const report_input *in) {
                      "|\n|---|---|---|---|---|\n");
     for (size_t i = 0; i < a->n_results; i++) {
       const analysis_result *r = &a->results[i];
-      const analysis_result *or =
-          find_result(a->original, r->workload, r->metric, r->arm);
+      const analysis_result * or
+          = find_result(a->original, r->workload, r->metric, r->arm);
       core_buf_puts(b, "| ");
       esc(b, r->workload);
       core_buf_puts(b, " | ");
@@ -952,8 +954,8 @@ static void provenance(core_buf *b, const report_input *in) {
 static void reproduce(core_buf *b, const report_input *in) {
   static const char *const cmds[] = {"verify", "analyze", "report"};
   const char *id = in->sheet->id;
-  int version = in->summary ? in->summary->sheet_version
-                            : (int)in->n_amendments;
+  int version =
+      in->summary ? in->summary->sheet_version : (int)in->n_amendments;
   core_buf_puts(b, "## Reproduce\n\n");
   core_buf_puts(b, "From the folder that holds the data folder `data/` "
                    "(prereg's default; name another with `--data DIR`), "
@@ -963,15 +965,17 @@ static void reproduce(core_buf *b, const report_input *in) {
     /* ids match [a-z0-9][a-z0-9-]*: no quoting needed */
     core_buf_printf(b, "prereg %s data/%s/versions/v%d.lua", cmds[i], id,
                     version);
-    core_buf_puts(b, i == 1 ? " --json\n" : i == 2 ? " --out report-again\n"
-                                                    : "\n");
+    core_buf_puts(b, i == 1   ? " --json\n"
+                     : i == 2 ? " --out report-again\n"
+                              : "\n");
   }
   core_buf_puts(b, "```\n\nFrom a bundle made by `prereg publish`:\n\n"
                    "```sh\n");
   for (size_t i = 0; i < 3; i++) {
     core_buf_printf(b, "prereg %s %s.tar.gz", cmds[i], id);
-    core_buf_puts(b, i == 1 ? " --json\n" : i == 2 ? " --out report-again\n"
-                                                    : "\n");
+    core_buf_puts(b, i == 1   ? " --json\n"
+                     : i == 2 ? " --out report-again\n"
+                              : "\n");
   }
   core_buf_puts(b, "```\n");
 }
@@ -1014,8 +1018,9 @@ void report_markdown(const report_input *in, const report_doc *doc,
   esc(b, s->id);
   core_buf_puts(b, "\n- Registered: ");
   esc(b, in->registered_at ? in->registered_at : "not registered");
-  core_buf_printf(b, "\n- Sheet SHA-256: `%s` (version %d, %zu "
-                     "amendment%s)\n\n",
+  core_buf_printf(b,
+                  "\n- Sheet SHA-256: `%s` (version %d, %zu "
+                  "amendment%s)\n\n",
                   s->sha256, in->summary->sheet_version, in->n_amendments,
                   in->n_amendments == 1 ? "" : "s");
   verdicts_in_words(b, in);

@@ -20,24 +20,24 @@
 
 /* One amendment, as the Deviations section shows it. */
 typedef struct report_amendment {
-  int number;            /* sheet version it made (>= 1) */
-  char *date;            /* the sheet's `date` (YYYY-MM-DD) */
-  char *filed_at;        /* when prereg amend recorded it (UTC) or NULL */
-  long runs_before;      /* runs collected when filed; -1 unknown */
+  int number;       /* sheet version it made (>= 1) */
+  char *date;       /* the sheet's `date` (YYYY-MM-DD) */
+  char *filed_at;   /* when prereg amend recorded it (UTC) or NULL */
+  long runs_before; /* runs collected when filed; -1 unknown */
   char *why;
-  char *diff;            /* unified diff vN-1 -> vN, or NULL */
-  char *affected;        /* "startup, compile (superseded)" or "none" */
+  char *diff;     /* unified diff vN-1 -> vN, or NULL */
+  char *affected; /* "startup, compile (superseded)" or "none" */
 } report_amendment;
 
 /* Everything a report shows. The report_gather() result owns all of it;
  * hand-built inputs in tests may leave any pointer NULL except sheet and
  * summary. */
 typedef struct report_input {
-  proto_sheet *sheet;          /* the current (newest) version */
+  proto_sheet *sheet; /* the current (newest) version */
   analysis_summary *summary;
-  data_rowset *rows;           /* every row, or NULL */
-  data_report_inputs *extra;   /* batch facts, process lists, manifest */
-  char *registered_at;         /* UTC of version 0, or NULL */
+  data_rowset *rows;         /* every row, or NULL */
+  data_report_inputs *extra; /* batch facts, process lists, manifest */
+  char *registered_at;       /* UTC of version 0, or NULL */
   report_amendment *amendments;
   size_t n_amendments;
   /* How the user named the sheet and data folder, for the commands that
@@ -56,8 +56,8 @@ typedef struct report_input {
  * OUT: *in newly allocated; free with report_input_free. Takes ownership
  * of sheet (freed with the input, also on error). */
 core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
-                          const char *data_arg, int force,
-                          report_input **in, core_err *err);
+                          const char *data_arg, int force, report_input **in,
+                          core_err *err);
 /** Frees an input and everything it points to; NULL is a no-op. */
 void report_input_free(report_input *in);
 
@@ -124,9 +124,9 @@ void report_forest_svg(core_buf *out, const char *title,
 /** Renders Markdown (GFM with tables, safe mode) into a standalone HTML
  * page with an embedded stylesheet; each plot's file name in an <img
  * src="..."> is replaced by a data: URI of its SVG. title is escaped. */
-core_status report_md_to_html(const char *md, size_t md_len,
-                              const char *title, const report_plot *plots,
-                              size_t n_plots, core_buf *html, core_err *err);
+core_status report_md_to_html(const char *md, size_t md_len, const char *title,
+                              const report_plot *plots, size_t n_plots,
+                              core_buf *html, core_err *err);
 
 /** A number with 3 significant figures and no exponent ("0.224",
  * "7.09", "302", "1234"); "n/a" when not finite. */

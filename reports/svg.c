@@ -18,12 +18,23 @@
 void report_html_escape(core_buf *b, const char *s) {
   for (; s && *s; s++) {
     switch (*s) {
-    case '<': core_buf_puts(b, "&lt;"); break;
-    case '>': core_buf_puts(b, "&gt;"); break;
-    case '&': core_buf_puts(b, "&amp;"); break;
-    case '"': core_buf_puts(b, "&quot;"); break;
-    case '\'': core_buf_puts(b, "&#39;"); break;
-    default: core_buf_append(b, s, 1);
+    case '<':
+      core_buf_puts(b, "&lt;");
+      break;
+    case '>':
+      core_buf_puts(b, "&gt;");
+      break;
+    case '&':
+      core_buf_puts(b, "&amp;");
+      break;
+    case '"':
+      core_buf_puts(b, "&quot;");
+      break;
+    case '\'':
+      core_buf_puts(b, "&#39;");
+      break;
+    default:
+      core_buf_append(b, s, 1);
     }
   }
 }
@@ -146,8 +157,9 @@ void report_forest_svg(core_buf *out, const char *title,
     report_html_escape(out, r->label);
     core_buf_puts(out, "</text>\n");
     if (!usable(r)) {
-      core_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#777777\">"
-                           "no ratio</text>\n",
+      core_buf_printf(out,
+                      "<text x=\"%.1f\" y=\"%.1f\" fill=\"#777777\">"
+                      "no ratio</text>\n",
                       RIGHT + 10, y + 4);
       continue;
     }
@@ -173,8 +185,9 @@ void report_forest_svg(core_buf *out, const char *title,
     core_buf_puts(out, "</text>\n");
   }
   if (n == 0)
-    core_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#777777\">"
-                         "no arm has a ratio yet</text>\n",
+    core_buf_printf(out,
+                    "<text x=\"%.1f\" y=\"%.1f\" fill=\"#777777\">"
+                    "no arm has a ratio yet</text>\n",
                     LEFT + 10, TOP + ROW / 2 + 4);
   core_buf_puts(out, "</svg>\n");
 }

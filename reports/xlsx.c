@@ -16,10 +16,12 @@
 #include "reports/report.h"
 #include "reports/report_internal.h"
 
-#define MAX_CELL 32767        /* Excel's limit on a cell's text */
+#define MAX_CELL 32767         /* Excel's limit on a cell's text */
 #define ROWS_PER_SHEET 1048576 /* Excel's limit, header included */
 
-const char *report_xlsxwriter_version(void) { return LXW_VERSION; }
+const char *report_xlsxwriter_version(void) {
+  return LXW_VERSION;
+}
 
 typedef struct xctx {
   lxw_workbook *wb;
@@ -89,8 +91,7 @@ static lxw_row_t stamp(xctx *x) {
   return 1;
 }
 
-static void header(xctx *x, lxw_row_t r, const char *const *names,
-                   size_t n) {
+static void header(xctx *x, lxw_row_t r, const char *const *names, size_t n) {
   for (size_t i = 0; i < n; i++)
     put_str(x, r, (lxw_col_t)i, names[i], x->bold);
 }
@@ -109,23 +110,23 @@ static lxw_format *verdict_format(xctx *x, const char *v) {
 
 static void summary(xctx *x) {
   static const char *const h[] = {
-      "Workload", "Metric",  "Arm",    "Reference", "n",
-      "n (ref)",  "Median",  "Median (ref)", "Unit", "Ratio",
-      "CI low",   "CI high", "Verdict", "Label"};
+      "Workload", "Metric",  "Arm",          "Reference", "n",
+      "n (ref)",  "Median",  "Median (ref)", "Unit",      "Ratio",
+      "CI low",   "CI high", "Verdict",      "Label"};
   const analysis_summary *a = x->in->summary;
   lxw_row_t r0, r;
   if (!add_sheet(x, "Summary"))
     return;
   r0 = stamp(x);
-  put_str(x, r0, 0, x->in->sheet->title ? x->in->sheet->title
-                                        : x->in->sheet->id,
+  put_str(x, r0, 0,
+          x->in->sheet->title ? x->in->sheet->title : x->in->sheet->id,
           x->bold);
   header(x, r0 + 1, h, sizeof h / sizeof h[0]);
   r = r0 + 2;
   for (size_t i = 0; i < a->n_results && !x->e; i++, r++) {
     const analysis_result *res = &a->results[i];
-    char *label = core_asprintf("%s / %s / %s", res->workload, res->metric,
-                                res->arm);
+    char *label =
+        core_asprintf("%s / %s / %s", res->workload, res->metric, res->arm);
     put_str(x, r, 0, res->workload, NULL);
     put_str(x, r, 1, res->metric, NULL);
     put_str(x, r, 2, res->arm, NULL);
@@ -212,8 +213,8 @@ static void hypotheses(xctx *x) {
     put_str(x, r, 3, hy->reason, x->wrap);
     for (size_t j = 0; a->original && j < a->original->n_hypotheses; j++)
       if (strcmp(a->original->hypotheses[j].id, hy->id) == 0)
-        put_str(x, r, 4, proto_outcome_word(a->original->hypotheses[j].outcome),
-                NULL);
+        put_str(x, r, 4,
+                proto_outcome_word(a->original->hypotheses[j].outcome), NULL);
   }
   if (!x->e)
     x->e = worksheet_set_column(x->ws, 1, 1, 50, NULL);
@@ -222,8 +223,8 @@ static void hypotheses(xctx *x) {
 }
 
 static void deviations(xctx *x) {
-  static const char *const h[] = {"Amendment", "Dated", "Recorded",
-                                  "Runs before", "Why", "Workloads affected",
+  static const char *const h[] = {"Amendment",   "Dated", "Recorded",
+                                  "Runs before", "Why",   "Workloads affected",
                                   "Diff"};
   lxw_row_t r;
   if (!add_sheet(x, "Deviations"))
@@ -251,11 +252,11 @@ static void deviations(xctx *x) {
 
 static void raw(xctx *x) {
   static const char *const h[] = {
-      "sheet_version", "sheet_sha256", "batch",        "source",
-      "workload",      "arm",          "round",        "seq",
-      "run_id",        "started_at",   "host",         "image_digest",
-      "cache_policy",  "cache_state",  "exit_code",    "valid",
-      "reason",        "metric",       "value",        "quick"};
+      "sheet_version", "sheet_sha256", "batch",     "source",
+      "workload",      "arm",          "round",     "seq",
+      "run_id",        "started_at",   "host",      "image_digest",
+      "cache_policy",  "cache_state",  "exit_code", "valid",
+      "reason",        "metric",       "value",     "quick"};
   const data_rowset *rs = x->in->rows;
   size_t done = 0, part = 0, total = rs ? rs->n : 0;
   do {
@@ -271,8 +272,9 @@ static void raw(xctx *x) {
     r0 = stamp(x);
     if (part > 1) {
       char note[128];
-      snprintf(note, sizeof note, "Continued from the previous Raw sheet: "
-                                  "rows %zu onwards.",
+      snprintf(note, sizeof note,
+               "Continued from the previous Raw sheet: "
+               "rows %zu onwards.",
                done + 1);
       put_str(x, r0++, 0, note, x->bold);
     }
@@ -319,8 +321,9 @@ static void processes(xctx *x) {
   if (!add_sheet(x, "Processes"))
     return;
   r = stamp(x);
-  put_str(x, r++, 0, "Per-run process lists found in the batch folders "
-                     "(what pss_mib summed).",
+  put_str(x, r++, 0,
+          "Per-run process lists found in the batch folders "
+          "(what pss_mib summed).",
           x->bold);
   for (size_t b = 0; in && b < in->n_batches; b++)
     for (size_t t = 0; t < in->batches[b].n_procs && !x->e; t++) {
@@ -406,8 +409,8 @@ static time_t parse_utc(const char *s) {
   }
   if (!s || f[0] < 1970 || f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > 31)
     return 0;
-  return (time_t)(days_from_civil(f[0], f[1], f[2]) * 86400L +
-                  f[3] * 3600L + f[4] * 60L + f[5]);
+  return (time_t)(days_from_civil(f[0], f[1], f[2]) * 86400L + f[3] * 3600L +
+                  f[4] * 60L + f[5]);
 }
 
 static lxw_format *fmt(lxw_workbook *wb, int bold, const char *num,
@@ -440,8 +443,9 @@ core_status report_write_xlsx(const report_input *in, const char *path,
   o.use_zip64 = in->rows && in->rows->n > 2000000 ? LXW_TRUE : LXW_FALSE;
   x.wb = workbook_new_opt(path, &o);
   if (!x.wb)
-    return core_fail(err, CORE_EXLSX, "%s: libxlsxwriter could not start "
-                                      "the workbook",
+    return core_fail(err, CORE_EXLSX,
+                     "%s: libxlsxwriter could not start "
+                     "the workbook",
                      path);
   x.bold = fmt(x.wb, 1, NULL, 0, 0);
   x.num = fmt(x.wb, 0, "0.0000", 0, 0);
@@ -483,7 +487,7 @@ core_status report_write_xlsx(const report_input *in, const char *path,
   }
   e = workbook_close(x.wb);
   if (e != LXW_NO_ERROR)
-    return core_fail(err, CORE_EXLSX, "%s: %s (is the folder writable?)",
-                     path, lxw_strerror(e));
+    return core_fail(err, CORE_EXLSX, "%s: %s (is the folder writable?)", path,
+                     lxw_strerror(e));
   return CORE_OK;
 }

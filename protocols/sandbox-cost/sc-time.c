@@ -47,16 +47,15 @@ int main(int argc, char **argv) {
       return 125;
     }
   double dt = now() - t0;
-  int code = WIFEXITED(status) ? WEXITSTATUS(status)
-                               : 128 + WTERMSIG(status);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   /* A failed command reports no time: a metric of a failed run would
    * only tempt someone to analyse it. */
   if (code != 0)
     return code;
   const char *path = getenv("PREREG_METRICS");
   if (path == NULL || path[0] == '\0') {
-    fprintf(stderr, "sc-time: PREREG_METRICS is not set; %s=%.6f\n",
-            argv[1], dt);
+    fprintf(stderr, "sc-time: PREREG_METRICS is not set; %s=%.6f\n", argv[1],
+            dt);
     return 125;
   }
   FILE *f = fopen(path, "a");

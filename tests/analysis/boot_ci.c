@@ -9,9 +9,9 @@
  * (whitespace-separated). For each pair prints
  * "ratio ci_low ci_high" with %.17g; --dump writes the sorted replicates
  * of the last pair, one per line; --time writes the seconds spent inside
- * analysis_bootstrap_ratio (in-process, as SciPy is timed). --rule-seed prints the comparison seed
- * of rule seed R, workload W, metric M, arm A and the seeds of its first
- * three blocks, and exits.
+ * analysis_bootstrap_ratio (in-process, as SciPy is timed). --rule-seed prints
+ * the comparison seed of rule seed R, workload W, metric M, arm A and the
+ * seeds of its first three blocks, and exits.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -128,9 +128,9 @@ int main(int argc, char **argv) {
     core_free(reps);
     reps = dump ? core_malloc((size_t)resamples * sizeof *reps) : NULL;
     double t0 = core_monotonic();
-    core_status bst = analysis_bootstrap_ratio(ref, nr, cand, nc, resamples,
-                                               conf, seed, threads, &lo, &hi,
-                                               reps, &err);
+    core_status bst =
+        analysis_bootstrap_ratio(ref, nr, cand, nc, resamples, conf, seed,
+                                 threads, &lo, &hi, reps, &err);
     boot_seconds += core_monotonic() - t0;
     if (bst != CORE_OK) {
       fprintf(stderr, "boot_ci: %s\n", err.msg);

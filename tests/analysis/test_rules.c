@@ -59,8 +59,7 @@ static void test_verdicts(void) {
   CHECK_STR(analysis_verdict(&rule, 0.5, 0.4, nextafter(1.0, 0)), "faster");
   /* ratio_above and ratio_below are strict. */
   CHECK_STR(analysis_verdict(&rule, 1.10, 1.05, 1.2), "inconclusive");
-  CHECK_STR(analysis_verdict(&rule, nextafter(1.10, 2), 1.05, 1.2),
-            "slower");
+  CHECK_STR(analysis_verdict(&rule, nextafter(1.10, 2), 1.05, 1.2), "slower");
   CHECK_STR(analysis_verdict(&rule, 1 / 1.10, 0.8, 0.95), "inconclusive");
   CHECK_STR(analysis_verdict(&rule, nextafter(1 / 1.10, 0), 0.8, 0.95),
             "faster");
@@ -170,9 +169,9 @@ static char *arms_kata[] = {S("kata")};
 static char *arms_both[] = {S("gvisor"), S("kata")};
 static char *arms_ghost[] = {S("gvisor")};
 
-static void build_sheet(proto_sheet *s, proto_arm *arms,
-                        proto_workload *wl, proto_hypothesis *hy,
-                        proto_amendment *am, size_t n_am) {
+static void build_sheet(proto_sheet *s, proto_arm *arms, proto_workload *wl,
+                        proto_hypothesis *hy, proto_amendment *am,
+                        size_t n_am) {
   memset(s, 0, sizeof *s);
   memset(arms, 0, 3 * sizeof *arms);
   memset(wl, 0, 2 * sizeof *wl);
@@ -381,14 +380,29 @@ static void test_run(void) {
   CHECK(j1.len > 0 && j1.len == j2.len &&
         memcmp(j1.data, j2.data, j1.len) == 0);
   {
-    const char *keys[] = {"\"protocol\"", "\"sheet_sha256\"", "\"rule\"",
-                          "\"estimator\"", "\"confidence\"", "\"resamples\"",
-                          "\"seed\"", "\"results\"", "\"workload\"",
-                          "\"metric\"", "\"arm\"", "\"reference\"", "\"n\"",
-                          "\"n_reference\"", "\"median\"",
-                          "\"median_reference\"", "\"ratio\"", "\"ci_low\"",
-                          "\"ci_high\"", "\"verdict\"", "\"hypotheses\"",
-                          "\"id\"", "\"verdict\": \"held\""};
+    const char *keys[] = {"\"protocol\"",
+                          "\"sheet_sha256\"",
+                          "\"rule\"",
+                          "\"estimator\"",
+                          "\"confidence\"",
+                          "\"resamples\"",
+                          "\"seed\"",
+                          "\"results\"",
+                          "\"workload\"",
+                          "\"metric\"",
+                          "\"arm\"",
+                          "\"reference\"",
+                          "\"n\"",
+                          "\"n_reference\"",
+                          "\"median\"",
+                          "\"median_reference\"",
+                          "\"ratio\"",
+                          "\"ci_low\"",
+                          "\"ci_high\"",
+                          "\"verdict\"",
+                          "\"hypotheses\"",
+                          "\"id\"",
+                          "\"verdict\": \"held\""};
     const char *p = j1.data ? j1.data : "";
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
       const char *q = strstr(p, keys[k]);

@@ -82,8 +82,7 @@ static void test_f1(void) {
     for (size_t i = 0; i < f1[k].b; i++)
       t[i] = (double)(i + 1);
     CHECK_NEAR(analysis_quantile_sorted(t, f1[k].b, a), f1[k].lo, 1e-9);
-    CHECK_NEAR(analysis_quantile_sorted(t, f1[k].b, 1.0 - a), f1[k].hi,
-               1e-9);
+    CHECK_NEAR(analysis_quantile_sorted(t, f1[k].b, 1.0 - a), f1[k].hi, 1e-9);
     CHECK(analysis_quantile_sorted(t, f1[k].b, 0.0) == 1.0);
     CHECK(analysis_quantile_sorted(t, f1[k].b, 1.0) == (double)f1[k].b);
     /* GSL 2.7.1 would read outside the array here. */
@@ -100,9 +99,9 @@ static void test_f1(void) {
  * [110/105, 130/100], whatever the seed. */
 static void test_f2(void) {
   double ref[] = {100, 102, 105}, cand[] = {110, 111, 130};
-  double support[] = {110.0 / 105, 110.0 / 102, 110.0 / 100, 111.0 / 105,
-                      111.0 / 102, 111.0 / 100, 130.0 / 105, 130.0 / 102,
-                      130.0 / 100};
+  double support[] = {110.0 / 105, 110.0 / 102, 110.0 / 100,
+                      111.0 / 105, 111.0 / 102, 111.0 / 100,
+                      130.0 / 105, 130.0 / 102, 130.0 / 100};
   double *reps = malloc(10000 * sizeof *reps);
   unsigned long seeds[] = {17, 1, 0, 4242, 4294967295UL};
   for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
@@ -140,21 +139,21 @@ static void test_determinism(void) {
     ref[i] = 1.0 + lcg();
   for (size_t i = 0; i < NC; i++)
     cand[i] = 1.2 + lcg() * 1.5;
-  CHECK(analysis_bootstrap_ratio(ref, NR, cand, NC, B, 0.95, 99, 1, &lo1,
-                                 &hi1, r1, &err) == CORE_OK);
-  CHECK(analysis_bootstrap_ratio(ref, NR, cand, NC, B, 0.95, 99, 2, &lo2,
-                                 &hi2, r2, &err) == CORE_OK);
+  CHECK(analysis_bootstrap_ratio(ref, NR, cand, NC, B, 0.95, 99, 1, &lo1, &hi1,
+                                 r1, &err) == CORE_OK);
+  CHECK(analysis_bootstrap_ratio(ref, NR, cand, NC, B, 0.95, 99, 2, &lo2, &hi2,
+                                 r2, &err) == CORE_OK);
   CHECK(memcmp(r1, r2, B * sizeof *r1) == 0);
   CHECK(lo1 == lo2 && hi1 == hi2);
-  CHECK(analysis_bootstrap_ratio(ref, NR, cand, NC, B, 0.95, 99, 0, &lo3,
-                                 &hi3, r3, &err) == CORE_OK);
+  CHECK(analysis_bootstrap_ratio(ref, NR, cand, NC, B, 0.95, 99, 0, &lo3, &hi3,
+                                 r3, &err) == CORE_OK);
   CHECK(memcmp(r1, r3, B * sizeof *r1) == 0);
   /* Reversed input order: the same numbers (indices point into sorted
    * values). */
   for (size_t i = 0; i < NR; i++)
     shuffled[i] = ref[NR - 1 - i];
-  CHECK(analysis_bootstrap_ratio(shuffled, NR, cand, NC, B, 0.95, 99, 2,
-                                 &lo4, &hi4, NULL, &err) == CORE_OK);
+  CHECK(analysis_bootstrap_ratio(shuffled, NR, cand, NC, B, 0.95, 99, 2, &lo4,
+                                 &hi4, NULL, &err) == CORE_OK);
   CHECK(lo4 == lo1 && hi4 == hi1);
   /* Another seed gives other replicates. */
   CHECK(analysis_bootstrap_ratio(ref, NR, cand, NC, B, 0.95, 100, 1, &lo3,
@@ -187,10 +186,10 @@ static void test_selection_quantiles(void) {
       double *reps = malloc((size_t)bs[b] * sizeof *reps);
       double lo1, hi1, lo2, hi2;
       core_err err = {0};
-      CHECK(analysis_bootstrap_ratio(ref, 12, cand, 9, bs[b], confs[c], 3,
-                                     1, &lo1, &hi1, reps, &err) == CORE_OK);
-      CHECK(analysis_bootstrap_ratio(ref, 12, cand, 9, bs[b], confs[c], 3,
-                                     1, &lo2, &hi2, NULL, &err) == CORE_OK);
+      CHECK(analysis_bootstrap_ratio(ref, 12, cand, 9, bs[b], confs[c], 3, 1,
+                                     &lo1, &hi1, reps, &err) == CORE_OK);
+      CHECK(analysis_bootstrap_ratio(ref, 12, cand, 9, bs[b], confs[c], 3, 1,
+                                     &lo2, &hi2, NULL, &err) == CORE_OK);
       CHECK(lo1 == lo2 && hi1 == hi2);
       CHECK(lo1 <= hi1);
       free(reps);
@@ -260,7 +259,9 @@ static doc_big doc_mul(doc_big a, doc_big b) {
 }
 
 /* dbl[..]: the double nearest, with gradual underflow. */
-static double doc_dbl(doc_big a) { return scalbn(a.mant, (int)a.ex); }
+static double doc_dbl(doc_big a) {
+  return scalbn(a.mant, (int)a.ex);
+}
 
 /* pw(x, e): r = 1, b = x; for each bit of e from the lowest: if set
  * r = r * b; b = b * b. */
@@ -275,7 +276,9 @@ static doc_big doc_pw(double x, size_t e) {
   return r;
 }
 
-static double doc_div(size_t a, size_t b) { return (double)a / (double)b; }
+static double doc_div(size_t a, size_t b) {
+  return (double)a / (double)b;
+}
 
 /* C(n, j): the product over i = 1..j, left to right, of (n-j+i)/i. */
 static doc_big doc_choose(size_t n, size_t j) {
@@ -382,8 +385,8 @@ static void check_layout(const double *ref, size_t nr, const double *cand,
   for (long b = 0; b < B; b++) {
     double mr;
     if (b % ANALYSIS_BLOCK_SIZE == 0)
-      gsl_rng_set(g, analysis_block_seed(seed, (size_t)b /
-                                                   ANALYSIS_BLOCK_SIZE));
+      gsl_rng_set(g,
+                  analysis_block_seed(seed, (size_t)b / ANALYSIS_BLOCK_SIZE));
     mr = doc_median(g, &tr, sr, nr);
     want[b] = doc_median(g, &tc, sc, nc) / mr;
   }
@@ -425,8 +428,8 @@ static void test_layout(void) {
   check_layout(big_r, NBIG, big_c, NBIG - 1, 2345, 17);
   /* Either side of ANALYSIS_TABLE_MAX: tables for one arm, Beta order
    * statistics for the other, in both orders. */
-  check_layout(big_r, ANALYSIS_TABLE_MAX, big_c, ANALYSIS_TABLE_MAX + 1,
-               1500, 5);
+  check_layout(big_r, ANALYSIS_TABLE_MAX, big_c, ANALYSIS_TABLE_MAX + 1, 1500,
+               5);
   check_layout(big_c, ANALYSIS_TABLE_MAX + 2, big_r, ANALYSIS_TABLE_MAX - 1,
                1500, 6);
   /* Equal sizes (the library shares one table) and ties. */

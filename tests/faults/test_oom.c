@@ -57,7 +57,8 @@ static const char sheet_text[] =
     "  hypotheses = {\n"
     "    { id = \"H1\", says = \"env is slower\", workload = \"startup\",\n"
     "      metric = \"wall_s\", arms = { \"env\" }, claim = at_least(1.2) },\n"
-    "    { id = \"H2\", says = \"nice costs little\", workload = \"startup\",\n"
+    "    { id = \"H2\", says = \"nice costs little\", workload = "
+    "\"startup\",\n"
     "      metric = \"wall_s\", arms = { \"nice\" }, claim = below(2) },\n"
     "    { id = \"H3\", says = \"ties\", workload = \"startup\",\n"
     "      metric = \"maxrss_kib\", arms = { \"env\", \"nice\" },\n"
@@ -93,10 +94,10 @@ static void show_diff(const char *a, const char *b) {
     while (la > a && la[-1] != '\n')
       la--;
     lb = b + (la - a);
-    fprintf(stderr, "  line %zu: want: %.*s\n", line,
-            (int)strcspn(la, "\n"), la);
-    fprintf(stderr, "  line %zu: got:  %.*s\n", line,
-            (int)strcspn(lb, "\n"), lb);
+    fprintf(stderr, "  line %zu: want: %.*s\n", line, (int)strcspn(la, "\n"),
+            la);
+    fprintf(stderr, "  line %zu: got:  %.*s\n", line, (int)strcspn(lb, "\n"),
+            lb);
   }
 }
 
@@ -105,9 +106,9 @@ static void show_diff(const char *a, const char *b) {
 
 typedef struct sweep {
   const char *name;
-  long points;      /* failure points: k values that failed */
-  long unreported;  /* failed allocation, yet OK and a different result */
-  long silent;      /* error status without a message */
+  long points;     /* failure points: k values that failed */
+  long unreported; /* failed allocation, yet OK and a different result */
+  long silent;     /* error status without a message */
 } sweep;
 
 static void sweep_report(const sweep *sw, int sticky) {
@@ -146,8 +147,7 @@ static void sweep_sheet(int sticky, const char *want) {
     core_err err = {0};
     proto_sheet *s;
     core_mem_fail_after(k, sticky);
-    s = proto_sheet_load_text("oom.lua", sheet_text, strlen(sheet_text),
-                              &err);
+    s = proto_sheet_load_text("oom.lua", sheet_text, strlen(sheet_text), &err);
     injected = core_mem_failures();
     core_mem_fail_after(-1, 0);
     if (!s) {
@@ -161,8 +161,10 @@ static void sweep_sheet(int sticky, const char *want) {
       char *got = sheet_fingerprint(s);
       if (!got || strcmp(got, want) != 0) {
         sw.unreported++;
-        fprintf(stderr, "sheet loader: k=%ld: loaded, but not the same "
-                        "sheet\n", k);
+        fprintf(stderr,
+                "sheet loader: k=%ld: loaded, but not the same "
+                "sheet\n",
+                k);
       }
       CHECK(got && strcmp(got, want) == 0);
       core_free(got);
@@ -265,8 +267,10 @@ static void sweep_analysis(const proto_sheet *s, const data_rowset *rows,
       char *got = summary_json(sum);
       if (!got || strcmp(got, want) != 0) {
         sw.unreported++;
-        fprintf(stderr, "analysis_run: k=%ld: OK, but a different "
-                        "summary:\n", k);
+        fprintf(stderr,
+                "analysis_run: k=%ld: OK, but a different "
+                "summary:\n",
+                k);
         show_diff(want, got);
       }
       CHECK(got && strcmp(got, want) == 0);

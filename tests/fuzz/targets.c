@@ -132,8 +132,8 @@ static void reset(void) {
 
 static int run_sheet(const uint8_t *data, size_t size) {
   core_err err = {0};
-  proto_sheet *s = proto_sheet_load_text("fuzz.lua", (const char *)data,
-                                         size, &err);
+  proto_sheet *s =
+      proto_sheet_load_text("fuzz.lua", (const char *)data, size, &err);
   if (s) {
     /* A sheet that loads is used: summary, rule in words, expansion of
      * every command template, claims evaluated on no results. */
@@ -150,8 +150,8 @@ static int run_sheet(const uint8_t *data, size_t size) {
     for (size_t i = 0; i < s->n_hypotheses; i++) {
       proto_outcome o;
       char *reason = NULL;
-      if (proto_eval_claim(s, &s->hypotheses[i], NULL, 0, &o, &reason,
-                           &err) == CORE_OK)
+      if (proto_eval_claim(s, &s->hypotheses[i], NULL, 0, &o, &reason, &err) ==
+          CORE_OK)
         core_free(reason);
     }
     core_buf_free(&b);
@@ -267,12 +267,9 @@ static int run_manifest(const uint8_t *data, size_t size) {
 /* }==== */
 
 const fuzz_target fuzz_targets[] = {
-    {"sheet", run_sheet},
-    {"batch", run_batch},
-    {"import_csv", run_import_csv},
-    {"import_json", run_import_json},
-    {"manifest", run_manifest},
-    {NULL, NULL},
+    {"sheet", run_sheet},           {"batch", run_batch},
+    {"import_csv", run_import_csv}, {"import_json", run_import_json},
+    {"manifest", run_manifest},     {NULL, NULL},
 };
 
 const fuzz_target *fuzz_target_find(const char *name) {

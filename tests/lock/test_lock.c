@@ -154,8 +154,7 @@ static core_status collect(void *ctx, char **f, size_t n, long line,
   return data_rowset_push(&g->rs, &r, err);
 }
 
-static data_row sample_row(const char *reason, const char *run_id,
-                           double v) {
+static data_row sample_row(const char *reason, const char *run_id, double v) {
   data_row r;
   memset(&r, 0, sizeof r);
   r.sheet_version = 2;
@@ -231,10 +230,11 @@ static void test_csv(void) {
   memset(&g, 0, sizeof g);
   g.name = "f.csv";
   {
-    const char *bad = DATA_ROW_HEADER "\n"
-                      "x,abc,b1,run,w,a,1,1,r,t,h,i,warm,c,0,1,,m,1,0\n";
-    CHECK(data_csv_scan("f.csv", bad, strlen(bad), collect, &g, &res,
-                        &err) == CORE_EINPUT);
+    const char *bad =
+        DATA_ROW_HEADER "\n"
+                        "x,abc,b1,run,w,a,1,1,r,t,h,i,warm,c,0,1,,m,1,0\n";
+    CHECK(data_csv_scan("f.csv", bad, strlen(bad), collect, &g, &res, &err) ==
+          CORE_EINPUT);
     CHECK(strstr(err.msg, "f.csv:2: sheet_version 'x'") != NULL);
   }
   data_rowset_free(&g.rs);
@@ -364,8 +364,8 @@ static void test_csv_file(void) {
   }
   /* A missing file is named. */
   memset(&e2, 0, sizeof e2);
-  CHECK(data_csv_scan_file("/nonexistent/b0001.csv", collect, &g2, &r2,
-                           &e2) == CORE_EIO);
+  CHECK(data_csv_scan_file("/nonexistent/b0001.csv", collect, &g2, &r2, &e2) ==
+        CORE_EIO);
   CHECK(strstr(e2.msg, "/nonexistent/b0001.csv: cannot open") != NULL);
   core_buf_free(&b);
 }
@@ -443,8 +443,8 @@ static void test_experiment(void) {
   s2.text_len = strlen(edited);
   core_sha256_hex(s2.text, s2.text_len, s2.sha256);
   CHECK(data_check_lock(exp, &s2, &err) == CORE_ELOCK);
-  CHECK(strstr(err.msg, "unit.lua: differs from registered version v0:\n")
-        != NULL);
+  CHECK(strstr(err.msg, "unit.lua: differs from registered version v0:\n") !=
+        NULL);
   CHECK(strstr(err.msg, "  +-- a new line\n") != NULL);
   CHECK(strstr(err.msg, "then run: prereg amend unit.lua") != NULL);
   CHECK(data_amend(exp, &s2, &err) == CORE_ELOCK);
@@ -478,8 +478,7 @@ static void test_experiment(void) {
   /* A batch: rows in, frozen, read back; the manifest lists it. */
   CHECK(data_batch_begin(exp, "run", &b, &err) == CORE_OK);
   if (b) {
-    data_row rows[2] = {sample_row("", "r1", 0.5),
-                        sample_row("", "r1", 0.25)};
+    data_row rows[2] = {sample_row("", "r1", 0.5), sample_row("", "r1", 0.25)};
     rows[0].sheet_version = rows[1].sheet_version = 1;
     rows[0].sheet_sha256 = rows[1].sheet_sha256 = exp->versions[1].sha256;
     rows[1].metric = W("user_s");

@@ -113,14 +113,14 @@ static void test_seed_fields(void) {
    * one gVisor makes most expensive". */
   {
     proto_result_view r[4] = {
-        {"files", "wall_s", "gvisor", "tie", 1.03, 0.97, 1.03, 15.4, 15.0,
-         10, 10},
-        {"replay", "wall_s", "gvisor", "slower", 1.88, 1.7, 2.0, 0.8, 0.4,
-         10, 10},
+        {"files", "wall_s", "gvisor", "tie", 1.03, 0.97, 1.03, 15.4, 15.0, 10,
+         10},
+        {"replay", "wall_s", "gvisor", "slower", 1.88, 1.7, 2.0, 0.8, 0.4, 10,
+         10},
         {"startup", "wall_s", "gvisor", "slower", 1.48, 1.4, 1.6, 0.33, 0.22,
          30, 30},
-        {"files", "wall_s", "kata-qemu", "slower", 1.62, 1.5, 1.7, 24, 15,
-         10, 10},
+        {"files", "wall_s", "kata-qemu", "slower", 1.62, 1.5, 1.7, 24, 15, 10,
+         10},
     };
     proto_outcome o = PROTO_HELD;
     char *why = NULL;
@@ -153,8 +153,8 @@ static void test_seed_fields(void) {
       proto_result_view q[2] = {
           {"replay", "wall_s", "gvisor", "slower", 1.3, 1.2, 1.4, 1, 1, 10,
            10},
-          {"replay", "wall_s", "kata-qemu", "slower", 1.3, 1.2, 1.45, 1, 1,
-           10, 10},
+          {"replay", "wall_s", "kata-qemu", "slower", 1.3, 1.2, 1.45, 1, 1, 10,
+           10},
       };
       CHECK(proto_eval_claim(s, &s->hypotheses[1], q, 2, &o, &why, &err) ==
             CORE_OK);
@@ -178,7 +178,8 @@ static void test_seed_fields(void) {
     }
     {
       proto_result_view q = {"startup", "wall_s", "kata-qemu", "slower",
-                             31.7, 3.0, 33, 7, 0.22, 30, 30};
+                             31.7,      3.0,      33,          7,
+                             0.22,      30,       30};
       CHECK(proto_eval_claim(s, &s->hypotheses[0], &q, 1, &o, &why, &err) ==
             CORE_OK);
       CHECK(o == PROTO_HELD); /* at_least(3): low end 3.0 >= 3 */
@@ -195,8 +196,8 @@ static void test_seed_fields(void) {
       core_free(why);
     }
     {
-      proto_result_view q = {"files", "inner_s", "gvisor", "tie",
-                             1.03, 0.97, 1.03, 15.4, 15.0, 10, 10};
+      proto_result_view q = {"files", "inner_s", "gvisor", "tie", 1.03, 0.97,
+                             1.03,    15.4,      15.0,     10,    10};
       CHECK(proto_eval_claim(s, &s->hypotheses[3], &q, 1, &o, &why, &err) ==
             CORE_OK);
       CHECK(o == PROTO_HELD);
@@ -218,12 +219,11 @@ static void test_seed_fields(void) {
     core_buf_init(&b);
     proto_rule_words(s, &b);
     CHECK(b.data && strstr(b.data, "median per arm and its ratio to the "
-                                    "reference arm runc, with a 95% "
-                                    "percentile bootstrap") != NULL);
+                                   "reference arm runc, with a 95% "
+                                   "percentile bootstrap") != NULL);
     CHECK(b.data && strstr(b.data, "(10000 resamples, seed 17)") != NULL);
     CHECK(b.data && strstr(b.data, "tie if the CI lies within [0.95, "
-                                    "1.05]; otherwise inconclusive.") !=
-                        NULL);
+                                   "1.05]; otherwise inconclusive.") != NULL);
     core_buf_free(&b);
   }
   proto_sheet_free(s);
@@ -239,12 +239,15 @@ static void test_function_claims(void) {
       "  rule = { seed = 1, verdicts = { { \"up\", ratio_above = 1 } } },\n"
       "  hypotheses = {\n"
       "    { id = \"bool\", says = \"x\", claim = f },\n"
-      "    { id = \"nil\", says = \"x\", claim = function() return nil end },\n"
+      "    { id = \"nil\", says = \"x\", claim = function() return nil end "
+      "},\n"
       "    { id = \"num\", says = \"x\", claim = function() return 42 end },\n"
-      "    { id = \"word\", says = \"x\", claim = function() return 'yes' end },\n"
+      "    { id = \"word\", says = \"x\", claim = function() return 'yes' end "
+      "},\n"
       "    { id = \"loop\", says = \"x\", claim = function()\n"
       "        while true do end end },\n"
-      "    { id = \"boom\", says = \"x\", claim = function() error('no') end },\n"
+      "    { id = \"boom\", says = \"x\", claim = function() error('no') end "
+      "},\n"
       "    { id = \"why\", says = \"x\", claim = function()\n"
       "        return 'held', 3 end },\n"
       "    { id = \"mem\", says = \"x\", claim = function()\n"
@@ -320,8 +323,9 @@ static void test_expand(void) {
   e = proto_expand(s, s->arms[1].run, &ctx, &err);
   CHECK_STR(e, "nice ls -l --in /tmp/x");
   core_free(e);
-  e = proto_expand(s, "{arm}/{workload}/{round}/{run_id} {{x} awk "
-                      "'{print $1}' ${HOME} {Dir} {",
+  e = proto_expand(s,
+                   "{arm}/{workload}/{round}/{run_id} {{x} awk "
+                   "'{print $1}' ${HOME} {Dir} {",
                    &ctx, &err);
   CHECK_STR(e, "b/w/7/r-7 {x} awk '{print $1}' ${HOME} {Dir} {");
   core_free(e);
@@ -360,9 +364,10 @@ static void test_messages(void) {
   /* Globals do not leak from one sheet into the next. */
   s = load_str("a.lua", "leak = 1\nprotocol {}\n", &err);
   CHECK(s == NULL);
-  s = load_str("b.lua", "assert(leak == nil, 'leaked')\n"
-                        "assert(rawget(_G, 'string') ~= nil)\n"
-                        "protocol {}\n",
+  s = load_str("b.lua",
+               "assert(leak == nil, 'leaked')\n"
+               "assert(rawget(_G, 'string') ~= nil)\n"
+               "protocol {}\n",
                &err);
   CHECK(s == NULL);
   CHECK_STR(err.msg, "b.lua:3: id: is required (a string)");

@@ -104,7 +104,8 @@ int main(int argc, char **argv) {
         return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     }
   } else {
-    core_fail(&err, CORE_EUSAGE, "usage: bundle_tool write|verify|extract|run");
+    core_fail(&err, CORE_EUSAGE,
+              "usage: bundle_tool write|verify|extract|run");
   }
   core_buf_free(&report);
   if (st != CORE_OK)

@@ -13,7 +13,9 @@
 #include "harness.h"
 #include "reports/report.h"
 
-static char *S(const char *s) { return core_strdup(s); }
+static char *S(const char *s) {
+  return core_strdup(s);
+}
 
 static char **list(const char *a, const char *b) {
   char **v = core_calloc(2, sizeof *v);
@@ -241,10 +243,9 @@ static void test_fmt(void) {
 }
 
 static void test_svg(void) {
-  report_forest_row rows[3] = {
-      {"bwrap", 3.42, 3.1, 3.8, "slower"},
-      {"<evil>&", 0.9, 0.8, 1.05, "inconclusive"},
-      {"none", NAN, NAN, NAN, NULL}};
+  report_forest_row rows[3] = {{"bwrap", 3.42, 3.1, 3.8, "slower"},
+                               {"<evil>&", 0.9, 0.8, 1.05, "inconclusive"},
+                               {"none", NAN, NAN, NAN, NULL}};
   core_buf a, b;
   core_buf_init(&a);
   core_buf_init(&b);
@@ -256,7 +257,7 @@ static void test_svg(void) {
   CHECK(strstr(a.data, "3.42× [3.10–3.80] slower") != NULL);
   CHECK(strstr(a.data, "&lt;evil&gt;&amp;") != NULL);
   CHECK(strstr(a.data, "<evil>") == NULL);
-  CHECK(strstr(a.data, ">1×</text>") != NULL);      /* a tick at 1 */
+  CHECK(strstr(a.data, ">1×</text>") != NULL);       /* a tick at 1 */
   CHECK(strstr(a.data, "stroke-dasharray") != NULL); /* the line at 1 */
   CHECK(strstr(a.data, "no ratio") != NULL);
   /* Log axis: 1 sits between 0.8 and 3.8 in proportion of the logs. */
@@ -309,8 +310,8 @@ static void test_render(void) {
   CHECK(strstr(d1.md, "| bwrap | 30 | 0.00410 s | 3.42× | 3.10–3.80 | "
                       "**slower** |") != NULL);
   CHECK(strstr(d1.md, "Blocked order: workload startup") != NULL);
-  CHECK(strstr(d1.md, "Image changed during collection: arm bwrap ran on 2")
-        != NULL);
+  CHECK(strstr(d1.md, "Image changed during collection: arm bwrap ran on 2") !=
+        NULL);
   CHECK(strstr(d1.md, "The host changed between batches: 2 hosts") != NULL);
   CHECK(strstr(d1.md, "Few valid runs: 4 for arm bare on memory") != NULL);
   CHECK(strstr(d1.md, "load average of 9.50 on 4 cores") != NULL);
@@ -319,8 +320,8 @@ static void test_render(void) {
   /* Reproduce names the newest frozen version, not how we were called. */
   CHECK(strstr(d1.md, "prereg report data/demo/versions/v") != NULL);
   CHECK(strstr(d1.md, "my data") == NULL);
-  CHECK(strstr(d1.md, "| versions.bwrap | bubblewrap 0.8.0 | b0001 |")
-        != NULL);
+  CHECK(strstr(d1.md, "| versions.bwrap | bubblewrap 0.8.0 | b0001 |") !=
+        NULL);
   CHECK(strstr(d1.md, "UNVERIFIED") == NULL);
   CHECK(strstr(d1.md, "libxlsxwriter 1.1.4") != NULL);
   report_doc_free(&d1);
@@ -341,8 +342,7 @@ static void test_render(void) {
   CHECK(strstr(d1.md, "# Cost of") == d1.md);
   CHECK(strstr(d1.md, "> **UNVERIFIED.**") != NULL);
   CHECK(strstr(d1.md, "batches/b0001.csv: digest does not match") != NULL);
-  CHECK(strstr(d1.html, "<div class=\"unverified\">UNVERIFIED</div>") !=
-        NULL);
+  CHECK(strstr(d1.html, "<div class=\"unverified\">UNVERIFIED</div>") != NULL);
   report_doc_free(&d1);
   report_input_free(in);
 }
@@ -379,7 +379,6 @@ static void test_xlsx(void) {
   core_free(bad);
   report_input_free(in);
 }
-
 
 /* data_report_inputs_load on a hand-made experiment folder: facts
  * flattened and sorted, a TSV process list, the manifest. */

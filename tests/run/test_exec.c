@@ -4,13 +4,13 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "core/run.h"
@@ -38,7 +38,7 @@ static void test_split(void) {
   CHECK(exec_needs_shell("a | b"));
   CHECK(exec_needs_shell("sh -c 'x'"));
   CHECK(exec_needs_shell("FOO=1 env"));
-  CHECK(exec_needs_shell("exit 3"));    /* a builtin: no such file */
+  CHECK(exec_needs_shell("exit 3")); /* a builtin: no such file */
   CHECK(exec_needs_shell("cd /tmp"));
   CHECK(!exec_needs_shell("exitcode 3"));
   char **v = exec_argv("  ls   -l  /tmp ");
@@ -89,8 +89,8 @@ static void test_timeout(void) {
    * timeout fired dies of SIGTERM instead, which says nothing about the
    * runner, so the attempt is repeated with a longer timeout. */
   snprintf(ready, sizeof ready, "%s/ready", tmp);
-  snprintf(cmd, sizeof cmd,
-           "trap '' TERM; : > '%s'; sleep 100.%s; echo no", ready, marker);
+  snprintf(cmd, sizeof cmd, "trap '' TERM; : > '%s'; sleep 100.%s; echo no",
+           ready, marker);
   int trapped = 0;
   for (double timeout = 0.3; timeout < 20 && !trapped; timeout *= 3) {
     unlink(ready);
@@ -236,11 +236,15 @@ static void test_pss(void) {
   /* sleep 62 is orphaned at once (its subshell exits): adopted by the
    * helper, a subreaper, it is still the run's. */
   snprintf(cmd, sizeof cmd,
-           "sleep 60.%s & (sleep 62.%s &) ; sleep 61.%s; true", marker,
-           marker, marker);
+           "sleep 60.%s & (sleep 62.%s &) ; sleep 61.%s; true", marker, marker,
+           marker);
   const char *cl[] = {other};
-  exec_pss sel = {.after_s = 0.3, .descendants = 1, .cmdline = cl,
-                  .n_cmdline = 1, .list_path = list, .stop_after = 1};
+  exec_pss sel = {.after_s = 0.3,
+                  .descendants = 1,
+                  .cmdline = cl,
+                  .n_cmdline = 1,
+                  .list_path = list,
+                  .stop_after = 1};
   exec_req q = {0};
   exec_res r;
   core_err e = {0};
@@ -272,8 +276,8 @@ static void test_pss(void) {
 
   /* Orphans that end before the sample: reaped by the helper as they
    * end, so no zombie of the run is listed, let alone unreadable. */
-  exec_pss brief = {.after_s = 0.7, .descendants = 1, .list_path = list,
-                    .stop_after = 1};
+  exec_pss brief = {
+      .after_s = 0.7, .descendants = 1, .list_path = list, .stop_after = 1};
   q.cmd = "(sleep 0.05 &); (sleep 0.05 &); sleep 30";
   q.pss = &brief;
   CHECK(exec_command(&q, &r, &e) == CORE_OK);

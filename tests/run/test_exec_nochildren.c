@@ -60,8 +60,7 @@ int main(void) {
   /* One orphan that left the group (setsid), one that stayed in it; both
    * lose their parent at once, so the helper adopts them. */
   snprintf(cmd, sizeof cmd,
-           "(setsid sleep 321.%s &); (sleep 322.%s &); sleep 0.3", mark,
-           mark);
+           "(setsid sleep 321.%s &); (sleep 322.%s &); sleep 0.3", mark, mark);
   exec_req q = {0};
   exec_res r;
   core_err e = {0};
@@ -73,8 +72,8 @@ int main(void) {
   CHECK(count_marked(mark) == 0);
 
   /* And again with a timeout: the orphans are signalled as the run is. */
-  snprintf(cmd, sizeof cmd,
-           "(setsid sleep 323.%s &); sleep 100.%s", mark, mark);
+  snprintf(cmd, sizeof cmd, "(setsid sleep 323.%s &); sleep 100.%s", mark,
+           mark);
   q.timeout_s = 0.5;
   CHECK(exec_command(&q, &r, &e) == CORE_OK);
   CHECK(r.timed_out);
