@@ -84,6 +84,12 @@ core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
                          int threads, analysis_summary **out, core_err *err);
 void analysis_summary_free(analysis_summary *s);
 
+/** Appends `prereg analyze --json` output (interface.md section 4, plus
+ * more keys) to out: deterministic, keys in a fixed order, reals in
+ * their shortest exact form. CORE_ENOMEM when out of memory. */
+core_status analysis_json(const analysis_summary *s, core_buf *out,
+                          core_err *err);
+
 /** The terminal table (arm, median with unit, ratio x, CI, verdict) per
  * workload and metric, then hypotheses. */
 void analysis_write_table(const analysis_summary *s, core_buf *out);

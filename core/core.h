@@ -1,5 +1,5 @@
 /* core.h: prereg's foundation: status codes, errors, memory, buffers,
- * files, hashing, process-independent helpers and the option parser.
+ * files, hashing and the clock. It uses no other folder of prereg.
  * SPDX-License-Identifier: MIT
  */
 #ifndef PREREG_CORE_H
@@ -191,32 +191,5 @@ double core_monotonic(void);
 
 /* }==== */
 
-/* {==== Command line (core/cli.c: a pure function of argv) ==== */
-
-/* What the user asked for. Strings point into argv (borrowed). */
-typedef struct cli_opts {
-  const char *command; /* "check", "run", ...; NULL with --help/--version */
-  const char *args[4]; /* positional arguments after the command */
-  int n_args;
-  const char *data_dir; /* --data DIR, default "data" */
-  const char *out;      /* --out DIR|FILE */
-  const char *only;     /* --only WORKLOAD */
-  const char *arm_flag; /* --arm-from NAME=ARM,... (hyperfine import) */
-  int resume, dry_run, json, force, help, version, quick;
-} cli_opts;
-
-/** Parses argv into opts (options may stand before or after positional
- * arguments). Returns CORE_EUSAGE with a message naming the bad word. */
-core_status cli_parse(int argc, char **argv, cli_opts *opts, core_err *err);
-
-/** The usage text for command (or the whole program when NULL): a static
- * string. */
-const char *cli_usage(const char *command);
-
-/** Runs the command opts names; results go to out (stdout in main).
- * Implemented in core/app.c, which dispatches to core/cmd_*.c. */
-core_status app_run(const cli_opts *opts, FILE *out, core_err *err);
-
-/* }==== */
 
 #endif

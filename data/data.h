@@ -180,15 +180,6 @@ core_status data_import(data_experiment *exp, const proto_sheet *sheet,
                         const char *file, const char *arm_map,
                         size_t *imported, core_err *err);
 
-/* {==== JSON output of an analysis (jansson lives in data/) ==== */
-
-struct analysis_summary;
-/** Appends `prereg analyze --json` output (contract section 4, plus more
- * keys) to out: deterministic, numbers as %.17g, keys in fixed order. */
-core_status data_analysis_json(const struct analysis_summary *s, core_buf *out,
-                               core_err *err);
-
-/* }==== */
 
 /* {==== Report inputs (data/report_inputs.c, added for reports/) ==== */
 

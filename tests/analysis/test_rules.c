@@ -374,9 +374,9 @@ static void test_run(void) {
   /* JSON: contract keys in order, the same bytes for any thread count. */
   core_buf_init(&j1);
   core_buf_init(&j2);
-  CHECK(data_analysis_json(sum, &j1, &err) == CORE_OK);
+  CHECK(analysis_json(sum, &j1, &err) == CORE_OK);
   CHECK(analysis_run(&s, &orig, NULL, &rs, 2, &sum2, &err) == CORE_OK);
-  CHECK(sum2 && data_analysis_json(sum2, &j2, &err) == CORE_OK);
+  CHECK(sum2 && analysis_json(sum2, &j2, &err) == CORE_OK);
   CHECK(j1.len > 0 && j1.len == j2.len &&
         memcmp(j1.data, j2.data, j1.len) == 0);
   {

@@ -235,7 +235,7 @@ static char *summary_json(const analysis_summary *s) {
   core_buf b;
   core_err err = {0};
   core_buf_init(&b);
-  if (data_analysis_json(s, &b, &err) != CORE_OK || b.oom) {
+  if (analysis_json(s, &b, &err) != CORE_OK || b.oom) {
     core_buf_free(&b);
     return NULL;
   }

@@ -9,7 +9,7 @@
  *   bundle_tool run BUNDLE CMD...    extract, then run CMD with the words
  *                                    @SHEET and @DATA replaced by the
  *                                    extracted sheet and data folder (what
- *                                    cmd_resolve_input hands a command)
+ *                                    cli_cmd_resolve_input hands a command)
  */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>

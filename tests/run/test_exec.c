@@ -13,50 +13,50 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/run.h"
+#include "run/run.h"
 #include "harness.h"
 #include "marked.h"
 
 static char tmp[256];
 static char marker[64]; /* unique per test process, for pgrep -f */
 
-static exec_res run(const char *cmd, double timeout, double grace) {
-  exec_req q = {0};
-  exec_res r;
+static run_res run(const char *cmd, double timeout, double grace) {
+  run_req q = {0};
+  run_res r;
   core_err e = {0};
   q.cmd = cmd;
   q.timeout_s = timeout;
   q.grace_s = grace;
-  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(run_exec(&q, &r, &e) == CORE_OK);
   return r;
 }
 
 static void test_split(void) {
-  CHECK(!exec_needs_shell("/bin/true"));
-  CHECK(!exec_needs_shell("sleep 1 --x=3"));
-  CHECK(exec_needs_shell("echo $HOME"));
-  CHECK(exec_needs_shell("a | b"));
-  CHECK(exec_needs_shell("sh -c 'x'"));
-  CHECK(exec_needs_shell("FOO=1 env"));
-  CHECK(exec_needs_shell("exit 3")); /* a builtin: no such file */
-  CHECK(exec_needs_shell("cd /tmp"));
-  CHECK(!exec_needs_shell("exitcode 3"));
-  char **v = exec_argv("  ls   -l  /tmp ");
+  CHECK(!run_needs_shell("/bin/true"));
+  CHECK(!run_needs_shell("sleep 1 --x=3"));
+  CHECK(run_needs_shell("echo $HOME"));
+  CHECK(run_needs_shell("a | b"));
+  CHECK(run_needs_shell("sh -c 'x'"));
+  CHECK(run_needs_shell("FOO=1 env"));
+  CHECK(run_needs_shell("exit 3")); /* a builtin: no such file */
+  CHECK(run_needs_shell("cd /tmp"));
+  CHECK(!run_needs_shell("exitcode 3"));
+  char **v = run_argv("  ls   -l  /tmp ");
   CHECK(v && v[0] && v[1] && v[2] && !v[3]);
   if (v && v[2]) {
     CHECK_STR(v[0], "ls");
     CHECK_STR(v[1], "-l");
     CHECK_STR(v[2], "/tmp");
   }
-  exec_argv_free(v);
-  v = exec_argv("echo a; echo b");
+  run_argv_free(v);
+  v = run_argv("echo a; echo b");
   CHECK(v && !strcmp(v[0], "/bin/sh") && !strcmp(v[2], "echo a; echo b"));
-  exec_argv_free(v);
-  CHECK(exec_argv("   ") == NULL);
+  run_argv_free(v);
+  CHECK(run_argv("   ") == NULL);
 }
 
 static void test_exit_codes(void) {
-  exec_res r = run("/bin/true", 10, 0);
+  run_res r = run("/bin/true", 10, 0);
   CHECK(r.spawned && r.exited && r.exit_code == 0 && !r.timed_out);
   CHECK(r.wall_s > 0 && r.wall_s < 30);
   r = run("false", 10, 0);
@@ -77,7 +77,7 @@ static void test_timeout(void) {
   char cmd[512], ready[300];
   snprintf(cmd, sizeof cmd, "sleep 100.%s", marker);
   double t0 = core_monotonic();
-  exec_res r = run(cmd, 0.5, 1.0);
+  run_res r = run(cmd, 0.5, 1.0);
   double el = core_monotonic() - t0;
   CHECK(r.timed_out && r.signo == SIGTERM);
   CHECK(el >= 0.45 && el < 20);
@@ -107,7 +107,7 @@ static void test_timeout(void) {
 
 static void test_stdin(void) {
   double t0 = core_monotonic();
-  exec_res r = run("cat", 60, 0);
+  run_res r = run("cat", 60, 0);
   CHECK(r.exited && r.exit_code == 0 && !r.timed_out);
   CHECK(core_monotonic() - t0 < 30);
   r = run("read x", 60, 0); /* EOF: read fails at once */
@@ -118,9 +118,9 @@ static void test_daemons(void) {
   char cmd[256];
   core_buf out;
   core_buf_init(&out);
-  exec_sink so = {.fd = -1, .buf = &out, .limit = 1 << 20};
-  exec_req q = {0};
-  exec_res r;
+  run_sink so = {.fd = -1, .buf = &out, .limit = 1 << 20};
+  run_req q = {0};
+  run_res r;
   core_err e = {0};
   snprintf(cmd, sizeof cmd,
            "sleep 300.%s & setsid sleep 301.%s & "
@@ -130,7 +130,7 @@ static void test_daemons(void) {
   q.timeout_s = 60;
   q.out = &so;
   double t0 = core_monotonic();
-  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(run_exec(&q, &r, &e) == CORE_OK);
   CHECK(r.exited && r.exit_code == 0 && !r.timed_out);
   CHECK(core_monotonic() - t0 < 30);
   CHECK(out.data && !strcmp(out.data, "started\n"));
@@ -143,14 +143,14 @@ static void test_bounded_output(void) {
   snprintf(path, sizeof path, "%s/out.txt", tmp);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   CHECK(fd >= 0);
-  exec_sink so = {.fd = fd, .limit = 1 << 20};
-  exec_req q = {0};
-  exec_res r;
+  run_sink so = {.fd = fd, .limit = 1 << 20};
+  run_req q = {0};
+  run_res r;
   core_err e = {0};
   q.cmd = "head -c 50000000 /dev/zero";
   q.timeout_s = 30;
   q.out = &so;
-  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(run_exec(&q, &r, &e) == CORE_OK);
   close(fd);
   CHECK(r.exited && r.exit_code == 0);
   CHECK(so.truncated && so.written == (size_t)1 << 20);
@@ -163,18 +163,18 @@ static void test_metrics(void) {
   snprintf(path, sizeof path, "%s/metrics", tmp);
   snprintf(env, sizeof env, "PREREG_METRICS=%s", path);
   const char *envv[] = {env, NULL};
-  exec_req q = {0};
-  exec_res r;
+  run_req q = {0};
+  run_res r;
   core_err e = {0};
   q.cmd = "echo inner_s=1.5 >> \"$PREREG_METRICS\"; "
           "printf '# c\\n\\nfiles = 12\\ninner_s=2.25\\n' "
           ">> \"$PREREG_METRICS\"";
   q.env = envv;
   q.timeout_s = 10;
-  CHECK(exec_command(&q, &r, &e) == CORE_OK && r.exit_code == 0);
-  proc_metric *m = NULL;
+  CHECK(run_exec(&q, &r, &e) == CORE_OK && r.exit_code == 0);
+  run_metric *m = NULL;
   size_t n = 0;
-  CHECK(proc_parse_metrics(path, &m, &n, &e) == CORE_OK);
+  CHECK(run_parse_metrics(path, &m, &n, &e) == CORE_OK);
   CHECK(n == 2);
   if (n == 2) {
     CHECK_STR(m[0].name, "inner_s");
@@ -186,23 +186,23 @@ static void test_metrics(void) {
   FILE *f = fopen(path, "w");
   fputs("a=1\nb=2\nthis is not a metric\n", f);
   fclose(f);
-  CHECK(proc_parse_metrics(path, &m, &n, &e) == CORE_EINPUT);
+  CHECK(run_parse_metrics(path, &m, &n, &e) == CORE_EINPUT);
   CHECK(strstr(e.msg, "line 3") != NULL);
   f = fopen(path, "w");
   fputs("a=1.5x\n", f);
   fclose(f);
-  CHECK(proc_parse_metrics(path, &m, &n, &e) == CORE_EINPUT);
+  CHECK(run_parse_metrics(path, &m, &n, &e) == CORE_EINPUT);
   CHECK(strstr(e.msg, "line 1") && strstr(e.msg, "'a'"));
   f = fopen(path, "w");
   fputs("a=nan\n", f);
   fclose(f);
-  CHECK(proc_parse_metrics(path, &m, &n, &e) == CORE_EINPUT);
+  CHECK(run_parse_metrics(path, &m, &n, &e) == CORE_EINPUT);
   snprintf(path, sizeof path, "%s/absent", tmp);
-  CHECK(proc_parse_metrics(path, &m, &n, &e) == CORE_OK && n == 0);
+  CHECK(run_parse_metrics(path, &m, &n, &e) == CORE_OK && n == 0);
 }
 
 static void test_maxrss(void) {
-  exec_res r = run("/bin/true", 10, 0);
+  run_res r = run("/bin/true", 10, 0);
   long small = r.maxrss_kib;
   CHECK(small > 0 && small < 16 * 1024);
   /* Touch 256 MiB and keep it: the child's figure must not include it. */
@@ -239,20 +239,20 @@ static void test_pss(void) {
            "sleep 60.%s & (sleep 62.%s &) ; sleep 61.%s; true", marker, marker,
            marker);
   const char *cl[] = {other};
-  exec_pss sel = {.after_s = 0.3,
+  run_pss sel = {.after_s = 0.3,
                   .descendants = 1,
                   .cmdline = cl,
                   .n_cmdline = 1,
                   .list_path = list,
                   .stop_after = 1};
-  exec_req q = {0};
-  exec_res r;
+  run_req q = {0};
+  run_res r;
   core_err e = {0};
   q.cmd = cmd;
   q.timeout_s = 20;
   q.pss = &sel;
   double t0 = core_monotonic();
-  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(run_exec(&q, &r, &e) == CORE_OK);
   CHECK(core_monotonic() - t0 < 15);
   CHECK(r.stopped && r.pss_sampled && !r.timed_out);
   CHECK(r.pss_counted == 5 && r.pss_unreadable == 0);
@@ -276,18 +276,18 @@ static void test_pss(void) {
 
   /* Orphans that end before the sample: reaped by the helper as they
    * end, so no zombie of the run is listed, let alone unreadable. */
-  exec_pss brief = {
+  run_pss brief = {
       .after_s = 0.7, .descendants = 1, .list_path = list, .stop_after = 1};
   q.cmd = "(sleep 0.05 &); (sleep 0.05 &); sleep 30";
   q.pss = &brief;
-  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(run_exec(&q, &r, &e) == CORE_OK);
   CHECK(r.pss_sampled && r.pss_unreadable == 0 && r.pss_counted == 2);
 
   /* A command that ends before the sample is due: no sample, a reason. */
-  exec_pss late = {.after_s = 5, .descendants = 1, .list_path = list};
+  run_pss late = {.after_s = 5, .descendants = 1, .list_path = list};
   q.cmd = "/bin/true";
   q.pss = &late;
-  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(run_exec(&q, &r, &e) == CORE_OK);
   CHECK(!r.pss_sampled && strstr(r.why, "before the PSS sample"));
 }
 
@@ -295,23 +295,23 @@ static void test_cancel_and_cwd(void) {
   int p[2];
   CHECK(pipe(p) == 0);
   CHECK(write(p[1], "x", 1) == 1);
-  exec_cancel_fd = p[0];
+  run_cancel_fd = p[0];
   double t0 = core_monotonic();
-  exec_res r = run("sleep 100", 50, 0);
+  run_res r = run("sleep 100", 50, 0);
   CHECK(r.interrupted && core_monotonic() - t0 < 20);
-  exec_cancel_fd = -1;
+  run_cancel_fd = -1;
   close(p[0]);
   close(p[1]);
 
   core_buf out;
   core_buf_init(&out);
-  exec_sink so = {.fd = -1, .buf = &out, .limit = 100};
-  exec_req q = {0};
+  run_sink so = {.fd = -1, .buf = &out, .limit = 100};
+  run_req q = {0};
   core_err e = {0};
   q.cmd = "pwd";
   q.cwd = tmp;
   q.out = &so;
-  CHECK(exec_command(&q, &r, &e) == CORE_OK && r.exit_code == 0);
+  CHECK(run_exec(&q, &r, &e) == CORE_OK && r.exit_code == 0);
   char want[300];
   snprintf(want, sizeof want, "%s\n", tmp);
   CHECK_STR(out.data, want);

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/run.h"
+#include "run/run.h"
 #include "harness.h"
 #include "marked.h"
 
@@ -61,12 +61,12 @@ int main(void) {
    * lose their parent at once, so the helper adopts them. */
   snprintf(cmd, sizeof cmd,
            "(setsid sleep 321.%s &); (sleep 322.%s &); sleep 0.3", mark, mark);
-  exec_req q = {0};
-  exec_res r;
+  run_req q = {0};
+  run_res r;
   core_err e = {0};
   q.cmd = cmd;
   q.timeout_s = 60;
-  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(run_exec(&q, &r, &e) == CORE_OK);
   CHECK(r.exited && r.exit_code == 0);
   CHECK(hidden > 0); /* the wrap took effect in this process */
   CHECK(count_marked(mark) == 0);
@@ -75,9 +75,9 @@ int main(void) {
   snprintf(cmd, sizeof cmd, "(setsid sleep 323.%s &); sleep 100.%s", mark,
            mark);
   q.timeout_s = 0.5;
-  CHECK(exec_command(&q, &r, &e) == CORE_OK);
+  CHECK(run_exec(&q, &r, &e) == CORE_OK);
   CHECK(r.timed_out);
   CHECK(count_marked(mark) == 0);
-  exec_helper_stop();
+  run_helper_stop();
   return HARNESS_END();
 }

@@ -1,4 +1,4 @@
-/* cmd_run.c: `prereg run`: executes a registered sheet's plan and freezes
+/* cli_cmd_run.c: `prereg run`: executes a registered sheet's plan and freezes
  * what it measured, row by row, with provenance.
  * SPDX-License-Identifier: MIT
  *
@@ -23,8 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/cmd.h"
-#include "core/run.h"
+#include "cli/cli_internal.h"
+#include "run/run.h"
 #include "data/data.h"
 #include "protocols/proto.h"
 
@@ -357,16 +357,16 @@ static core_status run_capture(const char *cmd, core_buf *out, int *code,
                                char *why, size_t whycap, core_err *err) {
   core_buf errout;
   core_buf_init(&errout);
-  exec_sink so = {.fd = -1, .buf = out, .limit = 64 * 1024};
-  exec_sink se = {.fd = -1, .buf = &errout, .limit = 4096};
-  exec_req q = {0};
-  exec_res r;
+  run_sink so = {.fd = -1, .buf = out, .limit = 64 * 1024};
+  run_sink se = {.fd = -1, .buf = &errout, .limit = 4096};
+  run_req q = {0};
+  run_res r;
   q.cmd = cmd;
   q.timeout_s = 120;
   q.grace_s = GRACE_S;
   q.out = out ? &so : NULL;
   q.err = why ? &se : NULL;
-  core_status st = exec_command(&q, &r, err);
+  core_status st = run_exec(&q, &r, err);
   if (st != CORE_OK) {
     core_buf_free(&errout);
     return st;
@@ -514,7 +514,7 @@ static void versions_json(runctx *c, core_buf *b, core_err *err) {
   for (size_t a = 0; a < c->s->n_arms; a++) {
     const proto_arm *arm = &c->s->arms[a];
     core_buf_puts(b, a ? ",\n    " : "\n    ");
-    host_json_str(b, arm->name);
+    run_json_str(b, arm->name);
     core_buf_puts(b, ": [");
     for (size_t k = 0; k < arm->n_versions; k++) {
       proto_expand_ctx x = {.arm = arm->name};
@@ -529,9 +529,9 @@ static void versions_json(runctx *c, core_buf *b, core_err *err) {
         trim(out.data);
       core_buf_puts(b, k ? ", " : "");
       core_buf_puts(b, "{\"command\": ");
-      host_json_str(b, cmd ? cmd : arm->versions[k]);
+      run_json_str(b, cmd ? cmd : arm->versions[k]);
       core_buf_printf(b, ", \"exit_code\": %d, \"output\": ", code);
-      host_json_str(b, out.data ? out.data : "");
+      run_json_str(b, out.data ? out.data : "");
       core_buf_puts(b, "}");
       core_buf_free(&out);
       core_free(cmd);
@@ -557,7 +557,7 @@ typedef struct run_out {
   double pss_mib;
   int cg_ok;
   double cg_mem, cg_cpu;
-  proc_metric *m;
+  run_metric *m;
   size_t n_m;
   char started[32];
   char cache_state[128];
@@ -589,7 +589,7 @@ static int only_pss(const proto_workload *w) {
 }
 
 /* An exit status as recorded: "0", "sig9", "-" for a step not run. */
-static void code_str(const exec_res *r, char *out, size_t cap) {
+static void code_str(const run_res *r, char *out, size_t cap) {
   if (r->exited)
     snprintf(out, cap, "%d", r->exit_code);
   else
@@ -599,8 +599,8 @@ static void code_str(const exec_res *r, char *out, size_t cap) {
 /* Runs a helper phase (prepare/cleanup); its failure makes the row
  * invalid. Returns an error only when the engine itself failed. */
 static core_status phase(runctx *c, const char *name, const char *tmpl,
-                         proto_expand_ctx x, const char *cwd, exec_sink *so,
-                         exec_sink *se, const char *const *env, double timeout,
+                         proto_expand_ctx x, const char *cwd, run_sink *so,
+                         run_sink *se, const char *const *env, double timeout,
                          run_out *o, core_err *err) {
   if (!tmpl)
     return CORE_OK;
@@ -612,15 +612,15 @@ static core_status phase(runctx *c, const char *name, const char *tmpl,
     return e2.status == CORE_ENOMEM ? core_fail(err, CORE_ENOMEM, "%s", e2.msg)
                                     : CORE_OK;
   }
-  exec_req q = {.cmd = cmd,
+  run_req q = {.cmd = cmd,
                 .cwd = cwd,
                 .env = env,
                 .timeout_s = timeout,
                 .grace_s = GRACE_S,
                 .out = so,
                 .err = se};
-  exec_res r;
-  core_status st = exec_command(&q, &r, err);
+  run_res r;
+  core_status st = run_exec(&q, &r, err);
   core_free(cmd);
   if (st != CORE_OK)
     return st;
@@ -695,8 +695,8 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
       goto cleanup;
     }
   }
-  exec_sink so = {.fd = fo, .limit = OUTPUT_LIMIT};
-  exec_sink se = {.fd = fe, .limit = OUTPUT_LIMIT};
+  run_sink so = {.fd = fo, .limit = OUTPUT_LIMIT};
+  run_sink se = {.fd = fe, .limit = OUTPUT_LIMIT};
   if (mkdir(work, 0755) != 0) {
     st = core_fail(err, CORE_EIO, "%s: cannot create the working folder: %s",
                    work, strerror(errno));
@@ -717,17 +717,17 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
     goto output_lost;
 
   if (w->cache == PROTO_CACHE_COLD &&
-      (st = host_drop_caches(err)) != CORE_OK) {
+      (st = run_drop_caches(err)) != CORE_OK) {
     core_err_prefix(err, "%s %s round %ld: ", w->name, arm->name, pr->round);
     goto cleanup;
   }
-  long cached = host_cached_mib();
+  long cached = run_cached_mib();
   snprintf(o->cache_state, sizeof o->cache_state, "cached_mib=%ld", cached);
   if (c->img[pr->a].resident) {
     double frac = 0;
     core_err e2 = {0};
     size_t l = strlen(o->cache_state);
-    if (host_resident_fraction(c->img[pr->a].resident, &frac, &e2) == CORE_OK)
+    if (run_resident_fraction(c->img[pr->a].resident, &frac, &e2) == CORE_OK)
       snprintf(o->cache_state + l, sizeof o->cache_state - l, ";resident=%.3f",
                frac);
     else
@@ -748,7 +748,7 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
   /* The processes pss_mib counts. */
   char *sel_cg = NULL;
   char **sel_cl = NULL;
-  exec_pss pss = {.after_s = -1};
+  run_pss pss = {.after_s = -1};
   int want_pss = proto_workload_has_metric(w, "pss_mib");
   if (want_pss) {
     pss.after_s = w->sample_after_s;
@@ -785,7 +785,7 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
       if (pss.after_s < 0)
         pss.after_s = 0;
     }
-    exec_req q = {.cmd = cmd,
+    run_req q = {.cmd = cmd,
                   .cwd = cwd,
                   .env = env,
                   .timeout_s = w->timeout_s,
@@ -794,8 +794,8 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
                   .err = &se,
                   .pss = want_pss && !sampled_done ? &pss : NULL,
                   .cgroup_dir = cgdir};
-    exec_res r;
-    st = exec_command(&q, &r, err);
+    run_res r;
+    st = run_exec(&q, &r, err);
     core_free(cmd);
     if (st != CORE_OK)
       break;
@@ -863,7 +863,7 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
     goto cleanup;
   if (cgdir) {
     core_err e2 = {0};
-    if (host_cgroup_read(cgdir, &o->cg_mem, &o->cg_cpu, &e2) == CORE_OK)
+    if (run_cgroup_read(cgdir, &o->cg_mem, &o->cg_cpu, &e2) == CORE_OK)
       o->cg_ok = 1;
     else
       add_reason(o, "cgroup: %s", e2.msg);
@@ -883,7 +883,7 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
 
   /* Self-reported metrics. */
   core_err me = {0};
-  if (proc_parse_metrics(p_met, &o->m, &o->n_m, &me) != CORE_OK)
+  if (run_parse_metrics(p_met, &o->m, &o->n_m, &me) != CORE_OK)
     add_reason(o, "%s: %s", p_met, me.msg);
   if (warm)
     unlink(p_met);
@@ -907,7 +907,7 @@ cleanup:
       prune_special(work, fe);
   }
   if (cgdir) {
-    exec_kill_all_children();
+    run_kill_all_children();
     rmdir(cgdir);
   }
   if (warm || o->interrupted) {
@@ -989,7 +989,7 @@ static int make_rows(runctx *c, const plan_run *pr, const char *run_id,
     r->seq = c->seq;
     r->run_id = core_strdup(run_id);
     r->started_at = core_strdup(o->started);
-    r->host = (char *)host_name();
+    r->host = (char *)run_host_name();
     r->image_digest = c->img[pr->a].digest;
     r->cache_policy = (char *)(w->cache == PROTO_CACHE_COLD ? "cold" : "warm");
     r->cache_state = core_strdup(o->cache_state);
@@ -1114,26 +1114,26 @@ static char *facts_json(runctx *c, const char *started, const char *vers,
   char now[32];
   core_utc_now(now);
   core_buf_puts(&b, "{\n  \"kind\": \"run\",\n  \"protocol\": ");
-  host_json_str(&b, c->s->id);
+  run_json_str(&b, c->s->id);
   core_buf_printf(
       &b, ",\n  \"sheet_version\": %d,\n  \"sheet_sha256\": ", c->version);
-  host_json_str(&b, c->s->sha256);
+  run_json_str(&b, c->s->sha256);
   core_buf_puts(&b, ",\n  \"batch\": ");
-  host_json_str(&b, c->bid);
+  run_json_str(&b, c->bid);
   core_buf_puts(&b, ",\n  \"started_at\": ");
-  host_json_str(&b, started);
+  run_json_str(&b, started);
   core_buf_puts(&b, ",\n  \"ended_at\": ");
-  host_json_str(&b, now);
+  run_json_str(&b, now);
   core_buf_puts(&b, ",\n  \"host\": {\n  ");
-  host_facts_json(&b);
+  run_host_facts_json(&b);
   core_buf_puts(&b, ",\n  ");
-  host_loadavg_json(&b, "load_avg_end");
+  run_loadavg_json(&b, "load_avg_end");
   core_buf_puts(&b, "\n  }");
   core_buf_printf(&b, ",\n  \"quick\": %s", c->opts->quick ? "true" : "false");
   core_buf_printf(&b, ",\n  \"resume\": %s",
                   c->opts->resume ? "true" : "false");
   core_buf_puts(&b, ",\n  \"only\": ");
-  host_json_str(&b, c->opts->only);
+  run_json_str(&b, c->opts->only);
   core_buf_printf(&b, ",\n  \"interrupted\": %s",
                   interrupted ? "true" : "false");
   core_buf_printf(&b,
@@ -1146,13 +1146,13 @@ static char *facts_json(runctx *c, const char *started, const char *vers,
   core_buf_puts(&b, ",\n  \"images\": {");
   for (size_t a = 0; a < c->s->n_arms; a++) {
     core_buf_puts(&b, a ? ",\n    " : "\n    ");
-    host_json_str(&b, c->s->arms[a].name);
+    run_json_str(&b, c->s->arms[a].name);
     core_buf_puts(&b, ": {\"kind\": ");
-    host_json_str(&b, c->img[a].kind);
+    run_json_str(&b, c->img[a].kind);
     core_buf_puts(&b, ", \"source\": ");
-    host_json_str(&b, c->img[a].source);
+    run_json_str(&b, c->img[a].source);
     core_buf_puts(&b, ", \"digest\": ");
-    host_json_str(&b, c->img[a].digest);
+    run_json_str(&b, c->img[a].digest);
     core_buf_puts(&b, "}");
   }
   core_buf_puts(&b, "\n  },\n  \"versions\": ");
@@ -1252,7 +1252,7 @@ static void install_signals(struct sigaction *old_int,
   sigaction(SIGTERM, &sa, old_term);
 }
 
-core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
   core_status st = CORE_OK;
   proto_sheet *s = NULL;
   data_experiment *exp = NULL;
@@ -1273,8 +1273,8 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
     return core_fail(err, CORE_EUSAGE,
                      "run needs exactly one SHEET; see prereg run --help");
   /* Fork the spawn helper while we are small (see exec.c). */
-  exec_helper_start();
-  exec_become_subreaper();
+  run_helper_start();
+  run_become_subreaper();
   interrupted = 0;
 
   if (!(s = proto_sheet_load(opts->args[0], err))) {
@@ -1364,11 +1364,11 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
       need_cold |= s->workloads[p.v[i].w].cache == PROTO_CACHE_COLD;
       need_cg |= s->workloads[p.v[i].w].cgroup;
     }
-  if (need_cg && !(c.cgparent = host_cgroup_parent(err))) {
+  if (need_cg && !(c.cgparent = run_cgroup_parent(err))) {
     st = err->status;
     goto cleanup;
   }
-  if (need_cold && (st = host_can_drop_caches(err)) != CORE_OK)
+  if (need_cold && (st = run_can_drop_caches(err)) != CORE_OK)
     goto cleanup;
   if ((st = preflight_requires(&c, err)) != CORE_OK ||
       (st = compute_images(&c, err)) != CORE_OK)
@@ -1378,7 +1378,7 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
 
   core_buf hstart;
   core_buf_init(&hstart);
-  host_loadavg_json(&hstart, "load_avg_start");
+  run_loadavg_json(&hstart, "load_avg_start");
 
   if ((st = data_batch_begin(exp, "run", &c.batch, err)) != CORE_OK) {
     core_buf_free(&hstart);
@@ -1403,7 +1403,7 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
     c.total += p.v[i].round > 0 && !p.v[i].done;
 
   if (pipe2(cancel_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
-    exec_cancel_fd = cancel_pipe[0];
+    run_cancel_fd = cancel_pipe[0];
   install_signals(&old_int, &old_term);
   signals_set = 1;
 
@@ -1458,7 +1458,7 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
         char msg[1400];
         snprintf(msg, sizeof msg, "%s %s warm-up %ld: %s", w->name,
                  s->arms[pr->a].name, pr->warm, o.reason);
-        host_json_str(&c.warn, msg);
+        run_json_str(&c.warn, msg);
         if (c.tty)
           progress_end(&c);
         fprintf(stderr, "prereg: warning: %s\n", msg);
@@ -1510,7 +1510,7 @@ core_status cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
   }
-  exec_cancel_fd = -1;
+  run_cancel_fd = -1;
 
   /* Freeze whatever was collected, also after an interruption or an
    * error: the rows on disk are sound, and --resume continues from
@@ -1578,8 +1578,8 @@ cleanup:
   data_rowset_free(&rows);
   data_experiment_free(exp);
   proto_sheet_free(s);
-  exec_kill_all_children();
-  exec_helper_stop();
+  run_kill_all_children();
+  run_helper_stop();
   return st;
 }
 

@@ -4,14 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/core.h"
+#include "cli/cli.h"
 
 int main(int argc, char **argv) {
   core_err err = {0};
   cli_opts opts;
   core_status st = cli_parse(argc, argv, &opts, &err);
   if (st == CORE_OK)
-    st = app_run(&opts, stdout, &err);
+    st = cli_run(&opts, stdout, &err);
   if (fflush(stdout) != 0 && st == CORE_OK)
     st = core_fail(&err, CORE_EIO, "standard output: write failed");
   if (st != CORE_OK)

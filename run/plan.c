@@ -4,7 +4,7 @@
  */
 #include <stdint.h>
 
-#include "core/run.h"
+#include "run/run.h"
 
 /* splitmix64 (Steele, Lea, Flood 2014): tiny, well mixed, and trivial to
  * re-implement in another language to check a recorded order. It is not

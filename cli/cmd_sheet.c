@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/cmd.h"
+#include "cli/cli_internal.h"
 #include "protocols/proto.h"
 
 static int good_id(const char *id) {
@@ -62,7 +62,7 @@ static core_status write_new(const char *path, const core_buf *b,
   return CORE_OK;
 }
 
-core_status cmd_new(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_new(const cli_opts *opts, FILE *out, core_err *err) {
   const char *id = opts->args[0];
   char *path = NULL;
   core_buf b;
@@ -112,7 +112,7 @@ core_status cmd_new(const cli_opts *opts, FILE *out, core_err *err) {
   return st;
 }
 
-core_status cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   core_buf b;
   proto_sheet *s = proto_sheet_load(opts->args[0], err);
   if (!s)

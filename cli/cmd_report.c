@@ -1,14 +1,14 @@
-/* cmd_report.c: `prereg report SHEET [--out DIR] [--force]`: report.md,
+/* cli_cmd_report.c: `prereg report SHEET [--out DIR] [--force]`: report.md,
  * report.html, forest plots and report.xlsx from the frozen data.
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
 
-#include "core/cmd.h"
+#include "cli/cli_internal.h"
 #include "protocols/proto.h"
 #include "reports/report.h"
 
-core_status cmd_report(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err) {
   const char *data = opts->data_dir ? opts->data_dir : "data";
   proto_sheet *sheet;
   report_input *in = NULL;
@@ -21,7 +21,7 @@ core_status cmd_report(const cli_opts *opts, FILE *out, core_err *err) {
                      "report takes one sheet: prereg report SHEET [--out "
                      "DIR] [--force]");
   /* A published bundle stands in for the sheet and its data folder. */
-  if ((st = cmd_resolve_input(opts, &resolved, err)) != CORE_OK)
+  if ((st = cli_resolve_input(opts, &resolved, err)) != CORE_OK)
     return st;
   opts = &resolved;
   data = opts->data_dir ? opts->data_dir : "data";

@@ -21,15 +21,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/run.h"
+#include "run/run.h"
 
 extern char **environ;
 
-int exec_cancel_fd = -1;
+int run_cancel_fd = -1;
 
 /* {==== Command strings ==== */
 
-int exec_needs_shell(const char *cmd) {
+int run_needs_shell(const char *cmd) {
   /* The contract's list, plus characters whose meaning a plain split would
    * change silently (a comment, ~, a glob class, a line break). */
   if (strpbrk(cmd, "'\"$*?|&;<>()`\\\n\t#~[") != NULL)
@@ -57,7 +57,7 @@ int exec_needs_shell(const char *cmd) {
   return eq != NULL && (sp == NULL || eq < sp) && eq != p;
 }
 
-void exec_argv_free(char **argv) {
+void run_argv_free(char **argv) {
   if (!argv)
     return;
   for (char **a = argv; *a; a++)
@@ -65,8 +65,8 @@ void exec_argv_free(char **argv) {
   core_free(argv);
 }
 
-char **exec_argv(const char *cmd) {
-  if (exec_needs_shell(cmd)) {
+char **run_argv(const char *cmd) {
+  if (run_needs_shell(cmd)) {
     char **v = core_calloc(4, sizeof *v);
     if (!v)
       return NULL;
@@ -74,7 +74,7 @@ char **exec_argv(const char *cmd) {
     v[1] = core_strdup("-c");
     v[2] = core_strdup(cmd);
     if (!v[0] || !v[1] || !v[2]) {
-      exec_argv_free(v);
+      run_argv_free(v);
       return NULL;
     }
     return v;
@@ -93,7 +93,7 @@ char **exec_argv(const char *cmd) {
     if (n + 2 > cap) {
       char **nv = core_realloc(v, 2 * cap * sizeof *v);
       if (!nv) {
-        exec_argv_free(v);
+        run_argv_free(v);
         return NULL;
       }
       memset(nv + cap, 0, cap * sizeof *v);
@@ -101,13 +101,13 @@ char **exec_argv(const char *cmd) {
       cap *= 2;
     }
     if (!(v[n++] = core_strndup(p, len))) {
-      exec_argv_free(v);
+      run_argv_free(v);
       return NULL;
     }
     p += len;
   }
   if (n == 0) {
-    exec_argv_free(v);
+    run_argv_free(v);
     return NULL;
   }
   return v;
@@ -121,7 +121,7 @@ char **exec_argv(const char *cmd) {
 static int helper_sock = -1;
 static pid_t helper_pid = -1;
 
-void exec_become_subreaper(void) {
+void run_become_subreaper(void) {
   static int done;
   if (!done) {
     /* Without it, a descendant that calls setsid() and whose parent exits
@@ -149,16 +149,16 @@ static size_t own_children(pid_t *out, size_t max) {
   /* Older kernels without the children file: scan /proc. */
   int *pids = NULL;
   size_t np = 0;
-  if (proc_descendants(me, &pids, &np) == CORE_OK) {
+  if (run_descendants(me, &pids, &np) == CORE_OK) {
     for (size_t i = 0; i < np && n < max; i++)
-      if (proc_ppid(pids[i]) == me)
+      if (run_proc_ppid(pids[i]) == me)
         out[n++] = pids[i];
   }
   core_free(pids);
   return n;
 }
 
-size_t exec_kill_all_children(void) {
+size_t run_kill_all_children(void) {
   size_t killed = 0;
   /* Killing a child can orphan its own children onto us, so repeat until
    * nothing is left (bounded, in case something keeps forking). */
@@ -189,14 +189,14 @@ size_t exec_kill_all_children(void) {
 }
 
 /* Signals the run's group, every descendant that left it, and the run's
- * orphans that the adopter (see proc_adopted) took in. The descendants
+ * orphans that the adopter (see run_adopted) took in. The descendants
  * are listed while the tree is intact, but the group is signalled first:
  * a shell whose child died first would otherwise go on to its next
  * command and exit normally, and a timed-out run would look finished. */
 static void kill_tree(pid_t pid, pid_t adopter, int sig) {
   int *d = NULL;
   size_t n = 0;
-  if (proc_descendants(pid, &d, &n) != CORE_OK)
+  if (run_descendants(pid, &d, &n) != CORE_OK)
     n = 0;
   killpg(pid, sig);
   kill(pid, sig);
@@ -204,7 +204,7 @@ static void kill_tree(pid_t pid, pid_t adopter, int sig) {
     kill(d[i], sig);
   core_free(d);
   d = NULL;
-  if (proc_adopted(adopter, pid, &d, &n) == CORE_OK)
+  if (run_adopted(adopter, pid, &d, &n) == CORE_OK)
     for (size_t i = 0; i < n; i++)
       kill(d[i], sig);
   core_free(d);
@@ -260,7 +260,7 @@ static void reset_hiwater(void) {
  * disk would otherwise leave a run recorded with its output missing. The
  * rest of the output is then drained and dropped, so that the command is
  * not blocked on a full pipe. */
-static void sink_take(exec_sink *s, const char *p, size_t n) {
+static void sink_take(run_sink *s, const char *p, size_t n) {
   if (!s || s->error)
     return;
   size_t room = s->limit > s->written ? s->limit - s->written : 0;
@@ -288,12 +288,12 @@ static void sink_take(exec_sink *s, const char *p, size_t n) {
   s->written += keep;
 }
 
-static int sink_active(const exec_sink *s) {
+static int sink_active(const run_sink *s) {
   return s && (s->fd >= 0 || s->buf);
 }
 
 /* Reads what is there; returns 0 at EOF or on error. */
-static int pump(int fd, exec_sink *s) {
+static int pump(int fd, run_sink *s) {
   char buf[65536];
   ssize_t r = read(fd, buf, sizeof buf);
   if (r < 0 && (errno == EINTR || errno == EAGAIN))
@@ -317,7 +317,7 @@ static int watch_output(struct pollfd *pf, int np, int fd, int *idx) {
 
 /* Moves what poll found at idx into the sink; closes *fd at its end. */
 static void read_output(const struct pollfd *pf, int idx, int *fd,
-                        exec_sink *s) {
+                        run_sink *s) {
   if (idx >= 0 && pf[idx].revents && !pump(*fd, s)) {
     close(*fd);
     *fd = -1;
@@ -499,7 +499,7 @@ static int kill_listed_children(void) {
 static int kill_scanned_descendants(void) {
   int *d = NULL;
   size_t n = 0;
-  if (proc_descendants((int)getpid(), &d, &n) != CORE_OK)
+  if (run_descendants((int)getpid(), &d, &n) != CORE_OK)
     return 0;
   int killed = 0;
   for (size_t i = 0; i < n; i++)
@@ -674,7 +674,7 @@ static int helper_start(void) {
   return 1;
 }
 
-void exec_helper_start(void) {
+void run_helper_start(void) {
   helper_start();
 }
 
@@ -687,7 +687,7 @@ static void helper_stop(void) {
   helper_pid = -1;
 }
 
-void exec_helper_stop(void) {
+void run_helper_stop(void) {
   helper_stop();
 }
 
@@ -761,7 +761,7 @@ static double now_s(void) {
   return core_monotonic();
 }
 
-core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
+core_status run_exec(const run_req *req, run_res *res, core_err *err) {
   memset(res, 0, sizeof *res);
   res->maxrss_kib = -1;
   core_status st = CORE_OK;
@@ -769,8 +769,8 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
   int outp[2] = {-1, -1}, errp[2] = {-1, -1}, pidfd = -1;
   double grace = req->grace_s > 0 ? req->grace_s : 2.0;
 
-  exec_become_subreaper();
-  argv = exec_argv(req->cmd);
+  run_become_subreaper();
+  argv = run_argv(req->cmd);
   if (!argv) {
     res->exited = 1;
     res->exit_code = 127;
@@ -857,7 +857,7 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
     }
     if (sample_at >= 0 && t >= sample_at) {
       core_err perr = {0};
-      if (proc_sample_pss(req->pss, pid, adopter, &res->pss_kib,
+      if (run_sample_pss(req->pss, pid, adopter, &res->pss_kib,
                           &res->pss_counted, &res->pss_unreadable,
                           &perr) == CORE_OK)
         res->pss_sampled = 1;
@@ -897,8 +897,8 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
     }
     np = watch_output(pf, np, outp[0], &i_out);
     np = watch_output(pf, np, errp[0], &i_err);
-    if (exec_cancel_fd >= 0 && !res->interrupted) {
-      pf[np] = (struct pollfd){.fd = exec_cancel_fd, .events = POLLIN};
+    if (run_cancel_fd >= 0 && !res->interrupted) {
+      pf[np] = (struct pollfd){.fd = run_cancel_fd, .events = POLLIN};
       i_can = np++;
     }
     int pr = poll(pf, (nfds_t)np, timeout_ms);
@@ -961,7 +961,7 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
   /* Whatever happened, nothing of this run may outlive it: the group, and
    * any descendant that left the group (now adopted by us). */
   killpg(pid, SIGKILL);
-  exec_kill_all_children();
+  run_kill_all_children();
 
   /* Drain what the dead processes left in the pipes; a writer we could
    * not kill must not hang us, so the wait is bounded. */
@@ -973,7 +973,7 @@ core_status exec_command(const exec_req *req, exec_res *res, core_err *err) {
     np = watch_output(pf, np, errp[0], &i_err);
     int pr = poll(pf, (nfds_t)np, 100);
     if (pr <= 0) {
-      exec_kill_all_children();
+      run_kill_all_children();
       continue;
     }
     read_output(pf, i_out, &outp[0], req->out);
@@ -989,7 +989,7 @@ cleanup:
   }
   if (pidfd >= 0)
     close(pidfd);
-  exec_argv_free(argv);
+  run_argv_free(argv);
   core_free(envp);
   return st;
 }

@@ -1,9 +1,11 @@
-/* cli.c: argv to cli_opts, as a pure function so tests can call it.
+/* options.c: the one table of commands (name, arguments, options, usage
+ * and the function that runs it), argv to cli_opts as a pure function
+ * so that tests can call it, and the dispatch.
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
 
-#include "core/core.h"
+#include "cli/cli_internal.h"
 
 static const char usage_all[] =
     "usage: prereg COMMAND [ARGS] [--data DIR]\n"
@@ -40,14 +42,15 @@ typedef struct command_spec {
    * rather than silently ignored. */
   const char *options;
   const char *usage;
+  cli_cmd_fn fn;
 } command_spec;
 
 static const command_spec commands[] = {
-    {"new", 1, 1, "out ", "usage: prereg new ID [--out FILE]\n"},
-    {"check", 1, 1, "", "usage: prereg check SHEET\n"},
-    {"register", 1, 1, "", "usage: prereg register SHEET [--data DIR]\n"},
-    {"amend", 1, 1, "", "usage: prereg amend SHEET [--data DIR]\n"},
-    {"status", 1, 1, "", "usage: prereg status SHEET [--data DIR]\n"},
+    {"new", 1, 1, "out ", "usage: prereg new ID [--out FILE]\n", cli_cmd_new},
+    {"check", 1, 1, "", "usage: prereg check SHEET\n", cli_cmd_check},
+    {"register", 1, 1, "", "usage: prereg register SHEET [--data DIR]\n", cli_cmd_register},
+    {"amend", 1, 1, "", "usage: prereg amend SHEET [--data DIR]\n", cli_cmd_amend},
+    {"status", 1, 1, "", "usage: prereg status SHEET [--data DIR]\n", cli_cmd_status},
     {"run", 1, 1, "resume only dry-run quick ",
      "usage: prereg run SHEET [--resume] [--only WORKLOAD] [--dry-run]\n"
      "                  [--quick] [--data DIR]\n"
@@ -56,7 +59,7 @@ static const command_spec commands[] = {
      "  --dry-run        print the plan with every command expanded\n"
      "  --quick          the documented demo switch: at most 3 runs per\n"
      "                   workload, recorded in every row and in the "
-     "report\n"},
+     "report\n", cli_cmd_run},
     {"import", 2, 2, "arm-from only ",
      "usage: prereg import SHEET FILE [--only WORKLOAD] "
      "[--arm-from CMD=ARM,...]\n"
@@ -65,16 +68,16 @@ static const command_spec commands[] = {
      "JSON.\n"
      "  --only WORKLOAD        the workload a hyperfine JSON file "
      "measured\n"
-     "  --arm-from CMD=ARM,... which arm each hyperfine command is\n"},
+     "  --arm-from CMD=ARM,... which arm each hyperfine command is\n", cli_cmd_import},
     {"analyze", 1, 1, "json ",
-     "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n"},
+     "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n", cli_cmd_analyze},
     {"report", 1, 1, "out force ",
      "usage: prereg report SHEET|BUNDLE [--out DIR] [--force] "
      "[--data DIR]\n"
-     "  --force  render even when verify fails (stamped UNVERIFIED)\n"},
-    {"verify", 1, 1, "", "usage: prereg verify SHEET|BUNDLE [--data DIR]\n"},
+     "  --force  render even when verify fails (stamped UNVERIFIED)\n", cli_cmd_report},
+    {"verify", 1, 1, "", "usage: prereg verify SHEET|BUNDLE [--data DIR]\n", cli_cmd_verify},
     {"publish", 1, 1, "out ",
-     "usage: prereg publish SHEET [--out FILE] [--data DIR]\n"},
+     "usage: prereg publish SHEET [--out FILE] [--data DIR]\n", cli_cmd_publish},
 };
 
 /* Whether the command takes option `name` (see command_spec.options). */
@@ -216,4 +219,20 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
     return core_fail(err, CORE_EUSAGE, "%s: wrong number of arguments\n%s",
                      o->command, spec->usage);
   return CORE_OK;
+}
+
+core_status cli_run(const cli_opts *opts, FILE *out, core_err *err) {
+  if (opts->version) {
+    fprintf(out, "%s %s\n", PREREG_NAME, PREREG_VERSION);
+    return CORE_OK;
+  }
+  if (opts->help) {
+    fputs(cli_usage(opts->command), out);
+    return CORE_OK;
+  }
+  const command_spec *spec = find_command(opts->command);
+  if (!spec)
+    return core_fail(err, CORE_EUSAGE, "unknown command '%s'",
+                     opts->command);
+  return spec->fn(opts, out, err);
 }

@@ -16,14 +16,14 @@
  * $ * ? | & ; < > ( ) ` \ (the contract's list) and, because a direct exec
  * would silently mean something else, also newlines, tabs, #, ~, [ and a
  * leading NAME=VALUE assignment. */
-int exec_needs_shell(const char *cmd);
+int run_needs_shell(const char *cmd);
 
 /** The argv a command string is executed with: either {"/bin/sh", "-c",
  * cmd} or cmd split on spaces. Returns a newly allocated NULL-terminated
- * vector (free with exec_argv_free), or NULL when out of memory or when
+ * vector (free with run_argv_free), or NULL when out of memory or when
  * cmd has no word at all. */
-char **exec_argv(const char *cmd);
-void exec_argv_free(char **argv);
+char **run_argv(const char *cmd);
+void run_argv_free(char **argv);
 
 /* }==== */
 
@@ -33,21 +33,21 @@ void exec_argv_free(char **argv);
  * limit bytes in total over all commands that share the sink (the rest is
  * read and dropped, never fatal). buf != NULL: captured in memory, also
  * bounded by limit. Both unset: /dev/null. */
-typedef struct exec_sink {
+typedef struct run_sink {
   int fd;
   struct core_buf *buf;
   size_t limit;
-  size_t written; /* bytes kept so far (updated by exec_command) */
+  size_t written; /* bytes kept so far (updated by run_exec) */
   int truncated;  /* 1 once output was dropped */
   /* Added for issue 7: the errno of the first write to fd that failed
    * (ENOSPC, EFBIG, EIO), 0 when none. From then on nothing more is
    * written (the pipe is still drained); the caller must not record the
    * run as if its output were kept. */
   int error;
-} exec_sink;
+} run_sink;
 
 /* Which processes a PSS sample counts, and where the list goes. */
-typedef struct exec_pss {
+typedef struct run_pss {
   double after_s;             /* sample this long after the spawn; < 0: none */
   int descendants;            /* count the spawned process and descendants */
   const char *cgroup;         /* a cgroup path (absolute or relative to the
@@ -57,28 +57,28 @@ typedef struct exec_pss {
   const char *list_path; /* TSV process list to write, or NULL */
   int stop_after;        /* 1: end the run once sampled (a memory-only
                             workload such as `sleep 300`) */
-} exec_pss;
+} run_pss;
 
-typedef struct exec_req {
-  const char *cmd;        /* command string (see exec_argv) */
+typedef struct run_req {
+  const char *cmd;        /* command string (see run_argv) */
   const char *cwd;        /* working folder, NULL: inherit */
   const char *const *env; /* extra NAME=VALUE entries, NULL-terminated, or
                              NULL */
   double timeout_s;       /* <= 0: none */
   double grace_s;         /* SIGTERM -> SIGKILL delay; <= 0: 2 s */
-  exec_sink *out, *err;   /* NULL: /dev/null */
-  const exec_pss *pss;    /* NULL: no sample */
+  run_sink *out, *err;   /* NULL: /dev/null */
+  const run_pss *pss;    /* NULL: no sample */
   const char *cgroup_dir; /* per-run cgroup (absolute path) the child is
                              moved into before exec, or NULL */
-} exec_req;
+} run_req;
 
-typedef struct exec_res {
+typedef struct run_res {
   int spawned; /* 0: the command could not be started (see why) */
   int exited;  /* 1: exit_code valid */
   int exit_code;
   int signo;       /* > 0: ended by this signal */
   int timed_out;   /* ended by our timeout */
-  int interrupted; /* ended because exec_cancel_fd became readable */
+  int interrupted; /* ended because run_cancel_fd became readable */
   int stopped;     /* ended by us after the PSS sample (pss->stop_after) */
   double wall_s, user_s, sys_s;
   long maxrss_kib;
@@ -86,12 +86,12 @@ typedef struct exec_res {
   long pss_kib;
   size_t pss_counted, pss_unreadable;
   char why[512]; /* the failure in words, "" when none */
-} exec_res;
+} run_res;
 
 /** When >= 0, a descriptor that becomes readable on SIGINT/SIGTERM (a
- * self-pipe written by cmd_run's handler): the running command's group is
+ * self-pipe written by cli_cmd_run's handler): the running command's group is
  * killed at once and the result has interrupted = 1. */
-extern int exec_cancel_fd;
+extern int run_cancel_fd;
 
 /** Runs one command: spawned with posix_spawn by a small helper process
  * (see exec.c: so that its ru_maxrss cannot include our memory; the
@@ -106,21 +106,21 @@ extern int exec_cancel_fd;
  * are killed -9, the helper does the same before it exits. Returns CORE_OK
  * whenever res describes the command (even a failing one); an error only when
  * the engine itself failed. */
-core_status exec_command(const exec_req *req, exec_res *res, core_err *err);
+core_status run_exec(const run_req *req, run_res *res, core_err *err);
 
-/** Starts the spawn helper now (exec_command starts it at its first call
+/** Starts the spawn helper now (run_exec starts it at its first call
  * otherwise): call it early, while the process is still small, so that no
  * command's ru_maxrss includes memory we hold. _stop ends it. */
-void exec_helper_start(void);
-void exec_helper_stop(void);
+void run_helper_start(void);
+void run_helper_stop(void);
 
 /** Makes the calling process a child subreaper (once), so that daemonising
  * descendants are reparented to us and can be killed. */
-void exec_become_subreaper(void);
+void run_become_subreaper(void);
 
 /** Kills (SIGKILL) and reaps every child of ours and all their
  * descendants. Returns the number of processes killed. */
-size_t exec_kill_all_children(void);
+size_t run_kill_all_children(void);
 
 /* }==== */
 
@@ -132,30 +132,30 @@ size_t exec_kill_all_children(void);
  * counting neither as counted nor unreadable), the reasons it was
  * counted ("run", "descendant", "adopted", "cgroup", "cmdline:S"), command
  * line. root: the run's process; adopter: the subreaper that adopts the
- * run's orphaned descendants (see proc_adopted), 0 for none. OUT:
+ * run's orphaned descendants (see run_adopted), 0 for none. OUT:
  * *pss_kib, *counted, *unreadable. */
-core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
+core_status run_sample_pss(const run_pss *sel, int root, int adopter,
                             long *pss_kib, size_t *counted, size_t *unreadable,
                             core_err *err);
 
 /** The parent of pid from /proc/PID/stat, or -1 when it cannot be read
  * (the process is gone). */
-int proc_ppid(int pid);
+int run_proc_ppid(int pid);
 
 /** Descendants of root (not root itself) found through /proc. OUT:
  * *pids newly allocated (core_free), *n. */
-core_status proc_descendants(int root, int **pids, size_t *n);
+core_status run_descendants(int root, int **pids, size_t *n);
 
 /** The run's orphans: the children of adopter (a child subreaper that
  * runs one command at a time, root) other than root, and everything below
- * them. An adopter <= 0 gives none. OUT as proc_descendants. */
-core_status proc_adopted(int adopter, int root, int **pids, size_t *n);
+ * them. An adopter <= 0 gives none. OUT as run_descendants. */
+core_status run_adopted(int adopter, int root, int **pids, size_t *n);
 
 /* A parsed metrics file: name=value lines. */
-typedef struct proc_metric {
+typedef struct run_metric {
   char name[64];
   double value;
-} proc_metric;
+} run_metric;
 
 /** Parses the PREREG_METRICS file at path (missing file: no metrics).
  * Blank lines and lines starting with '#' are skipped; anything else must
@@ -163,7 +163,7 @@ typedef struct proc_metric {
  * later line for the same name replaces the earlier. OUT: *m newly
  * allocated (core_free), *n. On a bad line returns CORE_EINPUT with
  * "metrics file line N: ..." in err (and *m NULL). */
-core_status proc_parse_metrics(const char *path, proc_metric **m, size_t *n,
+core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
                                core_err *err);
 
 /* }==== */
@@ -173,35 +173,35 @@ core_status proc_parse_metrics(const char *path, proc_metric **m, size_t *n,
 /** Appends s as a JSON string literal (quotes included; control
  * characters, quotes and backslashes escaped; invalid UTF-8 bytes become
  * U+FFFD so that the text is always valid JSON). NULL: null. */
-void host_json_str(core_buf *b, const char *s);
+void run_json_str(core_buf *b, const char *s);
 
 /** Appends the host facts as JSON members (no braces): "hostname",
  * "kernel", "cpu_model", "cores", "mem_total_mib", "cpu_governor",
  * "load_avg" (key given), "prereg_version". */
-void host_facts_json(core_buf *b);
+void run_host_facts_json(core_buf *b);
 /** Appends "key": [1, 5, 15 minute load averages]. */
-void host_loadavg_json(core_buf *b, const char *key);
+void run_loadavg_json(core_buf *b, const char *key);
 /** The host name (static buffer). */
-const char *host_name(void);
+const char *run_host_name(void);
 /** "Cached:" of /proc/meminfo in MiB, or -1. */
-long host_cached_mib(void);
+long run_cached_mib(void);
 /** Drops the page cache (sync, then 3 > /proc/sys/vm/drop_caches).
  * CORE_ERUN with the reason when that is not allowed. */
-core_status host_drop_caches(core_err *err);
+core_status run_drop_caches(core_err *err);
 /** Checks, without dropping, that drop_caches can be written. */
-core_status host_can_drop_caches(core_err *err);
+core_status run_can_drop_caches(core_err *err);
 /** Fraction (0..1) of the pages of path (a file, or every regular file
  * under a folder) resident in the page cache (mincore). OUT: *fraction.
  */
-core_status host_resident_fraction(const char *path, double *fraction,
+core_status run_resident_fraction(const char *path, double *fraction,
                                    core_err *err);
 
 /** The cgroup v2 folder under which per-run cgroups can be made, with
  * memory and cpu controllers: returns a newly allocated path, or NULL with
  * the reason in err (CORE_ERUN). */
-char *host_cgroup_parent(core_err *err);
+char *run_cgroup_parent(core_err *err);
 /** Reads memory.peak (MiB) and cpu.stat usage_usec (s) of a cgroup. */
-core_status host_cgroup_read(const char *dir, double *mem_peak_mib,
+core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
                              double *cpu_s, core_err *err);
 
 /* }==== */

@@ -1,4 +1,4 @@
-/* cmd_analyze.c: `prereg analyze SHEET [--json]`: medians, ratios, CIs,
+/* cli_cmd_analyze.c: `prereg analyze SHEET [--json]`: medians, ratios, CIs,
  * verdicts and hypotheses over the frozen rows.
  * SPDX-License-Identifier: MIT
  */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
-#include "core/cmd.h"
+#include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"
 
@@ -30,7 +30,7 @@ static core_status threads_from_env(int *threads, core_err *err) {
   return CORE_OK;
 }
 
-core_status cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet = NULL, *orig = NULL;
   data_experiment *exp = NULL;
   data_rowset rows = {0};
@@ -74,7 +74,7 @@ core_status cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
       CORE_OK)
     goto done;
   if (opts->json) {
-    if ((st = data_analysis_json(sum, &text, err)) != CORE_OK)
+    if ((st = analysis_json(sum, &text, err)) != CORE_OK)
       goto done;
   } else {
     analysis_write_table(sum, &text);

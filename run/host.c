@@ -14,7 +14,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "core/run.h"
+#include "run/run.h"
 
 /* {==== JSON strings ==== */
 
@@ -41,7 +41,7 @@ static size_t utf8_len(const unsigned char *p) {
   return n;
 }
 
-void host_json_str(core_buf *b, const char *s) {
+void run_json_str(core_buf *b, const char *s) {
   if (!s) {
     core_buf_puts(b, "null");
     return;
@@ -127,7 +127,7 @@ static int proc_field(const char *path, const char *key, char *out,
   return found;
 }
 
-const char *host_name(void) {
+const char *run_host_name(void) {
   static char name[256];
   if (!name[0]) {
     if (gethostname(name, sizeof name - 1) != 0 || !name[0])
@@ -137,27 +137,27 @@ const char *host_name(void) {
   return name;
 }
 
-long host_cached_mib(void) {
+long run_cached_mib(void) {
   char v[128];
   if (!proc_field("/proc/meminfo", "Cached", v, sizeof v))
     return -1;
   return strtol(v, NULL, 10) / 1024;
 }
 
-void host_loadavg_json(core_buf *b, const char *key) {
+void run_loadavg_json(core_buf *b, const char *key) {
   double l1 = 0, l5 = 0, l15 = 0;
   FILE *f = fopen("/proc/loadavg", "r");
   int ok = f && fscanf(f, "%lf %lf %lf", &l1, &l5, &l15) == 3;
   if (f)
     fclose(f);
-  host_json_str(b, key);
+  run_json_str(b, key);
   if (ok)
     core_buf_printf(b, ": [%.2f, %.2f, %.2f]", l1, l5, l15);
   else
     core_buf_puts(b, ": null");
 }
 
-void host_facts_json(core_buf *b) {
+void run_host_facts_json(core_buf *b) {
   struct utsname u;
   char kernel[700] = "", cpu[256], gov[64], mem[64];
   if (uname(&u) == 0)
@@ -171,25 +171,25 @@ void host_facts_json(core_buf *b) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
   core_buf_puts(b, "\"hostname\": ");
-  host_json_str(b, host_name());
+  run_json_str(b, run_host_name());
   core_buf_puts(b, ",\n  \"kernel\": ");
-  host_json_str(b, kernel);
+  run_json_str(b, kernel);
   core_buf_puts(b, ",\n  \"cpu_model\": ");
-  host_json_str(b, cpu[0] ? cpu : NULL);
+  run_json_str(b, cpu[0] ? cpu : NULL);
   core_buf_printf(b, ",\n  \"cores\": %ld", cores);
   core_buf_printf(b, ",\n  \"mem_total_mib\": %ld",
                   strtol(mem, NULL, 10) / 1024);
   core_buf_puts(b, ",\n  \"cpu_governor\": ");
-  host_json_str(b, gov[0] ? gov : NULL);
+  run_json_str(b, gov[0] ? gov : NULL);
   core_buf_puts(b, ",\n  \"prereg_version\": ");
-  host_json_str(b, PREREG_VERSION);
+  run_json_str(b, PREREG_VERSION);
 }
 
 /* }==== */
 
 /* {==== Page cache ==== */
 
-core_status host_can_drop_caches(core_err *err) {
+core_status run_can_drop_caches(core_err *err) {
   int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
   if (fd < 0)
     return core_fail(err, CORE_ERUN,
@@ -202,7 +202,7 @@ core_status host_can_drop_caches(core_err *err) {
   return CORE_OK;
 }
 
-core_status host_drop_caches(core_err *err) {
+core_status run_drop_caches(core_err *err) {
   sync();
   int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
   if (fd < 0 || write(fd, "3", 1) != 1) {
@@ -273,7 +273,7 @@ static void resident_walk(const char *path, resid *r, int depth) {
   closedir(d);
 }
 
-core_status host_resident_fraction(const char *path, double *fraction,
+core_status run_resident_fraction(const char *path, double *fraction,
                                    core_err *err) {
   resid r = {0};
   *fraction = 0;
@@ -289,7 +289,7 @@ core_status host_resident_fraction(const char *path, double *fraction,
 
 /* {==== cgroups v2 ==== */
 
-char *host_cgroup_parent(core_err *err) {
+char *run_cgroup_parent(core_err *err) {
   const char *root = core_exists("/sys/fs/cgroup/cgroup.controllers")
                          ? "/sys/fs/cgroup"
                      : core_exists("/sys/fs/cgroup/unified/"
@@ -344,7 +344,7 @@ char *host_cgroup_parent(core_err *err) {
   return dir;
 }
 
-core_status host_cgroup_read(const char *dir, double *mem_peak_mib,
+core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
                              double *cpu_s, core_err *err) {
   char path[4200], v[128];
   snprintf(path, sizeof path, "%s/memory.peak", dir);

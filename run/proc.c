@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/run.h"
+#include "run/run.h"
 
 /* {==== Process table ==== */
 
@@ -41,7 +41,7 @@ static int read_stat(int pid, int *ppid, char *state) {
   return 0;
 }
 
-int proc_ppid(int pid) {
+int run_proc_ppid(int pid) {
   int ppid;
   char state;
   return read_stat(pid, &ppid, &state) == 0 ? ppid : -1;
@@ -66,7 +66,7 @@ static core_status proc_table(pent **out, size_t *n) {
   while ((e = readdir(d)) != NULL) {
     if (!isdigit((unsigned char)e->d_name[0]))
       continue;
-    int ppid = proc_ppid((int)strtol(e->d_name, NULL, 10));
+    int ppid = run_proc_ppid((int)strtol(e->d_name, NULL, 10));
     if (ppid < 0)
       continue;
     pent *nt = core_grow(t, &cap, k, sizeof *nt, 256);
@@ -124,11 +124,11 @@ static core_status below(int from, int skip, int **pids, size_t *n) {
   return CORE_OK;
 }
 
-core_status proc_descendants(int root, int **pids, size_t *n) {
+core_status run_descendants(int root, int **pids, size_t *n) {
   return below(root, root, pids, n);
 }
 
-core_status proc_adopted(int adopter, int root, int **pids, size_t *n) {
+core_status run_adopted(int adopter, int root, int **pids, size_t *n) {
   if (adopter <= 0) {
     *pids = NULL;
     *n = 0;
@@ -220,7 +220,7 @@ static const char *cgroup_root(void) {
              : "/sys/fs/cgroup/unified";
 }
 
-core_status proc_sample_pss(const exec_pss *sel, int root, int adopter,
+core_status run_sample_pss(const run_pss *sel, int root, int adopter,
                             long *pss_kib, size_t *counted, size_t *unreadable,
                             core_err *err) {
   chosen_set cs = {0};
@@ -344,7 +344,7 @@ cleanup:
 
 /* {==== Metrics file ==== */
 
-core_status proc_parse_metrics(const char *path, proc_metric **m, size_t *n,
+core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
                                core_err *err) {
   *m = NULL;
   *n = 0;
@@ -355,7 +355,7 @@ core_status proc_parse_metrics(const char *path, proc_metric **m, size_t *n,
   core_status st = core_read_file(path, &text, &len, err);
   if (st != CORE_OK)
     return st;
-  proc_metric *v = NULL;
+  run_metric *v = NULL;
   size_t k = 0, cap = 0;
   long lineno = 0;
   char *p = text;
@@ -405,7 +405,7 @@ core_status proc_parse_metrics(const char *path, proc_metric **m, size_t *n,
       if (strlen(v[i].name) == nl_len && !strncmp(v[i].name, s, nl_len))
         at = i;
     if (at == k) {
-      proc_metric *nv = core_grow(v, &cap, k, sizeof *nv, 8);
+      run_metric *nv = core_grow(v, &cap, k, sizeof *nv, 8);
       if (!nv) {
         st = core_fail(err, CORE_ENOMEM, "out of memory");
         goto fail;

@@ -1,4 +1,4 @@
-/* analysis_json.c: `prereg analyze --json`, the machine-readable contract
+/* json.c: `prereg analyze --json`, the machine-readable contract
  * of interface.md section 4, written with jansson.
  * SPDX-License-Identifier: MIT
  *
@@ -14,7 +14,6 @@
 #include <jansson.h>
 
 #include "analysis/analysis.h"
-#include "data/data.h"
 
 /* jansson refuses NaN and infinities; JSON has no such numbers. */
 static json_t *num(double x) {
@@ -234,7 +233,7 @@ static void shorten_reals(const char *text, core_buf *out) {
   }
 }
 
-core_status data_analysis_json(const struct analysis_summary *s, core_buf *out,
+core_status analysis_json(const struct analysis_summary *s, core_buf *out,
                                core_err *err) {
   int ok = 1;
   json_t *root = summary_json(s, 1, &ok);

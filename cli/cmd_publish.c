@@ -1,14 +1,14 @@
-/* cmd_publish.c: `prereg publish SHEET` (one verifiable bundle), and the
+/* cli_cmd_publish.c: `prereg publish SHEET` (one verifiable bundle), and the
  * bundle side of verify, analyze and report.
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
 
-#include "core/cmd.h"
+#include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"
 
-core_status cmd_publish(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err) {
   const char *sheet_path = opts->args[0];
   proto_sheet *sheet = NULL;
   data_experiment *exp = NULL;
@@ -88,18 +88,7 @@ cleanup:
   return st;
 }
 
-core_status cmd_verify_bundle(const cli_opts *opts, FILE *out, core_err *err) {
-  core_buf report;
-  core_status st;
-  core_buf_init(&report);
-  st = data_bundle_verify(opts->args[0], &report, err);
-  if (report.data)
-    fputs(report.data, out);
-  core_buf_free(&report);
-  return st;
-}
-
-core_status cmd_resolve_input(const cli_opts *opts, cli_opts *resolved,
+core_status cli_resolve_input(const cli_opts *opts, cli_opts *resolved,
                               core_err *err) {
   *resolved = *opts;
   if (!data_is_bundle(opts->args[0]))

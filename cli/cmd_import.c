@@ -1,11 +1,11 @@
-/* cmd_import.c: `prereg import SHEET FILE`: measurements taken elsewhere.
+/* cli_cmd_import.c: `prereg import SHEET FILE`: measurements taken elsewhere.
  * SPDX-License-Identifier: MIT
  */
-#include "core/cmd.h"
+#include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"
 
-core_status cmd_import(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_import(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet = proto_sheet_load(opts->args[0], err);
   data_experiment *exp = NULL;
   size_t n = 0;

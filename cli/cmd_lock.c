@@ -3,7 +3,7 @@
  */
 #include <string.h>
 
-#include "core/cmd.h"
+#include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"
 
@@ -23,7 +23,7 @@ static core_status open_both(const cli_opts *opts, proto_sheet **sheet,
   return st;
 }
 
-core_status cmd_register(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_register(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;
   data_experiment *exp;
   int already = 0;
@@ -46,7 +46,7 @@ core_status cmd_register(const cli_opts *opts, FILE *out, core_err *err) {
   return st;
 }
 
-core_status cmd_amend(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;
   data_experiment *exp;
   core_status st = open_both(opts, &sheet, &exp, err);
@@ -134,7 +134,7 @@ static void print_runs(const proto_sheet *s, const data_tally *t, size_t n,
               aw, t[i].arm, "-", t[i].valid, t[i].invalid, t[i].superseded);
 }
 
-core_status cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;
   data_experiment *exp;
   data_tally *t = NULL;
@@ -193,7 +193,7 @@ static core_status verify_bundle(const char *path, FILE *out, core_err *err) {
   return st;
 }
 
-core_status cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
+core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;
   data_experiment *exp;
   core_buf report;

@@ -1,0 +1,40 @@
+/* cli.h: the program: the command line parsed into options (a pure
+ * function of argv, so that tests can call it) and the commands run.
+ * SPDX-License-Identifier: MIT
+ *
+ * This is the top floor: it may use every folder below it, and it is the
+ * only code that prints.
+ */
+#ifndef PREREG_CLI_H
+#define PREREG_CLI_H
+
+#include <stdio.h>
+
+#include "core/core.h"
+
+/* What the user asked for. Strings point into argv (borrowed). */
+typedef struct cli_opts {
+  const char *command; /* "check", "run", ...; NULL with --help/--version */
+  const char *args[4]; /* positional arguments after the command */
+  int n_args;
+  const char *data_dir; /* --data DIR, default "data" */
+  const char *out;      /* --out DIR|FILE */
+  const char *only;     /* --only WORKLOAD */
+  const char *arm_flag; /* --arm-from NAME=ARM,... (hyperfine import) */
+  int resume, dry_run, json, force, help, version, quick;
+} cli_opts;
+
+/** Parses argv into opts (options may stand before or after positional
+ * arguments). Returns CORE_EUSAGE with a message naming the bad word. The
+ * strings of opts are borrowed from argv. */
+core_status cli_parse(int argc, char **argv, cli_opts *opts, core_err *err);
+
+/** The usage text for command (or the whole program when NULL or
+ * unknown): a static string. */
+const char *cli_usage(const char *command);
+
+/** Runs the command opts names; results go to out (stdout in main),
+ * progress to stderr. Returns the command's status, with err filled. */
+core_status cli_run(const cli_opts *opts, FILE *out, core_err *err);
+
+#endif

@@ -1,0 +1,36 @@
+/* cli_internal.h: the commands cli_run dispatches to (private to cli/).
+ * SPDX-License-Identifier: MIT
+ *
+ * Each takes the parsed options, writes results to out and fills err on
+ * failure; none prints a failure (main does).
+ */
+#ifndef PREREG_CLI_INTERNAL_H
+#define PREREG_CLI_INTERNAL_H
+
+#include "cli/cli.h"
+
+typedef core_status (*cli_cmd_fn)(const cli_opts *opts, FILE *out,
+                                  core_err *err);
+
+core_status cli_cmd_new(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_register(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_import(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err);
+
+/** For commands taking SHEET|BUNDLE: copies opts into *resolved and, when
+ * args[0] is a bundle, verifies and extracts it, pointing args[0] at its
+ * newest sheet version and data_dir at the extracted data folder (both
+ * valid until exit, when the copy is removed). `report` on a bundle needs
+ * --out (CORE_EUSAGE). Use as: cli_opts r; if ((st =
+ * cli_resolve_input(opts, &r, err)) != CORE_OK) return st; opts = &r; */
+core_status cli_resolve_input(const cli_opts *opts, cli_opts *resolved,
+                              core_err *err);
+
+#endif
