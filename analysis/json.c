@@ -234,7 +234,7 @@ static void shorten_reals(const char *text, core_buf *out) {
 }
 
 core_status analysis_json(const struct analysis_summary *s, core_buf *out,
-                               core_err *err) {
+                          core_err *err) {
   int ok = 1;
   json_t *root = summary_json(s, 1, &ok);
   char *text;

@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "cli/cli_internal.h"
-#include "run/run.h"
 #include "data/data.h"
 #include "protocols/proto.h"
+#include "run/run.h"
 
 #define OUTPUT_LIMIT ((size_t)1 << 20) /* per stream and run */
 #define GRACE_S 2.0
@@ -613,12 +613,12 @@ static core_status phase(runctx *c, const char *name, const char *tmpl,
                                     : CORE_OK;
   }
   run_req q = {.cmd = cmd,
-                .cwd = cwd,
-                .env = env,
-                .timeout_s = timeout,
-                .grace_s = GRACE_S,
-                .out = so,
-                .err = se};
+               .cwd = cwd,
+               .env = env,
+               .timeout_s = timeout,
+               .grace_s = GRACE_S,
+               .out = so,
+               .err = se};
   run_res r;
   core_status st = run_exec(&q, &r, err);
   core_free(cmd);
@@ -716,8 +716,7 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
   if (so.error || se.error)
     goto output_lost;
 
-  if (w->cache == PROTO_CACHE_COLD &&
-      (st = run_drop_caches(err)) != CORE_OK) {
+  if (w->cache == PROTO_CACHE_COLD && (st = run_drop_caches(err)) != CORE_OK) {
     core_err_prefix(err, "%s %s round %ld: ", w->name, arm->name, pr->round);
     goto cleanup;
   }
@@ -786,14 +785,14 @@ static core_status execute(runctx *c, const plan_run *pr, const char *run_id,
         pss.after_s = 0;
     }
     run_req q = {.cmd = cmd,
-                  .cwd = cwd,
-                  .env = env,
-                  .timeout_s = w->timeout_s,
-                  .grace_s = GRACE_S,
-                  .out = &so,
-                  .err = &se,
-                  .pss = want_pss && !sampled_done ? &pss : NULL,
-                  .cgroup_dir = cgdir};
+                 .cwd = cwd,
+                 .env = env,
+                 .timeout_s = w->timeout_s,
+                 .grace_s = GRACE_S,
+                 .out = &so,
+                 .err = &se,
+                 .pss = want_pss && !sampled_done ? &pss : NULL,
+                 .cgroup_dir = cgdir};
     run_res r;
     st = run_exec(&q, &r, err);
     core_free(cmd);

@@ -48,9 +48,12 @@ typedef struct command_spec {
 static const command_spec commands[] = {
     {"new", 1, 1, "out ", "usage: prereg new ID [--out FILE]\n", cli_cmd_new},
     {"check", 1, 1, "", "usage: prereg check SHEET\n", cli_cmd_check},
-    {"register", 1, 1, "", "usage: prereg register SHEET [--data DIR]\n", cli_cmd_register},
-    {"amend", 1, 1, "", "usage: prereg amend SHEET [--data DIR]\n", cli_cmd_amend},
-    {"status", 1, 1, "", "usage: prereg status SHEET [--data DIR]\n", cli_cmd_status},
+    {"register", 1, 1, "", "usage: prereg register SHEET [--data DIR]\n",
+     cli_cmd_register},
+    {"amend", 1, 1, "", "usage: prereg amend SHEET [--data DIR]\n",
+     cli_cmd_amend},
+    {"status", 1, 1, "", "usage: prereg status SHEET [--data DIR]\n",
+     cli_cmd_status},
     {"run", 1, 1, "resume only dry-run quick ",
      "usage: prereg run SHEET [--resume] [--only WORKLOAD] [--dry-run]\n"
      "                  [--quick] [--data DIR]\n"
@@ -59,7 +62,8 @@ static const command_spec commands[] = {
      "  --dry-run        print the plan with every command expanded\n"
      "  --quick          the documented demo switch: at most 3 runs per\n"
      "                   workload, recorded in every row and in the "
-     "report\n", cli_cmd_run},
+     "report\n",
+     cli_cmd_run},
     {"import", 2, 2, "arm-from only ",
      "usage: prereg import SHEET FILE [--only WORKLOAD] "
      "[--arm-from CMD=ARM,...]\n"
@@ -68,16 +72,21 @@ static const command_spec commands[] = {
      "JSON.\n"
      "  --only WORKLOAD        the workload a hyperfine JSON file "
      "measured\n"
-     "  --arm-from CMD=ARM,... which arm each hyperfine command is\n", cli_cmd_import},
+     "  --arm-from CMD=ARM,... which arm each hyperfine command is\n",
+     cli_cmd_import},
     {"analyze", 1, 1, "json ",
-     "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n", cli_cmd_analyze},
+     "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n",
+     cli_cmd_analyze},
     {"report", 1, 1, "out force ",
      "usage: prereg report SHEET|BUNDLE [--out DIR] [--force] "
      "[--data DIR]\n"
-     "  --force  render even when verify fails (stamped UNVERIFIED)\n", cli_cmd_report},
-    {"verify", 1, 1, "", "usage: prereg verify SHEET|BUNDLE [--data DIR]\n", cli_cmd_verify},
+     "  --force  render even when verify fails (stamped UNVERIFIED)\n",
+     cli_cmd_report},
+    {"verify", 1, 1, "", "usage: prereg verify SHEET|BUNDLE [--data DIR]\n",
+     cli_cmd_verify},
     {"publish", 1, 1, "out ",
-     "usage: prereg publish SHEET [--out FILE] [--data DIR]\n", cli_cmd_publish},
+     "usage: prereg publish SHEET [--out FILE] [--data DIR]\n",
+     cli_cmd_publish},
 };
 
 /* Whether the command takes option `name` (see command_spec.options). */
@@ -232,7 +241,6 @@ core_status cli_run(const cli_opts *opts, FILE *out, core_err *err) {
   }
   const command_spec *spec = find_command(opts->command);
   if (!spec)
-    return core_fail(err, CORE_EUSAGE, "unknown command '%s'",
-                     opts->command);
+    return core_fail(err, CORE_EUSAGE, "unknown command '%s'", opts->command);
   return spec->fn(opts, out, err);
 }

@@ -191,5 +191,4 @@ double core_monotonic(void);
 
 /* }==== */
 
-
 #endif

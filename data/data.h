@@ -180,7 +180,6 @@ core_status data_import(data_experiment *exp, const proto_sheet *sheet,
                         const char *file, const char *arm_map,
                         size_t *imported, core_err *err);
 
-
 /* {==== Report inputs (data/report_inputs.c, added for reports/) ==== */
 
 /* One fact of a batch's facts JSON, flattened: nested keys joined with

@@ -858,8 +858,8 @@ core_status run_exec(const run_req *req, run_res *res, core_err *err) {
     if (sample_at >= 0 && t >= sample_at) {
       core_err perr = {0};
       if (run_sample_pss(req->pss, pid, adopter, &res->pss_kib,
-                          &res->pss_counted, &res->pss_unreadable,
-                          &perr) == CORE_OK)
+                         &res->pss_counted, &res->pss_unreadable,
+                         &perr) == CORE_OK)
         res->pss_sampled = 1;
       else
         snprintf(res->why, sizeof res->why, "pss sample: %.480s", perr.msg);

@@ -274,7 +274,7 @@ static void resident_walk(const char *path, resid *r, int depth) {
 }
 
 core_status run_resident_fraction(const char *path, double *fraction,
-                                   core_err *err) {
+                                  core_err *err) {
   resid r = {0};
   *fraction = 0;
   if (!core_exists(path))
@@ -345,7 +345,7 @@ char *run_cgroup_parent(core_err *err) {
 }
 
 core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
-                             double *cpu_s, core_err *err) {
+                            double *cpu_s, core_err *err) {
   char path[4200], v[128];
   snprintf(path, sizeof path, "%s/memory.peak", dir);
   read_line(path, v, sizeof v);

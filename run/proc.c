@@ -221,8 +221,8 @@ static const char *cgroup_root(void) {
 }
 
 core_status run_sample_pss(const run_pss *sel, int root, int adopter,
-                            long *pss_kib, size_t *counted, size_t *unreadable,
-                            core_err *err) {
+                           long *pss_kib, size_t *counted, size_t *unreadable,
+                           core_err *err) {
   chosen_set cs = {0};
   core_status st = CORE_OK;
   FILE *list = NULL;
@@ -345,7 +345,7 @@ cleanup:
 /* {==== Metrics file ==== */
 
 core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
-                               core_err *err) {
+                              core_err *err) {
   *m = NULL;
   *n = 0;
   if (!core_exists(path))

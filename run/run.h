@@ -66,8 +66,8 @@ typedef struct run_req {
                              NULL */
   double timeout_s;       /* <= 0: none */
   double grace_s;         /* SIGTERM -> SIGKILL delay; <= 0: 2 s */
-  run_sink *out, *err;   /* NULL: /dev/null */
-  const run_pss *pss;    /* NULL: no sample */
+  run_sink *out, *err;    /* NULL: /dev/null */
+  const run_pss *pss;     /* NULL: no sample */
   const char *cgroup_dir; /* per-run cgroup (absolute path) the child is
                              moved into before exec, or NULL */
 } run_req;
@@ -135,8 +135,8 @@ size_t run_kill_all_children(void);
  * run's orphaned descendants (see run_adopted), 0 for none. OUT:
  * *pss_kib, *counted, *unreadable. */
 core_status run_sample_pss(const run_pss *sel, int root, int adopter,
-                            long *pss_kib, size_t *counted, size_t *unreadable,
-                            core_err *err);
+                           long *pss_kib, size_t *counted, size_t *unreadable,
+                           core_err *err);
 
 /** The parent of pid from /proc/PID/stat, or -1 when it cannot be read
  * (the process is gone). */
@@ -164,7 +164,7 @@ typedef struct run_metric {
  * allocated (core_free), *n. On a bad line returns CORE_EINPUT with
  * "metrics file line N: ..." in err (and *m NULL). */
 core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
-                               core_err *err);
+                              core_err *err);
 
 /* }==== */
 
@@ -194,7 +194,7 @@ core_status run_can_drop_caches(core_err *err);
  * under a folder) resident in the page cache (mincore). OUT: *fraction.
  */
 core_status run_resident_fraction(const char *path, double *fraction,
-                                   core_err *err);
+                                  core_err *err);
 
 /** The cgroup v2 folder under which per-run cgroups can be made, with
  * memory and cpu controllers: returns a newly allocated path, or NULL with
@@ -202,7 +202,7 @@ core_status run_resident_fraction(const char *path, double *fraction,
 char *run_cgroup_parent(core_err *err);
 /** Reads memory.peak (MiB) and cpu.stat usage_usec (s) of a cgroup. */
 core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
-                             double *cpu_s, core_err *err);
+                            double *cpu_s, core_err *err);
 
 /* }==== */
 

@@ -5,4 +5,6 @@
 #include <lua.h>
 
 int layers_probe(void);
-int layers_probe(void) { return LUA_OK; }
+int layers_probe(void) {
+  return LUA_OK;
+}

@@ -13,9 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "run/run.h"
 #include "harness.h"
 #include "marked.h"
+#include "run/run.h"
 
 static char tmp[256];
 static char marker[64]; /* unique per test process, for pgrep -f */
@@ -240,11 +240,11 @@ static void test_pss(void) {
            marker);
   const char *cl[] = {other};
   run_pss sel = {.after_s = 0.3,
-                  .descendants = 1,
-                  .cmdline = cl,
-                  .n_cmdline = 1,
-                  .list_path = list,
-                  .stop_after = 1};
+                 .descendants = 1,
+                 .cmdline = cl,
+                 .n_cmdline = 1,
+                 .list_path = list,
+                 .stop_after = 1};
   run_req q = {0};
   run_res r;
   core_err e = {0};

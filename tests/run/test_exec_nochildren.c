@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "run/run.h"
 #include "harness.h"
 #include "marked.h"
+#include "run/run.h"
 
 int __real_open(const char *path, int flags, ...);
 FILE *__real_fopen(const char *path, const char *mode);
