@@ -146,7 +146,11 @@ while [ ! -S "$ctr_sock" ]; do
   t=$((t + 1))
 done
 
-spawn dockerd "$dir/dockerd.log" "$DOCKERD" \
+# No registry is reachable here: a proxy that refuses at once turns an
+# accidental pull (a missing image) into a quick local error rather than
+# DNS queries and connection attempts.
+spawn dockerd "$dir/dockerd.log" env HTTP_PROXY=http://127.0.0.1:9 \
+  HTTPS_PROXY=http://127.0.0.1:9 NO_PROXY= "$DOCKERD" \
   --config-file "$dir/daemon.json" \
   --data-root "$dir/data" \
   --exec-root "$dir/exec" \

@@ -40,17 +40,18 @@ container_ids() {
     grep -E '^[0-9a-f]{64}$' | sort -u
 }
 
-# Roots of what is ours, as "PID START" (START "-": checked otherwise):
-# the recorded daemons; each shim whose shim.pid lies in containerd's
-# state and whose working folder is that bundle; every process in a
-# cgroup named by one of our container IDs (a container's processes when
-# its shim is gone).
+# Roots of what is ours, as "PID START" (START "-": found just now): the
+# recorded daemons; the shims, whose working folder is their bundle in
+# containerd's state under DIR (they are re-parented to PID 1, and the
+# runtime's processes are their children); every process in a cgroup
+# named by one of our container IDs (a container's processes when its
+# shim is gone).
 roots() {
   [ ! -f "$dir/started.pids" ] || awk '{ print $2, $3 }' "$dir/started.pids"
-  for b in "$tasks"/*/*; do
-    [ -f "$b/shim.pid" ] || continue
-    p=$(cat "$b/shim.pid")
-    [ "$(readlink "/proc/$p/cwd" 2> /dev/null)" = "$b" ] && echo "$p -"
+  for c in /proc/[0-9]*/cwd; do
+    case "$(readlink "$c" 2> /dev/null)" in
+      "$tasks"/*) p=${c#/proc/} && echo "${p%/cwd} -" ;;
+    esac
   done
   container_ids > "$tmp/ids"
   if [ -s "$tmp/ids" ]; then
