@@ -1,13 +1,7 @@
 #!/bin/sh
-# image.sh DIR [TAG]: builds the small image of the Docker arms offline
-# from busybox-static (/bin/busybox, one symlink per applet, a minimal
-# /etc) and loads it into the private engine of DIR (scripts/docker/
-# start.sh) under TAG (default prereg/busybox:1). Prints the image ID.
-# Deterministic: the layer is a tar with sorted names, owner 0, fixed
-# modes and mtime 0, and the image config is written here with a fixed
-# creation time, so the same busybox gives the same ID on every build and
-# every machine (docker import would stamp the current time into the
-# config, and so a new ID each time). The archive stays in DIR/image/.
+# image.sh DIR [TAG]: builds the busybox-static image of the Docker arms
+# offline and loads it into the private engine of DIR under TAG (default
+# prereg/busybox:1); prints its ID, the same on every build.
 # SPDX-License-Identifier: MIT
 set -eu
 
@@ -49,6 +43,10 @@ find "$r" -type f -exec chmod 0644 {} +
 chmod 0755 "$r/bin/busybox"
 chmod 1777 "$r/tmp"
 
+# Deterministic: sorted names, owner 0, fixed modes, mtime 0, and an image
+# config written here with a fixed creation time, loaded with docker load
+# (docker import would stamp the current time into the config, and so give
+# a new ID each time). The archive stays in DIR/image/.
 LC_ALL=C tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
   --format=gnu -C "$r" -cf "$out/layer/layer.tar" .
 diff_id=$(sha256sum "$out/layer/layer.tar" | cut -d' ' -f1)

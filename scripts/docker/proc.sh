@@ -1,7 +1,5 @@
-# proc.sh: /proc helpers shared by start.sh and stop.sh (sourced, POSIX
-# sh). A process is named by its PID and its start time (field 22 of
-# /proc/PID/stat, clock ticks since boot), so a PID reused by someone
-# else's process never matches a record.
+# proc.sh: /proc helpers of scripts/docker (sourced, POSIX sh). A process
+# is named by its PID and start time, so a reused PID never matches.
 # SPDX-License-Identifier: MIT
 
 # proc_start PID: prints the start time of PID; fails when PID is gone or

@@ -1,9 +1,7 @@
 #!/bin/sh
 # start.sh DIR: starts a private Docker engine (its own containerd and
-# dockerd) whose every file, socket and mount lives under DIR, with the
-# runtimes runc (default) and runsc (gVisor), and prints the line that
-# points the docker client at it. Installs nothing (scripts/deps.sh does).
-# scripts/docker/stop.sh DIR stops exactly what this started.
+# dockerd, runtimes runc and runsc) whose files, sockets and mounts all lie
+# under DIR; prints the DOCKER_HOST line. stop.sh DIR stops it.
 # SPDX-License-Identifier: MIT
 set -eu
 

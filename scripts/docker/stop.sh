@@ -1,12 +1,7 @@
 #!/bin/sh
-# stop.sh DIR: stops the private Docker engine that scripts/docker/start.sh
-# started in DIR and what it left: its containers, dockerd and containerd
-# (by the PIDs start.sh recorded), the containerd shims and runtime
-# processes (found through containerd's state under DIR and the cgroups
-# named by DIR's container IDs, never by a process name), the mounts
-# under DIR and the emptied container cgroups. Safe beside anyone else's
-# Docker: nothing outside DIR's records is touched. Exit 1 if a process
-# it found is still alive at the end.
+# stop.sh DIR: stops what scripts/docker/start.sh started in DIR and what
+# it left (containers, shims, runtime processes, mounts, cgroups), found by
+# DIR's records and never by a process name; exit 1 if any survives.
 # SPDX-License-Identifier: MIT
 set -eu
 
@@ -36,8 +31,9 @@ tasks="$dir/containerd/state/io.containerd.runtime.v2.task"
 
 # The container IDs this engine knows (64 hex digits, unique to it).
 container_ids() {
-  ls "$dir/data/containers" "$tasks"/* "$dir"/exec/runtime-*/* 2> /dev/null |
-    grep -E '^[0-9a-f]{64}$' | sort -u
+  for f in "$dir"/data/containers/* "$tasks"/*/* "$dir"/exec/runtime-*/*/*; do
+    printf '%s\n' "${f##*/}"
+  done | grep -E '^[0-9a-f]{64}$' | sort -u
 }
 
 # Roots of what is ours, as "PID START" (START "-": found just now): the
@@ -94,12 +90,18 @@ signal_all() {
   done < "$1"
 }
 
+# Safe beside anyone else's Docker: what is signalled descends from a
+# recorded daemon, a shim whose bundle lies under DIR, or a process in a
+# cgroup named by one of DIR's container IDs.
 ours "$tmp/before"
 
 # The containers first, at once (dockerd's own shutdown would give each
 # its stop timeout, 10 s, for a PID 1 that ignores SIGTERM).
-if [ -S "$dir/docker.sock" ] && [ -f "$dir/started.pids" ] &&
-  alive $(awk '$1 == "dockerd" { print $2, $3 }' "$dir/started.pids") 2> /dev/null; then
+dockerd_rec=
+[ ! -f "$dir/started.pids" ] ||
+  dockerd_rec=$(awk '$1 == "dockerd" { print $2, $3 }' "$dir/started.pids")
+# shellcheck disable=SC2086 # "PID START", two words
+if [ -S "$dir/docker.sock" ] && [ -n "$dockerd_rec" ] && alive $dockerd_rec; then
   ids=$(timeout 20 "$DOCKER" -H "unix://$dir/docker.sock" ps -aq --no-trunc 2> /dev/null || true)
   if [ -n "$ids" ]; then
     timeout 60 "$DOCKER" -H "unix://$dir/docker.sock" rm -f $ids > /dev/null 2>&1 || true

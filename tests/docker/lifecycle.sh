@@ -1,9 +1,7 @@
 #!/bin/bash
-# lifecycle.sh DIR: what the private engine in DIR (scripts/docker/
-# start.sh, image.sh) leaves behind when a docker run client is killed
-# (SIGKILL, SIGTERM, SIGINT) and when docker run fails, and what
-# docker rm -f cleans up; for runc and runsc. It measures and prints, it
-# does not test (tests/docker/NOTES.md records its output).
+# lifecycle.sh DIR: prints what the private engine in DIR leaves when a
+# docker run client is killed or docker run fails, and what docker rm -f
+# cleans up, for runc and runsc (a measurement for NOTES.md, not a test).
 # SPDX-License-Identifier: MIT
 set -u
 if [ $# -ne 1 ]; then

@@ -1,10 +1,7 @@
 #!/bin/bash
-# probe.sh DIR RUNTIME [IDLE]: shows, for one idle container of the private
-# engine in DIR (scripts/docker/start.sh, image.sh), which host processes
-# belong to it and why: in its memory cgroup, a descendant of its init, or
-# a helper whose command line names its ID. For each: PID, PPID, comm,
-# cgroups, PSS, command line. The facts of tests/docker/NOTES.md come from
-# it; it measures, it does not test.
+# probe.sh DIR RUNTIME [IDLE]: lists the host processes of one idle
+# container of the private engine in DIR, why each belongs to it, their
+# cgroups and PSS (a measurement for NOTES.md, not a test).
 # SPDX-License-Identifier: MIT
 set -eu
 

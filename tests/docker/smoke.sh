@@ -1,15 +1,13 @@
 #!/bin/bash
-# smoke.sh: the private Docker engine of scripts/docker/ end to end: two
-# engines side by side in temporary folders, the offline image (same ID
-# twice), one --rm container under runc and one under runsc, then each
-# engine stopped while containers run (one after its daemons were
-# killed): nothing it started survives (by PID and start time), no mount
-# stays under its folder, and stopping one engine leaves the other running. Needs root, docker.io and runsc.
+# smoke.sh: scripts/docker end to end: two private engines side by side,
+# the offline image, runc and runsc containers, and stops (one after a
+# crash) that leave nothing of theirs and nothing of the other's touched.
 # SPDX-License-Identifier: MIT
 . "$(dirname "$0")/../lib.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/scripts/docker/proc.sh"
 D=/usr/bin/docker
+# Needs root and the packages of scripts/deps.sh' Docker group.
 for b in "$D" /usr/sbin/dockerd /usr/bin/containerd /usr/bin/runsc; do
   [ -x "$b" ] || { bad "$b missing (apt-get install docker.io runsc)"; done_testing; }
 done
@@ -22,6 +20,7 @@ cleanup() {
   for e in "$a" "$b"; do
     [ ! -f "$e/started.pids" ] || sh "$src/scripts/docker/stop.sh" "$e" > /dev/null 2>&1 || true
   done
+  for e in /sys/fs/cgroup/*; do rmdir "$e/prereg-smoke$$" 2> /dev/null || true; done
   grep -q " $tmp/" /proc/self/mountinfo || rm -rf "$tmp"
 }
 trap 'rc=$?; cleanup; (exit $rc); test_verdict' EXIT
@@ -68,9 +67,9 @@ check_grep "image.sh prints the image ID" '^sha256:[0-9a-f]{64}$' "$id1"
 expect 0 "image.sh again, into engine b" sh "$src/scripts/docker/image.sh" "$b"
 check "the same image ID from a second build" test "$out" = "$id1"
 
-expect 0 "a --rm container under runc" $D run --rm --pull never --runtime=runc --network none prereg/busybox:1 sh -c 'echo hello from $(cat /proc/1/comm)'
+expect 0 "a --rm container under runc" $D run --rm --pull never --runtime=runc --network none --cgroup-parent "/prereg-smoke$$" prereg/busybox:1 sh -c 'echo hello from $(cat /proc/1/comm)'
 check_grep "runc ran the command" '^hello from sh$' "$out"
-expect 0 "a --rm container under runsc" $D run --rm --pull never --runtime=runsc --network none prereg/busybox:1 dmesg
+expect 0 "a --rm container under runsc" $D run --rm --pull never --runtime=runsc --network none --cgroup-parent "/prereg-smoke$$" prereg/busybox:1 dmesg
 check_grep "runsc ran it in gVisor" 'Starting gVisor' "$out"
 expect 0 "docker ps -a" $D ps -aq
 check "no container left after --rm containers ended" test -z "$out"
@@ -110,7 +109,6 @@ check "nothing a started is alive" none_alive "$tmp/a.pids"
 check "no mount left under a" test -z "$(grep -F " $a/" /proc/self/mountinfo)"
 left=$(find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d -path "*/prereg-smoke$$/*" 2> /dev/null)
 check "the containers' cgroups are removed" test -z "$left"
-for h in /sys/fs/cgroup/*; do rmdir "$h/prereg-smoke$$" 2> /dev/null || true; done
 expect 0 "stop.sh twice is harmless" sh "$src/scripts/docker/stop.sh" "$a"
 echo "smoke.sh: $(($(date +%s) - t0)) s"
 done_testing 30
