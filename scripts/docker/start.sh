@@ -34,7 +34,7 @@ esac
 # A unix socket path holds at most 107 bytes; the longest is containerd's
 # ttrpc socket.
 ctr_sock="$dir/containerd/containerd.sock"
-[ ${#ctr_sock} -le 100 ] || die "DIR too long for its sockets (keep it under 60 characters): $dir"
+[ ${#ctr_sock} -le 100 ] || die "DIR too long for its sockets (keep it under 70 characters): $dir"
 
 # The daemons are already ours and alive: refuse rather than start twins.
 if [ -f "$dir/started.pids" ]; then
@@ -48,13 +48,13 @@ fi
 mkdir -p "$dir/containerd/root" "$dir/containerd/state" "$dir/containerd/opt" \
   "$dir/data" "$dir/exec"
 chmod 0711 "$dir"
-rm -f "$dir/started.pids" "$dir/stopped.pids" "$dir/docker.sock" "$dir/dockerd.pid" "$ctr_sock" \
-  "$ctr_sock.ttrpc"
+rm -f "$dir/started.pids" "$dir/stopped.pids" "$dir/docker.sock" \
+  "$dir/dockerd.pid" "$ctr_sock" "$ctr_sock.ttrpc"
 
-# containerd runs on its own: started by dockerd (its "managed" mode), it
-# would instead attach to any containerd serving /run/containerd/
-# containerd.sock, someone else's. No CRI (it listens on TCP), no debug or
-# metrics socket, /opt/containerd moved under DIR.
+# containerd is started here: dockerd, left to start its own, would first
+# look for /run/containerd/containerd.sock and use that containerd,
+# someone else's. No CRI (it listens on TCP), no debug or metrics socket,
+# /opt/containerd moved under DIR.
 cat > "$dir/containerd/config.toml" << EOF
 version = 2
 root = "$dir/containerd/root"
