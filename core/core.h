@@ -186,6 +186,13 @@ void core_sha256_end(core_sha256_ctx *c, char out[CORE_SHA256_HEX]);
  * SOURCE_DATE_EPOCH-style pinning through PREREG_NOW (seconds since the
  * epoch) so that tests are reproducible. */
 void core_utc_now(char out[32]);
+/** Reads back a UTC time as core_utc_now writes it: exactly
+ * "YYYY-MM-DDTHH:MM:SSZ", nothing before or after, every field in range
+ * (month 1-12, the day within its month, 29 February in Gregorian leap
+ * years only, hour < 24, minute and second < 60). OUT: *secs seconds
+ * since 1970-01-01T00:00:00Z (negative before it), untouched on error.
+ * Returns CORE_OK, or CORE_EINPUT with err (may be NULL) quoting s. */
+core_status core_parse_utc(const char *s, long long *secs, core_err *err);
 /** Monotonic clock in seconds. */
 double core_monotonic(void);
 

@@ -1,9 +1,11 @@
-/* test_core.c: status, memory injection, buffers, SHA-256, option parser.
+/* test_core.c: status, memory injection, buffers, SHA-256, UTC times,
+ * option parser.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -106,6 +108,73 @@ static void test_sha(void) {
   CHECK(strstr(err.msg, "/nonexistent/x: cannot open") != NULL);
 }
 
+static void test_utc(void) {
+  core_err err = {0};
+  long long t = 7;
+  CHECK(core_parse_utc("1970-01-01T00:00:00Z", &t, NULL) == CORE_OK && t == 0);
+  CHECK(core_parse_utc("2026-11-30T01:37:25Z", &t, NULL) == CORE_OK &&
+        t == 1796002645LL);
+  CHECK(core_parse_utc("1969-12-31T23:59:59Z", &t, NULL) == CORE_OK &&
+        t == -1);
+  /* Leap days: 2024 and 2000 have one, 2100 and 2023 do not. */
+  CHECK(core_parse_utc("2024-02-29T12:00:00Z", &t, NULL) == CORE_OK &&
+        t == 1709208000LL);
+  CHECK(core_parse_utc("2000-02-29T00:00:00Z", &t, NULL) == CORE_OK &&
+        t == 951782400LL);
+  CHECK(core_parse_utc("2024-03-01T00:00:00Z", &t, NULL) == CORE_OK &&
+        t == 1709251200LL);
+  t = 7;
+  CHECK(core_parse_utc("2100-02-29T00:00:00Z", &t, &err) == CORE_EINPUT);
+  CHECK(t == 7);
+  CHECK(strstr(err.msg, "2100-02-29T00:00:00Z") != NULL);
+  CHECK(core_parse_utc("2023-02-29T00:00:00Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-04-31T00:00:00Z", &t, NULL) == CORE_EINPUT);
+  /* Every field out of range, one at a time. */
+  CHECK(core_parse_utc("2026-00-10T00:00:00Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-13-10T00:00:00Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-01-00T00:00:00Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-01-32T00:00:00Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-01-10T24:00:00Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-01-10T00:60:00Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-01-10T00:00:60Z", &t, NULL) == CORE_EINPUT);
+  /* The whole string, and only that shape. */
+  CHECK(core_parse_utc("2026-11-30T01:37:25Zx", &t, &err) == CORE_EINPUT);
+  CHECK(strstr(err.msg, "2026-11-30T01:37:25Zx") != NULL);
+  CHECK(core_parse_utc("2026-11-30T01:37:25Z ", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-11-30T01:37:25.5Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-11-30T01:37:25", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-11-30 01:37:25Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-11-30", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc(" 2026-11-30T01:37:25Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("2026-1a-30T01:37:25Z", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc("", &t, NULL) == CORE_EINPUT);
+  CHECK(core_parse_utc(NULL, &t, NULL) == CORE_EINPUT);
+  CHECK(t == 7);
+  /* Round trips through the C library's own calendar, 1900 to 2400, in
+   * steps that land on every month, day and time of day. */
+  {
+    int bad = 0;
+    for (long long u = -2208988800LL; u < 13569465600LL; u += 864007LL) {
+      time_t tt = (time_t)u;
+      struct tm tm;
+      char s[32];
+      gmtime_r(&tt, &tm);
+      strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+      if (core_parse_utc(s, &t, NULL) != CORE_OK || t != u)
+        bad++;
+    }
+    CHECK(bad == 0);
+  }
+  /* What core_utc_now writes reads back as the pinned time. */
+  {
+    char now[32];
+    setenv("PREREG_NOW", "1792454400", 1);
+    core_utc_now(now);
+    unsetenv("PREREG_NOW");
+    CHECK(core_parse_utc(now, &t, NULL) == CORE_OK && t == 1792454400LL);
+  }
+}
+
 static void test_cli(void) {
   cli_opts o;
   core_err err = {0};
@@ -164,6 +233,7 @@ int main(void) {
   test_status();
   test_mem();
   test_sha();
+  test_utc();
   test_cli();
   return HARNESS_END();
 }
