@@ -128,6 +128,19 @@ char *core_buf_steal(core_buf *b);
 
 /* }==== */
 
+/* {==== Text for people ==== */
+
+/** Writes x to out (size bytes, truncated as snprintf does) with `digits`
+ * significant digits (1-17), rounded once by printf: in fixed notation
+ * while the rounded value lies between 0.001 and 10^16 ("0.224", "7.09",
+ * "10.0", "302", "1235" for 3 digits), otherwise as %g writes it
+ * ("1.23e-05"). Zero of either sign is "0"; NaN and infinities are written
+ * as %g writes them ("nan", "inf", "-inf"), for callers to replace with a
+ * word of their own. */
+void core_fmt_sig(char *out, size_t size, double x, int digits);
+
+/* }==== */
+
 /* {==== Files ==== */
 
 /** Reads a whole file. OUT: *data newly allocated (NUL-terminated; caller

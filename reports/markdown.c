@@ -12,33 +12,6 @@
 
 /* {==== Formatting ==== */
 
-void report_fmt_sig(char *out, size_t size, double x) {
-  double a = fabs(x);
-  int dec;
-  if (!isfinite(x)) {
-    snprintf(out, size, "n/a");
-    return;
-  }
-  if (a == 0) {
-    snprintf(out, size, "0");
-    return;
-  }
-  /* Three significant figures without an exponent, the way the seed
-   * write-up prints its table (0.224 s, 7.09 s, 302 MiB). Rounding first
-   * decides the magnitude, so 9.996 prints as "10.0", not "9.996". */
-  dec = 2 - (int)floor(log10(a));
-  if (dec > 0) {
-    double r = round(a * pow(10, dec)) / pow(10, dec);
-    if (r >= pow(10, 3 - dec) && dec > 0)
-      dec--;
-  }
-  if (dec < 0)
-    dec = 0;
-  if (dec > 12)
-    dec = 12;
-  snprintf(out, size, "%.*f", dec, x);
-}
-
 void report_md_escape(core_buf *b, const char *s) {
   int start = 1;
   if (!s)
@@ -75,9 +48,13 @@ static void esc(core_buf *b, const char *s) {
     report_md_escape(b, s);
 }
 
+/* x with 3 significant digits; "n/a" when not finite. */
 static void sig(core_buf *b, double x) {
   char t[64];
-  report_fmt_sig(t, sizeof t, x);
+  if (isfinite(x))
+    core_fmt_sig(t, sizeof t, x, 3);
+  else
+    snprintf(t, sizeof t, "n/a");
   core_buf_puts(b, t);
 }
 
@@ -410,7 +387,7 @@ void report_detected_threats(const report_input *in, core_buf *b,
     load_and_cores(&in->extra->batches[i], &load, &cores);
     if (load >= 0 && cores > 0 && load > cores) {
       char l[32], c[32];
-      report_fmt_sig(l, sizeof l, load);
+      core_fmt_sig(l, sizeof l, load, 3);
       snprintf(c, sizeof c, "%.0f", cores);
       THREAT();
       core_buf_puts(b, "High load: batch ");

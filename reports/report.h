@@ -128,10 +128,6 @@ core_status report_md_to_html(const char *md, size_t md_len, const char *title,
                               const report_plot *plots, size_t n_plots,
                               core_buf *html, core_err *err);
 
-/** A number with 3 significant figures and no exponent ("0.224",
- * "7.09", "302", "1234"); "n/a" when not finite. */
-void report_fmt_sig(char *out, size_t size, double x);
-
 /** The versions behind a report: "libxlsxwriter 1.1.4" and "cmark-gfm
  * 0.29.0.gfm.6" (static strings). */
 const char *report_xlsxwriter_version(void);

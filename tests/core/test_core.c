@@ -175,6 +175,48 @@ static void test_utc(void) {
   }
 }
 
+static void test_fmt_sig(void) {
+  char t[64];
+  static const struct {
+    double x;
+    int digits;
+    const char *want;
+  } cases[] = {
+      {0.2238, 3, "0.224"},
+      {7.0912, 3, "7.09"},
+      {302.4, 3, "302"},
+      {31.66, 3, "31.7"},
+      {9.996, 3, "10.0"},
+      {1234.6, 3, "1235"},
+      {-3.14159, 3, "-3.14"},
+      {0.001, 3, "0.00100"},
+      {0.0009996, 3, "0.00100"},
+      {0.0001234, 3, "0.000123"},
+      {1.234e-5, 3, "1.23e-05"},
+      {1e-5, 3, "1e-05"},
+      {9.99e15, 3, "9990000000000000"},
+      {9.999e15, 3, "1e+16"},
+      {2.5e16, 3, "2.5e+16"},
+      {0.0, 3, "0"},
+      {-0.0, 3, "0"},
+      {3.14159, 1, "3"},
+      {3.14159, 5, "3.1416"},
+      {0.99949999999999994, 3, "0.999"},
+      {0.9995000000000001, 3, "1.00"},
+      {0.5, 0, "0.5"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    core_fmt_sig(t, sizeof t, cases[i].x, cases[i].digits);
+    CHECK_STR(t, cases[i].want);
+  }
+  core_fmt_sig(t, sizeof t, NAN, 3);
+  CHECK_STR(t, "nan");
+  core_fmt_sig(t, sizeof t, -INFINITY, 3);
+  CHECK_STR(t, "-inf");
+  core_fmt_sig(t, 4, 1234.6, 3); /* truncated like snprintf */
+  CHECK_STR(t, "123");
+}
+
 static void test_cli(void) {
   cli_opts o;
   core_err err = {0};
@@ -234,6 +276,7 @@ int main(void) {
   test_mem();
   test_sha();
   test_utc();
+  test_fmt_sig();
   test_cli();
   return HARNESS_END();
 }

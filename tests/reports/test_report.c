@@ -224,24 +224,6 @@ static void test_escape(void) {
   core_buf_free(&b);
 }
 
-static void test_fmt(void) {
-  char t[64];
-  report_fmt_sig(t, sizeof t, 0.2238);
-  CHECK_STR(t, "0.224");
-  report_fmt_sig(t, sizeof t, 7.0912);
-  CHECK_STR(t, "7.09");
-  report_fmt_sig(t, sizeof t, 302.4);
-  CHECK_STR(t, "302");
-  report_fmt_sig(t, sizeof t, 31.66);
-  CHECK_STR(t, "31.7");
-  report_fmt_sig(t, sizeof t, 9.996);
-  CHECK_STR(t, "10.0");
-  report_fmt_sig(t, sizeof t, 1234.6);
-  CHECK_STR(t, "1235");
-  report_fmt_sig(t, sizeof t, NAN);
-  CHECK_STR(t, "n/a");
-}
-
 static void test_svg(void) {
   report_forest_row rows[3] = {{"bwrap", 3.42, 3.1, 3.8, "slower"},
                                {"<evil>&", 0.9, 0.8, 1.05, "inconclusive"},
@@ -453,7 +435,6 @@ static void test_inputs(void) {
 
 int main(void) {
   test_escape();
-  test_fmt();
   test_svg();
   test_render();
   test_xlsx();
