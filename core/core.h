@@ -139,6 +139,14 @@ char *core_buf_steal(core_buf *b);
  * word of their own. */
 void core_fmt_sig(char *out, size_t size, double x, int digits);
 
+/** Appends s (NULL: nothing) to b so that Markdown shows it literally, on
+ * one line: newlines and tabs become spaces and every ASCII punctuation
+ * character that could start a construct is backslash-escaped (links,
+ * images, raw HTML, emphasis, code, table cell breaks, list markers);
+ * '.', '-', ':', '\'', '%', '=' and ';' inside a word are left as they
+ * are, for readability. */
+void core_buf_md_escape(core_buf *b, const char *s);
+
 /* }==== */
 
 /* {==== Files ==== */

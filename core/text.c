@@ -38,3 +38,31 @@ void core_fmt_sig(char *out, size_t size, double x, int digits) {
     snprintf(out, size, "%.*f", ex >= digits - 1 ? 0 : (int)(digits - 1 - ex),
              x);
 }
+
+void core_buf_md_escape(core_buf *b, const char *s) {
+  int start = 1;
+  if (!s)
+    return;
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '\n' || c == '\r' || c == '\t') {
+      core_buf_puts(b, " ");
+      continue;
+    }
+    /* Every ASCII punctuation character may be backslash-escaped in
+     * CommonMark, and an escaped one is always literal. Escaping all of
+     * them keeps any sheet text from becoming a link, an image, raw HTML,
+     * emphasis, a table cell break or a list marker. */
+    if (strchr("\\`*_{}[]()<>#+-.!|~&\"'=:$%^;", c)) {
+      /* ... except the common, harmless ones inside a word (neither first
+       * nor after a space), for a readable report.md: there a '.', '-' or
+       * ':' cannot start any construct (autolinks are not enabled). */
+      int mid = !start && (c == '.' || c == '-' || c == ':' || c == '\'' ||
+                           c == '%' || c == '=' || c == ';');
+      if (!mid)
+        core_buf_puts(b, "\\");
+    }
+    core_buf_append(b, s, 1);
+    start = (c == ' ');
+  }
+}

@@ -407,18 +407,6 @@ static int add_parents(item_list *l) {
   return 1;
 }
 
-/* Markdown-safe one-line text: newlines and pipes would break a table. */
-static void md_cell(core_buf *b, const char *s) {
-  for (; s && *s; s++) {
-    if (*s == '\n' || *s == '\r')
-      core_buf_puts(b, " ");
-    else if (*s == '|')
-      core_buf_puts(b, "\\|");
-    else
-      core_buf_append(b, s, 1);
-  }
-}
-
 static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
                    const item_list *l, int has_report) {
   long max_version = -1;
@@ -426,17 +414,17 @@ static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
   core_buf_printf(b, "# Published experiment `%s`\n\n", id);
   if (sheet && sheet->title) {
     core_buf_puts(b, "**");
-    md_cell(b, sheet->title);
+    core_buf_md_escape(b, sheet->title);
     core_buf_puts(b, "**");
     if (sheet->author) {
       core_buf_puts(b, " by ");
-      md_cell(b, sheet->author);
+      core_buf_md_escape(b, sheet->author);
     }
     core_buf_puts(b, "\n\n");
   }
   if (sheet && sheet->question) {
     core_buf_puts(b, "Question: ");
-    md_cell(b, sheet->question);
+    core_buf_md_escape(b, sheet->question);
     core_buf_puts(b, "\n\n");
   }
   core_buf_printf(
@@ -497,7 +485,7 @@ static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
                         filed ? filed : "");
         if (why) {
           core_buf_puts(b, ": ");
-          md_cell(b, why);
+          core_buf_md_escape(b, why);
         }
       }
       core_buf_puts(b, " |\n");

@@ -12,40 +12,12 @@
 
 /* {==== Formatting ==== */
 
-void report_md_escape(core_buf *b, const char *s) {
-  int start = 1;
-  if (!s)
-    return;
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '\n' || c == '\r' || c == '\t') {
-      core_buf_puts(b, " ");
-      continue;
-    }
-    /* Every ASCII punctuation character may be backslash-escaped in
-     * CommonMark, and an escaped one is always literal. Escaping all of
-     * them keeps any sheet text from becoming a link, an image, raw HTML,
-     * emphasis, a table cell break or a list marker. */
-    if (strchr("\\`*_{}[]()<>#+-.!|~&\"'=:$%^;", c) && c != '\0') {
-      /* ... except the common, harmless ones inside words, for a
-       * readable report.md: a '.', '-' or ':' after a letter or digit
-       * cannot start any construct (autolinks are not enabled). */
-      int mid = !start && (c == '.' || c == '-' || c == ':' || c == '\'' ||
-                           c == '%' || c == '=' || c == ';');
-      if (!mid)
-        core_buf_puts(b, "\\");
-    }
-    core_buf_append(b, s, 1);
-    start = (c == ' ');
-  }
-}
-
 /* Escaped text, or a dash when empty. */
 static void esc(core_buf *b, const char *s) {
   if (!s || !*s)
     core_buf_puts(b, "–");
   else
-    report_md_escape(b, s);
+    core_buf_md_escape(b, s);
 }
 
 /* x with 3 significant digits; "n/a" when not finite. */

@@ -102,10 +102,6 @@ core_status report_write_all(const report_input *in, const report_doc *doc,
 
 /* {==== Building blocks, exposed for tests ==== */
 
-/** Appends s to b with every Markdown special escaped, newlines turned
- * into spaces, so that text from sheets and data is shown literally. */
-void report_md_escape(core_buf *b, const char *s);
-
 /** Appends s to b escaped for HTML/XML text and attributes. */
 void report_html_escape(core_buf *b, const char *s);
 

@@ -1,5 +1,5 @@
 /* test_core.c: status, memory injection, buffers, SHA-256, UTC times,
- * option parser.
+ * numbers and Markdown for people, option parser.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
@@ -217,6 +217,26 @@ static void test_fmt_sig(void) {
   CHECK_STR(t, "123");
 }
 
+static void test_md_escape(void) {
+  core_buf b;
+  core_buf_init(&b);
+  core_buf_md_escape(&b, "<script>x</script> *a* [l](u) |c| 1. _u_ #h");
+  CHECK_STR(b.data, "\\<script\\>x\\</script\\> \\*a\\* \\[l\\]\\(u\\) "
+                    "\\|c\\| 1. \\_u\\_ \\#h");
+  core_buf_free(&b);
+  core_buf_init(&b);
+  core_buf_md_escape(&b, "- item\nnext & more");
+  CHECK_STR(b.data, "\\- item next \\& more");
+  core_buf_free(&b);
+  /* A table cell of the bundle's README: one line, no cell break. */
+  core_buf_init(&b);
+  core_buf_md_escape(&b, "a|b\tc\r\nd: e-f's 5% x=1;");
+  CHECK_STR(b.data, "a\\|b c  d: e-f's 5% x=1;");
+  core_buf_md_escape(&b, NULL);
+  CHECK_STR(b.data, "a\\|b c  d: e-f's 5% x=1;");
+  core_buf_free(&b);
+}
+
 static void test_cli(void) {
   cli_opts o;
   core_err err = {0};
@@ -277,6 +297,7 @@ int main(void) {
   test_sha();
   test_utc();
   test_fmt_sig();
+  test_md_escape();
   test_cli();
   return HARNESS_END();
 }
