@@ -163,9 +163,6 @@ unsigned long analysis_block_seed(unsigned long comparison_seed, size_t block);
  * copy more than 64 values. */
 double analysis_median_inplace(double *x, size_t n);
 
-/** Number of online cores (at least 1): what threads = 0 means. */
-int analysis_threads_default(void);
-
 /** The verdict of the first rule in rule->verdicts that matches (the
  * boundaries documented at proto_verdict_rule), or "inconclusive"; also
  * "inconclusive" when any number is NaN. Returns a borrowed pointer into

@@ -173,13 +173,6 @@ core_status data_recover(data_experiment *exp, core_buf *notes, core_err *err);
 
 /* }==== */
 
-/** Imports FILE (CSV per the contract, or hyperfine --export-json) as a
- * frozen batch of kind "import". arm_map: "CMD=ARM,..." or NULL. One bad
- * line rejects the whole file (CORE_EINPUT naming FILE:LINE). */
-core_status data_import(data_experiment *exp, const proto_sheet *sheet,
-                        const char *file, const char *arm_map,
-                        size_t *imported, core_err *err);
-
 /* {==== Report inputs (data/report_inputs.c, added for reports/) ==== */
 
 /* One fact of a batch's facts JSON, flattened: nested keys joined with
@@ -267,12 +260,12 @@ core_status data_tally_runs(const data_experiment *exp, data_tally **out,
                             size_t *n, core_err *err);
 void data_tally_free(data_tally *t, size_t n);
 
-/** 1 when row r no longer counts because a version filed after the one it
- * was collected under supersedes its workload. */
-int data_row_superseded(const data_experiment *exp, const data_row *r);
-
-/** data_import with --only WORKLOAD (the workload hyperfine results go
- * to; NULL: the sheet's only workload without a command). */
+/** Imports FILE (CSV per the contract, or hyperfine --export-json) as a
+ * frozen batch of kind "import". arm_map: "CMD=ARM,..." or NULL. only:
+ * the workload hyperfine results go to (import --only), or NULL for the
+ * sheet's only workload without a command. One bad line rejects the
+ * whole file (CORE_EINPUT naming FILE:LINE). OUT: *imported the rows
+ * imported. */
 core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                              const char *file, const char *arm_map,
                              const char *only, size_t *imported,

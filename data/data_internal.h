@@ -40,9 +40,6 @@ core_status data_csv_scan(const char *name, const char *text, size_t len,
                           csvscan_fn fn, void *ctx, csvscan_result *res,
                           core_err *err);
 
-/** Appends one field, quoted only when it must be (RFC 4180). */
-void data_csv_field(core_buf *b, const char *s);
-
 /** Appends one row (with a final "\n"); batch_id and source override the
  * row's own when not NULL. */
 void data_csv_row(core_buf *b, const data_row *r, const char *batch_id,
@@ -123,11 +120,6 @@ void data_json_init(void);
 /** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv"); the
  * number goes to *num. */
 int data_batch_name(const char *name, const char *suffix, long *num);
-
-/** Runs of rows: counts per workload and arm. */
-core_status data_tally_rows(const data_experiment *exp,
-                            const data_rowset *rows, data_tally **out,
-                            size_t *n, core_err *err);
 
 /* }==== */
 

@@ -227,10 +227,6 @@ const char *proto_lua_version(void);
 
 /* {==== Added by protocols/ (issue 2, sheets) ==== */
 
-/** The built-in metric names (interface.md §1), NULL-terminated; any
- * other [a-z][a-z0-9_]* name is one the command reports itself. */
-extern const char *const proto_builtin_metrics[];
-
 /* Note on proto_eval_claim: it evaluates every kind of claim, not only
  * functions. at_least/below/verdict_is look up the result of each of
  * h->arms for h->workload and h->metric (a missing result or a NaN CI is

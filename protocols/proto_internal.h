@@ -61,8 +61,6 @@ void proto_lua_close(proto_sheet *s);
 /** Runs the sheet text under the budget and caps, then converts the
  * table given to protocol{} into s (load.c) under protection too. */
 core_status proto_lua_run(proto_sheet *s, core_err *err);
-/** Restarts the instruction and allocation budgets (per evaluation). */
-void proto_lua_reset_budget(struct proto_lua *pl);
 
 /** Calls the function claim h over results (sandbox.c). */
 core_status proto_eval_function(const proto_sheet *s,
@@ -79,14 +77,6 @@ core_status proto_eval_function(const proto_sheet *s,
  * problem. Every allocation is attached to the sheet at once, so that
  * proto_sheet_free frees what a raised error leaves behind. */
 int proto_convert(lua_State *L);
-
-/** Line of the first line of text that matches `key = "value"` (or
- * `{ "value"` when key is NULL), when exactly one line does; else 0. */
-int proto_find_line(const char *text, size_t len, const char *key,
-                    const char *value);
-
-/** Edit distance between a and b, for did-you-mean. */
-size_t proto_edit_distance(const char *a, const char *b);
 
 /* sheet.c */
 

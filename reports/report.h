@@ -117,13 +117,6 @@ typedef struct report_forest_row {
 void report_forest_svg(core_buf *out, const char *title,
                        const report_forest_row *rows, size_t n);
 
-/** Renders Markdown (GFM with tables, safe mode) into a standalone HTML
- * page with an embedded stylesheet; each plot's file name in an <img
- * src="..."> is replaced by a data: URI of its SVG. title is escaped. */
-core_status report_md_to_html(const char *md, size_t md_len, const char *title,
-                              const report_plot *plots, size_t n_plots,
-                              core_buf *html, core_err *err);
-
 /** The versions behind a report: "libxlsxwriter 1.1.4" and "cmark-gfm
  * 0.29.0.gfm.6" (static strings). */
 const char *report_xlsxwriter_version(void);

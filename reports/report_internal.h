@@ -31,14 +31,7 @@ typedef struct report_row_facts {
   long cached_min, cached_max;
 } report_row_facts;
 
-void report_tally_add(report_tally *t, const char *group, const char *value);
-size_t report_tally_groups(const report_tally *t, const char *group);
-int report_row_is_run(const proto_sheet *s, const data_row *r);
 void report_facts_of_rows(const report_input *in, report_row_facts *f);
-
-/** Appends one "- ..." line per threat prereg detects; OUT: *count. */
-void report_detected_threats(const report_input *in, core_buf *b,
-                             size_t *count);
 
 /** Appends report.md for in; doc->plots must be filled already. */
 void report_markdown(const report_input *in, const report_doc *doc,
