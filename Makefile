@@ -37,7 +37,7 @@ demo: build
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
 
-# {==== Reliability (issue 7): fuzzing and valgrind ====
+# {==== Reliability: fuzzing and valgrind ====
 # make fuzz: the libFuzzer targets (clang) for FUZZ_SECONDS each;
 # make valgrind: a representative session under valgrind (plain build).
 FUZZ_SECONDS ?= 12

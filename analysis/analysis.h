@@ -16,16 +16,19 @@
  * before any analysis. */
 void analysis_init(void);
 
+/* {==== The summary of an analysis ==== */
+
+/* A summary owns every string and array it points to, the original
+ * analysis included; one analysis_summary_free frees them all. */
+
 /* One comparison: workload x metric x non-reference arm. */
 typedef struct analysis_result {
   char *workload, *metric, *arm, *reference;
   size_t n, n_reference; /* valid rows that count */
   double median, median_reference, ratio, ci_low, ci_high;
-  char *verdict; /* the first matching rule's name, or "inconclusive" */
-  /* Added: the comparison's seed (analysis_comparison_seed), and why the
-   * ratio or CI is missing (NaN) when it is, else NULL. */
-  unsigned long seed;
-  char *note;
+  char *verdict;      /* the first matching rule's name, or "inconclusive" */
+  unsigned long seed; /* the comparison's (analysis_comparison_seed) */
+  char *note; /* why the ratio or CI is missing (NaN) when it is, else NULL */
 } analysis_result;
 
 /* Per workload x metric x arm (reference included), for tables. */
@@ -39,8 +42,8 @@ typedef struct analysis_hypothesis {
   char *id, *says;
   proto_outcome outcome;
   char *reason; /* one line */
-  /* Added: the claim in words ("at_least(3) for bwrap on startup/wall_s"). */
-  char *claim;
+  char *claim;  /* the claim in words ("at_least(3) for bwrap on
+                   startup/wall_s") */
 } analysis_hypothesis;
 
 /* Rows that do not count, grouped: reason (e.g. "superseded by amendment
@@ -57,6 +60,7 @@ typedef struct analysis_summary {
   double confidence;
   long resamples;
   unsigned long seed;
+  char *reference; /* the reference arm's name */
   analysis_result *results;
   size_t n_results;
   analysis_cell *cells;
@@ -70,34 +74,45 @@ typedef struct analysis_summary {
    * or data handling; NULL otherwise. */
   struct analysis_summary *original;
   char *original_why; /* why the original analysis is given */
-  /* Added: the reference arm's name, and the sheet's arms in order. */
-  char *reference;
 } analysis_summary;
 
 /** Analyses rows under sheet (the current version) and, where needed,
  * under the registered version orig (may be NULL, or equal to sheet).
- * versions: the experiment's chain, for supersession. threads: worker
+ * exp: the experiment, whose chain decides supersession. threads: worker
  * threads for the bootstrap (0 = number of cores); numbers never depend
- * on it. OUT: *out newly allocated; free with analysis_summary_free. */
+ * on it. All inputs are borrowed for the call; the summary copies what
+ * it keeps. OUT: *out newly allocated (free with analysis_summary_free),
+ * NULL on error. */
 core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
                          const data_experiment *exp, const data_rowset *rows,
                          int threads, analysis_summary **out, core_err *err);
+/** Frees a summary and everything it owns; NULL is a no-op. */
 void analysis_summary_free(analysis_summary *s);
 
 /** Appends `prereg analyze --json` output (interface.md section 4, plus
- * more keys) to out: deterministic, keys in a fixed order, reals in
- * their shortest exact form. CORE_ENOMEM when out of memory. */
+ * more keys) to out (the caller's buffer): deterministic, keys in a
+ * fixed order, reals in their shortest exact form. CORE_ENOMEM when out
+ * of memory. */
 core_status analysis_json(const analysis_summary *s, core_buf *out,
                           core_err *err);
 
-/** The terminal table (arm, median with unit, ratio x, CI, verdict) per
- * workload and metric, then hypotheses. */
+/** Appends the terminal table (arm, median with unit, ratio x, CI,
+ * verdict) per workload and metric, then hypotheses and exclusions, to
+ * out (the caller's buffer). */
 void analysis_write_table(const analysis_summary *s, core_buf *out);
 
+/* }==== */
+
+/* {==== The bootstrap ==== */
+
 /** Percentile bootstrap CI of median(cand)/median(ref): each arm
- * resampled independently at its own size, B resamples, gsl_rng_mt19937
- * seeded with seed, type-7 quantiles. Exposed for tests and benchmarks.
- * OUT: *lo, *hi. replicates (may be NULL) receives the B sorted ratios. */
+ * resampled independently at its own size, B = resamples resamples,
+ * type-7 quantiles. seed is the comparison seed
+ * (analysis_comparison_seed): replicate block k draws from an mt19937
+ * seeded with analysis_block_seed(seed, k), and threads (0 = number of
+ * cores) never changes a number. Exposed for tests and benchmarks.
+ * OUT: *lo, *hi; replicates (may be NULL) is the caller's array of B
+ * doubles that receives the sorted ratios. */
 core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
                                      const double *cand, size_t n_cand,
                                      long resamples, double confidence,
@@ -105,29 +120,9 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
                                      double *lo, double *hi,
                                      double *replicates, core_err *err);
 
-/** Median of x (even n: mean of the two middle values); x is not
- * modified. NaN for n == 0. */
-double analysis_median(const double *x, size_t n);
-
-/** Type-7 quantile of sorted x at f in [0, 1] (GSL). */
-double analysis_quantile_sorted(const double *x, size_t n, double f);
-
-/* {==== Versions (analysis/version.c, added for reports/) ==== */
-
-/** The GSL version prereg was built with ("2.7.1"): static. */
-const char *analysis_gsl_version(void);
-
-/* }==== */
-
-/* {==== Added by the analysis engineer (implementation details that
- * tests, benchmarks and the JSON writer need) ==== */
-
 /** Replicates per block; each block has its own generator (see
  * analysis_rng_layout). Part of the stream layout: changing it changes
- * every number. Note on analysis_bootstrap_ratio above: its `seed` is the
- * comparison seed (analysis_comparison_seed); block k's mt19937 is seeded
- * with analysis_block_seed(seed, k), and `threads` never changes a
- * number. */
+ * every number. */
 #define ANALYSIS_BLOCK_SIZE 500
 
 /** Arms of at most this many values draw their resample medians from
@@ -158,13 +153,25 @@ unsigned long analysis_comparison_seed(unsigned long rule_seed,
 /** The seed of replicate block `block` of a comparison. */
 unsigned long analysis_block_seed(unsigned long comparison_seed, size_t block);
 
-/** analysis_median without a copy: reorders x. Never allocates (so it
- * cannot fail), unlike analysis_median, which returns NaN when it cannot
- * copy more than 64 values. */
+/* }==== */
+
+/* {==== Medians and quantiles ==== */
+
+/** Median of x (even n: mean of the two middle values); x is not
+ * modified. NaN for n == 0, and when it cannot copy more than 64 values
+ * (out of memory). */
+double analysis_median(const double *x, size_t n);
+
+/** analysis_median without a copy: reorders x. Never allocates, so it
+ * cannot fail. */
 double analysis_median_inplace(double *x, size_t n);
 
-/** Number of online cores (at least 1): what threads = 0 means. */
-int analysis_threads_default(void);
+/** Type-7 quantile of sorted x at f in [0, 1] (GSL). */
+double analysis_quantile_sorted(const double *x, size_t n, double f);
+
+/* }==== */
+
+/* {==== Verdicts and claims ==== */
 
 /** The verdict of the first rule in rule->verdicts that matches (the
  * boundaries documented at proto_verdict_rule), or "inconclusive"; also
@@ -174,13 +181,17 @@ const char *analysis_verdict(const proto_rule *rule, double ratio,
                              double ci_low, double ci_high);
 
 /** One arm's outcome under an at_least / below / verdict_is claim h for
- * result r (NULL: no data). OUT: *reason newly allocated one-line reason
- * (core_free), NULL on out of memory. */
+ * result r (NULL: no data); workload, metric and arm name it in the
+ * reason. OUT: *reason a newly allocated one-line reason (core_free),
+ * NULL when out of memory. */
 proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                                      const analysis_result *r,
                                      const char *workload, const char *metric,
                                      const char *arm, char **reason);
 
 /* }==== */
+
+/** The GSL version prereg was built with ("2.7.1"): a static string. */
+const char *analysis_gsl_version(void);
 
 #endif

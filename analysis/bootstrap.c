@@ -769,7 +769,8 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-int analysis_threads_default(void) {
+/* Number of online cores (at least 1): what threads = 0 means. */
+static int threads_default(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   if (n < 1)
     return 1;
@@ -860,7 +861,7 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
    * joining one costs tens of microseconds, about what a block of 500
    * replicates takes. The numbers are the same either way. */
   if (threads <= 0)
-    threads = analysis_threads_default();
+    threads = threads_default();
   if (j.resamples < 4 * ANALYSIS_BLOCK_SIZE)
     threads = 1;
   n_workers = (size_t)threads < j.n_blocks ? (size_t)threads : j.n_blocks;

@@ -8,28 +8,13 @@
 
 #include "analysis/analysis.h"
 
-/* x with 3 significant digits and no exponent between 0.001 and 10^15
- * ("0.224", "7.09", "302", "1500"); the rounding is done once by %.2e so
- * that 9.996 becomes "10.0", not "10.00". */
+/* x with 3 significant digits, as the published report writes it; a
+ * missing number (NaN) is "-". */
 static void sig3(double x, char *out, size_t cap) {
-  char e[32];
-  const char *p;
-  long ex;
-  if (isnan(x)) {
+  if (isnan(x))
     snprintf(out, cap, "-");
-    return;
-  }
-  if (x == 0.0 || isinf(x)) {
-    snprintf(out, cap, "%g", x);
-    return;
-  }
-  snprintf(e, sizeof e, "%.2e", x);
-  p = strchr(e, 'e');
-  ex = p ? strtol(p + 1, NULL, 10) : 0;
-  if (ex < -3 || ex > 15)
-    snprintf(out, cap, "%.3g", x);
   else
-    snprintf(out, cap, "%.*f", ex >= 2 ? 0 : (int)(2 - ex), x);
+    core_fmt_sig(out, cap, x, 3);
 }
 
 static const analysis_result *find(const analysis_summary *s, const char *w,

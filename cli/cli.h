@@ -29,10 +29,6 @@ typedef struct cli_opts {
  * strings of opts are borrowed from argv. */
 core_status cli_parse(int argc, char **argv, cli_opts *opts, core_err *err);
 
-/** The usage text for command (or the whole program when NULL or
- * unknown): a static string. */
-const char *cli_usage(const char *command);
-
 /** Runs the command opts names; results go to out (stdout in main),
  * progress to stderr. Returns the command's status, with err filled. */
 core_status cli_run(const cli_opts *opts, FILE *out, core_err *err);

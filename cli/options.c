@@ -102,7 +102,9 @@ static int takes_option(const command_spec *spec, const char *name) {
   return 0;
 }
 
-const char *cli_usage(const char *command) {
+/* The usage text for command (or the whole program when NULL or
+ * unknown): a static string. */
+static const char *command_usage(const char *command) {
   if (command)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
       if (strcmp(commands[i].name, command) == 0)
@@ -236,7 +238,7 @@ core_status cli_run(const cli_opts *opts, FILE *out, core_err *err) {
     return CORE_OK;
   }
   if (opts->help) {
-    fputs(cli_usage(opts->command), out);
+    fputs(command_usage(opts->command), out);
     return CORE_OK;
   }
   const command_spec *spec = find_command(opts->command);

@@ -1,5 +1,5 @@
 /* core.h: prereg's foundation: status codes, errors, memory, buffers,
- * files, hashing and the clock. It uses no other folder of prereg.
+ * text, files, hashing and the clock; it uses no other folder of prereg.
  * SPDX-License-Identifier: MIT
  */
 #ifndef PREREG_CORE_H
@@ -12,7 +12,7 @@
 #define PREREG_NAME "prereg"
 #define PREREG_VERSION "0.1.0"
 
-/* {==== Status ==== */
+/* {==== Status and errors ==== */
 
 /* Every fallible function returns one of these. The exit code a status
  * maps to is core_exit_code(): input errors (2) leave nothing written. */
@@ -38,25 +38,30 @@ typedef enum {
       CORE_STATUS_COUNT
 } core_status;
 
-/* The detail of a failure. msg is printed by main as "prereg: MSG"; it
- * should start with "FILE:LINE: " or "FILE: " where the input has them. */
+/* The detail of a failure, owned by the caller (usually on its stack).
+ * msg is printed by main as "prereg: MSG"; it should start with
+ * "FILE:LINE: " or "FILE: " where the input has them. */
 typedef struct core_err {
   core_status status;
   char msg[4096];
 } core_err;
 
-/** Returns the fixed text of st ("no error" ...); never NULL. */
+/** Returns the fixed text of st ("no error" ...): a static string, never
+ * NULL ("unknown status" for a value outside the list). */
 const char *core_strerror(core_status st);
 
-/** Fills err (when not NULL) with st and the formatted message; returns st
- * so that callers can write `return core_fail(err, CORE_EIO, ...)`. */
+/** Fills err (when not NULL) with st and the formatted message (cut to
+ * fit msg); returns st so that callers can write
+ * `return core_fail(err, CORE_EIO, ...)`. */
 core_status core_fail(core_err *err, core_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
-/** Prepends "prefix" to err->msg (for adding context on the way up). */
+/** Prepends the formatted text to err->msg, for adding context on the
+ * way up; the old message's tail is cut when both do not fit. err NULL:
+ * nothing. */
 void core_err_prefix(core_err *err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -71,11 +76,14 @@ int core_exit_code(core_status st);
 /* {==== Memory ==== */
 
 /* Every allocation of prereg's own goes through these so that tests can
- * inject failures (SQLite's faultsim). core_free(NULL) is a no-op. */
+ * inject failures (SQLite's faultsim). Each returns NULL when out of
+ * memory; what they return is the caller's, freed with core_free.
+ * core_free(NULL) is a no-op. */
 void *core_malloc(size_t n);
 void *core_calloc(size_t count, size_t size);
 void *core_realloc(void *p, size_t n);
 void core_free(void *p);
+
 /** Room for one more element in the array v of *cap elements of elem
  * bytes, n of them used: v itself while n < *cap, else v reallocated to
  * twice the capacity (first_cap the first time) with *cap updated. NULL
@@ -83,10 +91,14 @@ void core_free(void *p);
  * *cap unchanged. Usage: `T *nv = core_grow(a->v, &a->cap, a->n,
  * sizeof *nv, 16); if (!nv) ...; a->v = nv;`. */
 void *core_grow(void *v, size_t *cap, size_t n, size_t elem, size_t first_cap);
-/** Returns a newly allocated copy of s (NULL for NULL or on failure). */
+
+/** Return a newly allocated copy (core_free) of s, or of its first n
+ * bytes with a NUL added; NULL for NULL s or when out of memory. */
 char *core_strdup(const char *s);
 char *core_strndup(const char *s, size_t n);
-/** Returns a newly allocated formatted string, or NULL on failure. */
+
+/** Returns a newly allocated formatted string (core_free), or NULL when
+ * out of memory. */
 char *core_asprintf(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
@@ -103,9 +115,11 @@ long core_mem_failures(void);
 
 /* {==== Growable byte buffer ==== */
 
-/* data is NUL-terminated whenever len > 0 or after any append. A buffer
- * that failed to grow keeps its old contents and sets oom; later appends
- * are ignored, so callers check oom once at the end. */
+/* A buffer owns data (freed by core_buf_free). data is NUL-terminated
+ * whenever len > 0 or after any append, and may move on every append: do
+ * not keep pointers into it. A buffer that failed to grow keeps its old
+ * contents and sets oom; later appends are ignored, so callers check oom
+ * once at the end. */
 typedef struct core_buf {
   char *data;
   size_t len;
@@ -113,8 +127,11 @@ typedef struct core_buf {
   int oom;
 } core_buf;
 
+/** Makes b empty (no allocation) without freeing anything. */
 void core_buf_init(core_buf *b);
+/** Frees data and makes b empty again. */
 void core_buf_free(core_buf *b);
+/** Append copies of n bytes, of a string, or of formatted text. */
 void core_buf_append(core_buf *b, const void *p, size_t n);
 void core_buf_puts(core_buf *b, const char *s);
 void core_buf_printf(core_buf *b, const char *fmt, ...)
@@ -123,34 +140,65 @@ void core_buf_printf(core_buf *b, const char *fmt, ...)
 #endif
     ;
 void core_buf_vprintf(core_buf *b, const char *fmt, va_list ap);
-/** Hands over data (caller frees with core_free) and resets b. */
+/** Hands data over to the caller (core_free; NULL when nothing was ever
+ * appended) and makes b empty. */
 char *core_buf_steal(core_buf *b);
 
 /* }==== */
 
-/* {==== Files ==== */
+/* {==== Text for people ==== */
+
+/** Writes x to out (size bytes, truncated as snprintf does) with `digits`
+ * significant digits (1-17), rounded once by printf: in fixed notation
+ * while the rounded value lies between 0.001 and 10^16 ("0.224", "7.09",
+ * "10.0", "302", "1235" for 3 digits), otherwise as %g writes it
+ * ("1.23e-05"). Zero of either sign is "0"; NaN and infinities are written
+ * as %g writes them ("nan", "inf", "-inf"), for callers to replace with a
+ * word of their own. */
+void core_fmt_sig(char *out, size_t size, double x, int digits);
+
+/** Appends s (NULL: nothing) to b so that Markdown shows it literally, on
+ * one line: newlines and tabs become spaces and every ASCII punctuation
+ * character that could start a construct is backslash-escaped (links,
+ * images, raw HTML, emphasis, code, table cell breaks, list markers);
+ * '.', '-', ':', '\'', '%', '=' and ';' inside a word are left as they
+ * are, for readability. */
+void core_buf_md_escape(core_buf *b, const char *s);
+
+/* }==== */
+
+/* {==== Files and folders ==== */
+
+/* Paths are borrowed for the call only. Failures are CORE_EIO naming the
+ * path and the system's reason, or CORE_ENOMEM. */
 
 /** Reads a whole file. OUT: *data newly allocated (NUL-terminated; caller
- * frees with core_free), *len its length. CORE_EIO names the path. */
+ * frees with core_free), *len its length; NULL and 0 on error. */
 core_status core_read_file(const char *path, char **data, size_t *len,
                            core_err *err);
-/** Writes data to path atomically (temporary file, fsync, rename, fsync of
- * the folder). mode is applied before the rename (0444 freezes it). */
+/** Writes len bytes of data to path atomically: a temporary file
+ * "PATH.tmp.PID" beside it, fsync, mode (0444 freezes it), rename, fsync
+ * of the folder. An error before the rename leaves path as it was and
+ * removes the temporary. */
 core_status core_write_file_atomic(const char *path, const void *data,
                                    size_t len, unsigned mode, core_err *err);
-/** mkdir -p. */
+/** mkdir -p, with mode for each folder it creates; an existing folder is
+ * fine, an existing file is an error. */
 core_status core_mkdir_p(const char *path, unsigned mode, core_err *err);
-/** 1 when path exists (any type), else 0. */
+/** 1 when path exists (any type; a link is not followed), else 0. */
 int core_exists(const char *path);
-/** 1 when path is a directory. */
+/** 1 when path is a directory (or a link to one), else 0. */
 int core_is_dir(const char *path);
-/** Returns a newly allocated "a/b" (either may be empty). */
+/** Returns a newly allocated "a/b" (core_free; one slash between them,
+ * either may be empty), or NULL when out of memory. */
 char *core_path_join(const char *a, const char *b);
 /** fsync of a directory, so that a rename or a new file in it survives a
  * crash. */
 core_status core_fsync_dir(const char *path, core_err *err);
 /** Names in folder dir (without "." and ".."), sorted bytewise; a missing
- * folder has zero names. OUT: *names newly allocated (core_names_free). */
+ * folder has zero names. OUT: *names newly allocated, the names and the
+ * array (free with core_names_free), *n their count; NULL and 0 on
+ * error. */
 core_status core_list_dir(const char *dir, char ***names, size_t *n,
                           core_err *err);
 /** Frees n names and the array; NULL-safe. */
@@ -158,9 +206,11 @@ void core_names_free(char **names, size_t n);
 
 /* }==== */
 
-/* {==== Hashing (libcrypto: only core/hash.c includes it) ==== */
+/* {==== SHA-256 ==== */
 
-#define CORE_SHA256_HEX 65 /* 64 hex digits and a NUL */
+/* Only core/hash.c includes libcrypto. A digest is written into the
+ * caller's out as 64 lower-case hex digits and a NUL. */
+#define CORE_SHA256_HEX 65
 
 void core_sha256_hex(const void *data, size_t len, char out[CORE_SHA256_HEX]);
 core_status core_sha256_file(const char *path, char out[CORE_SHA256_HEX],
@@ -171,21 +221,31 @@ core_status core_sha256_file(const char *path, char out[CORE_SHA256_HEX],
 core_status core_sha256_tree(const char *path, char out[CORE_SHA256_HEX],
                              core_err *err);
 
-/** Incremental SHA-256 for streams. */
+/* Incremental SHA-256 for streams. */
 typedef struct core_sha256_ctx core_sha256_ctx;
+/** Returns a new context, the caller's until core_sha256_end frees it, or
+ * NULL when out of memory. */
 core_sha256_ctx *core_sha256_begin(void);
 void core_sha256_update(core_sha256_ctx *c, const void *p, size_t n);
-/** Finishes and frees c. */
+/** Writes the digest and frees c; with c NULL (or when libcrypto fails)
+ * out is "". */
 void core_sha256_end(core_sha256_ctx *c, char out[CORE_SHA256_HEX]);
 
 /* }==== */
 
 /* {==== Time ==== */
 
-/** UTC time as "2026-11-30T01:37:25Z" (out needs 21 bytes). Honours
+/** Writes the UTC time as "2026-11-30T01:37:25Z" into out. Honours
  * SOURCE_DATE_EPOCH-style pinning through PREREG_NOW (seconds since the
  * epoch) so that tests are reproducible. */
 void core_utc_now(char out[32]);
+/** Reads back a UTC time as core_utc_now writes it: exactly
+ * "YYYY-MM-DDTHH:MM:SSZ", nothing before or after, every field in range
+ * (month 1-12, the day within its month, 29 February in Gregorian leap
+ * years only, hour < 24, minute and second < 60). OUT: *secs seconds
+ * since 1970-01-01T00:00:00Z (negative before it), untouched on error.
+ * Returns CORE_OK, or CORE_EINPUT with err (may be NULL) quoting s. */
+core_status core_parse_utc(const char *s, long long *secs, core_err *err);
 /** Monotonic clock in seconds. */
 double core_monotonic(void);
 

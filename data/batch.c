@@ -482,7 +482,9 @@ core_status data_unfinished_batches(const data_experiment *exp, char ***out,
 
 /* {==== Tallies ==== */
 
-int data_row_superseded(const data_experiment *exp, const data_row *r) {
+/* 1 when row r no longer counts because a version filed after the one it
+ * was collected under supersedes its workload. */
+static int row_superseded(const data_experiment *exp, const data_row *r) {
   for (size_t k = (size_t)r->sheet_version + 1; k < exp->n_versions; k++)
     for (size_t j = 0; j < exp->versions[k].n_supersedes; j++)
       if (strcmp(exp->versions[k].supersedes[j], r->workload) == 0)
@@ -505,9 +507,10 @@ int data_same_run(const data_row *a, const data_row *b) {
          (a->run_id[0] != '\0' || a->seq == b->seq);
 }
 
-core_status data_tally_rows(const data_experiment *exp,
-                            const data_rowset *rows, data_tally **out,
-                            size_t *n_out, core_err *err) {
+/* Runs of rows: counts per workload and arm. */
+static core_status tally_rows(const data_experiment *exp,
+                              const data_rowset *rows, data_tally **out,
+                              size_t *n_out, core_err *err) {
   data_tally *t = NULL;
   size_t n = 0;
   *out = NULL;
@@ -538,7 +541,7 @@ core_status data_tally_rows(const data_experiment *exp,
       if (!t[k].workload || !t[k].arm)
         goto oom;
     }
-    if (data_row_superseded(exp, r))
+    if (row_superseded(exp, r))
       t[k].superseded++;
     else if (valid)
       t[k].valid++;
@@ -561,7 +564,7 @@ core_status data_tally_runs(const data_experiment *exp, data_tally **out,
   *n = 0;
   if (st != CORE_OK)
     return st;
-  st = data_tally_rows(exp, &rows, out, n, err);
+  st = tally_rows(exp, &rows, out, n, err);
   data_rowset_free(&rows);
   return st;
 }

@@ -116,50 +116,6 @@ static int is_batch_file(const char *rel, const char *ext) {
 
 /* }==== */
 
-/* {==== Time ==== */
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
- * days_from_civil); timegm is not in C11 or POSIX. */
-static long long days_from_civil(long long y, unsigned m, unsigned d) {
-  long long era;
-  unsigned yoe, doy, doe;
-  y -= m <= 2;
-  era = (y >= 0 ? y : y - 399) / 400;
-  yoe = (unsigned)(y - era * 400);
-  doy = (153 * (m + (m > 2 ? (unsigned)-3 : 9)) + 2) / 5 + d - 1;
-  doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + (long long)doe - 719468;
-}
-
-static int digits(const char *s, int n, unsigned *out) {
-  unsigned v = 0;
-  for (int i = 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return 0;
-    v = v * 10 + (unsigned)(s[i] - '0');
-  }
-  *out = v;
-  return 1;
-}
-
-/* "2026-11-30T01:37:25Z" (fraction and offset-free forms too) to seconds
- * since the epoch; 0 when s does not start with that shape. */
-static int parse_utc(const char *s, long long *out) {
-  unsigned y, mo, d, h, mi, se;
-  if (!s || strlen(s) < 19 || s[4] != '-' || s[7] != '-' ||
-      (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':')
-    return 0;
-  if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) ||
-      !digits(s + 11, 2, &h) || !digits(s + 14, 2, &mi) ||
-      !digits(s + 17, 2, &se) || mo < 1 || mo > 12 || d < 1 || d > 31 ||
-      h > 23 || mi > 59 || se > 60)
-    return 0;
-  *out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
-  return 1;
-}
-
-/* }==== */
-
 /* {==== Manifest lines ==== */
 
 typedef struct mf_entry {
@@ -451,18 +407,6 @@ static int add_parents(item_list *l) {
   return 1;
 }
 
-/* Markdown-safe one-line text: newlines and pipes would break a table. */
-static void md_cell(core_buf *b, const char *s) {
-  for (; s && *s; s++) {
-    if (*s == '\n' || *s == '\r')
-      core_buf_puts(b, " ");
-    else if (*s == '|')
-      core_buf_puts(b, "\\|");
-    else
-      core_buf_append(b, s, 1);
-  }
-}
-
 static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
                    const item_list *l, int has_report) {
   long max_version = -1;
@@ -470,17 +414,17 @@ static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
   core_buf_printf(b, "# Published experiment `%s`\n\n", id);
   if (sheet && sheet->title) {
     core_buf_puts(b, "**");
-    md_cell(b, sheet->title);
+    core_buf_md_escape(b, sheet->title);
     core_buf_puts(b, "**");
     if (sheet->author) {
       core_buf_puts(b, " by ");
-      md_cell(b, sheet->author);
+      core_buf_md_escape(b, sheet->author);
     }
     core_buf_puts(b, "\n\n");
   }
   if (sheet && sheet->question) {
     core_buf_puts(b, "Question: ");
-    md_cell(b, sheet->question);
+    core_buf_md_escape(b, sheet->question);
     core_buf_puts(b, "\n\n");
   }
   core_buf_printf(
@@ -541,7 +485,7 @@ static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
                         filed ? filed : "");
         if (why) {
           core_buf_puts(b, ": ");
-          md_cell(b, why);
+          core_buf_md_escape(b, why);
         }
       }
       core_buf_puts(b, " |\n");
@@ -623,7 +567,7 @@ static long long newest_time(const item_list *l) {
       continue;
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
       char *s = json_string_field(it->data, it->len, keys[k]);
-      if (s && parse_utc(s, &t) && t > best)
+      if (s && core_parse_utc(s, &t, NULL) == CORE_OK && t > best)
         best = t;
       core_free(s);
     }
@@ -1546,7 +1490,7 @@ static void csv_row_cb(int term, void *ud) {
        * filing, so never before the registration. Imported rows carry the
        * time they were measured elsewhere, which may be earlier. */
       if ((!source || strcmp(source, "import") != 0) && at && *at) {
-        if (!parse_utc(at, &t))
+        if (core_parse_utc(at, &t, NULL) != CORE_OK)
           row_problem(c, "started_at \"%s\" is not a UTC time", at);
         else if (c->versions[v].filed_at && t < c->versions[v].filed_t)
           row_problem(c, "started at %s, before version %ld was filed (%s)%s",
@@ -1618,7 +1562,7 @@ static void check_chain(vstate *s) {
         if (strcmp(ver, want) != 0)
           problem(&s->pr, name, ".json says version %s", ver);
       }
-      if (!filed || !parse_utc(filed, &t)) {
+      if (!filed || core_parse_utc(filed, &t, NULL) != CORE_OK) {
         problem(&s->pr, name, ".json has no UTC filed_at time");
       } else {
         vi[v].filed_at = filed;
@@ -1680,7 +1624,8 @@ static void check_chain(vstate *s) {
           if (*end == '\0' && k >= 0 && k < n)
             c.at_start = k;
         }
-        if (sa && parse_utc(sa, &t) && vi[0].filed_at && t < vi[0].filed_t)
+        if (sa && core_parse_utc(sa, &t, NULL) == CORE_OK && vi[0].filed_at &&
+            t < vi[0].filed_t)
           problem(&s->pr, jname,
                   "batch started at %s, before the "
                   "registration (%s)",

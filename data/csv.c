@@ -18,7 +18,7 @@
 /* libcsv's csv_write quotes every field; we quote only where RFC 4180
  * needs it, so the files stay readable and diffable by eye. Leading or
  * trailing blanks are quoted too: many readers trim them otherwise. */
-void data_csv_field(core_buf *b, const char *s) {
+static void csv_field(core_buf *b, const char *s) {
   size_t len;
   int quote = 0;
   if (!s)
@@ -61,33 +61,33 @@ void data_csv_row(core_buf *b, const data_row *r, const char *batch_id,
   snprintf(num, sizeof num, "%d", r->sheet_version);
   core_buf_puts(b, num);
   core_buf_puts(b, ",");
-  data_csv_field(b, r->sheet_sha256);
+  csv_field(b, r->sheet_sha256);
   core_buf_puts(b, ",");
-  data_csv_field(b, batch_id ? batch_id : r->batch);
+  csv_field(b, batch_id ? batch_id : r->batch);
   core_buf_puts(b, ",");
-  data_csv_field(b, source ? source : r->source);
+  csv_field(b, source ? source : r->source);
   core_buf_puts(b, ",");
-  data_csv_field(b, r->workload);
+  csv_field(b, r->workload);
   core_buf_puts(b, ",");
-  data_csv_field(b, r->arm);
+  csv_field(b, r->arm);
   core_buf_printf(b, ",%ld,%ld,", r->round, r->seq);
-  data_csv_field(b, r->run_id);
+  csv_field(b, r->run_id);
   core_buf_puts(b, ",");
-  data_csv_field(b, r->started_at);
+  csv_field(b, r->started_at);
   core_buf_puts(b, ",");
-  data_csv_field(b, r->host);
+  csv_field(b, r->host);
   core_buf_puts(b, ",");
-  data_csv_field(b, r->image_digest);
+  csv_field(b, r->image_digest);
   core_buf_puts(b, ",");
-  data_csv_field(b, r->cache_policy);
+  csv_field(b, r->cache_policy);
   core_buf_puts(b, ",");
-  data_csv_field(b, r->cache_state);
+  csv_field(b, r->cache_state);
   core_buf_puts(b, ",");
-  data_csv_field(b, r->exit_code);
+  csv_field(b, r->exit_code);
   core_buf_printf(b, ",%d,", r->valid ? 1 : 0);
-  data_csv_field(b, r->reason);
+  csv_field(b, r->reason);
   core_buf_puts(b, ",");
-  data_csv_field(b, r->metric);
+  csv_field(b, r->metric);
   core_buf_puts(b, ",");
   if (r->has_value)
     put_number(b, r->value);

@@ -67,7 +67,7 @@ typedef struct data_row {
 typedef struct data_rowset {
   data_row *rows;
   size_t n, cap;
-  struct data_strpool *pool; /* added: NULL or the strings' pool */
+  struct data_strpool *pool; /* NULL or the strings' pool */
 } data_rowset;
 
 /** Frees the rows' strings (the pool in one piece, or each row's own)
@@ -76,42 +76,66 @@ void data_rowset_free(data_rowset *rs);
 
 /* }==== */
 
-/* {==== Experiment folder and the lock ==== */
+/* {==== The experiment folder ==== */
 
+/* One entry of a sheet's `amendments` as recorded in versions/vN.json. */
+typedef struct data_amendment {
+  char *date, *why;
+  char **supersedes;
+  size_t n_supersedes;
+} data_amendment;
+
+/* One version of the sheet in the chain (versions/vN.json). */
 typedef struct data_version {
   int number; /* 0 = registered */
   char sha256[CORE_SHA256_HEX];
   char *filed_at; /* UTC */
   char *path;     /* versions/vN.lua, relative to the experiment folder */
   long rows_when_filed; /* valid+invalid runs existing when filed */
-  /* Added by the data layer: */
-  char *date, *why;  /* the amendment this version records; NULL
-                        for v0 */
-  char **supersedes; /* workloads whose earlier rows stop counting */
+  char *date, *why;     /* the amendment this version records; NULL
+                           for v0 */
+  char **supersedes;    /* workloads whose earlier rows stop counting */
   size_t n_supersedes;
-  struct data_amendment *amendments; /* the sheet's list when filed */
+  data_amendment *amendments; /* the sheet's list when filed */
   size_t n_amendments;
 } data_version;
 
+/* An open experiment folder. It owns every string and array it points
+ * to. The chain (versions) is read again, and its old pointers freed, by
+ * data_experiment_lock, and so by every function that writes (register,
+ * amend, batch_begin, recover, import): do not keep a pointer into it
+ * across one of those. */
 typedef struct data_experiment {
   char *dir; /* DATA/ID */
   char *id;
   data_version *versions; /* chain, in order */
   size_t n_versions;
-  /* Added by the data layer: */
   int lock_fd; /* DATA/ID/.lock while held (flock), else -1 */
 } data_experiment;
 
-/** Opens DATA/ID for the sheet. OUT: *exp newly allocated (free with
- * data_experiment_free); (*exp)->n_versions == 0 when not registered. */
+/** Opens DATA/ID for the sheet (read only: nothing is created).
+ * OUT: *exp newly allocated (free with data_experiment_free), NULL on
+ * error; (*exp)->n_versions == 0 when not registered. A sheet id that
+ * cannot name a folder is CORE_EPROTOCOL. */
 core_status data_experiment_open(const char *data_dir,
                                  const proto_sheet *sheet,
                                  data_experiment **exp, core_err *err);
+/** Releases the lock if held and frees everything; NULL is a no-op. */
 void data_experiment_free(data_experiment *exp);
+
+/** Takes the exclusive flock on DATA/ID/.lock (creating DATA/ID) so that
+ * two writing commands cannot interleave, and reloads the chain. Every
+ * writing function calls it; holding it twice is a no-op. Released by
+ * data_experiment_free. CORE_ERUN when another process holds it. */
+core_status data_experiment_lock(data_experiment *exp, core_err *err);
+
+/* }==== */
+
+/* {==== Registration, amendments and the lock ==== */
 
 /** Freezes the sheet as version 0. Refuses (CORE_ELOCK) when a different
  * sheet is already registered under the id; registering the identical
- * text again is a no-op reported in *already. */
+ * text again is a no-op. OUT: *already 1 for that no-op, else 0. */
 core_status data_register(data_experiment *exp, const proto_sheet *sheet,
                           int *already, core_err *err);
 
@@ -126,6 +150,22 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
 core_status data_check_lock(const data_experiment *exp,
                             const proto_sheet *sheet, core_err *err);
 
+/** Loads version n of the sheet from its frozen copy. Returns a newly
+ * allocated sheet (proto_sheet_free), or NULL with err filled. */
+proto_sheet *data_load_version(const data_experiment *exp, int n,
+                               core_err *err);
+
+/** Unified diff of a -> b (3 lines of context, GNU format, "\ No newline
+ * at end of file" markers); the labels name the two sides. Returns a
+ * newly allocated string (core_free), "" when the texts are equal, NULL
+ * when out of memory. */
+char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
+                        const char *label_a, const char *label_b);
+
+/* }==== */
+
+/* {==== Reading the data ==== */
+
 /** Loads every row of every batch (frozen or in progress, in batch
  * order). OUT: *rows filled from scratch (its old contents are not
  * freed); its strings live in rows->pool (see data_rowset). Free with
@@ -133,12 +173,32 @@ core_status data_check_lock(const data_experiment *exp,
 core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
                            core_err *err);
 
-/** Loads version n of the sheet from its frozen copy. */
-proto_sheet *data_load_version(const data_experiment *exp, int n,
-                               core_err *err);
+/** Runs collected for one workload and arm. A run is the rows sharing
+ * batch, workload, arm and run_id. A run is valid when all its rows are;
+ * superseded when a later version's amendment supersedes its workload
+ * (superseded runs are not counted as valid or invalid). */
+typedef struct data_tally {
+  char *workload, *arm;
+  long valid, invalid, superseded;
+} data_tally;
+
+/** Tallies every run on disk, in order of first appearance. OUT: *out
+ * newly allocated, strings included (free with data_tally_free(*out,
+ * *n)), *n their count; NULL and 0 on error. */
+core_status data_tally_runs(const data_experiment *exp, data_tally **out,
+                            size_t *n, core_err *err);
+/** Frees n tallies and the array; NULL-safe. */
+void data_tally_free(data_tally *t, size_t n);
+
+/** The batches whose CSV is not in the MANIFEST (unfinished, for status
+ * and verify). OUT: *names newly allocated ("bNNNN"; free with
+ * core_names_free(*names, *n)), *n their count; NULL and 0 on error. */
+core_status data_unfinished_batches(const data_experiment *exp, char ***names,
+                                    size_t *n, core_err *err);
 
 /** Checks every manifest entry and the chain; appends one line per
- * problem to report. CORE_EVERIFY when anything is wrong. */
+ * problem to report (the caller's buffer). CORE_EVERIFY when anything
+ * is wrong. */
 core_status data_verify(const data_experiment *exp, core_buf *report,
                         core_err *err);
 
@@ -146,41 +206,57 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
 
 /* {==== Batches ==== */
 
+/* A batch being written: an open handle, owned by the caller from
+ * data_batch_begin until data_batch_freeze or data_batch_abandon frees
+ * it. */
 typedef struct data_batch data_batch;
 
-/** Starts a new batch (kind "run" or "import") with facts_json, a JSON
- * object text written to batches/BATCH.json when the batch is frozen.
- * OUT: *batch; its id is data_batch_id(). */
+/** Takes the experiment's lock and starts the next batch (kind "run" or
+ * "import"): batches/BATCH.csv with its header. The experiment must be
+ * registered (else CORE_ELOCK) and must outlive the batch. OUT: *batch
+ * the new handle, NULL on error. */
 core_status data_batch_begin(data_experiment *exp, const char *kind,
                              data_batch **batch, core_err *err);
+/** The batch's id ("b0001"): borrowed, valid until the handle is freed. */
 const char *data_batch_id(const data_batch *b);
-/** The per-batch folder for run outputs (created on demand). */
+/** The batch's folder for per-run files (DATA/ID/batches/BATCH), created
+ * on the first call: borrowed, valid until the handle is freed. */
 const char *data_batch_dir(const data_batch *b);
-/** Appends rows (all the rows of one run) with one write and an fsync. */
+/** Appends rows (all the rows of one run) with one write and an fsync;
+ * the rows are copied into the file, and stay the caller's. */
 core_status data_batch_append(data_batch *b, const data_row *rows, size_t n,
                               core_err *err);
-/** Writes facts, makes the batch's files read-only and adds them to the
- * manifest; frees b. */
+/** Freezes the batch: writes batches/BATCH.json from facts_json (a JSON
+ * object text, or NULL for {}; prereg's bookkeeping keys are added),
+ * makes the batch's files read-only and adds them to the manifest.
+ * Frees b, on error too. */
 core_status data_batch_freeze(data_batch *b, const char *facts_json,
                               core_err *err);
-/** Frees without freezing (the rows written stay, for --resume). */
+/** Frees b without freezing (the rows written stay, for --resume). */
 void data_batch_abandon(data_batch *b);
 
 /** For --resume: freezes batches left unfinished by a crash. A torn last
  * line, or the rows of a run cut short, is removed and reported in
- * notes (one line each). */
+ * notes (the caller's buffer, one line each). */
 core_status data_recover(data_experiment *exp, core_buf *notes, core_err *err);
+
+/** Imports FILE (CSV per the contract, or hyperfine --export-json) as a
+ * frozen batch of kind "import". arm_map: "CMD=ARM,..." or NULL. only:
+ * the workload hyperfine results go to (import --only), or NULL for the
+ * sheet's only workload without a command. One bad line rejects the
+ * whole file (CORE_EINPUT naming FILE:LINE). OUT: *imported the number
+ * of rows imported. */
+core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
+                             const char *file, const char *arm_map,
+                             const char *only, size_t *imported,
+                             core_err *err);
 
 /* }==== */
 
-/** Imports FILE (CSV per the contract, or hyperfine --export-json) as a
- * frozen batch of kind "import". arm_map: "CMD=ARM,..." or NULL. One bad
- * line rejects the whole file (CORE_EINPUT naming FILE:LINE). */
-core_status data_import(data_experiment *exp, const proto_sheet *sheet,
-                        const char *file, const char *arm_map,
-                        size_t *imported, core_err *err);
+/* {==== What a report shows besides the rows ==== */
 
-/* {==== Report inputs (data/report_inputs.c, added for reports/) ==== */
+/* All of it is owned by the data_report_inputs that holds it and freed
+ * with it. */
 
 /* One fact of a batch's facts JSON, flattened: nested keys joined with
  * ".", array items as "[i]" ("host.kernel", "versions.bwrap[0]"). */
@@ -221,72 +297,19 @@ typedef struct data_report_inputs {
  * (flattened), the process lists under each batch folder (JSON arrays of
  * objects, or tab/comma-separated text with a header line; files whose
  * name contains "proc") and the MANIFEST. Missing files give empty
- * lists. OUT: *out newly allocated; free with data_report_inputs_free. */
+ * lists. OUT: *out newly allocated (free with data_report_inputs_free),
+ * NULL on error. */
 core_status data_report_inputs_load(const data_experiment *exp,
                                     data_report_inputs **out, core_err *err);
 /** Frees everything; NULL is a no-op. */
 void data_report_inputs_free(data_report_inputs *in);
-/** Value of fact key in b, or NULL. */
+/** Value of fact key in b (NULL b: none), or NULL: borrowed from b, valid
+ * until its data_report_inputs is freed. */
 const char *data_fact_get(const data_batch_info *b, const char *key);
 
 /* }==== */
 
-/* {==== Added by the data layer (declarations appended, issue 2-4) ==== */
-
-/* One entry of a sheet's `amendments` as recorded in versions/vN.json. */
-typedef struct data_amendment {
-  char *date, *why;
-  char **supersedes;
-  size_t n_supersedes;
-} data_amendment;
-
-/** Takes the exclusive flock on DATA/ID/.lock (creating DATA/ID) so that
- * two writing commands cannot interleave, and reloads the chain. Every
- * writing function calls it; holding it twice is a no-op. Released by
- * data_experiment_free. CORE_ERUN when another process holds it. */
-core_status data_experiment_lock(data_experiment *exp, core_err *err);
-
-/** Unified diff of a -> b (3 lines of context, GNU format, "\ No newline
- * at end of file" markers). Returns a newly allocated string (core_free),
- * "" when the texts are equal, NULL when out of memory. */
-char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
-                        const char *label_a, const char *label_b);
-
-/** Runs collected for one workload and arm. A run is the rows sharing
- * batch, workload, arm and run_id. A run is valid when all its rows are;
- * superseded when a later version's amendment supersedes its workload
- * (superseded runs are not counted as valid or invalid). */
-typedef struct data_tally {
-  char *workload, *arm;
-  long valid, invalid, superseded;
-} data_tally;
-
-/** Tallies every run on disk. OUT: *out newly allocated (data_tally_free),
- * in order of first appearance. */
-core_status data_tally_runs(const data_experiment *exp, data_tally **out,
-                            size_t *n, core_err *err);
-void data_tally_free(data_tally *t, size_t n);
-
-/** 1 when row r no longer counts because a version filed after the one it
- * was collected under supersedes its workload. */
-int data_row_superseded(const data_experiment *exp, const data_row *r);
-
-/** data_import with --only WORKLOAD (the workload hyperfine results go
- * to; NULL: the sheet's only workload without a command). */
-core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
-                             const char *file, const char *arm_map,
-                             const char *only, size_t *imported,
-                             core_err *err);
-
-/** Lists batch csv files that are not in the MANIFEST (unfinished, for
- * status and verify). OUT: *names newly allocated ("bNNNN"), free each
- * and the array with core_free. */
-core_status data_unfinished_batches(const data_experiment *exp, char ***names,
-                                    size_t *n, core_err *err);
-
-/* }==== */
-
-/* {==== Bundles (data/bundle.c, issue 8; only it touches libarchive) ====
+/* {==== Bundles ====
  *
  * A bundle is one .tar.gz holding an experiment folder for readers:
  *   ID/BUNDLE-MANIFEST  first file: "# prereg bundle 1", then one
@@ -303,7 +326,8 @@ core_status data_unfinished_batches(const data_experiment *exp, char ***names,
  * batch facts, gzip header without time or name.
  * Exit codes: a file that is no prereg bundle at all (not a tar.gz, no
  * BUNDLE-MANIFEST first) is bad input, CORE_EINPUT (2); any damage or
- * mismatch in a bundle is CORE_EVERIFY (1).
+ * mismatch in a bundle is CORE_EVERIFY (1). Only data/bundle.c includes
+ * libarchive.
  */
 
 /** Writes the bundle of the experiment folder exp_dir (DATA/ID) to
@@ -333,7 +357,8 @@ core_status data_bundle_verify(const char *path, core_buf *report,
  * a new temporary folder ($TMPDIR or /tmp, prereg-bundle-XXXXXX) laid out
  * as a data folder (TMP/ID/...). The folder is removed when the process
  * exits. OUT: *data_dir the TMP folder, *sheet_path its newest sheet
- * version TMP/ID/versions/vN.lua; both newly allocated (core_free). */
+ * version TMP/ID/versions/vN.lua; both newly allocated (core_free), NULL
+ * on error. */
 core_status data_bundle_extract(const char *path, char **data_dir,
                                 char **sheet_path, core_err *err);
 
@@ -343,9 +368,9 @@ int data_is_bundle(const char *arg);
 /** What analyze, report and verify use for their SHEET argument: for a
  * sheet, *sheet_path = arg and *data_dir_out = data_dir; for a bundle,
  * it is verified and extracted (data_bundle_extract) and both point into
- * the extracted copy. OUT: both borrowed, valid until the process exits;
- * *is_bundle (may be NULL) 1 for a bundle. Errors as
- * data_bundle_extract. */
+ * the extracted copy. OUT: both borrowed, valid until the process exits
+ * (arg's and data_dir's for a sheet: as long as those are); *is_bundle
+ * (may be NULL) 1 for a bundle. Errors as data_bundle_extract. */
 core_status data_resolve_input(const char *arg, const char *data_dir,
                                const char **sheet_path,
                                const char **data_dir_out, int *is_bundle,

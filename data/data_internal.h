@@ -1,5 +1,6 @@
 /* data_internal.h: what the files of data/ share and nobody else sees:
- * CSV reading and writing, the manifest, the batch handle, JSON set-up.
+ * rows as CSV, interned strings, the manifest, the batch handle,
+ * leftover temporary files, JSON set-up.
  * SPDX-License-Identifier: MIT
  */
 #ifndef PREREG_DATA_INTERNAL_H
@@ -7,15 +8,10 @@
 
 #include "data/data.h"
 
+/* {==== Rows as CSV ==== */
+
 /* Number of columns of DATA_ROW_HEADER. */
 #define DATA_NCOLS 20
-
-/* Batch facts are informational (load averages, sizes): 15 significant
- * digits print 3.2 rather than jansson's default 3.2000000000000002. The
- * measurements themselves are in the CSV, written exactly. */
-#define FACTS_PRECISION JSON_REAL_PRECISION(15)
-
-/* {==== CSV ==== */
 
 /* One record as the scanner hands it over: fields are NUL-terminated and
  * borrowed until the callback returns. */
@@ -34,110 +30,46 @@ typedef struct csvscan_result {
 
 /** Scans RFC 4180 text with libcsv, calling fn once per complete record
  * with its first physical line. An incomplete final record is not passed
- * to fn: it sets res->torn. name is used in messages. A callback error
- * stops the scan and is returned. */
+ * to fn: it sets res->torn (OUT: *res). name is used in messages. A
+ * callback error stops the scan and is returned. */
 core_status data_csv_scan(const char *name, const char *text, size_t len,
                           csvscan_fn fn, void *ctx, csvscan_result *res,
                           core_err *err);
 
-/** Appends one field, quoted only when it must be (RFC 4180). */
-void data_csv_field(core_buf *b, const char *s);
+/** data_csv_scan over the file at path, read a chunk at a time so that
+ * the whole file is never in memory; path is used in messages (cannot
+ * open or read: CORE_EIO naming it). */
+core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
+                               csvscan_result *res, core_err *err);
 
-/** Appends one row (with a final "\n"); batch_id and source override the
- * row's own when not NULL. */
+/** Appends one row (with a final "\n"), each field quoted only where RFC
+ * 4180 needs it; batch_id and source override the row's own when not
+ * NULL. */
 void data_csv_row(core_buf *b, const data_row *r, const char *batch_id,
                   const char *source);
 
 /** Fills r from the DATA_NCOLS fields of one record; name and line are
- * for messages. On error r holds nothing to free. */
+ * for messages. OUT: *r with newly allocated strings (data_row_clear
+ * frees them); on error r holds nothing to free. */
 core_status data_row_parse(data_row *r, char **f, size_t n, const char *name,
                            long line, core_err *err);
+/** Frees the strings r owns and zeroes it (not for pooled rows). */
 void data_row_clear(data_row *r);
-/** Appends a copy of r (taking ownership of its strings). */
+/** Appends a copy of r to rs, which takes r's strings; r is zeroed, on
+ * failure too (its strings then freed, unless rs is pooled). */
 core_status data_rowset_push(data_rowset *rs, data_row *r, core_err *err);
 
 /* }==== */
 
-/* {==== Manifest ==== */
+/* {==== Interned strings ==== */
 
-typedef struct manifest_entry {
-  char *path; /* relative to the experiment folder */
-  char sha256[CORE_SHA256_HEX];
-  long line;
-} manifest_entry;
-
-typedef struct manifest {
-  manifest_entry *e;
-  size_t n, cap;
-} manifest;
-
-/** Loads DIR/MANIFEST (missing: empty). Malformed lines are CORE_EINPUT
- * naming MANIFEST:LINE unless problems is given, in which case each is
- * appended there and skipped. */
-core_status data_manifest_load(const char *dir, manifest *m,
-                               core_buf *problems, core_err *err);
-void data_manifest_free(manifest *m);
-/** The entry for path, or NULL. */
-const manifest_entry *data_manifest_find(const manifest *m, const char *path);
-/** Hashes each path (relative to dir) and appends it to the MANIFEST,
- * which is replaced atomically (mode 0444). */
-core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
-                              core_err *err);
-
-/* }==== */
-
-/* {==== Batches ==== */
-
-struct data_batch {
-  data_experiment *exp;
-  char id[16];
-  char *kind;
-  char *csv; /* full path */
-  char *dir; /* full path of batches/BATCH/ */
-  int fd;    /* open for appending, or -1 */
-  char started_at[32];
-  size_t versions_at_start;
-  long rows;
-  /* SHA-256 of every byte this handle appended (NULL for a batch picked
-   * up by recovery): freezing compares it with the file, so that a batch
-   * edited or replaced while prereg wrote it is never frozen as ours. */
-  core_sha256_ctx *written;
-};
-
-/** A handle for batch number num (no file is touched); NULL when out of
- * memory. */
-data_batch *data_batch_make(data_experiment *exp, long num, const char *kind);
-/** Frees a handle (closing its file); NULL is a no-op. */
-void data_batch_release(data_batch *b);
-/** 1 when a and b belong to the same run (batch, workload, arm, run_id;
- * seq when run_id is empty). */
-int data_same_run(const data_row *a, const data_row *b);
-
-/* }==== */
-
-/* {==== Helpers ==== */
-
-/** Points jansson's allocator at core_malloc/core_free (idempotent). */
-void data_json_init(void);
-
-/** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv"); the
- * number goes to *num. */
-int data_batch_name(const char *name, const char *suffix, long *num);
-
-/** Runs of rows: counts per workload and arm. */
-core_status data_tally_rows(const data_experiment *exp,
-                            const data_rowset *rows, data_tally **out,
-                            size_t *n, core_err *err);
-
-/* }==== */
-
-/* {==== Added for row loading at scale (csv.c, issue 5 performance) ==== */
-
-/* Interned, read-only strings in large chunks (see data_rowset). */
+/* Interned, read-only strings in large chunks: the rows data_load_rows
+ * fills share them (see data_rowset), since most columns repeat a few
+ * values. */
 typedef struct data_strpool data_strpool;
 
 /** A new, empty pool; NULL when out of memory. Free with
- * data_strpool_free (NULL is a no-op). */
+ * data_strpool_free (NULL is a no-op), which frees every string in it. */
 data_strpool *data_strpool_new(void);
 void data_strpool_free(data_strpool *p);
 
@@ -153,15 +85,73 @@ core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
                                   const char *name, long line,
                                   data_strpool *pool, core_err *err);
 
-/** data_csv_scan over the file at path, read a chunk at a time so that
- * the whole file is never in memory; path is used in messages (cannot
- * open or read: CORE_EIO naming it). */
-core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
-                               csvscan_result *res, core_err *err);
+/* }==== */
+
+/* {==== Manifest ==== */
+
+typedef struct manifest_entry {
+  char *path; /* relative to the experiment folder */
+  char sha256[CORE_SHA256_HEX];
+  long line;
+} manifest_entry;
+
+/* The entries of DIR/MANIFEST; owns their paths (data_manifest_free). */
+typedef struct manifest {
+  manifest_entry *e;
+  size_t n, cap;
+} manifest;
+
+/** Loads DIR/MANIFEST (missing: empty) into *m, filled from scratch.
+ * Malformed lines are CORE_EINPUT naming MANIFEST:LINE unless problems
+ * (the caller's buffer) is given, in which case each is appended there
+ * and skipped. Free *m with data_manifest_free; on error it is empty. */
+core_status data_manifest_load(const char *dir, manifest *m,
+                               core_buf *problems, core_err *err);
+void data_manifest_free(manifest *m);
+/** The entry for path, or NULL: borrowed from m, valid until m changes. */
+const manifest_entry *data_manifest_find(const manifest *m, const char *path);
+/** Hashes each path (relative to dir) and appends it to the MANIFEST,
+ * which is replaced atomically (mode 0444). */
+core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
+                              core_err *err);
 
 /* }==== */
 
-/* {==== Added for leftover temporary files (recover.c, issue 7) ==== */
+/* {==== Batches ==== */
+
+struct data_batch {
+  data_experiment *exp; /* borrowed: the caller's, outlives the batch */
+  char id[16];
+  char *kind;
+  char *csv; /* full path */
+  char *dir; /* full path of batches/BATCH/ */
+  int fd;    /* open for appending, or -1 */
+  char started_at[32];
+  size_t versions_at_start;
+  long rows;
+  /* SHA-256 of every byte this handle appended (NULL for a batch picked
+   * up by recovery): freezing compares it with the file, so that a batch
+   * edited or replaced while prereg wrote it is never frozen as ours. */
+  core_sha256_ctx *written;
+};
+
+/** A handle for batch number num (no file is touched); NULL when out of
+ * memory. Freed by data_batch_release (or freeze/abandon). */
+data_batch *data_batch_make(data_experiment *exp, long num, const char *kind);
+/** Frees a handle (closing its file); NULL is a no-op. */
+void data_batch_release(data_batch *b);
+
+/** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv");
+ * OUT: *num the number. */
+int data_batch_name(const char *name, const char *suffix, long *num);
+
+/** 1 when a and b belong to the same run (batch, workload, arm, run_id;
+ * seq when run_id is empty). */
+int data_same_run(const data_row *a, const data_row *b);
+
+/* }==== */
+
+/* {==== Leftover temporary files ==== */
 
 /** The pid in the name of a temporary file of core_write_file_atomic
  * ("NAME.tmp.PID"), or 0 when name is not one. */
@@ -169,6 +159,18 @@ long data_tmp_file_pid(const char *name);
 /** 1 when no process pid exists (and it is not ours): a temporary file
  * it named is a leftover. EPERM (someone else's process) counts as alive. */
 int data_pid_gone(long pid);
+
+/* }==== */
+
+/* {==== JSON ==== */
+
+/* Batch facts are informational (load averages, sizes): 15 significant
+ * digits print 3.2 rather than jansson's default 3.2000000000000002. The
+ * measurements themselves are in the CSV, written exactly. */
+#define FACTS_PRECISION JSON_REAL_PRECISION(15)
+
+/** Points jansson's allocator at core_malloc/core_free (idempotent). */
+void data_json_init(void);
 
 /* }==== */
 

@@ -526,12 +526,6 @@ static core_status check_arm_map(const imp *m, const char *arm_map,
 
 /* }==== */
 
-core_status data_import(data_experiment *exp, const proto_sheet *sheet,
-                        const char *file, const char *arm_map,
-                        size_t *imported, core_err *err) {
-  return data_import_only(exp, sheet, file, arm_map, NULL, imported, err);
-}
-
 core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                              const char *file, const char *arm_map,
                              const char *only, size_t *imported,

@@ -57,7 +57,7 @@ protocol {
       requires = needs("kata-qemu", "kata-runtime"),
       versions = { "kata-runtime --version",
                    "qemu-system-x86_64 --version" } },
-    -- Added by the first amendment.
+    -- The first amendment's arm (see amendments, below).
     { name = "kata-clh", run = docker("kata-clh"),
       requires = needs("kata-clh", "cloud-hypervisor"),
       versions = { "kata-runtime --version",

@@ -31,7 +31,9 @@ typedef struct walk {
 static const char *const builtin_vars[] = {"cmd",   "arm",    "workload",
                                            "round", "run_id", NULL};
 
-const char *const proto_builtin_metrics[] = {
+/* The built-in metric names (interface.md §1); any other
+ * [a-z][a-z0-9_]* name is one the command reports itself. */
+static const char *const builtin_metrics[] = {
     "wall_s",  "user_s",          "sys_s",    "maxrss_kib", "pss_mib",
     "inner_s", "cg_mem_peak_mib", "cg_cpu_s", NULL};
 
@@ -54,7 +56,8 @@ static int in_list(const char *name, const char *const list[]) {
   return 0;
 }
 
-size_t proto_edit_distance(const char *a, const char *b) {
+/* Edit distance between a and b, for did-you-mean. */
+static size_t edit_distance(const char *a, const char *b) {
   /* Optimal string alignment: a swap of neighbours counts once, the
    * commonest typo in a key. Long inputs are cut; keys are short. */
   size_t d[33][33];
@@ -89,7 +92,7 @@ static const char *nearest(const char *name, const char *const cand[],
   const char *best = NULL;
   size_t bd = (size_t)-1, len = strlen(name);
   for (size_t i = 0; i < n && cand[i]; i++) {
-    size_t d = proto_edit_distance(name, cand[i]);
+    size_t d = edit_distance(name, cand[i]);
     if (d < bd) {
       bd = d;
       best = cand[i];
@@ -154,8 +157,10 @@ static int match_at(const char *t, size_t len, size_t i, const char *key,
   return 0;
 }
 
-int proto_find_line(const char *text, size_t len, const char *key,
-                    const char *value) {
+/* Line of the first line of text that matches `key = "value"` (or
+ * `{ "value"` when key is NULL), when exactly one line does; else 0. */
+static int find_line(const char *text, size_t len, const char *key,
+                     const char *value) {
   int line = 1, found = 0, count = 0;
   if (!text || (!key && !value))
     return 0;
@@ -328,7 +333,7 @@ static void check_keys(walk *w, int t, const char *const known[],
   }
   if (have_bad) {
     const char *near = nearest(bad, known, count_list(known));
-    int line = proto_find_line(w->s->text, w->s->text_len, bad, NULL);
+    int line = find_line(w->s->text, w->s->text_len, bad, NULL);
     char keys[1024];
     if (line > 0)
       w->line = line;
@@ -706,8 +711,7 @@ static void check_name(walk *w, const char *name, const char *what) {
 static int entry_line(walk *w, int t, const char *key, int fallback) {
   int line = 0;
   if (field(w, t, key) == LUA_TSTRING)
-    line = proto_find_line(w->s->text, w->s->text_len, key,
-                           lua_tostring(w->L, -1));
+    line = find_line(w->s->text, w->s->text_len, key, lua_tostring(w->L, -1));
   lua_pop(w->L, 1);
   return line > 0 ? line : fallback;
 }
@@ -862,7 +866,7 @@ static void read_arms(walk *w, int t) {
 }
 
 static int is_builtin_metric(const char *m) {
-  return in_list(m, proto_builtin_metrics);
+  return in_list(m, builtin_metrics);
 }
 
 static void check_metric_name(walk *w, const char *m) {
@@ -880,8 +884,8 @@ static void check_metric_name(walk *w, const char *m) {
          m);
   /* A name one edit away from a built-in is far likelier a typo than a
    * metric the command writes itself, and would only fail at run time. */
-  near = nearest(m, proto_builtin_metrics, count_list(proto_builtin_metrics));
-  if (near && proto_edit_distance(m, near) <= 1)
+  near = nearest(m, builtin_metrics, count_list(builtin_metrics));
+  if (near && edit_distance(m, near) <= 1)
     fail(w,
          "\"%s\" is not a built-in metric; did you mean \"%s\"? (a "
          "metric the command reports itself must differ from the "
@@ -1122,7 +1126,7 @@ static void read_rule(walk *w, int t) {
         get_entry(w, i, "a table { \"name\", condition = value, ... }", &m2);
     int line = 0;
     if (lua_rawgeti(L, vt, 1) == LUA_TSTRING)
-      line = proto_find_line(s->text, s->text_len, NULL, lua_tostring(L, -1));
+      line = find_line(s->text, s->text_len, NULL, lua_tostring(L, -1));
     lua_pop(L, 1);
     w->line = v->line = line > 0 ? line : base_line;
     check_keys(w, vt, vkeys, 1, "a verdict rule");
@@ -1481,7 +1485,7 @@ static void read_amendments(walk *w, int t) {
 /* {==== The whole sheet ==== */
 
 static void set_top_line(walk *w, const char *key, int protocol_line) {
-  int line = proto_find_line(w->s->text, w->s->text_len, key, NULL);
+  int line = find_line(w->s->text, w->s->text_len, key, NULL);
   w->line = line > 0 ? line : protocol_line;
 }
 

@@ -9,6 +9,12 @@
 
 #include "core/core.h"
 
+/* {==== The sheet ==== */
+
+/* A loaded sheet owns every string and array it points to (one
+ * proto_sheet_free frees them all); callers read them and never free or
+ * keep one past the sheet. Templates are unexpanded (proto_expand). */
+
 typedef enum { PROTO_ORDER_INTERLEAVED, PROTO_ORDER_BLOCKED } proto_order;
 typedef enum { PROTO_CACHE_WARM, PROTO_CACHE_COLD } proto_cache;
 typedef enum {
@@ -151,26 +157,34 @@ typedef struct proto_sheet {
 
 /** Loads and validates the sheet at path. Returns a newly allocated sheet
  * (free with proto_sheet_free), or NULL with err filled: CORE_EPROTOCOL
- * and a message "FILE:LINE: what" or "FILE: field.path: what". */
+ * and a message "FILE:LINE: what" or "FILE: field.path: what" (an
+ * unreadable file too: it is bad input). */
 proto_sheet *proto_sheet_load(const char *path, core_err *err);
 
-/** Same, from text already in memory; name is used in messages and as
- * the sheet's path (a frozen version, a bundle member). */
+/** Same, from len bytes of text (copied; the sheet keeps its own) and a
+ * name used in messages and as the sheet's path (a frozen version, a
+ * bundle member). */
 proto_sheet *proto_sheet_load_text(const char *name, const char *text,
                                    size_t len, core_err *err);
 
 /** Frees everything the sheet owns; NULL is a no-op. */
 void proto_sheet_free(proto_sheet *s);
 
-/** Index of the arm/workload named name, or -1. */
+/** Index of the arm/workload named name, or -1 (also for NULL). */
 long proto_arm_index(const proto_sheet *s, const char *name);
 long proto_workload_index(const proto_sheet *s, const char *name);
 /** 1 when the workload declares metric. */
 int proto_workload_has_metric(const proto_workload *w, const char *metric);
-/** Unit of a metric, from its suffix: "s", "MiB", "KiB" or "". */
+/** Unit of a metric, from its suffix: "s", "MiB", "KiB" or "" (a static
+ * string). */
 const char *proto_metric_unit(const char *metric);
 
-/* Values for the built-in placeholders of a template. Any may be NULL. */
+/* }==== */
+
+/* {==== Command templates ==== */
+
+/* Values for the built-in placeholders of a template, borrowed for the
+ * call. Any may be NULL. */
 typedef struct proto_expand_ctx {
   const char *cmd, *arm, *workload, *run_id;
   long round;
@@ -182,20 +196,31 @@ typedef struct proto_expand_ctx {
 char *proto_expand(const proto_sheet *s, const char *tmpl,
                    const proto_expand_ctx *ctx, core_err *err);
 
-/** Writes a readable summary for `prereg check` to out (a growing
- * buffer): arms, workloads and runs planned, the rule in words,
- * hypotheses, threats, amendments. */
+/* }==== */
+
+/* {==== The sheet in words ==== */
+
+/* Each appends to out, a growing buffer the caller owns (check its oom
+ * at the end). */
+
+/** A readable summary for `prereg check`: arms, workloads and runs
+ * planned, the rule in words, hypotheses, threats, amendments. */
 void proto_summary(const proto_sheet *s, core_buf *out);
 
 /** The rule in words, one sentence, for reports ("median per arm and
  * ratio to bare, 95% percentile bootstrap CI ..."). */
 void proto_rule_words(const proto_sheet *s, core_buf *out);
 
-/** Writes the commented starter sheet for `prereg new ID`. */
+/** The commented starter sheet for `prereg new ID`. */
 void proto_starter(const char *id, core_buf *out);
 
-/* The results a function claim sees, one per workload, metric and
- * non-reference arm (filled by analysis/). */
+/* }==== */
+
+/* {==== Evaluating hypotheses ==== */
+
+/* The results a claim sees, one per workload, metric and non-reference
+ * arm (filled by analysis/; the strings are the caller's, borrowed for
+ * the call). */
 typedef struct proto_result_view {
   const char *workload, *metric, *arm, *verdict;
   double ratio, ci_low, ci_high, median, median_reference;
@@ -208,35 +233,20 @@ typedef enum { PROTO_HELD, PROTO_NOT_HELD, PROTO_INCONCLUSIVE } proto_outcome;
  * "inconclusive" (a static string). */
 const char *proto_outcome_word(proto_outcome o);
 
-/** Evaluates a function claim h of s over results, in the sheet's
- * sandbox (instruction budget and memory cap apply). The function is
- * called with a list of result tables and returns "held", "not held" or
- * "inconclusive" (or true/false/nil) and an optional reason string.
- * OUT: *outcome; *reason newly allocated (core_free), never NULL on OK. */
+/** Evaluates hypothesis h of s over results, whatever its kind of claim.
+ * at_least, below and verdict_is look up the result of each of h->arms
+ * for h->workload and h->metric (a missing result or a NaN CI is
+ * inconclusive for that arm) and combine them: not held if any arm is
+ * not held, else inconclusive if any is, else held; the reason lists
+ * each arm's ratio and CI. A function claim is called in the sheet's
+ * sandbox (instruction budget and memory cap apply) with a list of
+ * result tables and returns "held", "not held" or "inconclusive" (or
+ * true/false/nil) and an optional reason string. OUT: *outcome; *reason
+ * newly allocated (core_free), never NULL on CORE_OK, NULL on error. */
 core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
                              const proto_result_view *results, size_t n,
                              proto_outcome *outcome, char **reason,
                              core_err *err);
-
-/* {==== Versions (protocols/version.c, added for reports/) ==== */
-
-/** The Lua release prereg was built with ("Lua 5.4.4"): static. */
-const char *proto_lua_version(void);
-
-/* }==== */
-
-/* {==== Added by protocols/ (issue 2, sheets) ==== */
-
-/** The built-in metric names (interface.md §1), NULL-terminated; any
- * other [a-z][a-z0-9_]* name is one the command reports itself. */
-extern const char *const proto_builtin_metrics[];
-
-/* Note on proto_eval_claim: it evaluates every kind of claim, not only
- * functions. at_least/below/verdict_is look up the result of each of
- * h->arms for h->workload and h->metric (a missing result or a NaN CI is
- * inconclusive for that arm) and combine them: not held if any arm is
- * not held, else inconclusive if any is, else held. *reason then lists
- * each arm's ratio and CI. */
 
 /* }==== */
 
@@ -257,5 +267,8 @@ int proto_same_hypotheses(const proto_sheet *a, const proto_sheet *b);
 int proto_same_workload(const proto_workload *a, const proto_workload *b);
 
 /* }==== */
+
+/** The Lua release prereg was built with ("Lua 5.4.4"): a static string. */
+const char *proto_lua_version(void);
 
 #endif

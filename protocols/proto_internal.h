@@ -9,6 +9,8 @@
 
 #include "protocols/proto.h"
 
+/* {==== The sandboxed Lua state ==== */
+
 /* Limits of one sheet's Lua. Sheets are declarative: a real one uses a
  * few hundred KiB and some thousands of instructions, so these are far
  * away from any honest sheet and close enough to stop a hostile one in
@@ -27,6 +29,8 @@ typedef enum {
   PROTO_REFUSED_SYSTEM  /* core_realloc failed (real or injected) */
 } proto_refusal;
 
+/* The state behind a sheet, owned by it (s->lua) from proto_lua_open to
+ * proto_lua_close. */
 struct proto_lua {
   lua_State *L;
   const char *name; /* borrowed from the sheet: its path */
@@ -40,18 +44,8 @@ struct proto_lua {
   double cpu_deadline; /* process CPU time at which the sheet stops */
 };
 
-/* The claim constructors return a full userdata of this shape; the
- * verdict name of verdict_is lives in its user value 1. */
-typedef struct proto_claim_ud {
-  proto_claim_kind kind;
-  double x;
-  int line;
-} proto_claim_ud;
-
-#define PROTO_CLAIM_META "prereg.claim"
-#define PROTO_TABLE_KEY "prereg.protocol" /* registry: the protocol table */
-
-/* sandbox.c */
+/* Registry key of the table the sheet gave to protocol{}. */
+#define PROTO_TABLE_KEY "prereg.protocol"
 
 /** Creates the sandboxed state for sheet s (s->path must be set) and
  * stores it in s->lua. CORE_ENOMEM when even that fails. */
@@ -59,19 +53,30 @@ core_status proto_lua_open(proto_sheet *s, core_err *err);
 /** Closes the state and frees s->lua; NULL-safe. */
 void proto_lua_close(proto_sheet *s);
 /** Runs the sheet text under the budget and caps, then converts the
- * table given to protocol{} into s (load.c) under protection too. */
+ * table given to protocol{} into s (proto_convert) under protection too. */
 core_status proto_lua_run(proto_sheet *s, core_err *err);
-/** Restarts the instruction and allocation budgets (per evaluation). */
-void proto_lua_reset_budget(struct proto_lua *pl);
 
-/** Calls the function claim h over results (sandbox.c). */
+/** Calls the function claim h over results, under a fresh budget; the
+ * contract is proto_eval_claim's. */
 core_status proto_eval_function(const proto_sheet *s,
                                 const proto_hypothesis *h,
                                 const proto_result_view *results, size_t n,
                                 proto_outcome *outcome, char **reason,
                                 core_err *err);
 
-/* load.c */
+/* }==== */
+
+/* {==== From the protocol table to C ==== */
+
+/* The claim constructors return a full userdata of this shape (memory
+ * Lua's); the verdict name of verdict_is lives in its user value 1. */
+typedef struct proto_claim_ud {
+  proto_claim_kind kind;
+  double x;
+  int line;
+} proto_claim_ud;
+
+#define PROTO_CLAIM_META "prereg.claim" /* the claims' metatable */
 
 /** lua_CFunction run under lua_pcall: argument 1 is a light userdata
  * pointing at the sheet; converts and validates the registry's protocol
@@ -80,29 +85,27 @@ core_status proto_eval_function(const proto_sheet *s,
  * proto_sheet_free frees what a raised error leaves behind. */
 int proto_convert(lua_State *L);
 
-/** Line of the first line of text that matches `key = "value"` (or
- * `{ "value"` when key is NULL), when exactly one line does; else 0. */
-int proto_find_line(const char *text, size_t len, const char *key,
-                    const char *value);
+/* }==== */
 
-/** Edit distance between a and b, for did-you-mean. */
-size_t proto_edit_distance(const char *a, const char *b);
-
-/* sheet.c */
+/* {==== Pieces of a command template ==== */
 
 /* One piece of a command template: literal text, or a {name} placeholder
  * (a lower-case letter or '_', then lower-case letters, digits, '_').
  * "{{" is a literal "{"; any other brace (awk '{print $1}', ${HOME}) is
  * literal text. */
 typedef struct proto_piece {
-  const char *text; /* literal: len bytes from here (not NUL-ended) */
+  const char *text; /* literal: len bytes borrowed from the template (not
+                       NUL-ended) */
   size_t len;
   int placeholder; /* 1: name holds the placeholder's name */
   char name[128];  /* truncated past 127 bytes */
 } proto_piece;
 
-/** The piece of a template that starts at p, in *out; returns where the
- * next one starts, or NULL at the end of the text. */
+/** The piece of a template that starts at p, in *out (OUT; it points
+ * into the template); returns where the next one starts, or NULL at the
+ * end of the text. */
 const char *proto_next_piece(const char *p, proto_piece *out);
+
+/* }==== */
 
 #endif

@@ -120,7 +120,8 @@ static void charge(lua_State *L, double cost) {
   check_budget(L, pl);
 }
 
-void proto_lua_reset_budget(struct proto_lua *pl) {
+/* Restarts the instruction and allocation budgets (per evaluation). */
+static void reset_budget(struct proto_lua *pl) {
   pl->total = 0;
   pl->instr = 0;
   pl->refusal = PROTO_REFUSED_NONE;
@@ -499,7 +500,7 @@ static int run_sheet(lua_State *L) {
   lua_setmetatable(L, -2);
   if (!lua_setupvalue(L, -2, 1))
     lua_pop(L, 1);
-  proto_lua_reset_budget(pl);
+  reset_budget(pl);
   lua_call(L, 0, 0);
   if (pl->protocol_calls == 0)
     return luaL_error(L,
@@ -647,7 +648,7 @@ core_status proto_eval_function(const proto_sheet *s,
                      s->path, h->id);
   L = pl->L;
   lua_settop(L, 0);
-  proto_lua_reset_budget(pl);
+  reset_budget(pl);
   lua_pushcfunction(L, eval_fn);
   lua_pushlightuserdata(L, &a);
   status = docall(L, 1, 2);

@@ -71,7 +71,10 @@ static void base64(core_buf *b, const unsigned char *p, size_t n) {
   }
 }
 
-core_status report_md_to_html(const char *md, size_t md_len, const char *title,
+/* Renders Markdown (GFM with tables, safe mode) into a standalone HTML
+ * page with an embedded stylesheet; each plot's file name in an <img
+ * src="..."> is replaced by a data: URI of its SVG. title is escaped. */
+static core_status md_to_html(const char *md, size_t md_len, const char *title,
                               const report_plot *plots, size_t n_plots,
                               core_buf *html, core_err *err) {
   cmark_parser *parser;
@@ -257,8 +260,8 @@ core_status report_render(const report_input *in, report_doc *doc,
     return core_fail(err, CORE_ENOMEM, "out of memory");
   }
   core_buf_init(&html);
-  st = report_md_to_html(md.data, md.len, s->title ? s->title : s->id,
-                         doc->plots, doc->n_plots, &html, err);
+  st = md_to_html(md.data, md.len, s->title ? s->title : s->id, doc->plots,
+                  doc->n_plots, &html, err);
   if (st != CORE_OK) {
     core_buf_free(&md);
     core_buf_free(&html);

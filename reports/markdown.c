@@ -12,72 +12,21 @@
 
 /* {==== Formatting ==== */
 
-void report_fmt_sig(char *out, size_t size, double x) {
-  double a = fabs(x);
-  int dec;
-  if (!isfinite(x)) {
-    snprintf(out, size, "n/a");
-    return;
-  }
-  if (a == 0) {
-    snprintf(out, size, "0");
-    return;
-  }
-  /* Three significant figures without an exponent, the way the seed
-   * write-up prints its table (0.224 s, 7.09 s, 302 MiB). Rounding first
-   * decides the magnitude, so 9.996 prints as "10.0", not "9.996". */
-  dec = 2 - (int)floor(log10(a));
-  if (dec > 0) {
-    double r = round(a * pow(10, dec)) / pow(10, dec);
-    if (r >= pow(10, 3 - dec) && dec > 0)
-      dec--;
-  }
-  if (dec < 0)
-    dec = 0;
-  if (dec > 12)
-    dec = 12;
-  snprintf(out, size, "%.*f", dec, x);
-}
-
-void report_md_escape(core_buf *b, const char *s) {
-  int start = 1;
-  if (!s)
-    return;
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '\n' || c == '\r' || c == '\t') {
-      core_buf_puts(b, " ");
-      continue;
-    }
-    /* Every ASCII punctuation character may be backslash-escaped in
-     * CommonMark, and an escaped one is always literal. Escaping all of
-     * them keeps any sheet text from becoming a link, an image, raw HTML,
-     * emphasis, a table cell break or a list marker. */
-    if (strchr("\\`*_{}[]()<>#+-.!|~&\"'=:$%^;", c) && c != '\0') {
-      /* ... except the common, harmless ones inside words, for a
-       * readable report.md: a '.', '-' or ':' after a letter or digit
-       * cannot start any construct (autolinks are not enabled). */
-      int mid = !start && (c == '.' || c == '-' || c == ':' || c == '\'' ||
-                           c == '%' || c == '=' || c == ';');
-      if (!mid)
-        core_buf_puts(b, "\\");
-    }
-    core_buf_append(b, s, 1);
-    start = (c == ' ');
-  }
-}
-
 /* Escaped text, or a dash when empty. */
 static void esc(core_buf *b, const char *s) {
   if (!s || !*s)
     core_buf_puts(b, "–");
   else
-    report_md_escape(b, s);
+    core_buf_md_escape(b, s);
 }
 
+/* x with 3 significant digits; "n/a" when not finite. */
 static void sig(core_buf *b, double x) {
   char t[64];
-  report_fmt_sig(t, sizeof t, x);
+  if (isfinite(x))
+    core_fmt_sig(t, sizeof t, x, 3);
+  else
+    snprintf(t, sizeof t, "n/a");
   core_buf_puts(b, t);
 }
 
@@ -114,7 +63,8 @@ static void fence(core_buf *b, const char *text, const char *info) {
  * column cannot make the report quadratic in the number of rows. */
 #define MAX_DISTINCT 64
 
-void report_tally_add(report_tally *t, const char *group, const char *value) {
+/* Counts one (group, value) pair. */
+static void tally_add(report_tally *t, const char *group, const char *value) {
   for (size_t i = 0; i < t->n; i++)
     if (strcmp(t->v[i].group, group) == 0 &&
         strcmp(t->v[i].value, value) == 0) {
@@ -131,7 +81,8 @@ void report_tally_add(report_tally *t, const char *group, const char *value) {
   t->n++;
 }
 
-size_t report_tally_groups(const report_tally *t, const char *group) {
+/* How many distinct values group has. */
+static size_t tally_groups(const report_tally *t, const char *group) {
   size_t k = 0;
   for (size_t i = 0; i < t->n; i++)
     if (strcmp(t->v[i].group, group) == 0)
@@ -141,7 +92,7 @@ size_t report_tally_groups(const report_tally *t, const char *group) {
 
 /* A row counts as one run when its metric is its workload's first: the
  * rows are one per run and metric. */
-int report_row_is_run(const proto_sheet *s, const data_row *r) {
+static int row_is_run(const proto_sheet *s, const data_row *r) {
   long w = proto_workload_index(s, r->workload);
   if (w < 0 || s->workloads[w].n_metrics == 0)
     return 1;
@@ -204,19 +155,19 @@ void report_facts_of_rows(const report_input *in, report_row_facts *f) {
   f->hosts.v = f->hosts_v;
   for (size_t i = 0; rs && i < rs->n; i++) {
     const data_row *r = &rs->rows[i];
-    if (!report_row_is_run(in->sheet, r))
+    if (!row_is_run(in->sheet, r))
       continue;
     f->runs++;
     if (r->quick)
       f->quick_runs++;
     if (r->image_digest && *r->image_digest)
-      report_tally_add(&f->digests, r->arm, r->image_digest);
+      tally_add(&f->digests, r->arm, r->image_digest);
     if ((r->cache_state && *r->cache_state) ||
         (r->cache_policy && *r->cache_policy))
-      report_tally_add(&f->caches, r->workload, cache_class(r));
+      tally_add(&f->caches, r->workload, cache_class(r));
     note_cached(f, r->cache_state);
     if (r->host && *r->host)
-      report_tally_add(&f->hosts, "", r->host);
+      tally_add(&f->hosts, "", r->host);
     if (r->started_at && *r->started_at &&
         (!f->newest || strcmp(r->started_at, f->newest) > 0))
       f->newest = r->started_at;
@@ -295,7 +246,7 @@ static arm_span span_of(const report_input *in, const char *workload,
     /* Imported rows without a start time have no known collection
      * order (a CSV may list them by arm): they cannot tell. */
     if (strcmp(r->workload, workload) != 0 || strcmp(r->arm, arm) != 0 ||
-        !report_row_is_run(in->sheet, r) || !r->started_at || !*r->started_at)
+        !row_is_run(in->sheet, r) || !r->started_at || !*r->started_at)
       continue;
     sp.runs++;
     if (!sp.first || collected_before(r, sp.first))
@@ -340,7 +291,8 @@ static void not_interleaved(const report_input *in, core_buf *b,
   }
 }
 
-void report_detected_threats(const report_input *in, core_buf *b,
+/* Appends one "- ..." line per threat prereg detects; OUT: *count. */
+static void detected_threats(const report_input *in, core_buf *b,
                              size_t *count) {
   const proto_sheet *s = in->sheet;
   const analysis_summary *a = in->summary;
@@ -359,7 +311,7 @@ void report_detected_threats(const report_input *in, core_buf *b,
     }
   not_interleaved(in, b, count);
   for (size_t i = 0; i < s->n_arms; i++) {
-    size_t k = report_tally_groups(&f.digests, s->arms[i].name);
+    size_t k = tally_groups(&f.digests, s->arms[i].name);
     if (k > 1) {
       THREAT();
       core_buf_printf(b, "Image changed during collection: arm ");
@@ -368,7 +320,7 @@ void report_detected_threats(const report_input *in, core_buf *b,
     }
   }
   for (size_t i = 0; i < s->n_workloads; i++) {
-    size_t k = report_tally_groups(&f.caches, s->workloads[i].name);
+    size_t k = tally_groups(&f.caches, s->workloads[i].name);
     if (k > 1) {
       THREAT();
       core_buf_puts(b, "Mixed cache states: workload ");
@@ -410,7 +362,7 @@ void report_detected_threats(const report_input *in, core_buf *b,
     load_and_cores(&in->extra->batches[i], &load, &cores);
     if (load >= 0 && cores > 0 && load > cores) {
       char l[32], c[32];
-      report_fmt_sig(l, sizeof l, load);
+      core_fmt_sig(l, sizeof l, load, 3);
       snprintf(c, sizeof c, "%.0f", cores);
       THREAT();
       core_buf_puts(b, "High load: batch ");
@@ -919,7 +871,7 @@ static void threats(core_buf *b, const report_input *in) {
     core_buf_puts(b, "\n");
   }
   core_buf_puts(b, "\n### Detected by prereg\n\n");
-  report_detected_threats(in, b, &n);
+  detected_threats(in, b, &n);
   core_buf_puts(b, n ? "\n" : "None detected.\n\n");
 }
 

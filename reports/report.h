@@ -6,7 +6,7 @@
  * Everything is rendered from a report_input: plain structs gathered by
  * report_gather() from the data folder, or built by hand in tests. The
  * same input gives byte-identical Markdown, HTML and SVG: no clock, no
- * absolute paths, fixed number formatting ("%.*f" in the C locale).
+ * absolute paths, numbers by core_fmt_sig and "%.*f" in the C locale.
  */
 #ifndef PREREG_REPORT_H
 #define PREREG_REPORT_H
@@ -17,6 +17,8 @@
 #include "core/core.h"
 #include "data/data.h"
 #include "protocols/proto.h"
+
+/* {==== What a report shows ==== */
 
 /* One amendment, as the Deviations section shows it. */
 typedef struct report_amendment {
@@ -29,9 +31,10 @@ typedef struct report_amendment {
   char *affected; /* "startup, compile (superseded)" or "none" */
 } report_amendment;
 
-/* Everything a report shows. The report_gather() result owns all of it;
- * hand-built inputs in tests may leave any pointer NULL except sheet and
- * summary. */
+/* Everything a report shows. An input owns all it points to (rows is a
+ * core_malloc'd rowset), whether report_gather() built it or a test did
+ * by hand with core_malloc'd parts; report_input_free frees it. A
+ * hand-built input may leave any pointer NULL except sheet and summary. */
 typedef struct report_input {
   proto_sheet *sheet; /* the current (newest) version */
   analysis_summary *summary;
@@ -52,14 +55,19 @@ typedef struct report_input {
  * sheet_arg) from the experiment folder under data_arg: versions,
  * rows, analysis (threads as in analysis_run), batch facts, manifest and
  * verification. A failed verification is CORE_EVERIFY naming the files,
- * unless force, which records the problems in in->unverified.
- * OUT: *in newly allocated; free with report_input_free. Takes ownership
- * of sheet (freed with the input, also on error). */
+ * unless force, which records the problems in in->unverified. Takes
+ * ownership of sheet (freed with the input, also on error); the strings
+ * are copied. OUT: *in newly allocated (free with report_input_free),
+ * NULL on error. */
 core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
                           const char *data_arg, int force, report_input **in,
                           core_err *err);
 /** Frees an input and everything it points to; NULL is a no-op. */
 void report_input_free(report_input *in);
+
+/* }==== */
+
+/* {==== Rendering and writing ==== */
 
 /* One forest plot: a workload and metric, its file name in the report
  * folder ("plot-1-startup-wall_s.svg") and the SVG text. */
@@ -70,7 +78,8 @@ typedef struct report_plot {
   size_t svg_len;
 } report_plot;
 
-/* The text artefacts of a report, in memory. */
+/* The text artefacts of a report, in memory; the doc owns every string
+ * and the plots (report_doc_free). */
 typedef struct report_doc {
   char *md;
   size_t md_len;
@@ -80,10 +89,12 @@ typedef struct report_doc {
   size_t n_plots;
 } report_doc;
 
-/** Renders report.md, report.html and the plots of in. OUT: *doc filled
- * (free with report_doc_free). CORE_EMARKDOWN when cmark fails. */
+/** Renders report.md, report.html and the plots of in (borrowed for the
+ * call). OUT: *doc filled from scratch (free with report_doc_free); on
+ * error it is empty. CORE_EMARKDOWN when cmark fails. */
 core_status report_render(const report_input *in, report_doc *doc,
                           core_err *err);
+/** Frees what doc owns and zeroes it; NULL is a no-op. */
 void report_doc_free(report_doc *doc);
 
 /** Writes report.xlsx to path (rows in order, constant-memory mode).
@@ -100,43 +111,31 @@ core_status report_check_dir(const char *dir, core_err *err);
 core_status report_write_all(const report_input *in, const report_doc *doc,
                              const char *dir, core_err *err);
 
-/* {==== Building blocks, exposed for tests ==== */
+/* }==== */
 
-/** Appends s to b with every Markdown special escaped, newlines turned
- * into spaces, so that text from sheets and data is shown literally. */
-void report_md_escape(core_buf *b, const char *s);
+/* {==== Building blocks, exposed for tests ==== */
 
 /** Appends s to b escaped for HTML/XML text and attributes. */
 void report_html_escape(core_buf *b, const char *s);
 
-/** One row of a forest plot. */
+/** One row of a forest plot; label and verdict are the caller's. */
 typedef struct report_forest_row {
   const char *label;
   double ratio, lo, hi; /* ratio and CI; non-finite or <= 0 are skipped */
   const char *verdict;
 } report_forest_row;
 
-/** Appends a standalone SVG forest plot: ratios and intervals on a log
- * axis, a line at 1, the numbers written beside each row. */
+/** Appends to out a standalone SVG forest plot of the n rows: ratios and
+ * intervals on a log axis, a line at 1, the numbers written beside each
+ * row. */
 void report_forest_svg(core_buf *out, const char *title,
                        const report_forest_row *rows, size_t n);
 
-/** Renders Markdown (GFM with tables, safe mode) into a standalone HTML
- * page with an embedded stylesheet; each plot's file name in an <img
- * src="..."> is replaced by a data: URI of its SVG. title is escaped. */
-core_status report_md_to_html(const char *md, size_t md_len, const char *title,
-                              const report_plot *plots, size_t n_plots,
-                              core_buf *html, core_err *err);
-
-/** A number with 3 significant figures and no exponent ("0.224",
- * "7.09", "302", "1234"); "n/a" when not finite. */
-void report_fmt_sig(char *out, size_t size, double x);
+/* }==== */
 
 /** The versions behind a report: "libxlsxwriter 1.1.4" and "cmark-gfm
  * 0.29.0.gfm.6" (static strings). */
 const char *report_xlsxwriter_version(void);
 const char *report_cmark_version(void);
-
-/* }==== */
 
 #endif

@@ -7,7 +7,8 @@
 #include "reports/report.h"
 
 /* Distinct (group, value) pairs with counts; entries borrow the rows'
- * strings. At most 64 pairs; the rest are counted in other. */
+ * strings (or static ones). At most 64 pairs; the rest are counted in
+ * other. */
 typedef struct report_tally_entry {
   const char *group, *value;
   size_t count;
@@ -18,12 +19,14 @@ typedef struct report_tally {
   size_t n, other;
 } report_tally;
 
-/* What the rows say about the setup (one pass over the rows). */
+/* What the rows say about the setup (one pass over the rows). It owns
+ * no memory: the tallies count into its own arrays, and the strings are
+ * borrowed from the input's rows. */
 typedef struct report_row_facts {
   report_tally digests; /* group: arm */
   report_tally caches;  /* group: workload */
   report_tally hosts;   /* group: "" */
-  report_tally_entry digests_v[64], caches_v[64], hosts_v[64];
+  report_tally_entry digests_v[64], caches_v[64], hosts_v[64]; /* storage */
   size_t runs, quick_runs;
   const char *newest; /* latest started_at, or NULL */
   /* Page cache before the runs (cached_mib=N in cache_state). */
@@ -31,16 +34,13 @@ typedef struct report_row_facts {
   long cached_min, cached_max;
 } report_row_facts;
 
-void report_tally_add(report_tally *t, const char *group, const char *value);
-size_t report_tally_groups(const report_tally *t, const char *group);
-int report_row_is_run(const proto_sheet *s, const data_row *r);
+/** Reads in->rows once. OUT: *f filled from scratch; valid while in's
+ * rows are, and while f itself stays where it is (its tallies point
+ * into it). */
 void report_facts_of_rows(const report_input *in, report_row_facts *f);
 
-/** Appends one "- ..." line per threat prereg detects; OUT: *count. */
-void report_detected_threats(const report_input *in, core_buf *b,
-                             size_t *count);
-
-/** Appends report.md for in; doc->plots must be filled already. */
+/** Appends report.md for in to b (the caller's buffer); doc->plots must
+ * be filled already. */
 void report_markdown(const report_input *in, const report_doc *doc,
                      core_buf *b);
 

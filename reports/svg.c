@@ -116,7 +116,7 @@ void report_forest_svg(core_buf *out, const char *title,
   for (size_t i = 0; i < nt; i++) {
     double x = xpos(tv[i], l0, l1);
     char lab[32];
-    report_fmt_sig(lab, sizeof lab, tv[i]);
+    core_fmt_sig(lab, sizeof lab, tv[i], 3);
     /* "1.00" reads worse than "1" on an axis: drop trailing zeros. */
     if (strchr(lab, '.')) {
       size_t k = strlen(lab);
@@ -163,9 +163,9 @@ void report_forest_svg(core_buf *out, const char *title,
                       RIGHT + 10, y + 4);
       continue;
     }
-    report_fmt_sig(a, sizeof a, r->ratio);
-    report_fmt_sig(lo, sizeof lo, r->lo);
-    report_fmt_sig(hi, sizeof hi, r->hi);
+    core_fmt_sig(a, sizeof a, r->ratio, 3);
+    core_fmt_sig(lo, sizeof lo, r->lo, 3);
+    core_fmt_sig(hi, sizeof hi, r->hi, 3);
     core_buf_printf(out,
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                     "stroke=\"#1f4e79\" stroke-width=\"2\"/>\n"

@@ -383,34 +383,17 @@ static void provenance(xctx *x) {
     x->e = worksheet_set_column(x->ws, 1, 1, 70, NULL);
 }
 
-/* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm):
- * timegm() is not C11 and mktime() would bring in the local zone. */
-static long days_from_civil(long y, long m, long d) {
-  long era, yoe, doy, doe;
-  y -= m <= 2;
-  era = (y >= 0 ? y : y - 399) / 400;
-  yoe = y - era * 400;
-  doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-/* "2026-10-21T08:30:00Z" (or its date alone) as a time_t; 0 when it does
- * not parse. */
-static time_t parse_utc(const char *s) {
-  long f[6] = {0, 0, 0, 0, 0, 0};
-  const char *p = s;
-  for (int i = 0; p && i < 6 && *p; i++) {
-    char *end;
-    f[i] = strtol(p, &end, 10);
-    if (end == p)
-      break;
-    p = *end ? end + 1 : end;
-  }
-  if (!s || f[0] < 1970 || f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > 31)
-    return 0;
-  return (time_t)(days_from_civil(f[0], f[1], f[2]) * 86400L + f[3] * 3600L +
-                  f[4] * 60L + f[5]);
+/* The workbook's creation time, from the data and never the clock: the
+ * newest run, else the registration, else a fixed date (libxlsxwriter
+ * takes 0 as "now"). */
+static time_t created_time(const char *newest, const char *registered_at) {
+  long long t;
+  if (newest && core_parse_utc(newest, &t, NULL) == CORE_OK && t > 0)
+    return (time_t)t;
+  if (registered_at && core_parse_utc(registered_at, &t, NULL) == CORE_OK &&
+      t > 0)
+    return (time_t)t;
+  return (time_t)946684800; /* 2000-01-01T00:00:00Z */
 }
 
 static lxw_format *fmt(lxw_workbook *wb, int bold, const char *num,
@@ -461,15 +444,11 @@ core_status report_write_xlsx(const report_input *in, const char *path,
   if (!x.bold || !x.num || !x.ratio || !x.wrap || !x.stamp || !x.v_slower ||
       !x.v_faster || !x.v_tie || !x.v_other || !x.h_held || !x.h_not)
     x.e = LXW_ERROR_MEMORY_MALLOC_FAILED;
-  /* Creation time from the data, never the clock: the newest run, or the
-   * registration when there are no rows. */
   report_facts_of_rows(in, &facts);
   props.title = in->sheet->title;
   props.author = in->sheet->author;
   props.comments = (char *)"Written by " PREREG_NAME " " PREREG_VERSION;
-  props.created = parse_utc(facts.newest ? facts.newest : in->registered_at);
-  if (props.created == 0)
-    props.created = parse_utc("2000-01-01T00:00:00Z");
+  props.created = created_time(facts.newest, in->registered_at);
   if (!x.e)
     x.e = workbook_set_properties(x.wb, &props);
   summary(&x);

@@ -1,9 +1,11 @@
-/* test_core.c: status, memory injection, buffers, SHA-256, option parser.
+/* test_core.c: status, memory injection, buffers, SHA-256, UTC times,
+ * numbers and Markdown for people, option parser.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -106,6 +108,135 @@ static void test_sha(void) {
   CHECK(strstr(err.msg, "/nonexistent/x: cannot open") != NULL);
 }
 
+static void test_utc(void) {
+  core_err err = {0};
+  long long t = 7;
+  CHECK(core_parse_utc("1970-01-01T00:00:00Z", &t, NULL) == CORE_OK && t == 0);
+  CHECK(core_parse_utc("2026-11-30T01:37:25Z", &t, NULL) == CORE_OK &&
+        t == 1796002645LL);
+  CHECK(core_parse_utc("1969-12-31T23:59:59Z", &t, NULL) == CORE_OK &&
+        t == -1);
+  /* Leap days: 2024 and 2000 have one, 2100 and 2023 do not. */
+  CHECK(core_parse_utc("2024-02-29T12:00:00Z", &t, NULL) == CORE_OK &&
+        t == 1709208000LL);
+  CHECK(core_parse_utc("2000-02-29T00:00:00Z", &t, NULL) == CORE_OK &&
+        t == 951782400LL);
+  CHECK(core_parse_utc("2024-03-01T00:00:00Z", &t, NULL) == CORE_OK &&
+        t == 1709251200LL);
+  t = 7;
+  CHECK(core_parse_utc("2100-02-29T00:00:00Z", &t, &err) == CORE_EINPUT);
+  CHECK(strstr(err.msg, "2100-02-29T00:00:00Z") != NULL);
+  CHECK(core_parse_utc("2026-11-30T01:37:25Zx", &t, &err) == CORE_EINPUT);
+  CHECK(strstr(err.msg, "2026-11-30T01:37:25Zx") != NULL);
+  {
+    static const char *const refused[] = {
+        /* no 29 February in 2100 or 2023, no 31 April */
+        "2100-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "2026-04-31T00:00:00Z",
+        /* every field out of range, one at a time */
+        "2026-00-10T00:00:00Z", "2026-13-10T00:00:00Z", "2026-01-00T00:00:00Z",
+        "2026-01-32T00:00:00Z", "2026-01-10T24:00:00Z", "2026-01-10T00:60:00Z",
+        "2026-01-10T00:00:60Z",
+        /* the whole string, and only that shape */
+        "2026-11-30T01:37:25Zx", "2026-11-30T01:37:25Z ",
+        "2026-11-30T01:37:25.5Z", "2026-11-30T01:37:25",
+        "2026-11-30 01:37:25Z", "2026-11-30", " 2026-11-30T01:37:25Z",
+        "2026-1a-30T01:37:25Z", ""};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+      CHECK(core_parse_utc(refused[i], &t, NULL) == CORE_EINPUT);
+  }
+  CHECK(core_parse_utc(NULL, &t, NULL) == CORE_EINPUT);
+  CHECK(t == 7); /* untouched by every refusal */
+  /* Round trips through the C library's own calendar from 1900 to 2400,
+   * in steps of ten days and seven seconds (so the time of day drifts). */
+  {
+    int bad = 0;
+    for (long long u = -2208988800LL; u < 13569465600LL; u += 864007LL) {
+      time_t tt = (time_t)u;
+      struct tm tm;
+      char s[32];
+      gmtime_r(&tt, &tm);
+      strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+      if (core_parse_utc(s, &t, NULL) != CORE_OK || t != u)
+        bad++;
+    }
+    CHECK(bad == 0);
+  }
+  /* What core_utc_now writes reads back as the pinned time. */
+  {
+    char now[32];
+    setenv("PREREG_NOW", "1792454400", 1);
+    core_utc_now(now);
+    unsetenv("PREREG_NOW");
+    CHECK(core_parse_utc(now, &t, NULL) == CORE_OK && t == 1792454400LL);
+  }
+}
+
+static void test_fmt_sig(void) {
+  char t[64];
+  static const struct {
+    double x;
+    int digits;
+    const char *want;
+  } cases[] = {
+      /* the examples the report and the terminal table give */
+      {0.2238, 3, "0.224"},
+      {7.0912, 3, "7.09"},
+      {302.4, 3, "302"},
+      {31.66, 3, "31.7"},
+      {9.996, 3, "10.0"},
+      {1234.6, 3, "1235"},
+      {-3.14159, 3, "-3.14"},
+      /* fixed notation from 0.001 (after rounding) to 10^16 */
+      {0.001, 3, "0.00100"},
+      {0.0009996, 3, "0.00100"},
+      {0.0001234, 3, "0.000123"},
+      {1.234e-5, 3, "1.23e-05"},
+      {1e-5, 3, "1e-05"},
+      {9.99e15, 3, "9990000000000000"},
+      {9.999e15, 3, "1e+16"},
+      {2.5e16, 3, "2.5e+16"},
+      /* zero of either sign, other digit counts (clamped to 1-17) */
+      {0.0, 3, "0"},
+      {-0.0, 3, "0"},
+      {3.14159, 1, "3"},
+      {3.14159, 5, "3.1416"},
+      {0.5, 0, "0.5"},
+      /* printf's rounding decides, next to a carry too */
+      {0.99949999999999994, 3, "0.999"},
+      {0.9995000000000001, 3, "1.00"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    core_fmt_sig(t, sizeof t, cases[i].x, cases[i].digits);
+    CHECK_STR(t, cases[i].want);
+  }
+  core_fmt_sig(t, sizeof t, NAN, 3);
+  CHECK_STR(t, "nan");
+  core_fmt_sig(t, sizeof t, -INFINITY, 3);
+  CHECK_STR(t, "-inf");
+  core_fmt_sig(t, 4, 1234.6, 3); /* truncated like snprintf */
+  CHECK_STR(t, "123");
+}
+
+static void test_md_escape(void) {
+  core_buf b;
+  core_buf_init(&b);
+  core_buf_md_escape(&b, "<script>x</script> *a* [l](u) |c| 1. _u_ #h");
+  CHECK_STR(b.data, "\\<script\\>x\\</script\\> \\*a\\* \\[l\\]\\(u\\) "
+                    "\\|c\\| 1. \\_u\\_ \\#h");
+  core_buf_free(&b);
+  core_buf_init(&b);
+  core_buf_md_escape(&b, "- item\nnext & more");
+  CHECK_STR(b.data, "\\- item next \\& more");
+  core_buf_free(&b);
+  /* A table cell of the bundle's README: one line, no cell break. */
+  core_buf_init(&b);
+  core_buf_md_escape(&b, "a|b\tc\r\nd: e-f's 5% x=1;");
+  CHECK_STR(b.data, "a\\|b c  d: e-f's 5% x=1;");
+  core_buf_md_escape(&b, NULL);
+  CHECK_STR(b.data, "a\\|b c  d: e-f's 5% x=1;");
+  core_buf_free(&b);
+}
+
 static void test_cli(void) {
   cli_opts o;
   core_err err = {0};
@@ -164,6 +295,9 @@ int main(void) {
   test_status();
   test_mem();
   test_sha();
+  test_utc();
+  test_fmt_sig();
+  test_md_escape();
   test_cli();
   return HARNESS_END();
 }

@@ -211,37 +211,6 @@ static report_input *make_input(const char *title) {
 
 /* }==== */
 
-static void test_escape(void) {
-  core_buf b;
-  core_buf_init(&b);
-  report_md_escape(&b, "<script>x</script> *a* [l](u) |c| 1. _u_ #h");
-  CHECK_STR(b.data, "\\<script\\>x\\</script\\> \\*a\\* \\[l\\]\\(u\\) "
-                    "\\|c\\| 1. \\_u\\_ \\#h");
-  core_buf_free(&b);
-  core_buf_init(&b);
-  report_md_escape(&b, "- item\nnext & more");
-  CHECK_STR(b.data, "\\- item next \\& more");
-  core_buf_free(&b);
-}
-
-static void test_fmt(void) {
-  char t[64];
-  report_fmt_sig(t, sizeof t, 0.2238);
-  CHECK_STR(t, "0.224");
-  report_fmt_sig(t, sizeof t, 7.0912);
-  CHECK_STR(t, "7.09");
-  report_fmt_sig(t, sizeof t, 302.4);
-  CHECK_STR(t, "302");
-  report_fmt_sig(t, sizeof t, 31.66);
-  CHECK_STR(t, "31.7");
-  report_fmt_sig(t, sizeof t, 9.996);
-  CHECK_STR(t, "10.0");
-  report_fmt_sig(t, sizeof t, 1234.6);
-  CHECK_STR(t, "1235");
-  report_fmt_sig(t, sizeof t, NAN);
-  CHECK_STR(t, "n/a");
-}
-
 static void test_svg(void) {
   report_forest_row rows[3] = {{"bwrap", 3.42, 3.1, 3.8, "slower"},
                                {"<evil>&", 0.9, 0.8, 1.05, "inconclusive"},
@@ -452,8 +421,6 @@ static void test_inputs(void) {
 }
 
 int main(void) {
-  test_escape();
-  test_fmt();
   test_svg();
   test_render();
   test_xlsx();
