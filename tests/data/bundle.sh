@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bundle.sh: bundles of a data folder laid out by hand (data/data.h):
 # determinism, verification, every kind of tampering, safe extraction.
-# Uses $BUNDLE_TOOL (tests/publish/bundle_tool.c) and Python's tarfile.
+# Uses $BUNDLE_TOOL (tests/data/bundle_tool.c) and Python's tarfile.
 # SPDX-License-Identifier: MIT
 set -u
 : "${BUNDLE_TOOL:?}"

@@ -4,9 +4,9 @@
 # verified, re-analysed and re-rendered, and tampering is caught.
 # SPDX-License-Identifier: MIT
 set -u
-: "${PREREG:?}" "${BUILD:?}"
-TOOL=$BUILD/tests/publish/bundle_tool
-here=$(cd "$(dirname "$0")" && pwd)
+: "${PREREG:?}" "${SRC:?}" "${BUNDLE_TOOL:?}"
+TOOL=$BUNDLE_TOOL
+here=$SRC/tests/data   # tamper.py, shared with data/'s bundle test
 T=$(mktemp -d)
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 cd "$T" || exit 1
