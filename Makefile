@@ -6,7 +6,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 
-.PHONY: all deps build test test-asan demo clean
+.PHONY: all deps build test test-asan demo clean format format-check
 
 all: build
 
@@ -37,7 +37,16 @@ demo: build
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
 
-# {==== Reliability: fuzzing and valgrind ====
+# Formatting: every tracked C file through .clang-format. format rewrites
+# them; format-check (run by .ci/run) fails on any file it would change.
+CLANG_FORMAT ?= clang-format
+format:
+	git ls-files '*.c' '*.h' | xargs $(CLANG_FORMAT) -i
+
+format-check:
+	git ls-files '*.c' '*.h' | xargs $(CLANG_FORMAT) --dry-run -Werror
+
+# Reliability: fuzzing and valgrind.
 # make fuzz: the libFuzzer targets (clang) for FUZZ_SECONDS each;
 # make valgrind: a representative session under valgrind (plain build).
 FUZZ_SECONDS ?= 12
@@ -49,4 +58,3 @@ fuzz: deps
 valgrind: build
 	sh scripts/deps.sh demo test
 	sh scripts/valgrind.sh $(BUILD)/prereg
-# }====

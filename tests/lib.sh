@@ -9,32 +9,46 @@
 #   expect CODE "what" CMD...          passes when CMD exits with CODE;
 #                                      its output is kept in $out
 #   ok / bad "what"                    count a pass or a failure by hand
+#   on_exit 'CMD'                      runs CMD when the script ends (in
+#                                      place of trap ... EXIT, which would
+#                                      replace the verdict)
 #   done_testing [MIN]                 the last line of every script
 #
 # A script passes only if it reaches done_testing, ran at least MIN
 # checks (default 1) and none failed. One that exits before (a crashed
 # command under set -e, a stray exit 0) fails with the count it reached,
-# so a suite whose checks never ran cannot pass.
-TEST_PASS=0
-TEST_FAIL=0
-TEST_DONE=0
+# so a suite whose checks never ran cannot pass. Checks are counted in a
+# file, so that one made in a subshell or a pipeline counts as well (a
+# failure there is not lost). check, check_grep and expect return 1 when
+# they fail, so that `check ... || show_more` works.
 TEST_NAME=$(basename "$0")
+TEST_PID=$$
+TEST_DONE=0
+TEST_ON_EXIT=()
+TEST_LOG=$(mktemp "${TMPDIR:-/tmp}/prereg-test-checks.XXXXXX") || {
+  echo "FAIL: $TEST_NAME: cannot create the file that counts checks" >&2
+  exit 1
+}
 
-ok() { TEST_PASS=$((TEST_PASS + 1)); }
+ok() { echo ok >>"$TEST_LOG"; }
 bad() {
-  TEST_FAIL=$((TEST_FAIL + 1))
+  echo "not ok" >>"$TEST_LOG"
   echo "FAIL: $TEST_NAME: $*" >&2
 }
 check() {
   local what=$1
   shift
-  if "$@"; then ok; else bad "$what"; fi
+  if "$@"; then ok; else
+    bad "$what"
+    return 1
+  fi
 }
 check_grep() {
   if printf '%s\n' "$3" | grep -Eq -- "$2"; then
     ok
   else
     bad "$1: no match for '$2' in: $(printf '%s' "$3" | head -c 1500)"
+    return 1
   fi
 }
 expect() {
@@ -45,26 +59,49 @@ expect() {
     ok
   else
     bad "$what: exit $rc, expected $code: $(printf '%s' "$out" | head -c 1500)"
+    return 1
   fi
+}
+on_exit() { TEST_ON_EXIT+=("$1"); }
+
+# The passes and failures counted so far: "PASSED FAILED".
+test_counts() {
+  awk '$0 == "ok" { p++ } $0 == "not ok" { f++ }
+       END { printf "%d %d\n", p, f }' "$TEST_LOG"
 }
 
 test_verdict() {
-  local rc=$?
+  local rc=$? i pass fail
+  # Only the script's own shell judges (a subshell exiting is not the end).
+  [ "${BASHPID:-$$}" = "$TEST_PID" ] || return 0
+  for ((i = ${#TEST_ON_EXIT[@]} - 1; i >= 0; i--)); do
+    eval "${TEST_ON_EXIT[i]}"
+  done
   if [ "$TEST_DONE" -ne 1 ]; then
+    read -r pass fail < <(test_counts)
+    rm -f "$TEST_LOG"
     echo "FAIL: $TEST_NAME ended (exit $rc) before done_testing, after" \
-      "$TEST_PASS passed and $TEST_FAIL failed checks" >&2
+      "$pass passed and $fail failed checks" >&2
     exit 1
   fi
+  rm -f "$TEST_LOG"
 }
 trap test_verdict EXIT
 
 done_testing() {
-  local min=${1:-1}
+  local min=${1:-1} pass fail
   TEST_DONE=1
-  echo "$TEST_NAME: $TEST_PASS passed, $TEST_FAIL failed"
-  if [ "$TEST_FAIL" -ne 0 ]; then exit 1; fi
-  if [ "$((TEST_PASS))" -lt "$min" ]; then
-    echo "FAIL: $TEST_NAME: only $TEST_PASS checks ran, expected at least $min" >&2
+  read -r pass fail < <(test_counts)
+  echo "$TEST_NAME: $pass passed, $fail failed"
+  if [ "$(trap -p EXIT)" != "trap -- 'test_verdict' EXIT" ]; then
+    rm -f "$TEST_LOG"
+    echo "FAIL: $TEST_NAME: the EXIT trap was replaced (use on_exit)," \
+      "so an early exit would not have been caught" >&2
+    exit 1
+  fi
+  if [ "$fail" -ne 0 ]; then exit 1; fi
+  if [ "$pass" -lt "$min" ]; then
+    echo "FAIL: $TEST_NAME: only $pass checks ran, expected at least $min" >&2
     exit 1
   fi
   exit 0

@@ -6,26 +6,22 @@
 # the original rule beside it, and the errors.
 # SPDX-License-Identifier: MIT
 set -u
+. "$(dirname "$0")/../lib.sh"
 : "${PREREG:?}" "${BUILD:?}" "${SRC:?}"
 PY=/usr/bin/python3
 BOOT_CI="$BUILD/tests/analysis/boot_ci"
-pass=0
-fail=0
 T=$(mktemp -d /tmp/prereg-analyze-cli.XXXXXX)
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
 cd "$T" || exit 1
 export PREREG_NOW=1792540800 # 2026-10-21T00:00:00Z
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-expect() { # expect CODE NAME -- CMD...
-  local want=$1 name=$2
-  shift 3
+# in_files CMD...: CMD with its stdout kept in ./out and its stderr in
+# ./err (has reads them), both shown when expect fails on its exit code.
+in_files() {
   "$@" >out 2>err
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else
-    bad "$name: exit $got, expected $want"; sed 's/^/  | /' out err >&2
-  fi
+  local rc=$?
+  sed 's/^/  | /' out err
+  return $rc
 }
 has() { # has FILE NAME TEXT
   if grep -qF -- "$3" "$1"; then ok; else
@@ -107,26 +103,26 @@ PY
 
 # {==== before registration ====
 write_sheet
-expect 1 "analyze before register" -- "$PREREG" analyze sheet.lua
+expect 1 "analyze before register" in_files "$PREREG" analyze sheet.lua
 has err "analyze before register" "not registered"
-expect 0 "register" -- "$PREREG" register sheet.lua
-expect 0 "analyze without data" -- "$PREREG" analyze sheet.lua --json
+expect 0 "register" in_files "$PREREG" register sheet.lua
+expect 0 "analyze without data" in_files "$PREREG" analyze sheet.lua --json
 has out "analyze without data" '"results": []'
 has out "analyze without data" '"verdict": "inconclusive"'
 # }====
 
 # {==== one import, determinism ====
 gen_csv 0 >batch1.csv
-expect 0 "import" -- "$PREREG" import sheet.lua batch1.csv
-expect 0 "analyze --json" -- "$PREREG" analyze sheet.lua --json
+expect 0 "import" in_files "$PREREG" import sheet.lua batch1.csv
+expect 0 "analyze --json" in_files "$PREREG" analyze sheet.lua --json
 cp out a1.json
-expect 0 "analyze --json again" -- "$PREREG" analyze --json sheet.lua
+expect 0 "analyze --json again" in_files "$PREREG" analyze --json sheet.lua
 if cmp -s a1.json out; then ok; else bad "two runs differ"; fi
 PREREG_THREADS=1 "$PREREG" analyze sheet.lua --json >t1.json 2>&1
 PREREG_THREADS=2 "$PREREG" analyze sheet.lua --json >t2.json 2>&1
 if cmp -s a1.json t1.json && cmp -s a1.json t2.json; then ok; else
   bad "thread counts give different bytes"; fi
-expect 2 "bad PREREG_THREADS" -- env PREREG_THREADS=lots "$PREREG" \
+expect 2 "bad PREREG_THREADS" in_files env PREREG_THREADS=lots "$PREREG" \
   analyze sheet.lua
 has err "bad PREREG_THREADS" "PREREG_THREADS: 'lots' is not a thread count"
 
@@ -210,7 +206,7 @@ PY
 if [ "$(tail -n 1 check.out)" = 0 ]; then ok; else
   bad "JSON contents"; cat check.out >&2; fi
 
-expect 0 "analyze table" -- "$PREREG" analyze sheet.lua
+expect 0 "analyze table" in_files "$PREREG" analyze sheet.lua
 has out "table" "startup · wall_s"
 if grep -qE '^  runc +0\.220 s +reference +n=30$' out; then ok; else
   bad "table: reference row"; cat out >&2; fi
@@ -222,7 +218,7 @@ has out "table" "files / gvisor: 1 run: hung for 120 s"
 # {==== an edited sheet is refused ====
 cp sheet.lua sheet.orig
 sed -i 's/seed = 17/seed = 18/' sheet.lua
-expect 1 "edited sheet" -- "$PREREG" analyze sheet.lua
+expect 1 "edited sheet" in_files "$PREREG" analyze sheet.lua
 has err "edited sheet" "differs from registered version v0"
 cp sheet.orig sheet.lua
 # }====
@@ -230,10 +226,10 @@ cp sheet.orig sheet.lua
 # {==== supersession after data, with the original rule beside it ====
 why="the files workload could fail silently; rerun"
 write_sheet "{ date = \"2026-10-22\", why = \"$why\", supersedes = { \"files\" } }"
-expect 0 "amend" -- "$PREREG" amend sheet.lua
+expect 0 "amend" in_files "$PREREG" amend sheet.lua
 gen_csv 10 | grep -v '^startup' >batch2.csv
-expect 0 "import v1" -- "$PREREG" import sheet.lua batch2.csv
-expect 0 "analyze amended" -- "$PREREG" analyze sheet.lua --json
+expect 0 "import v1" in_files "$PREREG" import sheet.lua batch2.csv
+expect 0 "analyze amended" in_files "$PREREG" analyze sheet.lua --json
 cp out a2.json
 $PY - a2.json <<'PY' >check2.out 2>&1
 import json, sys
@@ -268,11 +264,10 @@ print(len(fails))
 PY
 if [ "$(tail -n 1 check2.out)" = 0 ]; then ok; else
   bad "amended JSON contents"; cat check2.out >&2; fi
-expect 0 "analyze amended table" -- "$PREREG" analyze sheet.lua
+expect 0 "analyze amended table" in_files "$PREREG" analyze sheet.lua
 has out "amended table" \
   "Under the registered rule (version 0), because amendment 1"
 has out "amended table" "10 superseded"
 # }====
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+done_testing 30

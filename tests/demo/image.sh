@@ -120,4 +120,4 @@ echo 'this is not C' > "$tmp/img2/rootfs/opt/sc/src/core/zz_broken.c"
 rc=$?
 check "compile: a file that does not compile fails the run (exit $rc, $n_c files)" test "$rc" -ne 0
 
-finish
+done_testing 45

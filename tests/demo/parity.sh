@@ -91,4 +91,4 @@ check "report runs ($(head -c 200 report.out))" test -f report/report.md
 check "the report says bwrap's runs were invalid, naming the step" \
   sh -c "grep -i 'bwrap' report/report.md | grep -i 'invalid\|not counted' | grep -q 'step 4' ||
          grep -qi 'step 4' report/report.md"
-finish
+done_testing 18

@@ -1,10 +1,10 @@
 #!/bin/bash
-# sheets.sh: the three sheets of issue 6 through the real CLI: each passes
-# `prereg check`; sandbox-cost's replay steps are the committed log, line
-# for line; its first version registers and the amendment is accepted by
-# `prereg amend`; the published experiment and the Kubernetes one refuse
-# to run where their runtimes are missing, naming what is missing, and
-# write no data.
+# sheets.sh: the three committed sheets (protocols/*.lua) through the real
+# CLI: each passes `prereg check`; sandbox-cost's replay steps are the
+# committed log, line for line; its first version registers and the
+# amendment is accepted by `prereg amend`; the published experiment and
+# the Kubernetes one refuse to run where their runtimes are missing,
+# naming what is missing, and write no data.
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -66,4 +66,4 @@ if command -v kubectl > /dev/null && kubectl cluster-info > /dev/null 2>&1; then
 else
   refuses k8s-runtimes 'kubectl'
 fi
-finish
+done_testing 16

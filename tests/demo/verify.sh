@@ -34,4 +34,4 @@ printf 'x' | dd of="$f" bs=1 seek=100 conv=notrunc 2> /dev/null
 rc=$?
 check "a changed byte fails verify (exit $rc)" test $rc -ne 0
 check "and verify names the file" grep -q "$(basename "$f")" "$tmp/verify2.out"
-finish
+done_testing 7

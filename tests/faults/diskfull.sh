@@ -101,4 +101,5 @@ check "resume with room: plan complete, nothing lost or doubled" plan_check "$D/
 if "$PREREG" verify s.lua --data "$D" >verify.txt 2>&1; then ok; else
   bad "verify after resume:"; grep -v '^ok\|^note' verify.txt | head -5 >&2; fi
 check "frozen files of before still intact" frozen_intact
-finish
+report_scenarios
+done_testing 14

@@ -77,4 +77,5 @@ if command -v strace >/dev/null; then
 else
   bad "strace is missing (sh scripts/deps.sh test): commit points not tested"
 fi
-finish
+report_scenarios
+done_testing $((KILLS * 3 + 6 + 4 * 20))

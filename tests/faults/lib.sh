@@ -1,11 +1,10 @@
-# lib.sh: what every fault script shares: counters, a scratch folder that
-# is removed (and unmounted) at exit, and checks of the data folder.
+# lib.sh: what every fault script shares: tests/lib.sh's checks, a count
+# of fault scenarios, a scratch folder that is removed (and unmounted) at
+# exit, and checks of the data folder.
 # SPDX-License-Identifier: MIT
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 : "${PREREG:?PREREG must name the built prereg binary}"
-pass=0 fail=0 scenarios=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+scenarios=0
 scenario() { scenarios=$((scenarios + 1)); echo "--- scenario $scenarios: $*"; }
 
 T=$(mktemp -d /tmp/prereg-faults-XXXXXX)
@@ -18,7 +17,7 @@ cleanup() {
   chmod -R u+w "$T" 2>/dev/null
   rm -rf "$T"
 }
-[ -n "${KEEP:-}" ] || trap cleanup EXIT
+[ -n "${KEEP:-}" ] || on_exit cleanup
 cd "$T" || exit 1
 
 # Writes a sheet with one workload per line of "$@" ("name runs cmd").
@@ -86,8 +85,8 @@ gone_within() {
   return 1
 }
 
-finish() {
+# The line `make test` sums over the fault scripts; just before
+# done_testing.
+report_scenarios() {
   echo "faults: $scenarios fault scenarios ran in $(basename "$0")"
-  echo "$pass passed, $fail failed"
-  [ "$fail" -eq 0 ]
 }

@@ -65,4 +65,5 @@ scenario "writable again: run resumes"
 "$PREREG" run s.lua --data "$D" --resume >/dev/null 2>err.txt
 check "resume after read-only: exit 0" [ $? -eq 0 ]
 check "verify after" "$PREREG" verify s.lua --data "$D" >/dev/null
-finish
+report_scenarios
+done_testing 25

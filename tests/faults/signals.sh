@@ -131,4 +131,5 @@ check "own stdout closed: no crash (rc=$rc)" [ $rc -le 1 ]
 scenario "prereg writing into a closed pipe"
 "$PREREG" analyze int.lua --data "$D" | head -c 1 >/dev/null; rc=${PIPESTATUS[0]}
 check "closed pipe: no crash (rc=$rc)" [ $rc -le 1 ] || [ $rc -eq 141 ]
-finish
+report_scenarios
+done_testing 63

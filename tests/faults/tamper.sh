@@ -91,4 +91,5 @@ check "$CASE: verify does not pass silently (rc=$rc)" \
   bash -c "[ $rc -ne 0 ] || grep -q b0002 verify.txt"
 
 check "no command left" gone_within "$T/nap" 3
-finish
+report_scenarios
+done_testing 23

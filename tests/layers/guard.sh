@@ -10,4 +10,4 @@ rc=$?
 check "lua.h in reports/ does not build" [ $rc -ne 0 ]
 check_grep "the message names the owner" \
   "may be included only in protocols/" "$out"
-done_testing
+done_testing 3

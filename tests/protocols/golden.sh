@@ -5,17 +5,14 @@
 # an empty temporary folder, with --data inside it, and the folder's
 # listing must not change. register must refuse them the same way. Each
 # good/NAME.lua must pass check with exactly good/NAME.expected on stdout.
+# SPDX-License-Identifier: MIT
 set -u
-pass=0
-fail=0
-ok() {
-  if [ "$1" = 0 ]; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL: $2"; fi
-}
+. "$(dirname "$0")/../lib.sh"
+: "${PREREG:?}" "${SRC:?}"
 here="$SRC/tests/protocols"
 tmp=$(mktemp -d)
 scratch=$(mktemp -d) # outside $tmp, whose listing must not change
-trap 'rm -rf "$tmp" "$scratch"' EXIT
+on_exit 'rm -rf "$tmp" "$scratch"'
 mkdir "$tmp/sheets"
 cp -r "$here/good" "$here/bad" "$tmp/sheets/"
 listing() { (cd "$tmp" && find . -printf '%p %s %T@\n' | sort); }
@@ -41,7 +38,7 @@ for sheet in "$here"/bad/*.lua; do
   name=$(basename "$sheet" .lua)
   want="$here/bad/$name.expected"
   nbad=$((nbad + 1))
-  if [ ! -f "$want" ]; then ok 1 "$name: no bad/$name.expected"; continue; fi
+  if [ ! -f "$want" ]; then bad "$name: no bad/$name.expected"; continue; fi
   for cmd in $commands; do
     t0=$(ms_now)
     child_cpu_ms c0
@@ -50,69 +47,73 @@ for sheet in "$here"/bad/*.lua; do
     rc=$?
     child_cpu_ms c1
     t1=$(ms_now)
-    ok $([ $rc = 2 ]; echo $?) "$cmd $name: exit $rc, want 2"
-    ok $([ "$got" = "$(cat "$want")" ]; echo $?) \
-      "$cmd $name: stderr differs:
+    check "$cmd $name: exit $rc, want 2" [ $rc = 2 ]
+    check "$cmd $name: stderr differs:
   got:  $got
-  want: $(cat "$want")"
-    ok $([ $((c1 - c0)) -lt 1000 ]; echo $?) \
-      "$cmd $name: took $((c1 - c0)) ms of CPU (bound: 1000)"
-    ok $([ $((t1 - t0)) -lt 10000 ]; echo $?) \
-      "$cmd $name: took $((t1 - t0)) ms of wall time (hang bound: 10000)"
+  want: $(cat "$want")" [ "$got" = "$(cat "$want")" ]
+    check "$cmd $name: took $((c1 - c0)) ms of CPU (bound: 1000)" \
+      [ $((c1 - c0)) -lt 1000 ]
+    check "$cmd $name: took $((t1 - t0)) ms of wall time (hang bound: 10000)" \
+      [ $((t1 - t0)) -lt 10000 ]
     now=$(listing)
-    ok $([ "$now" = "$before" ]; echo $?) "$cmd $name: wrote a file:
-$(diff <(echo "$before") <(echo "$now"))"
+    check "$cmd $name: wrote a file:
+$(diff <(echo "$before") <(echo "$now"))" [ "$now" = "$before" ]
     before=$now
   done
 done
-ok $([ $nbad -ge 30 ]; echo $?) "only $nbad bad sheets (want >= 30)"
+check "only $nbad bad sheets (want >= 30)" [ $nbad -ge 30 ]
 
 for sheet in "$here"/good/*.lua; do
   name=$(basename "$sheet" .lua)
   got=$(cd "$tmp/sheets" && "$PREREG" check "good/$name.lua" 2>&1)
   rc=$?
-  ok $rc "check good/$name: exit $rc: $got"
-  ok $([ "$got" = "$(cat "$here/good/$name.expected")" ]; echo $?) \
-    "check good/$name: stdout differs from good/$name.expected:
-$(diff <(echo "$got") "$here/good/$name.expected")"
+  check "check good/$name: exit $rc: $got" [ $rc = 0 ]
+  check "check good/$name: stdout differs from good/$name.expected:
+$(diff <(echo "$got") "$here/good/$name.expected")" \
+    [ "$got" = "$(cat "$here/good/$name.expected")" ]
 done
-ok $([ "$(listing)" = "$before" ]; echo $?) "check of good sheets wrote a file"
+check "check of good sheets wrote a file" [ "$(listing)" = "$before" ]
 
 # A sheet that cannot be read is bad input too.
 got=$(cd "$tmp/sheets" && "$PREREG" check missing.lua 2>&1)
-ok $([ $? = 2 ]; echo $?) "check missing.lua: want exit 2"
-ok $([ "$got" = "prereg: missing.lua: cannot open: No such file or directory" ]
-     echo $?) "check missing.lua: $got"
+rc=$?
+check "check missing.lua: exit $rc, want 2" [ $rc = 2 ]
+check "check missing.lua: $got" \
+  [ "$got" = "prereg: missing.lua: cannot open: No such file or directory" ]
 
 # prereg new: writes protocols/ID.lua under the current folder, a sheet
 # that passes check; never overwrites; refuses a bad ID writing nothing.
 work="$tmp/new"
 mkdir "$work"
 out=$(cd "$work" && "$PREREG" new my-test 2>&1)
-ok $? "new my-test: $out"
-ok $([ -f "$work/protocols/my-test.lua" ]; echo $?) "new: no protocols/my-test.lua"
+rc=$?
+check "new my-test: exit $rc: $out" [ $rc = 0 ]
+check "new: no protocols/my-test.lua" [ -f "$work/protocols/my-test.lua" ]
 got=$(cd "$work" && "$PREREG" check protocols/my-test.lua 2>&1)
-ok $? "check of the starter sheet: $got"
-ok $(echo "$got" | grep -q '^ID         my-test$'; echo $?) "starter: id"
+rc=$?
+check "check of the starter sheet: exit $rc: $got" [ $rc = 0 ]
+check_grep "starter: id" '^ID         my-test$' "$got"
 echo "-- edited" >> "$work/protocols/my-test.lua"
 sum=$(sha256sum "$work/protocols/my-test.lua")
 got=$(cd "$work" && "$PREREG" new my-test 2>&1)
-ok $([ $? = 2 ]; echo $?) "new over an existing sheet: want exit 2"
-ok $([ "$got" = "prereg: protocols/my-test.lua already exists; prereg new never overwrites a sheet (choose another ID or --out FILE)" ]
-     echo $?) "new over an existing sheet: $got"
-ok $([ "$(sha256sum "$work/protocols/my-test.lua")" = "$sum" ]; echo $?) \
-  "new changed an existing sheet"
+rc=$?
+check "new over an existing sheet: exit $rc, want 2" [ $rc = 2 ]
+check "new over an existing sheet: $got" \
+  [ "$got" = "prereg: protocols/my-test.lua already exists; prereg new never overwrites a sheet (choose another ID or --out FILE)" ]
+check "new changed an existing sheet" \
+  [ "$(sha256sum "$work/protocols/my-test.lua")" = "$sum" ]
 for id in Bad_ID -x "a b" ""; do
   got=$(cd "$work" && "$PREREG" new "$id" 2>&1)
-  ok $([ $? = 2 ]; echo $?) "new '$id': want exit 2 ($got)"
+  rc=$?
+  check "new '$id': exit $rc, want 2 ($got)" [ $rc = 2 ]
 done
-ok $([ "$(cd "$work" && find . | sort | tr '\n' ' ')" = ". ./protocols ./protocols/my-test.lua " ]
-     echo $?) "new with a bad ID wrote a file"
+check "new with a bad ID wrote a file" \
+  [ "$(cd "$work" && find . | sort | tr '\n' ' ')" = ". ./protocols ./protocols/my-test.lua " ]
 got=$(cd "$work" && "$PREREG" new other --out elsewhere.lua 2>&1)
-ok $? "new --out: $got"
-ok $([ -f "$work/elsewhere.lua" ]; echo $?) "new --out: no elsewhere.lua"
+rc=$?
+check "new --out: exit $rc: $got" [ $rc = 0 ]
+check "new --out: no elsewhere.lua" [ -f "$work/elsewhere.lua" ]
 got=$(cd "$work" && "$PREREG" new piped --out - 2>&1)
-ok $(echo "$got" | grep -q 'id       = "piped"'; echo $?) "new --out -: $got"
+check "new --out -: $got" grep -q 'id       = "piped"' <<<"$got"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+done_testing 1100

@@ -4,28 +4,20 @@
 # and svg), read the XLSX back through LibreOffice and compare its numbers
 # with `prereg analyze --json`, render the HTML in headless Chromium, and
 # refuse (or stamp, with --force) data that does not verify.
+# SPDX-License-Identifier: MIT
 set -u
+. "$(dirname "$0")/../lib.sh"
 : "${PREREG:?set PREREG to the built binary}"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { # check "what" command...
-  local what=$1
-  shift
-  if "$@"; then ok; else bad "$what"; fi
-}
 
 for tool in libreoffice chromium python3; do
   if ! command -v "$tool" >/dev/null; then
-    echo "report_cli: $tool is missing: run scripts/deps.sh test" >&2
-    echo "0 passed, 1 failed"
-    exit 1
+    bad "$tool is missing: run scripts/deps.sh test"
+    done_testing
   fi
 done
 
 W=$(mktemp -d)
-trap 'chmod -R u+w "$W" 2>/dev/null; rm -rf "$W"' EXIT
+on_exit 'chmod -R u+w "$W" 2>/dev/null; rm -rf "$W"'
 cd "$W" || exit 1
 mkdir protocols
 cat >protocols/rep.lua <<'EOF'
@@ -267,5 +259,4 @@ check "no times: no interleaving claim" bash -c "! grep -q 'Not interleaved' nt/
 "$PREREG" report --data d >/dev/null 2>&1
 check "no sheet: exit 2" test $? = 2
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+done_testing 80

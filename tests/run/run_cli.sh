@@ -5,14 +5,11 @@
 # at random moments followed by --resume, with verify passing.
 # SPDX-License-Identifier: MIT
 set -u
+. "$(dirname "$0")/../lib.sh"
 : "${PREREG:?}"
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 
 T=$(mktemp -d /tmp/prereg-run-cli-XXXXXX)
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
 cd "$T"
 mkdir -p img && echo image > img/file
 D=$T/data
@@ -254,5 +251,4 @@ else
   check "cgroup: nothing run" [ ! -e "$D/cg/batches/b0001.csv" ]
 fi
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+done_testing 45

@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
 # bundle.sh: bundles of a data folder laid out by hand (data/data.h):
 # determinism, verification, every kind of tampering, safe extraction.
-# Uses $BUNDLE_TOOL (tests/publish/bundle_tool.c) and Python's tarfile.
+# Uses $BUNDLE_TOOL (tests/data/bundle_tool.c) and Python's tarfile.
 # SPDX-License-Identifier: MIT
 set -u
+. "$(dirname "$0")/../lib.sh"
 : "${BUNDLE_TOOL:?}"
 here=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d)
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
 tamper() { python3 "$here/tamper.py" "$@"; }
 
 # expect_fail NAME CODE BUNDLE PATTERN: verify exits CODE and its message
@@ -73,16 +71,16 @@ sleep 1
 make_folder "$T/b"
 touch -d '2001-01-01' "$T/b/demo/report/report.md"
 "$BUNDLE_TOOL" write "$T/b/demo" "$T/again.tar.gz" >/dev/null
-cmp -s "$B" "$T/again.tar.gz" && ok || bad "two publications of the same data differ"
+check "two publications of the same data differ" cmp -s "$B" "$T/again.tar.gz"
 "$BUNDLE_TOOL" write "$T/a/demo" "$T/again2.tar.gz" >/dev/null
-cmp -s "$B" "$T/again2.tar.gz" && ok || bad "publishing twice differs"
+check "publishing twice differs" cmp -s "$B" "$T/again2.tar.gz"
 # A different report is a different bundle.
 printf '# Report 2\n' >"$T/b/demo/report/report.md"
 "$BUNDLE_TOOL" write "$T/b/demo" "$T/other.tar.gz" >/dev/null
 cmp -s "$B" "$T/other.tar.gz" && bad "a changed report gave the same bundle" || ok
 
 # The archive as another implementation (Python) sees it.
-python3 - "$B" <<'PY' && ok || bad "archive layout (see above)"
+check "archive layout (see above)" python3 - "$B" <<'PY'
 import gzip, sys, tarfile
 raw = open(sys.argv[1], "rb").read()
 assert raw[:2] == b"\x1f\x8b", "not gzip"
@@ -117,7 +115,7 @@ PY
 # {==== Verifying ====
 out=$("$BUNDLE_TOOL" verify "$B" 2>&1); rc=$?
 [ $rc = 0 ] && grep -q "ok: experiment demo, .* versions v0..v1, 2 batches (5 rows), report included" <<<"$out" && ok || bad "verify of a good bundle: $rc $out"
-grep -qF "sha256 $sha1" <<<"$out" && ok || bad "verify does not print the bundle's sha256: $out"
+check "verify does not print the bundle's sha256: $out" grep -qF "sha256 $sha1" <<<"$out"
 
 # One byte changed in each member in turn.
 for m in $(tamper list "$B"); do
@@ -216,23 +214,23 @@ out=$("$BUNDLE_TOOL" write "$T/d/demo" "$T/d.tar.gz" 2>&1); rc=$?
 [ $rc = 2 ] && grep -qF "report/passwd: not a regular file" <<<"$out" && ok || bad "write with a link in report: $rc $out"
 make_folder "$T/e"
 rm -rf "$T/e/demo/report"
-"$BUNDLE_TOOL" write "$T/e/demo" "$T/e.tar.gz" >/dev/null && ok || bad "write without report"
+check "write without report" "$BUNDLE_TOOL" write "$T/e/demo" "$T/e.tar.gz" >/dev/null
 tar -xzOf "$T/e.tar.gz" demo/README.md | grep -q "No report was rendered" && ok || bad "README does not say the report is absent"
 "$BUNDLE_TOOL" verify "$T/e.tar.gz" | grep -q "no report" && ok || bad "verify without report"
 # }====
 
 # {==== Extracting ====
 out=$(cd "$T" && "$BUNDLE_TOOL" extract "$B"); rc=$?
-[ $rc = 0 ] && ok || bad "extract: $rc $out"
-[ "$(head -1 <<<"$out")" = "sheet demo/versions/v1.lua" ] && ok || bad "newest sheet: $(head -1 <<<"$out")"
+check "extract: $rc $out" [ $rc = 0 ]
+check "newest sheet: $(head -1 <<<"$out")" [ "$(head -1 <<<"$out")" = "sheet demo/versions/v1.lua" ]
 # Every file extracted with the publisher's bytes, read-only.
 (cd "$T/a" && find demo -type f | sort | while read -r f; do
    echo "$(sha256sum "$f" | cut -c1-64)  $f 444"; done) >"$T/want"
 tail -n +2 <<<"$out" | grep -v -e BUNDLE-MANIFEST -e README.md >"$T/got"
-diff "$T/want" "$T/got" >/dev/null && ok || bad "extracted files differ: $(diff "$T/want" "$T/got")"
+check "extracted files differ: $(diff "$T/want" "$T/got")" diff "$T/want" "$T/got" >/dev/null
 # The temporary copy is gone after the process exits.
 left=$(TMPDIR=$T/tmp; mkdir -p "$TMPDIR"; export TMPDIR; "$BUNDLE_TOOL" extract "$B" >/dev/null; ls "$TMPDIR")
-[ -z "$left" ] && ok || bad "temporary copy left behind: $left"
+check "temporary copy left behind: $left" [ -z "$left" ]
 # Nothing is extracted from a bad bundle, and nothing escapes.
 tamper add "$B" "$T/t.tar.gz" ../escaped
 mkdir -p "$T/tmp2"
@@ -240,5 +238,4 @@ mkdir -p "$T/tmp2"
 [ $rc = 1 ] && [ ! -e "$T/escaped" ] && [ -z "$(ls "$T/tmp2")" ] && ok || bad "extract of a bad bundle: $rc"
 # }====
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+done_testing 90

@@ -4,22 +4,21 @@
 # verified, re-analysed and re-rendered, and tampering is caught.
 # SPDX-License-Identifier: MIT
 set -u
-: "${PREREG:?}" "${BUILD:?}"
-TOOL=$BUILD/tests/publish/bundle_tool
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/../lib.sh"
+: "${PREREG:?}" "${SRC:?}" "${BUNDLE_TOOL:?}"
+TOOL=$BUNDLE_TOOL
+here=$SRC/tests/data   # tamper.py, shared with data/'s bundle test
 T=$(mktemp -d)
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
 cd "$T" || exit 1
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# check NAME CMD...: CMD succeeds.
-check() { local n=$1; shift; if "$@" >/dev/null 2>"$T/err"; then ok; else bad "$n: $(cat "$T/err")"; fi; }
+# quiet CMD...: CMD with its stdout dropped and its stderr kept in
+# $T/err, shown when a check on it fails.
+quiet() { "$@" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; return 1; }; }
 # refuses NAME CODE PATTERN CMD...: CMD exits CODE and says PATTERN.
 refuses() {
-  local n=$1 code=$2 pat=$3 out rc; shift 3
-  out=$("$@" 2>&1); rc=$?
-  if [ "$rc" = "$code" ] && grep -qF -- "$pat" <<<"$out"; then ok; else bad "$n: exit $rc (wanted $code), output: $out"; fi
+  local n=$1 code=$2 pat=$3; shift 3
+  expect "$code" "$n" "$@" || return 1
+  if grep -qF -- "$pat" <<<"$out"; then ok; else bad "$n: no '$pat' in: $out"; fi
 }
 
 cat >demo.lua <<'LUA'
@@ -51,35 +50,35 @@ PY
 
 # Not registered yet: nothing to publish.
 refuses "publish before register" 1 "not registered" "$PREREG" publish demo.lua
-[ ! -e data/pubdemo/publish ] && ok || bad "something was written for an unregistered sheet"
+check "something was written for an unregistered sheet" [ ! -e data/pubdemo/publish ]
 
 export PREREG_NOW=1790000000
-check "register" "$PREREG" register demo.lua
-check "import 1" "$PREREG" import demo.lua m1.csv
+check "register" quiet "$PREREG" register demo.lua
+check "import 1" quiet "$PREREG" import demo.lua m1.csv
 # An amendment, then more data under it: the chain has two versions.
 sed -i 's/^  threats = { "Made-up numbers." },$/  threats = { "Made-up numbers." },\n  amendments = { { date = "2026-09-20", why = "Count v as well." } },/' demo.lua
 export PREREG_NOW=1790100000
-check "amend" "$PREREG" amend demo.lua
-check "import 2" "$PREREG" import demo.lua m2.csv
+check "amend" quiet "$PREREG" amend demo.lua
+check "import 2" quiet "$PREREG" import demo.lua m2.csv
 unset PREREG_NOW
 
 # Without a report, publish says so and so does the README.
 out=$("$PREREG" publish demo.lua --out "$T/noreport.tar.gz" 2>&1)
-grep -q "no report in" <<<"$out" && ok || bad "publish without report: $out"
+check "publish without report: $out" grep -q "no report in" <<<"$out"
 tar -xzOf "$T/noreport.tar.gz" pubdemo/README.md | grep -q "No report was rendered" && ok || bad "README of a bundle without report"
 
-check "report" "$PREREG" report demo.lua
+check "report" quiet "$PREREG" report demo.lua
 out=$("$PREREG" publish demo.lua); rc=$?
 B=data/pubdemo/publish/pubdemo.tar.gz
 [ $rc = 0 ] && [ -f "$B" ] && grep -qF "sha256  $(sha256sum "$B" | cut -c1-64)" <<<"$out" && ok || bad "publish: $rc $out"
 cp "$B" first.tar.gz
 sleep 1
-check "publish again" "$PREREG" publish demo.lua
-cmp -s first.tar.gz "$B" && ok || bad "publishing the same data twice gave different bytes"
-check "publish --out" "$PREREG" publish demo.lua --out "$T/elsewhere/pubdemo.tar.gz"
-cmp -s first.tar.gz "$T/elsewhere/pubdemo.tar.gz" && ok || bad "--out gave different bytes"
+check "publish again" quiet "$PREREG" publish demo.lua
+check "publishing the same data twice gave different bytes" cmp -s first.tar.gz "$B"
+check "publish --out" quiet "$PREREG" publish demo.lua --out "$T/elsewhere/pubdemo.tar.gz"
+check "--out gave different bytes" cmp -s first.tar.gz "$T/elsewhere/pubdemo.tar.gz"
 refuses "--out without .tar.gz" 2 "must end in .tar.gz" "$PREREG" publish demo.lua --out x.zip
-[ ! -e x.zip ] && ok || bad "x.zip written"
+check "x.zip written" [ ! -e x.zip ]
 
 # What is inside: every version, diff, batch and its facts, the report.
 members=$(tar -tzf "$B")
@@ -89,13 +88,13 @@ for m in pubdemo/BUNDLE-MANIFEST pubdemo/MANIFEST pubdemo/README.md \
          pubdemo/batches/b0001.csv pubdemo/batches/b0001.json \
          pubdemo/batches/b0002.csv pubdemo/batches/b0002.json \
          pubdemo/report/report.md pubdemo/report/report.html pubdemo/report/report.xlsx; do
-  grep -qx "$m" <<<"$members" && ok || bad "bundle lacks $m"
+  check "bundle lacks $m" grep -qx "$m" <<<"$members"
 done
 # Every file of the data folder's MANIFEST, byte for byte.
 (cd data/pubdemo && while read -r sha rel; do
    [ "$(tar -xzOf "$T/$B" "pubdemo/$rel" | sha256sum | cut -c1-64)" = "$sha" ] || echo "$rel"
  done <MANIFEST) >"$T/differ"
-[ ! -s "$T/differ" ] && ok || bad "bundle members differ from the MANIFEST: $(cat "$T/differ")"
+check "bundle members differ from the MANIFEST: $(cat "$T/differ")" [ ! -s "$T/differ" ]
 
 # {==== The bundle alone ====
 mkdir reader && cp "$B" reader/ && cd reader || exit 1
@@ -110,10 +109,10 @@ refuses "report BUNDLE without --out" 2 "needs --out" "$PREREG" report pubdemo.t
 # The same through the library call those commands use (bundle_tool run
 # hands the command exactly what cmd_resolve_input would).
 "$TOOL" run pubdemo.tar.gz "$PREREG" analyze @SHEET --data @DATA --json >"$T/a-tool.json"
-cmp -s "$T/a-sheet.json" "$T/a-tool.json" && ok || bad "analysis from the extracted bundle differs"
+check "analysis from the extracted bundle differs" cmp -s "$T/a-sheet.json" "$T/a-tool.json"
 "$TOOL" run pubdemo.tar.gz "$PREREG" report @SHEET --data @DATA --out "$T/rep-tool" >/dev/null
 for f in report.xlsx $(cd "$T/data/pubdemo/report" && ls *.svg); do
-  cmp -s "$T/data/pubdemo/report/$f" "$T/rep-tool/$f" && ok || bad "report file $f from the bundle differs"
+  check "report file $f from the bundle differs" cmp -s "$T/data/pubdemo/report/$f" "$T/rep-tool/$f"
 done
 ls /tmp | grep -q "^prereg-bundle-" && [ -n "$(find /tmp -maxdepth 1 -name 'prereg-bundle-*' -newer "$T/a-tool.json")" ] && bad "temporary copies left in /tmp" || ok
 cd "$T" || exit 1
@@ -138,13 +137,12 @@ refuses "not a bundle" 2 "not a prereg bundle" "$PREREG" verify no.tar.gz
 # {==== Publish refuses data that do not verify, or an edited sheet ====
 echo "-- edited" >>demo.lua
 refuses "edited sheet" 1 "" "$PREREG" publish demo.lua --out "$T/edited.tar.gz"
-[ ! -e "$T/edited.tar.gz" ] && ok || bad "a bundle of an edited sheet was written"
+check "a bundle of an edited sheet was written" [ ! -e "$T/edited.tar.gz" ]
 sed -i '$d' demo.lua
 chmod u+w data/pubdemo/batches/b0001.csv
 sed -i 's/,w,b,/,w,a,/' data/pubdemo/batches/b0001.csv
 refuses "tampered data" 1 "batches/b0001.csv" "$PREREG" publish demo.lua --out "$T/tampered.tar.gz"
-[ ! -e "$T/tampered.tar.gz" ] && ok || bad "a bundle of tampered data was written"
+check "a bundle of tampered data was written" [ ! -e "$T/tampered.tar.gz" ]
 # }====
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+done_testing 90

@@ -4,25 +4,20 @@
 # catching changed, deleted and added files.
 # SPDX-License-Identifier: MIT
 set -u
+. "$(dirname "$0")/../lib.sh"
 : "${PREREG:?}"
-pass=0
-fail=0
 T=$(mktemp -d /tmp/prereg-lock-cli.XXXXXX)
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
 cd "$T" || exit 1
 export PREREG_NOW=1792540800   # 2026-10-21T00:00:00Z
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# expect CODE NAME -- CMD...: runs CMD, keeps stdout/stderr in out/err.
-expect() {
-  local want=$1 name=$2
-  shift 3
+# in_files CMD...: CMD with its stdout kept in ./out and its stderr in
+# ./err (has reads them), both shown when expect fails on its exit code.
+in_files() {
   "$@" >out 2>err
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else
-    bad "$name: exit $got, expected $want"; sed 's/^/  | /' out err >&2
-  fi
+  local rc=$?
+  sed 's/^/  | /' out err
+  return $rc
 }
 has() { # has FILE NAME TEXT: FILE contains TEXT literally
   if grep -qF -- "$3" "$1"; then ok; else
@@ -68,10 +63,10 @@ LUA
 
 # {==== register ====
 write_sheet 3
-expect 1 "import before register" -- "$PREREG" import sheet.lua x.csv
+expect 1 "import before register" in_files "$PREREG" import sheet.lua x.csv
 has err "import before register" \
   "sheet.lua: not registered; run prereg register sheet.lua"
-expect 0 "register" -- "$PREREG" register sheet.lua
+expect 0 "register" in_files "$PREREG" register sheet.lua
 has out "register" "registered locktest"
 has out "register" "$(sha256sum sheet.lua | cut -d' ' -f1)"
 has out "register" "frozen  data/locktest/versions/v0.lua"
@@ -82,11 +77,11 @@ if [ "$(stat -c %a data/locktest/versions/v0.lua)" = 444 ]; then ok; else
 has data/locktest/versions/v0.json "v0.json" '"filed_at": "2026-10-21T00:00:00Z"'
 has data/locktest/versions/v0.json "v0.json" '"prereg_version"'
 has data/locktest/MANIFEST "manifest" "  versions/v0.lua"
-expect 0 "register again" -- "$PREREG" register sheet.lua
+expect 0 "register again" in_files "$PREREG" register sheet.lua
 has out "register again" "already registered as v0"
 cp sheet.lua orig.lua
 sed -i 's/The lock holds/Another title/' sheet.lua
-expect 1 "register a different sheet" -- "$PREREG" register sheet.lua
+expect 1 "register a different sheet" in_files "$PREREG" register sheet.lua
 has err "register a different sheet" \
   "a different sheet is already registered under id 'locktest'"
 cp orig.lua sheet.lua
@@ -99,7 +94,7 @@ startup,bare,wall_s,0.0011,1,
 startup,other,wall_s,0.0031,1,"a note, with a comma"
 measured,bare,inner_s,1.5,1,
 CSV
-expect 0 "import csv" -- "$PREREG" import sheet.lua good.csv
+expect 0 "import csv" in_files "$PREREG" import sheet.lua good.csv
 has out "import csv" "imported 3 rows from good.csv into data/locktest (sheet v0)"
 has data/locktest/batches/b0001.csv "b0001 rows" \
   ",import,startup,other,1,2,1,,,,,,,1,,wall_s,0.0031,0"
@@ -110,7 +105,7 @@ has data/locktest/batches/b0001.json "b0001 facts" '"a note, with a comma"'
 
 # {==== edit -> refused -> amend -> accepted ====
 write_sheet 5
-expect 1 "import under an edited sheet" -- "$PREREG" import sheet.lua good.csv
+expect 1 "import under an edited sheet" in_files "$PREREG" import sheet.lua good.csv
 has err "lock message" "sheet.lua: differs from registered version v0:"
 has err "lock message" "  --- versions/v0.lua"
 has err "lock message" "  +++ sheet.lua"
@@ -120,11 +115,11 @@ has err "lock message" \
   '  +    { name = "startup", runs = 5, cmd = "true", metrics = { "wall_s" } },'
 has err "lock message" \
   'append an entry to `amendments` saying why, then run: prereg amend sheet.lua'
-expect 1 "amend without an amendment" -- "$PREREG" amend sheet.lua
+expect 1 "amend without an amendment" in_files "$PREREG" amend sheet.lua
 has err "amend without an amendment" "no amendment was added"
 A1='{ date = "2026-10-22", why = "Five runs: three were too few." }'
 write_sheet 5 "$A1"
-PREREG_NOW=1792627200 expect 0 "amend" -- "$PREREG" amend sheet.lua
+PREREG_NOW=1792627200 expect 0 "amend" in_files "$PREREG" amend sheet.lua
 has out "amend" "amended locktest: v1 (2026-10-22: Five runs: three were too few.)"
 has out "amend" "--- versions/v0.lua"
 has out "amend" "+++ versions/v1.lua"
@@ -137,24 +132,24 @@ diff -u --label versions/v0.lua --label versions/v1.lua \
   data/locktest/versions/v0.lua data/locktest/versions/v1.lua >gnu.diff
 if cmp -s gnu.diff data/locktest/versions/v1.diff; then ok; else
   bad "v1.diff differs from diff -u"; diff gnu.diff data/locktest/versions/v1.diff >&2; fi
-expect 0 "import after amend" -- "$PREREG" import sheet.lua good.csv
+expect 0 "import after amend" in_files "$PREREG" import sheet.lua good.csv
 has out "import after amend" "(sheet v1)"
-expect 1 "amend again, unchanged" -- "$PREREG" amend sheet.lua
+expect 1 "amend again, unchanged" in_files "$PREREG" amend sheet.lua
 has err "amend again, unchanged" "identical to version v1; nothing to amend"
 # }====
 
 # {==== amendments are appended, never edited ====
 write_sheet 6 '{ date = "2026-10-22", why = "Five runs: too few before." }' \
   '{ date = "2026-10-23", why = "Six." }'
-expect 1 "edited amendment" -- "$PREREG" amend sheet.lua
+expect 1 "edited amendment" in_files "$PREREG" amend sheet.lua
 has err "edited amendment" \
   'amendments[1] (dated 2026-10-22) differs from the one recorded in v1'
 write_sheet 6
-expect 1 "removed amendment" -- "$PREREG" amend sheet.lua
+expect 1 "removed amendment" in_files "$PREREG" amend sheet.lua
 has err "removed amendment" "amendments[1] (dated 2026-10-22: \"Five runs: three were too few.\"), recorded in v1, was removed"
 write_sheet 6 "$A1" '{ date = "2026-10-23", why = "Six." }' \
   '{ date = "2026-10-24", why = "Seven." }'
-expect 1 "two new amendments" -- "$PREREG" amend sheet.lua
+expect 1 "two new amendments" in_files "$PREREG" amend sheet.lua
 has err "two new amendments" "2 new amendments; prereg amend records exactly one"
 write_sheet 5 "$A1"
 # }====
@@ -162,26 +157,26 @@ write_sheet 5 "$A1"
 # {==== malformed imports: nothing written ====
 before=$(snapshot)
 printf 'workload,arm,metric,value\nstartup,bare,wall_s,0.1\nstartup,bare,wall_s,abc\n' >bad1.csv
-expect 2 "bad value" -- "$PREREG" import sheet.lua bad1.csv
+expect 2 "bad value" in_files "$PREREG" import sheet.lua bad1.csv
 has err "bad value" "bad1.csv:3: value 'abc' is not a finite number"
 printf 'workload,arm,metric,value,colour\nstartup,bare,wall_s,0.1,red\n' >bad2.csv
-expect 2 "unknown column" -- "$PREREG" import sheet.lua bad2.csv
+expect 2 "unknown column" in_files "$PREREG" import sheet.lua bad2.csv
 has err "unknown column" "bad2.csv:1: unknown column 'colour'"
 printf 'arm,value,workload,metric\nbare,0.1,startup,wall_s\nnope,0.2,startup,wall_s\n' >bad3.csv
-expect 2 "undeclared arm" -- "$PREREG" import sheet.lua bad3.csv
+expect 2 "undeclared arm" in_files "$PREREG" import sheet.lua bad3.csv
 has err "undeclared arm" "bad3.csv:3: arm 'nope' is not declared in sheet.lua (declared: bare, other)"
 printf 'workload,arm,metric,value\nstartup,bare,pss_mib,1\n' >bad4.csv
-expect 2 "undeclared metric" -- "$PREREG" import sheet.lua bad4.csv
+expect 2 "undeclared metric" in_files "$PREREG" import sheet.lua bad4.csv
 has err "undeclared metric" "bad4.csv:2: metric 'pss_mib' is not declared by workload 'startup'"
 printf 'workload,arm,metric,value\n"startup,bare,wall_s,1\n' >bad5.csv
-expect 2 "open quote" -- "$PREREG" import sheet.lua bad5.csv
+expect 2 "open quote" in_files "$PREREG" import sheet.lua bad5.csv
 has err "open quote" "bad5.csv:2: unterminated quoted field"
 printf 'workload,arm,metric\nstartup,bare,wall_s\n' >bad6.csv
-expect 2 "missing column" -- "$PREREG" import sheet.lua bad6.csv
+expect 2 "missing column" in_files "$PREREG" import sheet.lua bad6.csv
 has err "missing column" "bad6.csv:1: missing column 'value'"
-expect 2 "missing import file" -- "$PREREG" import sheet.lua nosuch.csv
+expect 2 "missing import file" in_files "$PREREG" import sheet.lua nosuch.csv
 has err "missing import file" "nosuch.csv: cannot open"
-expect 2 "--arm-from names an undeclared arm" -- "$PREREG" import sheet.lua \
+expect 2 "--arm-from names an undeclared arm" in_files "$PREREG" import sheet.lua \
   good.csv --arm-from "true=ghost"
 has err "--arm-from names an undeclared arm" \
   "--arm-from: arm 'ghost' is not declared in sheet.lua (declared: bare, other)"
@@ -189,7 +184,7 @@ if [ "$(snapshot)" = "$before" ]; then ok; else bad "a refused import wrote file
 # Reordered columns, exit codes judged against the expectation, no final
 # newline: accepted.
 printf 'value,metric,arm,workload,exit_code\n0.2,wall_s,bare,startup,0\n0.3,wall_s,other,startup,1' >ok2.csv
-expect 0 "reordered csv" -- "$PREREG" import sheet.lua ok2.csv
+expect 0 "reordered csv" in_files "$PREREG" import sheet.lua ok2.csv
 has data/locktest/batches/b0003.csv "exit code judged" \
   "startup,other,0,2,line-3,,,,,,1,0,\"exit code 1, expected 0\",wall_s,0.3,0"
 # }====
@@ -197,10 +192,10 @@ has data/locktest/batches/b0003.csv "exit code judged" \
 # {==== hyperfine --export-json ====
 hyperfine -N --runs 3 --warmup 0 --export-json hf.json \
   'true' 'sleep 0.01' >/dev/null 2>&1 || bad "hyperfine failed"
-expect 2 "hyperfine, unmapped command" -- "$PREREG" import sheet.lua hf.json
+expect 2 "hyperfine, unmapped command" in_files "$PREREG" import sheet.lua hf.json
 has err "hyperfine, unmapped command" \
   "hf.json: results[0].command: 'true' is not an arm; map it with --arm-from 'true=ARM'"
-expect 0 "hyperfine import" -- "$PREREG" import sheet.lua hf.json \
+expect 0 "hyperfine import" in_files "$PREREG" import sheet.lua hf.json \
   --arm-from "true=bare,sleep 0.01=other"
 has out "hyperfine import" "imported 6 rows from hf.json"
 # Every time of the JSON is a row, exactly, under workload "measured".
@@ -225,10 +220,10 @@ d = json.load(open(sys.argv[1]))
 d["results"][1]["times"][2] = "slow"
 json.dump(d, sys.stdout)
 PY
-expect 2 "hyperfine, bad time" -- "$PREREG" import sheet.lua hfbad.json \
+expect 2 "hyperfine, bad time" in_files "$PREREG" import sheet.lua hfbad.json \
   --arm-from "true=bare,sleep 0.01=other"
 has err "hyperfine, bad time" "hfbad.json: results[1].times[2]: not a non-negative number"
-expect 2 "hyperfine, bad --only" -- "$PREREG" import sheet.lua hf.json \
+expect 2 "hyperfine, bad --only" in_files "$PREREG" import sheet.lua hf.json \
   --only nope --arm-from "true=bare,sleep 0.01=other"
 has err "hyperfine, bad --only" "--only: workload 'nope' is not declared"
 # }====
@@ -237,13 +232,13 @@ has err "hyperfine, bad --only" "--only: workload 'nope' is not declared"
 flock data/locktest/.lock sleep 3 &
 holder=$!
 sleep 0.3
-expect 1 "concurrent import" -- "$PREREG" import sheet.lua good.csv
+expect 1 "concurrent import" in_files "$PREREG" import sheet.lua good.csv
 has err "concurrent import" "another prereg command is writing to this experiment"
 wait "$holder"
 # }====
 
 # {==== status ====
-expect 0 "status" -- "$PREREG" status sheet.lua
+expect 0 "status" in_files "$PREREG" status sheet.lua
 has out "status" "locktest: The lock holds"
 has out "status" "v0   2026-10-21T00:00:00Z  sha256 $(sha256sum data/locktest/versions/v0.lua | cut -c1-12)  registered"
 has out "status" "v1   2026-10-22T00:00:00Z  sha256 $(sha256sum data/locktest/versions/v1.lua | cut -c1-12)  2026-10-22: Five runs: three were too few."
@@ -253,7 +248,7 @@ grep -E '^  measured +bare +import +5 +0 +0$' out >/dev/null && ok || { bad "sta
 # }====
 
 # {==== verify ====
-expect 0 "verify" -- "$PREREG" verify sheet.lua
+expect 0 "verify" in_files "$PREREG" verify sheet.lua
 nfiles=$(wc -l <data/locktest/MANIFEST)
 has out "verify" "ok: $nfiles files, chain of 2 versions"
 cp -a data pristine
@@ -261,23 +256,23 @@ f=data/locktest/batches/b0001.csv
 chmod u+w "$f"
 printf '%s' "$(cat "$f" | sed '2s/0.0011/0.0012/')" >"$f"; echo >>"$f"
 chmod 444 "$f"
-expect 1 "verify, changed byte" -- "$PREREG" verify sheet.lua
+expect 1 "verify, changed byte" in_files "$PREREG" verify sheet.lua
 has out "verify, changed byte" "data/locktest/batches/b0001.csv: content differs from the MANIFEST"
 has err "verify, changed byte" "verification failed: 1 problem"
 rm -rf data && cp -a pristine data
 chmod u+w data/locktest/versions
 rm -f data/locktest/versions/v1.diff
-expect 1 "verify, deleted file" -- "$PREREG" verify sheet.lua
+expect 1 "verify, deleted file" in_files "$PREREG" verify sheet.lua
 has out "verify, deleted file" "data/locktest/versions/v1.diff: missing (listed in MANIFEST line"
 rm -rf data && cp -a pristine data
 echo extra >data/locktest/batches/b0002.extra
-expect 1 "verify, added file" -- "$PREREG" verify sheet.lua
+expect 1 "verify, added file" in_files "$PREREG" verify sheet.lua
 has out "verify, added file" "data/locktest/batches/b0002.extra: not in the MANIFEST"
 rm -rf data && cp -a pristine data
 chmod u+w data/locktest/versions/v0.lua
 # A writable frozen file whose content matches (a copy or a checkout loses
 # modes) is a note with the command that protects it again, not a failure.
-expect 0 "verify, writable" -- "$PREREG" verify sheet.lua
+expect 0 "verify, writable" in_files "$PREREG" verify sheet.lua
 has out "verify, writable" "note: 1 frozen file is writable, first data/locktest/versions/v0.lua (mode 0644)"
 has out "verify, writable" "chmod -R a-w data/locktest/versions data/locktest/batches"
 rm -rf data && cp -a pristine data
@@ -287,7 +282,7 @@ chmod u+w data/locktest/versions/v1.lua data/locktest/MANIFEST
 echo "-- sneaked in" >>data/locktest/versions/v1.lua
 sed -i "s|^[0-9a-f]*  versions/v1.lua|$(sha256sum data/locktest/versions/v1.lua | cut -d' ' -f1)  versions/v1.lua|" data/locktest/MANIFEST
 chmod 444 data/locktest/versions/v1.lua data/locktest/MANIFEST
-expect 1 "verify, rewritten chain" -- "$PREREG" verify sheet.lua
+expect 1 "verify, rewritten chain" in_files "$PREREG" verify sheet.lua
 has out "verify, rewritten chain" "data/locktest/versions/v1.lua: sha256"
 has out "verify, rewritten chain" "differs from versions/v1.json"
 has out "verify, rewritten chain" "data/locktest/versions/v1.diff: does not match the difference between versions/v0.lua and versions/v1.lua"
@@ -298,7 +293,7 @@ chmod u+w "$f" data/locktest/MANIFEST
 sed -i '3s/^0,/1,/' "$f"
 sed -i "s|^[0-9a-f]*  batches/b0001.csv|$(sha256sum "$f" | cut -d' ' -f1)  batches/b0001.csv|" data/locktest/MANIFEST
 chmod 444 "$f" data/locktest/MANIFEST
-expect 1 "verify, row from the future" -- "$PREREG" verify sheet.lua
+expect 1 "verify, row from the future" in_files "$PREREG" verify sheet.lua
 has out "verify, row from the future" \
   "data/locktest/batches/b0001.csv:3: sheet_version did not exist when the batch started: v1"
 rm -rf data && cp -a pristine data
@@ -307,15 +302,14 @@ rm -rf data && cp -a pristine data
 # {==== an amendment that supersedes a workload's earlier rows ====
 write_sheet 5 "$A1" \
   '{ date = "2026-10-25", why = "Rerun startup in full.", supersedes = { "startup" } }'
-PREREG_NOW=1792800000 expect 0 "amend, superseding" -- "$PREREG" amend sheet.lua
+PREREG_NOW=1792800000 expect 0 "amend, superseding" in_files "$PREREG" amend sheet.lua
 has out "amend, superseding" "amended locktest: v2 (2026-10-25: Rerun startup in full.)"
-expect 0 "status after superseding" -- "$PREREG" status sheet.lua
+expect 0 "status after superseding" in_files "$PREREG" status sheet.lua
 has out "status after superseding" "supersedes earlier rows of: startup"
 grep -E '^  startup +other +5 +0 +0 +3$' out >/dev/null && ok || { bad "status: superseded startup/other"; cat out >&2; }
 grep -E '^  measured +bare +import +5 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare kept"; cat out >&2; }
-expect 0 "verify, three versions" -- "$PREREG" verify sheet.lua
+expect 0 "verify, three versions" in_files "$PREREG" verify sheet.lua
 has out "verify, three versions" "chain of 3 versions"
 # }====
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+done_testing 105
