@@ -266,31 +266,6 @@ static char *full_command(const proto_sheet *s, const proto_workload *w,
   return full;
 }
 
-static void rm_tree(const char *path) {
-  struct stat sb;
-  if (lstat(path, &sb) != 0)
-    return;
-  if (S_ISDIR(sb.st_mode)) {
-    chmod(path, 0755); /* a read-only folder of a test would stop us */
-    DIR *d = opendir(path);
-    if (d) {
-      struct dirent *e;
-      while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-          continue;
-        char *p = core_path_join(path, e->d_name);
-        if (p)
-          rm_tree(p);
-        core_free(p);
-      }
-      closedir(d);
-    }
-    rmdir(path);
-  } else {
-    unlink(path);
-  }
-}
-
 /* A failed run's folder is kept as evidence, but a frozen batch holds
  * regular files only: symlinks, sockets and fifos are removed (their
  * names go to the run's stderr file). */
@@ -901,7 +876,7 @@ output_lost:
 cleanup:
   if (work) {
     if (o->valid || warm || o->interrupted)
-      rm_tree(work);
+      core_remove_tree(work, NULL);
     else
       prune_special(work, fe);
   }

@@ -1,7 +1,9 @@
-/* test_core.c: status, memory injection, buffers, SHA-256, option parser.
+/* test_core.c: status, memory injection, buffers, SHA-256, tree removal,
+ * option parser.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -106,6 +108,48 @@ static void test_sha(void) {
   CHECK(strstr(err.msg, "/nonexistent/x: cannot open") != NULL);
 }
 
+/* A tree as a command may leave it: read-only and closed folders, links
+ * to things outside that must survive. */
+static void test_remove_tree(void) {
+  char top[] = "/tmp/prereg-core-rm-XXXXXX";
+  char p[256], q[256];
+  core_err err = {0};
+  CHECK(mkdtemp(top) != NULL);
+  snprintf(p, sizeof p, "%s/outside", top);
+  CHECK(mkdir(p, 0755) == 0);
+  snprintf(p, sizeof p, "%s/outside/keep", top);
+  FILE *f = fopen(p, "w");
+  CHECK(f != NULL);
+  if (f)
+    fclose(f);
+  snprintf(p, sizeof p, "%s/t", top);
+  CHECK(mkdir(p, 0755) == 0);
+  snprintf(p, sizeof p, "%s/t/ro", top);
+  CHECK(mkdir(p, 0755) == 0);
+  snprintf(p, sizeof p, "%s/t/ro/deep", top);
+  CHECK(mkdir(p, 0755) == 0);
+  snprintf(q, sizeof q, "%s/outside", top);
+  snprintf(p, sizeof p, "%s/t/ro/deep/link", top);
+  CHECK(symlink(q, p) == 0);
+  snprintf(p, sizeof p, "%s/t/ro/deep", top);
+  CHECK(chmod(p, 0) == 0);
+  snprintf(p, sizeof p, "%s/t/ro", top);
+  CHECK(chmod(p, 0500) == 0);
+  snprintf(p, sizeof p, "%s/t", top);
+  CHECK(core_remove_tree(p, &err) == CORE_OK);
+  CHECK(!core_exists(p));
+  snprintf(p, sizeof p, "%s/outside/keep", top);
+  CHECK(core_exists(p));
+  /* A link given as the tree is removed, not followed; missing is ok. */
+  snprintf(p, sizeof p, "%s/l", top);
+  CHECK(symlink(q, p) == 0);
+  CHECK(core_remove_tree(p, &err) == CORE_OK);
+  CHECK(!core_exists(p) && core_is_dir(q));
+  CHECK(core_remove_tree(p, &err) == CORE_OK);
+  CHECK(core_remove_tree(top, &err) == CORE_OK);
+  CHECK(!core_exists(top));
+}
+
 static void test_cli(void) {
   cli_opts o;
   core_err err = {0};
@@ -164,6 +208,7 @@ int main(void) {
   test_status();
   test_mem();
   test_sha();
+  test_remove_tree();
   test_cli();
   return HARNESS_END();
 }
