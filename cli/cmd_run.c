@@ -174,7 +174,11 @@ typedef struct runctx {
   size_t valid, invalid, total, done;
   double t_start, run_time;
   int tty, progress_open;
-  core_buf warn; /* warm-up failures, JSON array members */
+  char **warn; /* warm-up failures, in words */
+  size_t n_warn, cap_warn;
+  data_arm_versions *vers; /* per arm: what its `versions` commands said */
+  double load_start[3];
+  int has_load_start;
   round_buf *rb; /* per round of the current workload (reference) */
   long rb_n;
 } runctx;
@@ -484,13 +488,20 @@ static core_status preflight_requires(runctx *c, core_err *err) {
   return CORE_OK;
 }
 
-static void versions_json(runctx *c, core_buf *b, core_err *err) {
-  core_buf_puts(b, "{");
+/* Every arm's `versions` commands, run once; a failing one is recorded
+ * with its exit code, never fatal. */
+static core_status collect_versions(runctx *c, core_err *err) {
+  c->vers = core_calloc(c->s->n_arms ? c->s->n_arms : 1, sizeof *c->vers);
+  if (!c->vers)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
   for (size_t a = 0; a < c->s->n_arms; a++) {
     const proto_arm *arm = &c->s->arms[a];
-    core_buf_puts(b, a ? ",\n    " : "\n    ");
-    run_json_str(b, arm->name);
-    core_buf_puts(b, ": [");
+    data_version_probe *v =
+        core_calloc(arm->n_versions ? arm->n_versions : 1, sizeof *v);
+    c->vers[a].arm = arm->name;
+    c->vers[a].probes = v;
+    if (!v)
+      return core_fail(err, CORE_ENOMEM, "out of memory");
     for (size_t k = 0; k < arm->n_versions; k++) {
       proto_expand_ctx x = {.arm = arm->name};
       core_err e2 = {0};
@@ -502,19 +513,29 @@ static void versions_json(runctx *c, core_buf *b, core_err *err) {
         run_capture(cmd, &out, &code, NULL, 0, &e2);
       if (out.data)
         trim(out.data);
-      core_buf_puts(b, k ? ", " : "");
-      core_buf_puts(b, "{\"command\": ");
-      run_json_str(b, cmd ? cmd : arm->versions[k]);
-      core_buf_printf(b, ", \"exit_code\": %d, \"output\": ", code);
-      run_json_str(b, out.data ? out.data : "");
-      core_buf_puts(b, "}");
+      v[k].command = cmd ? cmd : core_strdup(arm->versions[k]);
+      v[k].exit_code = code;
+      v[k].output = out.data ? core_buf_steal(&out) : core_strdup("");
       core_buf_free(&out);
-      core_free(cmd);
+      c->vers[a].n_probes = k + 1;
+      if (!v[k].command || !v[k].output)
+        return core_fail(err, CORE_ENOMEM, "out of memory");
     }
-    core_buf_puts(b, "]");
   }
-  core_buf_puts(b, "\n  }");
-  (void)err;
+  return CORE_OK;
+}
+
+static void free_versions(runctx *c) {
+  for (size_t a = 0; c->vers && a < c->s->n_arms; a++) {
+    data_version_probe *v = (data_version_probe *)c->vers[a].probes;
+    for (size_t k = 0; k < c->vers[a].n_probes; k++) {
+      core_free((char *)v[k].command);
+      core_free((char *)v[k].output);
+    }
+    core_free(v);
+  }
+  core_free(c->vers);
+  c->vers = NULL;
 }
 
 /* }==== */
@@ -1081,60 +1102,50 @@ static void free_round_bufs(runctx *c) {
 
 /* {==== Facts ==== */
 
-static char *facts_json(runctx *c, const char *started, const char *vers,
-                        size_t planned) {
-  core_buf b;
-  core_buf_init(&b);
+/* Freezes the batch with its facts (see data_run_facts); the batch is
+ * gone afterwards, whatever happened. */
+static core_status freeze(runctx *c, const char *started, size_t planned,
+                          core_err *err) {
+  const proto_sheet *s = c->s;
+  data_arm_image *im = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *im);
+  data_run_facts f = {.protocol = s->id,
+                      .sheet_version = c->version,
+                      .sheet_sha256 = s->sha256,
+                      .started_at = started,
+                      .quick = c->opts->quick,
+                      .resume = c->opts->resume,
+                      .only = c->opts->only,
+                      .interrupted = interrupted != 0,
+                      .runs_planned = planned,
+                      .runs_recorded = c->valid + c->invalid,
+                      .runs_valid = c->valid,
+                      .runs_invalid = c->invalid,
+                      .order = RUN_ORDER_TEXT,
+                      .images = im,
+                      .n_images = s->n_arms,
+                      .versions = c->vers,
+                      .n_versions = s->n_arms,
+                      .warmup_failures = (const char *const *)c->warn,
+                      .n_warmup_failures = c->n_warn};
   char now[32];
   core_utc_now(now);
-  core_buf_puts(&b, "{\n  \"kind\": \"run\",\n  \"protocol\": ");
-  run_json_str(&b, c->s->id);
-  core_buf_printf(
-      &b, ",\n  \"sheet_version\": %d,\n  \"sheet_sha256\": ", c->version);
-  run_json_str(&b, c->s->sha256);
-  core_buf_puts(&b, ",\n  \"batch\": ");
-  run_json_str(&b, c->bid);
-  core_buf_puts(&b, ",\n  \"started_at\": ");
-  run_json_str(&b, started);
-  core_buf_puts(&b, ",\n  \"ended_at\": ");
-  run_json_str(&b, now);
-  core_buf_puts(&b, ",\n  \"host\": {\n  ");
-  run_host_facts_json(&b);
-  core_buf_puts(&b, ",\n  ");
-  run_loadavg_json(&b, "load_avg_end");
-  core_buf_puts(&b, "\n  }");
-  core_buf_printf(&b, ",\n  \"quick\": %s", c->opts->quick ? "true" : "false");
-  core_buf_printf(&b, ",\n  \"resume\": %s",
-                  c->opts->resume ? "true" : "false");
-  core_buf_puts(&b, ",\n  \"only\": ");
-  run_json_str(&b, c->opts->only);
-  core_buf_printf(&b, ",\n  \"interrupted\": %s",
-                  interrupted ? "true" : "false");
-  core_buf_printf(&b,
-                  ",\n  \"runs_planned\": %zu,\n  \"runs_recorded\": %zu,"
-                  "\n  \"runs_valid\": %zu,\n  \"runs_invalid\": %zu",
-                  planned, c->valid + c->invalid, c->valid, c->invalid);
-  core_buf_puts(&b, ",\n  \"order\": \"interleaved rounds: Fisher-Yates "
-                    "with splitmix64 seeded by seed * 0x9E3779B97F4A7C15 ^ "
-                    "fnv1a64(workload) ^ round (core/run_plan.c)\"");
-  core_buf_puts(&b, ",\n  \"images\": {");
-  for (size_t a = 0; a < c->s->n_arms; a++) {
-    core_buf_puts(&b, a ? ",\n    " : "\n    ");
-    run_json_str(&b, c->s->arms[a].name);
-    core_buf_puts(&b, ": {\"kind\": ");
-    run_json_str(&b, c->img[a].kind);
-    core_buf_puts(&b, ", \"source\": ");
-    run_json_str(&b, c->img[a].source);
-    core_buf_puts(&b, ", \"digest\": ");
-    run_json_str(&b, c->img[a].digest);
-    core_buf_puts(&b, "}");
+  f.ended_at = now;
+  run_host_facts(&f.host);
+  memcpy(f.host.load_avg_start, c->load_start, sizeof c->load_start);
+  f.host.has_load_start = c->has_load_start;
+  f.host.has_load_end = run_load_avg(f.host.load_avg_end);
+  for (size_t a = 0; im && a < s->n_arms; a++)
+    im[a] = (data_arm_image){s->arms[a].name, c->img[a].kind, c->img[a].source,
+                             c->img[a].digest};
+  data_batch *b = c->batch;
+  c->batch = NULL;
+  if (!im) {
+    data_batch_abandon(b);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
   }
-  core_buf_puts(&b, "\n  },\n  \"versions\": ");
-  core_buf_puts(&b, vers);
-  core_buf_puts(&b, ",\n  \"warmup_failures\": [");
-  core_buf_puts(&b, c->warn.data ? c->warn.data : "");
-  core_buf_puts(&b, "]\n}\n");
-  return core_buf_steal(&b);
+  core_status st = data_batch_freeze_run(b, &f, err);
+  core_free(im);
+  return st;
 }
 
 /* }==== */
@@ -1233,15 +1244,12 @@ core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
   data_rowset rows = {0};
   plan p = {0};
   runctx c;
-  core_buf notes, vers;
-  char *facts = NULL;
+  core_buf notes;
   char started[32], bid[64], bdir[PATH_MAX];
   struct sigaction old_int, old_term;
   int signals_set = 0;
   memset(&c, 0, sizeof c);
   core_buf_init(&notes);
-  core_buf_init(&vers);
-  core_buf_init(&c.warn);
 
   if (opts->n_args != 1)
     return core_fail(err, CORE_EUSAGE,
@@ -1347,17 +1355,13 @@ core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
   if ((st = preflight_requires(&c, err)) != CORE_OK ||
       (st = compute_images(&c, err)) != CORE_OK)
     goto cleanup;
-  versions_json(&c, &vers, err);
-  core_utc_now(started);
-
-  core_buf hstart;
-  core_buf_init(&hstart);
-  run_loadavg_json(&hstart, "load_avg_start");
-
-  if ((st = data_batch_begin(exp, "run", &c.batch, err)) != CORE_OK) {
-    core_buf_free(&hstart);
+  if ((st = collect_versions(&c, err)) != CORE_OK)
     goto cleanup;
-  }
+  core_utc_now(started);
+  c.has_load_start = run_load_avg(c.load_start);
+
+  if ((st = data_batch_begin(exp, "run", &c.batch, err)) != CORE_OK)
+    goto cleanup;
   /* Copies: the batch frees its strings when frozen. The folder is made
    * absolute because commands run in folders of their own. */
   snprintf(bid, sizeof bid, "%s", data_batch_id(c.batch));
@@ -1367,7 +1371,6 @@ core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
                    strerror(errno));
     data_batch_abandon(c.batch);
     c.batch = NULL;
-    core_buf_free(&hstart);
     goto cleanup;
   }
   c.bdir = bdir;
@@ -1428,11 +1431,18 @@ core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
     }
     if (pr->round == 0) {
       if (!o.valid) {
-        core_buf_puts(&c.warn, c.warn.len ? ", " : "");
         char msg[1400];
         snprintf(msg, sizeof msg, "%s %s warm-up %ld: %s", w->name,
                  s->arms[pr->a].name, pr->warm, o.reason);
-        run_json_str(&c.warn, msg);
+        char **nw = core_grow(c.warn, &c.cap_warn, c.n_warn, sizeof *nw, 8);
+        if (nw)
+          c.warn = nw;
+        if (!nw || !(c.warn[c.n_warn] = core_strdup(msg))) {
+          core_free(o.m);
+          st = core_fail(err, CORE_ENOMEM, "out of memory");
+          break;
+        }
+        c.n_warn++;
         if (c.tty)
           progress_end(&c);
         fprintf(stderr, "prereg: warning: %s\n", msg);
@@ -1490,29 +1500,8 @@ core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
    * error: the rows on disk are sound, and --resume continues from
    * them. */
   {
-    core_buf fb;
-    core_buf_init(&fb);
-    core_buf_puts(&fb, vers.data ? vers.data : "{}");
-    facts = facts_json(&c, started, fb.data, planned);
-    core_buf_free(&fb);
-    /* The load average at the start goes in beside the one at the end. */
-    if (facts && hstart.data) {
-      char *at = strstr(facts, "\"load_avg_end\"");
-      if (at) {
-        core_buf nf;
-        core_buf_init(&nf);
-        core_buf_append(&nf, facts, (size_t)(at - facts));
-        core_buf_puts(&nf, hstart.data);
-        core_buf_puts(&nf, ",\n  ");
-        core_buf_puts(&nf, at);
-        core_free(facts);
-        facts = core_buf_steal(&nf);
-      }
-    }
-    core_buf_free(&hstart);
     core_err ferr = {0};
-    core_status fst = data_batch_freeze(c.batch, facts ? facts : "{}", &ferr);
-    c.batch = NULL;
+    core_status fst = freeze(&c, started, planned, &ferr);
     if (st == CORE_OK && fst != CORE_OK) {
       *err = ferr;
       st = fst;
@@ -1544,11 +1533,10 @@ cleanup:
   }
   core_free(c.img);
   core_free(c.cgparent);
-  core_free(facts);
   core_free(p.v);
   core_buf_free(&notes);
-  core_buf_free(&vers);
-  core_buf_free(&c.warn);
+  free_versions(&c);
+  core_names_free(c.warn, c.n_warn);
   data_rowset_free(&rows);
   data_experiment_free(exp);
   proto_sheet_free(s);

@@ -227,19 +227,28 @@ core_status data_batch_freeze(data_batch *b, const char *facts_json,
                               core_err *err) {
   json_error_t je;
   json_t *facts;
+  data_json_init();
+  facts = json_loads(facts_json ? facts_json : "{}", 0, &je);
+  if (!facts || !json_is_object(facts)) {
+    core_status st = core_fail(err, CORE_EINPUT,
+                               "%s: batch facts are not a JSON object (%s)",
+                               b->csv, facts ? "not an object" : je.text);
+    json_decref(facts);
+    data_batch_release(b);
+    return st;
+  }
+  return data_batch_freeze_json(b, facts, err);
+}
+
+core_status data_batch_freeze_json(data_batch *b, json_t *facts,
+                                   core_err *err) {
   char *js = NULL, *text = NULL, *rel_dir = NULL, **paths = NULL;
   size_t n_paths = 0;
   char now[32], hex[CORE_SHA256_HEX];
   core_status st = CORE_OK;
-  data_json_init();
-  facts = json_loads(facts_json ? facts_json : "{}", 0, &je);
-  if (!facts || !json_is_object(facts)) {
-    st = core_fail(err, CORE_EINPUT,
-                   "%s: batch facts are not a JSON object (%s)", b->csv,
-                   facts ? "not an object" : je.text);
-    json_decref(facts);
+  if (!facts) {
     data_batch_release(b);
-    return st;
+    return core_fail(err, CORE_ENOMEM, "out of memory");
   }
   if (b->fd >= 0) {
     if (fsync(b->fd) != 0 || close(b->fd) != 0) {

@@ -166,6 +166,81 @@ core_status data_batch_freeze(data_batch *b, const char *facts_json,
 /** Frees without freezing (the rows written stay, for --resume). */
 void data_batch_abandon(data_batch *b);
 
+/* The facts of a batch that `prereg run` collected, as C data: the schema
+ * of batches/BATCH.json for such a batch. data_batch_freeze_run writes
+ * them, in this order (JSON types in brackets):
+ *   kind "run", protocol [string], sheet_version [integer], sheet_sha256,
+ *   batch (the batch's id), started_at, ended_at [UTC strings],
+ *   host {hostname, kernel, cpu_model [string or null], cores,
+ *         mem_total_mib [integers], cpu_governor [string or null],
+ *         prereg_version, load_avg_start, load_avg_end [three reals (1,
+ *         5, 15 minutes) or null]},
+ *   quick, resume [booleans], only [string or null], interrupted
+ *   [boolean], runs_planned, runs_recorded, runs_valid, runs_invalid
+ *   [integers], order [string: how the round order is drawn],
+ *   images {ARM: {kind, source, digest}} (kind "tree", "digest" or
+ *   "none"; source null for none, digest "" for none),
+ *   versions {ARM: [{command, exit_code [integer; -1: did not exit],
+ *   output}]}, warmup_failures [strings],
+ * then the keys every frozen batch gets (see data_batch_freeze).
+ * Strings are written as valid UTF-8: a byte that is not becomes U+FFFD.
+ * Structs rather than a JSON builder: the schema stands here as types,
+ * in one place, the caller fills plain values without knowing how they
+ * are encoded, and only data/ writes what it stores (with jansson).
+ * Every pointer is borrowed for the call. */
+typedef struct data_host_facts {
+  char hostname[256];
+  char kernel[700];      /* uname: system, release, version, machine */
+  char cpu_model[256];   /* "" when unknown (written as null) */
+  long cores;            /* processors online */
+  long mem_total_mib;    /* MemTotal */
+  char cpu_governor[64]; /* "" when unknown (written as null) */
+  int has_load_start, has_load_end; /* 0: the load was unreadable */
+  double load_avg_start[3], load_avg_end[3];
+} data_host_facts;
+
+typedef struct data_arm_image {
+  const char *arm;
+  const char *kind;   /* "tree", "digest" or "none" */
+  const char *source; /* the tree's path or the digest command; NULL */
+  const char *digest; /* "" when none */
+} data_arm_image;
+
+typedef struct data_version_probe {
+  const char *command; /* as run (expanded) */
+  int exit_code;       /* -1 when it did not exit */
+  const char *output;  /* its standard output, trimmed */
+} data_version_probe;
+
+typedef struct data_arm_versions {
+  const char *arm;
+  const data_version_probe *probes;
+  size_t n_probes;
+} data_arm_versions;
+
+typedef struct data_run_facts {
+  const char *protocol;
+  int sheet_version;
+  const char *sheet_sha256;
+  const char *started_at, *ended_at;
+  data_host_facts host;
+  int quick, resume;
+  const char *only; /* NULL: every workload */
+  int interrupted;
+  size_t runs_planned, runs_recorded, runs_valid, runs_invalid;
+  const char *order;
+  const data_arm_image *images; /* one per arm, in the sheet's order */
+  size_t n_images;
+  const data_arm_versions *versions; /* one per arm */
+  size_t n_versions;
+  const char *const *warmup_failures;
+  size_t n_warmup_failures;
+} data_run_facts;
+
+/** data_batch_freeze with the facts of a run batch (above); frees b. */
+core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,
+                                  core_err *err);
+
 /** For --resume: freezes batches left unfinished by a crash. A torn last
  * line, or the rows of a run cut short, is removed and reported in
  * notes (one line each). */

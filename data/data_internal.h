@@ -88,6 +88,8 @@ core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
 
 /* {==== Batches ==== */
 
+struct json_t; /* jansson's, for the files of data/ that include it */
+
 struct data_batch {
   data_experiment *exp;
   char id[16];
@@ -109,6 +111,10 @@ struct data_batch {
 data_batch *data_batch_make(data_experiment *exp, long num, const char *kind);
 /** Frees a handle (closing its file); NULL is a no-op. */
 void data_batch_release(data_batch *b);
+/** data_batch_freeze with the facts as a jansson object, which it takes
+ * over (decrefs) whatever happens; NULL is out of memory. */
+core_status data_batch_freeze_json(data_batch *b, struct json_t *facts,
+                                   core_err *err);
 /** 1 when a and b belong to the same run (batch, workload, arm, run_id;
  * seq when run_id is empty). */
 int data_same_run(const data_row *a, const data_row *b);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "core/core.h"
+#include "data/data.h"
 
 /* {==== Command strings ==== */
 
@@ -170,17 +171,12 @@ core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
 
 /* {==== Host (core/host.c) ==== */
 
-/** Appends s as a JSON string literal (quotes included; control
- * characters, quotes and backslashes escaped; invalid UTF-8 bytes become
- * U+FFFD so that the text is always valid JSON). NULL: null. */
-void run_json_str(core_buf *b, const char *s);
-
-/** Appends the host facts as JSON members (no braces): "hostname",
- * "kernel", "cpu_model", "cores", "mem_total_mib", "cpu_governor",
- * "load_avg" (key given), "prereg_version". */
-void run_host_facts_json(core_buf *b);
-/** Appends "key": [1, 5, 15 minute load averages]. */
-void run_loadavg_json(core_buf *b, const char *key);
+/** The facts of this machine (all of *h but the load averages). */
+void run_host_facts(data_host_facts *h);
+/** The 1, 5 and 15 minute load averages from /proc/loadavg (two decimals,
+ * as the kernel prints them). Returns 1, or 0 (and zeros) when they
+ * cannot be read. OUT: avg. */
+int run_load_avg(double avg[3]);
 /** The host name (static buffer). */
 const char *run_host_name(void);
 /** "Cached:" of /proc/meminfo in MiB, or -1. */
@@ -216,6 +212,11 @@ core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
  * same order, on every machine. OUT: order[0..n-1]. */
 void run_round_order(unsigned long seed, const char *workload, long round,
                      size_t n, size_t *order);
+
+/** How the order is drawn, in words, for the batch facts. */
+#define RUN_ORDER_TEXT                                                        \
+  "interleaved rounds: Fisher-Yates with splitmix64 seeded by seed * "        \
+  "0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round (run/plan.c)"
 
 /* }==== */
 
