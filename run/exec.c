@@ -27,6 +27,45 @@ extern char **environ;
 
 int run_cancel_fd = -1;
 
+/* {==== Cancellation ==== */
+
+static volatile sig_atomic_t cancelled;
+static int cancel_pipe[2] = {-1, -1};
+
+void run_cancel_disarm(void) {
+  /* Called once no handler can run run_cancel any more: closing the pipe
+   * under a handler could make it write into a reused descriptor. */
+  for (int i = 0; i < 2; i++)
+    if (cancel_pipe[i] >= 0) {
+      close(cancel_pipe[i]);
+      cancel_pipe[i] = -1;
+    }
+  run_cancel_fd = -1;
+}
+
+void run_cancel_arm(void) {
+  run_cancel_disarm();
+  cancelled = 0;
+  if (pipe2(cancel_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+    run_cancel_fd = cancel_pipe[0];
+}
+
+void run_cancel(void) {
+  int e = errno;
+  cancelled = 1;
+  /* The byte stays unread: every command from now on ends at once. */
+  if (cancel_pipe[1] >= 0 && write(cancel_pipe[1], "x", 1) < 0) {
+    /* the flag alone still stops the batch between runs */
+  }
+  errno = e;
+}
+
+int run_cancelled(void) {
+  return cancelled != 0;
+}
+
+/* }==== */
+
 /* {==== Command strings ==== */
 
 int run_needs_shell(const char *cmd) {
