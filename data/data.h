@@ -156,7 +156,15 @@ core_status data_batch_begin(data_experiment *exp, const char *kind,
 const char *data_batch_id(const data_batch *b);
 /** The per-batch folder for run outputs (created on demand). */
 const char *data_batch_dir(const data_batch *b);
-/** Appends rows (all the rows of one run) with one write and an fsync. */
+/* How often appended rows are synced to disk, at most (seconds). */
+#define DATA_SYNC_S 1.0
+
+/** Appends rows (all the rows of one run) with one write(): once it
+ * returns, the rows survive the death of the process (kill -9). They are
+ * synced to disk in groups: by the first append DATA_SYNC_S or more after
+ * the last sync, and always by data_batch_freeze and data_batch_abandon,
+ * so a power loss costs at most the rows appended in the DATA_SYNC_S
+ * after the last sync. */
 core_status data_batch_append(data_batch *b, const data_row *rows, size_t n,
                               core_err *err);
 /** Writes facts, makes the batch's files read-only and adds them to the

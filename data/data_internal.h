@@ -100,6 +100,7 @@ struct data_batch {
   char started_at[32];
   size_t versions_at_start;
   long rows;
+  double synced_at; /* core_monotonic() of the last fsync of csv */
   /* SHA-256 of every byte this handle appended (NULL for a batch picked
    * up by recovery): freezing compares it with the file, so that a batch
    * edited or replaced while prereg wrote it is never frozen as ours. */
