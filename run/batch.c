@@ -35,6 +35,7 @@ typedef struct batch_ctx {
   run_setting set;
   run_row_base base;
   char bid[16], bdir[PATH_MAX], origin[PATH_MAX + 16], started[32];
+  char spare[PATH_MAX + 16];
   double load_start[3];
   int has_load_start;
   int stopped;     /* a run was interrupted: no more runs */
@@ -255,7 +256,12 @@ static core_status begin(batch_ctx *c, data_experiment *exp, core_err *err) {
   snprintf(c->origin, sizeof c->origin, "PREREG_ORIGIN=");
   if (!getcwd(c->origin + 14, sizeof c->origin - 14))
     c->origin[14] = 0;
-  c->set = (run_setting){c->s, &c->pre, c->bdir, c->origin};
+  snprintf(c->spare, sizeof c->spare, "%s/next.work", c->bdir);
+  c->set = (run_setting){.s = c->s,
+                         .pre = &c->pre,
+                         .bdir = c->bdir,
+                         .origin = c->origin,
+                         .spare = c->spare};
   c->base = (run_row_base){
       c->s, &c->pre, c->bid,
       exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0,
@@ -325,6 +331,7 @@ static core_status collect(batch_ctx *c, data_experiment *exp, int resume,
       st = one(c, i, err);
   /* A cancellation from here on no longer stops anything. */
   c->interrupted = run_cancelled();
+  run_setting_end(&c->set);
   free_rounds(c);
   core_err ferr = {0};
   core_status fst = freeze(c, resume, &ferr);

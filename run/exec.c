@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,16 @@ static void reset_hiwater(void) {
  * disk would otherwise leave a run recorded with its output missing. The
  * rest of the output is then drained and dropped, so that the command is
  * not blocked on a full pipe. */
+/* The sink's file, created at its first byte when it has a path. */
+static int sink_fd(run_sink *s) {
+  if (s->fd < 0 && s->path) {
+    s->fd = open(s->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (s->fd < 0)
+      s->error = errno;
+  }
+  return s->fd;
+}
+
 static void sink_take(run_sink *s, const char *p, size_t n) {
   if (!s || s->error)
     return;
@@ -310,7 +321,7 @@ static void sink_take(run_sink *s, const char *p, size_t n) {
     return;
   if (s->buf)
     core_buf_append(s->buf, p, keep);
-  else if (s->fd >= 0) {
+  else if (sink_fd(s) >= 0) {
     size_t off = 0;
     while (off < keep) {
       ssize_t w = write(s->fd, p + off, keep - off);
@@ -328,7 +339,16 @@ static void sink_take(run_sink *s, const char *p, size_t n) {
 }
 
 static int sink_active(const run_sink *s) {
-  return s && (s->fd >= 0 || s->buf);
+  return s && (s->fd >= 0 || s->path || s->buf);
+}
+
+void run_sink_note(run_sink *s, const char *fmt, ...) {
+  if (!s || s->buf || s->error || (s->fd < 0 && !s->path) || sink_fd(s) < 0)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vdprintf(s->fd, fmt, ap);
+  va_end(ap);
 }
 
 /* Reads what is there; returns 0 at EOF or on error. */

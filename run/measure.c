@@ -7,6 +7,13 @@
  * folder of its own, so that no run sees another's files; sheets name
  * their inputs by absolute paths (vars), and PREREG_ORIGIN says where
  * prereg was started.
+ *
+ * What a short run costs besides its command is kept small (1,000 runs of
+ * /bin/true should take little more than the commands themselves): output
+ * files are made only when there is output, and a finished run's folder,
+ * when left empty, is renamed to the next run's name rather than removed
+ * and made anew (an ext4 mkdir and rmdir took longer than /bin/true runs,
+ * several times longer while a sync was in flight).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -35,48 +42,96 @@ void run_add_reason(run_outcome *o, const char *fmt, ...) {
 
 /* {==== The run's files ==== */
 
-/* One run's files, environment and output sinks. */
+/* One run's files, environment and output sinks (stdout and stderr are
+ * kept, in files made at their first byte, for recorded runs only). */
 typedef struct run_files {
   char *out, *err, *met, *procs, *work, *env_met;
   char env_run[160], env_arm[300], env_wl[300];
   const char *env[6];
-  int fo, fe; /* the kept stdout and stderr, -1 for a warm-up */
   run_sink so, se;
 } run_files;
 
-/* The error that stops a run when one of its kept output files cannot be
- * created or written. */
-static core_status output_failed(const char *path, int e, core_err *err) {
-  return core_fail(err, CORE_EIO,
-                   "%s: %s; the rows already written are kept; free space "
-                   "and run prereg run --resume",
-                   path, strerror(e));
-}
-
-/* A kept output that could not be written (a full disk) stops the whole
- * run: recording this run would hide its missing output, and the next
- * ones would fail alike. It is dropped like an interrupted one (its
- * files removed, which also gives back some room), and --resume runs it
- * again. */
+/* A kept output that could not be created or written (a full disk)
+ * stops the whole run: recording this run would hide its missing output,
+ * and the next ones would fail alike. It is dropped like an interrupted
+ * one (its files removed, which also gives back some room), and --resume
+ * runs it again. */
 static core_status outputs_kept(const run_files *f, run_outcome *o,
                                 core_err *err) {
   if (!f->so.error && !f->se.error)
     return CORE_OK;
   o->interrupted = 1;
-  return output_failed(f->so.error ? f->out : f->err,
-                       f->so.error ? f->so.error : f->se.error, err);
+  return core_fail(err, CORE_EIO,
+                   "%s: %s; the rows already written are kept; free space "
+                   "and run prereg run --resume",
+                   f->so.error ? f->out : f->err,
+                   strerror(f->so.error ? f->so.error : f->se.error));
 }
 
-static int open_out(const char *path) {
-  return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+/* The run's folder: the spare one renamed, or a new one. */
+static core_status work_make(run_setting *set, const char *work,
+                             core_err *err) {
+  if (set->spare_ready && rename(set->spare, work) == 0) {
+    set->spare_ready = 0;
+    return CORE_OK;
+  }
+  set->spare_ready = 0;
+  struct stat sb;
+  if (mkdir(work, 0755) != 0 || stat(work, &sb) != 0)
+    return core_fail(err, CORE_EIO, "%s: cannot create the working folder: %s",
+                     work, strerror(errno));
+  set->work_mode = (unsigned)(sb.st_mode & 07777);
+  return CORE_OK;
 }
 
-static core_status files_open(const run_setting *set, const proto_workload *w,
+/* 1 when the folder at path is as work_make made it: a folder of ours,
+ * with its mode, and empty. */
+static int work_fresh(const run_setting *set, const char *path) {
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat sb;
+  if (fd < 0)
+    return 0;
+  if (fstat(fd, &sb) != 0 ||
+      (unsigned)(sb.st_mode & 07777) != set->work_mode ||
+      sb.st_uid != geteuid()) {
+    close(fd);
+    return 0;
+  }
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    close(fd);
+    return 0;
+  }
+  struct dirent *e;
+  int empty = 1;
+  while (empty && (e = readdir(d)) != NULL)
+    empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+  closedir(d);
+  return empty;
+}
+
+/* A run's folder that is not kept: the next run's spare when it is as
+ * made, else removed. */
+static void work_drop(run_setting *set, const char *work) {
+  if (!set->spare_ready && set->spare && work_fresh(set, work) &&
+      rename(work, set->spare) == 0)
+    set->spare_ready = 1;
+  else
+    core_remove_tree(work, NULL);
+}
+
+void run_setting_end(run_setting *set) {
+  if (set->spare_ready)
+    rmdir(set->spare);
+  set->spare_ready = 0;
+}
+
+static core_status files_open(run_setting *set, const proto_workload *w,
                               const proto_arm *arm, const char *run_id,
-                              int warm, run_files *f, run_outcome *o,
-                              core_err *err) {
+                              int warm, run_files *f, core_err *err) {
   memset(f, 0, sizeof *f);
-  f->fo = f->fe = -1;
+  f->so = (run_sink){.fd = -1, .limit = RUN_OUTPUT_LIMIT};
+  f->se = (run_sink){.fd = -1, .limit = RUN_OUTPUT_LIMIT};
   f->out = core_asprintf("%s/%s.stdout", set->bdir, run_id);
   f->err = core_asprintf("%s/%s.stderr", set->bdir, run_id);
   f->met = core_asprintf("%s/%s.metrics", set->bdir, run_id);
@@ -91,27 +146,15 @@ static core_status files_open(const run_setting *set, const proto_workload *w,
   memcpy(f->env, env, sizeof env);
   if (!f->out || !f->err || !f->met || !f->procs || !f->env_met || !f->work)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  if (!warm) {
-    const char *bad = (f->fo = open_out(f->out)) < 0   ? f->out
-                      : (f->fe = open_out(f->err)) < 0 ? f->err
-                                                       : NULL;
-    if (bad) {
-      o->interrupted = 1; /* not recorded: its files go (files_close) */
-      return output_failed(bad, errno, err);
-    }
-  }
-  f->so = (run_sink){.fd = f->fo, .limit = RUN_OUTPUT_LIMIT};
-  f->se = (run_sink){.fd = f->fe, .limit = RUN_OUTPUT_LIMIT};
-  if (mkdir(f->work, 0755) != 0)
-    return core_fail(err, CORE_EIO, "%s: cannot create the working folder: %s",
-                     f->work, strerror(errno));
-  return CORE_OK;
+  f->so.path = warm ? NULL : f->out;
+  f->se.path = warm ? NULL : f->err;
+  return work_make(set, f->work, err);
 }
 
 /* A failed run's folder is kept as evidence, but a frozen batch holds
  * regular files only: symlinks, sockets and fifos are removed (their
  * names go to the run's stderr file). */
-static void prune_special(const char *path, int errfd) {
+static void prune_special(const char *path, run_sink *errs) {
   DIR *d = opendir(path);
   if (!d)
     return;
@@ -124,27 +167,26 @@ static void prune_special(const char *path, int errfd) {
     if (p && lstat(p, &sb) == 0) {
       if (S_ISDIR(sb.st_mode)) {
         chmod(p, sb.st_mode | 0700);
-        prune_special(p, errfd);
+        prune_special(p, errs);
         /* A kept git repository (the replay's) would make the data folder
          * a nest of repositories that git cannot commit: keep its files
          * under another name. Seeing the renamed entry again in this
          * readdir is harmless: it is pruned twice. */
         if (strcmp(e->d_name, ".git") == 0) {
           char *kept = core_path_join(path, "dot-git");
-          if (kept && rename(p, kept) == 0 && errfd >= 0)
-            dprintf(errfd,
-                    "prereg: renamed %s to dot-git in the kept "
-                    "working folder\n",
-                    p);
+          if (kept && rename(p, kept) == 0)
+            run_sink_note(errs,
+                          "prereg: renamed %s to dot-git in the kept "
+                          "working folder\n",
+                          p);
           core_free(kept);
         }
       } else if (!S_ISREG(sb.st_mode)) {
         unlink(p);
-        if (errfd >= 0)
-          dprintf(errfd,
-                  "prereg: removed non-regular file %s from the "
-                  "kept working folder\n",
-                  p);
+        run_sink_note(errs,
+                      "prereg: removed non-regular file %s from the "
+                      "kept working folder\n",
+                      p);
       }
     }
     core_free(p);
@@ -153,14 +195,15 @@ static void prune_special(const char *path, int errfd) {
 }
 
 /* What stays of the run: a valid run's working folder goes, a failed
- * one's is kept (pruned); the files of a warm-up or a dropped run go, and
- * an empty output file says nothing its absence does not. */
-static void files_close(run_files *f, int warm, const run_outcome *o) {
+ * one's is kept (pruned); the files of a warm-up or a dropped run go.
+ * (An output file is only made for output, so none is empty.) */
+static void files_close(run_setting *set, run_files *f, int warm,
+                        const run_outcome *o) {
   if (f->work) {
     if (o->valid || warm || o->interrupted)
-      core_remove_tree(f->work, NULL);
+      work_drop(set, f->work);
     else
-      prune_special(f->work, f->fe);
+      prune_special(f->work, &f->se);
   }
   if (warm || o->interrupted) {
     const char *gone[] = {f->out, f->err, f->met, f->procs};
@@ -168,15 +211,10 @@ static void files_close(run_files *f, int warm, const run_outcome *o) {
       if (gone[i])
         unlink(gone[i]);
   }
-  if (f->fo >= 0)
-    close(f->fo);
-  if (f->fe >= 0)
-    close(f->fe);
-  struct stat sb;
-  if (f->out && stat(f->out, &sb) == 0 && sb.st_size == 0)
-    unlink(f->out);
-  if (f->err && stat(f->err, &sb) == 0 && sb.st_size == 0)
-    unlink(f->err);
+  if (f->so.fd >= 0)
+    close(f->so.fd);
+  if (f->se.fd >= 0)
+    close(f->se.fd);
   char *own[] = {f->out, f->err, f->met, f->procs, f->work, f->env_met};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
     core_free(own[i]);
@@ -331,10 +369,10 @@ static void step_account(const run_res *r, size_t k, int warm, run_files *f,
     o->pss_ok = 1;
     o->pss_mib = (double)r->pss_kib / 1024.0;
     if (r->pss_unreadable && !warm)
-      dprintf(f->fe,
-              "prereg: %zu selected process(es) could not be read "
-              "at the PSS sample; see %s\n",
-              r->pss_unreadable, f->procs);
+      run_sink_note(&f->se,
+                    "prereg: %zu selected process(es) could not be read "
+                    "at the PSS sample; see %s\n",
+                    r->pss_unreadable, f->procs);
   }
   char code[32];
   if (r->exited)
@@ -450,9 +488,11 @@ static core_status finish(const run_setting *set, const proto_workload *w,
       o->interrupted || (st = outputs_kept(f, o, err)) != CORE_OK)
     return st;
   if (f->so.truncated)
-    dprintf(f->fe, "\nprereg: stdout truncated at %zu bytes\n", f->so.limit);
-  if (f->se.truncated && f->fe >= 0)
-    dprintf(f->fe, "\nprereg: stderr truncated at %zu bytes\n", f->se.limit);
+    run_sink_note(&f->se, "\nprereg: stdout truncated at %zu bytes\n",
+                  f->so.limit);
+  if (f->se.truncated)
+    run_sink_note(&f->se, "\nprereg: stderr truncated at %zu bytes\n",
+                  f->se.limit);
   core_err me = {0};
   if (run_parse_metrics(f->met, &o->m, &o->n_m, &me) != CORE_OK)
     run_add_reason(o, "%s: %s", f->met, me.msg);
@@ -463,7 +503,7 @@ static core_status finish(const run_setting *set, const proto_workload *w,
 
 /* prepare (not timed, and outside the cold-cache window), the cache
  * state, the cgroup, the steps, then finish. */
-static core_status phases(const run_setting *set, const run_plan_item *it,
+static core_status phases(run_setting *set, const run_plan_item *it,
                           const char *run_id, run_files *f, char **cgdir,
                           run_outcome *o, core_err *err) {
   const proto_workload *w = &set->s->workloads[it->workload];
@@ -490,7 +530,7 @@ static core_status phases(const run_setting *set, const run_plan_item *it,
   return finish(set, w, x, f, *cgdir, warm, o, err);
 }
 
-core_status run_measure(const run_setting *set, const run_plan_item *item,
+core_status run_measure(run_setting *set, const run_plan_item *item,
                         const char *run_id, run_outcome *o, core_err *err) {
   const proto_workload *w = &set->s->workloads[item->workload];
   int warm = item->round == 0;
@@ -500,10 +540,10 @@ core_status run_measure(const run_setting *set, const run_plan_item *item,
   o->valid = 1;
   o->maxrss = -1;
   core_status st =
-      files_open(set, w, &set->s->arms[item->arm], run_id, warm, &f, o, err);
+      files_open(set, w, &set->s->arms[item->arm], run_id, warm, &f, err);
   if (st == CORE_OK)
     st = phases(set, item, run_id, &f, &cgdir, o, err);
-  files_close(&f, warm, o);
+  files_close(set, &f, warm, o);
   if (cgdir) {
     run_kill_all_children();
     rmdir(cgdir);

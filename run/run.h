@@ -35,22 +35,34 @@ void run_argv_free(char **argv);
 
 /* {==== Running one command ==== */
 
-/* Where one output stream goes. fd >= 0: appended to that file, at most
- * limit bytes in total over all commands that share the sink (the rest is
- * read and dropped, never fatal). buf != NULL: captured in memory, also
- * bounded by limit. Both unset: /dev/null. */
+/* Where one output stream goes. fd >= 0, or a path (the file, appended
+ * to, is then created at the first byte kept, so that a command that
+ * writes nothing leaves no file, and fd holds it from then on: the caller
+ * closes it): at most limit bytes in total over all commands that share
+ * the sink (the rest is read and dropped, never fatal). buf != NULL:
+ * captured in memory, also bounded by limit. None of these: /dev/null. */
 typedef struct run_sink {
   int fd;
+  const char *path;
   struct core_buf *buf;
   size_t limit;
   size_t written; /* bytes kept so far (updated by run_exec) */
   int truncated;  /* 1 once output was dropped */
-  /* The errno of the first write to fd that failed (ENOSPC, EFBIG, EIO),
-   * 0 when none. From then on nothing more is written (the pipe is still
-   * drained); the caller must not record the run as if its output were
-   * kept. */
+  /* The errno of the first write to the file that failed (ENOSPC, EFBIG,
+   * EIO; or its creation), 0 when none. From then on nothing more is
+   * written (the pipe is still drained); the caller must not record the
+   * run as if its output were kept. */
   int error;
 } run_sink;
+
+/** Appends a note of prereg's own to the sink's file (creating it when
+ * need be), outside its limit; nothing for a sink without a file, or
+ * once writing to it failed. */
+void run_sink_note(run_sink *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Which processes a PSS sample counts, and where the list goes. */
 typedef struct run_pss {

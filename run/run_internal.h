@@ -59,7 +59,15 @@ typedef struct run_setting {
   const run_preflight *pre;
   const char *bdir;   /* the batch's folder, absolute */
   const char *origin; /* "PREREG_ORIGIN=<where prereg was started>" */
+  /* An empty working folder a finished run left, renamed for the next
+   * run rather than made anew (see measure.c); NULL: none is kept. */
+  const char *spare;  /* its path, in bdir */
+  int spare_ready;    /* 1: it is there, empty */
+  unsigned work_mode; /* the mode of the folders we make */
 } run_setting;
+
+/** Removes the spare working folder: call before the batch is frozen. */
+void run_setting_end(run_setting *set);
 
 /* What one run measured and how it ended. */
 typedef struct run_outcome {
@@ -90,7 +98,7 @@ void run_add_reason(run_outcome *o, const char *fmt, ...)
  * Fills o (free o->m with core_free); CORE_OK unless the engine itself
  * failed, an output could not be kept, or a cold run could not drop the
  * caches (the batch then stops). */
-core_status run_measure(const run_setting *set, const run_plan_item *item,
+core_status run_measure(run_setting *set, const run_plan_item *item,
                         const char *run_id, run_outcome *o, core_err *err);
 
 /* }==== */
