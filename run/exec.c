@@ -597,93 +597,123 @@ static void helper_parent_died(int sig) {
   _exit(1);
 }
 
+/* One spawn request as the helper receives it. Layout of the message:
+ * "flags\0" (4 digits: has out fd, has err fd, has cwd, has cgroup), the
+ * counts of argv and env, then cwd, cgroup, argv and env, each ended by
+ * NUL; the pipe ends come as SCM_RIGHTS. */
+typedef struct helper_request {
+  char **argv, **envp; /* point into the message (free the arrays only) */
+  char *cwd, *cg;
+  int out_w, err_w;
+} helper_request;
+
+/* Receives and parses one request; 0 when the socket is closed (we are
+ * done). */
+static int helper_read(int sock, char *buf, helper_request *q) {
+  char cbuf[CMSG_SPACE(2 * sizeof(int))];
+  struct iovec io = {.iov_base = buf, .iov_len = HELPER_MSG_MAX - 1};
+  struct msghdr mh = {.msg_iov = &io,
+                      .msg_iovlen = 1,
+                      .msg_control = cbuf,
+                      .msg_controllen = sizeof cbuf};
+  ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+  if (n <= 0)
+    return 0;
+  buf[n] = 0;
+  int fds[2] = {-1, -1};
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      memcpy(fds, CMSG_DATA(c), c->cmsg_len - CMSG_LEN(0));
+  char *p = buf, *end = buf + n, *flags = p;
+  p += strlen(p) + 1;
+  long nargv = strtol(p, NULL, 10);
+  p += strlen(p) + 1;
+  long nenv = strtol(p, NULL, 10);
+  p += strlen(p) + 1;
+  memset(q, 0, sizeof *q);
+  if (flags[2] == '1') {
+    q->cwd = p;
+    p += strlen(p) + 1;
+  }
+  if (flags[3] == '1') {
+    q->cg = p;
+    p += strlen(p) + 1;
+  }
+  q->argv = calloc((size_t)nargv + 1, sizeof *q->argv);
+  q->envp = calloc((size_t)nenv + 1, sizeof *q->envp);
+  for (long i = 0; q->argv && i < nargv && p < end; i++, p += strlen(p) + 1)
+    q->argv[i] = p;
+  for (long i = 0; q->envp && i < nenv && p < end; i++, p += strlen(p) + 1)
+    q->envp[i] = p;
+  int k = 0;
+  q->out_w = flags[0] == '1' ? fds[k++] : -1;
+  q->err_w = flags[1] == '1' ? fds[k++] : -1;
+  return 1;
+}
+
+static void close_ends(helper_request *q) {
+  if (q->out_w >= 0)
+    close(q->out_w);
+  if (q->err_w >= 0)
+    close(q->err_w);
+  q->out_w = q->err_w = -1;
+}
+
+/* Waits for the command, then takes down everything of the run. */
+static void helper_reap(pid_t pid, helper_reply *d) {
+  helper_running_pgid = pid; /* the command leads its own group */
+  /* Orphans the run leaves to us while it goes on are reaped as they
+   * end, so that no zombie of ours stands in its PSS sample. */
+  for (;;) {
+    pid_t w = wait4(-1, &d->status, 0, &d->ru);
+    if (w == pid || (w < 0 && errno != EINTR))
+      break;
+  }
+  d->t = core_monotonic();
+  /* Nothing of the run outlives it: its group, and the orphans we
+   * adopted. SIGUSR1 waits, so that its handler does not do the same
+   * at the same time. */
+  sigset_t usr1, old;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &usr1, &old);
+  kill(-pid, SIGKILL);
+  helper_running_pgid = 0;
+  helper_kill_children(0);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 static void helper_main(int sock) {
   char *buf = malloc(HELPER_MSG_MAX);
   if (!buf)
     _exit(1);
-  for (;;) {
-    char cbuf[CMSG_SPACE(2 * sizeof(int))];
-    struct iovec io = {.iov_base = buf, .iov_len = HELPER_MSG_MAX - 1};
-    struct msghdr mh = {.msg_iov = &io,
-                        .msg_iovlen = 1,
-                        .msg_control = cbuf,
-                        .msg_controllen = sizeof cbuf};
-    ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-    if (n <= 0)
-      _exit(0);
-    buf[n] = 0;
-    int fds[2] = {-1, -1};
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-        memcpy(fds, CMSG_DATA(c), c->cmsg_len - CMSG_LEN(0));
-    /* Layout: "flags\0" then fields separated by NUL: flags is 4 digits
-     * (has out fd, has err fd, has cwd, has cgroup), then counts. */
-    char *p = buf, *end = buf + n;
-    char *flags = p;
-    p += strlen(p) + 1;
-    long nargv = strtol(p, NULL, 10);
-    p += strlen(p) + 1;
-    long nenv = strtol(p, NULL, 10);
-    p += strlen(p) + 1;
-    char *cwd = NULL, *cg = NULL;
-    if (flags[2] == '1') {
-      cwd = p;
-      p += strlen(p) + 1;
-    }
-    if (flags[3] == '1') {
-      cg = p;
-      p += strlen(p) + 1;
-    }
-    char **argv = calloc((size_t)nargv + 1, sizeof *argv);
-    char **envp = calloc((size_t)nenv + 1, sizeof *envp);
-    for (long i = 0; argv && i < nargv && p < end; i++, p += strlen(p) + 1)
-      argv[i] = p;
-    for (long i = 0; envp && i < nenv && p < end; i++, p += strlen(p) + 1)
-      envp[i] = p;
-    int k = 0, out_w = -1, err_w = -1;
-    if (flags[0] == '1')
-      out_w = fds[k++];
-    if (flags[1] == '1')
-      err_w = fds[k++];
+  helper_request q;
+  while (helper_read(sock, buf, &q)) {
     helper_reply r = {.kind = 1};
-    if (!argv || !envp)
+    if (!q.argv || !q.envp)
       r.err = ENOMEM;
     else
-      r.err = spawn_local(argv, envp, cwd, out_w, err_w, cg, &r.pid, &r.t);
-    if (out_w >= 0)
-      close(out_w);
-    if (err_w >= 0)
-      close(err_w);
-    free(argv);
-    free(envp);
+      r.err = spawn_local(q.argv, q.envp, q.cwd, q.out_w, q.err_w, q.cg,
+                          &r.pid, &r.t);
+    free(q.argv);
+    free(q.envp);
+    if (r.err)
+      close_ends(&q);
     if (send(sock, &r, sizeof r, 0) != (ssize_t)sizeof r)
       _exit(1);
     if (r.err)
       continue;
     helper_reply d = {.kind = 2, .pid = r.pid};
-    helper_running_pgid = r.pid; /* the command leads its own group */
-    /* Orphans the run leaves to us while it goes on are reaped as they
-     * end, so that no zombie of ours stands in its PSS sample. */
-    for (;;) {
-      pid_t w = wait4(-1, &d.status, 0, &d.ru);
-      if (w == r.pid || (w < 0 && errno != EINTR))
-        break;
-    }
-    d.t = core_monotonic();
-    /* Nothing of the run outlives it: its group, and the orphans we
-     * adopted. SIGUSR1 waits, so that its handler does not do the same
-     * at the same time. */
-    sigset_t usr1, old;
-    sigemptyset(&usr1);
-    sigaddset(&usr1, SIGUSR1);
-    sigprocmask(SIG_BLOCK, &usr1, &old);
-    kill(-r.pid, SIGKILL);
-    helper_running_pgid = 0;
-    helper_kill_children(0);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    if (send(sock, &d, sizeof d, 0) != (ssize_t)sizeof d)
+    helper_reap(r.pid, &d);
+    /* Our copies of the pipe ends go only now: their end of file and the
+     * reply then reach prereg together, waking it once rather than
+     * twice. */
+    int sent = send(sock, &d, sizeof d, 0) == (ssize_t)sizeof d;
+    close_ends(&q);
+    if (!sent)
       _exit(1);
   }
+  _exit(0);
 }
 
 /* Starts the helper once; returns 0 when it is not available (then we
