@@ -286,12 +286,21 @@ static char **make_env(const char *const *extra) {
  * ru_maxrss on kernels that record the old map's high-water mark at
  * exec. Failing is harmless (the value is then only an upper bound). */
 static void reset_hiwater(void) {
-  int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    if (write(fd, "5", 1) < 0) {
-      /* not allowed here: nothing to do */
-    }
+  /* Kept open, since this comes before every spawn; per process, since
+   * the helper is a fork of ours and must reset its own map. */
+  static int fd = -1;
+  static pid_t owner;
+  pid_t me = getpid();
+  if (fd >= 0 && owner != me) {
     close(fd);
+    fd = -1;
+  }
+  if (fd < 0) {
+    fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    owner = me;
+  }
+  if (fd >= 0 && write(fd, "5", 1) < 0) {
+    /* not allowed here: nothing to do */
   }
 }
 
