@@ -203,6 +203,14 @@ core_status core_list_dir(const char *dir, char ***names, size_t *n,
                           core_err *err);
 /** Frees n names and the array; NULL-safe. */
 void core_names_free(char **names, size_t n);
+/** rm -rf that never follows a symbolic link: path itself when it is not
+ * a folder (a link is removed, not its target), else everything under it
+ * and then the folder. A folder it must descend into or empty is made
+ * accessible first (a command may leave a read-only one). A missing path
+ * is CORE_OK. It goes on past a failure and reports the first (CORE_EIO,
+ * naming the entry); a tree deeper than the descriptors we may hold open
+ * is such a failure. */
+core_status core_remove_tree(const char *path, core_err *err);
 
 /* }==== */
 

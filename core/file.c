@@ -1,4 +1,5 @@
-/* file.c: reading and durably writing files; folders and their listings.
+/* file.c: reading and durably writing files; folders, their listings and
+ * their removal.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
@@ -220,3 +221,86 @@ oom:
   core_names_free(v, len);
   return core_fail(err, CORE_ENOMEM, "%s: out of memory", dir);
 }
+
+/* {==== Removing a tree ==== */
+
+/* The first failure of a removal, kept while it goes on. */
+static void remove_failed(core_status *st, core_err *err, const char *where,
+                          const char *name) {
+  if (*st == CORE_OK)
+    *st = core_fail(err, CORE_EIO, "%s/%s: cannot remove: %s", where, name,
+                    strerror(errno));
+}
+
+/* Empties the folder open at dfd (path is for messages). Works on
+ * descriptors (openat, fstatat, unlinkat with AT_SYMLINK_NOFOLLOW and
+ * O_NOFOLLOW): no path is resolved twice, so no entry can be swapped for
+ * a link between the look and the removal, and the depth is not bounded
+ * by PATH_MAX. */
+static void empty_folder(int dfd, const char *path, core_status *st,
+                         core_err *err) {
+  DIR *d = fdopendir(dfd);
+  if (!d) {
+    close(dfd);
+    remove_failed(st, err, path, ".");
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    const char *name = e->d_name;
+    struct stat sb;
+    if (!strcmp(name, ".") || !strcmp(name, ".."))
+      continue;
+    if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+      continue; /* gone meanwhile */
+    if (S_ISDIR(sb.st_mode)) {
+      /* Made accessible before it is opened. Should the folder be swapped
+       * for a link in between, the chmod reaches the link's target, but
+       * O_NOFOLLOW keeps us from descending into it. */
+      if ((sb.st_mode & 0700) != 0700)
+        fchmodat(dirfd(d), name, (sb.st_mode & 07777) | 0700, 0);
+      int sub = openat(dirfd(d), name,
+                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      char *subpath = core_path_join(path, name);
+      if (sub < 0)
+        remove_failed(st, err, path, name);
+      else
+        empty_folder(sub, subpath ? subpath : path, st, err);
+      core_free(subpath);
+      if (sub < 0)
+        continue;
+    }
+    if (unlinkat(dirfd(d), name, S_ISDIR(sb.st_mode) ? AT_REMOVEDIR : 0) !=
+            0 &&
+        errno != ENOENT)
+      remove_failed(st, err, path, name);
+  }
+  closedir(d);
+}
+
+core_status core_remove_tree(const char *path, core_err *err) {
+  struct stat sb;
+  core_status st = CORE_OK;
+  if (lstat(path, &sb) != 0)
+    return errno == ENOENT
+               ? CORE_OK
+               : core_fail(err, CORE_EIO, "%s: %s", path, strerror(errno));
+  if (S_ISDIR(sb.st_mode)) {
+    if ((sb.st_mode & 0700) != 0700)
+      chmod(path, (sb.st_mode & 07777) | 0700);
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+      return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", path,
+                       strerror(errno));
+    empty_folder(dfd, path, &st, err);
+    if (rmdir(path) != 0 && errno != ENOENT && st == CORE_OK)
+      st = core_fail(err, CORE_EIO, "%s: cannot remove: %s", path,
+                     strerror(errno));
+  } else if (unlink(path) != 0 && errno != ENOENT) {
+    st = core_fail(err, CORE_EIO, "%s: cannot remove: %s", path,
+                   strerror(errno));
+  }
+  return st;
+}
+
+/* }==== */

@@ -48,11 +48,12 @@ void data_batch_release(data_batch *b) {
   core_free(b);
 }
 
+/* One write() for the whole buffer; the loop only covers a short write
+ * (a signal, a full disk), after which a torn tail is what recovery
+ * finds. Once written, the rows survive our death (kill -9); reaching
+ * the disk is sync_rows's. */
 static core_status write_all(int fd, const char *p, size_t len,
                              const char *path, core_err *err) {
-  /* One write() for the whole buffer; the loop only covers a short write
-   * (a signal, a full disk), after which a torn tail is what recovery
-   * finds. */
   while (len > 0) {
     ssize_t n = write(fd, p, len);
     if (n < 0) {
@@ -64,8 +65,13 @@ static core_status write_all(int fd, const char *p, size_t len,
     p += n;
     len -= (size_t)n;
   }
-  if (fsync(fd) != 0)
-    return core_fail(err, CORE_EIO, "%s: cannot sync: %s", path,
+  return CORE_OK;
+}
+
+static core_status sync_rows(data_batch *b, core_err *err) {
+  b->synced_at = core_monotonic();
+  if (fsync(b->fd) != 0)
+    return core_fail(err, CORE_EIO, "%s: cannot sync: %s", b->csv,
                      strerror(errno));
   return CORE_OK;
 }
@@ -126,6 +132,7 @@ core_status data_batch_begin(data_experiment *exp, const char *kind,
   core_sha256_update(b->written, DATA_ROW_HEADER "\n", sizeof DATA_ROW_HEADER);
   if ((st = write_all(b->fd, DATA_ROW_HEADER "\n", sizeof DATA_ROW_HEADER,
                       b->csv, err)) != CORE_OK ||
+      (st = sync_rows(b, err)) != CORE_OK ||
       (st = core_fsync_dir(bdir, err)) != CORE_OK)
     goto cleanup;
   *out = b;
@@ -164,10 +171,16 @@ core_status data_batch_append(data_batch *b, const data_row *rows, size_t n,
   core_buf_free(&buf);
   if (st == CORE_OK)
     b->rows += (long)n;
+  /* In groups: a sync per run would cost short runs more than they
+   * take (see DATA_SYNC_S). */
+  if (st == CORE_OK && core_monotonic() - b->synced_at >= DATA_SYNC_S)
+    st = sync_rows(b, err);
   return st;
 }
 
 void data_batch_abandon(data_batch *b) {
+  if (b && b->fd >= 0)
+    fsync(b->fd); /* the rows written stay, for --resume */
   data_batch_release(b);
 }
 
@@ -227,19 +240,28 @@ core_status data_batch_freeze(data_batch *b, const char *facts_json,
                               core_err *err) {
   json_error_t je;
   json_t *facts;
+  data_json_init();
+  facts = json_loads(facts_json ? facts_json : "{}", 0, &je);
+  if (!facts || !json_is_object(facts)) {
+    core_status st = core_fail(err, CORE_EINPUT,
+                               "%s: batch facts are not a JSON object (%s)",
+                               b->csv, facts ? "not an object" : je.text);
+    json_decref(facts);
+    data_batch_release(b);
+    return st;
+  }
+  return data_batch_freeze_json(b, facts, err);
+}
+
+core_status data_batch_freeze_json(data_batch *b, json_t *facts,
+                                   core_err *err) {
   char *js = NULL, *text = NULL, *rel_dir = NULL, **paths = NULL;
   size_t n_paths = 0;
   char now[32], hex[CORE_SHA256_HEX];
   core_status st = CORE_OK;
-  data_json_init();
-  facts = json_loads(facts_json ? facts_json : "{}", 0, &je);
-  if (!facts || !json_is_object(facts)) {
-    st = core_fail(err, CORE_EINPUT,
-                   "%s: batch facts are not a JSON object (%s)", b->csv,
-                   facts ? "not an object" : je.text);
-    json_decref(facts);
+  if (!facts) {
     data_batch_release(b);
-    return st;
+    return core_fail(err, CORE_ENOMEM, "out of memory");
   }
   if (b->fd >= 0) {
     if (fsync(b->fd) != 0 || close(b->fd) != 0) {

@@ -28,7 +28,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdint.h>
@@ -1790,26 +1789,9 @@ static size_t n_temp_dirs;
 static char **owned_strings;
 static size_t n_owned_strings;
 
-static int rm_entry(const char *p, const struct stat *sb, int flag,
-                    struct FTW *ftw) {
-  (void)sb;
-  (void)ftw;
-  if (flag == FTW_DP || flag == FTW_D)
-    return rmdir(p) == 0 ? 0 : 0;
-  unlink(p);
-  return 0;
-}
-
-static void remove_tree(const char *dir) {
-  /* Folders first made writable: a tree we made has 0755 folders, but
-   * be sure before walking it bottom up. */
-  chmod(dir, 0700);
-  nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static void cleanup_at_exit(void) {
   for (size_t i = 0; i < n_temp_dirs; i++) {
-    remove_tree(temp_dirs[i]);
+    core_remove_tree(temp_dirs[i], NULL);
     core_free(temp_dirs[i]);
   }
   core_free(temp_dirs);
@@ -1922,7 +1904,7 @@ cleanup:
   vstate_free(&s);
   if (st != CORE_OK && dir) {
     if (owned)
-      remove_tree(dir); /* the list frees the name at exit */
+      core_remove_tree(dir, NULL); /* the list frees the name at exit */
     else
       core_free(dir);
   }

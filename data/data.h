@@ -222,8 +222,15 @@ const char *data_batch_id(const data_batch *b);
 /** The batch's folder for per-run files (DATA/ID/batches/BATCH), created
  * on the first call: borrowed, valid until the handle is freed. */
 const char *data_batch_dir(const data_batch *b);
-/** Appends rows (all the rows of one run) with one write and an fsync;
- * the rows are copied into the file, and stay the caller's. */
+/* How often appended rows are synced to disk, at most (seconds). */
+#define DATA_SYNC_S 1.0
+
+/** Appends rows (all the rows of one run) with one write(): once it
+ * returns, the rows survive the death of the process (kill -9). They are
+ * synced to disk in groups: by the first append DATA_SYNC_S or more after
+ * the last sync, and always by data_batch_freeze and data_batch_abandon,
+ * so a power loss costs at most the rows appended in the DATA_SYNC_S
+ * after the last sync. */
 core_status data_batch_append(data_batch *b, const data_row *rows, size_t n,
                               core_err *err);
 /** Freezes the batch: writes batches/BATCH.json from facts_json (a JSON
@@ -234,6 +241,81 @@ core_status data_batch_freeze(data_batch *b, const char *facts_json,
                               core_err *err);
 /** Frees b without freezing (the rows written stay, for --resume). */
 void data_batch_abandon(data_batch *b);
+
+/* The facts of a batch that `prereg run` collected, as C data: the schema
+ * of batches/BATCH.json for such a batch. data_batch_freeze_run writes
+ * them, in this order (JSON types in brackets):
+ *   kind "run", protocol [string], sheet_version [integer], sheet_sha256,
+ *   batch (the batch's id), started_at, ended_at [UTC strings],
+ *   host {hostname, kernel, cpu_model [string or null], cores,
+ *         mem_total_mib [integers], cpu_governor [string or null],
+ *         prereg_version, load_avg_start, load_avg_end [three reals (1,
+ *         5, 15 minutes) or null]},
+ *   quick, resume [booleans], only [string or null], interrupted
+ *   [boolean], runs_planned, runs_recorded, runs_valid, runs_invalid
+ *   [integers], order [string: how the round order is drawn],
+ *   images {ARM: {kind, source, digest}} (kind "tree", "digest" or
+ *   "none"; source null for none, digest "" for none),
+ *   versions {ARM: [{command, exit_code [integer; -1: did not exit],
+ *   output}]}, warmup_failures [strings],
+ * then the keys every frozen batch gets (see data_batch_freeze).
+ * Strings are written as valid UTF-8: a byte that is not becomes U+FFFD.
+ * Structs rather than a JSON builder: the schema stands here as types,
+ * in one place, the caller fills plain values without knowing how they
+ * are encoded, and only data/ writes what it stores (with jansson).
+ * Every pointer is borrowed for the call. */
+typedef struct data_host_facts {
+  char hostname[256];
+  char kernel[700];      /* uname: system, release, version, machine */
+  char cpu_model[256];   /* "" when unknown (written as null) */
+  long cores;            /* processors online */
+  long mem_total_mib;    /* MemTotal */
+  char cpu_governor[64]; /* "" when unknown (written as null) */
+  int has_load_start, has_load_end; /* 0: the load was unreadable */
+  double load_avg_start[3], load_avg_end[3];
+} data_host_facts;
+
+typedef struct data_arm_image {
+  const char *arm;
+  const char *kind;   /* "tree", "digest" or "none" */
+  const char *source; /* the tree's path or the digest command; NULL */
+  const char *digest; /* "" when none */
+} data_arm_image;
+
+typedef struct data_version_probe {
+  const char *command; /* as run (expanded) */
+  int exit_code;       /* -1 when it did not exit */
+  const char *output;  /* its standard output, trimmed */
+} data_version_probe;
+
+typedef struct data_arm_versions {
+  const char *arm;
+  const data_version_probe *probes;
+  size_t n_probes;
+} data_arm_versions;
+
+typedef struct data_run_facts {
+  const char *protocol;
+  int sheet_version;
+  const char *sheet_sha256;
+  const char *started_at, *ended_at;
+  data_host_facts host;
+  int quick, resume;
+  const char *only; /* NULL: every workload */
+  int interrupted;
+  size_t runs_planned, runs_recorded, runs_valid, runs_invalid;
+  const char *order;
+  const data_arm_image *images; /* one per arm, in the sheet's order */
+  size_t n_images;
+  const data_arm_versions *versions; /* one per arm */
+  size_t n_versions;
+  const char *const *warmup_failures;
+  size_t n_warmup_failures;
+} data_run_facts;
+
+/** data_batch_freeze with the facts of a run batch (above); frees b. */
+core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,
+                                  core_err *err);
 
 /** For --resume: freezes batches left unfinished by a crash. A torn last
  * line, or the rows of a run cut short, is removed and reported in

@@ -119,6 +119,8 @@ core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
 
 /* {==== Batches ==== */
 
+struct json_t; /* jansson's, for the files of data/ that include it */
+
 struct data_batch {
   data_experiment *exp; /* borrowed: the caller's, outlives the batch */
   char id[16];
@@ -129,6 +131,7 @@ struct data_batch {
   char started_at[32];
   size_t versions_at_start;
   long rows;
+  double synced_at; /* core_monotonic() of the last fsync of csv */
   /* SHA-256 of every byte this handle appended (NULL for a batch picked
    * up by recovery): freezing compares it with the file, so that a batch
    * edited or replaced while prereg wrote it is never frozen as ours. */
@@ -140,6 +143,10 @@ struct data_batch {
 data_batch *data_batch_make(data_experiment *exp, long num, const char *kind);
 /** Frees a handle (closing its file); NULL is a no-op. */
 void data_batch_release(data_batch *b);
+/** data_batch_freeze with the facts as a jansson object, which it takes
+ * over (decrefs) whatever happens; NULL is out of memory. */
+core_status data_batch_freeze_json(data_batch *b, struct json_t *facts,
+                                   core_err *err);
 
 /** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv");
  * OUT: *num the number. */

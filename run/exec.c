@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,45 @@
 extern char **environ;
 
 int run_cancel_fd = -1;
+
+/* {==== Cancellation ==== */
+
+static volatile sig_atomic_t cancelled;
+static int cancel_pipe[2] = {-1, -1};
+
+void run_cancel_disarm(void) {
+  /* Called once no handler can run run_cancel any more: closing the pipe
+   * under a handler could make it write into a reused descriptor. */
+  for (int i = 0; i < 2; i++)
+    if (cancel_pipe[i] >= 0) {
+      close(cancel_pipe[i]);
+      cancel_pipe[i] = -1;
+    }
+  run_cancel_fd = -1;
+}
+
+void run_cancel_arm(void) {
+  run_cancel_disarm();
+  cancelled = 0;
+  if (pipe2(cancel_pipe, O_CLOEXEC | O_NONBLOCK) == 0)
+    run_cancel_fd = cancel_pipe[0];
+}
+
+void run_cancel(void) {
+  int e = errno;
+  cancelled = 1;
+  /* The byte stays unread: every command from now on ends at once. */
+  if (cancel_pipe[1] >= 0 && write(cancel_pipe[1], "x", 1) < 0) {
+    /* the flag alone still stops the batch between runs */
+  }
+  errno = e;
+}
+
+int run_cancelled(void) {
+  return cancelled != 0;
+}
+
+/* }==== */
 
 /* {==== Command strings ==== */
 
@@ -246,12 +286,21 @@ static char **make_env(const char *const *extra) {
  * ru_maxrss on kernels that record the old map's high-water mark at
  * exec. Failing is harmless (the value is then only an upper bound). */
 static void reset_hiwater(void) {
-  int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    if (write(fd, "5", 1) < 0) {
-      /* not allowed here: nothing to do */
-    }
+  /* Kept open, since this comes before every spawn; per process, since
+   * the helper is a fork of ours and must reset its own map. */
+  static int fd = -1;
+  static pid_t owner;
+  pid_t me = getpid();
+  if (fd >= 0 && owner != me) {
     close(fd);
+    fd = -1;
+  }
+  if (fd < 0) {
+    fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    owner = me;
+  }
+  if (fd >= 0 && write(fd, "5", 1) < 0) {
+    /* not allowed here: nothing to do */
   }
 }
 
@@ -260,6 +309,16 @@ static void reset_hiwater(void) {
  * disk would otherwise leave a run recorded with its output missing. The
  * rest of the output is then drained and dropped, so that the command is
  * not blocked on a full pipe. */
+/* The sink's file, created at its first byte when it has a path. */
+static int sink_fd(run_sink *s) {
+  if (s->fd < 0 && s->path) {
+    s->fd = open(s->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (s->fd < 0)
+      s->error = errno;
+  }
+  return s->fd;
+}
+
 static void sink_take(run_sink *s, const char *p, size_t n) {
   if (!s || s->error)
     return;
@@ -271,7 +330,7 @@ static void sink_take(run_sink *s, const char *p, size_t n) {
     return;
   if (s->buf)
     core_buf_append(s->buf, p, keep);
-  else if (s->fd >= 0) {
+  else if (sink_fd(s) >= 0) {
     size_t off = 0;
     while (off < keep) {
       ssize_t w = write(s->fd, p + off, keep - off);
@@ -289,7 +348,16 @@ static void sink_take(run_sink *s, const char *p, size_t n) {
 }
 
 static int sink_active(const run_sink *s) {
-  return s && (s->fd >= 0 || s->buf);
+  return s && (s->fd >= 0 || s->path || s->buf);
+}
+
+void run_sink_note(run_sink *s, const char *fmt, ...) {
+  if (!s || s->buf || s->error || (s->fd < 0 && !s->path) || sink_fd(s) < 0)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vdprintf(s->fd, fmt, ap);
+  va_end(ap);
 }
 
 /* Reads what is there; returns 0 at EOF or on error. */
@@ -324,51 +392,88 @@ static void read_output(const struct pollfd *pf, int idx, int *fd,
   }
 }
 
-/* Starts argv in a new process group with stdin from /dev/null and
- * stdout/stderr on out_w/err_w (or /dev/null when < 0). Returns 0, or the
- * errno of the failure. OUT: *pid, *t0 (the clock just before the
- * spawn). With cgdir, the child moves itself into that cgroup before it
- * execs, which needs fork (posix_spawn has no hook for it). */
-static int spawn_local(char **argv, char **envp, const char *cwd, int out_w,
-                       int err_w, const char *cgdir, pid_t *pid, double *t0) {
+/* The signals a command starts with at their default action (we ignore
+ * or catch some of them), and with none blocked. */
+static const int reset_sigs[] = {SIGPIPE, SIGINT,  SIGTERM,
+                                 SIGHUP,  SIGQUIT, SIGCHLD};
+
+static int spawn_posix(char **argv, char **envp, const char *cwd, int out_w,
+                       int err_w, pid_t *pid, double *t0) {
   sigset_t none, def;
   sigemptyset(&none);
   sigemptyset(&def);
-  int sigs[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-    sigaddset(&def, sigs[i]);
-  reset_hiwater();
-  if (!cgdir) {
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&at);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (out_w >= 0)
-      posix_spawn_file_actions_adddup2(&fa, out_w, 1);
-    else
-      posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    if (err_w >= 0)
-      posix_spawn_file_actions_adddup2(&fa, err_w, 2);
-    else
-      posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    /* Descriptors without O_CLOEXEC (a batch file, a lock) must not leak
-     * into the command. */
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-    if (cwd)
-      posix_spawn_file_actions_addchdir_np(&fa, cwd);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &def);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-                                      POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-    *t0 = core_monotonic();
-    int e = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    return e;
+  for (size_t i = 0; i < sizeof reset_sigs / sizeof reset_sigs[0]; i++)
+    sigaddset(&def, reset_sigs[i]);
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&at);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (out_w >= 0)
+    posix_spawn_file_actions_adddup2(&fa, out_w, 1);
+  else
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  if (err_w >= 0)
+    posix_spawn_file_actions_adddup2(&fa, err_w, 2);
+  else
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  /* Descriptors without O_CLOEXEC (a batch file, a lock) must not leak
+   * into the command. */
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  if (cwd)
+    posix_spawn_file_actions_addchdir_np(&fa, cwd);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &def);
+  posix_spawnattr_setpgroup(&at, 0);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
+                                    POSIX_SPAWN_SETSIGMASK |
+                                    POSIX_SPAWN_SETSIGDEF);
+  *t0 = core_monotonic();
+  int e = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  return e;
+}
+
+/* The child of spawn_cgroup: into the cgroup, then exec; a failure's
+ * errno goes back through ep. */
+_Noreturn static void cgroup_child(char **argv, char **envp, const char *cwd,
+                                   int out_w, int err_w, const char *cgdir,
+                                   int ep) {
+  int e = 0;
+  sigset_t none;
+  sigemptyset(&none);
+  setpgid(0, 0);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/cgroup.procs", cgdir);
+  int fd = open(path, O_WRONLY);
+  if (fd < 0 || write(fd, "0", 1) != 1)
+    e = errno ? errno : EIO;
+  int nul = open("/dev/null", O_RDWR);
+  if (!e && nul >= 0) {
+    dup2(nul, 0);
+    dup2(out_w >= 0 ? out_w : nul, 1);
+    dup2(err_w >= 0 ? err_w : nul, 2);
   }
+  for (size_t i = 0; i < sizeof reset_sigs / sizeof reset_sigs[0]; i++)
+    signal(reset_sigs[i], SIG_DFL);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (!e && cwd && chdir(cwd) != 0)
+    e = errno;
+  if (!e) {
+    execvpe(argv[0], argv, envp);
+    e = errno;
+  }
+  if (write(ep, &e, sizeof e) < 0) {
+    /* the parent then sees EOF and takes it for success */
+  }
+  _exit(127);
+}
+
+/* With a cgroup the child moves itself into it before it execs, which
+ * needs fork (posix_spawn has no hook for it). */
+static int spawn_cgroup(char **argv, char **envp, const char *cwd, int out_w,
+                        int err_w, const char *cgdir, pid_t *pid, double *t0) {
   int ep[2];
   if (pipe2(ep, O_CLOEXEC) != 0)
     return errno;
@@ -380,34 +485,8 @@ static int spawn_local(char **argv, char **envp, const char *cwd, int out_w,
     close(ep[1]);
     return e;
   }
-  if (p == 0) {
-    int e = 0;
-    setpgid(0, 0);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/cgroup.procs", cgdir);
-    int fd = open(path, O_WRONLY);
-    if (fd < 0 || write(fd, "0", 1) != 1)
-      e = errno ? errno : EIO;
-    int nul = open("/dev/null", O_RDWR);
-    if (!e && nul >= 0) {
-      dup2(nul, 0);
-      dup2(out_w >= 0 ? out_w : nul, 1);
-      dup2(err_w >= 0 ? err_w : nul, 2);
-    }
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-      signal(sigs[i], SIG_DFL);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    if (!e && cwd && chdir(cwd) != 0)
-      e = errno;
-    if (!e) {
-      execvpe(argv[0], argv, envp);
-      e = errno;
-    }
-    if (write(ep[1], &e, sizeof e) < 0) {
-      /* the parent then sees EOF and takes it for success */
-    }
-    _exit(127);
-  }
+  if (p == 0)
+    cgroup_child(argv, envp, cwd, out_w, err_w, cgdir, ep[1]);
   close(ep[1]);
   int e = 0;
   ssize_t r = read(ep[0], &e, sizeof e);
@@ -418,6 +497,18 @@ static int spawn_local(char **argv, char **envp, const char *cwd, int out_w,
   }
   *pid = p;
   return 0;
+}
+
+/* Starts argv in a new process group with stdin from /dev/null and
+ * stdout/stderr on out_w/err_w (or /dev/null when < 0), in cgdir when
+ * not NULL. Returns 0, or the errno of the failure. OUT: *pid, *t0 (the
+ * clock just before the spawn). */
+static int spawn_local(char **argv, char **envp, const char *cwd, int out_w,
+                       int err_w, const char *cgdir, pid_t *pid, double *t0) {
+  reset_hiwater();
+  if (!cgdir)
+    return spawn_posix(argv, envp, cwd, out_w, err_w, pid, t0);
+  return spawn_cgroup(argv, envp, cwd, out_w, err_w, cgdir, pid, t0);
 }
 
 /* }==== */
@@ -538,93 +629,123 @@ static void helper_parent_died(int sig) {
   _exit(1);
 }
 
+/* One spawn request as the helper receives it. Layout of the message:
+ * "flags\0" (4 digits: has out fd, has err fd, has cwd, has cgroup), the
+ * counts of argv and env, then cwd, cgroup, argv and env, each ended by
+ * NUL; the pipe ends come as SCM_RIGHTS. */
+typedef struct helper_request {
+  char **argv, **envp; /* point into the message (free the arrays only) */
+  char *cwd, *cg;
+  int out_w, err_w;
+} helper_request;
+
+/* Receives and parses one request; 0 when the socket is closed (we are
+ * done). */
+static int helper_read(int sock, char *buf, helper_request *q) {
+  char cbuf[CMSG_SPACE(2 * sizeof(int))];
+  struct iovec io = {.iov_base = buf, .iov_len = HELPER_MSG_MAX - 1};
+  struct msghdr mh = {.msg_iov = &io,
+                      .msg_iovlen = 1,
+                      .msg_control = cbuf,
+                      .msg_controllen = sizeof cbuf};
+  ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+  if (n <= 0)
+    return 0;
+  buf[n] = 0;
+  int fds[2] = {-1, -1};
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      memcpy(fds, CMSG_DATA(c), c->cmsg_len - CMSG_LEN(0));
+  char *p = buf, *end = buf + n, *flags = p;
+  p += strlen(p) + 1;
+  long nargv = strtol(p, NULL, 10);
+  p += strlen(p) + 1;
+  long nenv = strtol(p, NULL, 10);
+  p += strlen(p) + 1;
+  memset(q, 0, sizeof *q);
+  if (flags[2] == '1') {
+    q->cwd = p;
+    p += strlen(p) + 1;
+  }
+  if (flags[3] == '1') {
+    q->cg = p;
+    p += strlen(p) + 1;
+  }
+  q->argv = calloc((size_t)nargv + 1, sizeof *q->argv);
+  q->envp = calloc((size_t)nenv + 1, sizeof *q->envp);
+  for (long i = 0; q->argv && i < nargv && p < end; i++, p += strlen(p) + 1)
+    q->argv[i] = p;
+  for (long i = 0; q->envp && i < nenv && p < end; i++, p += strlen(p) + 1)
+    q->envp[i] = p;
+  int k = 0;
+  q->out_w = flags[0] == '1' ? fds[k++] : -1;
+  q->err_w = flags[1] == '1' ? fds[k++] : -1;
+  return 1;
+}
+
+static void close_ends(helper_request *q) {
+  if (q->out_w >= 0)
+    close(q->out_w);
+  if (q->err_w >= 0)
+    close(q->err_w);
+  q->out_w = q->err_w = -1;
+}
+
+/* Waits for the command, then takes down everything of the run. */
+static void helper_reap(pid_t pid, helper_reply *d) {
+  helper_running_pgid = pid; /* the command leads its own group */
+  /* Orphans the run leaves to us while it goes on are reaped as they
+   * end, so that no zombie of ours stands in its PSS sample. */
+  for (;;) {
+    pid_t w = wait4(-1, &d->status, 0, &d->ru);
+    if (w == pid || (w < 0 && errno != EINTR))
+      break;
+  }
+  d->t = core_monotonic();
+  /* Nothing of the run outlives it: its group, and the orphans we
+   * adopted. SIGUSR1 waits, so that its handler does not do the same
+   * at the same time. */
+  sigset_t usr1, old;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &usr1, &old);
+  kill(-pid, SIGKILL);
+  helper_running_pgid = 0;
+  helper_kill_children(0);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 static void helper_main(int sock) {
   char *buf = malloc(HELPER_MSG_MAX);
   if (!buf)
     _exit(1);
-  for (;;) {
-    char cbuf[CMSG_SPACE(2 * sizeof(int))];
-    struct iovec io = {.iov_base = buf, .iov_len = HELPER_MSG_MAX - 1};
-    struct msghdr mh = {.msg_iov = &io,
-                        .msg_iovlen = 1,
-                        .msg_control = cbuf,
-                        .msg_controllen = sizeof cbuf};
-    ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-    if (n <= 0)
-      _exit(0);
-    buf[n] = 0;
-    int fds[2] = {-1, -1};
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-        memcpy(fds, CMSG_DATA(c), c->cmsg_len - CMSG_LEN(0));
-    /* Layout: "flags\0" then fields separated by NUL: flags is 4 digits
-     * (has out fd, has err fd, has cwd, has cgroup), then counts. */
-    char *p = buf, *end = buf + n;
-    char *flags = p;
-    p += strlen(p) + 1;
-    long nargv = strtol(p, NULL, 10);
-    p += strlen(p) + 1;
-    long nenv = strtol(p, NULL, 10);
-    p += strlen(p) + 1;
-    char *cwd = NULL, *cg = NULL;
-    if (flags[2] == '1') {
-      cwd = p;
-      p += strlen(p) + 1;
-    }
-    if (flags[3] == '1') {
-      cg = p;
-      p += strlen(p) + 1;
-    }
-    char **argv = calloc((size_t)nargv + 1, sizeof *argv);
-    char **envp = calloc((size_t)nenv + 1, sizeof *envp);
-    for (long i = 0; argv && i < nargv && p < end; i++, p += strlen(p) + 1)
-      argv[i] = p;
-    for (long i = 0; envp && i < nenv && p < end; i++, p += strlen(p) + 1)
-      envp[i] = p;
-    int k = 0, out_w = -1, err_w = -1;
-    if (flags[0] == '1')
-      out_w = fds[k++];
-    if (flags[1] == '1')
-      err_w = fds[k++];
+  helper_request q;
+  while (helper_read(sock, buf, &q)) {
     helper_reply r = {.kind = 1};
-    if (!argv || !envp)
+    if (!q.argv || !q.envp)
       r.err = ENOMEM;
     else
-      r.err = spawn_local(argv, envp, cwd, out_w, err_w, cg, &r.pid, &r.t);
-    if (out_w >= 0)
-      close(out_w);
-    if (err_w >= 0)
-      close(err_w);
-    free(argv);
-    free(envp);
+      r.err = spawn_local(q.argv, q.envp, q.cwd, q.out_w, q.err_w, q.cg,
+                          &r.pid, &r.t);
+    free(q.argv);
+    free(q.envp);
+    if (r.err)
+      close_ends(&q);
     if (send(sock, &r, sizeof r, 0) != (ssize_t)sizeof r)
       _exit(1);
     if (r.err)
       continue;
     helper_reply d = {.kind = 2, .pid = r.pid};
-    helper_running_pgid = r.pid; /* the command leads its own group */
-    /* Orphans the run leaves to us while it goes on are reaped as they
-     * end, so that no zombie of ours stands in its PSS sample. */
-    for (;;) {
-      pid_t w = wait4(-1, &d.status, 0, &d.ru);
-      if (w == r.pid || (w < 0 && errno != EINTR))
-        break;
-    }
-    d.t = core_monotonic();
-    /* Nothing of the run outlives it: its group, and the orphans we
-     * adopted. SIGUSR1 waits, so that its handler does not do the same
-     * at the same time. */
-    sigset_t usr1, old;
-    sigemptyset(&usr1);
-    sigaddset(&usr1, SIGUSR1);
-    sigprocmask(SIG_BLOCK, &usr1, &old);
-    kill(-r.pid, SIGKILL);
-    helper_running_pgid = 0;
-    helper_kill_children(0);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    if (send(sock, &d, sizeof d, 0) != (ssize_t)sizeof d)
+    helper_reap(r.pid, &d);
+    /* Our copies of the pipe ends go only now: their end of file and the
+     * reply then reach prereg together, waking it once rather than
+     * twice. */
+    int sent = send(sock, &d, sizeof d, 0) == (ssize_t)sizeof d;
+    close_ends(&q);
+    if (!sent)
       _exit(1);
   }
+  _exit(0);
 }
 
 /* Starts the helper once; returns 0 when it is not available (then we
@@ -761,236 +882,283 @@ static double now_s(void) {
   return core_monotonic();
 }
 
-core_status run_exec(const run_req *req, run_res *res, core_err *err) {
-  memset(res, 0, sizeof *res);
-  res->maxrss_kib = -1;
-  core_status st = CORE_OK;
-  char **argv = NULL, **envp = NULL;
-  int outp[2] = {-1, -1}, errp[2] = {-1, -1}, pidfd = -1;
-  double grace = req->grace_s > 0 ? req->grace_s : 2.0;
+/* One command from its spawn to its end. */
+typedef struct exec_run {
+  const run_req *req;
+  run_res *res;
+  char **argv, **envp;
+  int outp[2], errp[2]; /* the output pipes, -1 when closed */
+  int pidfd;            /* without the helper, when the kernel has them */
+  int via_helper;       /* spawned and reaped by the helper */
+  int waitfd;           /* readable when the command was reaped, or -1 */
+  pid_t pid, adopter;   /* adopter: the subreaper its orphans go to */
+  double t0, t1;        /* spawn and reap */
+  double grace, deadline, sample_at, kill_at; /* < 0: not due */
+  int status, reaped;
+  struct rusage ru;
+} exec_run;
 
-  run_become_subreaper();
-  argv = run_argv(req->cmd);
-  if (!argv) {
-    res->exited = 1;
-    res->exit_code = 127;
-    snprintf(res->why, sizeof res->why, "empty command '%s'", req->cmd);
-    goto cleanup;
+/* The argv, environment and pipes. CORE_OK with x->argv NULL when the
+ * command has no word (res says so). */
+static core_status exec_prepare(exec_run *x, core_err *err) {
+  const run_req *req = x->req;
+  if (!(x->argv = run_argv(req->cmd))) {
+    x->res->exited = 1;
+    x->res->exit_code = 127;
+    snprintf(x->res->why, sizeof x->res->why, "empty command '%s'", req->cmd);
+    return CORE_OK;
   }
-  envp = make_env(req->env);
-  if (!envp) {
-    st = core_fail(err, CORE_ENOMEM, "out of memory starting '%s'", req->cmd);
-    goto cleanup;
-  }
-  if ((sink_active(req->out) && pipe2(outp, O_CLOEXEC) != 0) ||
-      (sink_active(req->err) && pipe2(errp, O_CLOEXEC) != 0)) {
-    st = core_fail(err, CORE_ERUN, "cannot make a pipe: %s", strerror(errno));
-    goto cleanup;
-  }
+  if (!(x->envp = make_env(req->env)))
+    return core_fail(err, CORE_ENOMEM, "out of memory starting '%s'",
+                     req->cmd);
+  if ((sink_active(req->out) && pipe2(x->outp, O_CLOEXEC) != 0) ||
+      (sink_active(req->err) && pipe2(x->errp, O_CLOEXEC) != 0))
+    return core_fail(err, CORE_ERUN, "cannot make a pipe: %s",
+                     strerror(errno));
+  return CORE_OK;
+}
 
-  pid_t pid = -1;
-  double t0 = 0;
-  int via_helper = helper_start();
+/* Spawns through the helper, or ourselves when there is none (or it
+ * died). Returns 0, or the errno of the failure (res says what). */
+static int exec_spawn(exec_run *x) {
+  const run_req *req = x->req;
   int e = 0;
-  if (via_helper) {
+  x->via_helper = helper_start();
+  if (x->via_helper) {
     helper_reply r;
-    e = helper_send(argv, envp, req->cwd, outp[1], errp[1], req->cgroup_dir);
+    e = helper_send(x->argv, x->envp, req->cwd, x->outp[1], x->errp[1],
+                    req->cgroup_dir);
     if (e == 0 && helper_recv(&r) != 0) {
       /* The helper died: from now on we spawn ourselves. */
       helper_stop();
-      via_helper = 0;
+      x->via_helper = 0;
     } else if (e == 0) {
       e = r.err;
-      pid = r.pid;
-      t0 = r.t;
+      x->pid = r.pid;
+      x->t0 = r.t;
     }
   }
-  if (!via_helper)
-    e = spawn_local(argv, envp, req->cwd, outp[1], errp[1], req->cgroup_dir,
-                    &pid, &t0);
+  if (!x->via_helper)
+    e = spawn_local(x->argv, x->envp, req->cwd, x->outp[1], x->errp[1],
+                    req->cgroup_dir, &x->pid, &x->t0);
   if (e != 0) {
+    run_res *res = x->res;
     res->exited = 1;
     res->exit_code = 127;
     if (req->cwd && e == ENOENT && !core_is_dir(req->cwd))
       snprintf(res->why, sizeof res->why, "cannot enter working folder %s",
                req->cwd);
     else
-      snprintf(res->why, sizeof res->why, "cannot execute '%s': %s", argv[0],
-               strerror(e));
-    goto cleanup;
+      snprintf(res->why, sizeof res->why, "cannot execute '%s': %s",
+               x->argv[0], strerror(e));
   }
-  res->spawned = 1;
-  if (outp[1] >= 0) {
-    close(outp[1]);
-    outp[1] = -1;
-  }
-  if (errp[1] >= 0) {
-    close(errp[1]);
-    errp[1] = -1;
-  }
+  return e;
+}
+
+/* After the spawn: our write ends go, and the moments that are due. */
+static void exec_started(exec_run *x) {
+  const run_req *req = x->req;
+  x->res->spawned = 1;
+  if (x->outp[1] >= 0)
+    close(x->outp[1]);
+  if (x->errp[1] >= 0)
+    close(x->errp[1]);
+  x->outp[1] = x->errp[1] = -1;
 #ifdef SYS_pidfd_open
-  if (!via_helper)
-    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (!x->via_helper)
+    x->pidfd = (int)syscall(SYS_pidfd_open, x->pid, 0);
 #endif
   /* With the helper, its socket says when the command was reaped. */
-  int waitfd = via_helper ? helper_sock : pidfd;
+  x->waitfd = x->via_helper ? helper_sock : x->pidfd;
   /* Whoever spawned the command is a subreaper running one command at a
    * time: its other children are this run's orphans. */
-  pid_t adopter = via_helper ? helper_pid : getpid();
+  x->adopter = x->via_helper ? helper_pid : getpid();
+  x->deadline = req->timeout_s > 0 ? x->t0 + req->timeout_s : -1;
+  x->sample_at =
+      req->pss && req->pss->after_s >= 0 ? x->t0 + req->pss->after_s : -1;
+  x->kill_at = -1;
+  x->t1 = x->t0;
+}
 
-  double deadline = req->timeout_s > 0 ? t0 + req->timeout_s : -1;
-  double sample_at =
-      req->pss && req->pss->after_s >= 0 ? t0 + req->pss->after_s : -1;
-  double kill_at = -1;
-  int status = 0, reaped = 0;
-  struct rusage ru;
-  memset(&ru, 0, sizeof ru);
-  double t1 = t0;
-
-  while (!reaped) {
-    double t = now_s();
-    if (deadline >= 0 && t >= deadline && !res->timed_out && !res->stopped) {
-      res->timed_out = 1;
-      kill_tree(pid, adopter, SIGTERM);
-      kill_at = t + grace;
-      deadline = -1;
-    }
-    if (sample_at >= 0 && t >= sample_at) {
-      core_err perr = {0};
-      if (run_sample_pss(req->pss, pid, adopter, &res->pss_kib,
-                         &res->pss_counted, &res->pss_unreadable,
-                         &perr) == CORE_OK)
-        res->pss_sampled = 1;
-      else
-        snprintf(res->why, sizeof res->why, "pss sample: %.480s", perr.msg);
-      sample_at = -1;
-      if (req->pss->stop_after && !res->timed_out) {
-        res->stopped = 1;
-        kill_tree(pid, adopter, SIGTERM);
-        kill_at = now_s() + grace;
-        deadline = -1;
-      }
-    }
-    if (kill_at >= 0 && t >= kill_at) {
-      kill_tree(pid, adopter, SIGKILL);
-      kill_at = -1;
-    }
-    /* Next moment something must happen. */
-    double next = -1;
-    double cands[3] = {deadline, sample_at, kill_at};
-    for (int i = 0; i < 3; i++)
-      if (cands[i] >= 0 && (next < 0 || cands[i] < next))
-        next = cands[i];
-    int timeout_ms = -1;
-    if (next >= 0) {
-      double d = (next - now_s()) * 1000.0;
-      timeout_ms = d <= 0 ? 0 : (int)d + 1;
-    }
-    if (waitfd < 0 && (timeout_ms < 0 || timeout_ms > 2))
-      timeout_ms = 2; /* no pidfd: poll for the exit */
-
-    struct pollfd pf[4];
-    int np = 0, i_pid = -1, i_out = -1, i_err = -1, i_can = -1;
-    if (waitfd >= 0) {
-      pf[np] = (struct pollfd){.fd = waitfd, .events = POLLIN};
-      i_pid = np++;
-    }
-    np = watch_output(pf, np, outp[0], &i_out);
-    np = watch_output(pf, np, errp[0], &i_err);
-    if (run_cancel_fd >= 0 && !res->interrupted) {
-      pf[np] = (struct pollfd){.fd = run_cancel_fd, .events = POLLIN};
-      i_can = np++;
-    }
-    int pr = poll(pf, (nfds_t)np, timeout_ms);
-    if (pr < 0 && errno != EINTR) {
-      st = core_fail(err, CORE_ERUN, "poll: %s", strerror(errno));
-      kill_tree(pid, adopter, SIGKILL);
-      waitpid(pid, NULL, 0);
-      goto cleanup;
-    }
-    if (pr > 0) {
-      read_output(pf, i_out, &outp[0], req->out);
-      read_output(pf, i_err, &errp[0], req->err);
-      if (i_can >= 0 && pf[i_can].revents) {
-        res->interrupted = 1;
-        kill_tree(pid, adopter, SIGKILL);
-      }
-    }
-    if (via_helper && pr > 0 && pf[i_pid].revents) {
-      helper_reply d;
-      if (helper_recv(&d) != 0 || d.kind != 2) {
-        st = core_fail(err, CORE_ERUN, "the spawn helper died");
-        kill_tree(pid, adopter, SIGKILL);
-        helper_stop();
-        goto cleanup;
-      }
-      status = d.status;
-      ru = d.ru;
-      t1 = d.t;
-      reaped = 1;
-    } else if (!via_helper && (pidfd < 0 || (pr > 0 && pf[i_pid].revents))) {
-      pid_t w = wait4(pid, &status, pidfd >= 0 ? 0 : WNOHANG, &ru);
-      if (w == pid) {
-        t1 = now_s();
-        reaped = 1;
-      } else if (w < 0 && errno != EINTR) {
-        st = core_fail(err, CORE_ERUN, "wait4: %s", strerror(errno));
-        goto cleanup;
-      }
+/* Does what is due now (the timeout's SIGTERM, the PSS sample, the
+ * SIGKILL after the grace period); returns the poll timeout until the
+ * next moment, -1 for none. */
+static int exec_due(exec_run *x) {
+  run_res *res = x->res;
+  double t = now_s();
+  if (x->deadline >= 0 && t >= x->deadline && !res->timed_out &&
+      !res->stopped) {
+    res->timed_out = 1;
+    kill_tree(x->pid, x->adopter, SIGTERM);
+    x->kill_at = t + x->grace;
+    x->deadline = -1;
+  }
+  if (x->sample_at >= 0 && t >= x->sample_at) {
+    core_err perr = {0};
+    if (run_sample_pss(x->req->pss, x->pid, x->adopter, &res->pss_kib,
+                       &res->pss_counted, &res->pss_unreadable,
+                       &perr) == CORE_OK)
+      res->pss_sampled = 1;
+    else
+      snprintf(res->why, sizeof res->why, "pss sample: %.480s", perr.msg);
+    x->sample_at = -1;
+    if (x->req->pss->stop_after && !res->timed_out) {
+      res->stopped = 1;
+      kill_tree(x->pid, x->adopter, SIGTERM);
+      x->kill_at = now_s() + x->grace;
+      x->deadline = -1;
     }
   }
+  if (x->kill_at >= 0 && t >= x->kill_at) {
+    kill_tree(x->pid, x->adopter, SIGKILL);
+    x->kill_at = -1;
+  }
+  double next = -1, cands[3] = {x->deadline, x->sample_at, x->kill_at};
+  for (int i = 0; i < 3; i++)
+    if (cands[i] >= 0 && (next < 0 || cands[i] < next))
+      next = cands[i];
+  int timeout_ms = -1;
+  if (next >= 0) {
+    double d = (next - now_s()) * 1000.0;
+    timeout_ms = d <= 0 ? 0 : (int)d + 1;
+  }
+  if (x->waitfd < 0 && (timeout_ms < 0 || timeout_ms > 2))
+    timeout_ms = 2; /* no pidfd: poll for the exit */
+  return timeout_ms;
+}
 
-  res->wall_s = t1 - t0;
-  res->user_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
-  res->sys_s = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-  res->maxrss_kib = ru.ru_maxrss; /* KiB on Linux */
-  if (WIFEXITED(status)) {
+/* Whether the command was reaped, told by the helper or seen by us. */
+static core_status exec_reap(exec_run *x, int ready, core_err *err) {
+  if (x->via_helper) {
+    helper_reply d;
+    if (!ready)
+      return CORE_OK;
+    if (helper_recv(&d) != 0 || d.kind != 2) {
+      kill_tree(x->pid, x->adopter, SIGKILL);
+      helper_stop();
+      return core_fail(err, CORE_ERUN, "the spawn helper died");
+    }
+    x->status = d.status;
+    x->ru = d.ru;
+    x->t1 = d.t;
+    x->reaped = 1;
+    return CORE_OK;
+  }
+  if (x->pidfd >= 0 && !ready)
+    return CORE_OK;
+  pid_t w = wait4(x->pid, &x->status, x->pidfd >= 0 ? 0 : WNOHANG, &x->ru);
+  if (w == x->pid) {
+    x->t1 = now_s();
+    x->reaped = 1;
+  } else if (w < 0 && errno != EINTR) {
+    return core_fail(err, CORE_ERUN, "wait4: %s", strerror(errno));
+  }
+  return CORE_OK;
+}
+
+/* One wait: output moved to the sinks, a cancellation, the reap. */
+static core_status exec_wait(exec_run *x, core_err *err) {
+  int timeout_ms = exec_due(x);
+  struct pollfd pf[4];
+  int np = 0, i_pid = -1, i_out, i_err, i_can = -1;
+  if (x->waitfd >= 0) {
+    pf[np] = (struct pollfd){.fd = x->waitfd, .events = POLLIN};
+    i_pid = np++;
+  }
+  np = watch_output(pf, np, x->outp[0], &i_out);
+  np = watch_output(pf, np, x->errp[0], &i_err);
+  if (run_cancel_fd >= 0 && !x->res->interrupted) {
+    pf[np] = (struct pollfd){.fd = run_cancel_fd, .events = POLLIN};
+    i_can = np++;
+  }
+  int pr = poll(pf, (nfds_t)np, timeout_ms);
+  if (pr < 0 && errno != EINTR) {
+    kill_tree(x->pid, x->adopter, SIGKILL);
+    waitpid(x->pid, NULL, 0);
+    return core_fail(err, CORE_ERUN, "poll: %s", strerror(errno));
+  }
+  if (pr > 0) {
+    read_output(pf, i_out, &x->outp[0], x->req->out);
+    read_output(pf, i_err, &x->errp[0], x->req->err);
+    if (i_can >= 0 && pf[i_can].revents) {
+      x->res->interrupted = 1;
+      kill_tree(x->pid, x->adopter, SIGKILL);
+    }
+  }
+  return exec_reap(x, pr > 0 && i_pid >= 0 && pf[i_pid].revents, err);
+}
+
+/* The figures of the reaped command; then nothing of it may outlive it
+ * (its group, and any descendant that left the group, adopted by us),
+ * and what the dead processes left in the pipes is drained: a writer we
+ * could not kill must not hang us, so that wait is bounded. */
+static void exec_finish(exec_run *x) {
+  run_res *res = x->res;
+  res->wall_s = x->t1 - x->t0;
+  res->user_s =
+      (double)x->ru.ru_utime.tv_sec + (double)x->ru.ru_utime.tv_usec / 1e6;
+  res->sys_s =
+      (double)x->ru.ru_stime.tv_sec + (double)x->ru.ru_stime.tv_usec / 1e6;
+  res->maxrss_kib = x->ru.ru_maxrss; /* KiB on Linux */
+  if (WIFEXITED(x->status)) {
     res->exited = 1;
-    res->exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    res->signo = WTERMSIG(status);
+    res->exit_code = WEXITSTATUS(x->status);
+  } else if (WIFSIGNALED(x->status)) {
+    res->signo = WTERMSIG(x->status);
   }
-  if (sample_at >= 0 && req->pss) {
+  if (x->sample_at >= 0 && x->req->pss)
     /* Ended before the sample was due: say so rather than sample an empty
      * tree. */
     snprintf(res->why, sizeof res->why,
              "ended after %.3f s, before the PSS sample at %g s", res->wall_s,
-             req->pss->after_s);
-  }
-
-  /* Whatever happened, nothing of this run may outlive it: the group, and
-   * any descendant that left the group (now adopted by us). */
-  killpg(pid, SIGKILL);
+             x->req->pss->after_s);
+  killpg(x->pid, SIGKILL);
   run_kill_all_children();
-
-  /* Drain what the dead processes left in the pipes; a writer we could
-   * not kill must not hang us, so the wait is bounded. */
   double drain_end = now_s() + 2.0;
-  while ((outp[0] >= 0 || errp[0] >= 0) && now_s() < drain_end) {
+  while ((x->outp[0] >= 0 || x->errp[0] >= 0) && now_s() < drain_end) {
     struct pollfd pf[2];
     int i_out, i_err;
-    int np = watch_output(pf, 0, outp[0], &i_out);
-    np = watch_output(pf, np, errp[0], &i_err);
-    int pr = poll(pf, (nfds_t)np, 100);
-    if (pr <= 0) {
+    int np = watch_output(pf, 0, x->outp[0], &i_out);
+    np = watch_output(pf, np, x->errp[0], &i_err);
+    if (poll(pf, (nfds_t)np, 100) <= 0) {
       run_kill_all_children();
       continue;
     }
-    read_output(pf, i_out, &outp[0], req->out);
-    read_output(pf, i_err, &errp[0], req->err);
+    read_output(pf, i_out, &x->outp[0], x->req->out);
+    read_output(pf, i_err, &x->errp[0], x->req->err);
   }
+}
 
-cleanup:
-  for (int i = 0; i < 2; i++) {
-    if (outp[i] >= 0)
-      close(outp[i]);
-    if (errp[i] >= 0)
-      close(errp[i]);
+core_status run_exec(const run_req *req, run_res *res, core_err *err) {
+  exec_run x = {.req = req,
+                .res = res,
+                .outp = {-1, -1},
+                .errp = {-1, -1},
+                .pidfd = -1,
+                .waitfd = -1,
+                .pid = -1,
+                .grace = req->grace_s > 0 ? req->grace_s : 2.0};
+  memset(res, 0, sizeof *res);
+  res->maxrss_kib = -1;
+  run_become_subreaper();
+  core_status st = exec_prepare(&x, err);
+  if (st == CORE_OK && x.argv && exec_spawn(&x) == 0) {
+    exec_started(&x);
+    while (st == CORE_OK && !x.reaped)
+      st = exec_wait(&x, err);
+    if (st == CORE_OK)
+      exec_finish(&x);
   }
-  if (pidfd >= 0)
-    close(pidfd);
-  run_argv_free(argv);
-  core_free(envp);
+  for (int i = 0; i < 2; i++) {
+    if (x.outp[i] >= 0)
+      close(x.outp[i]);
+    if (x.errp[i] >= 0)
+      close(x.errp[i]);
+  }
+  if (x.pidfd >= 0)
+    close(x.pidfd);
+  run_argv_free(x.argv);
+  core_free(x.envp);
   return st;
 }
 

@@ -1,5 +1,5 @@
 /* host.c: facts about the machine a batch ran on, the page cache, and
- * per-run cgroups; plus the JSON string escaping the facts need.
+ * per-run cgroups.
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
@@ -15,69 +15,6 @@
 #include <unistd.h>
 
 #include "run/run.h"
-
-/* {==== JSON strings ==== */
-
-/* Length of a valid UTF-8 sequence at p (1..4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *p) {
-  if (p[0] < 0x80)
-    return 1;
-  size_t n = (p[0] & 0xE0) == 0xC0   ? 2
-             : (p[0] & 0xF0) == 0xE0 ? 3
-             : (p[0] & 0xF8) == 0xF0 ? 4
-                                     : 0;
-  if (n == 0 || (n == 2 && p[0] < 0xC2))
-    return 0;
-  for (size_t i = 1; i < n; i++)
-    if ((p[i] & 0xC0) != 0x80)
-      return 0;
-  if (n == 3 && p[0] == 0xE0 && p[1] < 0xA0)
-    return 0; /* overlong */
-  if (n == 3 && p[0] == 0xED && p[1] >= 0xA0)
-    return 0; /* surrogate */
-  if (n == 4 && ((p[0] == 0xF0 && p[1] < 0x90) || p[0] > 0xF4 ||
-                 (p[0] == 0xF4 && p[1] >= 0x90)))
-    return 0;
-  return n;
-}
-
-void run_json_str(core_buf *b, const char *s) {
-  if (!s) {
-    core_buf_puts(b, "null");
-    return;
-  }
-  core_buf_puts(b, "\"");
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    unsigned char c = *p;
-    if (c == '"' || c == '\\') {
-      char e[2] = {'\\', (char)c};
-      core_buf_append(b, e, 2);
-      p++;
-    } else if (c == '\n') {
-      core_buf_puts(b, "\\n"), p++;
-    } else if (c == '\t') {
-      core_buf_puts(b, "\\t"), p++;
-    } else if (c == '\r') {
-      core_buf_puts(b, "\\r"), p++;
-    } else if (c < 0x20 || c == 0x7F) {
-      core_buf_printf(b, "\\u%04x", c);
-      p++;
-    } else {
-      size_t n = utf8_len(p);
-      if (n == 0) {
-        core_buf_puts(b, "\\ufffd");
-        p++;
-      } else {
-        core_buf_append(b, p, n);
-        p += n;
-      }
-    }
-  }
-  core_buf_puts(b, "\"");
-}
-
-/* }==== */
 
 /* {==== Host facts ==== */
 
@@ -138,51 +75,45 @@ const char *run_host_name(void) {
 }
 
 long run_cached_mib(void) {
-  char v[128];
-  if (!proc_field("/proc/meminfo", "Cached", v, sizeof v))
+  /* Read before every run: kept open, and read whole in one pread. */
+  static int fd = -1;
+  char buf[8192];
+  if (fd < 0 && (fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC)) < 0)
     return -1;
-  return strtol(v, NULL, 10) / 1024;
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0)
+    return -1;
+  buf[n] = 0;
+  const char *p = strstr(buf, "\nCached:");
+  return p ? strtol(p + 8, NULL, 10) / 1024 : -1;
 }
 
-void run_loadavg_json(core_buf *b, const char *key) {
-  double l1 = 0, l5 = 0, l15 = 0;
+int run_load_avg(double avg[3]) {
   FILE *f = fopen("/proc/loadavg", "r");
-  int ok = f && fscanf(f, "%lf %lf %lf", &l1, &l5, &l15) == 3;
+  int ok = f && fscanf(f, "%lf %lf %lf", &avg[0], &avg[1], &avg[2]) == 3;
   if (f)
     fclose(f);
-  run_json_str(b, key);
-  if (ok)
-    core_buf_printf(b, ": [%.2f, %.2f, %.2f]", l1, l5, l15);
-  else
-    core_buf_puts(b, ": null");
+  if (!ok)
+    avg[0] = avg[1] = avg[2] = 0;
+  return ok;
 }
 
-void run_host_facts_json(core_buf *b) {
+void run_host_facts(data_host_facts *h) {
   struct utsname u;
-  char kernel[700] = "", cpu[256], gov[64], mem[64];
+  char mem[64];
+  memset(h, 0, sizeof *h);
+  snprintf(h->hostname, sizeof h->hostname, "%s", run_host_name());
   if (uname(&u) == 0)
-    snprintf(kernel, sizeof kernel, "%s %s %s %s", u.sysname, u.release,
+    snprintf(h->kernel, sizeof h->kernel, "%s %s %s %s", u.sysname, u.release,
              u.version, u.machine);
-  if (!proc_field("/proc/cpuinfo", "model name", cpu, sizeof cpu))
-    proc_field("/proc/cpuinfo", "Model", cpu, sizeof cpu);
-  read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov,
-            sizeof gov);
+  if (!proc_field("/proc/cpuinfo", "model name", h->cpu_model,
+                  sizeof h->cpu_model))
+    proc_field("/proc/cpuinfo", "Model", h->cpu_model, sizeof h->cpu_model);
+  read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            h->cpu_governor, sizeof h->cpu_governor);
   proc_field("/proc/meminfo", "MemTotal", mem, sizeof mem);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-
-  core_buf_puts(b, "\"hostname\": ");
-  run_json_str(b, run_host_name());
-  core_buf_puts(b, ",\n  \"kernel\": ");
-  run_json_str(b, kernel);
-  core_buf_puts(b, ",\n  \"cpu_model\": ");
-  run_json_str(b, cpu[0] ? cpu : NULL);
-  core_buf_printf(b, ",\n  \"cores\": %ld", cores);
-  core_buf_printf(b, ",\n  \"mem_total_mib\": %ld",
-                  strtol(mem, NULL, 10) / 1024);
-  core_buf_puts(b, ",\n  \"cpu_governor\": ");
-  run_json_str(b, gov[0] ? gov : NULL);
-  core_buf_puts(b, ",\n  \"prereg_version\": ");
-  run_json_str(b, PREREG_VERSION);
+  h->mem_total_mib = strtol(mem, NULL, 10) / 1024;
+  h->cores = sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 /* }==== */

@@ -1,10 +1,15 @@
-/* run_plan.c: the order in which a round runs its arms, drawn from the
- * rule's seed so that anyone can re-derive it from the sheet.
+/* plan.c: the plan of a batch: which runs, in which order (each round's
+ * arm order drawn from the rule's seed so that anyone can re-derive it
+ * from the sheet), which of them are already collected, and the commands
+ * each will run.
  * SPDX-License-Identifier: MIT
  */
 #include <stdint.h>
+#include <string.h>
 
-#include "run/run.h"
+#include "run/run_internal.h"
+
+/* {==== Round order ==== */
 
 /* splitmix64 (Steele, Lea, Flood 2014): tiny, well mixed, and trivial to
  * re-implement in another language to check a recorded order. It is not
@@ -39,3 +44,211 @@ void run_round_order(unsigned long seed, const char *workload, long round,
     order[j] = t;
   }
 }
+
+/* }==== */
+
+/* {==== Building ==== */
+
+int run_workload_runnable(const proto_workload *w) {
+  return w->runs > 0 && (w->cmd || w->n_steps > 0);
+}
+
+long run_plan_rounds(const proto_workload *w, int quick) {
+  return quick && w->runs > 3 ? 3 : w->runs;
+}
+
+long run_plan_warmups(const proto_workload *w, int quick) {
+  return quick && w->warmup > 1 ? 1 : w->warmup;
+}
+
+static int push(run_plan *p, size_t w, size_t a, long round, long warm) {
+  run_plan_item *nv = core_grow(p->items, &p->cap, p->n, sizeof *nv, 64);
+  if (!nv)
+    return 0;
+  p->items = nv;
+  p->items[p->n++] = (run_plan_item){w, a, round, warm, 0, NULL};
+  p->planned += round > 0;
+  return 1;
+}
+
+/* The runs of workload w, appended; 0 when out of memory. */
+static int plan_workload(run_plan *p, const proto_sheet *s, size_t w,
+                         size_t *order) {
+  const proto_workload *wl = &s->workloads[w];
+  long runs = run_plan_rounds(wl, p->quick);
+  long warm = run_plan_warmups(wl, p->quick);
+  int ok = 1;
+  for (long k = 1; k <= warm; k++)
+    for (size_t a = 0; a < s->n_arms; a++)
+      ok &= push(p, w, a, 0, k);
+  if (wl->order == PROTO_ORDER_BLOCKED) {
+    for (size_t a = 0; a < s->n_arms; a++)
+      for (long r = 1; r <= runs; r++)
+        ok &= push(p, w, a, r, 0);
+  } else {
+    for (long r = 1; r <= runs; r++) {
+      run_round_order(s->rule.seed, wl->name, r, s->n_arms, order);
+      for (size_t i = 0; i < s->n_arms; i++)
+        ok &= push(p, w, order[i], r, 0);
+    }
+  }
+  return ok;
+}
+
+core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
+                           run_plan *p, core_err *err) {
+  memset(p, 0, sizeof *p);
+  p->quick = quick;
+  p->only = only;
+  size_t *order = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *order);
+  if (!order)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  int ok = 1;
+  for (size_t w = 0; w < s->n_workloads && ok; w++) {
+    const proto_workload *wl = &s->workloads[w];
+    if (run_workload_runnable(wl) && (!only || strcmp(only, wl->name) == 0))
+      ok = plan_workload(p, s, w, order);
+  }
+  core_free(order);
+  return ok ? CORE_OK : core_fail(err, CORE_ENOMEM, "out of memory");
+}
+
+void run_plan_free(run_plan *p) {
+  core_free(p->items);
+  memset(p, 0, sizeof *p);
+}
+
+/* }==== */
+
+/* {==== What is collected ==== */
+
+/* The plan's view of collected runs: a row counts towards the plan
+ * unless a later amendment supersedes its workload (amendment i, 0-based,
+ * is sheet version i + 1). Imported rows never fill a planned run. */
+static int row_counts(const proto_sheet *s, const data_row *r) {
+  if (!r->source || strcmp(r->source, "run") != 0)
+    return 0;
+  for (size_t i = 0; i < s->n_amendments; i++)
+    for (size_t k = 0; k < s->amendments[i].n_supersedes; k++)
+      if (!strcmp(s->amendments[i].supersedes[k], r->workload) &&
+          r->sheet_version < (int)i + 1)
+        return 0;
+  return 1;
+}
+
+/* Marks the recorded runs that counted rows already fill (the exit codes
+ * of the first such row kept, for reference parity on --resume), then
+ * the warm-ups of workloads with nothing left to run. */
+static void mark_done(const proto_sheet *s, run_plan *p,
+                      const data_rowset *rs) {
+  for (size_t i = 0; i < rs->n; i++) {
+    const data_row *r = &rs->rows[i];
+    if (!row_counts(s, r) || !r->workload || !r->arm)
+      continue;
+    for (size_t k = 0; k < p->n; k++) {
+      run_plan_item *it = &p->items[k];
+      if (it->round == r->round && it->round > 0 &&
+          !strcmp(s->workloads[it->workload].name, r->workload) &&
+          !strcmp(s->arms[it->arm].name, r->arm)) {
+        it->done = 1;
+        if (!it->collected_exit_code)
+          it->collected_exit_code = r->exit_code;
+      }
+    }
+  }
+  for (size_t k = 0; k < p->n; k++) {
+    if (p->items[k].round != 0)
+      continue;
+    int left = 0;
+    for (size_t j = 0; j < p->n && !left; j++)
+      left = p->items[j].workload == p->items[k].workload &&
+             p->items[j].round > 0 && !p->items[j].done;
+    p->items[k].done = !left;
+  }
+  p->collected = 0;
+  for (size_t k = 0; k < p->n; k++)
+    p->collected += p->items[k].round > 0 && p->items[k].done;
+}
+
+core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
+                             int recover, const run_progress *progress,
+                             run_plan *p, data_rowset *rows, core_err *err) {
+  core_status st;
+  memset(rows, 0, sizeof *rows);
+  if (recover) {
+    core_buf notes;
+    core_buf_init(&notes);
+    st = data_recover(exp, &notes, err);
+    if (st == CORE_OK && notes.len && progress && progress->fn) {
+      run_event ev = {.kind = RUN_EVENT_NOTES, .text = notes.data};
+      progress->fn(progress->ctx, &ev);
+    }
+    core_buf_free(&notes);
+    if (st != CORE_OK)
+      return st;
+  }
+  if ((st = data_load_rows(exp, rows, err)) != CORE_OK)
+    return st;
+  mark_done(s, p, rows);
+  return CORE_OK;
+}
+
+/* }==== */
+
+/* {==== Commands ==== */
+
+char *run_expand(const proto_sheet *s, const char *tmpl,
+                 const proto_expand_ctx *x, core_err *err) {
+  char *r = proto_expand(s, tmpl, x, err);
+  if (!r && err->status == CORE_OK)
+    core_fail(err, CORE_ENOMEM, "out of memory");
+  return r;
+}
+
+char *run_full_command(const proto_sheet *s, const proto_arm *arm,
+                       const char *step, proto_expand_ctx x, core_err *err) {
+  x.cmd = NULL;
+  char *inner = run_expand(s, step, &x, err);
+  if (!inner)
+    return NULL;
+  x.cmd = inner;
+  char *full = run_expand(s, arm->run ? arm->run : "{cmd}", &x, err);
+  core_free(inner);
+  return full;
+}
+
+core_status run_plan_commands(const proto_sheet *s, const run_plan_item *item,
+                              const char *run_id, run_commands *out,
+                              core_err *err) {
+  const proto_workload *w = &s->workloads[item->workload];
+  const proto_arm *a = &s->arms[item->arm];
+  proto_expand_ctx x = {.arm = a->name,
+                        .workload = w->name,
+                        .run_id = run_id,
+                        .round = item->round};
+  memset(out, 0, sizeof *out);
+  out->has_steps = w->n_steps > 0;
+  size_t ns = w->n_steps ? w->n_steps : 1;
+  if ((w->prepare && !(out->prepare = run_expand(s, w->prepare, &x, err))) ||
+      !(out->steps = core_calloc(ns, sizeof *out->steps)))
+    return err->status != CORE_OK
+               ? err->status
+               : core_fail(err, CORE_ENOMEM, "out of memory");
+  for (; out->n_steps < ns; out->n_steps++) {
+    const char *step = w->n_steps ? w->steps[out->n_steps] : w->cmd;
+    if (!(out->steps[out->n_steps] = run_full_command(s, a, step, x, err)))
+      return err->status;
+  }
+  if (w->cleanup && !(out->cleanup = run_expand(s, w->cleanup, &x, err)))
+    return err->status;
+  return CORE_OK;
+}
+
+void run_commands_free(run_commands *c) {
+  core_free(c->prepare);
+  core_names_free(c->steps, c->n_steps);
+  core_free(c->cleanup);
+  memset(c, 0, sizeof *c);
+}
+
+/* }==== */

@@ -220,93 +220,73 @@ static const char *cgroup_root(void) {
              : "/sys/fs/cgroup/unified";
 }
 
-core_status run_sample_pss(const run_pss *sel, int root, int adopter,
-                           long *pss_kib, size_t *counted, size_t *unreadable,
-                           core_err *err) {
-  chosen_set cs = {0};
-  core_status st = CORE_OK;
-  FILE *list = NULL;
-  pent *t = NULL;
-  size_t nt = 0;
-  char *cmdl = core_malloc(8192);
-  *pss_kib = 0;
-  *counted = *unreadable = 0;
-  if (!cmdl)
+/* The run's process, its descendants, then the processes the adopter
+ * took in: one whose parent exited (a double-forked daemon, a container
+ * shim) is no longer below root but below the subreaper that adopted it,
+ * and still this run's. The two sets are disjoint, so nt places do. */
+static core_status choose_descendants(const pent *t, size_t nt, int root,
+                                      int adopter, chosen_set *cs,
+                                      core_err *err) {
+  int *d = core_malloc((nt + 1) * sizeof *d);
+  if (!d)
     return core_fail(err, CORE_ENOMEM, "out of memory sampling PSS");
+  size_t nd = walk_below(t, nt, root, root, d, 0);
+  size_t na = adopter > 0 ? walk_below(t, nt, adopter, root, d, nd) : nd;
+  choose(cs, root, "run");
+  for (size_t i = 0; i < na; i++)
+    choose(cs, d[i], i < nd ? "descendant" : "adopted");
+  core_free(d);
+  return CORE_OK;
+}
 
-  /* One snapshot of /proc serves every selection. */
-  if ((sel->descendants || sel->n_cmdline > 0) &&
-      (st = proc_table(&t, &nt)) != CORE_OK) {
-    st = core_fail(err, st, "cannot list /proc");
-    goto cleanup;
-  }
-  if (sel->descendants) {
-    /* The descendants, then the processes the adopter took in: one whose
-     * parent exited (a double-forked daemon, a container shim) is no
-     * longer below root but below the subreaper that adopted it, and
-     * still this run's. The two sets are disjoint, so nt places do. */
-    int *d = core_malloc((nt + 1) * sizeof *d);
-    if (!d) {
-      st = core_fail(err, CORE_ENOMEM, "out of memory sampling PSS");
-      goto cleanup;
-    }
-    size_t nd = walk_below(t, nt, root, root, d, 0);
-    size_t na = adopter > 0 ? walk_below(t, nt, adopter, root, d, nd) : nd;
-    choose(&cs, root, "run");
-    for (size_t i = 0; i < na; i++)
-      choose(&cs, d[i], i < nd ? "descendant" : "adopted");
-    core_free(d);
-  }
-  if (sel->cgroup && *sel->cgroup) {
-    char path[4096];
-    if (sel->cgroup[0] == '/' && core_is_dir(sel->cgroup))
-      snprintf(path, sizeof path, "%s/cgroup.procs", sel->cgroup);
-    else
-      snprintf(path, sizeof path, "%s/%s/cgroup.procs", cgroup_root(),
-               sel->cgroup + (sel->cgroup[0] == '/'));
-    FILE *f = fopen(path, "r");
-    if (!f) {
-      st = core_fail(err, CORE_ERUN, "cannot read %s: %s", path,
+/* The processes of a cgroup (absolute, or relative to the v2 mount). */
+static core_status choose_cgroup(const char *cgroup, chosen_set *cs,
+                                 core_err *err) {
+  char path[4096];
+  if (cgroup[0] == '/' && core_is_dir(cgroup))
+    snprintf(path, sizeof path, "%s/cgroup.procs", cgroup);
+  else
+    snprintf(path, sizeof path, "%s/%s/cgroup.procs", cgroup_root(),
+             cgroup + (cgroup[0] == '/'));
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return core_fail(err, CORE_ERUN, "cannot read %s: %s", path,
                      strerror(errno));
-      goto cleanup;
-    }
-    long v;
-    while (fscanf(f, "%ld", &v) == 1)
-      choose(&cs, (int)v, "cgroup");
-    fclose(f);
+  long v;
+  while (fscanf(f, "%ld", &v) == 1)
+    choose(cs, (int)v, "cgroup");
+  fclose(f);
+  return CORE_OK;
+}
+
+/* The processes whose command line holds one of the strings. */
+static void choose_cmdline(const run_pss *sel, const pent *t, size_t nt,
+                           chosen_set *cs, char *cmdl, size_t cap) {
+  int me = (int)getpid();
+  for (size_t i = 0; i < nt; i++) {
+    if (t[i].pid == me)
+      continue; /* our own argv may quote the string */
+    read_cmdline(t[i].pid, cmdl, cap);
+    for (size_t j = 0; j < sel->n_cmdline; j++)
+      if (sel->cmdline[j][0] && strstr(cmdl, sel->cmdline[j])) {
+        char r[200];
+        snprintf(r, sizeof r, "cmdline:%s", sel->cmdline[j]);
+        choose(cs, t[i].pid, r);
+      }
   }
-  if (sel->n_cmdline > 0) {
-    int me = (int)getpid();
-    for (size_t i = 0; i < nt; i++) {
-      if (t[i].pid == me)
-        continue; /* our own argv may quote the string */
-      read_cmdline(t[i].pid, cmdl, 8192);
-      for (size_t j = 0; j < sel->n_cmdline; j++)
-        if (sel->cmdline[j][0] && strstr(cmdl, sel->cmdline[j])) {
-          char r[200];
-          snprintf(r, sizeof r, "cmdline:%s", sel->cmdline[j]);
-          choose(&cs, t[i].pid, r);
-        }
-    }
-  }
-  if (cs.oom) {
-    st = core_fail(err, CORE_ENOMEM, "out of memory sampling PSS");
-    goto cleanup;
-  }
-  if (sel->list_path) {
-    list = fopen(sel->list_path, "w");
-    if (!list) {
-      st = core_fail(err, CORE_EIO, "%s: %s", sel->list_path, strerror(errno));
-      goto cleanup;
-    }
-    fputs("pid\tppid\tpss_kib\tstatus\treasons\tcmdline\n", list);
-  }
-  for (size_t i = 0; i < cs.n; i++) {
+}
+
+/* Reads the Pss of every chosen process, summed into *pss_kib, each
+ * listed in list (when not NULL). */
+static void count_chosen(const chosen_set *cs, FILE *list, char *cmdl,
+                         size_t cap, long *pss_kib, size_t *counted,
+                         size_t *unreadable) {
+  for (size_t i = 0; i < cs->n; i++) {
     char why[128] = "", state = 0;
-    int pid = cs.v[i].pid, ppid = -1;
+    int pid = cs->v[i].pid, ppid = -1;
     long pss = -1;
     read_stat(pid, &ppid, &state);
-    read_cmdline(pid, cmdl, 8192);
+    read_cmdline(pid, cmdl, cap);
     if (state == 'Z') {
       /* Ended, waiting for its parent to collect it: it holds no memory
        * and nothing was lost. Listed, neither counted nor unreadable. */
@@ -323,17 +303,60 @@ core_status run_sample_pss(const run_pss *sel, int root, int adopter,
         fprintf(list, "%ld\tcounted", pss);
       else
         fprintf(list, "\t%s", why);
-      fprintf(list, "\t%s\t%s\n", cs.v[i].reasons, cmdl);
+      fprintf(list, "\t%s\t%s\n", cs->v[i].reasons, cmdl);
     }
   }
-  if (list) {
-    if (fflush(list) != 0 || ferror(list))
-      st = core_fail(err, CORE_EIO, "%s: write failed", sel->list_path);
-  }
+}
 
-cleanup:
+/* The chosen processes counted and listed at sel->list_path. */
+static core_status count_and_list(const run_pss *sel, const chosen_set *cs,
+                                  char *cmdl, size_t cap, long *pss_kib,
+                                  size_t *counted, size_t *unreadable,
+                                  core_err *err) {
+  FILE *list = NULL;
+  if (sel->list_path) {
+    if (!(list = fopen(sel->list_path, "w")))
+      return core_fail(err, CORE_EIO, "%s: %s", sel->list_path,
+                       strerror(errno));
+    fputs("pid\tppid\tpss_kib\tstatus\treasons\tcmdline\n", list);
+  }
+  count_chosen(cs, list, cmdl, cap, pss_kib, counted, unreadable);
+  core_status st = CORE_OK;
+  if (list && (fflush(list) != 0 || ferror(list)))
+    st = core_fail(err, CORE_EIO, "%s: write failed", sel->list_path);
   if (list)
     fclose(list);
+  return st;
+}
+
+core_status run_sample_pss(const run_pss *sel, int root, int adopter,
+                           long *pss_kib, size_t *counted, size_t *unreadable,
+                           core_err *err) {
+  enum { CMDLINE_CAP = 8192 };
+  chosen_set cs = {0};
+  core_status st = CORE_OK;
+  pent *t = NULL;
+  size_t nt = 0;
+  char *cmdl = core_malloc(CMDLINE_CAP);
+  *pss_kib = 0;
+  *counted = *unreadable = 0;
+  if (!cmdl)
+    return core_fail(err, CORE_ENOMEM, "out of memory sampling PSS");
+  /* One snapshot of /proc serves every selection. */
+  if ((sel->descendants || sel->n_cmdline > 0) &&
+      (st = proc_table(&t, &nt)) != CORE_OK)
+    st = core_fail(err, st, "cannot list /proc");
+  if (st == CORE_OK && sel->descendants)
+    st = choose_descendants(t, nt, root, adopter, &cs, err);
+  if (st == CORE_OK && sel->cgroup && *sel->cgroup)
+    st = choose_cgroup(sel->cgroup, &cs, err);
+  if (st == CORE_OK && sel->n_cmdline > 0)
+    choose_cmdline(sel, t, nt, &cs, cmdl, CMDLINE_CAP);
+  if (st == CORE_OK && cs.oom)
+    st = core_fail(err, CORE_ENOMEM, "out of memory sampling PSS");
+  if (st == CORE_OK)
+    st = count_and_list(sel, &cs, cmdl, CMDLINE_CAP, pss_kib, counted,
+                        unreadable, err);
   core_free(t);
   core_free(cs.v);
   core_free(cmdl);
@@ -344,22 +367,74 @@ cleanup:
 
 /* {==== Metrics file ==== */
 
+/* One NAME=VALUE line (s, trimmed at its start; line lineno). OUT:
+ * *name_len (the name is s[0..name_len)), *value. */
+static core_status metric_line(const char *s, long lineno, size_t *name_len,
+                               double *value, core_err *err) {
+  const char *eq = strchr(s, '=');
+  size_t nl = eq ? (size_t)(eq - s) : 0;
+  while (nl > 0 && (s[nl - 1] == ' ' || s[nl - 1] == '\t'))
+    nl--;
+  int name_ok = eq && nl > 0 && nl < sizeof((run_metric *)0)->name &&
+                (isalpha((unsigned char)s[0]) || s[0] == '_');
+  for (size_t i = 0; name_ok && i < nl; i++)
+    if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+      name_ok = 0;
+  if (!name_ok)
+    return core_fail(err, CORE_EINPUT,
+                     "metrics file line %ld: expected NAME=VALUE, got "
+                     "'%.80s'",
+                     lineno, s);
+  char *ve;
+  errno = 0;
+  double val = strtod(eq + 1, &ve);
+  while (*ve == ' ' || *ve == '\t')
+    ve++;
+  if (ve == eq + 1 || *ve != 0 || errno == ERANGE || !isfinite(val))
+    return core_fail(err, CORE_EINPUT,
+                     "metrics file line %ld: '%.*s' is not a finite "
+                     "number: '%.60s'",
+                     lineno, (int)nl, s, eq + 1);
+  *name_len = nl;
+  *value = val;
+  return CORE_OK;
+}
+
+/* Sets metric s[0..nl) to val in *v (k of cap used), a later line for
+ * the same name replacing the earlier. */
+static core_status metric_set(run_metric **v, size_t *k, size_t *cap,
+                              const char *s, size_t nl, double val,
+                              core_err *err) {
+  size_t at = *k;
+  for (size_t i = 0; i < *k; i++)
+    if (strlen((*v)[i].name) == nl && !strncmp((*v)[i].name, s, nl))
+      at = i;
+  if (at == *k) {
+    run_metric *nv = core_grow(*v, cap, *k, sizeof *nv, 8);
+    if (!nv)
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    *v = nv;
+    (*k)++;
+  }
+  memcpy((*v)[at].name, s, nl);
+  (*v)[at].name[nl] = 0;
+  (*v)[at].value = val;
+  return CORE_OK;
+}
+
 core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
                               core_err *err) {
   *m = NULL;
   *n = 0;
-  if (!core_exists(path))
-    return CORE_OK;
   char *text = NULL;
   size_t len = 0;
+  if (!core_exists(path))
+    return CORE_OK;
   core_status st = core_read_file(path, &text, &len, err);
-  if (st != CORE_OK)
-    return st;
   run_metric *v = NULL;
   size_t k = 0, cap = 0;
   long lineno = 0;
-  char *p = text;
-  while (p < text + len) {
+  for (char *p = text; st == CORE_OK && p < text + len;) {
     char *nl = memchr(p, '\n', (size_t)(text + len - p));
     char *end = nl ? nl : text + len;
     lineno++;
@@ -372,59 +447,19 @@ core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
       s++;
     if (*s == 0 || *s == '#')
       continue;
-    char *eq = strchr(s, '=');
-    size_t nl_len = eq ? (size_t)(eq - s) : 0;
-    while (nl_len > 0 && (s[nl_len - 1] == ' ' || s[nl_len - 1] == '\t'))
-      nl_len--;
-    int name_ok = eq && nl_len > 0 && nl_len < sizeof v->name &&
-                  (isalpha((unsigned char)s[0]) || s[0] == '_');
-    for (size_t i = 0; name_ok && i < nl_len; i++)
-      if (!isalnum((unsigned char)s[i]) && s[i] != '_')
-        name_ok = 0;
-    if (!name_ok) {
-      st = core_fail(err, CORE_EINPUT,
-                     "metrics file line %ld: expected NAME=VALUE, got "
-                     "'%.80s'",
-                     lineno, s);
-      goto fail;
-    }
-    char *ve;
-    errno = 0;
-    double val = strtod(eq + 1, &ve);
-    while (*ve == ' ' || *ve == '\t')
-      ve++;
-    if (ve == eq + 1 || *ve != 0 || errno == ERANGE || !isfinite(val)) {
-      st = core_fail(err, CORE_EINPUT,
-                     "metrics file line %ld: '%.*s' is not a finite "
-                     "number: '%.60s'",
-                     lineno, (int)nl_len, s, eq + 1);
-      goto fail;
-    }
-    size_t at = k;
-    for (size_t i = 0; i < k; i++)
-      if (strlen(v[i].name) == nl_len && !strncmp(v[i].name, s, nl_len))
-        at = i;
-    if (at == k) {
-      run_metric *nv = core_grow(v, &cap, k, sizeof *nv, 8);
-      if (!nv) {
-        st = core_fail(err, CORE_ENOMEM, "out of memory");
-        goto fail;
-      }
-      v = nv;
-      k++;
-    }
-    memcpy(v[at].name, s, nl_len);
-    v[at].name[nl_len] = 0;
-    v[at].value = val;
+    size_t name_len = 0;
+    double val = 0;
+    if ((st = metric_line(s, lineno, &name_len, &val, err)) == CORE_OK)
+      st = metric_set(&v, &k, &cap, s, name_len, val, err);
   }
   core_free(text);
+  if (st != CORE_OK) {
+    core_free(v);
+    return st;
+  }
   *m = v;
   *n = k;
   return CORE_OK;
-fail:
-  core_free(text);
-  core_free(v);
-  return st;
 }
 
 /* }==== */

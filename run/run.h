@@ -1,7 +1,11 @@
-/* run.h: private to core/: the execution engine behind `prereg run`
- * (spawning, timeouts, process clean-up, metrics, PSS sampling, host facts
- * and the run plan).
+/* run.h: the engine behind `prereg run`: command strings, running one
+ * command (spawning, timeouts, process clean-up, cancellation), processes
+ * and PSS, host facts, the plan, and a batch of measured runs.
  * SPDX-License-Identifier: MIT
+ *
+ * The engine never prints: what a batch has to say while it runs reaches
+ * the program through a progress callback (run_progress), and the plan is
+ * handed over as data for the program to show.
  */
 #ifndef PREREG_RUN_H
 #define PREREG_RUN_H
@@ -9,6 +13,8 @@
 #include <stddef.h>
 
 #include "core/core.h"
+#include "data/data.h"
+#include "protocols/proto.h"
 
 /* {==== Command strings ==== */
 
@@ -29,22 +35,34 @@ void run_argv_free(char **argv);
 
 /* {==== Running one command ==== */
 
-/* Where one output stream goes. fd >= 0: appended to that file, at most
- * limit bytes in total over all commands that share the sink (the rest is
- * read and dropped, never fatal). buf != NULL: captured in memory, also
- * bounded by limit. Both unset: /dev/null. */
+/* Where one output stream goes. fd >= 0, or a path (the file, appended
+ * to, is then created at the first byte kept, so that a command that
+ * writes nothing leaves no file, and fd holds it from then on: the caller
+ * closes it): at most limit bytes in total over all commands that share
+ * the sink (the rest is read and dropped, never fatal). buf != NULL:
+ * captured in memory, also bounded by limit. None of these: /dev/null. */
 typedef struct run_sink {
   int fd;
+  const char *path;
   struct core_buf *buf;
   size_t limit;
   size_t written; /* bytes kept so far (updated by run_exec) */
   int truncated;  /* 1 once output was dropped */
-  /* Added for issue 7: the errno of the first write to fd that failed
-   * (ENOSPC, EFBIG, EIO), 0 when none. From then on nothing more is
+  /* The errno of the first write to the file that failed (ENOSPC, EFBIG,
+   * EIO; or its creation), 0 when none. From then on nothing more is
    * written (the pipe is still drained); the caller must not record the
    * run as if its output were kept. */
   int error;
 } run_sink;
+
+/** Appends a note of prereg's own to the sink's file (creating it when
+ * need be), outside its limit; nothing for a sink without a file, or
+ * once writing to it failed. */
+void run_sink_note(run_sink *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Which processes a PSS sample counts, and where the list goes. */
 typedef struct run_pss {
@@ -88,10 +106,23 @@ typedef struct run_res {
   char why[512]; /* the failure in words, "" when none */
 } run_res;
 
-/** When >= 0, a descriptor that becomes readable on SIGINT/SIGTERM (a
- * self-pipe written by cli_cmd_run's handler): the running command's group is
- * killed at once and the result has interrupted = 1. */
+/** When >= 0, a descriptor whose becoming readable cancels the running
+ * command: its group is killed at once and the result has interrupted =
+ * 1. run_cancel_arm points it at a self-pipe that run_cancel writes. */
 extern int run_cancel_fd;
+
+/** Cancellation of a batch, for SIGINT/SIGTERM. run_cancel_arm clears an
+ * earlier cancellation and opens the self-pipe behind run_cancel_fd (call
+ * it before installing handlers that call run_cancel); run_cancel_disarm
+ * closes it. run_cancel is async-signal-safe: from a signal handler it
+ * kills the running command at once (see run_cancel_fd) and makes the
+ * batch stop after that run, freezing what it has. run_cancelled says
+ * whether run_cancel was called since run_cancel_arm. Without the pipe
+ * (pipe2 failed) the batch still stops between runs. */
+void run_cancel_arm(void);
+void run_cancel_disarm(void);
+void run_cancel(void);
+int run_cancelled(void);
 
 /** Runs one command: spawned with posix_spawn by a small helper process
  * (see exec.c: so that its ru_maxrss cannot include our memory; the
@@ -124,7 +155,7 @@ size_t run_kill_all_children(void);
 
 /* }==== */
 
-/* {==== Processes (core/proc.c) ==== */
+/* {==== Processes (run/proc.c) ==== */
 
 /** PSS sample: sums the Pss: of /proc/PID/smaps_rollup of the processes
  * sel selects and writes one TSV line per process to sel->list_path: pid,
@@ -168,19 +199,14 @@ core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
 
 /* }==== */
 
-/* {==== Host (core/host.c) ==== */
+/* {==== Host (run/host.c) ==== */
 
-/** Appends s as a JSON string literal (quotes included; control
- * characters, quotes and backslashes escaped; invalid UTF-8 bytes become
- * U+FFFD so that the text is always valid JSON). NULL: null. */
-void run_json_str(core_buf *b, const char *s);
-
-/** Appends the host facts as JSON members (no braces): "hostname",
- * "kernel", "cpu_model", "cores", "mem_total_mib", "cpu_governor",
- * "load_avg" (key given), "prereg_version". */
-void run_host_facts_json(core_buf *b);
-/** Appends "key": [1, 5, 15 minute load averages]. */
-void run_loadavg_json(core_buf *b, const char *key);
+/** The facts of this machine (all of *h but the load averages). */
+void run_host_facts(data_host_facts *h);
+/** The 1, 5 and 15 minute load averages from /proc/loadavg (two decimals,
+ * as the kernel prints them). Returns 1, or 0 (and zeros) when they
+ * cannot be read. OUT: avg. */
+int run_load_avg(double avg[3]);
 /** The host name (static buffer). */
 const char *run_host_name(void);
 /** "Cached:" of /proc/meminfo in MiB, or -1. */
@@ -206,7 +232,7 @@ core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
 
 /* }==== */
 
-/* {==== Plan (core/run_plan.c) ==== */
+/* {==== The plan (run/plan.c) ==== */
 
 /** The arm order of one round: a Fisher-Yates shuffle of 0..n-1 driven by
  * splitmix64, seeded with
@@ -216,6 +242,132 @@ core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
  * same order, on every machine. OUT: order[0..n-1]. */
 void run_round_order(unsigned long seed, const char *workload, long round,
                      size_t n, size_t *order);
+
+/** How the order is drawn, in words, for the batch facts. */
+#define RUN_ORDER_TEXT                                                        \
+  "interleaved rounds: Fisher-Yates with splitmix64 seeded by seed * "        \
+  "0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round (run/plan.c)"
+
+/** 1 when `prereg run` has something to run for w (runs > 0 and a cmd or
+ * steps); a workload without is filled by `prereg import`. */
+int run_workload_runnable(const proto_workload *w);
+/** The rounds and the warm-ups per arm a plan holds for w: the sheet's,
+ * or at most 3 and 1 with quick (the demo). */
+long run_plan_rounds(const proto_workload *w, int quick);
+long run_plan_warmups(const proto_workload *w, int quick);
+
+/* One run of the plan. */
+typedef struct run_plan_item {
+  size_t workload, arm; /* indexes into the sheet */
+  long round;           /* 1-based; 0 for a warm-up */
+  long warm;            /* the warm-up's number when round == 0 */
+  int done;             /* already collected (counted, never run again) */
+  /* A collected recorded run: its exit codes ("0;1"), borrowed from the
+   * rows given to run_plan_collect; NULL otherwise. */
+  const char *collected_exit_code;
+} run_plan_item;
+
+/* Per workload: the warm-ups (round-robin over the arms), then the
+ * rounds: every arm once per round in the order run_round_order draws
+ * (interleaved), or each arm's rounds in a row (blocked). */
+typedef struct run_plan {
+  run_plan_item *items;
+  size_t n, cap;
+  int quick;        /* at most 3 rounds and 1 warm-up per workload */
+  const char *only; /* the one workload, or NULL (borrowed) */
+  size_t planned;   /* recorded runs (round > 0) */
+  size_t collected; /* of those, already collected (run_plan_collect) */
+} run_plan;
+
+/** Builds the plan of the runnable workloads of s (only one, when only is
+ * not NULL; only is kept, borrowed). OUT: *p filled from scratch; free
+ * with run_plan_free, also on error. */
+core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
+                           run_plan *p, core_err *err);
+void run_plan_free(run_plan *p);
+
+struct run_progress;
+/** Marks what the experiment already holds: with recover, first freezes
+ * batches a crash left unfinished (data_recover; its notes go to progress
+ * as RUN_EVENT_NOTES), then loads every row and marks the plan's runs
+ * already collected (and the warm-ups of workloads with nothing left to
+ * run). OUT: *rows (free with data_rowset_free, also on error): the
+ * collected rows, which the plan's collected_exit_code points into and
+ * run_batch needs. progress may be NULL. */
+core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
+                             int recover, const struct run_progress *progress,
+                             run_plan *p, data_rowset *rows, core_err *err);
+
+/* The commands of one run of the plan, expanded as they will run. */
+typedef struct run_commands {
+  char *prepare; /* NULL when the workload has none */
+  char **steps;  /* n_steps: each step (or the workload's cmd) inside the
+                    arm's run template */
+  size_t n_steps;
+  int has_steps; /* 1: the workload declares steps; 0: a single cmd */
+  char *cleanup; /* NULL when none */
+} run_commands;
+
+/** Expands the commands of item as run run_id. OUT: *out (free with
+ * run_commands_free, also on error). */
+core_status run_plan_commands(const proto_sheet *s, const run_plan_item *item,
+                              const char *run_id, run_commands *out,
+                              core_err *err);
+void run_commands_free(run_commands *c);
+
+/* }==== */
+
+/* {==== A batch (run/batch.c) ==== */
+
+typedef enum run_event_kind {
+  RUN_EVENT_RUN,           /* a recorded run ended */
+  RUN_EVENT_WARMUP_FAILED, /* a warm-up failed (the batch goes on) */
+  RUN_EVENT_NOTES          /* notes of the recovery of unfinished batches */
+} run_event_kind;
+
+/* What a batch reports while it runs. Every pointer is borrowed for the
+ * call. */
+typedef struct run_event {
+  run_event_kind kind;
+  const char *workload, *arm; /* RUN, WARMUP_FAILED */
+  long round;                 /* RUN: its round; WARMUP_FAILED: the
+                                 warm-up's number */
+  size_t done, total;         /* RUN: recorded runs of the batch so far,
+                                 of the total it is to run */
+  const char *failure;        /* RUN: NULL when valid, else why not;
+                                 WARMUP_FAILED: why */
+  const char *text;           /* WARMUP_FAILED: the sentence the facts
+                                 record; NOTES: the notes, a line each */
+  double wall_s;              /* RUN: the run's wall time */
+  double elapsed_s, eta_s;    /* RUN: since the batch began; estimated
+                                 for the runs left */
+} run_event;
+
+typedef struct run_progress {
+  void (*fn)(void *ctx, const run_event *ev);
+  void *ctx;
+} run_progress;
+
+typedef struct run_batch_result {
+  char batch[16]; /* the batch's id, "" when none was begun */
+  size_t recorded, valid, invalid;
+  int interrupted; /* stopped by run_cancel */
+} run_batch_result;
+
+/** Runs what is left of plan p as one new batch of exp. p has been
+ * through run_plan_collect, whose rows must still be alive. Preflight
+ * first (cgroups, cold caches, every arm's `requires`, image digests,
+ * `versions`), refusing before any run; then each run measured, its rows
+ * written as it ends (for expect_exit = "reference", when its round ends),
+ * and whatever was collected frozen with the batch facts, also after a
+ * cancellation or an error. resume is recorded in the facts; progress may
+ * be NULL. Returns CORE_EINTERRUPT after run_cancel (the rows kept are
+ * frozen; nothing is written when it came before the first run). OUT:
+ * *res, filled also on error. */
+core_status run_batch(data_experiment *exp, const proto_sheet *s,
+                      const run_plan *p, int resume,
+                      const run_progress *progress, run_batch_result *res,
+                      core_err *err);
 
 /* }==== */
 

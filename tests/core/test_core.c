@@ -1,8 +1,9 @@
-/* test_core.c: status, memory injection, buffers, SHA-256, files, UTC
- * times, numbers and Markdown for people.
+/* test_core.c: status, memory injection, buffers, SHA-256, files, tree
+ * removal, UTC times, numbers and Markdown for people.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -105,6 +106,48 @@ static void test_sha(void) {
   core_free(f);
   CHECK(core_sha256_file("/nonexistent/x", hex, &err) == CORE_EIO);
   CHECK(strstr(err.msg, "/nonexistent/x: cannot open") != NULL);
+}
+
+/* A tree as a command may leave it: read-only and closed folders, links
+ * to things outside that must survive. */
+static void test_remove_tree(void) {
+  char top[] = "/tmp/prereg-core-rm-XXXXXX";
+  char p[256], q[256];
+  core_err err = {0};
+  CHECK(mkdtemp(top) != NULL);
+  snprintf(p, sizeof p, "%s/outside", top);
+  CHECK(mkdir(p, 0755) == 0);
+  snprintf(p, sizeof p, "%s/outside/keep", top);
+  FILE *f = fopen(p, "w");
+  CHECK(f != NULL);
+  if (f)
+    fclose(f);
+  snprintf(p, sizeof p, "%s/t", top);
+  CHECK(mkdir(p, 0755) == 0);
+  snprintf(p, sizeof p, "%s/t/ro", top);
+  CHECK(mkdir(p, 0755) == 0);
+  snprintf(p, sizeof p, "%s/t/ro/deep", top);
+  CHECK(mkdir(p, 0755) == 0);
+  snprintf(q, sizeof q, "%s/outside", top);
+  snprintf(p, sizeof p, "%s/t/ro/deep/link", top);
+  CHECK(symlink(q, p) == 0);
+  snprintf(p, sizeof p, "%s/t/ro/deep", top);
+  CHECK(chmod(p, 0) == 0);
+  snprintf(p, sizeof p, "%s/t/ro", top);
+  CHECK(chmod(p, 0500) == 0);
+  snprintf(p, sizeof p, "%s/t", top);
+  CHECK(core_remove_tree(p, &err) == CORE_OK);
+  CHECK(!core_exists(p));
+  snprintf(p, sizeof p, "%s/outside/keep", top);
+  CHECK(core_exists(p));
+  /* A link given as the tree is removed, not followed; missing is ok. */
+  snprintf(p, sizeof p, "%s/l", top);
+  CHECK(symlink(q, p) == 0);
+  CHECK(core_remove_tree(p, &err) == CORE_OK);
+  CHECK(!core_exists(p) && core_is_dir(q));
+  CHECK(core_remove_tree(p, &err) == CORE_OK);
+  CHECK(core_remove_tree(top, &err) == CORE_OK);
+  CHECK(!core_exists(top));
 }
 
 static void test_utc(void) {
@@ -243,5 +286,6 @@ int main(void) {
   test_utc();
   test_fmt_sig();
   test_md_escape();
+  test_remove_tree();
   return HARNESS_END();
 }

@@ -1,0 +1,555 @@
+/* measure.c: one measured run: its files and working folder, prepare,
+ * the cache state, a cgroup, the steps with their PSS sample, cleanup,
+ * the metrics the command reported, and what is kept of a failed run.
+ * SPDX-License-Identifier: MIT
+ *
+ * Every run (cmd or steps, prepare and cleanup too) works in a fresh
+ * folder of its own, so that no run sees another's files; sheets name
+ * their inputs by absolute paths (vars), and PREREG_ORIGIN says where
+ * prereg was started.
+ *
+ * What a short run costs besides its command is kept small (1,000 runs of
+ * /bin/true should take little more than the commands themselves): output
+ * files are made only when there is output, and a finished run's folder,
+ * when left empty, is renamed to the next run's name rather than removed
+ * and made anew (an ext4 mkdir and rmdir took longer than /bin/true runs,
+ * several times longer while a sync was in flight).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run/run_internal.h"
+
+void run_add_reason(run_outcome *o, const char *fmt, ...) {
+  size_t l = strlen(o->reason);
+  if (l && l < sizeof o->reason - 2) {
+    memcpy(o->reason + l, "; ", 3);
+    l += 2;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(o->reason + l, sizeof o->reason - l, fmt, ap);
+  va_end(ap);
+  o->valid = 0;
+}
+
+/* {==== The run's files ==== */
+
+/* One run's files, environment and output sinks (stdout and stderr are
+ * kept, in files made at their first byte, for recorded runs only). */
+typedef struct run_files {
+  char *out, *err, *met, *procs, *work, *env_met;
+  char env_run[160], env_arm[300], env_wl[300];
+  const char *env[6];
+  run_sink so, se;
+} run_files;
+
+/* A kept output that could not be created or written (a full disk)
+ * stops the whole run: recording this run would hide its missing output,
+ * and the next ones would fail alike. It is dropped like an interrupted
+ * one (its files removed, which also gives back some room), and --resume
+ * runs it again. */
+static core_status outputs_kept(const run_files *f, run_outcome *o,
+                                core_err *err) {
+  if (!f->so.error && !f->se.error)
+    return CORE_OK;
+  o->interrupted = 1;
+  return core_fail(err, CORE_EIO,
+                   "%s: %s; the rows already written are kept; free space "
+                   "and run prereg run --resume",
+                   f->so.error ? f->out : f->err,
+                   strerror(f->so.error ? f->so.error : f->se.error));
+}
+
+/* The run's folder: the spare one renamed, or a new one. */
+static core_status work_make(run_setting *set, const char *work,
+                             core_err *err) {
+  if (set->spare_ready && rename(set->spare, work) == 0) {
+    set->spare_ready = 0;
+    return CORE_OK;
+  }
+  set->spare_ready = 0;
+  struct stat sb;
+  if (mkdir(work, 0755) != 0 || stat(work, &sb) != 0)
+    return core_fail(err, CORE_EIO, "%s: cannot create the working folder: %s",
+                     work, strerror(errno));
+  set->work_mode = (unsigned)(sb.st_mode & 07777);
+  return CORE_OK;
+}
+
+/* 1 when the folder at path is as work_make made it: a folder of ours,
+ * with its mode, and empty. */
+static int work_fresh(const run_setting *set, const char *path) {
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat sb;
+  if (fd < 0)
+    return 0;
+  if (fstat(fd, &sb) != 0 ||
+      (unsigned)(sb.st_mode & 07777) != set->work_mode ||
+      sb.st_uid != geteuid()) {
+    close(fd);
+    return 0;
+  }
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    close(fd);
+    return 0;
+  }
+  struct dirent *e;
+  int empty = 1;
+  while (empty && (e = readdir(d)) != NULL)
+    empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+  closedir(d);
+  return empty;
+}
+
+/* A run's folder that is not kept: the next run's spare when it is as
+ * made, else removed. */
+static void work_drop(run_setting *set, const char *work) {
+  if (!set->spare_ready && set->spare && work_fresh(set, work) &&
+      rename(work, set->spare) == 0)
+    set->spare_ready = 1;
+  else
+    core_remove_tree(work, NULL);
+}
+
+void run_setting_end(run_setting *set) {
+  if (set->spare_ready)
+    rmdir(set->spare);
+  set->spare_ready = 0;
+}
+
+static core_status files_open(run_setting *set, const proto_workload *w,
+                              const proto_arm *arm, const char *run_id,
+                              int warm, run_files *f, core_err *err) {
+  memset(f, 0, sizeof *f);
+  f->so = (run_sink){.fd = -1, .limit = RUN_OUTPUT_LIMIT};
+  f->se = (run_sink){.fd = -1, .limit = RUN_OUTPUT_LIMIT};
+  f->out = core_asprintf("%s/%s.stdout", set->bdir, run_id);
+  f->err = core_asprintf("%s/%s.stderr", set->bdir, run_id);
+  f->met = core_asprintf("%s/%s.metrics", set->bdir, run_id);
+  f->procs = core_asprintf("%s/%s.procs.tsv", set->bdir, run_id);
+  f->work = core_asprintf("%s/%s.work", set->bdir, run_id);
+  f->env_met = core_asprintf("PREREG_METRICS=%s", f->met ? f->met : "");
+  snprintf(f->env_run, sizeof f->env_run, "PREREG_RUN_ID=%s", run_id);
+  snprintf(f->env_arm, sizeof f->env_arm, "PREREG_ARM=%s", arm->name);
+  snprintf(f->env_wl, sizeof f->env_wl, "PREREG_WORKLOAD=%s", w->name);
+  const char *env[] = {f->env_met, f->env_run,  f->env_arm,
+                       f->env_wl,  set->origin, NULL};
+  memcpy(f->env, env, sizeof env);
+  if (!f->out || !f->err || !f->met || !f->procs || !f->env_met || !f->work)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  f->so.path = warm ? NULL : f->out;
+  f->se.path = warm ? NULL : f->err;
+  return work_make(set, f->work, err);
+}
+
+/* A failed run's folder is kept as evidence, but a frozen batch holds
+ * regular files only: symlinks, sockets and fifos are removed (their
+ * names go to the run's stderr file). */
+static void prune_special(const char *path, run_sink *errs) {
+  DIR *d = opendir(path);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    char *p = core_path_join(path, e->d_name);
+    struct stat sb;
+    if (p && lstat(p, &sb) == 0) {
+      if (S_ISDIR(sb.st_mode)) {
+        chmod(p, sb.st_mode | 0700);
+        prune_special(p, errs);
+        /* A kept git repository (the replay's) would make the data folder
+         * a nest of repositories that git cannot commit: keep its files
+         * under another name. Seeing the renamed entry again in this
+         * readdir is harmless: it is pruned twice. */
+        if (strcmp(e->d_name, ".git") == 0) {
+          char *kept = core_path_join(path, "dot-git");
+          if (kept && rename(p, kept) == 0)
+            run_sink_note(errs,
+                          "prereg: renamed %s to dot-git in the kept "
+                          "working folder\n",
+                          p);
+          core_free(kept);
+        }
+      } else if (!S_ISREG(sb.st_mode)) {
+        unlink(p);
+        run_sink_note(errs,
+                      "prereg: removed non-regular file %s from the "
+                      "kept working folder\n",
+                      p);
+      }
+    }
+    core_free(p);
+  }
+  closedir(d);
+}
+
+/* What stays of the run: a valid run's working folder goes, a failed
+ * one's is kept (pruned); the files of a warm-up or a dropped run go.
+ * (An output file is only made for output, so none is empty.) */
+static void files_close(run_setting *set, run_files *f, int warm,
+                        const run_outcome *o) {
+  if (f->work) {
+    if (o->valid || warm || o->interrupted)
+      work_drop(set, f->work);
+    else
+      prune_special(f->work, &f->se);
+  }
+  if (warm || o->interrupted) {
+    const char *gone[] = {f->out, f->err, f->met, f->procs};
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++)
+      if (gone[i])
+        unlink(gone[i]);
+  }
+  if (f->so.fd >= 0)
+    close(f->so.fd);
+  if (f->se.fd >= 0)
+    close(f->se.fd);
+  char *own[] = {f->out, f->err, f->met, f->procs, f->work, f->env_met};
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    core_free(own[i]);
+}
+
+/* }==== */
+
+/* {==== Phases ==== */
+
+/* Runs a helper phase (prepare/cleanup); its failure makes the run
+ * invalid. Returns an error only when the engine itself failed. */
+static core_status phase(const run_setting *set, const char *name,
+                         const char *tmpl, proto_expand_ctx x, run_files *f,
+                         double timeout, run_outcome *o, core_err *err) {
+  if (!tmpl)
+    return CORE_OK;
+  x.cmd = NULL;
+  core_err e2 = {0};
+  char *cmd = run_expand(set->s, tmpl, &x, &e2);
+  if (!cmd) {
+    run_add_reason(o, "%s: %s", name, e2.msg);
+    return e2.status == CORE_ENOMEM ? core_fail(err, CORE_ENOMEM, "%s", e2.msg)
+                                    : CORE_OK;
+  }
+  run_req q = {.cmd = cmd,
+               .cwd = f->work,
+               .env = f->env,
+               .timeout_s = timeout,
+               .grace_s = RUN_GRACE_S,
+               .out = &f->so,
+               .err = &f->se};
+  run_res r;
+  core_status st = run_exec(&q, &r, err);
+  core_free(cmd);
+  if (st != CORE_OK)
+    return st;
+  if (r.interrupted)
+    o->interrupted = 1;
+  else if (r.timed_out)
+    run_add_reason(o, "%s: timeout after %g s", name, timeout);
+  else if (!r.spawned)
+    run_add_reason(o, "%s: %s", name, r.why);
+  else if (!r.exited)
+    run_add_reason(o, "%s: killed by signal %d", name, r.signo);
+  else if (r.exit_code != 0)
+    run_add_reason(o, "%s: exit code %d, expected 0", name, r.exit_code);
+  return CORE_OK;
+}
+
+/* The page cache as the run starts (dropped first for a cold run). */
+static core_status cache_state(const run_setting *set, const run_plan_item *it,
+                               run_outcome *o, core_err *err) {
+  const proto_workload *w = &set->s->workloads[it->workload];
+  const char *resident = set->pre->img[it->arm].resident;
+  if (w->cache == PROTO_CACHE_COLD && run_drop_caches(err) != CORE_OK) {
+    core_err_prefix(err, "%s %s round %ld: ", w->name,
+                    set->s->arms[it->arm].name, it->round);
+    return err->status;
+  }
+  snprintf(o->cache_state, sizeof o->cache_state, "cached_mib=%ld",
+           run_cached_mib());
+  if (resident) {
+    double frac = 0;
+    core_err e2 = {0};
+    size_t l = strlen(o->cache_state);
+    if (run_resident_fraction(resident, &frac, &e2) == CORE_OK)
+      snprintf(o->cache_state + l, sizeof o->cache_state - l, ";resident=%.3f",
+               frac);
+    else
+      snprintf(o->cache_state + l, sizeof o->cache_state - l,
+               ";resident=unreadable");
+  }
+  return CORE_OK;
+}
+
+/* The run's own cgroup under the preflight's parent. OUT: *dir (newly
+ * allocated; NULL when the workload asks for none). */
+static core_status cgroup_make(const run_setting *set, const proto_workload *w,
+                               const char *run_id, char **dir, core_err *err) {
+  *dir = NULL;
+  if (!w->cgroup || !set->pre->cgparent)
+    return CORE_OK;
+  *dir = core_asprintf("%s/prereg-%d-%s", set->pre->cgparent, (int)getpid(),
+                       run_id);
+  if (!*dir || mkdir(*dir, 0755) != 0)
+    return core_fail(err, CORE_ERUN, "cannot create the run's cgroup %s: %s",
+                     *dir ? *dir : "", strerror(errno));
+  return CORE_OK;
+}
+
+/* }==== */
+
+/* {==== Steps ==== */
+
+/* The processes pss_mib counts, and how far the steps are with it. */
+typedef struct pss_sel {
+  run_pss pss;
+  char *cgroup;
+  char **cmdline;
+  size_t n_cmdline;
+  int want;       /* the workload records pss_mib */
+  int sampled;    /* the sample was taken (by an earlier step) */
+  double elapsed; /* wall time of the steps so far */
+} pss_sel;
+
+/* Selections that cannot be expanded select nothing. */
+static void pss_make(const run_setting *set, const proto_workload *w,
+                     const proto_expand_ctx *x, const run_files *f, int warm,
+                     pss_sel *ps) {
+  memset(ps, 0, sizeof *ps);
+  ps->pss.after_s = -1;
+  if (!(ps->want = proto_workload_has_metric(w, "pss_mib")))
+    return;
+  core_err e2 = {0};
+  ps->pss.after_s = w->sample_after_s;
+  ps->pss.descendants = w->procs.descendants;
+  if (w->procs.cgroup)
+    ps->cgroup = run_expand(set->s, w->procs.cgroup, x, &e2);
+  ps->cmdline = core_calloc(w->procs.n_cmdline + 1, sizeof *ps->cmdline);
+  ps->n_cmdline = ps->cmdline ? w->procs.n_cmdline : 0;
+  for (size_t i = 0; i < ps->n_cmdline; i++)
+    ps->cmdline[i] = run_expand(set->s, w->procs.cmdline[i], x, &e2);
+  ps->pss.cgroup = ps->cgroup;
+  ps->pss.cmdline = (const char *const *)ps->cmdline;
+  ps->pss.n_cmdline = w->procs.n_cmdline;
+  ps->pss.list_path = warm ? NULL : f->procs;
+  /* A memory-only workload (`sleep 300`) ends once sampled. */
+  int only_pss = w->n_metrics > 0;
+  for (size_t i = 0; i < w->n_metrics; i++)
+    only_pss &= strcmp(w->metrics[i], "pss_mib") == 0;
+  ps->pss.stop_after = only_pss;
+}
+
+static void pss_free(pss_sel *ps) {
+  for (size_t i = 0; i < ps->n_cmdline; i++)
+    core_free(ps->cmdline[i]);
+  core_free(ps->cmdline);
+  core_free(ps->cgroup);
+}
+
+/* Adds step k's times, exit status and PSS sample to o. */
+static void step_account(const run_res *r, size_t k, int warm, run_files *f,
+                         pss_sel *ps, run_outcome *o) {
+  ps->elapsed += r->wall_s;
+  o->wall += r->wall_s;
+  o->user += r->user_s;
+  o->sys += r->sys_s;
+  if (r->maxrss_kib > o->maxrss)
+    o->maxrss = r->maxrss_kib;
+  if (r->pss_sampled && !ps->sampled) {
+    ps->sampled = 1;
+    o->pss_ok = 1;
+    o->pss_mib = (double)r->pss_kib / 1024.0;
+    if (r->pss_unreadable && !warm)
+      run_sink_note(&f->se,
+                    "prereg: %zu selected process(es) could not be read "
+                    "at the PSS sample; see %s\n",
+                    r->pss_unreadable, f->procs);
+  }
+  char code[32];
+  if (r->exited)
+    snprintf(code, sizeof code, "%d", r->exit_code);
+  else
+    snprintf(code, sizeof code, "sig%d", r->signo);
+  size_t l = strlen(o->exit_codes);
+  snprintf(o->exit_codes + l, sizeof o->exit_codes - l, "%s%s", k ? ";" : "",
+           r->stopped ? "stopped" : code);
+}
+
+/* What step k's end says about the run; returns 1 when the run stops
+ * there (a timeout: the steps left are "-"). where: "step N", or NULL for
+ * a workload's single cmd. */
+static int step_judge(const proto_workload *w, const run_res *r, size_t k,
+                      size_t nsteps, const char *where, const pss_sel *ps,
+                      run_outcome *o) {
+  char pre[40] = "";
+  if (where)
+    snprintf(pre, sizeof pre, "%s: ", where);
+  if (r->timed_out) {
+    run_add_reason(o, "timeout after %g s%s%s", w->timeout_s,
+                   where ? " in " : "", where ? where : "");
+    for (size_t j = k + 1; j < nsteps; j++)
+      strncat(o->exit_codes, ";-",
+              sizeof o->exit_codes - strlen(o->exit_codes) - 1);
+    return 1;
+  }
+  if (r->stopped)
+    return 0; /* ended by us after the PSS sample: as planned */
+  if (!r->spawned)
+    run_add_reason(o, "%s%s", pre, r->why);
+  else if (!r->exited)
+    run_add_reason(o, "%skilled by signal %d (%s)", pre, r->signo,
+                   strsignal(r->signo));
+  else if (w->expect == PROTO_EXPECT_CODE && r->exit_code != w->expect_code)
+    run_add_reason(o, "%sexit code %d, expected %d", pre, r->exit_code,
+                   w->expect_code);
+  if (ps->want && !r->pss_sampled && !ps->sampled && r->why[0] &&
+      k + 1 == nsteps)
+    run_add_reason(o, "pss_mib: %s", r->why);
+  return 0;
+}
+
+/* Runs the workload's steps (or its cmd), each inside the arm's run
+ * template; stops at a timeout, a cancellation or a lost output. */
+static core_status steps(const run_setting *set, const run_plan_item *it,
+                         proto_expand_ctx x, run_files *f, pss_sel *ps,
+                         const char *cgdir, run_outcome *o, core_err *err) {
+  const proto_workload *w = &set->s->workloads[it->workload];
+  size_t nsteps = w->n_steps > 0 ? w->n_steps : 1;
+  for (size_t k = 0; k < nsteps; k++) {
+    char where[32];
+    snprintf(where, sizeof where, "step %zu", k + 1);
+    core_err e2 = {0};
+    char *cmd = run_full_command(set->s, &set->s->arms[it->arm],
+                                 w->n_steps ? w->steps[k] : w->cmd, x, &e2);
+    if (!cmd) {
+      run_add_reason(o, "%s%s%s", w->n_steps ? where : "",
+                     w->n_steps ? ": " : "", e2.msg);
+      return CORE_OK;
+    }
+    if (ps->want && !ps->sampled)
+      ps->pss.after_s = w->sample_after_s - ps->elapsed < 0
+                            ? 0
+                            : w->sample_after_s - ps->elapsed;
+    run_req q = {.cmd = cmd,
+                 .cwd = f->work,
+                 .env = f->env,
+                 .timeout_s = w->timeout_s,
+                 .grace_s = RUN_GRACE_S,
+                 .out = &f->so,
+                 .err = &f->se,
+                 .pss = ps->want && !ps->sampled ? &ps->pss : NULL,
+                 .cgroup_dir = cgdir};
+    run_res r;
+    core_status st = run_exec(&q, &r, err);
+    core_free(cmd);
+    if (st != CORE_OK)
+      return st;
+    if (r.interrupted) {
+      o->interrupted = 1;
+      return CORE_OK;
+    }
+    if (f->so.error || f->se.error)
+      return CORE_OK; /* the run stops here: see outputs_kept */
+    step_account(&r, k, it->round == 0, f, ps, o);
+    if (step_judge(w, &r, k, nsteps, w->n_steps ? where : NULL, ps, o))
+      return CORE_OK;
+  }
+  return CORE_OK;
+}
+
+/* }==== */
+
+/* {==== The run ==== */
+
+/* After the steps: the cgroup's figures, cleanup, truncation notes and
+ * the metrics the command reported. */
+static core_status finish(const run_setting *set, const proto_workload *w,
+                          proto_expand_ctx x, run_files *f, const char *cgdir,
+                          int warm, run_outcome *o, core_err *err) {
+  core_status st;
+  if (cgdir) {
+    core_err e2 = {0};
+    if (run_cgroup_read(cgdir, &o->cg_mem, &o->cg_cpu, &e2) == CORE_OK)
+      o->cg_ok = 1;
+    else
+      run_add_reason(o, "cgroup: %s", e2.msg);
+  }
+  if ((st = phase(set, "cleanup", w->cleanup, x, f, w->timeout_s, o, err)) !=
+          CORE_OK ||
+      o->interrupted || (st = outputs_kept(f, o, err)) != CORE_OK)
+    return st;
+  if (f->so.truncated)
+    run_sink_note(&f->se, "\nprereg: stdout truncated at %zu bytes\n",
+                  f->so.limit);
+  if (f->se.truncated)
+    run_sink_note(&f->se, "\nprereg: stderr truncated at %zu bytes\n",
+                  f->se.limit);
+  core_err me = {0};
+  if (run_parse_metrics(f->met, &o->m, &o->n_m, &me) != CORE_OK)
+    run_add_reason(o, "%s: %s", f->met, me.msg);
+  if (warm)
+    unlink(f->met);
+  return CORE_OK;
+}
+
+/* prepare (not timed, and outside the cold-cache window), the cache
+ * state, the cgroup, the steps, then finish. */
+static core_status phases(run_setting *set, const run_plan_item *it,
+                          const char *run_id, run_files *f, char **cgdir,
+                          run_outcome *o, core_err *err) {
+  const proto_workload *w = &set->s->workloads[it->workload];
+  int warm = it->round == 0;
+  proto_expand_ctx x = {.arm = set->s->arms[it->arm].name,
+                        .workload = w->name,
+                        .run_id = run_id,
+                        .round = it->round};
+  core_status st;
+  if ((st = phase(set, "prepare", w->prepare, x, f, w->timeout_s, o, err)) !=
+          CORE_OK ||
+      o->interrupted || (st = outputs_kept(f, o, err)) != CORE_OK ||
+      (st = cache_state(set, it, o, err)) != CORE_OK ||
+      (st = cgroup_make(set, w, run_id, cgdir, err)) != CORE_OK)
+    return st;
+  pss_sel ps;
+  pss_make(set, w, &x, f, warm, &ps);
+  core_utc_now(o->started);
+  st = steps(set, it, x, f, &ps, *cgdir, o, err);
+  pss_free(&ps);
+  if (st != CORE_OK || o->interrupted ||
+      (st = outputs_kept(f, o, err)) != CORE_OK)
+    return st;
+  return finish(set, w, x, f, *cgdir, warm, o, err);
+}
+
+core_status run_measure(run_setting *set, const run_plan_item *item,
+                        const char *run_id, run_outcome *o, core_err *err) {
+  const proto_workload *w = &set->s->workloads[item->workload];
+  int warm = item->round == 0;
+  char *cgdir = NULL;
+  run_files f;
+  memset(o, 0, sizeof *o);
+  o->valid = 1;
+  o->maxrss = -1;
+  core_status st =
+      files_open(set, w, &set->s->arms[item->arm], run_id, warm, &f, err);
+  if (st == CORE_OK)
+    st = phases(set, item, run_id, &f, &cgdir, o, err);
+  files_close(set, &f, warm, o);
+  if (cgdir) {
+    run_kill_all_children();
+    rmdir(cgdir);
+  }
+  core_free(cgdir);
+  return st;
+}
+
+/* }==== */
