@@ -213,6 +213,14 @@ while :; do
   # -c: no saved jobs or node states (there are none in a fresh DIR)
   rc=0
   launch slurmctld slurmctld -D -c -f "$CONF" || rc=2
+  # A slurmd that finds no slurmctld listening yet tries again a second
+  # later: the nodes start once it listens (or has ended).
+  i=0
+  while [ $rc -eq 0 ] && ports_free "$PORT" && [ $i -lt 100 ]; do
+    recorded slurmctld > /dev/null || rc=2
+    i=$((i + 1))
+    sleep 0.1
+  done
   for i in $(seq 1 "$N"); do
     [ $rc -eq 0 ] || break
     launch "slurmd-n$i" slurmd -D -N "n$i" -f "$CONF" || rc=2
