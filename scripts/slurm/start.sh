@@ -22,7 +22,7 @@ case "$N" in
   '' | *[!0-9]*) die "NODES must be a number from 1 to 64, not '$N'" ;;
 esac
 [ "$N" -ge 1 ] && [ "$N" -le 64 ] || die "NODES must be a number from 1 to 64, not '$N'"
-# Time allowed for all nodes to be idle; about 1 s on an idle machine.
+# Time allowed for all nodes to be idle (it takes about 0.3 s).
 WAIT=${PREREG_SLURM_WAIT:-30}
 [ "$(id -u)" = 0 ] || die "must run as root (slurmd starts each step as its user)"
 for c in munged mungekey munge unmunge slurmctld slurmd sinfo setsid timeout; do
@@ -105,7 +105,8 @@ write_conf() {
 # one slurmd per node name (slurmd -N nX), each on its own loopback port.
 ClusterName=prereg
 SlurmctldHost=localhost
-${listen}MailProg=/bin/true
+${listen}# No mailer here: else slurmctld logs that MailProg is invalid.
+MailProg=/bin/true
 SlurmctldPort=$PORT
 SlurmUser=root
 SlurmdUser=root
@@ -121,7 +122,7 @@ SlurmctldLogFile=$D/log/slurmctld.log
 SlurmdLogFile=$D/log/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
-# Else slurmd reads /etc/slurm/plugstack.conf, outside DIR.
+# Explicit, so that no plugstack.conf outside DIR is read.
 PlugStackConfig=$D/etc/plugstack.conf
 # No cgroups (no systemd, no delegated cgroup tree): processes are tracked
 # by parent PID, and task/affinity binds CPUs with sched_setaffinity alone.
@@ -136,8 +137,8 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 # The default 3 s delay would hold every batch job until the next pass.
 SchedulerParameters=batch_sched_delay=0
-# A dead slurmd is marked down within about 25 s (35-50 s with the default
-# 300 s clipped by ping intervals); a node whose slurmd comes back with a valid
+# A dead slurmd's node is marked down about 25 s after (with the default,
+# 300 s, minutes after); a node whose slurmd registers again with a valid
 # configuration returns to service by itself.
 SlurmdTimeout=5
 ReturnToService=2

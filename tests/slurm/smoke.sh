@@ -4,7 +4,7 @@
 # allocation; the loss of a node under a running step, its return, and what
 # srun and slurmctld make of both (tests/slurm/NOTES.md); at the end nothing
 # the scripts started is left. Root only; fails, never skips, when no cluster
-# starts. About 50 s, most of it waiting for slurmctld to mark a node down.
+# starts. About 45 s, most of it waiting for slurmctld to mark a node down.
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/../lib.sh"
