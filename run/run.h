@@ -218,7 +218,7 @@ core_status run_drop_caches(core_err *err);
 core_status run_can_drop_caches(core_err *err);
 /** Fraction (0..1) of the pages of path (a file, or every regular file
  * under a folder) resident in the page cache (mincore). OUT: *fraction.
- */
+ * CORE_ERUN when path does not exist, CORE_ENOMEM when out of memory. */
 core_status run_resident_fraction(const char *path, double *fraction,
                                   core_err *err);
 
