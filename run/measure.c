@@ -11,9 +11,10 @@
  * What a short run costs besides its command is kept small (1,000 runs of
  * /bin/true should take little more than the commands themselves): output
  * files are made only when there is output, and a finished run's folder,
- * when left empty, is renamed to the next run's name rather than removed
- * and made anew (an ext4 mkdir and rmdir took longer than /bin/true runs,
- * several times longer while a sync was in flight).
+ * when left empty and as made, waits as BATCH/next.work and is renamed
+ * for the next run rather than removed and made anew (an ext4 mkdir and
+ * rmdir took longer than /bin/true runs, several times longer while a
+ * sync was in flight).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
