@@ -290,18 +290,21 @@ core_status data_batch_freeze_json(data_batch *b, json_t *facts,
   }
   core_utc_now(now);
   /* Our bookkeeping keys go last and win over the caller's: verify relies
-   * on them. */
+   * on them, so a key that could not be set (out of memory) stops here. */
+  int unset = 0;
   if (!json_object_get(facts, "kind"))
-    json_object_set_new(facts, "kind", json_string(b->kind));
-  json_object_set_new(facts, "batch", json_string(b->id));
-  json_object_set_new(facts, "started_at", json_string(b->started_at));
-  json_object_set_new(facts, "frozen_at", json_string(now));
-  json_object_set_new(facts, "sheet_versions_at_start",
-                      json_integer((json_int_t)b->versions_at_start));
-  json_object_set_new(facts, "rows", json_integer(b->rows));
-  json_object_set_new(facts, "csv_sha256", json_string(hex));
-  text = json_dumps(facts,
-                    JSON_INDENT(2) | JSON_PRESERVE_ORDER | FACTS_PRECISION);
+    unset |= json_object_set_new(facts, "kind", json_string(b->kind));
+  unset |= json_object_set_new(facts, "batch", json_string(b->id));
+  unset |=
+      json_object_set_new(facts, "started_at", json_string(b->started_at));
+  unset |= json_object_set_new(facts, "frozen_at", json_string(now));
+  unset |= json_object_set_new(facts, "sheet_versions_at_start",
+                               json_integer((json_int_t)b->versions_at_start));
+  unset |= json_object_set_new(facts, "rows", json_integer(b->rows));
+  unset |= json_object_set_new(facts, "csv_sha256", json_string(hex));
+  if (!unset)
+    text = json_dumps(facts,
+                      JSON_INDENT(2) | JSON_PRESERVE_ORDER | FACTS_PRECISION);
   js = core_asprintf("%s/batches/%s.json", b->exp->dir, b->id);
   rel_dir = core_asprintf("batches/%s", b->id);
   paths = core_calloc(2, sizeof *paths);

@@ -353,13 +353,12 @@ core_status run_batch(data_experiment *exp, const proto_sheet *s,
   batch_ctx c = {.s = s, .p = p, .progress = progress, .current = (size_t)-1};
   core_status st;
   memset(res, 0, sizeof *res);
-  if ((st = run_preflight_check(s, p, &c.pre, err)) == CORE_OK) {
-    if (run_cancelled())
-      st = core_fail(err, CORE_EINTERRUPT,
-                     "interrupted before the first run; nothing was written");
-    else
-      st = collect(&c, exp, resume, err);
-  }
+  st = run_preflight_check(s, p, &c.pre, err);
+  if ((st == CORE_OK || st == CORE_EINTERRUPT) && run_cancelled())
+    st = core_fail(err, CORE_EINTERRUPT,
+                   "interrupted before the first run; nothing was written");
+  else if (st == CORE_OK)
+    st = collect(&c, exp, resume, err);
   snprintf(res->batch, sizeof res->batch, "%s", c.bid);
   res->valid = c.valid;
   res->invalid = c.invalid;

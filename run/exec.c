@@ -114,7 +114,9 @@ char **run_argv(const char *cmd) {
     v[1] = core_strdup("-c");
     v[2] = core_strdup(cmd);
     if (!v[0] || !v[1] || !v[2]) {
-      run_argv_free(v);
+      for (int i = 0; i < 3; i++)
+        core_free(v[i]);
+      core_free(v);
       return NULL;
     }
     return v;
@@ -812,7 +814,8 @@ void run_helper_stop(void) {
   helper_stop();
 }
 
-/* Sends one spawn request. Returns 0 or an errno. */
+/* Sends one spawn request. Returns 0 or an errno; -1 when we ran out of
+ * memory building it (an error of ours, not of the command). */
 static int helper_send(char **argv, char **envp, const char *cwd, int out_w,
                        int err_w, const char *cg) {
   core_buf m;
@@ -838,8 +841,9 @@ static int helper_send(char **argv, char **envp, const char *cwd, int out_w,
   for (size_t i = 0; i < ne; i++)
     core_buf_append(&m, envp[i], strlen(envp[i]) + 1);
   if (m.oom || m.len >= HELPER_MSG_MAX) {
+    int e = m.oom ? -1 : E2BIG;
     core_buf_free(&m);
-    return m.oom ? ENOMEM : E2BIG;
+    return e;
   }
   int fds[2], nf = 0;
   if (out_w >= 0)
@@ -903,6 +907,9 @@ typedef struct exec_run {
 static core_status exec_prepare(exec_run *x, core_err *err) {
   const run_req *req = x->req;
   if (!(x->argv = run_argv(req->cmd))) {
+    if (req->cmd[strspn(req->cmd, " ")]) /* a word: out of memory */
+      return core_fail(err, CORE_ENOMEM, "out of memory starting '%s'",
+                       req->cmd);
     x->res->exited = 1;
     x->res->exit_code = 127;
     snprintf(x->res->why, sizeof x->res->why, "empty command '%s'", req->cmd);
@@ -919,8 +926,9 @@ static core_status exec_prepare(exec_run *x, core_err *err) {
 }
 
 /* Spawns through the helper, or ourselves when there is none (or it
- * died). Returns 0, or the errno of the failure (res says what). */
-static int exec_spawn(exec_run *x) {
+ * died). *failed: 1 when the command could not be started (res says
+ * why); an error only when we ran out of memory. */
+static core_status exec_spawn(exec_run *x, int *failed, core_err *err) {
   const run_req *req = x->req;
   int e = 0;
   x->via_helper = helper_start();
@@ -928,6 +936,9 @@ static int exec_spawn(exec_run *x) {
     helper_reply r;
     e = helper_send(x->argv, x->envp, req->cwd, x->outp[1], x->errp[1],
                     req->cgroup_dir);
+    if (e < 0)
+      return core_fail(err, CORE_ENOMEM, "out of memory starting '%s'",
+                       req->cmd);
     if (e == 0 && helper_recv(&r) != 0) {
       /* The helper died: from now on we spawn ourselves. */
       helper_stop();
@@ -952,7 +963,8 @@ static int exec_spawn(exec_run *x) {
       snprintf(res->why, sizeof res->why, "cannot execute '%s': %s",
                x->argv[0], strerror(e));
   }
-  return e;
+  *failed = e != 0;
+  return CORE_OK;
 }
 
 /* After the spawn: our write ends go, and the moments that are due. */
@@ -1142,7 +1154,10 @@ core_status run_exec(const run_req *req, run_res *res, core_err *err) {
   res->maxrss_kib = -1;
   run_become_subreaper();
   core_status st = exec_prepare(&x, err);
-  if (st == CORE_OK && x.argv && exec_spawn(&x) == 0) {
+  int failed = 1;
+  if (st == CORE_OK && x.argv)
+    st = exec_spawn(&x, &failed, err);
+  if (st == CORE_OK && !failed) {
     exec_started(&x);
     while (st == CORE_OK && !x.reaped)
       st = exec_wait(&x, err);

@@ -152,6 +152,7 @@ core_status run_drop_caches(core_err *err) {
 typedef struct resid {
   unsigned long long pages, resident;
   size_t files;
+  int oom;
 } resid;
 
 static void resident_file(const char *path, resid *r) {
@@ -166,6 +167,7 @@ static void resident_file(const char *path, resid *r) {
     if (m != MAP_FAILED) {
       size_t np = (len + (size_t)ps - 1) / (size_t)ps;
       unsigned char *vec = core_malloc(np);
+      r->oom |= !vec;
       if (vec && mincore(m, len, vec) == 0) {
         for (size_t i = 0; i < np; i++)
           r->resident += vec[i] & 1;
@@ -199,6 +201,7 @@ static void resident_walk(const char *path, resid *r, int depth) {
     char *p = core_path_join(path, e->d_name);
     if (p)
       resident_walk(p, r, depth + 1);
+    r->oom |= !p;
     core_free(p);
   }
   closedir(d);
@@ -212,6 +215,8 @@ core_status run_resident_fraction(const char *path, double *fraction,
     return core_fail(err, CORE_ERUN, "image.resident: %s does not exist",
                      path);
   resident_walk(path, &r, 0);
+  if (r.oom)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
   *fraction = r.pages ? (double)r.resident / (double)r.pages : 0.0;
   return CORE_OK;
 }

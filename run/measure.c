@@ -11,9 +11,10 @@
  * What a short run costs besides its command is kept small (1,000 runs of
  * /bin/true should take little more than the commands themselves): output
  * files are made only when there is output, and a finished run's folder,
- * when left empty, is renamed to the next run's name rather than removed
- * and made anew (an ext4 mkdir and rmdir took longer than /bin/true runs,
- * several times longer while a sync was in flight).
+ * when left empty and as made, waits as BATCH/next.work and is renamed
+ * for the next run rather than removed and made anew (an ext4 mkdir and
+ * rmdir took longer than /bin/true runs, several times longer while a
+ * sync was in flight).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -280,7 +281,10 @@ static core_status cache_state(const run_setting *set, const run_plan_item *it,
     double frac = 0;
     core_err e2 = {0};
     size_t l = strlen(o->cache_state);
-    if (run_resident_fraction(resident, &frac, &e2) == CORE_OK)
+    core_status rst = run_resident_fraction(resident, &frac, &e2);
+    if (rst == CORE_ENOMEM)
+      return core_fail(err, CORE_ENOMEM, "%s", e2.msg);
+    if (rst == CORE_OK)
       snprintf(o->cache_state + l, sizeof o->cache_state - l, ";resident=%.3f",
                frac);
     else
@@ -320,14 +324,15 @@ typedef struct pss_sel {
   double elapsed; /* wall time of the steps so far */
 } pss_sel;
 
-/* Selections that cannot be expanded select nothing. */
-static void pss_make(const run_setting *set, const proto_workload *w,
-                     const proto_expand_ctx *x, const run_files *f, int warm,
-                     pss_sel *ps) {
+/* Selections that cannot be expanded select nothing; an error only when
+ * out of memory. */
+static core_status pss_make(const run_setting *set, const proto_workload *w,
+                            const proto_expand_ctx *x, const run_files *f,
+                            int warm, pss_sel *ps, core_err *err) {
   memset(ps, 0, sizeof *ps);
   ps->pss.after_s = -1;
   if (!(ps->want = proto_workload_has_metric(w, "pss_mib")))
-    return;
+    return CORE_OK;
   core_err e2 = {0};
   ps->pss.after_s = w->sample_after_s;
   ps->pss.descendants = w->procs.descendants;
@@ -346,6 +351,9 @@ static void pss_make(const run_setting *set, const proto_workload *w,
   for (size_t i = 0; i < w->n_metrics; i++)
     only_pss &= strcmp(w->metrics[i], "pss_mib") == 0;
   ps->pss.stop_after = only_pss;
+  if (!ps->cmdline || e2.status == CORE_ENOMEM)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  return CORE_OK;
 }
 
 static void pss_free(pss_sel *ps) {
@@ -430,6 +438,8 @@ static core_status steps(const run_setting *set, const run_plan_item *it,
     core_err e2 = {0};
     char *cmd = run_full_command(set->s, &set->s->arms[it->arm],
                                  w->n_steps ? w->steps[k] : w->cmd, x, &e2);
+    if (!cmd && e2.status == CORE_ENOMEM)
+      return core_fail(err, CORE_ENOMEM, "%s", e2.msg);
     if (!cmd) {
       run_add_reason(o, "%s%s%s", w->n_steps ? where : "",
                      w->n_steps ? ": " : "", e2.msg);
@@ -494,8 +504,11 @@ static core_status finish(const run_setting *set, const proto_workload *w,
     run_sink_note(&f->se, "\nprereg: stderr truncated at %zu bytes\n",
                   f->se.limit);
   core_err me = {0};
-  if (run_parse_metrics(f->met, &o->m, &o->n_m, &me) != CORE_OK)
+  if (run_parse_metrics(f->met, &o->m, &o->n_m, &me) != CORE_OK) {
+    if (me.status == CORE_ENOMEM)
+      return core_fail(err, CORE_ENOMEM, "%s", me.msg);
     run_add_reason(o, "%s: %s", f->met, me.msg);
+  }
   if (warm)
     unlink(f->met);
   return CORE_OK;
@@ -520,9 +533,10 @@ static core_status phases(run_setting *set, const run_plan_item *it,
       (st = cgroup_make(set, w, run_id, cgdir, err)) != CORE_OK)
     return st;
   pss_sel ps;
-  pss_make(set, w, &x, f, warm, &ps);
-  core_utc_now(o->started);
-  st = steps(set, it, x, f, &ps, *cgdir, o, err);
+  if ((st = pss_make(set, w, &x, f, warm, &ps, err)) == CORE_OK) {
+    core_utc_now(o->started);
+    st = steps(set, it, x, f, &ps, *cgdir, o, err);
+  }
   pss_free(&ps);
   if (st != CORE_OK || o->interrupted ||
       (st = outputs_kept(f, o, err)) != CORE_OK)

@@ -99,6 +99,10 @@ static core_status digest_of(const proto_arm *arm, run_image *ai,
     core_buf_free(&out);
     return st;
   }
+  if (out.oom) {
+    core_buf_free(&out);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
   char *d = core_buf_steal(&out);
   if (d)
     trim(d);
@@ -209,8 +213,13 @@ static core_status versions_of(const proto_sheet *s, data_arm_versions *av,
     core_buf out;
     core_buf_init(&out);
     int code = -1;
-    if (cmd)
-      run_capture(cmd, &out, &code, NULL, 0, &e2);
+    if (cmd && run_capture(cmd, &out, &code, NULL, 0, &e2) != CORE_OK)
+      code = -1;
+    if (e2.status == CORE_ENOMEM || out.oom) {
+      core_free(cmd);
+      core_buf_free(&out);
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    }
     if (out.data)
       trim(out.data);
     v[k].command = cmd ? cmd : core_strdup(arm->versions[k]);

@@ -218,7 +218,7 @@ core_status run_drop_caches(core_err *err);
 core_status run_can_drop_caches(core_err *err);
 /** Fraction (0..1) of the pages of path (a file, or every regular file
  * under a folder) resident in the page cache (mincore). OUT: *fraction.
- */
+ * CORE_ERUN when path does not exist, CORE_ENOMEM when out of memory. */
 core_status run_resident_fraction(const char *path, double *fraction,
                                   core_err *err);
 
@@ -229,6 +229,42 @@ char *run_cgroup_parent(core_err *err);
 /** Reads memory.peak (MiB) and cpu.stat usage_usec (s) of a cgroup. */
 core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
                             double *cpu_s, core_err *err);
+
+/* }==== */
+
+/* {==== Progress ==== */
+
+typedef enum run_event_kind {
+  RUN_EVENT_RUN,           /* a recorded run ended */
+  RUN_EVENT_WARMUP_FAILED, /* a warm-up failed (the batch goes on) */
+  RUN_EVENT_NOTES          /* notes of the recovery of unfinished batches */
+} run_event_kind;
+
+/* What the engine reports while it works: a run finished (with the
+ * figures a progress line needs), a warm-up failed, recovery notes. Every
+ * pointer is borrowed for the call. */
+typedef struct run_event {
+  run_event_kind kind;
+  const char *workload, *arm; /* RUN, WARMUP_FAILED */
+  long round;                 /* RUN: its round; WARMUP_FAILED: the
+                                 warm-up's number */
+  size_t done, total;         /* RUN: recorded runs of the batch so far,
+                                 of the total it is to run */
+  const char *failure;        /* RUN: NULL when valid, else why not;
+                                 WARMUP_FAILED: why */
+  const char *text;           /* WARMUP_FAILED: the sentence the facts
+                                 record; NOTES: the notes, a line each */
+  double wall_s;              /* RUN: the run's wall time */
+  double elapsed_s, eta_s;    /* RUN: since the batch began; estimated
+                                 for the runs left */
+} run_event;
+
+/* Where events go: fn(ctx, ev), called on the engine's thread as things
+ * happen (a NULL fn drops them). */
+typedef struct run_progress {
+  void (*fn)(void *ctx, const run_event *ev);
+  void *ctx;
+} run_progress;
 
 /* }==== */
 
@@ -286,7 +322,6 @@ core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
                            run_plan *p, core_err *err);
 void run_plan_free(run_plan *p);
 
-struct run_progress;
 /** Marks what the experiment already holds: with recover, first freezes
  * batches a crash left unfinished (data_recover; its notes go to progress
  * as RUN_EVENT_NOTES), then loads every row and marks the plan's runs
@@ -295,7 +330,7 @@ struct run_progress;
  * collected rows, which the plan's collected_exit_code points into and
  * run_batch needs. progress may be NULL. */
 core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
-                             int recover, const struct run_progress *progress,
+                             int recover, const run_progress *progress,
                              run_plan *p, data_rowset *rows, core_err *err);
 
 /* The commands of one run of the plan, expanded as they will run. */
@@ -318,35 +353,6 @@ void run_commands_free(run_commands *c);
 /* }==== */
 
 /* {==== A batch (run/batch.c) ==== */
-
-typedef enum run_event_kind {
-  RUN_EVENT_RUN,           /* a recorded run ended */
-  RUN_EVENT_WARMUP_FAILED, /* a warm-up failed (the batch goes on) */
-  RUN_EVENT_NOTES          /* notes of the recovery of unfinished batches */
-} run_event_kind;
-
-/* What a batch reports while it runs. Every pointer is borrowed for the
- * call. */
-typedef struct run_event {
-  run_event_kind kind;
-  const char *workload, *arm; /* RUN, WARMUP_FAILED */
-  long round;                 /* RUN: its round; WARMUP_FAILED: the
-                                 warm-up's number */
-  size_t done, total;         /* RUN: recorded runs of the batch so far,
-                                 of the total it is to run */
-  const char *failure;        /* RUN: NULL when valid, else why not;
-                                 WARMUP_FAILED: why */
-  const char *text;           /* WARMUP_FAILED: the sentence the facts
-                                 record; NOTES: the notes, a line each */
-  double wall_s;              /* RUN: the run's wall time */
-  double elapsed_s, eta_s;    /* RUN: since the batch began; estimated
-                                 for the runs left */
-} run_event;
-
-typedef struct run_progress {
-  void (*fn)(void *ctx, const run_event *ev);
-  void *ctx;
-} run_progress;
 
 typedef struct run_batch_result {
   char batch[16]; /* the batch's id, "" when none was begun */
