@@ -401,7 +401,7 @@ static core_status pick_workload(imp *m, const char *only, long *wi,
     return CORE_OK;
   }
   for (size_t i = 0; i < m->sheet->n_workloads; i++)
-    if (!m->sheet->workloads[i].cmd && m->sheet->workloads[i].n_steps == 0) {
+    if (!proto_workload_runs_itself(&m->sheet->workloads[i])) {
       found = (long)i;
       count++;
     }

@@ -69,7 +69,7 @@ static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
 }
 
 static int runs_anything(const proto_workload *w) {
-  return w->cmd != NULL || w->steps != NULL;
+  return proto_workload_runs_itself(w);
 }
 
 static size_t wider(size_t wd, const char *name) {
@@ -179,6 +179,9 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
     core_buf_puts(out, "\n");
     if (w->cmd)
       core_buf_printf(out, "  %-*s  cmd: %s\n", (int)wd, "", w->cmd);
+    if (w->by_arms)
+      core_buf_printf(out, "  %-*s  runs each arm's own command\n", (int)wd,
+                      "");
     for (size_t k = 0; k < w->n_steps; k++)
       core_buf_printf(out, "  %-*s  step %zu: %s\n", (int)wd, "", k + 1,
                       w->steps[k]);

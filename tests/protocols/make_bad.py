@@ -125,8 +125,16 @@ CASES = {
       sub(('cmd = "/bin/true", metrics', 'cmd = "{cmd}", metrics'))),
   "requires_per_run": ("a per-arm command that uses a per-run placeholder",
       sub(('run = "nice {flags} {cmd}" }', 'run = "nice {flags} {cmd}",\n      requires = { "test -d {workload}" } }'))),
-  "run_without_cmd": ("an arm's run that drops the workload's command",
+  "run_without_cmd": ("one arm a whole command, the other wrapping {cmd}",
       sub(('run = "nice {flags} {cmd}"', 'run = "nice {flags} /bin/true"'))),
+  "whole_with_cmd": ("whole-command arms and a workload cmd nothing runs",
+      sub(('{ name = "bare", reference = true }', '{ name = "bare", reference = true, run = "/bin/true" }'),
+          ('run = "nice {flags} {cmd}"', 'run = "nice {flags} /bin/true"'))),
+  "whole_with_steps": ("whole-command arms and workload steps",
+      sub(('{ name = "bare", reference = true }', '{ name = "bare", reference = true, run = "/bin/true" }'),
+          ('run = "nice {flags} {cmd}"', 'run = "nice {flags} /bin/true"'),
+          ('cmd = "/bin/true", metrics', 'metrics'),
+          ('{ name = "other", runs = 5, cmd = "/bin/true" }', '{ name = "other", runs = 5, steps = { "/bin/true" } }'))),
   # --- arms ---
   "arms_not_list": ("arms written as one table",
       sub(('''  arms = {
