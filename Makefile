@@ -5,8 +5,12 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
+BUILD_TYPE ?= RelWithDebInfo
+# make install: $(DESTDIR)$(PREFIX)/bin/prereg, and the README and the
+# interface in $(PREFIX)/share/doc/prereg. DESTDIR stages a package.
+PREFIX     ?= /usr/local
 
-.PHONY: all deps build test test-asan demo clean format format-check
+.PHONY: all deps build test test-asan demo clean format format-check install
 
 all: build
 
@@ -14,8 +18,11 @@ deps:
 	sh scripts/deps.sh build
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
+
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 test: build
 	sh scripts/deps.sh demo test

@@ -291,7 +291,7 @@ void proto_starter(const char *id, core_buf *out) {
       "      versions = { \"uname -sr\" } },\n"
       "    { name = \"nice\", run = \"nice -n 10 {cmd}\",\n"
       "      requires = { \"nice --version\" },\n"
-      "      versions = { \"nice --version\" } },\n"
+      "      versions = { \"nice --version | head -n 1\" } },\n"
       "  },\n"
       "\n"
       "  -- What to measure. Metrics: wall_s user_s sys_s maxrss_kib "
