@@ -15,7 +15,9 @@ static core_status open_both(const cli_opts *opts, proto_sheet **sheet,
   *exp = NULL;
   if (!(*sheet = proto_sheet_load(opts->args[0], err)))
     return err->status ? err->status : CORE_EPROTOCOL;
-  st = data_experiment_open(opts->data_dir, *sheet, exp, err);
+  st = cli_check_data_dir(opts, *sheet, err);
+  if (st == CORE_OK)
+    st = data_experiment_open(opts->data_dir, *sheet, exp, err);
   if (st != CORE_OK) {
     proto_sheet_free(*sheet);
     *sheet = NULL;

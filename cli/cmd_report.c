@@ -28,6 +28,10 @@ core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err) {
   sheet = proto_sheet_load(opts->args[0], err);
   if (!sheet)
     return err->status ? err->status : CORE_EPROTOCOL;
+  if ((st = cli_check_data_dir(opts, sheet, err)) != CORE_OK) {
+    proto_sheet_free(sheet);
+    return st;
+  }
   exp_dir = core_path_join(data, sheet->id);
   dir = opts->out ? core_strdup(opts->out)
                   : (exp_dir ? core_path_join(exp_dir, "report") : NULL);

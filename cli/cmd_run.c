@@ -284,7 +284,8 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
   core_status st;
   if (!(c->s = proto_sheet_load(opts->args[0], err)))
     return err->status != CORE_OK ? err->status : CORE_EPROTOCOL;
-  if ((st = check_only(c->s, opts->only, err)) != CORE_OK ||
+  if ((st = cli_check_data_dir(opts, c->s, err)) != CORE_OK ||
+      (st = check_only(c->s, opts->only, err)) != CORE_OK ||
       (st = run_plan_build(c->s, opts->only, opts->quick, &c->plan, err)) !=
           CORE_OK)
     return st;

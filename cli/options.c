@@ -180,6 +180,7 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
         return core_fail(err, CORE_EUSAGE, "too many options at '%s'", a);
       given[n_given++] = a;
       if ((vs = value_slot(o, name)) != NULL) {
+        o->data_given |= vs == &o->data_dir;
         if (eq)
           *vs = eq + 1;
         else if (i + 1 < argc)
