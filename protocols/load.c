@@ -101,6 +101,11 @@ static const char *nearest(const char *name, const char *const cand[],
   return best && bd <= 1 + len / 3 && bd < len ? best : NULL;
 }
 
+const char *proto_nearest(const char *name, const char *const cand[],
+                          size_t n) {
+  return nearest(name, cand, n);
+}
+
 static size_t count_list(const char *const list[]) {
   size_t n = 0;
   while (list[n])
