@@ -40,6 +40,11 @@ core_status cli_resolve_input(const cli_opts *opts, cli_opts *resolved,
  * sheet, or beside its folder: exp/data for exp/protocols/x.lua). For
  * register, that refusal keeps a second copy from being registered by
  * mistake; an explicit --data allows it. */
+/** For commands taking SHEET|BUNDLE: CORE_OK unless args[0] is a folder;
+ * then CORE_EUSAGE saying what the folder is (an unpacked bundle, an
+ * experiment's data folder, or one holding such) and what to run. */
+core_status cli_refuse_folder(const cli_opts *opts, core_err *err);
+
 struct proto_sheet;
 core_status cli_check_data_dir(const cli_opts *opts,
                                const struct proto_sheet *s, core_err *err);

@@ -41,7 +41,8 @@ core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
   core_status st;
 
   core_buf_init(&text);
-  if ((st = threads_from_env(&threads, err)) != CORE_OK)
+  if ((st = threads_from_env(&threads, err)) != CORE_OK ||
+      (st = cli_refuse_folder(opts, err)) != CORE_OK)
     return st;
   /* SHEET may also be a published bundle: analysed from a verified,
    * extracted copy, giving the same bytes as the original folder. */

@@ -203,6 +203,8 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   core_status st;
   if (data_is_bundle(opts->args[0]))
     return verify_bundle(opts->args[0], out, err);
+  if ((st = cli_refuse_folder(opts, err)) != CORE_OK)
+    return st;
   st = open_both(opts, &sheet, &exp, err);
   if (st == CORE_EINPUT) { /* a damaged chain is what verify reports */
     err->status = CORE_EVERIFY;

@@ -21,7 +21,8 @@ core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err) {
                      "report takes one sheet: prereg report SHEET [--out "
                      "DIR] [--force]");
   /* A published bundle stands in for the sheet and its data folder. */
-  if ((st = cli_resolve_input(opts, &resolved, err)) != CORE_OK)
+  if ((st = cli_refuse_folder(opts, err)) != CORE_OK ||
+      (st = cli_resolve_input(opts, &resolved, err)) != CORE_OK)
     return st;
   opts = &resolved;
   data = opts->data_dir ? opts->data_dir : "data";

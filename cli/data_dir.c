@@ -110,3 +110,107 @@ core_status cli_check_data_dir(const cli_opts *opts, const proto_sheet *s,
   core_free(cand);
   return st;
 }
+
+/* {==== A folder given for SHEET ==== */
+
+/* The newest frozen version in an experiment folder: its number, or -1. */
+static int newest_version(const char *exp_dir) {
+  int n = -1;
+  for (int k = 0; k < 100000; k++) {
+    char *p = core_asprintf("%s/versions/v%d.lua", exp_dir, k);
+    int there = p && core_exists(p);
+    core_free(p);
+    if (!there)
+      break;
+    n = k;
+  }
+  return n;
+}
+
+/* The one child of dir that holds name (a bundle's or an experiment's
+ * mark), newly allocated, or NULL when none or several do. */
+static char *only_child_with(const char *dir, const char *name) {
+  char **names = NULL, *found = NULL;
+  size_t n = 0, hits = 0;
+  core_err e = {0};
+  if (core_list_dir(dir, &names, &n, &e) != CORE_OK)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    char *p = core_asprintf("%s/%s/%s", dir, names[i], name);
+    if (p && core_exists(p) && hits++ == 0)
+      found = core_path_join(dir, names[i]);
+    core_free(p);
+  }
+  core_names_free(names, n);
+  if (hits != 1) {
+    core_free(found);
+    return NULL;
+  }
+  return found;
+}
+
+/* What to say of exp, a folder that is an unpacked bundle (bundle = 1) or
+ * an experiment's data folder, given as arg. */
+static core_status explain(const char *arg, const char *command,
+                           const char *exp, int bundle, core_err *err) {
+  char *trimmed = core_strdup(exp), *parent = NULL;
+  const char *id, *out = strcmp(command, "report") ? "" : " --out DIR";
+  core_status st;
+  if (!trimmed)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/'; n--)
+    trimmed[n - 1] = '\0';
+  id = strrchr(trimmed, '/') ? strrchr(trimmed, '/') + 1 : trimmed;
+  parent = dir_of(trimmed);
+  int v = newest_version(trimmed);
+  if (bundle)
+    st = core_fail(err, CORE_EUSAGE,
+                   "%s: a folder, not a sheet or a bundle: %s is an unpacked "
+                   "prereg bundle of the experiment %s (it holds "
+                   "BUNDLE-MANIFEST). %s the .tar.gz it came from (prereg "
+                   "%s %s.tar.gz%s), or this copy through its newest frozen "
+                   "sheet: prereg %s %s/versions/v%d.lua --data %s%s",
+                   arg, trimmed, id,
+                   strcmp(command, "verify") ? "Use" : "Verify", command, id,
+                   out, command, trimmed, v, parent ? parent : ".", out);
+  else
+    st = core_fail(err, CORE_EUSAGE,
+                   "%s: a folder, not a sheet or a bundle: %s is the data "
+                   "folder of the experiment %s. Give its sheet with --data "
+                   "%s (prereg %s SHEET --data %s), or its newest frozen "
+                   "version: prereg %s %s/versions/v%d.lua --data %s",
+                   arg, trimmed, id, parent ? parent : ".", command,
+                   parent ? parent : ".", command, trimmed, v,
+                   parent ? parent : ".");
+  core_free(parent);
+  core_free(trimmed);
+  return st;
+}
+
+core_status cli_refuse_folder(const cli_opts *opts, core_err *err) {
+  const char *arg = opts->args[0], *cmd = opts->command;
+  char *p, *child;
+  core_status st;
+  if (!arg || !core_is_dir(arg))
+    return CORE_OK;
+  cmd = cmd ? cmd : "verify";
+  for (int bundle = 1; bundle >= 0; bundle--) {
+    const char *mark = bundle ? "BUNDLE-MANIFEST" : "versions/v0.json";
+    p = core_path_join(arg, mark);
+    int here = p && core_exists(p);
+    core_free(p);
+    if (here)
+      return explain(arg, cmd, arg, bundle, err);
+    if ((child = only_child_with(arg, mark)) != NULL) {
+      st = explain(arg, cmd, child, bundle, err);
+      core_free(child);
+      return st;
+    }
+  }
+  return core_fail(err, CORE_EUSAGE,
+                   "%s: a folder; %s takes a sheet (a .lua file) or a "
+                   "published bundle (a .tar.gz)",
+                   arg, cmd);
+}
+
+/* }==== */

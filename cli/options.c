@@ -19,7 +19,7 @@ static const char usage_all[] =
     "  status SHEET              registration, amendments, runs against the "
     "plan\n"
     "  run SHEET [--resume] [--only WORKLOAD] [--dry-run] [--quick]\n"
-    "  import SHEET FILE [--arm-from CMD=ARM,...]\n"
+    "  import SHEET FILE [--arm-from NAME=ARM,...]\n"
     "                            add measurements (CSV, hyperfine JSON)\n"
     "  analyze SHEET [--json]    medians, ratios, CIs, verdicts, hypotheses\n"
     "  report SHEET [--out DIR] [--force]\n"
@@ -66,13 +66,16 @@ static const command_spec commands[] = {
      cli_cmd_run},
     {"import", 2, 2, "arm-from only ",
      "usage: prereg import SHEET FILE [--only WORKLOAD] "
-     "[--arm-from CMD=ARM,...]\n"
+     "[--arm-from NAME=ARM,...]\n"
      "                     [--data DIR]\n"
      "  FILE is a CSV (workload,arm,metric,value[,...]) or hyperfine "
      "JSON.\n"
      "  --only WORKLOAD        the workload a hyperfine JSON file "
      "measured\n"
-     "  --arm-from CMD=ARM,... which arm each hyperfine command is\n",
+     "  --arm-from NAME=ARM,... which arm each hyperfine command is: its\n"
+     "                         -n NAME, or the command itself; not needed\n"
+     "                         when the names are the arms' (-n ARM) or\n"
+     "                         the commands the arms' whole commands\n",
      cli_cmd_import},
     {"analyze", 1, 1, "json ",
      "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n",

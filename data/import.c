@@ -391,6 +391,23 @@ static long arm_for(const imp *m, const char *arm_map, const char *cmd,
   return proto_arm_index(m->sheet, cmd);
 }
 
+/* The arm whose whole command is cmd, as hyperfine names a command given
+ * without -n; -1 when none, or more than one, is. */
+static long arm_by_command(const imp *m, const proto_workload *w,
+                           const char *cmd) {
+  long found = -1;
+  for (size_t i = 0; i < m->sheet->n_arms; i++) {
+    const proto_arm *a = &m->sheet->arms[i];
+    proto_expand_ctx x = {.arm = a->name, .workload = w->name};
+    core_err e = {0};
+    char *full = a->whole ? proto_expand(m->sheet, a->run, &x, &e) : NULL;
+    if (full && strcmp(full, cmd) == 0)
+      found = found < 0 ? (long)i : -2;
+    core_free(full);
+  }
+  return found < 0 ? -1 : found;
+}
+
 static core_status pick_workload(imp *m, const char *only, long *wi,
                                  core_err *err) {
   long found = -1;
@@ -447,11 +464,14 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
     a = arm_for(m, arm_map, json_string_value(cmd), err, &bad);
     if (a == -2)
       return err ? err->status : CORE_EUSAGE;
+    if (a < 0)
+      a = arm_by_command(m, w, json_string_value(cmd));
     if (a < 0) {
       snprintf(where, sizeof where, "%s: results[%zu].command", m->file, j);
       return core_fail(err, CORE_EINPUT,
                        "%s: '%s' is not an arm; map it with --arm-from "
-                       "'%s=ARM'",
+                       "'%s=ARM', or name each command after its arm when "
+                       "running hyperfine (-n ARM)",
                        where, json_string_value(cmd), json_string_value(cmd));
     }
     if (!json_is_array(times) || json_array_size(times) == 0)
