@@ -20,7 +20,8 @@ static const char usage_all[] =
     "plan\n"
     "  run SHEET [--resume] [--only WORKLOAD] [--dry-run] [--quick]\n"
     "  import SHEET FILE [--arm-from NAME=ARM,...]\n"
-    "                            add measurements (CSV, hyperfine JSON)\n"
+    "                            add measurements (CSV, hyperfine or Google\n"
+    "                            Benchmark JSON, go test -bench output)\n"
     "  analyze SHEET [--json]    medians, ratios, CIs, verdicts, hypotheses\n"
     "  report SHEET [--out DIR] [--force]\n"
     "                            report.md, report.html, report.xlsx, plots\n"
@@ -68,14 +69,16 @@ static const command_spec commands[] = {
      "usage: prereg import SHEET FILE [--only WORKLOAD] "
      "[--arm-from NAME=ARM,...]\n"
      "                     [--data DIR]\n"
-     "  FILE is a CSV (workload,arm,metric,value[,...]) or hyperfine "
-     "JSON.\n"
-     "  --only WORKLOAD        the workload a hyperfine JSON file "
+     "  FILE is a CSV (workload,arm,metric,value[,...]), hyperfine or "
+     "Google\n"
+     "  Benchmark JSON, or the output of go test -bench.\n"
+     "  --only WORKLOAD        the workload the benchmarks of such a file "
      "measured\n"
-     "  --arm-from NAME=ARM,... which arm each hyperfine command is: its\n"
-     "                         -n NAME, or the command itself; not needed\n"
-     "                         when the names are the arms' (-n ARM) or\n"
-     "                         the commands the arms' whole commands\n",
+     "  --arm-from NAME=ARM,... which arm each named measurement is: a\n"
+     "                         hyperfine command (its -n NAME, or the\n"
+     "                         command), a benchmark; not needed for names\n"
+     "                         that are arms (hyperfine -n ARM), or\n"
+     "                         commands that are the arms' whole commands\n",
      cli_cmd_import},
     {"analyze", 1, 1, "json ",
      "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n",
