@@ -921,6 +921,23 @@ static void check_metric_name(walk *w, const char *m) {
          m, near);
 }
 
+/* Whether prereg runs workload wl itself: its cmd or steps inside each
+ * arm's {cmd}, or, when every arm is a whole command, the arms' commands
+ * (then a cmd or steps would run nowhere, and are refused). */
+static int check_by_arms(walk *w, proto_workload *wl) {
+  if (w->s->arms[0].whole && (wl->cmd || wl->steps)) {
+    path_key(w, wl->cmd ? "cmd" : "steps");
+    fail(w,
+         "no arm would run it: every arm's run is a whole command (none "
+         "has {cmd}), and a run of this workload is the arm's command; "
+         "remove %s (vary the arms' commands with {workload} if the "
+         "workloads differ), or put {cmd} in every arm's run",
+         wl->cmd ? "cmd" : "steps");
+  }
+  wl->by_arms = w->s->arms[0].whole;
+  return wl->cmd || wl->steps || wl->by_arms;
+}
+
 static void read_workloads(walk *w, int t) {
   static const char *const keys[] = {
       "name",           "runs",      "warmup",  "cmd",
@@ -975,17 +992,7 @@ static void read_workloads(walk *w, int t) {
     if (wl->cmd && wl->steps)
       fail(w, "has both cmd and steps; give one: cmd is one command, "
               "steps a list run in order in a fresh folder");
-    if (s->arms[0].whole && (wl->cmd || wl->steps)) {
-      path_key(w, wl->cmd ? "cmd" : "steps");
-      fail(w,
-           "no arm would run it: every arm's run is a whole command (none "
-           "has {cmd}), and a run of this workload is the arm's command; "
-           "remove %s (vary the arms' commands with {workload} if the "
-           "workloads differ), or put {cmd} in every arm's run",
-           wl->cmd ? "cmd" : "steps");
-    }
-    wl->by_arms = s->arms[0].whole;
-    runs = wl->cmd || wl->steps || wl->by_arms;
+    runs = check_by_arms(w, wl);
     if (!runs)
       for (int k = 0; run_only[k]; k++) {
         if (field(w, at, run_only[k]) != LUA_TNIL) {
