@@ -526,9 +526,25 @@ core_status data_row_parse(data_row *r, char **f, size_t n, const char *name,
   return data_row_parse_pooled(r, f, n, name, line, NULL, err);
 }
 
+/* data_row_parse_pooled, or with r's strings pointing into f (borrow). */
+static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
+                             long line, data_strpool *pool, int borrow,
+                             core_err *err);
+
 core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
                                   const char *name, long line,
                                   data_strpool *pool, core_err *err) {
+  return parse_row(r, f, n, name, line, pool, 0, err);
+}
+
+core_status data_row_parse_view(data_row *r, char **f, size_t n,
+                                const char *name, long line, core_err *err) {
+  return parse_row(r, f, n, name, line, NULL, 1, err);
+}
+
+static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
+                             long line, data_strpool *pool, int borrow,
+                             core_err *err) {
   static const char *const cols[DATA_NCOLS] = {
       "sheet_version", "sheet_sha256", "batch",     "source",
       "workload",      "arm",          "round",     "seq",
@@ -581,8 +597,12 @@ core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
     const char *field = f[slot_col[i]];
     /* Pooled strings are shared and read-only; the cast only fits the
      * struct, whose fields are char * for rows that own their strings. */
-    *slots[i] = pool ? (char *)data_strpool_intern(pool, field, strlen(field))
-                     : core_strdup(field);
+    if (borrow)
+      *slots[i] = f[slot_col[i]];
+    else
+      *slots[i] = pool
+                      ? (char *)data_strpool_intern(pool, field, strlen(field))
+                      : core_strdup(field);
     if (!*slots[i]) {
       if (pool)
         memset(r, 0, sizeof *r);
