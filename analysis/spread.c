@@ -9,12 +9,16 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
-#include <gsl/gsl_sort.h>
 
 #include "analysis/analysis.h"
 #include "analysis/analysis_internal.h"
 
 /* {==== Spread ==== */
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
 
 core_status analysis_spread(double *x, size_t n, analysis_cell *c,
                             core_err *err) {
@@ -23,7 +27,7 @@ core_status analysis_spread(double *x, size_t n, analysis_cell *c,
   c->n_outliers = 0;
   if (n == 0)
     return CORE_OK;
-  gsl_sort(x, 1, n);
+  qsort(x, n, sizeof *x, cmp_double);
   med = analysis_quantile_sorted(x, n, 0.5);
   c->q1 = analysis_quantile_sorted(x, n, 0.25);
   c->q3 = analysis_quantile_sorted(x, n, 0.75);
@@ -46,16 +50,6 @@ core_status analysis_spread(double *x, size_t n, analysis_cell *c,
 /* }==== */
 
 /* {==== The rank test ==== */
-
-typedef struct ranked {
-  double v;
-  int side; /* 0: a, 1: b */
-} ranked;
-
-static int cmp_ranked(const void *x, const void *y) {
-  double a = ((const ranked *)x)->v, b = ((const ranked *)y)->v;
-  return a < b ? -1 : a > b;
-}
 
 /* P(U <= u) for sizes m and n without ties, by the recurrence of the
  * counts c(i, j, k) of arrangements of i and j values with U = k:
@@ -88,32 +82,36 @@ static double exact_cdf(size_t m, size_t n, double u, double *prev,
 
 core_status analysis_rank_test(const double *a, size_t na, const double *b,
                                size_t nb, double *p, core_err *err) {
-  size_t n = na + nb;
-  ranked *r;
-  double ra = 0, ties = 0, u, mu, sigma;
+  size_t n = na + nb, i = 0, j = 0;
+  double *x, *y, ra = 0, ties = 0, u, mu, sigma;
   *p = 1;
   if (na == 0 || nb == 0)
     return CORE_OK;
-  r = core_malloc(n * sizeof *r);
-  if (!r)
+  x = core_malloc(na * sizeof *x);
+  y = core_malloc(nb * sizeof *y);
+  if (!x || !y) {
+    core_free(x);
+    core_free(y);
     return core_fail(err, CORE_ENOMEM, "analysis: out of memory");
-  for (size_t i = 0; i < na; i++)
-    r[i] = (ranked){a[i], 0};
-  for (size_t i = 0; i < nb; i++)
-    r[na + i] = (ranked){b[i], 1};
-  qsort(r, n, sizeof *r, cmp_ranked);
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j + 1 < n && r[j + 1].v == r[i].v)
-      j++;
-    /* Ranks i+1..j+1 share their mean. */
-    for (size_t k = i; k <= j; k++)
-      if (r[k].side == 0)
-        ra += 0.5 * (double)(i + j + 2);
-    ties += pow((double)(j - i + 1), 3) - (double)(j - i + 1);
-    i = j + 1;
   }
-  core_free(r);
+  memcpy(x, a, na * sizeof *x);
+  memcpy(y, b, nb * sizeof *y);
+  qsort(x, na, sizeof *x, cmp_double);
+  qsort(y, nb, sizeof *y, cmp_double);
+  /* Merged in order: each run of equal values shares the mean of its
+   * ranks; a's share is its count times that mean. */
+  while (i < na || j < nb) {
+    double v = j >= nb || (i < na && x[i] <= y[j]) ? x[i] : y[j];
+    size_t ka = 0, kb = 0, first = i + j + 1;
+    while (i < na && x[i] == v)
+      i++, ka++;
+    while (j < nb && y[j] == v)
+      j++, kb++;
+    ra += (double)ka * ((double)first + (double)(first + ka + kb - 1)) / 2;
+    ties += pow((double)(ka + kb), 3) - (double)(ka + kb);
+  }
+  core_free(x);
+  core_free(y);
   u = ra - (double)na * (double)(na + 1) / 2;
   mu = (double)na * (double)nb / 2;
   if (ties == 0 && n <= 60) {
