@@ -268,7 +268,8 @@ void report_forest_svg(core_buf *out, const char *title,
     num_w = fmax(num_w, report_text_width(num, FONT));
   }
   bounds(&a, rows, n, marks, n_marks);
-  a.x0 = PAD + 14 + label_w + PAD;
+  /* The headings stay left of the axis too. */
+  a.x0 = PAD + fmax(14 + label_w, head_w) + PAD;
   a.x1 = a.x0 + PLOT_W;
   width = a.x1 + PAD + num_w + PAD;
   width = fmax(width, PAD + 1.1 * report_text_width(title, FONT) + PAD);

@@ -35,7 +35,7 @@ typedef struct xctx {
   lxw_worksheet *ws;
   const char *sheet; /* name, for messages */
   lxw_error e;       /* the first error */
-  lxw_format *bold, *title, *wrap, *stamp, *mono, *head;
+  lxw_format *bold, *title, *wrap, *stamp, *mono, *head, *label;
   lxw_format *v_worse, *v_better, *v_tie, *v_other, *h_held, *h_not;
   lxw_format *num[10], *ratio[10]; /* by decimals */
   const report_input *in;
@@ -429,6 +429,10 @@ static void summary(xctx *x) {
     return;
   ws = x->ws;
   worksheet_set_landscape(ws);
+  /* The headline on one page when it is a page's worth: the table and
+   * its chart together. */
+  if (a->n_cells <= 48)
+    worksheet_fit_to_pages(ws, 1, 1);
   r0 = stamp(x);
   x->e = worksheet_set_row(ws, r0, 22, NULL);
   put_str(x, r0, 0,
@@ -438,8 +442,6 @@ static void summary(xctx *x) {
   r = summary_sentences(x, r0 + 1, 120);
   r++;
   header(x, r, h, sizeof h / sizeof h[0]);
-  if (!x->e)
-    x->e = worksheet_repeat_rows(ws, r, r);
   r++;
   for (size_t i = 0; i < a->n_cells && !x->e; i++, r++)
     summary_row(x, r, &a->cells[i]);
@@ -495,7 +497,7 @@ static lxw_row_t field_row(xctx *x, lxw_row_t r, const char *name,
   if (!text || !*text)
     return r;
   x->e = x->e ? x->e : worksheet_set_row(x->ws, r, row_height(text, 90), NULL);
-  put_str(x, r, 1, name, x->bold);
+  put_str(x, r, 1, name, x->label);
   put_str(x, r, 2, text, x->wrap);
   return r + 1;
 }
@@ -857,6 +859,9 @@ static lxw_format *fmt(xctx *x, int bold, const char *num, lxw_color_t bg,
 static void formats(xctx *x) {
   char num[32];
   x->bold = fmt(x, 1, NULL, 0, 0);
+  x->label = fmt(x, 1, NULL, 0, 0);
+  if (x->label)
+    format_set_align(x->label, LXW_ALIGN_VERTICAL_TOP);
   x->head = fmt(x, 1, NULL, 0xEEF2F7, 0);
   x->title = fmt(x, 1, NULL, 0, 0);
   if (x->title)
