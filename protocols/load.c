@@ -1067,12 +1067,65 @@ static void read_workloads(walk *w, int t) {
   leave(w, mark);
 }
 
-/* The `metrics` table: what a metric measures, where its name does not
- * say it. Keys are metric names some workload measures. */
-static void read_metrics(walk *w, int t) {
+/* One entry of `metrics`: d->name is set, its path pushed; the table's
+ * value for it is read from the table at t. */
+static void read_metric_entry(walk *w, int t, proto_metric_decl *d) {
   static const char *const keys[] = {"kind", "better", "unit", NULL};
   static const char *const kinds[] = {"time", "memory", "size", "other", NULL};
   static const char *const betters[] = {"lower", "higher", NULL};
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  int found = 0, mt, k;
+  for (size_t j = 0; j < s->n_workloads && !found; j++)
+    found = proto_workload_has_metric(&s->workloads[j], d->name);
+  d->line = find_line(s->text, s->text_len, d->name, NULL);
+  if (d->line > 0)
+    w->line = d->line;
+  if (!found)
+    fail(w,
+         "no workload measures \"%s\"; declare only metrics that a "
+         "workload lists",
+         d->name);
+  if (field(w, t, d->name) != LUA_TTABLE)
+    fail_got(w, -1,
+             "a table { kind = \"size\", better = \"higher\", unit = "
+             "\"ops/s\" }");
+  mt = lua_gettop(L);
+  check_keys(w, mt, keys, 0, "a metric");
+  {
+    size_t m2 = path_key(w, "kind");
+    int ty = field(w, mt, "kind");
+    if (ty != LUA_TNIL) {
+      for (k = 0; kinds[k]; k++)
+        if (ty == LUA_TSTRING && strcmp(lua_tostring(L, -1), kinds[k]) == 0)
+          break;
+      if (!kinds[k])
+        fail_got(w, -1, "\"time\", \"memory\", \"size\" or \"other\"");
+      d->has_kind = 1;
+      d->kind = (proto_metric_kind)k;
+    }
+    leave(w, m2);
+  }
+  if (get_enum(w, mt, "better", betters, &k))
+    d->higher_better = k == 1;
+  if (d->higher_better && d->has_kind &&
+      (d->kind == PROTO_KIND_TIME || d->kind == PROTO_KIND_MEMORY)) {
+    path_key(w, "better");
+    fail(w,
+         "a %s is better lower; a metric better higher (a throughput) is "
+         "kind = \"other\"",
+         proto_kind_word(d->kind));
+  }
+  if (get_string(w, mt, "unit", OPT, &d->unit) &&
+      (strlen(d->unit) == 0 || strlen(d->unit) > 16)) {
+    path_key(w, "unit");
+    fail(w, "must be 1 to 16 bytes, such as \"ops/s\"");
+  }
+}
+
+/* The `metrics` table: what a metric measures, where its name does not
+ * say it. Keys are metric names some workload measures. */
+static void read_metrics(walk *w, int t) {
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   size_t n = 0, i = 0;
@@ -1113,54 +1166,8 @@ static void read_metrics(walk *w, int t) {
       s->metrics[j - 1] = tmp;
     }
   for (i = 0; i < n; i++) {
-    proto_metric_decl *d = &s->metrics[i];
-    size_t mark = path_key(w, d->name);
-    int found = 0, mt, k;
-    for (size_t j = 0; j < s->n_workloads && !found; j++)
-      found = proto_workload_has_metric(&s->workloads[j], d->name);
-    d->line = find_line(s->text, s->text_len, d->name, NULL);
-    if (d->line > 0)
-      w->line = d->line;
-    if (!found)
-      fail(w,
-           "no workload measures \"%s\"; declare only metrics that a "
-           "workload lists",
-           d->name);
-    if (field(w, lua_absindex(L, -1), d->name) != LUA_TTABLE)
-      fail_got(w, -1,
-               "a table { kind = \"size\", better = \"higher\", unit = "
-               "\"ops/s\" }");
-    mt = lua_gettop(L);
-    check_keys(w, mt, keys, 0, "a metric");
-    {
-      size_t m2 = path_key(w, "kind");
-      int ty = field(w, mt, "kind");
-      if (ty != LUA_TNIL) {
-        for (k = 0; kinds[k]; k++)
-          if (ty == LUA_TSTRING && strcmp(lua_tostring(L, -1), kinds[k]) == 0)
-            break;
-        if (!kinds[k])
-          fail_got(w, -1, "\"time\", \"memory\", \"size\" or \"other\"");
-        d->has_kind = 1;
-        d->kind = (proto_metric_kind)k;
-      }
-      leave(w, m2);
-    }
-    if (get_enum(w, mt, "better", betters, &k))
-      d->higher_better = k == 1;
-    if (d->higher_better && d->has_kind &&
-        (d->kind == PROTO_KIND_TIME || d->kind == PROTO_KIND_MEMORY)) {
-      path_key(w, "better");
-      fail(w,
-           "a %s is better lower; a metric better higher (a throughput) is "
-           "kind = \"other\"",
-           proto_kind_word(d->kind));
-    }
-    if (get_string(w, mt, "unit", OPT, &d->unit) &&
-        (strlen(d->unit) == 0 || strlen(d->unit) > 16)) {
-      path_key(w, "unit");
-      fail(w, "must be 1 to 16 bytes, such as \"ops/s\"");
-    }
+    size_t mark = path_key(w, s->metrics[i].name);
+    read_metric_entry(w, lua_absindex(L, -1), &s->metrics[i]);
     leave(w, mark);
   }
   leave(w, 0);
