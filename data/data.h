@@ -177,6 +177,16 @@ char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
 core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
                            core_err *err);
 
+/** Called with each row of data_scan_rows: r and its strings are valid
+ * during the call only. A status other than CORE_OK stops the scan. */
+typedef core_status (*data_row_fn)(void *ctx, const data_row *r,
+                                   core_err *err);
+
+/** Reads the rows data_load_rows would load, in the same order, handing
+ * each to fn without keeping any: a million rows cost one row's memory. */
+core_status data_scan_rows(const data_experiment *exp, data_row_fn fn,
+                           void *ctx, core_err *err);
+
 /** Runs collected for one workload and arm. A run is the rows sharing
  * batch, workload, arm and run_id. A run is valid when all its rows are;
  * superseded when a later version's amendment supersedes its workload
