@@ -51,6 +51,7 @@ typedef struct row_text {
   char label[160];
   size_t first, n; /* its cells */
   cell_text *cells;
+  int empty; /* no arm has a valid value: listed once, after the matrix */
 } row_text;
 
 static void cell_of(const analysis_summary *s, const analysis_cell *c,
@@ -110,8 +111,10 @@ static row_text *rows_of(const analysis_summary *s, const proto_sheet *sheet,
     r->first = i * n_arms;
     r->n = n_arms;
     r->cells = cells + r->first;
+    r->empty = 1;
     for (size_t a = 0; a < n_arms; a++) {
       const analysis_cell *c = &s->cells[r->first + a];
+      r->empty &= c->n_valid == 0;
       if (c->n_valid && (isnan(top) || c->median > top))
         top = c->median;
       if (s->reference && strcmp(c->arm, s->reference) == 0)
@@ -145,7 +148,7 @@ static void write_block(core_buf *out, const analysis_summary *s,
   }
   core_buf_puts(out, "\n");
   for (size_t i = 0; i < n_rows; i++)
-    for (int line = 0; line < 2; line++) {
+    for (int line = 0; line < 2 && !rows[i].empty; line++) {
       pad(out, line ? "" : rows[i].label, lw);
       for (size_t a = a0; a < a1; a++) {
         const cell_text *t = &rows[i].cells[a];
@@ -157,6 +160,28 @@ static void write_block(core_buf *out, const analysis_summary *s,
         out->data[--out->len] = '\0';
       core_buf_puts(out, "\n");
     }
+}
+
+static void wrap(core_buf *out, const char *text, int width, int first,
+                 int rest);
+
+/* Rows with no valid value in any arm take one line between them, not two
+ * lines each of "no data". */
+static void write_empty_rows(core_buf *out, const row_text *rows,
+                             size_t n_rows, int width, int after_matrix) {
+  core_buf line;
+  core_buf_init(&line);
+  for (size_t i = 0; i < n_rows; i++)
+    if (rows[i].empty)
+      core_buf_printf(&line, "%s%s",
+                      line.len ? ", " : "No data yet: ", rows[i].label);
+  if (line.len) {
+    core_buf_puts(out, after_matrix ? "\n" : "");
+    wrap(out, line.data, width, 0, 2);
+  }
+  if (line.oom)
+    out->oom = 1;
+  core_buf_free(&line);
 }
 
 static void write_matrix(const analysis_summary *s, const proto_sheet *sheet,
@@ -180,7 +205,11 @@ static void write_matrix(const analysis_summary *s, const proto_sheet *sheet,
     core_free(cw);
     return;
   }
+  size_t shown = 0;
   for (size_t i = 0; i < n_rows; i++) {
+    if (rows[i].empty)
+      continue;
+    shown++;
     if (width_of(rows[i].label) > lw)
       lw = width_of(rows[i].label);
     for (size_t a = 0; a < n_arms; a++) {
@@ -192,7 +221,7 @@ static void write_matrix(const analysis_summary *s, const proto_sheet *sheet,
     }
   }
   /* As many arms per block as fit; always at least one. */
-  for (size_t a0 = 0; a0 < n_arms;) {
+  for (size_t a0 = 0; a0 < n_arms && shown;) {
     size_t a1 = a0 + 1, used = lw + 2 + cw[a0];
     while (a1 < n_arms && used + 2 + cw[a1] <= (size_t)width)
       used += 2 + cw[a1++];
@@ -201,6 +230,7 @@ static void write_matrix(const analysis_summary *s, const proto_sheet *sheet,
     write_block(out, s, rows, n_rows, lw, cw, a0, a1);
     a0 = a1;
   }
+  write_empty_rows(out, rows, n_rows, width, shown > 0);
   core_free(rows[0].cells);
   core_free(rows);
   core_free(cw);
