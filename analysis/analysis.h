@@ -34,7 +34,9 @@ typedef struct analysis_result {
 /* Per workload x metric x arm (reference included), for tables. */
 typedef struct analysis_cell {
   char *workload, *metric, *arm;
-  size_t n_valid, n_invalid, n_superseded, n_planned;
+  size_t n_valid;                           /* values analysed */
+  size_t n_invalid, n_superseded, n_beyond; /* runs not analysed */
+  size_t n_planned;
   double median; /* NaN when n_valid == 0 */
 } analysis_cell;
 
@@ -69,17 +71,25 @@ typedef struct analysis_summary {
   size_t n_hypotheses;
   analysis_exclusion *exclusions;
   size_t n_exclusions;
-  /* Verdicts under the original (registered) rule and hypotheses, when an
-   * amendment filed after data existed changed the rule, the hypotheses
-   * or data handling; NULL otherwise. */
+  /* The collection against the plan (data/count.c); the caller sets
+   * status.unverified when the data did not verify. */
+  data_status status;
+  int provisional; /* incomplete or quick data: every verdict and outcome
+                      is provisional */
+  /* The registered sample: the analysis under version 0 (its plan's runs,
+   * its rule and hypotheses, nothing superseded), when an amendment filed
+   * after data existed changed the runs planned, the rule, the hypotheses
+   * or what counts; NULL otherwise. */
   struct analysis_summary *original;
-  char *original_why; /* why the original analysis is given */
+  char *original_why; /* what changed, in words */
 } analysis_summary;
 
 /** Analyses rows under sheet (the current version) and, where needed,
- * under the registered version orig (may be NULL, or equal to sheet).
- * exp: the experiment, whose chain decides supersession. threads: worker
- * threads for the bootstrap (0 = number of cores); numbers never depend
+ * under the registered version orig (may be NULL, or equal to sheet):
+ * which rows count is data_count_rows's (under sheet's plan with the
+ * chain up to the newest version; under orig's with nothing superseded).
+ * exp: the experiment, whose chain decides supersession (NULL: none). threads:
+ * worker threads for the bootstrap (0 = number of cores); numbers never depend
  * on it. All inputs are borrowed for the call; the summary copies what
  * it keeps. OUT: *out newly allocated (free with analysis_summary_free),
  * NULL on error. */

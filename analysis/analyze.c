@@ -98,131 +98,18 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
 
 /* {==== Row classification ==== */
 
-/* What one row is, for one analysis. */
-typedef struct row_class {
-  int counts;     /* 1: a value that enters the comparison */
-  int superseded; /* 1: not counted because an amendment superseded it */
-  char *reason;   /* why it does not count (owned), NULL when it counts
-                     or when the row is not about this sheet at all */
-} row_class;
-
 typedef struct ctx {
-  const proto_sheet *sheet;   /* structure, rule and hypotheses */
-  const proto_sheet *amended; /* whose amendments supersede; NULL: none */
-  size_t amend_base;          /* amendments already in version 0 */
+  const proto_sheet *sheet;   /* the plan: structure, rule and hypotheses */
+  int upto;                   /* versions that may supersede: <= upto */
   const data_experiment *exp; /* the chain, or NULL */
   const data_rowset *rows;
   int threads;
-  row_class *cls;
+  data_counted cnt; /* the counting rule's fates (data/count.c) */
 } ctx;
 
-/* The version (>= 1) of the first amendment after the row's version that
- * supersedes the row's workload, or 0; *why is its reason. The chain of
- * the experiment says it directly; without one (tests), version N records
- * amendment amend_base + N - 1 of the sheet (prereg amend adds exactly
- * one). */
-static int superseding_version(const ctx *c, const data_row *r,
-                               const char **why) {
-  const proto_sheet *s = c->amended;
-  if (!s)
-    return 0;
-  if (c->exp && c->exp->n_versions > 0) {
-    for (size_t i = 0; i < c->exp->n_versions; i++) {
-      const data_version *v = &c->exp->versions[i];
-      if (v->number <= r->sheet_version)
-        continue;
-      for (size_t k = 0; k < v->n_supersedes; k++)
-        if (strcmp(v->supersedes[k], r->workload) == 0) {
-          *why = v->why;
-          return v->number;
-        }
-    }
-    return 0;
-  }
-  for (size_t i = c->amend_base; i < s->n_amendments; i++) {
-    int version = (int)(i - c->amend_base + 1);
-    if (version <= r->sheet_version)
-      continue;
-    for (size_t k = 0; k < s->amendments[i].n_supersedes; k++)
-      if (strcmp(s->amendments[i].supersedes[k], r->workload) == 0) {
-        *why = s->amendments[i].why;
-        return version;
-      }
-  }
-  return 0;
-}
-
+/* Which rows count: data_count_rows, the rule every command shares. */
 static core_status classify(ctx *c, core_err *err) {
-  const data_rowset *rs = c->rows;
-  c->cls = core_calloc(rs->n ? rs->n : 1, sizeof *c->cls);
-  if (!c->cls)
-    return core_fail(err, CORE_ENOMEM, "analysis: out of memory");
-  for (size_t i = 0; i < rs->n; i++) {
-    const data_row *r = &rs->rows[i];
-    row_class *k = &c->cls[i];
-    const char *why = NULL;
-    long w = proto_workload_index(c->sheet, r->workload);
-    int version;
-    if (w < 0) {
-      k->reason = core_asprintf("workload %s is not in this version of the "
-                                "sheet",
-                                r->workload);
-    } else if (proto_arm_index(c->sheet, r->arm) < 0) {
-      k->reason =
-          core_asprintf("arm %s is not in this version of the sheet", r->arm);
-    } else if (r->metric && r->metric[0] &&
-               !proto_workload_has_metric(&c->sheet->workloads[w],
-                                          r->metric)) {
-      k->reason = core_asprintf("metric %s is not declared for %s", r->metric,
-                                r->workload);
-    } else if ((version = superseding_version(c, r, &why)) > 0) {
-      k->superseded = 1;
-      k->reason = core_asprintf("superseded by amendment %d: %s", version,
-                                why ? why : "");
-    } else if (!r->valid) {
-      k->reason =
-          core_strdup(r->reason && r->reason[0] ? r->reason : "invalid");
-    } else if (!r->has_value) {
-      k->reason = core_strdup("no value recorded");
-    } else if (!r->source || (strcmp(r->source, "run") != 0 &&
-                              strcmp(r->source, "import") != 0)) {
-      k->reason =
-          core_asprintf("unknown source '%s'", r->source ? r->source : "");
-    } else {
-      k->counts = 1;
-      continue;
-    }
-    if (!k->reason)
-      return core_fail(err, CORE_ENOMEM, "analysis: out of memory");
-  }
-  return CORE_OK;
-}
-
-/* A run's identity, for counting runs rather than rows (a run has one row
- * per metric). */
-static char *run_key(const data_row *r) {
-  if (r->run_id && r->run_id[0])
-    return core_asprintf("%s\x1f%s", r->batch ? r->batch : "", r->run_id);
-  return core_asprintf("%s\x1f#%ld", r->batch ? r->batch : "", r->seq);
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Distinct strings in keys[0..n) (sorted in place). */
-static size_t count_distinct(char **keys, size_t n) {
-  size_t d = 0;
-  qsort(keys, n, sizeof *keys, cmp_str);
-  for (size_t i = 0; i < n; i++)
-    if (i == 0 || strcmp(keys[i], keys[i - 1]) != 0)
-      d++;
-  return d;
-}
-
-static void free_keys(char **keys, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    core_free(keys[i]);
+  return data_count_rows(c->sheet, c->exp, c->upto, c->rows, &c->cnt, err);
 }
 
 /* }==== */
@@ -288,7 +175,7 @@ static core_status gather(const ctx *c, const char *w, const char *m,
   *n = 0;
   for (size_t i = 0; i < c->rows->n; i++) {
     const data_row *r = &c->rows->rows[i];
-    if (c->cls[i].counts && same_str(r->workload, w) &&
+    if (c->cnt.counts[i] && same_str(r->workload, w) &&
         same_str(r->metric, m) && same_str(r->arm, a))
       k++;
   }
@@ -299,43 +186,10 @@ static core_status gather(const ctx *c, const char *w, const char *m,
     return OOM(err);
   for (size_t i = 0; i < c->rows->n; i++) {
     const data_row *r = &c->rows->rows[i];
-    if (c->cls[i].counts && same_str(r->workload, w) &&
+    if (c->cnt.counts[i] && same_str(r->workload, w) &&
         same_str(r->metric, m) && same_str(r->arm, a))
       (*vals)[(*n)++] = r->value;
   }
-  return CORE_OK;
-}
-
-/* Runs of workload/arm that do not count, by superseded or not (rows
- * without a metric belong to every metric of the workload). */
-static core_status count_runs(const ctx *c, const char *w, const char *m,
-                              const char *a, int superseded, size_t *out,
-                              core_err *err) {
-  char **keys;
-  size_t n = 0;
-  *out = 0;
-  keys = core_malloc((c->rows->n ? c->rows->n : 1) * sizeof *keys);
-  if (!keys)
-    return OOM(err);
-  for (size_t i = 0; i < c->rows->n; i++) {
-    const data_row *r = &c->rows->rows[i];
-    const row_class *k = &c->cls[i];
-    if (k->counts || !k->reason || k->superseded != superseded)
-      continue;
-    if (!same_str(r->workload, w) || !same_str(r->arm, a))
-      continue;
-    if (r->metric && r->metric[0] && strcmp(r->metric, m) != 0)
-      continue;
-    if (!(keys[n] = run_key(r))) {
-      free_keys(keys, n);
-      core_free(keys);
-      return OOM(err);
-    }
-    n++;
-  }
-  *out = count_distinct(keys, n);
-  free_keys(keys, n);
-  core_free(keys);
   return CORE_OK;
 }
 
@@ -366,11 +220,14 @@ static core_status add_cells(ctx *c, analysis_summary *s, core_err *err) {
         cell->n_valid = n;
         cell->median = analysis_median_inplace(v, n);
         core_free(v);
-        if ((st = count_runs(c, wl->name, wl->metrics[m], sh->arms[a].name, 0,
-                             &cell->n_invalid, err)) != CORE_OK ||
-            (st = count_runs(c, wl->name, wl->metrics[m], sh->arms[a].name, 1,
-                             &cell->n_superseded, err)) != CORE_OK)
-          return st;
+        /* Runs, not rows: the tally of the workload and arm. */
+        {
+          const data_tally *t =
+              data_counted_tally(&c->cnt, wl->name, sh->arms[a].name);
+          cell->n_invalid = t ? (size_t)t->invalid : 0;
+          cell->n_superseded = t ? (size_t)t->superseded : 0;
+          cell->n_beyond = t ? (size_t)t->beyond : 0;
+        }
         cell->n_planned = wl->runs > 0 ? (size_t)wl->runs : 0;
       }
   }
@@ -618,8 +475,8 @@ static core_status add_hypotheses(ctx *c, analysis_summary *s, core_err *err) {
  * in the order of the sheet's workloads and arms, then reason. */
 typedef struct excl_rec {
   long w, a;
-  const char *reason;
-  char *key;
+  char *reason; /* owned */
+  size_t run;   /* the run's index (the counting rule's) */
   const char *wname, *aname;
 } excl_rec;
 
@@ -636,35 +493,44 @@ static int cmp_excl(const void *pa, const void *pb) {
     return d;
   if ((d = strcmp(x->reason, y->reason)) != 0)
     return d;
-  return strcmp(x->key, y->key);
+  return x->run < y->run ? -1 : x->run > y->run;
+}
+
+/* The rows that do not count, each with the rule's reason. */
+static core_status exclusion_records(ctx *c, excl_rec *recs, size_t *n,
+                                     core_err *err) {
+  const data_rowset *rs = c->rows;
+  *n = 0;
+  for (size_t i = 0; i < rs->n; i++) {
+    const data_row *r = &rs->rows[i];
+    int oom;
+    long w, a;
+    if (c->cnt.counts[i])
+      continue;
+    /* Workloads and arms unknown to the sheet sort last, by name. */
+    w = proto_workload_index(c->sheet, r->workload);
+    a = proto_arm_index(c->sheet, r->arm);
+    recs[*n].w = w < 0 ? (long)c->sheet->n_workloads : w;
+    recs[*n].a = a < 0 ? (long)c->sheet->n_arms : a;
+    recs[*n].wname = r->workload ? r->workload : "";
+    recs[*n].aname = r->arm ? r->arm : "";
+    recs[*n].run = c->cnt.row_run[i];
+    if (!(recs[*n].reason = data_row_why(&c->cnt, c->sheet, rs, i, &oom)))
+      return oom ? OOM(err) : CORE_OK;
+    (*n)++;
+  }
+  return CORE_OK;
 }
 
 static core_status add_exclusions(ctx *c, analysis_summary *s, core_err *err) {
   const data_rowset *rs = c->rows;
   excl_rec *recs = core_calloc(rs->n ? rs->n : 1, sizeof *recs);
   size_t n = 0;
-  core_status st = CORE_OK;
+  core_status st;
   if (!recs)
     return OOM(err);
-  for (size_t i = 0; i < rs->n; i++) {
-    const data_row *r = &rs->rows[i];
-    long w, a;
-    if (c->cls[i].counts || !c->cls[i].reason)
-      continue;
-    /* Workloads and arms unknown to the sheet sort last, by name. */
-    w = proto_workload_index(c->sheet, r->workload);
-    a = proto_arm_index(c->sheet, r->arm);
-    recs[n].w = w < 0 ? (long)c->sheet->n_workloads : w;
-    recs[n].a = a < 0 ? (long)c->sheet->n_arms : a;
-    recs[n].wname = r->workload ? r->workload : "";
-    recs[n].aname = r->arm ? r->arm : "";
-    recs[n].reason = c->cls[i].reason;
-    if (!(recs[n].key = run_key(r))) {
-      st = OOM(err);
-      goto done;
-    }
-    n++;
-  }
+  if ((st = exclusion_records(c, recs, &n, err)) != CORE_OK)
+    goto done;
   qsort(recs, n, sizeof *recs, cmp_excl);
   s->exclusions = core_calloc(n ? n : 1, sizeof *s->exclusions);
   if (!s->exclusions) {
@@ -688,13 +554,13 @@ static core_status add_exclusions(ctx *c, analysis_summary *s, core_err *err) {
         goto done;
       }
       e->runs = 1;
-    } else if (strcmp(recs[i].key, recs[i - 1].key) != 0) {
+    } else if (recs[i].run != recs[i - 1].run) {
       s->exclusions[s->n_exclusions - 1].runs++;
     }
   }
 done:
   for (size_t i = 0; i < n; i++)
-    core_free(recs[i].key);
+    core_free(recs[i].reason);
   core_free(recs);
   return st;
 }
@@ -727,8 +593,11 @@ static core_status analyze_one(ctx *c, const char *sha256, int version,
                    sh->path ? sh->path : "sheet");
     goto fail;
   }
-  if ((st = classify(c, err)) != CORE_OK ||
-      (st = add_cells(c, s, err)) != CORE_OK ||
+  if ((st = classify(c, err)) != CORE_OK)
+    goto fail;
+  s->status = c->cnt.status;
+  s->provisional = data_status_provisional(&s->status);
+  if ((st = add_cells(c, s, err)) != CORE_OK ||
       (st = add_results(c, s, err)) != CORE_OK ||
       (st = add_hypotheses(c, s, err)) != CORE_OK ||
       (st = add_exclusions(c, s, err)) != CORE_OK)
@@ -738,88 +607,83 @@ static core_status analyze_one(ctx *c, const char *sha256, int version,
 fail:
   analysis_summary_free(s);
 done:
-  if (c->cls)
-    for (size_t i = 0; i < c->rows->n; i++)
-      core_free(c->cls[i].reason);
-  core_free(c->cls);
-  c->cls = NULL;
+  data_counted_free(&c->cnt);
   return st;
 }
 
 /* }==== */
 
-/* {==== When the original rule is also given ==== */
+/* {==== The registered sample ==== */
 
-/* What changed between two parsed versions, in words ("" when nothing the
- * analysis depends on). */
+/* What changed between two parsed versions that the analysis depends on,
+ * in words ("" when nothing): the rule, the hypotheses, the runs planned. */
 static void describe_change(const proto_sheet *before,
                             const proto_sheet *after, core_buf *b) {
   int rule = !proto_same_rule(&before->rule, &after->rule);
   int hyp = !proto_same_hypotheses(before, after);
+  size_t k = 0;
   if (rule && hyp)
     core_buf_puts(b, "changed the rule and the hypotheses");
   else if (rule)
     core_buf_puts(b, "changed the rule");
   else if (hyp)
     core_buf_puts(b, "changed the hypotheses");
+  for (size_t i = 0; i < after->n_workloads; i++) {
+    long j = proto_workload_index(before, after->workloads[i].name);
+    long was = j >= 0 ? before->workloads[j].runs : 0;
+    long now = after->workloads[i].runs;
+    if (j < 0 || was == now)
+      continue;
+    core_buf_printf(b, "%s%sruns of %s from %ld to %ld",
+                    b->len ? (k ? ", " : " and ") : "",
+                    k ? "" : (now > was ? "raised " : "changed "),
+                    after->workloads[i].name, was, now);
+    k++;
+  }
 }
 
-/* Why the original analysis is needed, or NULL (and *need 0) when it is
- * not: an amendment filed after data existed that changed the rule or the
- * hypotheses, or superseded rows. */
+/* Why the analysis is also given under the registered sample and rule,
+ * or NULL (and *why NULL) when it is not: an amendment filed after data
+ * existed that changed the runs planned, the rule or the hypotheses, or
+ * superseded rows. */
 static core_status original_reason(const proto_sheet *sheet,
                                    const proto_sheet *orig,
-                                   const data_experiment *exp,
-                                   size_t amend_base, char **why,
+                                   const data_experiment *exp, char **why,
                                    core_err *err) {
   core_buf b;
   *why = NULL;
   core_buf_init(&b);
-  if (exp) {
-    for (size_t i = 0; i < exp->n_versions; i++) {
-      const data_version *v = &exp->versions[i];
-      size_t ai = amend_base + (size_t)v->number - 1;
-      size_t mark = b.len;
-      core_buf change;
-      if (v->number < 1 || v->rows_when_filed <= 0)
-        continue;
-      core_buf_init(&change);
-      {
-        core_err lerr = {0};
-        proto_sheet *prev = data_load_version(exp, v->number - 1, &lerr);
-        proto_sheet *cur =
-            prev ? data_load_version(exp, v->number, &lerr) : NULL;
-        if (prev && cur) {
-          describe_change(prev, cur, &change);
-        } else if (orig) {
-          /* The frozen copies could not be read: compare the ends of the
-           * chain instead, which can only over-report. */
-          describe_change(orig, sheet, &change);
-        }
-        proto_sheet_free(prev);
-        proto_sheet_free(cur);
-      }
-      if (v->n_supersedes > 0) {
-        core_buf_printf(&change, "%ssuperseded earlier rows of ",
-                        change.len ? " and " : "");
-        for (size_t k = 0; k < v->n_supersedes; k++)
-          core_buf_printf(&change, "%s%s", k ? ", " : "", v->supersedes[k]);
-      } else if (ai < sheet->n_amendments &&
-                 sheet->amendments[ai].n_supersedes > 0) {
-        const proto_amendment *am = &sheet->amendments[ai];
-        core_buf_printf(&change, "%ssuperseded earlier rows of ",
-                        change.len ? " and " : "");
-        for (size_t k = 0; k < am->n_supersedes; k++)
-          core_buf_printf(&change, "%s%s", k ? ", " : "", am->supersedes[k]);
-      }
-      if (change.len)
-        core_buf_printf(&b, "%samendment %d, filed when %ld runs existed, %s",
-                        mark ? "; " : "", v->number, v->rows_when_filed,
-                        change.data);
-      if (change.oom)
-        b.oom = 1;
-      core_buf_free(&change);
+  for (size_t i = 0; exp && i < exp->n_versions; i++) {
+    const data_version *v = &exp->versions[i];
+    size_t mark = b.len;
+    core_buf change;
+    core_err lerr = {0};
+    proto_sheet *prev, *cur;
+    if (v->number < 1 || v->rows_when_filed <= 0)
+      continue;
+    core_buf_init(&change);
+    prev = data_load_version(exp, v->number - 1, &lerr);
+    cur = prev ? data_load_version(exp, v->number, &lerr) : NULL;
+    if (prev && cur)
+      describe_change(prev, cur, &change);
+    else if (orig) /* frozen copies unreadable: the ends of the chain,
+                      which can only over-report */
+      describe_change(orig, sheet, &change);
+    proto_sheet_free(prev);
+    proto_sheet_free(cur);
+    if (v->n_supersedes > 0) {
+      core_buf_printf(&change, "%ssuperseded earlier rows of ",
+                      change.len ? " and " : "");
+      for (size_t k = 0; k < v->n_supersedes; k++)
+        core_buf_printf(&change, "%s%s", k ? ", " : "", v->supersedes[k]);
     }
+    if (change.len)
+      core_buf_printf(&b, "%samendment %d, filed when %ld runs existed, %s",
+                      mark ? "; " : "", v->number, v->rows_when_filed,
+                      change.data);
+    if (change.oom)
+      b.oom = 1;
+    core_buf_free(&change);
   }
   if (b.oom) {
     core_buf_free(&b);
@@ -840,38 +704,35 @@ core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
   data_rowset empty = {0};
   analysis_summary *s = NULL;
   char *why = NULL;
-  int version = 0;
+  int version;
   core_status st;
   *out = NULL;
   memset(&c, 0, sizeof c);
   c.sheet = sheet;
-  c.amended = sheet;
   c.rows = rows ? rows : &empty;
   c.threads = threads;
   c.exp = exp;
-  /* Version N records amendment base + N - 1: base is what the registered
-   * sheet already listed (normally none). orig may be the sheet itself
-   * (callers without a registered copy), which says nothing. */
   if (exp && exp->n_versions > 0) {
     version = exp->versions[exp->n_versions - 1].number;
-    if ((size_t)version <= sheet->n_amendments)
-      c.amend_base = sheet->n_amendments - (size_t)version;
   } else {
-    c.amend_base = orig && orig != sheet ? orig->n_amendments : 0;
-    if (c.amend_base > sheet->n_amendments)
-      c.amend_base = sheet->n_amendments;
-    version = (int)(sheet->n_amendments - c.amend_base);
+    /* Without a chain (tests): as many versions as amendments past the
+     * registered sheet's. */
+    size_t base = orig && orig != sheet ? orig->n_amendments : 0;
+    version =
+        base < sheet->n_amendments ? (int)(sheet->n_amendments - base) : 0;
   }
-
+  c.upto = version;
   if ((st = analyze_one(&c, sheet->sha256, version, &s, err)) != CORE_OK)
     return st;
-  if ((st = original_reason(sheet, orig, exp, c.amend_base, &why, err)) !=
-      CORE_OK)
+  if ((st = original_reason(sheet, orig, exp, &why, err)) != CORE_OK)
     goto fail;
   if (why) {
+    /* The registered plan: its caps, rule and hypotheses; it knew of no
+     * amendment, so nothing is superseded. */
     ctx o = c;
     o.sheet = orig ? orig : sheet;
-    o.amended = NULL; /* the registered plan knew of no supersession */
+    o.upto = 0;
+    memset(&o.cnt, 0, sizeof o.cnt);
     if ((st = analyze_one(&o, o.sheet->sha256, 0, &s->original, err)) !=
         CORE_OK)
       goto fail;

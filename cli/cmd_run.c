@@ -215,17 +215,20 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
     return st;
   if (opts->dry_run)
     return answer_with_plan(c, out, err);
+  /* A complete plan first: running nothing doubles nothing, so it is an
+   * answer, not a refusal. */
+  if (c->plan.collected == c->plan.planned) {
+    fprintf(out, "nothing to do: all %zu planned runs are collected\n",
+            c->plan.planned);
+    c->answered = 1;
+    return CORE_OK;
+  }
   if (c->plan.collected > 0 && !opts->resume)
     return core_fail(err, CORE_ERUN,
                      "%s: %zu of the %zu planned runs%s%s are already "
                      "collected; use --resume to run only the missing ones",
                      c->exp->dir, c->plan.collected, c->plan.planned,
                      opts->only ? " of " : "", opts->only ? opts->only : "");
-  if (c->plan.collected == c->plan.planned) {
-    fprintf(out, "nothing to do: all %zu planned runs are collected\n",
-            c->plan.planned);
-    c->answered = 1;
-  }
   return CORE_OK;
 }
 

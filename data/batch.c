@@ -502,93 +502,16 @@ core_status data_unfinished_batches(const data_experiment *exp, char ***out,
 
 /* }==== */
 
-/* {==== Tallies ==== */
+/* {==== Runs ==== */
 
-/* 1 when row r no longer counts because a version filed after the one it
- * was collected under supersedes its workload. */
-static int row_superseded(const data_experiment *exp, const data_row *r) {
-  for (size_t k = (size_t)r->sheet_version + 1; k < exp->n_versions; k++)
-    for (size_t j = 0; j < exp->versions[k].n_supersedes; j++)
-      if (strcmp(exp->versions[k].supersedes[j], r->workload) == 0)
-        return 1;
-  return 0;
-}
-
-void data_tally_free(data_tally *t, size_t n) {
-  for (size_t i = 0; t && i < n; i++) {
-    core_free(t[i].workload);
-    core_free(t[i].arm);
-  }
-  core_free(t);
+static int same_str(const char *a, const char *b) {
+  return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
 int data_same_run(const data_row *a, const data_row *b) {
-  return strcmp(a->batch, b->batch) == 0 &&
-         strcmp(a->workload, b->workload) == 0 &&
-         strcmp(a->arm, b->arm) == 0 && strcmp(a->run_id, b->run_id) == 0 &&
-         (a->run_id[0] != '\0' || a->seq == b->seq);
-}
-
-/* Runs of rows: counts per workload and arm. */
-static core_status tally_rows(const data_experiment *exp,
-                              const data_rowset *rows, data_tally **out,
-                              size_t *n_out, core_err *err) {
-  data_tally *t = NULL;
-  size_t n = 0;
-  *out = NULL;
-  *n_out = 0;
-  for (size_t i = 0; i < rows->n; i++) {
-    const data_row *r = &rows->rows[i];
-    size_t j, k;
-    int valid = r->valid;
-    /* The rows of one run are written together (one append), so a run
-     * is counted at its first row and only neighbours are compared. */
-    if (i > 0 && data_same_run(&rows->rows[i - 1], r))
-      continue;
-    for (j = i; j < rows->n && data_same_run(&rows->rows[j], r); j++)
-      valid = valid && rows->rows[j].valid;
-    for (k = 0; k < n; k++)
-      if (strcmp(t[k].workload, r->workload) == 0 &&
-          strcmp(t[k].arm, r->arm) == 0)
-        break;
-    if (k == n) {
-      data_tally *nt = core_realloc(t, (n + 1) * sizeof *nt);
-      if (!nt)
-        goto oom;
-      t = nt;
-      memset(&t[n], 0, sizeof t[n]);
-      t[n].workload = core_strdup(r->workload);
-      t[n].arm = core_strdup(r->arm);
-      n++;
-      if (!t[k].workload || !t[k].arm)
-        goto oom;
-    }
-    if (row_superseded(exp, r))
-      t[k].superseded++;
-    else if (valid)
-      t[k].valid++;
-    else
-      t[k].invalid++;
-  }
-  *out = t;
-  *n_out = n;
-  return CORE_OK;
-oom:
-  data_tally_free(t, n);
-  return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
-}
-
-core_status data_tally_runs(const data_experiment *exp, data_tally **out,
-                            size_t *n, core_err *err) {
-  data_rowset rows;
-  core_status st = data_load_rows(exp, &rows, err);
-  *out = NULL;
-  *n = 0;
-  if (st != CORE_OK)
-    return st;
-  st = tally_rows(exp, &rows, out, n, err);
-  data_rowset_free(&rows);
-  return st;
+  return same_str(a->batch, b->batch) && same_str(a->workload, b->workload) &&
+         same_str(a->arm, b->arm) && same_str(a->run_id, b->run_id) &&
+         ((a->run_id && a->run_id[0] != '\0') || a->seq == b->seq);
 }
 
 /* }==== */

@@ -173,23 +173,6 @@ char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
 core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
                            core_err *err);
 
-/** Runs collected for one workload and arm. A run is the rows sharing
- * batch, workload, arm and run_id. A run is valid when all its rows are;
- * superseded when a later version's amendment supersedes its workload
- * (superseded runs are not counted as valid or invalid). */
-typedef struct data_tally {
-  char *workload, *arm;
-  long valid, invalid, superseded;
-} data_tally;
-
-/** Tallies every run on disk, in order of first appearance. OUT: *out
- * newly allocated, strings included (free with data_tally_free(*out,
- * *n)), *n their count; NULL and 0 on error. */
-core_status data_tally_runs(const data_experiment *exp, data_tally **out,
-                            size_t *n, core_err *err);
-/** Frees n tallies and the array; NULL-safe. */
-void data_tally_free(data_tally *t, size_t n);
-
 /** The batches whose CSV is not in the MANIFEST (unfinished, for status
  * and verify). OUT: *names newly allocated ("bNNNN"; free with
  * core_names_free(*names, *n)), *n their count; NULL and 0 on error. */
@@ -201,6 +184,179 @@ core_status data_unfinished_batches(const data_experiment *exp, char ***names,
  * is wrong. */
 core_status data_verify(const data_experiment *exp, core_buf *report,
                         core_err *err);
+
+/* }==== */
+
+/* {==== Which runs count ====
+ *
+ * One rule, here and nowhere else, decides what every command counts:
+ * `run` (which planned runs are still to do), `status`, `analyze` and
+ * `report`, `verify` of a folder and of a bundle. A run is the rows that
+ * share batch, workload, arm and run_id (seq when run_id is empty),
+ * written one after the other. Runs are taken in collection order: batch
+ * order, then the order of the batch's file, which is its seq order. Under
+ * the plan of one version of the sheet (the current one, or the
+ * registered v0 for the registered sample) each run has one fate:
+ *   superseded      a version filed after the run's own, and not after the
+ *                   plan's, lists its workload in `supersedes` (decided
+ *                   from the chain alone: versions/vN.json);
+ *   not in sheet    its workload or arm is not in the plan's sheet, or its
+ *                   source is neither "run" nor "import";
+ *   invalid         one of its rows is not valid;
+ *   beyond the plan valid, but its workload and arm already have the
+ *                   plan's `runs` counted runs before it (a workload
+ *                   without `runs` has no cap);
+ *   counted         otherwise: its values enter the analysis.
+ * Besides, a run of prereg's own (source "run", not superseded, known)
+ * with 1 <= round <= runs of a workload prereg runs fills that round of
+ * the plan, valid or not: `run` does not run it again. Imported runs never
+ * fill a round. */
+
+typedef enum data_fate {
+  DATA_COUNTED,
+  DATA_SUPERSEDED,
+  DATA_NOT_IN_SHEET,
+  DATA_INVALID,
+  DATA_BEYOND_PLAN
+} data_fate;
+
+/* What the rule reads of one run (all borrowed for the call). */
+typedef struct data_run_in {
+  const char *batch, *workload, *arm, *source;
+  int sheet_version;
+  long round;
+  int valid; /* every row of the run is valid */
+  int quick; /* collected under run --quick */
+} data_run_in;
+
+/* What the rule decided for one run. */
+typedef struct data_run_fate {
+  data_fate fate;
+  int fills;          /* fills round `round` of the plan (see above) */
+  long workload, arm; /* indexes into the plan's sheet, -1 when not in it */
+  int by_version;     /* DATA_SUPERSEDED: the version that supersedes */
+  const char *by_why; /* its why, borrowed from the chain */
+  char what;          /* DATA_NOT_IN_SHEET: 'w'orkload, 'a'rm or 's'ource */
+} data_run_fate;
+
+/* Runs of one workload and arm under the plan. Counts are of runs. */
+typedef struct data_tally {
+  char *workload, *arm;
+  int in_sheet; /* both are in the plan's sheet */
+  long planned; /* the plan's runs for the workload (0: no cap) */
+  long counted; /* valid runs within the plan: those analysed */
+  long invalid, superseded, not_in_sheet, beyond;
+  long imported;  /* of the counted, imported ones */
+  long collected; /* distinct rounds of the plan prereg has run (valid or
+                     invalid, not superseded) */
+} data_tally;
+
+/* The collection against the plan, in the words every output shows
+ * (interface.md): COMPLETE, or each flag that applies, joined by " · ". */
+typedef struct data_status {
+  long collected, planned; /* planned: runs x arms of every workload
+                              prereg runs; collected: of those, run */
+  int incomplete;          /* collected < planned */
+  int quick;               /* a run that counts was collected with --quick */
+  int interrupted;         /* a batch holding runs that count was cut
+                              short (interrupted, or still unfinished) */
+  int beyond_plan;         /* valid runs past the plan, not analysed */
+  int imported;            /* imported runs are counted */
+  int amended_after_data;  /* an amendment was filed after data existed */
+  int unverified;          /* set by the caller: the data did not verify */
+} data_status;
+
+/** The status line of st: "COMPLETE", or e.g. "INCOMPLETE (23/180) ·
+ * INTERRUPTED". Writes at most cap bytes (NUL included) to out. */
+void data_status_line(const data_status *st, char *out, size_t cap);
+/** 1 when verdicts on these data are provisional (incomplete or quick). */
+int data_status_provisional(const data_status *st);
+/** The flags that apply, as the line spells them ("INCOMPLETE", "QUICK",
+ * ...): fills up to 8 static strings into words, returns their count. */
+size_t data_status_flags(const data_status *st, const char *words[8]);
+
+/* What a batch's facts say about how its collection ended. */
+typedef struct data_batch_state {
+  char id[16];     /* "b0001" */
+  int interrupted; /* facts: "interrupted": true */
+  int unfinished;  /* its CSV is not in the MANIFEST (yet) */
+} data_batch_state;
+
+/** The state of every batch of exp (CSV present), in batch order. A facts
+ * file listed in the MANIFEST whose digest differs is CORE_EVERIFY naming
+ * it. OUT: *out newly allocated (core_free), *n its length; NULL and 0 on
+ * error or when there is no batch. */
+core_status data_batch_states(const data_experiment *exp,
+                              data_batch_state **out, size_t *n,
+                              core_err *err);
+
+/* The rule as a running count: runs are given one at a time, in
+ * collection order, so that a folder's rows or a bundle's stream can be
+ * counted without holding the rows (a verifier keeps no row). */
+typedef struct data_counter data_counter;
+
+/** A counter under the plan of sheet plan (NULL: no plan: nothing is "not
+ * in sheet", no cap, nothing planned), with supersession by the versions
+ * of chain[0..n_chain) numbered at most upto (the plan's own version;
+ * 0 for the registered sample, which supersedes nothing). Borrows plan
+ * and chain until data_counter_free. NULL when out of memory. */
+data_counter *data_counter_new(const proto_sheet *plan,
+                               const data_version *chain, size_t n_chain,
+                               int upto);
+void data_counter_free(data_counter *c);
+
+/** The rule: the fate of the next run in collection order (and its
+ * count). Out of memory is remembered and reported by data_counter_end. */
+data_run_fate data_count_run(data_counter *c, const data_run_in *run);
+
+/** The tallies (the plan's workloads and arms in sheet order, then those
+ * it does not know in order of appearance) and the status, given the
+ * batches' states (may be NULL). OUT: *tallies newly allocated
+ * (data_tally_free), *n their count, *st. CORE_ENOMEM when the counter
+ * ran out of memory. */
+core_status data_counter_end(data_counter *c, const data_batch_state *batches,
+                             size_t n_batches, data_tally **tallies, size_t *n,
+                             data_status *st, core_err *err);
+/** Frees n tallies and the array; NULL-safe. */
+void data_tally_free(data_tally *t, size_t n);
+
+/* The rule over a loaded rowset: every run and row with its fate. */
+typedef struct data_counted {
+  size_t n_runs;
+  data_run_fate *runs;   /* in collection order */
+  size_t *run_first;     /* its first row */
+  size_t *run_rows;      /* its number of rows (they follow the first) */
+  size_t *row_run;       /* per row: its run */
+  unsigned char *counts; /* per row: 1 when its value is analysed (its run
+                            counts, its metric is the workload's, it has
+                            a value) */
+  data_tally *tallies;
+  size_t n_tallies;
+  data_status status;
+} data_counted;
+
+/** Applies the rule to rows (in collection order, as data_load_rows
+ * gives them) under plan (may be NULL) with the chain of exp (may be
+ * NULL: nothing superseded) up to version upto. The batches' states are
+ * read from exp's folder when it has one. OUT: *out filled from scratch
+ * (free with data_counted_free, also on error). */
+core_status data_count_rows(const proto_sheet *plan,
+                            const data_experiment *exp, int upto,
+                            const data_rowset *rows, data_counted *out,
+                            core_err *err);
+void data_counted_free(data_counted *c);
+
+/** Why row i (of the rows given to data_count_rows) is not analysed, in
+ * the words the report shows ("superseded by amendment 1: ...", "beyond
+ * the plan (runs = 10)", "timeout after 120 s"), or NULL when it is.
+ * Newly allocated (core_free); also NULL when out of memory, which
+ * *oom says. */
+char *data_row_why(const data_counted *c, const proto_sheet *plan,
+                   const data_rowset *rows, size_t i, int *oom);
+
+/** The tally of workload and arm in c, or NULL: borrowed from c. */
+const data_tally *data_counted_tally(const data_counted *c,
+                                     const char *workload, const char *arm);
 
 /* }==== */
 

@@ -263,29 +263,39 @@ static json_t *amendments_json(const proto_sheet *s) {
   return arr;
 }
 
-/* The data state when a version is filed: runs per workload and arm. */
+/* The data state when a version is filed: runs per workload and arm,
+ * counted without a plan (every valid run not superseded counts): what
+ * existed, whatever the sheet then planned. */
 static core_status data_state_json(const data_experiment *exp, json_t **out,
                                    core_err *err) {
-  data_tally *t = NULL;
-  size_t n = 0;
+  data_rowset rows;
+  data_counted c;
   long valid = 0, invalid = 0;
   json_t *runs, *o;
-  core_status st = data_tally_runs(exp, &t, &n, err);
+  core_status st = data_load_rows(exp, &rows, err);
+  if (st != CORE_OK)
+    return st;
+  st = data_count_rows(
+      NULL, exp,
+      exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0, &rows,
+      &c, err);
+  data_rowset_free(&rows);
   if (st != CORE_OK)
     return st;
   runs = json_array();
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < c.n_tallies; i++) {
+    const data_tally *t = &c.tallies[i];
     json_t *r = json_object();
-    json_object_set_new(r, "workload", json_string(t[i].workload));
-    json_object_set_new(r, "arm", json_string(t[i].arm));
-    json_object_set_new(r, "valid", json_integer(t[i].valid));
-    json_object_set_new(r, "invalid", json_integer(t[i].invalid));
-    json_object_set_new(r, "superseded", json_integer(t[i].superseded));
+    json_object_set_new(r, "workload", json_string(t->workload));
+    json_object_set_new(r, "arm", json_string(t->arm));
+    json_object_set_new(r, "valid", json_integer(t->counted));
+    json_object_set_new(r, "invalid", json_integer(t->invalid));
+    json_object_set_new(r, "superseded", json_integer(t->superseded));
     json_array_append_new(runs, r);
-    valid += t[i].valid;
-    invalid += t[i].invalid;
+    valid += t->counted;
+    invalid += t->invalid;
   }
-  data_tally_free(t, n);
+  data_counted_free(&c);
   o = json_object();
   json_object_set_new(o, "runs_valid", json_integer(valid));
   json_object_set_new(o, "runs_invalid", json_integer(invalid));

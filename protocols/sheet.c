@@ -162,6 +162,21 @@ int proto_workload_has_metric(const proto_workload *w, const char *metric) {
   return 0;
 }
 
+int proto_workload_runs_itself(const proto_workload *w) {
+  return w->runs > 0 && (w->cmd || w->n_steps > 0) &&
+         w->source != PROTO_SOURCE_IMPORT;
+}
+
+int proto_workload_takes_imports(const proto_workload *w) {
+  return w->source == PROTO_SOURCE_IMPORT || w->source == PROTO_SOURCE_BOTH;
+}
+
+const char *proto_source_word(proto_source s) {
+  return s == PROTO_SOURCE_IMPORT ? "import"
+         : s == PROTO_SOURCE_BOTH ? "both"
+                                  : "run";
+}
+
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), k = strlen(suffix);
   return n >= k && strcmp(s + n - k, suffix) == 0;

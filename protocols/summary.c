@@ -69,7 +69,7 @@ static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
 }
 
 static int runs_anything(const proto_workload *w) {
-  return w->cmd != NULL || w->steps != NULL;
+  return proto_workload_runs_itself(w);
 }
 
 static size_t wider(size_t wd, const char *name) {
@@ -177,6 +177,11 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
       core_buf_printf(out, " (pss_mib sampled %gs after start)",
                       w->sample_after_s);
     core_buf_puts(out, "\n");
+    if (w->source == PROTO_SOURCE_BOTH)
+      core_buf_printf(out,
+                      "  %-*s  imports pooled with its runs (source = "
+                      "\"both\")\n",
+                      (int)wd, "");
     if (w->cmd)
       core_buf_printf(out, "  %-*s  cmd: %s\n", (int)wd, "", w->cmd);
     for (size_t k = 0; k < w->n_steps; k++)

@@ -243,8 +243,8 @@ has out "status" "locktest: The lock holds"
 has out "status" "v0   2026-10-21T00:00:00Z  sha256 $(sha256sum data/locktest/versions/v0.lua | cut -c1-12)  registered"
 has out "status" "v1   2026-10-22T00:00:00Z  sha256 $(sha256sum data/locktest/versions/v1.lua | cut -c1-12)  2026-10-22: Five runs: three were too few."
 has out "status" "sheet: sheet.lua matches v1"
-grep -E '^  startup +other +5 +2 +1 +0$' out >/dev/null && ok || { bad "status: startup/other row"; cat out >&2; }
-grep -E '^  measured +bare +import +5 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare row"; cat out >&2; }
+grep -E '^  startup +other +5 +2 +1 +0 +0$' out >/dev/null && ok || { bad "status: startup/other row"; cat out >&2; }
+grep -E '^  measured +bare +import +5 +0 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare row"; cat out >&2; }
 # }====
 
 # {==== verify ====
@@ -306,8 +306,8 @@ PREREG_NOW=1792800000 expect 0 "amend, superseding" in_files "$PREREG" amend she
 has out "amend, superseding" "amended locktest: v2 (2026-10-25: Rerun startup in full.)"
 expect 0 "status after superseding" in_files "$PREREG" status sheet.lua
 has out "status after superseding" "supersedes earlier rows of: startup"
-grep -E '^  startup +other +5 +0 +0 +3$' out >/dev/null && ok || { bad "status: superseded startup/other"; cat out >&2; }
-grep -E '^  measured +bare +import +5 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare kept"; cat out >&2; }
+grep -E '^  startup +other +5 +0 +0 +3 +0$' out >/dev/null && ok || { bad "status: superseded startup/other"; cat out >&2; }
+grep -E '^  measured +bare +import +5 +0 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare kept"; cat out >&2; }
 expect 0 "verify, three versions" in_files "$PREREG" verify sheet.lua
 has out "verify, three versions" "chain of 3 versions"
 # }====

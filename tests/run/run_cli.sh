@@ -106,10 +106,11 @@ rows.sort(key=lambda r:int(r["seq"]))
 print("\n".join("round %s %s"%(r["round"],r["arm"]) for r in rows))' "$CSV")
 check "recorded order = planned order" [ "$plan" = "$got" ]
 
-# nothing doubled without --resume; --resume with nothing missing is a no-op
-"$PREREG" run two.lua --data "$D" >/dev/null 2>err.txt; rc=$?
-check "rerun refused" [ $rc -eq 1 ]
-check "rerun hint" grep -q -- "--resume" err.txt
+# a complete plan: nothing doubled, with or without --resume
+out=$("$PREREG" run two.lua --data "$D" 2>err.txt); rc=$?
+check "rerun of a complete plan: exit 0 ($rc)" [ $rc -eq 0 ]
+check "rerun: nothing to do" grep -q "nothing to do" <<<"$out"
+check "rerun: no new batch" [ ! -e "$D/two/batches/b0002.csv" ]
 out=$("$PREREG" run two.lua --data "$D" --resume 2>/dev/null)
 check "resume: nothing to do" grep -q "nothing to do" <<<"$out"
 
@@ -121,6 +122,25 @@ check "no batch after lock refusal" [ ! -e "$D/two/batches/b0002.csv" ]
 cp two.orig two.lua
 "$PREREG" verify two.lua --data "$D" >/dev/null 2>&1
 check "verify passes" [ $? -eq 0 ]
+
+# --- a sheet registered with an amendment that already supersedes ------
+# Supersession is the chain's (versions/vN.json), never the sheet's list
+# of amendments: registered as v0, the amendment supersedes none of its
+# own data, so a second run has nothing to do (it once started a new full
+# batch each time).
+sed -e 's/id = "two"/id = "sup"/' \
+  -e 's/^}$/  amendments = { { date = "2026-10-01", why = "Rerun inner.", supersedes = { "inner" } } },\n}/' \
+  two.lua > sup.lua
+"$PREREG" register sup.lua --data "$D" >/dev/null || bad "register sup"
+"$PREREG" run sup.lua --data "$D" >/dev/null 2>&1
+check "sup: first run" [ -e "$D/sup/batches/b0001.csv" ]
+out=$("$PREREG" run sup.lua --data "$D" 2>&1); rc=$?
+check "sup: second run exit 0 ($rc: $out)" [ $rc -eq 0 ]
+check "sup: second run has nothing to do" grep -q "nothing to do: all 12 planned runs are collected" <<<"$out"
+check "sup: no second batch" [ ! -e "$D/sup/batches/b0002.csv" ]
+out=$("$PREREG" status sup.lua --data "$D" 2>&1)
+check "sup: status counts every run once" grep -Eq '^  inner +env +2 +2 +0 +0 +0$' <<<"$out"
+check "sup: status complete" grep -q "^status: COMPLETE$" <<<"$out"
 
 # --- --only and --quick -------------------------------------------------
 D2=$T/d2
@@ -251,4 +271,4 @@ else
   check "cgroup: nothing run" [ ! -e "$D/cg/batches/b0001.csv" ]
 fi
 
-done_testing 45
+done_testing 52
