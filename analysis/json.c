@@ -35,7 +35,48 @@ static void append(json_t *a, json_t *v, int *ok) {
     *ok = 0;
 }
 
-static json_t *results_json(const analysis_summary *s, int *ok) {
+static const analysis_result *find_result(const analysis_summary *s,
+                                          const analysis_result *like) {
+  for (size_t i = 0; s && i < s->n_results; i++)
+    if (strcmp(s->results[i].workload, like->workload) == 0 &&
+        strcmp(s->results[i].metric, like->metric) == 0 &&
+        strcmp(s->results[i].arm, like->arm) == 0)
+      return &s->results[i];
+  return NULL;
+}
+
+static const analysis_hypothesis *find_hypothesis(const analysis_summary *s,
+                                                  const char *id) {
+  for (size_t i = 0; s && i < s->n_hypotheses; i++)
+    if (strcmp(s->hypotheses[i].id, id) == 0)
+      return &s->hypotheses[i];
+  return NULL;
+}
+
+/* The same comparison at the registered sample and rule, or null. */
+static json_t *registered_result(const analysis_result *r, int provisional,
+                                 int *ok) {
+  json_t *o;
+  if (!r)
+    return json_null();
+  if (!(o = json_object())) {
+    *ok = 0;
+    return NULL;
+  }
+  put(o, "n", json_integer((json_int_t)r->n), ok);
+  put(o, "n_reference", json_integer((json_int_t)r->n_reference), ok);
+  put(o, "ratio", num(r->ratio), ok);
+  put(o, "ci_low", num(r->ci_low), ok);
+  put(o, "ci_high", num(r->ci_high), ok);
+  put(o, "verdict", str(r->verdict), ok);
+  put(o, "provisional", json_boolean(provisional), ok);
+  return o;
+}
+
+/* reg: the registered-sample analysis (the top level's only), or NULL;
+ * top: whether the entries carry the fields of the top level. */
+static json_t *results_json(const analysis_summary *s,
+                            const analysis_summary *reg, int top, int *ok) {
   json_t *a = json_array();
   if (!a) {
     *ok = 0;
@@ -63,12 +104,20 @@ static json_t *results_json(const analysis_summary *s, int *ok) {
     put(o, "seed", json_integer((json_int_t)r->seed), ok);
     if (r->note)
       put(o, "note", str(r->note), ok);
+    if (top) {
+      put(o, "provisional", json_boolean(s->provisional), ok);
+      put(o, "registered",
+          registered_result(reg ? find_result(reg, r) : NULL,
+                            reg && reg->provisional, ok),
+          ok);
+    }
     append(a, o, ok);
   }
   return a;
 }
 
-static json_t *hypotheses_json(const analysis_summary *s, int *ok) {
+static json_t *hypotheses_json(const analysis_summary *s,
+                               const analysis_summary *reg, int top, int *ok) {
   json_t *a = json_array();
   if (!a) {
     *ok = 0;
@@ -86,6 +135,16 @@ static json_t *hypotheses_json(const analysis_summary *s, int *ok) {
     put(o, "says", str(h->says), ok);
     put(o, "claim", str(h->claim), ok);
     put(o, "reason", str(h->reason), ok);
+    if (top) {
+      const analysis_hypothesis *rh = reg ? find_hypothesis(reg, h->id) : NULL;
+      json_t *ro = rh ? json_object() : json_null();
+      if (rh && ro) {
+        put(ro, "verdict", json_string(proto_outcome_word(rh->outcome)), ok);
+        put(ro, "provisional", json_boolean(reg->provisional), ok);
+      }
+      put(o, "provisional", json_boolean(s->provisional), ok);
+      put(o, "registered", ro, ok);
+    }
     append(a, o, ok);
   }
   return a;
@@ -110,6 +169,7 @@ static json_t *cells_json(const analysis_summary *s, int *ok) {
     put(o, "valid", json_integer((json_int_t)c->n_valid), ok);
     put(o, "invalid", json_integer((json_int_t)c->n_invalid), ok);
     put(o, "superseded", json_integer((json_int_t)c->n_superseded), ok);
+    put(o, "beyond", json_integer((json_int_t)c->n_beyond), ok);
     put(o, "planned", json_integer((json_int_t)c->n_planned), ok);
     put(o, "median", num(c->median), ok);
     append(a, o, ok);
@@ -139,6 +199,84 @@ static json_t *exclusions_json(const analysis_summary *s, int *ok) {
   return a;
 }
 
+/* The status line and its parts (data/count.c). */
+static json_t *status_json(const data_status *st, int *ok) {
+  json_t *o = json_object(), *flags = json_array();
+  const char *words[8];
+  char line[256];
+  size_t n = data_status_flags(st, words);
+  if (!o || !flags) {
+    json_decref(o);
+    json_decref(flags);
+    *ok = 0;
+    return NULL;
+  }
+  data_status_line(st, line, sizeof line);
+  for (size_t i = 0; i < n; i++)
+    append(flags, json_string(words[i]), ok);
+  put(o, "line", json_string(line), ok);
+  put(o, "complete", json_boolean(n == 0), ok);
+  put(o, "flags", flags, ok);
+  put(o, "collected", json_integer((json_int_t)st->collected), ok);
+  put(o, "planned", json_integer((json_int_t)st->planned), ok);
+  return o;
+}
+
+/* What the registered sample changes: why it is given and every verdict
+ * and hypothesis outcome that differs from it; null when not given. */
+static json_t *registered_json(const analysis_summary *s, int *ok) {
+  json_t *o, *vc, *hc;
+  if (!s->original)
+    return json_null();
+  o = json_object();
+  vc = json_array();
+  hc = json_array();
+  if (!o || !vc || !hc) {
+    json_decref(o);
+    json_decref(vc);
+    json_decref(hc);
+    *ok = 0;
+    return NULL;
+  }
+  for (size_t i = 0; i < s->n_results; i++) {
+    const analysis_result *r = &s->results[i];
+    const analysis_result *g = find_result(s->original, r);
+    json_t *c;
+    if (g && strcmp(g->verdict, r->verdict) == 0)
+      continue;
+    if (!(c = json_object())) {
+      *ok = 0;
+      break;
+    }
+    put(c, "workload", str(r->workload), ok);
+    put(c, "metric", str(r->metric), ok);
+    put(c, "arm", str(r->arm), ok);
+    put(c, "verdict", str(r->verdict), ok);
+    put(c, "registered", g ? str(g->verdict) : json_null(), ok);
+    append(vc, c, ok);
+  }
+  for (size_t i = 0; i < s->n_hypotheses; i++) {
+    const analysis_hypothesis *h = &s->hypotheses[i];
+    const analysis_hypothesis *g = find_hypothesis(s->original, h->id);
+    json_t *c;
+    if (g && g->outcome == h->outcome)
+      continue;
+    if (!(c = json_object())) {
+      *ok = 0;
+      break;
+    }
+    put(c, "id", str(h->id), ok);
+    put(c, "verdict", json_string(proto_outcome_word(h->outcome)), ok);
+    put(c, "registered",
+        g ? json_string(proto_outcome_word(g->outcome)) : json_null(), ok);
+    append(hc, c, ok);
+  }
+  put(o, "why", str(s->original_why), ok);
+  put(o, "verdicts_changed", vc, ok);
+  put(o, "hypotheses_changed", hc, ok);
+  return o;
+}
+
 static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   json_t *o = json_object(), *rule = json_object();
   if (!o || !rule) {
@@ -155,9 +293,14 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   put(rule, "resamples", json_integer((json_int_t)s->resamples), ok);
   put(rule, "seed", json_integer((json_int_t)s->seed), ok);
   put(o, "rule", rule, ok);
-  put(o, "results", results_json(s, ok), ok);
-  put(o, "hypotheses", hypotheses_json(s, ok), ok);
+  put(o, "results", results_json(s, s->original, top, ok), ok);
+  put(o, "hypotheses", hypotheses_json(s, s->original, top, ok), ok);
   /* Then ours. */
+  if (top) {
+    put(o, "status", status_json(&s->status, ok), ok);
+    put(o, "provisional", json_boolean(s->provisional), ok);
+    put(o, "registered_sample", registered_json(s, ok), ok);
+  }
   put(o, "sheet_version", json_integer(s->sheet_version), ok);
   put(o, "reference", str(s->reference), ok);
   put(o, "cells", cells_json(s, ok), ok);

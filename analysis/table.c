@@ -36,6 +36,12 @@ static int arm_width(const analysis_summary *s) {
   return (int)w;
 }
 
+/* " (provisional)" after every verdict and outcome on incomplete or
+ * quick data. */
+static const char *prov(const analysis_summary *s) {
+  return s->provisional ? " (provisional)" : "";
+}
+
 static void write_comparisons(const analysis_summary *s, core_buf *out) {
   int aw = arm_width(s);
   for (size_t i = 0; i < s->n_cells; i++) {
@@ -61,7 +67,8 @@ static void write_comparisons(const analysis_summary *s, core_buf *out) {
       sig3(r->ratio, ratio, sizeof ratio);
       sig3(r->ci_low, lo, sizeof lo);
       sig3(r->ci_high, hi, sizeof hi);
-      core_buf_printf(out, "  %6s×  [%s, %s]  %s", ratio, lo, hi, r->verdict);
+      core_buf_printf(out, "  %6s×  [%s, %s]  %s%s", ratio, lo, hi, r->verdict,
+                      prov(s));
       if (r->note)
         core_buf_printf(out, " (%s)", r->note);
     }
@@ -72,6 +79,8 @@ static void write_comparisons(const analysis_summary *s, core_buf *out) {
       core_buf_printf(out, ", %zu invalid", c->n_invalid);
     if (c->n_superseded)
       core_buf_printf(out, ", %zu superseded", c->n_superseded);
+    if (c->n_beyond)
+      core_buf_printf(out, ", %zu beyond the plan", c->n_beyond);
     core_buf_puts(out, "\n");
   }
 }
@@ -82,8 +91,8 @@ static void write_hypotheses(const analysis_summary *s, core_buf *out) {
   core_buf_puts(out, "\nHypotheses\n");
   for (size_t i = 0; i < s->n_hypotheses; i++) {
     const analysis_hypothesis *h = &s->hypotheses[i];
-    core_buf_printf(out, "  %s  %s: %s\n", h->id,
-                    proto_outcome_word(h->outcome), h->says);
+    core_buf_printf(out, "  %s  %s%s: %s\n", h->id,
+                    proto_outcome_word(h->outcome), prov(s), h->says);
     core_buf_printf(out, "      %s: %s\n", h->claim ? h->claim : "",
                     h->reason ? h->reason : "");
   }
@@ -101,7 +110,11 @@ static void write_exclusions(const analysis_summary *s, core_buf *out) {
 }
 
 void analysis_write_table(const analysis_summary *s, core_buf *out) {
-  char conf[32];
+  char conf[32], line[256];
+  /* First, where it cannot be missed: how the data stand to the plan. */
+  data_status_line(&s->status, line, sizeof line);
+  core_buf_printf(out, "status: %s%s\n", line,
+                  s->provisional ? " (verdicts are provisional)" : "");
   /* "95", "99.9": the level as the sheet wrote it. */
   snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
   core_buf_printf(out,
@@ -117,6 +130,7 @@ void analysis_write_table(const analysis_summary *s, core_buf *out) {
     core_buf_printf(out,
                     "\nUnder the registered rule (version 0), because %s\n\n",
                     s->original_why ? s->original_why : "of an amendment");
+    /* The registered sample's verdicts share the data's status. */
     write_comparisons(s->original, out);
     write_hypotheses(s->original, out);
   }

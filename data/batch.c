@@ -394,13 +394,26 @@ static core_status on_load(void *vctx, char **f, size_t n, long line,
 }
 
 /* Loads one batch csv. A torn tail is an error in a frozen file and
- * ignored in an unfinished one (recovery reports it). */
-static core_status load_csv(const char *path, int frozen, data_rowset *rows,
+ * ignored in an unfinished one (recovery reports it). A frozen file is
+ * hashed as it is read: rows whose bytes are not the ones the MANIFEST
+ * vouches for are refused (every command that uses rows reads them
+ * here), unless the experiment trusts changed files (report --force). */
+static core_status load_csv(const data_experiment *exp, const char *path,
+                            const manifest_entry *frozen, data_rowset *rows,
                             csvscan_result *res, core_err *err) {
   load_ctx c = {path, rows, 0};
+  char hex[CORE_SHA256_HEX];
   /* Read a chunk at a time: a batch of a million rows is 160 MB of text
    * that need never be in memory at once. */
-  core_status st = data_csv_scan_file(path, on_load, &c, res, err);
+  core_status st =
+      data_csv_scan_file(path, on_load, &c, res, frozen ? hex : NULL, err);
+  if (st == CORE_OK && frozen && !exp->trust_changed &&
+      strcmp(hex, frozen->sha256) != 0)
+    st = core_fail(err, CORE_EVERIFY,
+                   "%s: content differs from the MANIFEST (sha256 %.12s..., "
+                   "recorded %.12s...): the frozen rows were changed, so "
+                   "nothing is computed from them; run prereg verify",
+                   path, hex, frozen->sha256);
   if (st == CORE_OK && frozen && res->torn)
     st = core_fail(err, CORE_EINPUT,
                    "%s:%ld: incomplete last line in a frozen batch; run "
@@ -444,8 +457,7 @@ core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
     if (!full || !rel)
       st = core_fail(err, CORE_ENOMEM, "out of memory");
     else
-      st =
-          load_csv(full, data_manifest_find(&m, rel) != NULL, rows, &res, err);
+      st = load_csv(exp, full, data_manifest_find(&m, rel), rows, &res, err);
     core_free(full);
     core_free(rel);
   }

@@ -111,6 +111,10 @@ typedef struct data_experiment {
   data_version *versions; /* chain, in order */
   size_t n_versions;
   int lock_fd; /* DATA/ID/.lock while held (flock), else -1 */
+  /* 0 (the default): frozen files whose digest differs from the MANIFEST
+   * are refused by everything that reads them (rows, batch facts). 1:
+   * read anyway, for a report stamped UNVERIFIED (report --force). */
+  int trust_changed;
 } data_experiment;
 
 /** Opens DATA/ID for the sheet (read only: nothing is created).
@@ -167,9 +171,11 @@ char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
 /* {==== Reading the data ==== */
 
 /** Loads every row of every batch (frozen or in progress, in batch
- * order). OUT: *rows filled from scratch (its old contents are not
- * freed); its strings live in rows->pool (see data_rowset). Free with
- * data_rowset_free, also on error (then *rows is empty). */
+ * order). A frozen batch whose bytes differ from the MANIFEST is refused
+ * (CORE_EVERIFY naming it), unless exp->trust_changed. OUT: *rows filled
+ * from scratch (its old contents are not freed); its strings live in
+ * rows->pool (see data_rowset). Free with data_rowset_free, also on error
+ * (then *rows is empty). */
 core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
                            core_err *err);
 
@@ -284,8 +290,8 @@ typedef struct data_batch_state {
 
 /** The state of every batch of exp (CSV present), in batch order. A facts
  * file listed in the MANIFEST whose digest differs is CORE_EVERIFY naming
- * it. OUT: *out newly allocated (core_free), *n its length; NULL and 0 on
- * error or when there is no batch. */
+ * it, unless exp->trust_changed. OUT: *out newly allocated (core_free), *n its
+ * length; NULL and 0 on error or when there is no batch. */
 core_status data_batch_states(const data_experiment *exp,
                               data_batch_state **out, size_t *n,
                               core_err *err);

@@ -38,9 +38,21 @@ core_status data_csv_scan(const char *name, const char *text, size_t len,
 
 /** data_csv_scan over the file at path, read a chunk at a time so that
  * the whole file is never in memory; path is used in messages (cannot
- * open or read: CORE_EIO naming it). */
+ * open or read: CORE_EIO naming it). OUT: sha256 (may be NULL) the
+ * SHA-256 of every byte read. */
 core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
-                               csvscan_result *res, core_err *err);
+                               csvscan_result *res, char *sha256,
+                               core_err *err);
+
+/* The same scan fed in pieces of any size by the caller (a tar stream):
+ * data_csvscan_begin (NULL when out of memory, err filled), any number of
+ * data_csvscan_feed (each returns the scan's first error so far), then
+ * data_csvscan_end, which frees it and returns the first error. */
+typedef struct data_csvscan data_csvscan;
+data_csvscan *data_csvscan_begin(const char *name, csvscan_fn fn, void *ctx,
+                                 csvscan_result *res, core_err *err);
+core_status data_csvscan_feed(data_csvscan *s, const char *text, size_t len);
+core_status data_csvscan_end(data_csvscan *s);
 
 /** Appends one row (with a final "\n"), each field quoted only where RFC
  * 4180 needs it; batch_id and source override the row's own when not

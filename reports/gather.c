@@ -193,6 +193,8 @@ core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
       goto fail;
     }
     memset(err, 0, sizeof *err);
+    /* Stamped UNVERIFIED on every page: the rows are read as they are. */
+    exp->trust_changed = 1;
   } else if (st != CORE_OK)
     goto fail;
   in->registered_at = core_strdup(exp->versions[0].filed_at);
@@ -216,6 +218,7 @@ core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
                     err);
   if (st != CORE_OK)
     goto fail;
+  in->summary->status.unverified = in->unverified != NULL;
   st = data_report_inputs_load(exp, &in->extra, err);
   if (st != CORE_OK)
     goto fail;
