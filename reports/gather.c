@@ -287,13 +287,21 @@ core_status report_check_dir(const char *dir, core_err *err) {
 
 core_status report_write_all(const report_input *in, const report_doc *doc,
                              const char *dir, core_err *err) {
-  char *p = core_path_join(dir, "report.md");
+  char *p = core_path_join(dir, REPORT_ANALYSIS_FILE);
   char *tmp = NULL;
   core_status st;
   if (!p)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  st = core_write_file_atomic(p, doc->md, doc->md_len, 0644, err);
+  st = doc->analysis ? core_write_file_atomic(p, doc->analysis,
+                                              doc->analysis_len, 0644, err)
+                     : CORE_OK;
   core_free(p);
+  if (st == CORE_OK) {
+    p = core_path_join(dir, "report.md");
+    st = p ? core_write_file_atomic(p, doc->md, doc->md_len, 0644, err)
+           : core_fail(err, CORE_ENOMEM, "out of memory");
+    core_free(p);
+  }
   for (size_t i = 0; st == CORE_OK && i < doc->n_plots; i++) {
     p = core_path_join(dir, doc->plots[i].file);
     st = p ? core_write_file_atomic(p, doc->plots[i].svg,

@@ -385,6 +385,55 @@ static void detected_threats(const report_input *in, core_buf *b,
 
 /* {==== Sections ==== */
 
+/* " (provisional)" after a verdict or outcome on incomplete or quick
+ * data, wherever one is shown. */
+static const char *prov(const analysis_summary *a) {
+  return a && a->provisional ? " (provisional)" : "";
+}
+
+/* The status line, first on the page, with what each flag means. */
+static void status_block(core_buf *b, const report_input *in) {
+  const data_status *st = &in->summary->status;
+  char line[256];
+  data_status_line(st, line, sizeof line);
+  core_buf_printf(b, "> **Status: %s.**", line);
+  if (!st->incomplete && !st->quick && !st->interrupted && !st->beyond_plan &&
+      !st->imported && !st->amended_after_data && !st->unverified) {
+    core_buf_printf(b,
+                    " Every run the plan calls for was collected (%ld), "
+                    "and the data are analysed as registered.\n\n",
+                    st->collected);
+    return;
+  }
+  if (data_status_provisional(st))
+    core_buf_puts(b, " The verdicts and hypothesis outcomes below are "
+                     "**provisional**: the data do not complete the plan.");
+  core_buf_puts(b, "\n>\n");
+  if (st->incomplete)
+    core_buf_printf(b,
+                    "> - INCOMPLETE: %ld of the %ld runs the plan calls for "
+                    "were collected.\n",
+                    st->collected, st->planned);
+  if (st->quick)
+    core_buf_puts(b, "> - QUICK: runs collected with `run --quick` (a "
+                     "demo, not the registered plan) are counted.\n");
+  if (st->interrupted)
+    core_buf_puts(b, "> - INTERRUPTED: a batch whose runs are counted was "
+                     "interrupted or is unfinished.\n");
+  if (st->beyond_plan)
+    core_buf_puts(b, "> - BEYOND PLAN: valid runs past the plan's `runs` "
+                     "are not analysed (see What fell along the way).\n");
+  if (st->imported)
+    core_buf_puts(b, "> - IMPORTED: runs measured outside prereg are "
+                     "counted.\n");
+  if (st->amended_after_data)
+    core_buf_puts(b, "> - AMENDED AFTER DATA: an amendment was filed after "
+                     "data existed (see Deviations).\n");
+  if (st->unverified)
+    core_buf_puts(b, "> - UNVERIFIED: the data did not verify (below).\n");
+  core_buf_puts(b, "\n");
+}
+
 static const analysis_result *find_result(const analysis_summary *a,
                                           const char *w, const char *m,
                                           const char *arm) {
@@ -406,6 +455,65 @@ static const analysis_cell *find_cell(const analysis_summary *a, const char *w,
   return NULL;
 }
 
+/* "; at the registered sample (n=30): inconclusive" after a verdict that
+ * the registered sample decides otherwise. */
+static void registered_words(core_buf *b, const analysis_summary *a,
+                             const analysis_result *r) {
+  const analysis_result *g;
+  if (!a->original)
+    return;
+  g = find_result(a->original, r->workload, r->metric, r->arm);
+  if (g && strcmp(g->verdict, r->verdict) == 0)
+    return;
+  core_buf_puts(b, "; **changed**: at the registered sample ");
+  if (!g) {
+    core_buf_puts(b, "no comparison");
+    return;
+  }
+  core_buf_printf(b, "(n=%zu) ", g->n);
+  esc(b, g->verdict);
+  core_buf_puts(b, prov(a->original));
+}
+
+static const analysis_hypothesis *orig_hyp(const analysis_summary *o,
+                                           const char *id) {
+  for (size_t i = 0; o && i < o->n_hypotheses; i++)
+    if (strcmp(o->hypotheses[i].id, id) == 0)
+      return &o->hypotheses[i];
+  return NULL;
+}
+
+/* After the verdicts: whether the registered sample agrees. */
+static void registered_summary(core_buf *b, const analysis_summary *a) {
+  size_t changed = 0;
+  if (!a->original)
+    return;
+  for (size_t i = 0; i < a->n_results; i++) {
+    const analysis_result *r = &a->results[i];
+    const analysis_result *g =
+        find_result(a->original, r->workload, r->metric, r->arm);
+    changed += !g || strcmp(g->verdict, r->verdict) != 0;
+  }
+  for (size_t i = 0; i < a->n_hypotheses; i++) {
+    size_t k;
+    for (k = 0; k < a->original->n_hypotheses; k++)
+      if (strcmp(a->original->hypotheses[k].id, a->hypotheses[i].id) == 0)
+        break;
+    changed += k == a->original->n_hypotheses ||
+               a->original->hypotheses[k].outcome != a->hypotheses[i].outcome;
+  }
+  if (changed)
+    core_buf_printf(b,
+                    "\n%zu verdict%s or outcome%s differ at the registered "
+                    "sample and rule (version 0's runs, rule and "
+                    "hypotheses; see Deviations).\n",
+                    changed, changed == 1 ? "" : "s", changed == 1 ? "" : "s");
+  else
+    core_buf_puts(b, "\nAt the registered sample and rule (version 0's "
+                     "runs, rule and hypotheses; see Deviations) every "
+                     "verdict and outcome is the same.\n");
+}
+
 static void verdicts_in_words(core_buf *b, const report_input *in) {
   const analysis_summary *a = in->summary;
   core_buf_puts(b, "## Verdict\n\n");
@@ -418,7 +526,7 @@ static void verdicts_in_words(core_buf *b, const report_input *in) {
     esc(b, r->arm);
     core_buf_puts(b, ": **");
     esc(b, r->verdict);
-    core_buf_puts(b, "** on ");
+    core_buf_printf(b, "**%s on ", prov(a));
     esc(b, r->workload);
     core_buf_puts(b, " ");
     esc(b, r->metric);
@@ -426,14 +534,23 @@ static void verdicts_in_words(core_buf *b, const report_input *in) {
     ratio_ci(b, r);
     core_buf_puts(b, " against ");
     esc(b, r->reference);
-    core_buf_puts(b, ")\n");
+    core_buf_puts(b, ")");
+    registered_words(b, a, r);
+    core_buf_puts(b, "\n");
   }
   for (size_t i = 0; i < a->n_hypotheses; i++) {
     core_buf_puts(b, i ? "" : "\n");
     core_buf_puts(b, "- Hypothesis ");
     esc(b, a->hypotheses[i].id);
-    core_buf_printf(b, ": **%s**",
-                    proto_outcome_word(a->hypotheses[i].outcome));
+    core_buf_printf(b, ": **%s**%s",
+                    proto_outcome_word(a->hypotheses[i].outcome), prov(a));
+    {
+      const analysis_hypothesis *g =
+          a->original ? orig_hyp(a->original, a->hypotheses[i].id) : NULL;
+      if (a->original && (!g || g->outcome != a->hypotheses[i].outcome))
+        core_buf_printf(b, "; **changed**: at the registered sample %s",
+                        g ? proto_outcome_word(g->outcome) : "not stated");
+    }
     if (a->hypotheses[i].says && *a->hypotheses[i].says) {
       core_buf_puts(b, " (");
       esc(b, a->hypotheses[i].says);
@@ -441,6 +558,7 @@ static void verdicts_in_words(core_buf *b, const report_input *in) {
     }
     core_buf_puts(b, "\n");
   }
+  registered_summary(b, a);
   core_buf_puts(b, "\n");
 }
 
@@ -448,7 +566,8 @@ static void collection_status(core_buf *b, const report_input *in) {
   const proto_sheet *s = in->sheet;
   core_buf_puts(b, "## Collection status\n\n"
                    "| Workload | Arm | Planned | Valid | Invalid | "
-                   "Superseded |\n|---|---|--:|--:|--:|--:|\n");
+                   "Superseded | Beyond the plan |\n"
+                   "|---|---|--:|--:|--:|--:|--:|\n");
   for (size_t w = 0; w < s->n_workloads; w++) {
     const proto_workload *wl = &s->workloads[w];
     for (size_t i = 0; i < s->n_arms; i++) {
@@ -464,11 +583,15 @@ static void collection_status(core_buf *b, const report_input *in) {
         core_buf_printf(b, " | %ld", wl->runs);
       else
         core_buf_puts(b, " | import");
-      core_buf_printf(b, " | %zu | %zu | %zu |\n", c ? c->n_valid : 0,
-                      c ? c->n_invalid : 0, c ? c->n_superseded : 0);
+      core_buf_printf(b, " | %zu | %zu | %zu | %zu |\n", c ? c->n_valid : 0,
+                      c ? c->n_invalid : 0, c ? c->n_superseded : 0,
+                      c ? c->n_beyond : 0);
     }
   }
-  core_buf_puts(b, "\nRuns are counted on each workload's first metric.\n\n");
+  core_buf_printf(b,
+                  "\nRuns are counted on each workload's first metric. Of "
+                  "the %ld runs the plan calls for, %ld were collected.\n\n",
+                  in->summary->status.planned, in->summary->status.collected);
 }
 
 static void setup(core_buf *b, const report_input *in) {
@@ -659,14 +782,6 @@ static void rule(core_buf *b, const proto_sheet *s) {
                      "inconclusive.\n\n");
 }
 
-static const analysis_hypothesis *orig_hyp(const analysis_summary *o,
-                                           const char *id) {
-  for (size_t i = 0; o && i < o->n_hypotheses; i++)
-    if (strcmp(o->hypotheses[i].id, id) == 0)
-      return &o->hypotheses[i];
-  return NULL;
-}
-
 static void hypotheses(core_buf *b, const report_input *in) {
   const analysis_summary *a = in->summary, *o = a->original;
   core_buf_puts(b, "## Hypotheses\n\n");
@@ -675,8 +790,8 @@ static void hypotheses(core_buf *b, const report_input *in) {
     return;
   }
   core_buf_puts(b,
-                o ? "| ID | Says | Verdict | Reason | Under the original "
-                    "rule |\n|---|---|---|---|---|\n"
+                o ? "| ID | Says | Verdict | Reason | At the registered "
+                    "sample |\n|---|---|---|---|---|\n"
                   : "| ID | Says | Verdict | Reason |\n|---|---|---|---|\n");
   for (size_t i = 0; i < a->n_hypotheses; i++) {
     const analysis_hypothesis *h = &a->hypotheses[i];
@@ -684,14 +799,17 @@ static void hypotheses(core_buf *b, const report_input *in) {
     esc(b, h->id);
     core_buf_puts(b, " | ");
     esc(b, h->says);
-    core_buf_printf(b, " | **%s** | ", proto_outcome_word(h->outcome));
+    core_buf_printf(b, " | **%s**%s | ", proto_outcome_word(h->outcome),
+                    prov(a));
     esc(b, h->reason);
     if (o) {
       const analysis_hypothesis *oh = orig_hyp(o, h->id);
       core_buf_puts(b, " | ");
-      core_buf_puts(b, oh ? proto_outcome_word(oh->outcome)
-                          : "(not in the "
-                            "original)");
+      if (oh)
+        core_buf_printf(b, "%s%s%s", proto_outcome_word(oh->outcome), prov(o),
+                        oh->outcome != h->outcome ? ", **changed**" : "");
+      else
+        core_buf_puts(b, "(not in the registered sheet)");
     }
     core_buf_puts(b, " |\n");
   }
@@ -718,7 +836,8 @@ static void results(core_buf *b, const report_input *in,
       core_buf_printf(b,
                       "\n\n| Arm | n | Median | Ratio | %s CI | Verdict "
                       "|%s\n|---|--:|--:|--:|---|---|%s\n",
-                      conf, o ? " Original rule |" : "", o ? "---|" : "");
+                      conf, o ? " At the registered sample |" : "",
+                      o ? "---|" : "");
       for (size_t i = 0; i < s->n_arms; i++) {
         const char *an = s->arms[i].name;
         const analysis_cell *c = find_cell(a, wn, mn, an);
@@ -743,15 +862,19 @@ static void results(core_buf *b, const report_input *in,
           sig(b, r->ci_high);
           core_buf_puts(b, " | **");
           esc(b, r->verdict);
-          core_buf_puts(b, "** |");
+          core_buf_printf(b, "**%s |", prov(a));
         } else
           core_buf_puts(b, " | – | – | no data |");
         if (o) {
           const analysis_result * or = find_result(o, wn, mn, an);
           core_buf_puts(b, " ");
-          if (or)
+          if (or) {
+            core_buf_printf(b, "n=%zu: ", or->n);
             esc(b, or->verdict);
-          else
+            core_buf_puts(b, prov(o));
+            if (r && strcmp(or->verdict, r->verdict) != 0)
+              core_buf_puts(b, ", **changed**");
+          } else
             core_buf_puts(b, strcmp(an, ref) == 0 ? "" : "–");
           core_buf_puts(b, " |");
         }
@@ -809,10 +932,15 @@ static void deviations(core_buf *b, const report_input *in) {
     }
   }
   if (a->original) {
-    core_buf_puts(b, "### Verdicts under the original rule\n\n");
+    size_t changed = 0;
+    core_buf_puts(b, "### Verdicts at the registered sample and rule\n\n"
+                     "Because ");
     esc(b, a->original_why);
-    core_buf_puts(b, "\n\n| Workload | Metric | Arm | Amended | Original "
-                     "|\n|---|---|---|---|---|\n");
+    core_buf_puts(b, ", every comparison is also analysed as registered: "
+                     "version 0's runs (in collection order), rule and "
+                     "hypotheses, nothing superseded.\n\n| Workload | "
+                     "Metric | Arm | Amended | Registered | Changed "
+                     "|\n|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < a->n_results; i++) {
       const analysis_result *r = &a->results[i];
       const analysis_result * or
@@ -825,14 +953,26 @@ static void deviations(core_buf *b, const report_input *in) {
       esc(b, r->arm);
       core_buf_puts(b, " | ");
       esc(b, r->verdict);
-      core_buf_puts(b, " | ");
-      esc(b, or ? or->verdict : "(not analysed)");
-      core_buf_puts(b, " |\n");
+      core_buf_printf(b, " (n=%zu) | ", r->n);
+      if (or) {
+        esc(b, or->verdict);
+        core_buf_printf(b, " (n=%zu)", or->n);
+      } else
+        core_buf_puts(b, "(not analysed)");
+      if (! or || strcmp(or->verdict, r->verdict) != 0) {
+        core_buf_puts(b, " | **yes** |\n");
+        changed++;
+      } else
+        core_buf_puts(b, " | no |\n");
     }
-    core_buf_puts(b, "\n");
+    core_buf_printf(b,
+                    "\n%zu verdict%s changed from the registered "
+                    "sample.\n\n",
+                    changed, changed == 1 ? "" : "s");
   } else
-    core_buf_puts(b, "No amendment changed the analysis after data existed, "
-                     "so there are no original-rule verdicts to compare.\n\n");
+    core_buf_puts(b, "No amendment filed after data existed changed the runs "
+                     "planned, the rule, the hypotheses or what counts, so "
+                     "the registered sample gives the same analysis.\n\n");
 }
 
 static void fell(core_buf *b, const report_input *in) {
@@ -940,6 +1080,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
   core_buf_puts(b, "# ");
   esc(b, s->title ? s->title : s->id);
   core_buf_puts(b, "\n\n");
+  status_block(b, in);
   if (in->unverified) {
     core_buf_puts(b, "> **UNVERIFIED.** `prereg verify` found problems with "
                      "the data behind this report; it was written with "
@@ -972,9 +1113,16 @@ void report_markdown(const report_input *in, const report_doc *doc,
   esc(b, in->registered_at ? in->registered_at : "not registered");
   core_buf_printf(b,
                   "\n- Sheet SHA-256: `%s` (version %d, %zu "
-                  "amendment%s)\n\n",
+                  "amendment%s)\n",
                   s->sha256, in->summary->sheet_version, in->n_amendments,
                   in->n_amendments == 1 ? "" : "s");
+  if (doc->analysis_sha256[0])
+    core_buf_printf(b,
+                    "- Analysis: `" REPORT_ANALYSIS_FILE "`, SHA-256 `%s` "
+                    "(`prereg analyze --json` of these data, which every "
+                    "number here comes from)\n",
+                    doc->analysis_sha256);
+  core_buf_puts(b, "\n");
   verdicts_in_words(b, in);
   collection_status(b, in);
   setup(b, in);

@@ -78,9 +78,17 @@ typedef struct report_plot {
   size_t svg_len;
 } report_plot;
 
+/* The analysis a report is rendered from, written beside it as this file
+ * (`prereg analyze --json` of the same data); report.md records its
+ * SHA-256 on the line "- Analysis: `analysis.json`, SHA-256 `HEX` ...". */
+#define REPORT_ANALYSIS_FILE "analysis.json"
+
 /* The text artefacts of a report, in memory; the doc owns every string
  * and the plots (report_doc_free). */
 typedef struct report_doc {
+  char *analysis; /* the analysis JSON (REPORT_ANALYSIS_FILE) */
+  size_t analysis_len;
+  char analysis_sha256[CORE_SHA256_HEX]; /* "" when none */
   char *md;
   size_t md_len;
   char *html;
@@ -106,8 +114,8 @@ core_status report_write_xlsx(const report_input *in, const char *path,
  * any long work: creates it and a probe file, then removes the probe. */
 core_status report_check_dir(const char *dir, core_err *err);
 
-/** Writes doc's files (report.md, report.html, plots) and report.xlsx to
- * dir, which must exist. */
+/** Writes doc's files (analysis.json, report.md, report.html, plots) and
+ * report.xlsx to dir, which must exist. */
 core_status report_write_all(const report_input *in, const report_doc *doc,
                              const char *dir, core_err *err);
 

@@ -109,19 +109,43 @@ static lxw_format *verdict_format(xctx *x, const char *v) {
 }
 
 static void summary(xctx *x) {
-  static const char *const h[] = {
-      "Workload", "Metric",  "Arm",          "Reference", "n",
-      "n (ref)",  "Median",  "Median (ref)", "Unit",      "Ratio",
-      "CI low",   "CI high", "Verdict",      "Label"};
+  static const char *const h[] = {"Workload",
+                                  "Metric",
+                                  "Arm",
+                                  "Reference",
+                                  "n",
+                                  "n (ref)",
+                                  "Median",
+                                  "Median (ref)",
+                                  "Unit",
+                                  "Ratio",
+                                  "CI low",
+                                  "CI high",
+                                  "Verdict",
+                                  "Label",
+                                  "At the registered sample"};
   const analysis_summary *a = x->in->summary;
   lxw_row_t r0, r;
+  char line[256];
   if (!add_sheet(x, "Summary"))
     return;
   r0 = stamp(x);
   put_str(x, r0, 0,
           x->in->sheet->title ? x->in->sheet->title : x->in->sheet->id,
           x->bold);
-  header(x, r0 + 1, h, sizeof h / sizeof h[0]);
+  /* The status, where it cannot be missed: under the title. */
+  {
+    char *text;
+    data_status_line(&a->status, line, sizeof line);
+    text = core_asprintf("Status: %s%s", line,
+                         a->provisional ? " (verdicts are provisional)" : "");
+    if (!text)
+      x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+    put_str(x, r0 + 1, 0, text, x->bold);
+    core_free(text);
+  }
+  r0++;
+  header(x, r0 + 1, h, sizeof h / sizeof h[0] - (a->original ? 0 : 1));
   r = r0 + 2;
   for (size_t i = 0; i < a->n_results && !x->e; i++, r++) {
     const analysis_result *res = &a->results[i];
@@ -139,7 +163,27 @@ static void summary(xctx *x) {
     put_num(x, r, 9, res->ratio, x->ratio);
     put_num(x, r, 10, res->ci_low, x->ratio);
     put_num(x, r, 11, res->ci_high, x->ratio);
-    put_str(x, r, 12, res->verdict, verdict_format(x, res->verdict));
+    {
+      char *v = core_asprintf("%s%s", res->verdict,
+                              a->provisional ? " (provisional)" : "");
+      if (!v)
+        x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+      put_str(x, r, 12, v, verdict_format(x, res->verdict));
+      core_free(v);
+    }
+    for (size_t j = 0; a->original && j < a->original->n_results; j++) {
+      const analysis_result *g = &a->original->results[j];
+      char *v;
+      if (strcmp(g->workload, res->workload) ||
+          strcmp(g->metric, res->metric) || strcmp(g->arm, res->arm))
+        continue;
+      v = core_asprintf("%s (n=%zu)%s", g->verdict, g->n,
+                        strcmp(g->verdict, res->verdict) ? ", changed" : "");
+      if (!v)
+        x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+      put_str(x, r, 14, v, verdict_format(x, g->verdict));
+      core_free(v);
+    }
     if (!label)
       x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
     put_str(x, r, 13, label, NULL);
@@ -195,7 +239,7 @@ static void summary(xctx *x) {
 
 static void hypotheses(xctx *x) {
   static const char *const h[] = {"ID", "Says", "Verdict", "Reason",
-                                  "Original rule"};
+                                  "At the registered sample"};
   const analysis_summary *a = x->in->summary;
   lxw_row_t r;
   if (!add_sheet(x, "Hypotheses"))
@@ -206,10 +250,17 @@ static void hypotheses(xctx *x) {
     const analysis_hypothesis *hy = &a->hypotheses[i];
     put_str(x, r, 0, hy->id, NULL);
     put_str(x, r, 1, hy->says, x->wrap);
-    put_str(x, r, 2, proto_outcome_word(hy->outcome),
-            hy->outcome == PROTO_HELD       ? x->h_held
-            : hy->outcome == PROTO_NOT_HELD ? x->h_not
-                                            : x->v_other);
+    {
+      char *v = core_asprintf("%s%s", proto_outcome_word(hy->outcome),
+                              a->provisional ? " (provisional)" : "");
+      if (!v)
+        x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+      put_str(x, r, 2, v,
+              hy->outcome == PROTO_HELD       ? x->h_held
+              : hy->outcome == PROTO_NOT_HELD ? x->h_not
+                                              : x->v_other);
+      core_free(v);
+    }
     put_str(x, r, 3, hy->reason, x->wrap);
     for (size_t j = 0; a->original && j < a->original->n_hypotheses; j++)
       if (strcmp(a->original->hypotheses[j].id, hy->id) == 0)

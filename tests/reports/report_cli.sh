@@ -198,7 +198,7 @@ for s in '### Amendment 1' '- Dated: 2026-10-22' \
   'Stricter \`\`\`slower\`\`\`.' '````diff' \
   '+      { "slower", ci_excludes = 1, ratio_above = 1.25 },' \
   'all workloads \(decision rule changed\)' '(version 1, 1 amendment)' \
-  '### Verdicts under the original rule' 'Under the original rule'; do
+  '### Verdicts at the registered sample and rule' 'At the registered sample'; do
   check "amended md has $s" grep -qF -- "$s" $md
 done
 
