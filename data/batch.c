@@ -359,8 +359,7 @@ typedef struct load_ctx {
   int header_seen;
 } load_ctx;
 
-static core_status header_ok(char **f, size_t n, const char *name, long line,
-                             core_err *err) {
+int data_row_header_ok(char **f, size_t n) {
   core_buf b;
   int ok;
   core_buf_init(&b);
@@ -371,7 +370,12 @@ static core_status header_ok(char **f, size_t n, const char *name, long line,
   }
   ok = !b.oom && b.data && strcmp(b.data, DATA_ROW_HEADER) == 0;
   core_buf_free(&b);
-  if (!ok)
+  return ok;
+}
+
+static core_status header_ok(char **f, size_t n, const char *name, long line,
+                             core_err *err) {
+  if (!data_row_header_ok(f, n))
     return core_fail(err, CORE_EINPUT,
                      "%s:%ld: not a batch header (expected %s)", name, line,
                      DATA_ROW_HEADER);

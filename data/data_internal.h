@@ -120,6 +120,10 @@ typedef struct manifest {
 core_status data_manifest_load(const char *dir, manifest *m,
                                core_buf *problems, core_err *err);
 void data_manifest_free(manifest *m);
+/** The same from the MANIFEST's text, name naming it in messages. */
+core_status data_manifest_parse(const char *name, const char *text, size_t len,
+                                manifest *m, core_buf *problems,
+                                core_err *err);
 /** The entry for path, or NULL: borrowed from m, valid until m changes. */
 const manifest_entry *data_manifest_find(const manifest *m, const char *path);
 /** Hashes each path (relative to dir) and appends it to the MANIFEST,
@@ -178,6 +182,89 @@ long data_tmp_file_pid(const char *name);
 /** 1 when no process pid exists (and it is not ours): a temporary file
  * it named is a leftover. EPERM (someone else's process) counts as alive. */
 int data_pid_gone(long pid);
+
+/* }==== */
+
+/* {==== The verifier ====
+ *
+ * One verifier of an experiment's files, for a data folder (verify.c
+ * walks it) and for a bundle (bundle.c streams its members): the same
+ * MANIFEST parser, CSV scan, chain rules, counting and messages. Every
+ * message is "WHERE" + the file's path relative to the experiment folder
+ * + ": what" (WHERE is "DATA/ID/" or "BUNDLE: ID/"). It is fed in this
+ * order: the MANIFEST, the files of versions/, the batches' facts, then
+ * any other file (a batch's CSV is parsed as it streams, so no file is
+ * ever held whole), and checks what needs everything at the end. A
+ * bundle's members come sorted, versions/ after batches/: its reader
+ * takes the small members first (a first pass it makes anyway), so that
+ * rows are checked against the chain as they stream, with memory that
+ * does not grow with the data. */
+
+typedef struct data_check data_check;
+
+/** A verifier whose messages start with where; report is the caller's
+ * buffer (one line per problem or note). NULL when out of memory. */
+data_check *data_check_new(const char *where, core_buf *report);
+/** The MANIFEST's text; NULL text: there is none. */
+void data_check_manifest(data_check *v, const char *text, size_t len);
+/** A file of versions/ (whole: sheets, their facts and diffs are small). */
+void data_check_version(data_check *v, const char *rel, const char *text,
+                        size_t len);
+/** batches/BATCH.json (whole). */
+void data_check_facts(data_check *v, const char *rel, const char *text,
+                      size_t len);
+/** Any other file, streamed: begin, data (any number of pieces), end. A
+ * batch's CSV (batches/BATCH.csv) is parsed as it streams. unfinished: a
+ * batch still being written (a folder's, not in the MANIFEST): its rows
+ * are counted, not checked. */
+void data_check_file_begin(data_check *v, const char *rel, int unfinished);
+void data_check_file_data(data_check *v, const void *p, size_t n);
+void data_check_file_end(data_check *v);
+/** A file the feeder found wrong itself (it is then taken as seen). */
+void data_check_problem(data_check *v, const char *rel, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/** The mode of the file fed next (a folder's): a writable frozen file is
+ * noted, or named with its digest's mismatch. */
+void data_check_mode(data_check *v, const char *rel, unsigned mode);
+/** The MANIFEST line listing rel, or 0. */
+long data_check_listed(const data_check *v, const char *rel);
+
+/* What the verifier found, for the summary lines. */
+typedef struct data_check_result {
+  long problems;
+  size_t files, versions, batches, rows;
+  char status[512]; /* "status: ..." line, without the newline */
+} data_check_result;
+
+/** Checks what needs everything (files the MANIFEST lists that never
+ * came, the chain), appends the status line, frees v. OUT: *res.
+ * CORE_ENOMEM when out of memory, else CORE_OK (problems are counted in
+ * res, not returned). */
+core_status data_check_end(data_check *v, data_check_result *res,
+                           core_err *err);
+
+/** 1 when rel is a path a bundle or manifest may hold: relative,
+ * '/'-separated, no empty, "." or ".." component, no control character
+ * or backslash. */
+int data_safe_rel(const char *rel);
+
+/** 1 when the record is DATA_ROW_HEADER exactly. */
+int data_row_header_ok(char **f, size_t n);
+
+/* }==== */
+
+/* {==== Versions ==== */
+
+/** Fills *v (from scratch) from the text of versions/vK.json; name is
+ * for messages. Bad JSON or a text without "version": k and a "sha256" is
+ * CORE_EINPUT. Free with data_version_clear (also after an error: then v
+ * holds nothing). */
+core_status data_version_parse(const char *name, const char *text, size_t len,
+                               size_t k, data_version *v, core_err *err);
+void data_version_clear(data_version *v);
 
 /* }==== */
 

@@ -86,28 +86,19 @@ static int str_list(json_t *arr, char ***out, size_t *n) {
   return 1;
 }
 
-static core_status load_version_json(const char *path, size_t k,
+/* Fills v from root, the JSON of versions/vK.json named name. */
+static core_status version_from_json(json_t *root, const char *name, size_t k,
                                      data_version *v, core_err *err) {
-  json_error_t je;
-  json_t *root = json_load_file(path, 0, &je), *arr, *item;
-  core_status st = CORE_OK;
+  json_t *arr, *item;
   size_t i;
-  memset(v, 0, sizeof *v);
-  if (!root)
-    return core_fail(err, CORE_EINPUT,
-                     "%s:%d: not valid JSON (%s); the frozen chain is "
-                     "damaged: run prereg verify",
-                     path, je.line, je.text);
   if (!json_is_object(root) ||
       json_integer_value(json_object_get(root, "version")) != (json_int_t)k ||
       !json_is_string(json_object_get(root, "sha256")) ||
-      strlen(json_string_value(json_object_get(root, "sha256"))) != 64) {
-    json_decref(root);
+      strlen(json_string_value(json_object_get(root, "sha256"))) != 64)
     return core_fail(err, CORE_EINPUT,
                      "%s: lacks \"version\": %zu or a \"sha256\"; the frozen "
                      "chain is damaged: run prereg verify",
-                     path, k);
-  }
+                     name, k);
   v->number = (int)k;
   memcpy(v->sha256, json_string_value(json_object_get(root, "sha256")), 64);
   v->sha256[64] = '\0';
@@ -141,12 +132,44 @@ static core_status load_version_json(const char *path, size_t k,
         goto oom;
     }
   }
+  return CORE_OK;
+oom:
+  version_clear(v);
+  return core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
+}
+
+core_status data_version_parse(const char *name, const char *text, size_t len,
+                               size_t k, data_version *v, core_err *err) {
+  json_error_t je;
+  json_t *root;
+  core_status st;
+  memset(v, 0, sizeof *v);
+  data_json_init();
+  if (!(root = json_loadb(text, len, 0, &je)))
+    return core_fail(err, CORE_EINPUT,
+                     "%s:%d: not valid JSON (%s); the frozen chain is "
+                     "damaged: run prereg verify",
+                     name, je.line, je.text);
+  st = version_from_json(root, name, k, v, err);
   json_decref(root);
   return st;
-oom:
-  json_decref(root);
+}
+
+void data_version_clear(data_version *v) {
   version_clear(v);
-  return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+}
+
+static core_status load_version_json(const char *path, size_t k,
+                                     data_version *v, core_err *err) {
+  char *text = NULL;
+  size_t len = 0;
+  core_status st;
+  memset(v, 0, sizeof *v);
+  if ((st = core_read_file(path, &text, &len, err)) != CORE_OK)
+    return st;
+  st = data_version_parse(path, text, len, k, v, err);
+  core_free(text);
+  return st;
 }
 
 /* Loads versions/v0.json, v1.json, ... up to the first one missing. */

@@ -305,7 +305,7 @@ sed -i "s|^[0-9a-f]*  batches/b0001.csv|$(sha256sum "$f" | cut -d' ' -f1)  batch
 chmod 444 "$f" data/locktest/MANIFEST
 expect 1 "verify, row from the future" in_files "$PREREG" verify sheet.lua
 has out "verify, row from the future" \
-  "data/locktest/batches/b0001.csv:3: sheet_version did not exist when the batch started: v1"
+  "data/locktest/batches/b0001.csv:3: sheet_version 1 did not exist when the batch started (1 version then)"
 rm -rf data && cp -a pristine data
 # }====
 
