@@ -106,6 +106,16 @@ void analysis_summary_free(analysis_summary *s);
 core_status analysis_json(const analysis_summary *s, core_buf *out,
                           core_err *err);
 
+/** Compares the numbers and verdicts of two `analyze --json` texts, a
+ * (bundled) against b (re-derived): the sheet digest, the status line,
+ * each result (by workload, metric and arm: n, medians, ratio, CI,
+ * verdict, the registered verdict) and each hypothesis (by id: verdict),
+ * never the bytes. Appends one line per difference to diffs (the caller's
+ * buffer). OUT: *n the differences. CORE_EINPUT when a is not such JSON. */
+core_status analysis_json_compare(const char *a, size_t alen, const char *b,
+                                  size_t blen, core_buf *diffs, size_t *n,
+                                  core_err *err);
+
 /** Appends the terminal table (arm, median with unit, ratio x, CI,
  * verdict) per workload and metric, then hypotheses and exclusions, to
  * out (the caller's buffer). */

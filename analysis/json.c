@@ -397,3 +397,154 @@ core_status analysis_json(const struct analysis_summary *s, core_buf *out,
     return core_fail(err, CORE_ENOMEM, "analysis JSON: out of memory");
   return CORE_OK;
 }
+
+/* {==== Comparing two analyses ==== */
+
+/* "12.5", "null", "\"slower\"": a value as the messages show it. */
+static void show(core_buf *b, json_t *v) {
+  if (json_is_integer(v))
+    core_buf_printf(b, "%lld", (long long)json_integer_value(v));
+  else if (json_is_number(v))
+    put_shortest_real(b, json_number_value(v));
+  else if (json_is_string(v))
+    core_buf_printf(b, "\"%s\"", json_string_value(v));
+  else
+    core_buf_puts(b, v ? (json_is_null(v) ? "null" : "(not a value)")
+                       : "(absent)");
+}
+
+/* 1 when a and b hold the same number or string (or are both null). */
+static int same_value(json_t *a, json_t *b) {
+  if (json_is_number(a) && json_is_number(b))
+    return json_number_value(a) == json_number_value(b);
+  if (json_is_string(a) && json_is_string(b))
+    return strcmp(json_string_value(a), json_string_value(b)) == 0;
+  return (json_is_null(a) && json_is_null(b)) || (!a && !b);
+}
+
+static void differ(core_buf *diffs, size_t *n, const char *what,
+                   const char *key, json_t *x, json_t *y) {
+  core_buf_printf(diffs, "%s: %s ", what, key);
+  show(diffs, x);
+  core_buf_puts(diffs, " bundled, ");
+  show(diffs, y);
+  core_buf_puts(diffs, " re-derived from the bundled data\n");
+  (*n)++;
+}
+
+static json_t *entry(json_t *list, const char *k1, const char *v1,
+                     const char *k2, const char *v2, const char *k3,
+                     const char *v3) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(list, i, e) {
+    const char *a = json_string_value(json_object_get(e, k1));
+    const char *b = k2 ? json_string_value(json_object_get(e, k2)) : NULL;
+    const char *c = k3 ? json_string_value(json_object_get(e, k3)) : NULL;
+    if (a && strcmp(a, v1) == 0 && (!k2 || (b && strcmp(b, v2) == 0)) &&
+        (!k3 || (c && strcmp(c, v3) == 0)))
+      return e;
+  }
+  return NULL;
+}
+
+static void compare_results(json_t *a, json_t *b, core_buf *diffs, size_t *n) {
+  static const char *const keys[] = {
+      "n",     "n_reference", "median",  "median_reference",
+      "ratio", "ci_low",      "ci_high", "verdict"};
+  json_t *ra = json_object_get(a, "results"),
+         *rb = json_object_get(b, "results");
+  size_t i;
+  json_t *e;
+  json_array_foreach(ra, i, e) {
+    const char *w = json_string_value(json_object_get(e, "workload"));
+    const char *m = json_string_value(json_object_get(e, "metric"));
+    const char *arm = json_string_value(json_object_get(e, "arm"));
+    char what[600];
+    json_t *o;
+    if (!w || !m || !arm)
+      continue;
+    snprintf(what, sizeof what, "%s/%s/%s", w, m, arm);
+    if (!(o = entry(rb, "workload", w, "metric", m, "arm", arm))) {
+      core_buf_printf(diffs,
+                      "%s: bundled, but no such comparison in the "
+                      "re-derived analysis\n",
+                      what);
+      (*n)++;
+      continue;
+    }
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+      if (!same_value(json_object_get(e, keys[k]),
+                      json_object_get(o, keys[k])))
+        differ(diffs, n, what, keys[k], json_object_get(e, keys[k]),
+               json_object_get(o, keys[k]));
+    if (!same_value(
+            json_object_get(json_object_get(e, "registered"), "verdict"),
+            json_object_get(json_object_get(o, "registered"), "verdict")))
+      differ(diffs, n, what, "registered verdict",
+             json_object_get(json_object_get(e, "registered"), "verdict"),
+             json_object_get(json_object_get(o, "registered"), "verdict"));
+  }
+  json_array_foreach(rb, i, e) {
+    const char *w = json_string_value(json_object_get(e, "workload"));
+    const char *m = json_string_value(json_object_get(e, "metric"));
+    const char *arm = json_string_value(json_object_get(e, "arm"));
+    if (w && m && arm && !entry(ra, "workload", w, "metric", m, "arm", arm)) {
+      core_buf_printf(diffs,
+                      "%s/%s/%s: re-derived, but not in the bundled "
+                      "analysis\n",
+                      w, m, arm);
+      (*n)++;
+    }
+  }
+}
+
+core_status analysis_json_compare(const char *a, size_t alen, const char *b,
+                                  size_t blen, core_buf *diffs, size_t *n,
+                                  core_err *err) {
+  json_error_t je;
+  json_t *ja = json_loadb(a, alen, 0, &je), *jb, *ha, *hb, *e;
+  size_t i;
+  *n = 0;
+  if (!ja || !json_is_object(ja) ||
+      !json_is_array(json_object_get(ja, "results"))) {
+    json_decref(ja);
+    return core_fail(err, CORE_EINPUT,
+                     "not the JSON of prereg analyze --json (%s)",
+                     ja ? "no \"results\"" : je.text);
+  }
+  if (!(jb = json_loadb(b, blen, 0, &je))) {
+    json_decref(ja);
+    return core_fail(err, CORE_ENOMEM, "analysis JSON: %s", je.text);
+  }
+  if (!same_value(json_object_get(ja, "sheet_sha256"),
+                  json_object_get(jb, "sheet_sha256")))
+    differ(diffs, n, "the analysis", "sheet_sha256",
+           json_object_get(ja, "sheet_sha256"),
+           json_object_get(jb, "sheet_sha256"));
+  if (!same_value(json_object_get(json_object_get(ja, "status"), "line"),
+                  json_object_get(json_object_get(jb, "status"), "line")))
+    differ(diffs, n, "the analysis", "status",
+           json_object_get(json_object_get(ja, "status"), "line"),
+           json_object_get(json_object_get(jb, "status"), "line"));
+  compare_results(ja, jb, diffs, n);
+  ha = json_object_get(ja, "hypotheses");
+  hb = json_object_get(jb, "hypotheses");
+  json_array_foreach(ha, i, e) {
+    const char *id = json_string_value(json_object_get(e, "id"));
+    json_t *o = id ? entry(hb, "id", id, NULL, NULL, NULL, NULL) : NULL;
+    char what[300];
+    if (!id)
+      continue;
+    snprintf(what, sizeof what, "hypothesis %s", id);
+    if (!same_value(json_object_get(e, "verdict"),
+                    o ? json_object_get(o, "verdict") : NULL))
+      differ(diffs, n, what, "verdict", json_object_get(e, "verdict"),
+             o ? json_object_get(o, "verdict") : NULL);
+  }
+  json_decref(ja);
+  json_decref(jb);
+  return diffs->oom ? core_fail(err, CORE_ENOMEM, "out of memory") : CORE_OK;
+}
+
+/* }==== */

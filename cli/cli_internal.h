@@ -33,4 +33,8 @@ core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_resolve_input(const cli_opts *opts, cli_opts *resolved,
                               core_err *err);
 
+/** verify of a bundle: its files (data_bundle_verify), then its report
+ * against its data (report_verify_bundle); the report goes to out. */
+core_status cli_verify_bundle(const char *path, FILE *out, core_err *err);
+
 #endif

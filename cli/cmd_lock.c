@@ -207,19 +207,6 @@ cleanup:
 
 /* }==== */
 
-/* A published bundle (.tar.gz) is checked as it is, without a sheet or
- * a data folder (data/bundle.c). */
-static core_status verify_bundle(const char *path, FILE *out, core_err *err) {
-  core_buf report;
-  core_status st;
-  core_buf_init(&report);
-  st = data_bundle_verify(path, &report, err);
-  if (report.data)
-    fputs(report.data, out);
-  core_buf_free(&report);
-  return st;
-}
-
 core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;
   data_experiment *exp;
@@ -227,7 +214,7 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   core_err lock;
   core_status st;
   if (data_is_bundle(opts->args[0]))
-    return verify_bundle(opts->args[0], out, err);
+    return cli_verify_bundle(opts->args[0], out, err);
   st = open_both(opts, &sheet, &exp, err);
   if (st == CORE_EINPUT) { /* a damaged chain is what verify reports */
     err->status = CORE_EVERIFY;

@@ -575,13 +575,14 @@ const char *data_fact_get(const data_batch_info *b, const char *key);
  */
 
 /** Writes the bundle of the experiment folder exp_dir (DATA/ID) to
- * out_path (atomically, mode 0644; parent folders created). sheet is
- * optional (title, author and question for the README). Refuses with
- * CORE_EVERIFY when a file differs from the MANIFEST, and CORE_EINPUT when
- * report/ holds a link or special file. OUT: sha256 (may be NULL) the
- * bundle's own digest. Call data_verify first: this checks digests only. */
+ * out_path (atomically, mode 0644; parent folders created), with the
+ * files under report_dir (NULL: none) as its report/. sheet is optional
+ * (title, author and question for the README). Refuses with CORE_EVERIFY
+ * when a file differs from the MANIFEST, and CORE_EINPUT when the report
+ * holds a link or special file. OUT: sha256 (may be NULL) the bundle's own
+ * digest. Call data_verify first: this checks digests only. */
 core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
-                              const char *out_path,
+                              const char *report_dir, const char *out_path,
                               char sha256[CORE_SHA256_HEX], core_err *err);
 
 /** Checks the bundle at path without unpacking it: every member against

@@ -256,6 +256,21 @@ int data_row_header_ok(char **f, size_t n);
 
 /* }==== */
 
+/* {==== Bundles (bundle.c writes them, bundle_read.c reads them) ==== */
+
+#define DATA_BUNDLE_HEADER "# prereg bundle 1"
+#define DATA_BUNDLE_MANIFEST "BUNDLE-MANIFEST"
+/* What a bundle's report holds for the commands that read a bundle: the
+ * analysis it was rendered from and the Markdown that records its
+ * digest (reports/ writes them as analysis.json and report.md). */
+#define DATA_BUNDLE_REPORT_ANALYSIS "report/analysis.json"
+#define DATA_BUNDLE_REPORT_MD "report/report.md"
+
+/** The contract's id pattern: [a-z0-9][a-z0-9-]* (n bytes of s). */
+int data_valid_id(const char *s, size_t n);
+
+/* }==== */
+
 /* {==== Versions ==== */
 
 /** Fills *v (from scratch) from the text of versions/vK.json; name is

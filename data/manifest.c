@@ -71,8 +71,8 @@ static int is_hex64(const char *s) {
   return 1;
 }
 
-core_status data_manifest_parse(const char *name, const char *text,
-                                size_t len, manifest *m, core_buf *problems,
+core_status data_manifest_parse(const char *name, const char *text, size_t len,
+                                manifest *m, core_buf *problems,
                                 core_err *err) {
   core_status st = CORE_OK;
   long line = 0;

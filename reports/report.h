@@ -121,6 +121,26 @@ core_status report_write_all(const report_input *in, const report_doc *doc,
 
 /* }==== */
 
+/* {==== The report the data give now ==== */
+
+/** Renders the report of the sheet at sheet_path over data_dir (as
+ * `prereg report` does, verification included) into dir, which must
+ * exist: what publish bundles, from the data it bundles rather than a
+ * report folder that may be stale. */
+core_status report_render_to(const char *sheet_path, const char *data_dir,
+                             const char *dir, core_err *err);
+
+/** For a bundle that verified (data_bundle_verify): extracts it and
+ * re-derives the analysis from its data; the bundled report/analysis.json
+ * must give the same numbers and verdicts (analysis_json_compare) and
+ * report.md must record that file's SHA-256. Appends one line per
+ * problem (or an "ok" line) to out; CORE_EVERIFY names the first. A
+ * bundle without a report has nothing to compare (CORE_OK, said). */
+core_status report_verify_bundle(const char *bundle, core_buf *out,
+                                 core_err *err);
+
+/* }==== */
+
 /* {==== Building blocks, exposed for tests ==== */
 
 /** Appends s to b escaped for HTML/XML text and attributes. */
