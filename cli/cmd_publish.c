@@ -48,6 +48,25 @@ core_status cli_verify_bundle(const char *path, FILE *out, core_err *err) {
   return st;
 }
 
+/* Writes the bundle, then reads it back as a reader would: a bundle that
+ * does not verify, or whose report is not its data's, is never handed
+ * out. */
+static core_status write_checked(const char *exp_dir, const proto_sheet *sheet,
+                                 const char *report_dir, const char *path,
+                                 char sha[CORE_SHA256_HEX], core_err *err) {
+  core_buf report;
+  core_status st =
+      data_bundle_write(exp_dir, sheet, report_dir, path, sha, err);
+  if (st != CORE_OK)
+    return st;
+  core_buf_init(&report);
+  if ((st = data_bundle_verify(path, NULL, err)) != CORE_OK ||
+      (st = report_verify_bundle(path, &report, err)) != CORE_OK)
+    core_err_prefix(err, "the bundle just written does not verify: ");
+  core_buf_free(&report);
+  return st;
+}
+
 core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err) {
   const char *sheet_path = opts->args[0];
   proto_sheet *sheet = NULL;
@@ -102,18 +121,9 @@ core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err) {
     goto cleanup;
   }
   if ((st = fresh_report(opts, &report_dir, err)) != CORE_OK ||
-      (st = data_bundle_write(exp->dir, sheet, report_dir, path, sha, err)) !=
+      (st = write_checked(exp->dir, sheet, report_dir, path, sha, err)) !=
           CORE_OK)
     goto cleanup;
-  /* Read back what was written, as a reader would: a bundle that does not
-   * verify, or whose report is not its data's, is never handed out. */
-  core_buf_free(&report);
-  core_buf_init(&report);
-  if ((st = data_bundle_verify(path, NULL, err)) != CORE_OK ||
-      (st = report_verify_bundle(path, &report, err)) != CORE_OK) {
-    core_err_prefix(err, "the bundle just written does not verify: ");
-    goto cleanup;
-  }
   fprintf(out,
           "published %s\n  bundle  %s\n  sha256  %s\n  report  rendered "
           "from the data it bundles\n",

@@ -223,15 +223,34 @@ static const char *field(const imp *m, char **f, int c) {
   return m->col[c] >= 0 ? f[m->col[c]] : "";
 }
 
+/* The row's workload (one that takes imports), arm and metric, declared
+ * in the sheet. OUT: *w the workload. */
+static core_status declared(const imp *m, const char *where, const char *wname,
+                            const char *arm, const char *metric,
+                            const proto_workload **w, core_err *err) {
+  long wi = proto_workload_index(m->sheet, wname);
+  if (wi < 0)
+    return undeclared(m, err, where, "workload", wname, 0);
+  *w = &m->sheet->workloads[wi];
+  if (!proto_workload_takes_imports(*w))
+    return runs_itself(m, err, where, *w);
+  if (proto_arm_index(m->sheet, arm) < 0)
+    return undeclared(m, err, where, "arm", arm, 1);
+  if (!proto_workload_has_metric(*w, metric))
+    return undeclared_metric(m, err, where, *w, metric);
+  return CORE_OK;
+}
+
 static core_status on_csv(void *vctx, char **f, size_t n, long line,
                           core_err *err) {
   imp *m = vctx;
   char where[600], run_id[64], why[128];
   const char *wname, *arm, *metric, *value, *run, *code, *valid_s, *note;
-  const proto_workload *w;
-  long wi, round = 0;
+  const proto_workload *w = NULL;
+  long round = 0;
   int valid = 1, has_value = 0;
   double v = NAN;
+  core_status st;
   if (!m->header_seen) {
     m->header_seen = 1;
     /* A UTF-8 byte order mark is what spreadsheets put first. */
@@ -252,15 +271,8 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
   code = field(m, f, C_EXIT);
   valid_s = field(m, f, C_VALID);
   note = field(m, f, C_NOTE);
-  if ((wi = proto_workload_index(m->sheet, wname)) < 0)
-    return undeclared(m, err, where, "workload", wname, 0);
-  w = &m->sheet->workloads[wi];
-  if (!proto_workload_takes_imports(w))
-    return runs_itself(m, err, where, w);
-  if (proto_arm_index(m->sheet, arm) < 0)
-    return undeclared(m, err, where, "arm", arm, 1);
-  if (!proto_workload_has_metric(w, metric))
-    return undeclared_metric(m, err, where, w, metric);
+  if ((st = declared(m, where, wname, arm, metric, &w, err)) != CORE_OK)
+    return st;
   if (code[0] && !exit_code_ok(code))
     return core_fail(err, CORE_EINPUT,
                      "%s: exit_code '%s' is not an integer (or a list "
@@ -590,6 +602,25 @@ static core_status imported_before(const data_experiment *exp, const char *hex,
   return st;
 }
 
+/* Refuses a source imported before, under the lock, so that two imports
+ * of one file cannot both pass. */
+static core_status not_imported_before(data_experiment *exp, const char *file,
+                                       const char *hex, core_err *err) {
+  char id[16], at[40];
+  int found;
+  core_status st;
+  if ((st = data_experiment_lock(exp, err)) != CORE_OK ||
+      (st = imported_before(exp, hex, &found, id, at, err)) != CORE_OK)
+    return st;
+  if (found)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: already imported as batch %s (on %s; the same "
+                     "SHA-256, %.12s...); importing it again would count "
+                     "its rows twice; nothing was imported",
+                     file, id, at, hex);
+  return CORE_OK;
+}
+
 /* }==== */
 
 core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
@@ -656,23 +687,8 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
     goto cleanup;
   }
   core_sha256_hex(text, len, hex);
-  /* Under the lock, so that two imports of one file cannot both pass. */
-  if ((st = data_experiment_lock(exp, err)) != CORE_OK)
+  if ((st = not_imported_before(exp, file, hex, err)) != CORE_OK)
     goto cleanup;
-  {
-    char id[16], at[40];
-    int found;
-    if ((st = imported_before(exp, hex, &found, id, at, err)) != CORE_OK)
-      goto cleanup;
-    if (found) {
-      st = core_fail(err, CORE_EINPUT,
-                     "%s: already imported as batch %s (on %s; the same "
-                     "SHA-256, %.12s...); importing it again would count "
-                     "its rows twice; nothing was imported",
-                     file, id, at, hex);
-      goto cleanup;
-    }
-  }
   /* Everything checked: only now does anything touch the data folder. */
   core_utc_now(now);
   facts =

@@ -108,6 +108,43 @@ static lxw_format *verdict_format(xctx *x, const char *v) {
   return x->v_other;
 }
 
+/* The status, where it cannot be missed: under the title. */
+static void status_row(xctx *x, lxw_row_t r) {
+  const analysis_summary *a = x->in->summary;
+  char line[256], *text;
+  data_status_line(&a->status, line, sizeof line);
+  text = core_asprintf("Status: %s%s", line,
+                       a->provisional ? " (verdicts are provisional)" : "");
+  if (!text)
+    x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+  put_str(x, r, 0, text, x->bold);
+  core_free(text);
+}
+
+/* A result's verdict (provisional on incomplete or quick data) and, when
+ * the registered sample is analysed too, its verdict there. */
+static void verdict_cells(xctx *x, lxw_row_t r, const analysis_result *res) {
+  const analysis_summary *a = x->in->summary;
+  char *v = core_asprintf("%s%s", res->verdict,
+                          a->provisional ? " (provisional)" : "");
+  if (!v)
+    x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+  put_str(x, r, 12, v, verdict_format(x, res->verdict));
+  core_free(v);
+  for (size_t j = 0; a->original && j < a->original->n_results; j++) {
+    const analysis_result *g = &a->original->results[j];
+    if (strcmp(g->workload, res->workload) || strcmp(g->metric, res->metric) ||
+        strcmp(g->arm, res->arm))
+      continue;
+    v = core_asprintf("%s (n=%zu)%s", g->verdict, g->n,
+                      strcmp(g->verdict, res->verdict) ? ", changed" : "");
+    if (!v)
+      x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+    put_str(x, r, 14, v, verdict_format(x, g->verdict));
+    core_free(v);
+  }
+}
+
 static void summary(xctx *x) {
   static const char *const h[] = {"Workload",
                                   "Metric",
@@ -126,24 +163,13 @@ static void summary(xctx *x) {
                                   "At the registered sample"};
   const analysis_summary *a = x->in->summary;
   lxw_row_t r0, r;
-  char line[256];
   if (!add_sheet(x, "Summary"))
     return;
   r0 = stamp(x);
   put_str(x, r0, 0,
           x->in->sheet->title ? x->in->sheet->title : x->in->sheet->id,
           x->bold);
-  /* The status, where it cannot be missed: under the title. */
-  {
-    char *text;
-    data_status_line(&a->status, line, sizeof line);
-    text = core_asprintf("Status: %s%s", line,
-                         a->provisional ? " (verdicts are provisional)" : "");
-    if (!text)
-      x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
-    put_str(x, r0 + 1, 0, text, x->bold);
-    core_free(text);
-  }
+  status_row(x, r0 + 1);
   r0++;
   header(x, r0 + 1, h, sizeof h / sizeof h[0] - (a->original ? 0 : 1));
   r = r0 + 2;
@@ -163,27 +189,7 @@ static void summary(xctx *x) {
     put_num(x, r, 9, res->ratio, x->ratio);
     put_num(x, r, 10, res->ci_low, x->ratio);
     put_num(x, r, 11, res->ci_high, x->ratio);
-    {
-      char *v = core_asprintf("%s%s", res->verdict,
-                              a->provisional ? " (provisional)" : "");
-      if (!v)
-        x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
-      put_str(x, r, 12, v, verdict_format(x, res->verdict));
-      core_free(v);
-    }
-    for (size_t j = 0; a->original && j < a->original->n_results; j++) {
-      const analysis_result *g = &a->original->results[j];
-      char *v;
-      if (strcmp(g->workload, res->workload) ||
-          strcmp(g->metric, res->metric) || strcmp(g->arm, res->arm))
-        continue;
-      v = core_asprintf("%s (n=%zu)%s", g->verdict, g->n,
-                        strcmp(g->verdict, res->verdict) ? ", changed" : "");
-      if (!v)
-        x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
-      put_str(x, r, 14, v, verdict_format(x, g->verdict));
-      core_free(v);
-    }
+    verdict_cells(x, r, res);
     if (!label)
       x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
     put_str(x, r, 13, label, NULL);
