@@ -52,9 +52,9 @@ int main(int argc, char **argv) {
   core_buf_init(&report);
   if (argc == 4 && strcmp(argv[1], "write") == 0) {
     char sha[CORE_SHA256_HEX];
-    char *report = core_path_join(argv[2], "report");
-    st = data_bundle_write(argv[2], NULL, report, argv[3], sha, &err);
-    core_free(report);
+    char *report_dir = core_path_join(argv[2], "report");
+    st = data_bundle_write(argv[2], NULL, report_dir, argv[3], sha, &err);
+    core_free(report_dir);
     if (st == CORE_OK)
       printf("%s\n", sha);
   } else if (argc == 3 && strcmp(argv[1], "verify") == 0) {
