@@ -217,13 +217,13 @@ static int fill_round(data_counter *c, pair *p, long r) {
 /* Whether run r counts, and why not: THE rule (data.h, "Which runs
  * count"). Every command's count goes through here. */
 data_run_fate data_count_run(data_counter *c, const data_run_in *r) {
-  data_run_fate f = {DATA_COUNTED, 0, -1, -1, 0, NULL, 0};
+  data_run_fate f = {NULL, 0, -1, -1, DATA_COUNTED, 0, 0};
   int own = same(r->source, "run"), imported = same(r->source, "import");
   const proto_workload *w = NULL;
   pair *p;
   if (c->plan) {
-    f.workload = proto_workload_index(c->plan, r->workload);
-    f.arm = proto_arm_index(c->plan, r->arm);
+    f.workload = (int)proto_workload_index(c->plan, r->workload);
+    f.arm = (int)proto_arm_index(c->plan, r->arm);
   }
   if (f.workload >= 0 && f.arm >= 0) {
     w = &c->plan->workloads[f.workload];

@@ -237,12 +237,12 @@ typedef struct data_run_in {
 
 /* What the rule decided for one run. */
 typedef struct data_run_fate {
-  data_fate fate;
-  int fills;          /* fills round `round` of the plan (see above) */
-  long workload, arm; /* indexes into the plan's sheet, -1 when not in it */
-  int by_version;     /* DATA_SUPERSEDED: the version that supersedes */
-  const char *by_why; /* its why, borrowed from the chain */
-  char what;          /* DATA_NOT_IN_SHEET: 'w'orkload, 'a'rm or 's'ource */
+  const char *by_why;  /* DATA_SUPERSEDED: its why, borrowed from the chain */
+  int by_version;      /* DATA_SUPERSEDED: the version that supersedes */
+  int workload, arm;   /* indexes into the plan's sheet, -1 when not in it */
+  unsigned char fate;  /* a data_fate (one byte: a million runs are held) */
+  unsigned char fills; /* fills round `round` of the plan (see above) */
+  char what;           /* DATA_NOT_IN_SHEET: 'w'orkload, 'a'rm or 's'ource */
 } data_run_fate;
 
 /* Runs of one workload and arm under the plan. Counts are of runs. */
