@@ -43,7 +43,6 @@ struct data_check {
   char *where;
   core_buf *out;
   long problems;
-  int have_manifest;
   manifest m;
   unsigned char *seen; /* per manifest entry */
   vfile *vf;
@@ -168,7 +167,6 @@ void data_check_manifest(data_check *v, const char *text, size_t len) {
             "damaged: restore it from a backup");
     return;
   }
-  v->have_manifest = 1;
   core_buf_init(&probs);
   if (data_manifest_parse("MANIFEST", text, len, &v->m, &probs, &err) !=
       CORE_OK) {
