@@ -678,10 +678,14 @@ static void check_chain(data_check *v) {
   for (long k = 0; k < (long)v->n_chain || k == 0; k++)
     check_version(v, k);
   for (size_t i = 0; i < v->n_vf; i++)
-    if (v->vf[i].k >= (long)v->n_chain && (v->vf[i].k > 0 || v->n_chain))
+    if (v->vf[i].k >= (long)v->n_chain && v->n_chain)
       problem(v, v->vf[i].rel,
               "outside the chain v0..v%ld (versions/v%zu.json is missing)",
               (long)v->n_chain - 1, v->n_chain);
+    else if (v->vf[i].k > 0 && !v->n_chain)
+      problem(v, v->vf[i].rel,
+              "outside the chain, which has no registered version "
+              "(versions/v0.json is missing or unreadable)");
     else if (v->vf[i].k < 0)
       problem(v, v->vf[i].rel,
               "not a file of the chain (vN.lua, vN.json, "
