@@ -58,7 +58,9 @@ typedef struct analysis_drift {
 /* Per workload x metric x arm (reference included), for tables. */
 typedef struct analysis_cell {
   char *workload, *metric, *arm;
-  size_t n_valid, n_invalid, n_superseded, n_planned;
+  size_t n_valid;                           /* values analysed */
+  size_t n_invalid, n_superseded, n_beyond; /* runs not analysed */
+  size_t n_planned;
   double median; /* NaN when n_valid == 0 */
   /* The spread of the valid values (NaN when there are none): type-7
    * quartiles, median absolute deviation (not scaled), the extremes, and
@@ -114,16 +116,26 @@ typedef struct analysis_summary {
    * with ci_within), else 1/x to x for its smallest ratio_above x > 1,
    * else 0.95 to 1.05. */
   double noise_low, noise_high;
-  /* Verdicts under the original (registered) rule and hypotheses, when an
-   * amendment filed after data existed changed the rule, the hypotheses
-   * or data handling; NULL otherwise. */
+  /* The collection against the plan (data/count.c); the caller sets
+   * status.unverified when the data did not verify. */
+  data_status status;
+  int provisional; /* incomplete or quick data: every verdict and outcome
+                      is provisional */
+  /* The registered sample: the analysis under version 0 (its plan's runs,
+   * its rule and hypotheses, nothing superseded), when an amendment filed
+   * after data existed changed the runs planned, the rule, the hypotheses
+   * or what counts; NULL otherwise. */
   struct analysis_summary *original;
-  char *original_why; /* why the original analysis is given */
+  char *original_why; /* what changed, in words */
 } analysis_summary;
 
 /** Analyses rows under sheet (the current version) and, where needed,
- * under the registered version orig (may be NULL, or equal to sheet).
- * exp: the experiment, whose chain decides supersession. threads: worker
+ * under the registered version orig (may be NULL, or equal to sheet):
+ * which runs count is data_count_run's, the rule every command shares
+ * (under sheet's plan with the chain up to the newest version; under
+ * orig's with nothing superseded), given each run in collection order.
+ * exp: the experiment, whose chain decides supersession (NULL: none) and
+ * whose batches' facts say which were interrupted. threads: worker
  * threads for the bootstrap (0 = number of cores); numbers never depend
  * on it. All inputs are borrowed for the call; the summary copies what
  * it keeps. OUT: *out newly allocated (free with analysis_summary_free),
@@ -146,7 +158,9 @@ core_status analysis_stream_begin(const proto_sheet *sheet,
                                   const data_experiment *exp,
                                   analysis_stream **out, core_err *err);
 /** Adds one row, in collection order; r is borrowed for the call (its
- * strings may be reused afterwards). */
+ * strings may be reused afterwards). The rows of a run come one after
+ * the other (data_same_run): a run goes to the counting rule when the
+ * next run's first row (or the end) shows it whole. */
 core_status analysis_stream_add(analysis_stream *st, const data_row *r,
                                 core_err *err);
 /** Computes the summary and frees st (also on error). OUT: *out as
@@ -156,12 +170,36 @@ core_status analysis_stream_end(analysis_stream *st, int threads,
 /** Frees an unfinished stream; NULL is a no-op. */
 void analysis_stream_free(analysis_stream *st);
 
+/** The analysis of an experiment's data as they are on disk, under sheet
+ * (the newest version) and its registered version 0: every row streamed
+ * once (data_scan_rows) into the analysis, never all in memory. What
+ * `prereg analyze` shows and `verify BUNDLE` re-derives. OUT: *out as
+ * analysis_run's. */
+core_status analysis_experiment(const proto_sheet *sheet,
+                                const data_experiment *exp, int threads,
+                                analysis_summary **out, core_err *err);
+
+/** 1 when two results decide alike: the same verdict of the rule
+ * (rule_verdict), whatever word each reads on its metric (an amendment
+ * that changes the words only changes no decision). */
+int analysis_same_decision(const analysis_result *a, const analysis_result *b);
+
 /** Appends `prereg analyze --json` output (interface.md section 4, plus
  * more keys) to out (the caller's buffer): deterministic, keys in a
  * fixed order, reals in their shortest exact form. CORE_ENOMEM when out
  * of memory. */
 core_status analysis_json(const analysis_summary *s, core_buf *out,
                           core_err *err);
+
+/** Compares the numbers and verdicts of two `analyze --json` texts, a
+ * (bundled) against b (re-derived): the sheet digest, the status line,
+ * each result (by workload, metric and arm: n, medians, ratio, CI,
+ * verdict, the registered verdict) and each hypothesis (by id: verdict),
+ * never the bytes. Appends one line per difference to diffs (the caller's
+ * buffer). OUT: *n the differences. CORE_EINPUT when a is not such JSON. */
+core_status analysis_json_compare(const char *a, size_t alen, const char *b,
+                                  size_t blen, core_buf *diffs, size_t *n,
+                                  core_err *err);
 
 /** Appends the terminal summary to out (the caller's buffer): the matrix
  * of workloads and metrics down, arms across (median, IQR, ratio, CI,

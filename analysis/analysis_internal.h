@@ -1,5 +1,5 @@
 /* analysis_internal.h: what the files of analysis/ share (private): the
- * state an analysis gathers row by row, and the pieces that build the
+ * state an analysis gathers run by run, and the pieces that build the
  * summary from it.
  * SPDX-License-Identifier: MIT
  */
@@ -16,15 +16,13 @@ typedef struct acc_vals {
   size_t n, cap;
 } acc_vals;
 
-/* A row that does not count: where it belongs, why, and its run (rows
- * are per run and metric; runs are what is counted). Strings are
- * interned in the stream. */
+/* A row that does not count: where it belongs, why (the counting rule's
+ * words) and its run (rows are per run and metric; runs are what is
+ * counted). Strings are interned in the stream. */
 typedef struct acc_drop {
   size_t w, a; /* sheet indexes; n_workloads / n_arms when unknown */
-  long m;      /* metric index in its workload; -1: the row names no
-                  metric (it belongs to every metric of its workload) */
-  const char *wname, *aname, *reason, *key;
-  int superseded;
+  const char *wname, *aname, *reason;
+  size_t run; /* the run's position in the stream */
 } acc_drop;
 
 /* Distinct strings, each copied once. */
@@ -36,30 +34,59 @@ typedef struct acc_strings {
 /* One analysis being gathered: under the current sheet, or the
  * registered one. */
 typedef struct acc {
-  const proto_sheet *sheet;   /* structure, rule and hypotheses */
-  const proto_sheet *amended; /* whose amendments supersede; NULL: none */
-  size_t amend_base;          /* amendments already in version 0 */
-  const data_experiment *exp; /* the chain, or NULL */
-  size_t *cell_base;          /* per workload: its first cell */
-  size_t n_cells;             /* cells in order workload, metric, arm */
-  acc_vals *vals;             /* n_cells */
+  const proto_sheet *sheet; /* the plan: structure, rule and hypotheses */
+  data_counter *counter;    /* the counting rule (data/count.c) under it */
+  size_t *cell_base;        /* per workload: its first cell */
+  size_t n_cells;           /* cells in order workload, metric, arm */
+  acc_vals *vals;           /* n_cells */
   acc_drop *drops;
   size_t n_drops, cap_drops;
+  /* At the end: the rule's tallies (the plan's workloads and arms first,
+   * in sheet order) and the status of the collection. */
+  data_tally *tallies;
+  size_t n_tallies;
+  data_status status;
 } acc;
+
+/* One row of the run being gathered: what placing it needs once the rule
+ * has decided its run. Strings are interned. */
+typedef struct acc_row {
+  const char *metric;
+  double value;
+  int has_value;
+  unsigned order, batch;
+} acc_row;
+
+/* The run being gathered: its rows come one after the other
+ * (data_same_run), and it goes to the rule whole. */
+typedef struct acc_run {
+  data_row id; /* the run's identity: batch, workload, arm, run_id, seq,
+                  source (interned; run_id in run_id_buf) */
+  char *run_id_buf;
+  size_t run_id_cap;
+  data_run_in in;             /* what the rule reads */
+  const char *invalid_reason; /* its first invalid row's (interned) */
+  acc_row *rows;
+  size_t n, cap;
+  int open;
+  size_t index; /* runs given to the rule so far */
+} acc_run;
 
 struct analysis_stream {
   acc cur, orig;
   int has_orig;
-  char *orig_why; /* why the registered rule's verdicts are given */
+  char *orig_why; /* why the registered sample's verdicts are given */
   int version;    /* the sheet's version number */
+  const data_experiment *exp;
   acc_strings strings;
   char **batches; /* distinct batch names, in the order first seen */
   size_t n_batches, cap_batches;
   size_t last_batch; /* index of the previous row's batch */
   size_t n_rows;
+  acc_run run;
 };
 
-/** Interns len bytes of s; NULL when out of memory. */
+/** Interns s; NULL when out of memory. */
 const char *acc_intern(acc_strings *set, const char *s);
 
 /** Builds the summary of one gathered analysis (analyze.c). The batch
@@ -68,12 +95,11 @@ core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
                         int version, int threads, int keep_values,
                         analysis_summary **out, core_err *err);
 
-/** Why the registered rule's verdicts are due as well, or NULL (*why)
+/** Why the registered sample's verdicts are due as well, or NULL (*why)
  * when they are not (analyze.c). */
 core_status analysis_original_reason(const proto_sheet *sheet,
                                      const proto_sheet *orig,
-                                     const data_experiment *exp,
-                                     size_t amend_base, char **why,
+                                     const data_experiment *exp, char **why,
                                      core_err *err);
 
 /** Fills c->drift from c's values (analysis_drift), with the noise band

@@ -1,6 +1,6 @@
-/* analyze.c: from frozen rows to comparisons, verdicts and hypotheses,
- * under the current sheet and, when an amendment came after data, under
- * the registered one too.
+/* analyze.c: from the runs that count to comparisons, verdicts and
+ * hypotheses, under the current sheet and, when an amendment came after
+ * data, at the registered sample and rule too.
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
@@ -169,35 +169,6 @@ void analysis_summary_free(analysis_summary *s) {
 
 #define OOM(err) core_fail(err, CORE_ENOMEM, "analysis: out of memory")
 
-static int cmp_ptr(const void *a, const void *b) {
-  uintptr_t x = (uintptr_t) * (const char *const *)a,
-            y = (uintptr_t) * (const char *const *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Distinct runs of cell (w, m, a) among the rows that do not count,
- * superseded or not. Keys are interned: equal runs, equal pointers. */
-static core_status count_runs(const acc *c, size_t w, long m, size_t a,
-                              int superseded, size_t *out, core_err *err) {
-  const char **keys;
-  size_t n = 0;
-  *out = 0;
-  keys = core_malloc((c->n_drops ? c->n_drops : 1) * sizeof *keys);
-  if (!keys)
-    return OOM(err);
-  for (size_t i = 0; i < c->n_drops; i++) {
-    const acc_drop *d = &c->drops[i];
-    if (d->w == w && d->a == a && d->superseded == superseded &&
-        (d->m < 0 || d->m == m))
-      keys[n++] = d->key;
-  }
-  qsort(keys, n, sizeof *keys, cmp_ptr);
-  for (size_t i = 0; i < n; i++)
-    *out += i == 0 || keys[i] != keys[i - 1];
-  core_free(keys);
-  return CORE_OK;
-}
-
 /* One cell from its gathered values: counts, median and spread, drift,
  * and (keep) the values in collection order. OUT: *sorted the values
  * sorted (newly allocated; NULL when none), for the comparisons. */
@@ -206,6 +177,7 @@ static core_status fill_cell(acc *c, analysis_summary *s, size_t w, size_t m,
                              core_err *err) {
   const proto_workload *wl = &c->sheet->workloads[w];
   acc_vals *v = &c->vals[c->cell_base[w] + m * c->sheet->n_arms + a];
+  size_t t = w * c->sheet->n_arms + a;
   analysis_cell *cell = &s->cells[s->n_cells++];
   core_status st;
   *sorted = NULL;
@@ -217,11 +189,13 @@ static core_status fill_cell(acc *c, analysis_summary *s, size_t w, size_t m,
   cell->n_valid = v->n;
   cell->n_planned = wl->runs > 0 ? (size_t)wl->runs : 0;
   cell->median = NAN;
-  if ((st = count_runs(c, w, (long)m, a, 0, &cell->n_invalid, err)) !=
-          CORE_OK ||
-      (st = count_runs(c, w, (long)m, a, 1, &cell->n_superseded, err)) !=
-          CORE_OK)
-    return st;
+  /* Runs, not rows: the rule's tally of the workload and arm (the plan's
+   * pairs come first, in sheet order). */
+  if (t < c->n_tallies) {
+    cell->n_invalid = (size_t)c->tallies[t].invalid;
+    cell->n_superseded = (size_t)c->tallies[t].superseded;
+    cell->n_beyond = (size_t)c->tallies[t].beyond;
+  }
   if (v->n) {
     if (!(*sorted = core_malloc(v->n * sizeof **sorted)))
       return OOM(err);
@@ -541,7 +515,7 @@ static int cmp_drop(const void *pa, const void *pb) {
     return d;
   if ((d = strcmp(x->reason, y->reason)) != 0)
     return d;
-  return strcmp(x->key, y->key);
+  return x->run < y->run ? -1 : x->run > y->run;
 }
 
 static core_status add_exclusions(const acc *c, analysis_summary *s,
@@ -565,7 +539,7 @@ static core_status add_exclusions(const acc *c, analysis_summary *s,
                     d[i]->reason != d[i - 1]->reason;
     analysis_exclusion *e;
     if (!new_group) {
-      s->exclusions[s->n_exclusions - 1].runs += d[i]->key != d[i - 1]->key;
+      s->exclusions[s->n_exclusions - 1].runs += d[i]->run != d[i - 1]->run;
       continue;
     }
     e = &s->exclusions[s->n_exclusions++];
@@ -596,6 +570,8 @@ static core_status summary_head(const acc *c, const analysis_stream *st,
   s->seed = sh->rule.seed;
   s->reference = core_strdup(sh->arms[sh->reference].name);
   s->n_rows = st->n_rows;
+  s->status = c->status;
+  s->provisional = data_status_provisional(&s->status);
   noise_band(&sh->rule, &s->noise_low, &s->noise_high);
   if (!s->protocol || !s->sheet_sha256 || !s->estimator || !s->reference)
     return OOM(err);
@@ -638,31 +614,52 @@ core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
 
 /* }==== */
 
-/* {==== When the original rule is also given ==== */
+/* {==== The registered sample ==== */
 
-/* What changed between two parsed versions that the verdicts depend on,
- * in words ("" when nothing: an amendment that changes the verdicts'
- * words only decides every comparison as before). */
+int analysis_same_decision(const analysis_result *a,
+                           const analysis_result *b) {
+  const char *x = a->rule_verdict ? a->rule_verdict : a->verdict;
+  const char *y = b->rule_verdict ? b->rule_verdict : b->verdict;
+  return strcmp(x ? x : "", y ? y : "") == 0;
+}
+
+/* What changed between two parsed versions that the analysis depends on,
+ * in words ("" when nothing): the rule's decisions, the hypotheses, the
+ * runs planned. An amendment that changes the verdicts' words only
+ * decides every comparison as before. */
 static void describe_change(const proto_sheet *before,
                             const proto_sheet *after, core_buf *b) {
   int rule = !proto_same_rule(&before->rule, &after->rule);
   int hyp = !proto_same_hypotheses(before, after);
+  size_t k = 0;
   if (rule && hyp)
     core_buf_puts(b, "changed the rule and the hypotheses");
   else if (rule)
     core_buf_puts(b, "changed the rule");
   else if (hyp)
     core_buf_puts(b, "changed the hypotheses");
+  for (size_t i = 0; i < after->n_workloads; i++) {
+    long j = proto_workload_index(before, after->workloads[i].name);
+    long was = j >= 0 ? before->workloads[j].runs : 0;
+    long now = after->workloads[i].runs;
+    if (j < 0 || was == now)
+      continue;
+    core_buf_printf(b, "%s%sruns of %s from %ld to %ld",
+                    b->len ? (k ? ", " : " and ") : "",
+                    k ? "" : (now > was ? "raised " : "changed "),
+                    after->workloads[i].name, was, now);
+    k++;
+  }
 }
 
 /* What amendment v changed, or nothing: between its frozen copy and the
  * one before, or (when those cannot be read) between the ends of the
- * chain, which can only over-report. */
+ * chain, which can only over-report; and the workloads whose rows it
+ * superseded (the chain says so: versions/vN.json). */
 static void change_of(const proto_sheet *sheet, const proto_sheet *orig,
                       const data_experiment *exp, const data_version *v,
-                      size_t amend_base, core_buf *change) {
+                      core_buf *change) {
   core_err lerr = {0};
-  size_t ai = amend_base + (size_t)v->number - 1;
   proto_sheet *prev = data_load_version(exp, v->number - 1, &lerr);
   proto_sheet *cur = prev ? data_load_version(exp, v->number, &lerr) : NULL;
   if (prev && cur)
@@ -676,23 +673,16 @@ static void change_of(const proto_sheet *sheet, const proto_sheet *orig,
                     change->len ? " and " : "");
     for (size_t k = 0; k < v->n_supersedes; k++)
       core_buf_printf(change, "%s%s", k ? ", " : "", v->supersedes[k]);
-  } else if (ai < sheet->n_amendments &&
-             sheet->amendments[ai].n_supersedes > 0) {
-    const proto_amendment *am = &sheet->amendments[ai];
-    core_buf_printf(change, "%ssuperseded earlier rows of ",
-                    change->len ? " and " : "");
-    for (size_t k = 0; k < am->n_supersedes; k++)
-      core_buf_printf(change, "%s%s", k ? ", " : "", am->supersedes[k]);
   }
 }
 
-/* Why the original analysis is needed, or NULL when it is not: an
- * amendment filed after data existed that changed the rule's decisions or
- * the hypotheses, or superseded rows. */
+/* Why the analysis is also given under the registered sample and rule,
+ * or NULL when it is not: an amendment filed after data existed that
+ * changed the runs planned, the rule's decisions or the hypotheses, or
+ * superseded rows. */
 core_status analysis_original_reason(const proto_sheet *sheet,
                                      const proto_sheet *orig,
-                                     const data_experiment *exp,
-                                     size_t amend_base, char **why,
+                                     const data_experiment *exp, char **why,
                                      core_err *err) {
   core_buf b;
   *why = NULL;
@@ -703,7 +693,7 @@ core_status analysis_original_reason(const proto_sheet *sheet,
     if (v->number < 1 || v->rows_when_filed <= 0)
       continue;
     core_buf_init(&change);
-    change_of(sheet, orig, exp, v, amend_base, &change);
+    change_of(sheet, orig, exp, v, &change);
     if (change.len)
       core_buf_printf(&b, "%samendment %d, filed when %ld runs existed, %s",
                       b.len ? "; " : "", v->number, v->rows_when_filed,

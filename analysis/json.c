@@ -35,7 +35,49 @@ static void append(json_t *a, json_t *v, int *ok) {
     *ok = 0;
 }
 
-static json_t *results_json(const analysis_summary *s, int *ok) {
+static const analysis_result *find_result(const analysis_summary *s,
+                                          const analysis_result *like) {
+  for (size_t i = 0; s && i < s->n_results; i++)
+    if (strcmp(s->results[i].workload, like->workload) == 0 &&
+        strcmp(s->results[i].metric, like->metric) == 0 &&
+        strcmp(s->results[i].arm, like->arm) == 0)
+      return &s->results[i];
+  return NULL;
+}
+
+static const analysis_hypothesis *find_hypothesis(const analysis_summary *s,
+                                                  const char *id) {
+  for (size_t i = 0; s && i < s->n_hypotheses; i++)
+    if (strcmp(s->hypotheses[i].id, id) == 0)
+      return &s->hypotheses[i];
+  return NULL;
+}
+
+/* The same comparison at the registered sample and rule, or null. */
+static json_t *registered_result(const analysis_result *r, int provisional,
+                                 int *ok) {
+  json_t *o;
+  if (!r)
+    return json_null();
+  if (!(o = json_object())) {
+    *ok = 0;
+    return NULL;
+  }
+  put(o, "n", json_integer((json_int_t)r->n), ok);
+  put(o, "n_reference", json_integer((json_int_t)r->n_reference), ok);
+  put(o, "ratio", num(r->ratio), ok);
+  put(o, "ci_low", num(r->ci_low), ok);
+  put(o, "ci_high", num(r->ci_high), ok);
+  put(o, "verdict", str(r->verdict), ok);
+  put(o, "rule_verdict", str(r->rule_verdict), ok);
+  put(o, "provisional", json_boolean(provisional), ok);
+  return o;
+}
+
+/* reg: the registered-sample analysis (the top level's only), or NULL;
+ * top: whether the entries carry the fields of the top level. */
+static json_t *results_json(const analysis_summary *s,
+                            const analysis_summary *reg, int top, int *ok) {
   json_t *a = json_array();
   if (!a) {
     *ok = 0;
@@ -66,12 +108,20 @@ static json_t *results_json(const analysis_summary *s, int *ok) {
     put(o, "better", json_string(r->higher_better ? "higher" : "lower"), ok);
     if (r->note)
       put(o, "note", str(r->note), ok);
+    if (top) {
+      put(o, "provisional", json_boolean(s->provisional), ok);
+      put(o, "registered",
+          registered_result(reg ? find_result(reg, r) : NULL,
+                            reg && reg->provisional, ok),
+          ok);
+    }
     append(a, o, ok);
   }
   return a;
 }
 
-static json_t *hypotheses_json(const analysis_summary *s, int *ok) {
+static json_t *hypotheses_json(const analysis_summary *s,
+                               const analysis_summary *reg, int top, int *ok) {
   json_t *a = json_array();
   if (!a) {
     *ok = 0;
@@ -89,6 +139,16 @@ static json_t *hypotheses_json(const analysis_summary *s, int *ok) {
     put(o, "says", str(h->says), ok);
     put(o, "claim", str(h->claim), ok);
     put(o, "reason", str(h->reason), ok);
+    if (top) {
+      const analysis_hypothesis *rh = reg ? find_hypothesis(reg, h->id) : NULL;
+      json_t *ro = rh ? json_object() : json_null();
+      if (rh && ro) {
+        put(ro, "verdict", json_string(proto_outcome_word(rh->outcome)), ok);
+        put(ro, "provisional", json_boolean(reg->provisional), ok);
+      }
+      put(o, "provisional", json_boolean(s->provisional), ok);
+      put(o, "registered", ro, ok);
+    }
     append(a, o, ok);
   }
   return a;
@@ -138,6 +198,7 @@ static json_t *cells_json(const analysis_summary *s, int *ok) {
     put(o, "valid", json_integer((json_int_t)c->n_valid), ok);
     put(o, "invalid", json_integer((json_int_t)c->n_invalid), ok);
     put(o, "superseded", json_integer((json_int_t)c->n_superseded), ok);
+    put(o, "beyond", json_integer((json_int_t)c->n_beyond), ok);
     put(o, "planned", json_integer((json_int_t)c->n_planned), ok);
     put(o, "median", num(c->median), ok);
     put(o, "q1", num(c->q1), ok);
@@ -174,6 +235,84 @@ static json_t *exclusions_json(const analysis_summary *s, int *ok) {
   return a;
 }
 
+/* The status line and its parts (data/count.c). */
+static json_t *status_json(const data_status *st, int *ok) {
+  json_t *o = json_object(), *flags = json_array();
+  const char *words[8];
+  char line[256];
+  size_t n = data_status_flags(st, words);
+  if (!o || !flags) {
+    json_decref(o);
+    json_decref(flags);
+    *ok = 0;
+    return NULL;
+  }
+  data_status_line(st, line, sizeof line);
+  for (size_t i = 0; i < n; i++)
+    append(flags, json_string(words[i]), ok);
+  put(o, "line", json_string(line), ok);
+  put(o, "complete", json_boolean(n == 0), ok);
+  put(o, "flags", flags, ok);
+  put(o, "collected", json_integer((json_int_t)st->collected), ok);
+  put(o, "planned", json_integer((json_int_t)st->planned), ok);
+  return o;
+}
+
+/* What the registered sample changes: why it is given and every verdict
+ * and hypothesis outcome that differs from it; null when not given. */
+static json_t *registered_json(const analysis_summary *s, int *ok) {
+  json_t *o, *vc, *hc;
+  if (!s->original)
+    return json_null();
+  o = json_object();
+  vc = json_array();
+  hc = json_array();
+  if (!o || !vc || !hc) {
+    json_decref(o);
+    json_decref(vc);
+    json_decref(hc);
+    *ok = 0;
+    return NULL;
+  }
+  for (size_t i = 0; i < s->n_results; i++) {
+    const analysis_result *r = &s->results[i];
+    const analysis_result *g = find_result(s->original, r);
+    json_t *c;
+    if (g && analysis_same_decision(g, r))
+      continue;
+    if (!(c = json_object())) {
+      *ok = 0;
+      break;
+    }
+    put(c, "workload", str(r->workload), ok);
+    put(c, "metric", str(r->metric), ok);
+    put(c, "arm", str(r->arm), ok);
+    put(c, "verdict", str(r->verdict), ok);
+    put(c, "registered", g ? str(g->verdict) : json_null(), ok);
+    append(vc, c, ok);
+  }
+  for (size_t i = 0; i < s->n_hypotheses; i++) {
+    const analysis_hypothesis *h = &s->hypotheses[i];
+    const analysis_hypothesis *g = find_hypothesis(s->original, h->id);
+    json_t *c;
+    if (g && g->outcome == h->outcome)
+      continue;
+    if (!(c = json_object())) {
+      *ok = 0;
+      break;
+    }
+    put(c, "id", str(h->id), ok);
+    put(c, "verdict", json_string(proto_outcome_word(h->outcome)), ok);
+    put(c, "registered",
+        g ? json_string(proto_outcome_word(g->outcome)) : json_null(), ok);
+    append(hc, c, ok);
+  }
+  put(o, "why", str(s->original_why), ok);
+  put(o, "verdicts_changed", vc, ok);
+  put(o, "hypotheses_changed", hc, ok);
+  return o;
+}
+
 static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   json_t *o = json_object(), *rule = json_object();
   if (!o || !rule) {
@@ -190,9 +329,14 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   put(rule, "resamples", json_integer((json_int_t)s->resamples), ok);
   put(rule, "seed", json_integer((json_int_t)s->seed), ok);
   put(o, "rule", rule, ok);
-  put(o, "results", results_json(s, ok), ok);
-  put(o, "hypotheses", hypotheses_json(s, ok), ok);
+  put(o, "results", results_json(s, s->original, top, ok), ok);
+  put(o, "hypotheses", hypotheses_json(s, s->original, top, ok), ok);
   /* Then ours. */
+  if (top) {
+    put(o, "status", status_json(&s->status, ok), ok);
+    put(o, "provisional", json_boolean(s->provisional), ok);
+    put(o, "registered_sample", registered_json(s, ok), ok);
+  }
   put(o, "sheet_version", json_integer(s->sheet_version), ok);
   put(o, "reference", str(s->reference), ok);
   put(o, "cells", cells_json(s, ok), ok);
@@ -300,3 +444,154 @@ core_status analysis_json(const struct analysis_summary *s, core_buf *out,
     return core_fail(err, CORE_ENOMEM, "analysis JSON: out of memory");
   return CORE_OK;
 }
+
+/* {==== Comparing two analyses ==== */
+
+/* "12.5", "null", "\"slower\"": a value as the messages show it. */
+static void show(core_buf *b, json_t *v) {
+  if (json_is_integer(v))
+    core_buf_printf(b, "%lld", (long long)json_integer_value(v));
+  else if (json_is_number(v))
+    put_shortest_real(b, json_number_value(v));
+  else if (json_is_string(v))
+    core_buf_printf(b, "\"%s\"", json_string_value(v));
+  else
+    core_buf_puts(b, v ? (json_is_null(v) ? "null" : "(not a value)")
+                       : "(absent)");
+}
+
+/* 1 when a and b hold the same number or string (or are both null). */
+static int same_value(json_t *a, json_t *b) {
+  if (json_is_number(a) && json_is_number(b))
+    return json_number_value(a) == json_number_value(b);
+  if (json_is_string(a) && json_is_string(b))
+    return strcmp(json_string_value(a), json_string_value(b)) == 0;
+  return (json_is_null(a) && json_is_null(b)) || (!a && !b);
+}
+
+static void differ(core_buf *diffs, size_t *n, const char *what,
+                   const char *key, json_t *x, json_t *y) {
+  core_buf_printf(diffs, "%s: %s ", what, key);
+  show(diffs, x);
+  core_buf_puts(diffs, " bundled, ");
+  show(diffs, y);
+  core_buf_puts(diffs, " re-derived from the bundled data\n");
+  (*n)++;
+}
+
+static json_t *entry(json_t *list, const char *k1, const char *v1,
+                     const char *k2, const char *v2, const char *k3,
+                     const char *v3) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(list, i, e) {
+    const char *a = json_string_value(json_object_get(e, k1));
+    const char *b = k2 ? json_string_value(json_object_get(e, k2)) : NULL;
+    const char *c = k3 ? json_string_value(json_object_get(e, k3)) : NULL;
+    if (a && strcmp(a, v1) == 0 && (!k2 || (b && strcmp(b, v2) == 0)) &&
+        (!k3 || (c && strcmp(c, v3) == 0)))
+      return e;
+  }
+  return NULL;
+}
+
+static void compare_results(json_t *a, json_t *b, core_buf *diffs, size_t *n) {
+  static const char *const keys[] = {
+      "n",     "n_reference", "median",  "median_reference",
+      "ratio", "ci_low",      "ci_high", "verdict"};
+  json_t *ra = json_object_get(a, "results"),
+         *rb = json_object_get(b, "results");
+  size_t i;
+  json_t *e;
+  json_array_foreach(ra, i, e) {
+    const char *w = json_string_value(json_object_get(e, "workload"));
+    const char *m = json_string_value(json_object_get(e, "metric"));
+    const char *arm = json_string_value(json_object_get(e, "arm"));
+    char what[600];
+    json_t *o;
+    if (!w || !m || !arm)
+      continue;
+    snprintf(what, sizeof what, "%s/%s/%s", w, m, arm);
+    if (!(o = entry(rb, "workload", w, "metric", m, "arm", arm))) {
+      core_buf_printf(diffs,
+                      "%s: bundled, but no such comparison in the "
+                      "re-derived analysis\n",
+                      what);
+      (*n)++;
+      continue;
+    }
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+      if (!same_value(json_object_get(e, keys[k]),
+                      json_object_get(o, keys[k])))
+        differ(diffs, n, what, keys[k], json_object_get(e, keys[k]),
+               json_object_get(o, keys[k]));
+    if (!same_value(
+            json_object_get(json_object_get(e, "registered"), "verdict"),
+            json_object_get(json_object_get(o, "registered"), "verdict")))
+      differ(diffs, n, what, "registered verdict",
+             json_object_get(json_object_get(e, "registered"), "verdict"),
+             json_object_get(json_object_get(o, "registered"), "verdict"));
+  }
+  json_array_foreach(rb, i, e) {
+    const char *w = json_string_value(json_object_get(e, "workload"));
+    const char *m = json_string_value(json_object_get(e, "metric"));
+    const char *arm = json_string_value(json_object_get(e, "arm"));
+    if (w && m && arm && !entry(ra, "workload", w, "metric", m, "arm", arm)) {
+      core_buf_printf(diffs,
+                      "%s/%s/%s: re-derived, but not in the bundled "
+                      "analysis\n",
+                      w, m, arm);
+      (*n)++;
+    }
+  }
+}
+
+core_status analysis_json_compare(const char *a, size_t alen, const char *b,
+                                  size_t blen, core_buf *diffs, size_t *n,
+                                  core_err *err) {
+  json_error_t je;
+  json_t *ja = json_loadb(a, alen, 0, &je), *jb, *ha, *hb, *e;
+  size_t i;
+  *n = 0;
+  if (!ja || !json_is_object(ja) ||
+      !json_is_array(json_object_get(ja, "results"))) {
+    json_decref(ja);
+    return core_fail(err, CORE_EINPUT,
+                     "not the JSON of prereg analyze --json (%s)",
+                     ja ? "no \"results\"" : je.text);
+  }
+  if (!(jb = json_loadb(b, blen, 0, &je))) {
+    json_decref(ja);
+    return core_fail(err, CORE_ENOMEM, "analysis JSON: %s", je.text);
+  }
+  if (!same_value(json_object_get(ja, "sheet_sha256"),
+                  json_object_get(jb, "sheet_sha256")))
+    differ(diffs, n, "the analysis", "sheet_sha256",
+           json_object_get(ja, "sheet_sha256"),
+           json_object_get(jb, "sheet_sha256"));
+  if (!same_value(json_object_get(json_object_get(ja, "status"), "line"),
+                  json_object_get(json_object_get(jb, "status"), "line")))
+    differ(diffs, n, "the analysis", "status",
+           json_object_get(json_object_get(ja, "status"), "line"),
+           json_object_get(json_object_get(jb, "status"), "line"));
+  compare_results(ja, jb, diffs, n);
+  ha = json_object_get(ja, "hypotheses");
+  hb = json_object_get(jb, "hypotheses");
+  json_array_foreach(ha, i, e) {
+    const char *id = json_string_value(json_object_get(e, "id"));
+    json_t *o = id ? entry(hb, "id", id, NULL, NULL, NULL, NULL) : NULL;
+    char what[300];
+    if (!id)
+      continue;
+    snprintf(what, sizeof what, "hypothesis %s", id);
+    if (!same_value(json_object_get(e, "verdict"),
+                    o ? json_object_get(o, "verdict") : NULL))
+      differ(diffs, n, what, "verdict", json_object_get(e, "verdict"),
+             o ? json_object_get(o, "verdict") : NULL);
+  }
+  json_decref(ja);
+  json_decref(jb);
+  return diffs->oom ? core_fail(err, CORE_ENOMEM, "out of memory") : CORE_OK;
+}
+
+/* }==== */

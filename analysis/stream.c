@@ -1,8 +1,9 @@
-/* stream.c: an analysis fed one row at a time. Each row is classified
- * (counts, or why not) under the current sheet and, when due, the
- * registered one; what counts keeps only its value, position and batch,
- * what does not keeps its reason and run, so the rows themselves need
- * never be in memory together.
+/* stream.c: an analysis fed one row at a time. The rows of each run are
+ * gathered until the run is whole, then the counting rule
+ * (data_count_run, the one every command shares) decides the run under
+ * the current sheet and, when due, the registered one; what counts keeps
+ * only its value, position and batch, what does not keeps its reason and
+ * run, so the rows themselves need never be in memory together.
  * SPDX-License-Identifier: MIT
  */
 #include <stdint.h>
@@ -65,16 +66,15 @@ static void strings_free(acc_strings *set) {
 /* {==== One analysis's state ==== */
 
 static core_status acc_init(acc *c, const proto_sheet *sheet,
-                            const proto_sheet *amended, size_t amend_base,
-                            const data_experiment *exp, core_err *err) {
+                            const data_experiment *exp, int upto,
+                            core_err *err) {
   size_t n = 0;
   memset(c, 0, sizeof *c);
   c->sheet = sheet;
-  c->amended = amended;
-  c->amend_base = amend_base;
-  c->exp = exp;
+  c->counter = data_counter_new(sheet, exp ? exp->versions : NULL,
+                                exp ? exp->n_versions : 0, upto);
   c->cell_base = core_calloc(sheet->n_workloads + 1, sizeof *c->cell_base);
-  if (!c->cell_base)
+  if (!c->counter || !c->cell_base)
     return OOM(err);
   for (size_t w = 0; w < sheet->n_workloads; w++) {
     c->cell_base[w] = n;
@@ -94,10 +94,12 @@ static void acc_free(acc *c) {
   core_free(c->vals);
   core_free(c->cell_base);
   core_free(c->drops);
+  data_counter_free(c->counter);
+  data_tally_free(c->tallies, c->n_tallies);
   memset(c, 0, sizeof *c);
 }
 
-static int vals_push(acc_vals *v, double x, size_t order, size_t batch) {
+static int vals_push(acc_vals *v, double x, unsigned order, unsigned batch) {
   if (v->n == v->cap) {
     size_t cap = v->cap ? v->cap * 2 : 16;
     double *nv = core_realloc(v->v, cap * sizeof *nv);
@@ -116,51 +118,15 @@ static int vals_push(acc_vals *v, double x, size_t order, size_t batch) {
     v->cap = cap;
   }
   v->v[v->n] = x;
-  v->order[v->n] = (unsigned)order;
-  v->batch[v->n] = (unsigned)batch;
+  v->order[v->n] = order;
+  v->batch[v->n] = batch;
   v->n++;
   return 1;
 }
 
 /* }==== */
 
-/* {==== Classifying a row ==== */
-
-/* The version (>= 1) of the first amendment after the row's version that
- * supersedes the row's workload, or 0; *why is its reason. The chain of
- * the experiment says it directly; without one (tests), version N records
- * amendment amend_base + N - 1 of the sheet (prereg amend adds exactly
- * one). */
-static int superseding_version(const acc *c, const data_row *r,
-                               const char **why) {
-  const proto_sheet *s = c->amended;
-  if (!s)
-    return 0;
-  if (c->exp && c->exp->n_versions > 0) {
-    for (size_t i = 0; i < c->exp->n_versions; i++) {
-      const data_version *v = &c->exp->versions[i];
-      if (v->number <= r->sheet_version)
-        continue;
-      for (size_t k = 0; k < v->n_supersedes; k++)
-        if (strcmp(v->supersedes[k], r->workload) == 0) {
-          *why = v->why;
-          return v->number;
-        }
-    }
-    return 0;
-  }
-  for (size_t i = c->amend_base; i < s->n_amendments; i++) {
-    int version = (int)(i - c->amend_base + 1);
-    if (version <= r->sheet_version)
-      continue;
-    for (size_t k = 0; k < s->amendments[i].n_supersedes; k++)
-      if (strcmp(s->amendments[i].supersedes[k], r->workload) == 0) {
-        *why = s->amendments[i].why;
-        return version;
-      }
-  }
-  return 0;
-}
+/* {==== Placing a run's rows ==== */
 
 static long metric_index(const proto_workload *wl, const char *m) {
   for (size_t i = 0; m && i < wl->n_metrics; i++)
@@ -169,104 +135,150 @@ static long metric_index(const proto_workload *wl, const char *m) {
   return -1;
 }
 
-/* Why r does not count under c's sheet (newly allocated), or NULL when it
- * counts; *oom when that could not be said. */
-static char *why_not(const acc *c, const data_row *r, long w, long a,
-                     int *superseded, int *oom) {
-  const char *why = NULL;
-  char *reason;
-  int version;
-  *superseded = 0;
-  if (w < 0)
-    reason = core_asprintf("workload %s is not in this version of the sheet",
-                           r->workload);
-  else if (a < 0)
-    reason =
-        core_asprintf("arm %s is not in this version of the sheet", r->arm);
-  else if (r->metric && r->metric[0] &&
-           metric_index(&c->sheet->workloads[w], r->metric) < 0)
-    reason = core_asprintf("metric %s is not declared for %s", r->metric,
-                           r->workload);
-  else if ((version = superseding_version(c, r, &why)) > 0) {
-    *superseded = 1;
-    reason = core_asprintf("superseded by amendment %d: %s", version,
-                           why ? why : "");
-  } else if (!r->valid)
-    reason = core_strdup(r->reason && r->reason[0] ? r->reason : "invalid");
-  else if (!r->has_value)
-    reason = core_strdup("no value recorded");
-  else if (!r->source ||
-           (strcmp(r->source, "run") != 0 && strcmp(r->source, "import") != 0))
-    reason = core_asprintf("unknown source '%s'", r->source ? r->source : "");
-  else
-    return NULL;
-  *oom = reason == NULL;
-  return reason;
-}
-
-/* A run's identity, for counting runs rather than rows (a run has one row
- * per metric). */
-static char *run_key(const data_row *r) {
-  if (r->run_id && r->run_id[0])
-    return core_asprintf("%s\x1f%s", r->batch ? r->batch : "", r->run_id);
-  return core_asprintf("%s\x1f#%ld", r->batch ? r->batch : "", r->seq);
-}
-
-static core_status add_drop(acc *c, acc_strings *strs, const data_row *r,
-                            long w, long a, char *reason, int superseded,
+static core_status add_drop(acc *c, acc_strings *strs, const data_run_fate *f,
+                            const data_row *r, const char *reason, size_t run,
                             core_err *err) {
   acc_drop *d;
-  char *key = run_key(r);
   if (c->n_drops == c->cap_drops) {
     size_t cap = c->cap_drops ? c->cap_drops * 2 : 16;
     acc_drop *nd = core_realloc(c->drops, cap * sizeof *nd);
-    if (!nd) {
-      core_free(key);
+    if (!nd)
       return OOM(err);
-    }
     c->drops = nd;
     c->cap_drops = cap;
   }
   d = &c->drops[c->n_drops];
-  d->w = w < 0 ? c->sheet->n_workloads : (size_t)w;
-  d->a = a < 0 ? c->sheet->n_arms : (size_t)a;
-  d->m = w >= 0 && r->metric && r->metric[0]
-             ? metric_index(&c->sheet->workloads[w], r->metric)
-             : -1;
-  d->superseded = superseded;
-  d->wname = acc_intern(strs, r->workload ? r->workload : "");
-  d->aname = acc_intern(strs, r->arm ? r->arm : "");
+  d->w = f->workload < 0 ? c->sheet->n_workloads : (size_t)f->workload;
+  d->a = f->arm < 0 ? c->sheet->n_arms : (size_t)f->arm;
+  d->wname = r->workload; /* interned already */
+  d->aname = r->arm;
   d->reason = acc_intern(strs, reason);
-  d->key = key ? acc_intern(strs, key) : NULL;
-  core_free(key);
-  if (!d->wname || !d->aname || !d->reason || !d->key)
+  d->run = run;
+  if (!d->reason)
     return OOM(err);
   c->n_drops++;
   return CORE_OK;
 }
 
-static core_status classify(acc *c, acc_strings *strs, const data_row *r,
-                            size_t order, size_t batch, core_err *err) {
-  long w = proto_workload_index(c->sheet, r->workload);
-  long a = proto_arm_index(c->sheet, r->arm);
-  int superseded, oom = 0;
-  char *reason = why_not(c, r, w, a, &superseded, &oom);
-  core_status st;
-  long m;
-  if (oom)
-    return OOM(err);
-  if (reason) {
-    st = add_drop(c, strs, r, w, a, reason, superseded, err);
-    core_free(reason);
-    return st;
+/* The rule decides the whole run under c's plan; each of its rows then
+ * gives its value to its cell, or is dropped with the rule's reason. */
+static core_status place_run(acc *c, acc_strings *strs, const acc_run *run,
+                             core_err *err) {
+  data_run_fate f = data_count_run(c->counter, &run->in);
+  data_row r = run->id;
+  for (size_t k = 0; k < run->n; k++) {
+    const acc_row *x = &run->rows[k];
+    char *why;
+    int oom;
+    core_status st;
+    r.metric = (char *)x->metric;
+    r.has_value = x->has_value;
+    if (data_row_analysed(&f, c->sheet, &r)) {
+      long m = metric_index(&c->sheet->workloads[f.workload], x->metric);
+      size_t cell = c->cell_base[f.workload] + (size_t)m * c->sheet->n_arms +
+                    (size_t)f.arm;
+      if (!vals_push(&c->vals[cell], x->value, x->order, x->batch))
+        return OOM(err);
+      continue;
+    }
+    if (!(why = data_fate_why(&f, c->sheet, &r, run->invalid_reason, &oom)))
+      return oom ? OOM(err) : CORE_OK;
+    st = add_drop(c, strs, &f, &r, why, run->index, err);
+    core_free(why);
+    if (st != CORE_OK)
+      return st;
   }
-  /* A row that counts but names no metric belongs to no cell. */
-  m = metric_index(&c->sheet->workloads[w], r->metric);
-  if (m < 0)
+  return CORE_OK;
+}
+
+/* }==== */
+
+/* {==== Gathering a run ==== */
+
+/* s interned, reusing *prev when it is the same text (most rows repeat
+ * the previous row's batch, workload, arm and source). */
+static const char *keep(acc_strings *strs, const char *prev, const char *s) {
+  if (!s)
+    s = "";
+  if (prev && strcmp(prev, s) == 0)
+    return prev;
+  return acc_intern(strs, s);
+}
+
+/* Gives the open run to the rule of each analysis. */
+static core_status flush_run(analysis_stream *st, core_err *err) {
+  acc_run *run = &st->run;
+  core_status rc;
+  if (!run->open)
     return CORE_OK;
-  if (!vals_push(
-          &c->vals[c->cell_base[w] + (size_t)m * c->sheet->n_arms + (size_t)a],
-          r->value, order, batch))
+  run->open = 0;
+  if ((rc = place_run(&st->cur, &st->strings, run, err)) != CORE_OK ||
+      (st->has_orig &&
+       (rc = place_run(&st->orig, &st->strings, run, err)) != CORE_OK))
+    return rc;
+  run->index++;
+  return CORE_OK;
+}
+
+/* Opens a run at r, its first row. */
+static core_status open_run(analysis_stream *st, const data_row *r,
+                            core_err *err) {
+  acc_run *run = &st->run;
+  data_row *id = &run->id;
+  size_t len = strlen(r->run_id ? r->run_id : "") + 1;
+  if (len > run->run_id_cap) {
+    char *nb = core_realloc(run->run_id_buf, len);
+    if (!nb)
+      return OOM(err);
+    run->run_id_buf = nb;
+    run->run_id_cap = len;
+  }
+  memcpy(run->run_id_buf, r->run_id ? r->run_id : "", len);
+  id->run_id = run->run_id_buf;
+  id->seq = r->seq;
+  id->sheet_version = r->sheet_version;
+  id->round = r->round;
+  if (!(id->batch = (char *)keep(&st->strings, id->batch, r->batch)) ||
+      !(id->workload =
+            (char *)keep(&st->strings, id->workload, r->workload)) ||
+      !(id->arm = (char *)keep(&st->strings, id->arm, r->arm)) ||
+      !(id->source = (char *)keep(&st->strings, id->source, r->source)))
+    return OOM(err);
+  run->in = (data_run_in){id->batch,         id->workload, id->arm, id->source,
+                          id->sheet_version, id->round,    1,       0};
+  run->invalid_reason = NULL;
+  run->n = 0;
+  run->open = 1;
+  return CORE_OK;
+}
+
+/* Adds r (at position order, from batch batch) to the open run. */
+static core_status run_row(analysis_stream *st, const data_row *r,
+                           size_t order, size_t batch, core_err *err) {
+  acc_run *run = &st->run;
+  acc_row *x;
+  const char *metric = NULL;
+  if (run->n == run->cap) {
+    acc_row *nr = core_grow(run->rows, &run->cap, run->n, sizeof *nr, 8);
+    if (!nr)
+      return OOM(err);
+    run->rows = nr;
+  }
+  if (run->n && run->rows[run->n - 1].metric)
+    metric = run->rows[run->n - 1].metric;
+  x = &run->rows[run->n];
+  if (!(x->metric = keep(&st->strings, metric, r->metric)))
+    return OOM(err);
+  x->value = r->value;
+  x->has_value = r->has_value;
+  x->order = (unsigned)order;
+  x->batch = (unsigned)batch;
+  run->n++;
+  run->in.valid &= r->valid != 0;
+  run->in.quick |= r->quick != 0;
+  if (!r->valid && !run->invalid_reason &&
+      !(run->invalid_reason =
+            acc_intern(&st->strings, r->reason ? r->reason : "")))
     return OOM(err);
   return CORE_OK;
 }
@@ -280,7 +292,6 @@ core_status analysis_stream_begin(const proto_sheet *sheet,
                                   const data_experiment *exp,
                                   analysis_stream **out, core_err *err) {
   analysis_stream *st;
-  size_t amend_base = 0;
   core_status rc;
   *out = NULL;
   for (int k = 0; k < 2; k++) {
@@ -291,28 +302,26 @@ core_status analysis_stream_begin(const proto_sheet *sheet,
   }
   if (!(st = core_calloc(1, sizeof *st)))
     return OOM(err);
-  /* Version N records amendment base + N - 1: base is what the registered
-   * sheet already listed (normally none). orig may be the sheet itself
-   * (callers without a registered copy), which says nothing. */
+  st->exp = exp;
   if (exp && exp->n_versions > 0) {
     st->version = exp->versions[exp->n_versions - 1].number;
-    if ((size_t)st->version <= sheet->n_amendments)
-      amend_base = sheet->n_amendments - (size_t)st->version;
   } else {
-    amend_base = orig && orig != sheet ? orig->n_amendments : 0;
-    if (amend_base > sheet->n_amendments)
-      amend_base = sheet->n_amendments;
-    st->version = (int)(sheet->n_amendments - amend_base);
+    /* Without a chain (tests): as many versions as amendments past the
+     * registered sheet's. orig may be the sheet itself (callers without
+     * a registered copy), which says nothing. */
+    size_t base = orig && orig != sheet ? orig->n_amendments : 0;
+    st->version =
+        base < sheet->n_amendments ? (int)(sheet->n_amendments - base) : 0;
   }
-  if ((rc = acc_init(&st->cur, sheet, sheet, amend_base, exp, err)) !=
-          CORE_OK ||
-      (rc = analysis_original_reason(sheet, orig, exp, amend_base,
-                                     &st->orig_why, err)) != CORE_OK)
+  if ((rc = acc_init(&st->cur, sheet, exp, st->version, err)) != CORE_OK ||
+      (rc = analysis_original_reason(sheet, orig, exp, &st->orig_why, err)) !=
+          CORE_OK)
     goto fail;
   if (st->orig_why) {
-    /* The registered plan knew of no supersession. */
-    if ((rc = acc_init(&st->orig, orig ? orig : sheet, NULL, amend_base, exp,
-                       err)) != CORE_OK)
+    /* The registered plan: its caps, rule and hypotheses; it knew of no
+     * amendment, so nothing is superseded. */
+    if ((rc = acc_init(&st->orig, orig ? orig : sheet, exp, 0, err)) !=
+        CORE_OK)
       goto fail;
     st->has_orig = 1;
   }
@@ -355,14 +364,34 @@ core_status analysis_stream_add(analysis_stream *st, const data_row *r,
   if (order >= 0xFFFFFFFFu)
     return core_fail(err, CORE_EINPUT,
                      "analysis: more than 4294967294 rows in one analysis");
-  if ((rc = batch_of(st, r->batch, &batch, err)) != CORE_OK ||
-      (rc = classify(&st->cur, &st->strings, r, order, batch, err)) !=
-          CORE_OK ||
-      (st->has_orig && (rc = classify(&st->orig, &st->strings, r, order, batch,
-                                      err)) != CORE_OK))
+  if ((rc = batch_of(st, r->batch, &batch, err)) != CORE_OK)
+    return rc;
+  if (!st->run.open || !data_same_run(&st->run.id, r)) {
+    if ((rc = flush_run(st, err)) != CORE_OK ||
+        (rc = open_run(st, r, err)) != CORE_OK)
+      return rc;
+  }
+  if ((rc = run_row(st, r, order, batch, err)) != CORE_OK)
     return rc;
   st->n_rows++;
   return CORE_OK;
+}
+
+/* The last run to the rule, then each analysis's tallies and status. */
+static core_status end_counts(analysis_stream *st, core_err *err) {
+  data_batch_state *b = NULL;
+  size_t nb = 0;
+  core_status rc = flush_run(st, err);
+  const data_experiment *exp = st->exp;
+  if (rc == CORE_OK && exp && exp->dir && core_is_dir(exp->dir))
+    rc = data_batch_states(exp, &b, &nb, err);
+  for (int k = 0; k < 1 + st->has_orig && rc == CORE_OK; k++) {
+    acc *c = k ? &st->orig : &st->cur;
+    rc = data_counter_end(c->counter, b, nb, &c->tallies, &c->n_tallies,
+                          &c->status, err);
+  }
+  core_free(b);
+  return rc;
 }
 
 core_status analysis_stream_end(analysis_stream *st, int threads,
@@ -370,8 +399,10 @@ core_status analysis_stream_end(analysis_stream *st, int threads,
   analysis_summary *s = NULL;
   core_status rc;
   *out = NULL;
-  rc = acc_summary(&st->cur, st, st->cur.sheet->sha256, st->version, threads,
-                   1, &s, err);
+  rc = end_counts(st, err);
+  if (rc == CORE_OK)
+    rc = acc_summary(&st->cur, st, st->cur.sheet->sha256, st->version, threads,
+                     1, &s, err);
   if (rc == CORE_OK && st->has_orig) {
     rc = acc_summary(&st->orig, st, st->orig.sheet->sha256, 0, threads, 0,
                      &s->original, err);
@@ -399,6 +430,8 @@ void analysis_stream_free(analysis_stream *st) {
   for (size_t i = 0; i < st->n_batches; i++)
     core_free(st->batches[i]);
   core_free(st->batches);
+  core_free(st->run.rows);
+  core_free(st->run.run_id_buf);
   core_free(st);
 }
 
@@ -416,6 +449,31 @@ core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
       return rc;
     }
   return analysis_stream_end(st, threads, out, err);
+}
+
+static core_status feed(void *ctx, const data_row *r, core_err *err) {
+  return analysis_stream_add(ctx, r, err);
+}
+
+core_status analysis_experiment(const proto_sheet *sheet,
+                                const data_experiment *exp, int threads,
+                                analysis_summary **out, core_err *err) {
+  proto_sheet *orig;
+  analysis_stream *st;
+  core_status rc;
+  *out = NULL;
+  if (!(orig = data_load_version(exp, 0, err)))
+    return err->status ? err->status : CORE_EIO;
+  analysis_init();
+  if ((rc = analysis_stream_begin(sheet, orig, exp, &st, err)) == CORE_OK) {
+    rc = data_scan_rows(exp, feed, st, err);
+    if (rc == CORE_OK)
+      rc = analysis_stream_end(st, threads, out, err);
+    else
+      analysis_stream_free(st);
+  }
+  proto_sheet_free(orig);
+  return rc;
 }
 
 /* }==== */

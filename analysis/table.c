@@ -29,6 +29,12 @@ static const analysis_result *find(const analysis_summary *s, const char *w,
   return NULL;
 }
 
+/* " (provisional)" after every verdict and outcome on incomplete or
+ * quick data. */
+static const char *prov(const analysis_summary *s) {
+  return s->provisional ? " (provisional)" : "";
+}
+
 /* {==== The matrix ==== */
 
 /* Text is UTF-8 ("×", "·", "µ"): its width on a terminal is its count of
@@ -83,11 +89,24 @@ static void cell_of(const analysis_summary *s, const analysis_cell *c,
   sig3(r->ratio, ra, sizeof ra);
   sig3(r->ci_low, lo, sizeof lo);
   sig3(r->ci_high, hi, sizeof hi);
-  snprintf(t->bottom, sizeof t->bottom, "%s× [%s, %s] %s", ra, lo, hi,
-           r->verdict);
+  snprintf(t->bottom, sizeof t->bottom, "%s× [%s, %s] %s%s", ra, lo, hi,
+           r->verdict, prov(s));
   if (ref && ref->n_valid != c->n_valid) {
     size_t k = strlen(t->bottom);
     snprintf(t->bottom + k, sizeof t->bottom - k, ", n=%zu", c->n_valid);
+  }
+  if (s->original) {
+    /* Beside the verdict, the registered sample's when it decides
+     * otherwise. */
+    const analysis_result *g =
+        find(s->original, c->workload, c->metric, c->arm);
+    size_t k = strlen(t->bottom);
+    if (!g)
+      snprintf(t->bottom + k, sizeof t->bottom - k,
+               "; registered: no comparison");
+    else if (!analysis_same_decision(g, r))
+      snprintf(t->bottom + k, sizeof t->bottom - k, "; registered (n=%zu): %s",
+               g->n, g->verdict);
   }
 }
 
@@ -285,8 +304,8 @@ static void write_hypotheses(const analysis_summary *s, int width,
     const analysis_hypothesis *h = &s->hypotheses[i];
     core_buf line;
     core_buf_init(&line);
-    core_buf_printf(&line, "%s  %s: %s", h->id, proto_outcome_word(h->outcome),
-                    h->says);
+    core_buf_printf(&line, "%s  %s%s: %s", h->id,
+                    proto_outcome_word(h->outcome), prov(s), h->says);
     if (line.data)
       wrap(out, line.data, width, 2, 6);
     core_buf_free(&line);
@@ -322,13 +341,16 @@ static void write_exclusions(const analysis_summary *s, int width,
 
 /* }==== */
 
-/* Under the registered rule: only what decides otherwise. */
+/* At the registered sample and rule: only what decides otherwise. The
+ * registered sample's verdicts share the data's status. */
 static void write_original(const analysis_summary *s, int width,
                            core_buf *out) {
   size_t differ = 0;
   core_buf line;
   core_buf_init(&line);
-  core_buf_printf(&line, "Under the registered rule (version 0), because %s:",
+  core_buf_printf(&line,
+                  "At the registered sample and rule (version 0), because "
+                  "%s:",
                   s->original_why ? s->original_why : "of an amendment");
   core_buf_puts(out, "\n");
   if (line.data)
@@ -340,11 +362,16 @@ static void write_original(const analysis_summary *s, int width,
     const analysis_result *r = &s->results[i];
     const analysis_result *o =
         find(s->original, r->workload, r->metric, r->arm);
-    if (o && strcmp(o->rule_verdict, r->rule_verdict) == 0)
+    if (o && analysis_same_decision(o, r))
       continue;
     differ++;
-    core_buf_printf(out, "  %s · %s  %s: %s\n", r->workload, r->metric, r->arm,
-                    o ? o->verdict : "not analysed");
+    if (o)
+      core_buf_printf(out, "  %s · %s  %s: %s%s (n=%zu), amended: %s\n",
+                      r->workload, r->metric, r->arm, o->verdict,
+                      prov(s->original), o->n, r->verdict);
+    else
+      core_buf_printf(out, "  %s · %s  %s: not analysed\n", r->workload,
+                      r->metric, r->arm);
   }
   if (!differ)
     core_buf_printf(out, "  every comparison is decided the same (%zu)\n",
@@ -354,10 +381,14 @@ static void write_original(const analysis_summary *s, int width,
 
 void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
                           int width, core_buf *out) {
-  char conf[32];
+  char conf[32], line[256];
   core_buf head;
   if (width < 40)
     width = 40;
+  /* First, where it cannot be missed: how the data stand to the plan. */
+  data_status_line(&s->status, line, sizeof line);
+  core_buf_printf(out, "status: %s%s\n", line,
+                  s->provisional ? " (verdicts are provisional)" : "");
   /* "95", "99.9": the level as the sheet wrote it. */
   snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
   core_buf_init(&head);

@@ -28,13 +28,6 @@ core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err);
 /** The width to fit a table to: $COLUMNS, else out's terminal, else 80. */
 int cli_term_width(FILE *out);
 
-/** The analysis of exp's rows under sheet (and its registered version
- * where due), read row by row. OUT: *out newly allocated
- * (analysis_summary_free), NULL on error. */
-core_status cli_analyze_experiment(const proto_sheet *sheet,
-                                   const data_experiment *exp, int threads,
-                                   analysis_summary **out, core_err *err);
-
 /** For commands taking SHEET|BUNDLE: copies opts into *resolved and, when
  * args[0] is a bundle, verifies and extracts it, pointing args[0] at its
  * newest sheet version and data_dir at the extracted data folder (both
@@ -59,5 +52,8 @@ core_status cli_refuse_folder(const cli_opts *opts, core_err *err);
 struct proto_sheet;
 core_status cli_check_data_dir(const cli_opts *opts,
                                const struct proto_sheet *s, core_err *err);
+/** verify of a bundle: its files (data_bundle_verify), then its report
+ * against its data (report_verify_bundle); the report goes to out. */
+core_status cli_verify_bundle(const char *path, FILE *out, core_err *err);
 
 #endif

@@ -64,7 +64,7 @@ core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
    * analysis: the text must be the newest version, as for run. */
   if ((st = data_check_lock(exp, sheet, err)) != CORE_OK)
     goto done;
-  if ((st = cli_analyze_experiment(sheet, exp, threads, &sum, err)) != CORE_OK)
+  if ((st = analysis_experiment(sheet, exp, threads, &sum, err)) != CORE_OK)
     goto done;
   if (opts->json) {
     if ((st = analysis_json(sum, &text, err)) != CORE_OK)

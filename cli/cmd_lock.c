@@ -95,55 +95,80 @@ static void print_chain(const data_experiment *exp, FILE *out) {
   }
 }
 
-static const data_tally *find_tally(const data_tally *t, size_t n,
-                                    const char *w, const char *a) {
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(t[i].workload, w) == 0 && strcmp(t[i].arm, a) == 0)
-      return &t[i];
-  return NULL;
+static void print_tally(const data_tally *t, const char *planned, int ww,
+                        int aw, FILE *out) {
+  fprintf(out, "  %-*s  %-*s  %7s  %5ld  %7ld  %10ld  %6ld\n", ww, t->workload,
+          aw, t->arm, planned, t->counted, t->invalid, t->superseded,
+          t->beyond);
 }
 
-static void print_runs(const proto_sheet *s, const data_tally *t, size_t n,
-                       FILE *out) {
+/* The runs per workload and arm, as the counting rule (data/count.c)
+ * has them under the plan, then the status line. */
+static void print_runs(const data_counted *c, FILE *out) {
   int ww = 8, aw = 3;
-  for (size_t i = 0; i < s->n_workloads; i++)
-    if ((int)strlen(s->workloads[i].name) > ww)
-      ww = (int)strlen(s->workloads[i].name);
-  for (size_t i = 0; i < s->n_arms; i++)
-    if ((int)strlen(s->arms[i].name) > aw)
-      aw = (int)strlen(s->arms[i].name);
-  fprintf(out, "runs:\n  %-*s  %-*s  %7s  %5s  %7s  %10s\n", ww, "workload",
-          aw, "arm", "planned", "valid", "invalid", "superseded");
-  for (size_t i = 0; i < s->n_workloads; i++) {
-    const proto_workload *w = &s->workloads[i];
-    for (size_t j = 0; j < s->n_arms; j++) {
-      const data_tally *c = find_tally(t, n, w->name, s->arms[j].name);
-      char planned[32];
-      if (w->runs > 0)
-        snprintf(planned, sizeof planned, "%ld", w->runs);
-      else
-        snprintf(planned, sizeof planned, "import");
-      fprintf(out, "  %-*s  %-*s  %7s  %5ld  %7ld  %10ld\n", ww, w->name, aw,
-              s->arms[j].name, planned, c ? c->valid : 0, c ? c->invalid : 0,
-              c ? c->superseded : 0);
-    }
+  char line[256];
+  for (size_t i = 0; i < c->n_tallies; i++) {
+    if ((int)strlen(c->tallies[i].workload) > ww)
+      ww = (int)strlen(c->tallies[i].workload);
+    if ((int)strlen(c->tallies[i].arm) > aw)
+      aw = (int)strlen(c->tallies[i].arm);
   }
-  /* Rows of workloads or arms the current sheet no longer declares. */
-  for (size_t i = 0; i < n; i++)
-    if (proto_workload_index(s, t[i].workload) < 0 ||
-        proto_arm_index(s, t[i].arm) < 0)
-      fprintf(out, "  %-*s  %-*s  %7s  %5ld  %7ld  %10ld\n", ww, t[i].workload,
-              aw, t[i].arm, "-", t[i].valid, t[i].invalid, t[i].superseded);
+  fprintf(out, "runs:\n  %-*s  %-*s  %7s  %5s  %7s  %10s  %6s\n", ww,
+          "workload", aw, "arm", "planned", "valid", "invalid", "superseded",
+          "beyond");
+  for (size_t i = 0; i < c->n_tallies; i++) {
+    const data_tally *t = &c->tallies[i];
+    char planned[32];
+    if (!t->in_sheet) /* a workload or arm the plan no longer declares */
+      snprintf(planned, sizeof planned, "-");
+    else if (t->planned > 0)
+      snprintf(planned, sizeof planned, "%ld", t->planned);
+    else
+      snprintf(planned, sizeof planned, "import");
+    print_tally(t, planned, ww, aw, out);
+  }
+  data_status_line(&c->status, line, sizeof line);
+  fprintf(out, "status: %s\n", line);
+}
+
+/* The plan the counts are made under: the sheet when it is the newest
+ * version, else the newest frozen version (the sheet's edits are not a
+ * plan until amended). OUT: *owned the loaded version, or NULL. */
+static const proto_sheet *plan_of(const data_experiment *exp,
+                                  const proto_sheet *sheet,
+                                  proto_sheet **owned) {
+  core_err e;
+  memset(&e, 0, sizeof e);
+  *owned = NULL;
+  if (data_check_lock(exp, sheet, &e) == CORE_OK)
+    return sheet;
+  *owned = data_load_version(exp, (int)exp->n_versions - 1, &e);
+  return *owned ? *owned : sheet;
+}
+
+static core_status count_experiment(const data_experiment *exp,
+                                    const proto_sheet *plan, data_counted *c,
+                                    core_err *err) {
+  data_rowset rows;
+  core_status st = data_load_rows(exp, &rows, err);
+  memset(c, 0, sizeof *c);
+  if (st != CORE_OK)
+    return st;
+  st = data_count_rows(plan, exp, exp->versions[exp->n_versions - 1].number,
+                       &rows, c, err);
+  data_rowset_free(&rows);
+  return st;
 }
 
 core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
-  proto_sheet *sheet;
+  proto_sheet *sheet, *owned = NULL;
   data_experiment *exp;
-  data_tally *t = NULL;
-  size_t n = 0, n_open = 0;
+  data_counted c;
+  size_t n_open = 0;
   char **open_batches = NULL;
   core_err lock;
   core_status st = open_both(opts, &sheet, &exp, err);
+  memset(&c, 0, sizeof c);
   if (st != CORE_OK)
     return st;
   fprintf(out, "%s: %s\n", exp->id, sheet->title ? sheet->title : "");
@@ -161,9 +186,12 @@ core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
             "sheet: %s differs from v%zu; append an amendment and run "
             "prereg amend %s\n",
             sheet->path, exp->n_versions - 1, sheet->path);
-  if ((st = data_tally_runs(exp, &t, &n, err)) != CORE_OK)
-    goto cleanup;
-  print_runs(sheet, t, n, out);
+  {
+    const proto_sheet *plan = plan_of(exp, sheet, &owned);
+    if ((st = count_experiment(exp, plan, &c, err)) != CORE_OK)
+      goto cleanup;
+    print_runs(&c, out);
+  }
   if ((st = data_unfinished_batches(exp, &open_batches, &n_open, err)) !=
       CORE_OK)
     goto cleanup;
@@ -171,29 +199,15 @@ core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
     fprintf(out, "unfinished batch %s: run prereg run %s --resume\n",
             open_batches[i], sheet->path);
 cleanup:
-  for (size_t i = 0; i < n_open; i++)
-    core_free(open_batches[i]);
-  core_free(open_batches);
-  data_tally_free(t, n);
+  core_names_free(open_batches, n_open);
+  data_counted_free(&c);
+  proto_sheet_free(owned);
   data_experiment_free(exp);
   proto_sheet_free(sheet);
   return st;
 }
 
 /* }==== */
-
-/* A published bundle (.tar.gz) is checked as it is, without a sheet or
- * a data folder (data/bundle.c). */
-static core_status verify_bundle(const char *path, FILE *out, core_err *err) {
-  core_buf report;
-  core_status st;
-  core_buf_init(&report);
-  st = data_bundle_verify(path, &report, err);
-  if (report.data)
-    fputs(report.data, out);
-  core_buf_free(&report);
-  return st;
-}
 
 core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;
@@ -202,7 +216,7 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   core_err lock;
   core_status st;
   if (data_is_bundle(opts->args[0]))
-    return verify_bundle(opts->args[0], out, err);
+    return cli_verify_bundle(opts->args[0], out, err);
   if ((st = cli_refuse_folder(opts, err)) != CORE_OK)
     return st;
   st = open_both(opts, &sheet, &exp, err);

@@ -2,11 +2,70 @@
  * bundle side of verify, analyze and report.
  * SPDX-License-Identifier: MIT
  */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"
+#include "reports/report.h"
+
+/* A fresh report of the data, in a new temporary folder: what the bundle
+ * holds, rather than DATA/ID/report/, which may have been rendered from
+ * fewer data. OUT: *dir (core_free; remove it with core_remove_tree). */
+static core_status fresh_report(const cli_opts *opts, char **dir,
+                                core_err *err) {
+  const char *tmp = getenv("TMPDIR");
+  const char *data = opts->data_dir ? opts->data_dir : "data";
+  char *d =
+      core_asprintf("%s/prereg-publish-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  core_status st;
+  *dir = NULL;
+  if (!d)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if (!mkdtemp(d)) {
+    st = core_fail(err, CORE_EIO, "%s: cannot create a temporary folder", d);
+    core_free(d);
+    return st;
+  }
+  *dir = d;
+  return report_render_to(opts->args[0], data, d, err);
+}
+
+/* What a reader's verify does: the files, then the report against the
+ * data. */
+core_status cli_verify_bundle(const char *path, FILE *out, core_err *err) {
+  core_buf report;
+  core_status st;
+  core_buf_init(&report);
+  st = data_bundle_verify(path, &report, err);
+  if (st == CORE_OK)
+    st = report_verify_bundle(path, &report, err);
+  if (report.data)
+    fputs(report.data, out);
+  core_buf_free(&report);
+  return st;
+}
+
+/* Writes the bundle, then reads it back as a reader would: a bundle that
+ * does not verify, or whose report is not its data's, is never handed
+ * out. */
+static core_status write_checked(const char *exp_dir, const proto_sheet *sheet,
+                                 const char *report_dir, const char *path,
+                                 char sha[CORE_SHA256_HEX], core_err *err) {
+  core_buf report;
+  core_status st =
+      data_bundle_write(exp_dir, sheet, report_dir, path, sha, err);
+  if (st != CORE_OK)
+    return st;
+  core_buf_init(&report);
+  if ((st = data_bundle_verify(path, NULL, err)) != CORE_OK ||
+      (st = report_verify_bundle(path, &report, err)) != CORE_OK)
+    core_err_prefix(err, "the bundle just written does not verify: ");
+  core_buf_free(&report);
+  return st;
+}
 
 core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err) {
   const char *sheet_path = opts->args[0];
@@ -58,32 +117,27 @@ core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err) {
   }
   path = opts->out ? core_strdup(opts->out)
                    : core_asprintf("%s/publish/%s.tar.gz", exp->dir, exp->id);
-  report_dir = core_path_join(exp->dir, "report");
-  if (!path || !report_dir) {
+  if (!path) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }
-  if ((st = data_bundle_write(exp->dir, sheet, path, sha, err)) != CORE_OK)
+  if ((st = fresh_report(opts, &report_dir, err)) != CORE_OK ||
+      (st = write_checked(exp->dir, sheet, report_dir, path, sha, err)) !=
+          CORE_OK)
     goto cleanup;
-  /* Read back what was written, as a reader would: a bundle that does not
-   * verify is never handed out silently. */
-  if ((st = data_bundle_verify(path, NULL, err)) != CORE_OK) {
-    core_err_prefix(err, "the bundle just written does not verify: ");
-    goto cleanup;
-  }
-  fprintf(out, "published %s\n  bundle  %s\n  sha256  %s\n", exp->id, path,
-          sha);
-  if (!core_is_dir(report_dir))
-    fprintf(out,
-            "  note: no report in %s, so the bundle has none "
-            "(run prereg report %s, then publish again)\n",
-            report_dir, sheet_path);
+  fprintf(out,
+          "published %s\n  bundle  %s\n  sha256  %s\n  report  rendered "
+          "from the data it bundles\n",
+          exp->id, path, sha);
   fprintf(out, "  readers check it with: prereg verify %s\n", path);
 
 cleanup:
+  if (report_dir) {
+    core_remove_tree(report_dir, NULL);
+    core_free(report_dir);
+  }
   core_buf_free(&report);
   core_free(path);
-  core_free(report_dir);
   data_experiment_free(exp);
   proto_sheet_free(sheet);
   return st;

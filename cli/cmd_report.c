@@ -62,10 +62,13 @@ core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err) {
   if (st == CORE_OK) {
     fprintf(out,
             "%s/report.md\n%s/report.html\n%s/report.xlsx\n"
-            "%s/provenance.md\n",
-            dir, dir, dir, dir);
+            "%s/provenance.md\n%s/%s\n",
+            dir, dir, dir, dir, dir, REPORT_ANALYSIS_FILE);
     for (size_t i = 0; i < doc.n_plots; i++)
       fprintf(out, "%s/%s\n", dir, doc.plots[i].file);
+    char line[256];
+    data_status_line(&in->summary->status, line, sizeof line);
+    fprintf(out, "status: %s\n", line);
     if (in->unverified)
       fprintf(out, "UNVERIFIED: the data did not verify; every page says "
                    "so\n");

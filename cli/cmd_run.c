@@ -339,7 +339,7 @@ static void print_summary(run_cmd *c, FILE *out) {
   core_err err = {0};
   core_buf text;
   core_buf_init(&text);
-  if (cli_analyze_experiment(c->s, c->exp, 0, &sum, &err) == CORE_OK)
+  if (analysis_experiment(c->s, c->exp, 0, &sum, &err) == CORE_OK)
     analysis_write_table(sum, c->s, cli_term_width(out), &text);
   if (sum && !text.oom && text.len) {
     fputs("\n", out);

@@ -364,8 +364,7 @@ typedef struct load_ctx {
   void *fn_ctx;
 } load_ctx;
 
-static core_status header_ok(char **f, size_t n, const char *name, long line,
-                             core_err *err) {
+int data_row_header_ok(char **f, size_t n) {
   core_buf b;
   int ok;
   core_buf_init(&b);
@@ -376,7 +375,12 @@ static core_status header_ok(char **f, size_t n, const char *name, long line,
   }
   ok = !b.oom && b.data && strcmp(b.data, DATA_ROW_HEADER) == 0;
   core_buf_free(&b);
-  if (!ok)
+  return ok;
+}
+
+static core_status header_ok(char **f, size_t n, const char *name, long line,
+                             core_err *err) {
+  if (!data_row_header_ok(f, n))
     return core_fail(err, CORE_EINPUT,
                      "%s:%ld: not a batch header (expected %s)", name, line,
                      DATA_ROW_HEADER);
@@ -404,14 +408,27 @@ static core_status on_load(void *vctx, char **f, size_t n, long line,
 }
 
 /* Loads one batch csv. A torn tail is an error in a frozen file and
- * ignored in an unfinished one (recovery reports it). */
-static core_status load_csv(const char *path, int frozen, load_ctx c,
+ * ignored in an unfinished one (recovery reports it). A frozen file is
+ * hashed as it is read: rows whose bytes are not the ones the MANIFEST
+ * vouches for are refused (every command that uses rows reads them
+ * here), unless the experiment trusts changed files (report --force). */
+static core_status load_csv(const data_experiment *exp, const char *path,
+                            const manifest_entry *frozen, load_ctx c,
                             csvscan_result *res, core_err *err) {
+  char hex[CORE_SHA256_HEX];
   c.name = path;
   c.header_seen = 0;
   /* Read a chunk at a time: a batch of a million rows is 160 MB of text
    * that need never be in memory at once. */
-  core_status st = data_csv_scan_file(path, on_load, &c, res, err);
+  core_status st =
+      data_csv_scan_file(path, on_load, &c, res, frozen ? hex : NULL, err);
+  if (st == CORE_OK && frozen && !exp->trust_changed &&
+      strcmp(hex, frozen->sha256) != 0)
+    st = core_fail(err, CORE_EVERIFY,
+                   "%s: content differs from the MANIFEST (sha256 %.12s..., "
+                   "recorded %.12s...): the frozen rows were changed, so "
+                   "nothing is computed from them; run prereg verify",
+                   path, hex, frozen->sha256);
   if (st == CORE_OK && frozen && res->torn)
     st = core_fail(err, CORE_EINPUT,
                    "%s:%ld: incomplete last line in a frozen batch; run "
@@ -449,7 +466,7 @@ static core_status scan_batches(const data_experiment *exp, load_ctx c,
     if (!full || !rel)
       st = core_fail(err, CORE_ENOMEM, "out of memory");
     else
-      st = load_csv(full, data_manifest_find(&m, rel) != NULL, c, &res, err);
+      st = load_csv(exp, full, data_manifest_find(&m, rel), c, &res, err);
     core_free(full);
     core_free(rel);
   }
@@ -525,93 +542,16 @@ core_status data_unfinished_batches(const data_experiment *exp, char ***out,
 
 /* }==== */
 
-/* {==== Tallies ==== */
+/* {==== Runs ==== */
 
-/* 1 when row r no longer counts because a version filed after the one it
- * was collected under supersedes its workload. */
-static int row_superseded(const data_experiment *exp, const data_row *r) {
-  for (size_t k = (size_t)r->sheet_version + 1; k < exp->n_versions; k++)
-    for (size_t j = 0; j < exp->versions[k].n_supersedes; j++)
-      if (strcmp(exp->versions[k].supersedes[j], r->workload) == 0)
-        return 1;
-  return 0;
-}
-
-void data_tally_free(data_tally *t, size_t n) {
-  for (size_t i = 0; t && i < n; i++) {
-    core_free(t[i].workload);
-    core_free(t[i].arm);
-  }
-  core_free(t);
+static int same_str(const char *a, const char *b) {
+  return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
 int data_same_run(const data_row *a, const data_row *b) {
-  return strcmp(a->batch, b->batch) == 0 &&
-         strcmp(a->workload, b->workload) == 0 &&
-         strcmp(a->arm, b->arm) == 0 && strcmp(a->run_id, b->run_id) == 0 &&
-         (a->run_id[0] != '\0' || a->seq == b->seq);
-}
-
-/* Runs of rows: counts per workload and arm. */
-static core_status tally_rows(const data_experiment *exp,
-                              const data_rowset *rows, data_tally **out,
-                              size_t *n_out, core_err *err) {
-  data_tally *t = NULL;
-  size_t n = 0;
-  *out = NULL;
-  *n_out = 0;
-  for (size_t i = 0; i < rows->n; i++) {
-    const data_row *r = &rows->rows[i];
-    size_t j, k;
-    int valid = r->valid;
-    /* The rows of one run are written together (one append), so a run
-     * is counted at its first row and only neighbours are compared. */
-    if (i > 0 && data_same_run(&rows->rows[i - 1], r))
-      continue;
-    for (j = i; j < rows->n && data_same_run(&rows->rows[j], r); j++)
-      valid = valid && rows->rows[j].valid;
-    for (k = 0; k < n; k++)
-      if (strcmp(t[k].workload, r->workload) == 0 &&
-          strcmp(t[k].arm, r->arm) == 0)
-        break;
-    if (k == n) {
-      data_tally *nt = core_realloc(t, (n + 1) * sizeof *nt);
-      if (!nt)
-        goto oom;
-      t = nt;
-      memset(&t[n], 0, sizeof t[n]);
-      t[n].workload = core_strdup(r->workload);
-      t[n].arm = core_strdup(r->arm);
-      n++;
-      if (!t[k].workload || !t[k].arm)
-        goto oom;
-    }
-    if (row_superseded(exp, r))
-      t[k].superseded++;
-    else if (valid)
-      t[k].valid++;
-    else
-      t[k].invalid++;
-  }
-  *out = t;
-  *n_out = n;
-  return CORE_OK;
-oom:
-  data_tally_free(t, n);
-  return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
-}
-
-core_status data_tally_runs(const data_experiment *exp, data_tally **out,
-                            size_t *n, core_err *err) {
-  data_rowset rows;
-  core_status st = data_load_rows(exp, &rows, err);
-  *out = NULL;
-  *n = 0;
-  if (st != CORE_OK)
-    return st;
-  st = tally_rows(exp, &rows, out, n, err);
-  data_rowset_free(&rows);
-  return st;
+  return same_str(a->batch, b->batch) && same_str(a->workload, b->workload) &&
+         same_str(a->arm, b->arm) && same_str(a->run_id, b->run_id) &&
+         ((a->run_id && a->run_id[0] != '\0') || a->seq == b->seq);
 }
 
 /* }==== */

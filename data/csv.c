@@ -308,17 +308,23 @@ core_status data_csv_scan(const char *name, const char *text, size_t len,
 }
 
 core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
-                               csvscan_result *res, core_err *err) {
+                               csvscan_result *res, char *sha256,
+                               core_err *err) {
   /* 1 MiB: large enough that a read costs nothing per row, small enough
    * to be nothing beside the rows themselves. */
   enum { CHUNK = 1 << 20 };
   scanner sc;
   char *buf;
   int fd;
+  core_sha256_ctx *h = NULL;
   core_status st = scan_begin(&sc, path, fn, ctx, res, err);
   if (st != CORE_OK)
     return st;
   buf = core_malloc(CHUNK);
+  if (sha256 && buf && !(h = core_sha256_begin())) {
+    core_free(buf);
+    buf = NULL;
+  }
   if (!buf) {
     sc.st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
     return scan_end(&sc);
@@ -338,12 +344,47 @@ core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
                         strerror(errno));
       break;
     }
+    if (h)
+      core_sha256_update(h, buf, (size_t)n);
     scan_feed(&sc, buf, (size_t)n);
   }
   if (fd >= 0)
     close(fd);
+  if (h)
+    core_sha256_end(h, sha256);
   core_free(buf);
   return scan_end(&sc);
+}
+
+struct data_csvscan {
+  scanner sc;
+};
+
+data_csvscan *data_csvscan_begin(const char *name, csvscan_fn fn, void *ctx,
+                                 csvscan_result *res, core_err *err) {
+  data_csvscan *s = core_malloc(sizeof *s);
+  if (!s) {
+    core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
+    return NULL;
+  }
+  if (scan_begin(&s->sc, name, fn, ctx, res, err) != CORE_OK) {
+    core_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+core_status data_csvscan_feed(data_csvscan *s, const char *text, size_t len) {
+  return s->sc.st == CORE_OK ? scan_feed(&s->sc, text, len) : s->sc.st;
+}
+
+core_status data_csvscan_end(data_csvscan *s) {
+  core_status st;
+  if (!s)
+    return CORE_OK;
+  st = scan_end(&s->sc);
+  core_free(s);
+  return st;
 }
 
 /* }==== */

@@ -111,6 +111,10 @@ typedef struct data_experiment {
   data_version *versions; /* chain, in order */
   size_t n_versions;
   int lock_fd; /* DATA/ID/.lock while held (flock), else -1 */
+  /* 0 (the default): frozen files whose digest differs from the MANIFEST
+   * are refused by everything that reads them (rows, batch facts). 1:
+   * read anyway, for a report stamped UNVERIFIED (report --force). */
+  int trust_changed;
 } data_experiment;
 
 /** Opens DATA/ID for the sheet (read only: nothing is created).
@@ -171,9 +175,11 @@ char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
 /* {==== Reading the data ==== */
 
 /** Loads every row of every batch (frozen or in progress, in batch
- * order). OUT: *rows filled from scratch (its old contents are not
- * freed); its strings live in rows->pool (see data_rowset). Free with
- * data_rowset_free, also on error (then *rows is empty). */
+ * order). A frozen batch whose bytes differ from the MANIFEST is refused
+ * (CORE_EVERIFY naming it), unless exp->trust_changed. OUT: *rows filled
+ * from scratch (its old contents are not freed); its strings live in
+ * rows->pool (see data_rowset). Free with data_rowset_free, also on error
+ * (then *rows is empty). */
 core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
                            core_err *err);
 
@@ -182,27 +188,11 @@ core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
 typedef core_status (*data_row_fn)(void *ctx, const data_row *r,
                                    core_err *err);
 
-/** Reads the rows data_load_rows would load, in the same order, handing
- * each to fn without keeping any: a million rows cost one row's memory. */
+/** Reads the rows data_load_rows would load, in the same order and under
+ * the same checks (a changed frozen batch is refused), handing each to fn
+ * without keeping any: a million rows cost one row's memory. */
 core_status data_scan_rows(const data_experiment *exp, data_row_fn fn,
                            void *ctx, core_err *err);
-
-/** Runs collected for one workload and arm. A run is the rows sharing
- * batch, workload, arm and run_id. A run is valid when all its rows are;
- * superseded when a later version's amendment supersedes its workload
- * (superseded runs are not counted as valid or invalid). */
-typedef struct data_tally {
-  char *workload, *arm;
-  long valid, invalid, superseded;
-} data_tally;
-
-/** Tallies every run on disk, in order of first appearance. OUT: *out
- * newly allocated, strings included (free with data_tally_free(*out,
- * *n)), *n their count; NULL and 0 on error. */
-core_status data_tally_runs(const data_experiment *exp, data_tally **out,
-                            size_t *n, core_err *err);
-/** Frees n tallies and the array; NULL-safe. */
-void data_tally_free(data_tally *t, size_t n);
 
 /** The batches whose CSV is not in the MANIFEST (unfinished, for status
  * and verify). OUT: *names newly allocated ("bNNNN"; free with
@@ -215,6 +205,201 @@ core_status data_unfinished_batches(const data_experiment *exp, char ***names,
  * is wrong. */
 core_status data_verify(const data_experiment *exp, core_buf *report,
                         core_err *err);
+
+/* }==== */
+
+/* {==== Which runs count ====
+ *
+ * One rule, here and nowhere else, decides what every command counts:
+ * `run` (which planned runs are still to do), `status`, `analyze` and
+ * `report`, `verify` of a folder and of a bundle. A run is the rows that
+ * share batch, workload, arm and run_id (seq when run_id is empty),
+ * written one after the other. Runs are taken in collection order: batch
+ * order, then the order of the batch's file, which is its seq order. Under
+ * the plan of one version of the sheet (the current one, or the
+ * registered v0 for the registered sample) each run has one fate:
+ *   superseded      a version filed after the run's own, and not after the
+ *                   plan's, lists its workload in `supersedes` (decided
+ *                   from the chain alone: versions/vN.json);
+ *   not in sheet    its workload or arm is not in the plan's sheet, or its
+ *                   source is neither "run" nor "import";
+ *   invalid         one of its rows is not valid;
+ *   beyond the plan valid, but its workload and arm already have the
+ *                   plan's `runs` counted runs before it (a workload
+ *                   without `runs` has no cap);
+ *   counted         otherwise: its values enter the analysis.
+ * Besides, a run of prereg's own (source "run", not superseded, known)
+ * with 1 <= round <= runs of a workload prereg runs fills that round of
+ * the plan, valid or not: `run` does not run it again. Imported runs never
+ * fill a round. */
+
+/** 1 when rows a and b belong to the same run (batch, workload, arm,
+ * run_id; seq when run_id is empty): what groups rows into runs for the
+ * rule, wherever rows are read. */
+int data_same_run(const data_row *a, const data_row *b);
+
+typedef enum data_fate {
+  DATA_COUNTED,
+  DATA_SUPERSEDED,
+  DATA_NOT_IN_SHEET,
+  DATA_INVALID,
+  DATA_BEYOND_PLAN
+} data_fate;
+
+/* What the rule reads of one run (all borrowed for the call). */
+typedef struct data_run_in {
+  const char *batch, *workload, *arm, *source;
+  int sheet_version;
+  long round;
+  int valid; /* every row of the run is valid */
+  int quick; /* collected under run --quick */
+} data_run_in;
+
+/* What the rule decided for one run. */
+typedef struct data_run_fate {
+  const char *by_why;  /* DATA_SUPERSEDED: its why, borrowed from the chain */
+  int by_version;      /* DATA_SUPERSEDED: the version that supersedes */
+  int workload, arm;   /* indexes into the plan's sheet, -1 when not in it */
+  unsigned char fate;  /* a data_fate (one byte: a million runs are held) */
+  unsigned char fills; /* fills round `round` of the plan (see above) */
+  char what;           /* DATA_NOT_IN_SHEET: 'w'orkload, 'a'rm or 's'ource */
+} data_run_fate;
+
+/* Runs of one workload and arm under the plan. Counts are of runs. */
+typedef struct data_tally {
+  char *workload, *arm;
+  int in_sheet; /* both are in the plan's sheet */
+  long planned; /* the plan's runs for the workload (0: no cap) */
+  long counted; /* valid runs within the plan: those analysed */
+  long invalid, superseded, not_in_sheet, beyond;
+  long imported;  /* of the counted, imported ones */
+  long collected; /* distinct rounds of the plan prereg has run (valid or
+                     invalid, not superseded) */
+} data_tally;
+
+/* The collection against the plan, in the words every output shows
+ * (interface.md): COMPLETE, or each flag that applies, joined by " · ". */
+typedef struct data_status {
+  long collected, planned; /* planned: runs x arms of every workload
+                              prereg runs; collected: of those, run */
+  int incomplete;          /* collected < planned */
+  int quick;               /* a run that counts was collected with --quick */
+  int interrupted;         /* a batch holding runs that count was cut
+                              short (interrupted, or still unfinished) */
+  int beyond_plan;         /* valid runs past the plan, not analysed */
+  int imported;            /* imported runs are counted */
+  int amended_after_data;  /* an amendment was filed after data existed */
+  int unverified;          /* set by the caller: the data did not verify */
+} data_status;
+
+/** The status line of st: "COMPLETE", or e.g. "INCOMPLETE (23/180) ·
+ * INTERRUPTED". Writes at most cap bytes (NUL included) to out. */
+void data_status_line(const data_status *st, char *out, size_t cap);
+/** 1 when verdicts on these data are provisional (incomplete or quick). */
+int data_status_provisional(const data_status *st);
+/** The flags that apply, as the line spells them ("INCOMPLETE", "QUICK",
+ * ...): fills up to 8 static strings into words, returns their count. */
+size_t data_status_flags(const data_status *st, const char *words[8]);
+
+/* What a batch's facts say about how its collection ended. */
+typedef struct data_batch_state {
+  char id[16];     /* "b0001" */
+  int interrupted; /* facts: "interrupted": true */
+  int unfinished;  /* its CSV is not in the MANIFEST (yet) */
+} data_batch_state;
+
+/** The state of every batch of exp (CSV present), in batch order. A facts
+ * file listed in the MANIFEST whose digest differs is CORE_EVERIFY naming
+ * it, unless exp->trust_changed. OUT: *out newly allocated (core_free), *n its
+ * length; NULL and 0 on error or when there is no batch. */
+core_status data_batch_states(const data_experiment *exp,
+                              data_batch_state **out, size_t *n,
+                              core_err *err);
+
+/* The rule as a running count: runs are given one at a time, in
+ * collection order, so that a folder's rows or a bundle's stream can be
+ * counted without holding the rows (a verifier keeps no row). */
+typedef struct data_counter data_counter;
+
+/** A counter under the plan of sheet plan (NULL: no plan: nothing is "not
+ * in sheet", no cap, nothing planned), with supersession by the versions
+ * of chain[0..n_chain) numbered at most upto (the plan's own version;
+ * 0 for the registered sample, which supersedes nothing). Borrows plan
+ * and chain until data_counter_free. NULL when out of memory. */
+data_counter *data_counter_new(const proto_sheet *plan,
+                               const data_version *chain, size_t n_chain,
+                               int upto);
+void data_counter_free(data_counter *c);
+
+/** The rule: the fate of the next run in collection order (and its
+ * count). Out of memory is remembered and reported by data_counter_end. */
+data_run_fate data_count_run(data_counter *c, const data_run_in *run);
+
+/** The tallies (the plan's workloads and arms in sheet order, then those
+ * it does not know in order of appearance) and the status, given the
+ * batches' states (may be NULL). OUT: *tallies newly allocated
+ * (data_tally_free), *n their count, *st. CORE_ENOMEM when the counter
+ * ran out of memory. */
+core_status data_counter_end(data_counter *c, const data_batch_state *batches,
+                             size_t n_batches, data_tally **tallies, size_t *n,
+                             data_status *st, core_err *err);
+/** Frees n tallies and the array; NULL-safe. */
+void data_tally_free(data_tally *t, size_t n);
+
+/* The rule over a loaded rowset: every run and row with its fate. */
+typedef struct data_counted {
+  size_t n_runs;
+  data_run_fate *runs;   /* in collection order */
+  size_t *run_first;     /* its first row */
+  size_t *run_rows;      /* its number of rows (they follow the first) */
+  size_t *row_run;       /* per row: its run */
+  unsigned char *counts; /* per row: 1 when its value is analysed (its run
+                            counts, its metric is the workload's, it has
+                            a value) */
+  data_tally *tallies;
+  size_t n_tallies;
+  data_status status;
+} data_counted;
+
+/** Applies the rule to rows (in collection order, as data_load_rows
+ * gives them) under plan (may be NULL) with the chain of exp (may be
+ * NULL: nothing superseded) up to version upto. The batches' states are
+ * read from exp's folder when it has one. OUT: *out filled from scratch
+ * (free with data_counted_free, also on error). */
+core_status data_count_rows(const proto_sheet *plan,
+                            const data_experiment *exp, int upto,
+                            const data_rowset *rows, data_counted *out,
+                            core_err *err);
+void data_counted_free(data_counted *c);
+
+/** Whether the value of row r, of a run the rule gave fate f under plan
+ * (may be NULL), enters the analysis: its run counts, it holds a value,
+ * and its metric is one its workload declares. The rule's word on a row;
+ * data_count_run's is the word on its run. */
+int data_row_analysed(const data_run_fate *f, const proto_sheet *plan,
+                      const data_row *r);
+
+/** Why row r (fate f, as for data_row_analysed) is not analysed, in the
+ * words the report shows ("superseded by amendment 1: ...", "beyond the
+ * plan (runs = 10): valid, not analysed", "timeout after 120 s": for an
+ * invalid run, invalid_reason, the reason of its first invalid row), or
+ * NULL when it is. Newly allocated (core_free); also NULL when out of
+ * memory, which *oom says. For a row fed one at a time (the streaming
+ * analysis); data_row_why says the same of a counted rowset. */
+char *data_fate_why(const data_run_fate *f, const proto_sheet *plan,
+                    const data_row *r, const char *invalid_reason, int *oom);
+
+/** Why row i (of the rows given to data_count_rows) is not analysed, in
+ * the words the report shows ("superseded by amendment 1: ...", "beyond
+ * the plan (runs = 10)", "timeout after 120 s"), or NULL when it is.
+ * Newly allocated (core_free); also NULL when out of memory, which
+ * *oom says. */
+char *data_row_why(const data_counted *c, const proto_sheet *plan,
+                   const data_rowset *rows, size_t i, int *oom);
+
+/** The tally of workload and arm in c, or NULL: borrowed from c. */
+const data_tally *data_counted_tally(const data_counted *c,
+                                     const char *workload, const char *arm);
 
 /* }==== */
 
@@ -427,13 +612,14 @@ const char *data_fact_get(const data_batch_info *b, const char *key);
  */
 
 /** Writes the bundle of the experiment folder exp_dir (DATA/ID) to
- * out_path (atomically, mode 0644; parent folders created). sheet is
- * optional (title, author and question for the README). Refuses with
- * CORE_EVERIFY when a file differs from the MANIFEST, and CORE_EINPUT when
- * report/ holds a link or special file. OUT: sha256 (may be NULL) the
- * bundle's own digest. Call data_verify first: this checks digests only. */
+ * out_path (atomically, mode 0644; parent folders created), with the
+ * files under report_dir (NULL: none) as its report/. sheet is optional
+ * (title, author and question for the README). Refuses with CORE_EVERIFY
+ * when a file differs from the MANIFEST, and CORE_EINPUT when the report
+ * holds a link or special file. OUT: sha256 (may be NULL) the bundle's own
+ * digest. Call data_verify first: this checks digests only. */
 core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
-                              const char *out_path,
+                              const char *report_dir, const char *out_path,
                               char sha256[CORE_SHA256_HEX], core_err *err);
 
 /** Checks the bundle at path without unpacking it: every member against

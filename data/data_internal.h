@@ -38,9 +38,21 @@ core_status data_csv_scan(const char *name, const char *text, size_t len,
 
 /** data_csv_scan over the file at path, read a chunk at a time so that
  * the whole file is never in memory; path is used in messages (cannot
- * open or read: CORE_EIO naming it). */
+ * open or read: CORE_EIO naming it). OUT: sha256 (may be NULL) the
+ * SHA-256 of every byte read. */
 core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
-                               csvscan_result *res, core_err *err);
+                               csvscan_result *res, char *sha256,
+                               core_err *err);
+
+/* The same scan fed in pieces of any size by the caller (a tar stream):
+ * data_csvscan_begin (NULL when out of memory, err filled), any number of
+ * data_csvscan_feed (each returns the scan's first error so far), then
+ * data_csvscan_end, which frees it and returns the first error. */
+typedef struct data_csvscan data_csvscan;
+data_csvscan *data_csvscan_begin(const char *name, csvscan_fn fn, void *ctx,
+                                 csvscan_result *res, core_err *err);
+core_status data_csvscan_feed(data_csvscan *s, const char *text, size_t len);
+core_status data_csvscan_end(data_csvscan *s);
 
 /** Appends one row (with a final "\n"), each field quoted only where RFC
  * 4180 needs it; batch_id and source override the row's own when not
@@ -113,6 +125,10 @@ typedef struct manifest {
 core_status data_manifest_load(const char *dir, manifest *m,
                                core_buf *problems, core_err *err);
 void data_manifest_free(manifest *m);
+/** The same from the MANIFEST's text, name naming it in messages. */
+core_status data_manifest_parse(const char *name, const char *text, size_t len,
+                                manifest *m, core_buf *problems,
+                                core_err *err);
 /** The entry for path, or NULL: borrowed from m, valid until m changes. */
 const manifest_entry *data_manifest_find(const manifest *m, const char *path);
 /** Hashes each path (relative to dir) and appends it to the MANIFEST,
@@ -156,10 +172,6 @@ core_status data_batch_freeze_json(data_batch *b, struct json_t *facts,
 /** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv");
  * OUT: *num the number. */
 int data_batch_name(const char *name, const char *suffix, long *num);
-
-/** 1 when a and b belong to the same run (batch, workload, arm, run_id;
- * seq when run_id is empty). */
-int data_same_run(const data_row *a, const data_row *b);
 
 /* }==== */
 
@@ -238,6 +250,102 @@ int data_is_go_bench(const char *text, size_t len);
 core_status data_import_go(data_import *m, const char *text, size_t len,
                            const char *only, const char *arm_map,
                            core_err *err);
+
+/* {==== The verifier ====
+ *
+ * One verifier of an experiment's files, for a data folder (verify.c
+ * walks it) and for a bundle (bundle.c streams its members): the same
+ * MANIFEST parser, CSV scan, chain rules, counting and messages. Every
+ * message is "WHERE" + the file's path relative to the experiment folder
+ * + ": what" (WHERE is "DATA/ID/" or "BUNDLE: ID/"). It is fed in this
+ * order: the MANIFEST, the files of versions/, the batches' facts, then
+ * any other file (a batch's CSV is parsed as it streams, so no file is
+ * ever held whole), and checks what needs everything at the end. A
+ * bundle's members come sorted, versions/ after batches/: its reader
+ * takes the small members first (a first pass it makes anyway), so that
+ * rows are checked against the chain as they stream, with memory that
+ * does not grow with the data. */
+
+typedef struct data_check data_check;
+
+/** A verifier whose messages start with where; report is the caller's
+ * buffer (one line per problem or note). NULL when out of memory. */
+data_check *data_check_new(const char *where, core_buf *report);
+/** The MANIFEST's text; NULL text: there is none. */
+void data_check_manifest(data_check *v, const char *text, size_t len);
+/** A file of versions/ (whole: sheets, their facts and diffs are small). */
+void data_check_version(data_check *v, const char *rel, const char *text,
+                        size_t len);
+/** batches/BATCH.json (whole). */
+void data_check_facts(data_check *v, const char *rel, const char *text,
+                      size_t len);
+/** Any other file, streamed: begin, data (any number of pieces), end. A
+ * batch's CSV (batches/BATCH.csv) is parsed as it streams. unfinished: a
+ * batch still being written (a folder's, not in the MANIFEST): its rows
+ * are counted, not checked. */
+void data_check_file_begin(data_check *v, const char *rel, int unfinished);
+void data_check_file_data(data_check *v, const void *p, size_t n);
+void data_check_file_end(data_check *v);
+/** A file the feeder found wrong itself (it is then taken as seen). */
+void data_check_problem(data_check *v, const char *rel, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/** The mode of the file fed next (a folder's): a writable frozen file is
+ * noted, or named with its digest's mismatch. */
+void data_check_mode(data_check *v, const char *rel, unsigned mode);
+/** The MANIFEST line listing rel, or 0. */
+long data_check_listed(const data_check *v, const char *rel);
+
+/* What the verifier found, for the summary lines. */
+typedef struct data_check_result {
+  long problems;
+  size_t files, versions, batches, rows;
+  char status[512]; /* "status: ..." line, without the newline */
+} data_check_result;
+
+/** Checks what needs everything (files the MANIFEST lists that never
+ * came, the chain), appends the status line, frees v. OUT: *res.
+ * CORE_ENOMEM when out of memory, else CORE_OK (problems are counted in
+ * res, not returned). */
+core_status data_check_end(data_check *v, data_check_result *res,
+                           core_err *err);
+
+/** 1 when rel is a path a bundle or manifest may hold: relative,
+ * '/'-separated, no empty, "." or ".." component, no control character
+ * or backslash. */
+int data_safe_rel(const char *rel);
+
+/** 1 when the record is DATA_ROW_HEADER exactly. */
+int data_row_header_ok(char **f, size_t n);
+
+/* }==== */
+
+/* {==== Bundles (bundle.c writes them, bundle_read.c reads them) ==== */
+
+#define DATA_BUNDLE_HEADER "# prereg bundle 1"
+#define DATA_BUNDLE_MANIFEST "BUNDLE-MANIFEST"
+/* What a bundle's report holds for the commands that read a bundle: the
+ * analysis it was rendered from and the Markdown that records its
+ * digest (reports/ writes them as analysis.json and report.md). */
+#define DATA_BUNDLE_REPORT_ANALYSIS "report/analysis.json"
+#define DATA_BUNDLE_REPORT_MD "report/report.md"
+
+/** The contract's id pattern: [a-z0-9][a-z0-9-]* (n bytes of s). */
+int data_valid_id(const char *s, size_t n);
+
+/* }==== */
+
+/* {==== Versions ==== */
+
+/** Fills *v (from scratch) from the text of versions/vK.json; name is
+ * for messages. Bad JSON or a text without "version": k and a "sha256" is
+ * CORE_EINPUT. Free with data_version_clear (also after an error: then v
+ * holds nothing). */
+core_status data_version_parse(const char *name, const char *text, size_t len,
+                               size_t k, data_version *v, core_err *err);
+void data_version_clear(data_version *v);
 
 /* }==== */
 

@@ -86,28 +86,19 @@ static int str_list(json_t *arr, char ***out, size_t *n) {
   return 1;
 }
 
-static core_status load_version_json(const char *path, size_t k,
+/* Fills v from root, the JSON of versions/vK.json named name. */
+static core_status version_from_json(json_t *root, const char *name, size_t k,
                                      data_version *v, core_err *err) {
-  json_error_t je;
-  json_t *root = json_load_file(path, 0, &je), *arr, *item;
-  core_status st = CORE_OK;
+  json_t *arr, *item;
   size_t i;
-  memset(v, 0, sizeof *v);
-  if (!root)
-    return core_fail(err, CORE_EINPUT,
-                     "%s:%d: not valid JSON (%s); the frozen chain is "
-                     "damaged: run prereg verify",
-                     path, je.line, je.text);
   if (!json_is_object(root) ||
       json_integer_value(json_object_get(root, "version")) != (json_int_t)k ||
       !json_is_string(json_object_get(root, "sha256")) ||
-      strlen(json_string_value(json_object_get(root, "sha256"))) != 64) {
-    json_decref(root);
+      strlen(json_string_value(json_object_get(root, "sha256"))) != 64)
     return core_fail(err, CORE_EINPUT,
                      "%s: lacks \"version\": %zu or a \"sha256\"; the frozen "
                      "chain is damaged: run prereg verify",
-                     path, k);
-  }
+                     name, k);
   v->number = (int)k;
   memcpy(v->sha256, json_string_value(json_object_get(root, "sha256")), 64);
   v->sha256[64] = '\0';
@@ -141,12 +132,44 @@ static core_status load_version_json(const char *path, size_t k,
         goto oom;
     }
   }
+  return CORE_OK;
+oom:
+  version_clear(v);
+  return core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
+}
+
+core_status data_version_parse(const char *name, const char *text, size_t len,
+                               size_t k, data_version *v, core_err *err) {
+  json_error_t je;
+  json_t *root;
+  core_status st;
+  memset(v, 0, sizeof *v);
+  data_json_init();
+  if (!(root = json_loadb(text, len, 0, &je)))
+    return core_fail(err, CORE_EINPUT,
+                     "%s:%d: not valid JSON (%s); the frozen chain is "
+                     "damaged: run prereg verify",
+                     name, je.line, je.text);
+  st = version_from_json(root, name, k, v, err);
   json_decref(root);
   return st;
-oom:
-  json_decref(root);
+}
+
+void data_version_clear(data_version *v) {
   version_clear(v);
-  return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+}
+
+static core_status load_version_json(const char *path, size_t k,
+                                     data_version *v, core_err *err) {
+  char *text = NULL;
+  size_t len = 0;
+  core_status st;
+  memset(v, 0, sizeof *v);
+  if ((st = core_read_file(path, &text, &len, err)) != CORE_OK)
+    return st;
+  st = data_version_parse(path, text, len, k, v, err);
+  core_free(text);
+  return st;
 }
 
 /* Loads versions/v0.json, v1.json, ... up to the first one missing. */
@@ -263,29 +286,39 @@ static json_t *amendments_json(const proto_sheet *s) {
   return arr;
 }
 
-/* The data state when a version is filed: runs per workload and arm. */
+/* The data state when a version is filed: runs per workload and arm,
+ * counted without a plan (every valid run not superseded counts): what
+ * existed, whatever the sheet then planned. */
 static core_status data_state_json(const data_experiment *exp, json_t **out,
                                    core_err *err) {
-  data_tally *t = NULL;
-  size_t n = 0;
+  data_rowset rows;
+  data_counted c;
   long valid = 0, invalid = 0;
   json_t *runs, *o;
-  core_status st = data_tally_runs(exp, &t, &n, err);
+  core_status st = data_load_rows(exp, &rows, err);
+  if (st != CORE_OK)
+    return st;
+  st = data_count_rows(
+      NULL, exp,
+      exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0, &rows,
+      &c, err);
+  data_rowset_free(&rows);
   if (st != CORE_OK)
     return st;
   runs = json_array();
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < c.n_tallies; i++) {
+    const data_tally *t = &c.tallies[i];
     json_t *r = json_object();
-    json_object_set_new(r, "workload", json_string(t[i].workload));
-    json_object_set_new(r, "arm", json_string(t[i].arm));
-    json_object_set_new(r, "valid", json_integer(t[i].valid));
-    json_object_set_new(r, "invalid", json_integer(t[i].invalid));
-    json_object_set_new(r, "superseded", json_integer(t[i].superseded));
+    json_object_set_new(r, "workload", json_string(t->workload));
+    json_object_set_new(r, "arm", json_string(t->arm));
+    json_object_set_new(r, "valid", json_integer(t->counted));
+    json_object_set_new(r, "invalid", json_integer(t->invalid));
+    json_object_set_new(r, "superseded", json_integer(t->superseded));
     json_array_append_new(runs, r);
-    valid += t[i].valid;
-    invalid += t[i].invalid;
+    valid += t->counted;
+    invalid += t->invalid;
   }
-  data_tally_free(t, n);
+  data_counted_free(&c);
   o = json_object();
   json_object_set_new(o, "runs_valid", json_integer(valid));
   json_object_set_new(o, "runs_invalid", json_integer(invalid));

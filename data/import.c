@@ -80,6 +80,28 @@ static core_status undeclared_metric(const imp *m, core_err *err,
   return st;
 }
 
+/* Rows for a workload prereg runs itself would be pooled with its own
+ * runs under its plan, measured some other way: refused unless the sheet
+ * says so with the workload's `source` (recorded by an amendment, like any
+ * change of plan). The message says what to write. */
+static core_status runs_itself(const imp *m, core_err *err, const char *where,
+                               const proto_workload *w) {
+  const char *sheet = m->sheet->path ? m->sheet->path : "the sheet";
+  return core_fail(
+      err, CORE_EINPUT,
+      "%s: workload '%s' is run by prereg itself (it has %s), so imported "
+      "rows would be pooled with its own runs; to import into it, write "
+      "source = \"both\" (imported runs pooled with prereg's, up to runs = "
+      "%ld per arm) or source = \"import\" (only imported data; prereg run "
+      "skips it) on that workload in %s, append an amendment saying why and "
+      "run prereg amend %s; nothing was imported",
+      where, w->name,
+      w->by_arms   ? "arms that are whole commands"
+      : w->n_steps ? "steps"
+                   : "a cmd",
+      w->runs, sheet, sheet);
+}
+
 /* "0", or "0;1;0" for the steps of one run. */
 static int exit_code_ok(const char *s) {
   while (*s) {
@@ -205,15 +227,34 @@ static const char *field(const imp *m, char **f, int c) {
   return m->col[c] >= 0 ? f[m->col[c]] : "";
 }
 
+/* The row's workload (one that takes imports), arm and metric, declared
+ * in the sheet. OUT: *w the workload. */
+static core_status declared(const imp *m, const char *where, const char *wname,
+                            const char *arm, const char *metric,
+                            const proto_workload **w, core_err *err) {
+  long wi = proto_workload_index(m->sheet, wname);
+  if (wi < 0)
+    return undeclared(m, err, where, "workload", wname, 0);
+  *w = &m->sheet->workloads[wi];
+  if (!proto_workload_takes_imports(*w))
+    return runs_itself(m, err, where, *w);
+  if (proto_arm_index(m->sheet, arm) < 0)
+    return undeclared(m, err, where, "arm", arm, 1);
+  if (!proto_workload_has_metric(*w, metric))
+    return undeclared_metric(m, err, where, *w, metric);
+  return CORE_OK;
+}
+
 static core_status on_csv(void *vctx, char **f, size_t n, long line,
                           core_err *err) {
   imp *m = vctx;
   char where[600], run_id[64], why[128];
   const char *wname, *arm, *metric, *value, *run, *code, *valid_s, *note;
-  const proto_workload *w;
-  long wi, round = 0;
+  const proto_workload *w = NULL;
+  long round = 0;
   int valid = 1, has_value = 0;
   double v = NAN;
+  core_status st;
   if (!m->header_seen) {
     m->header_seen = 1;
     /* A UTF-8 byte order mark is what spreadsheets put first. */
@@ -234,13 +275,8 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
   code = field(m, f, C_EXIT);
   valid_s = field(m, f, C_VALID);
   note = field(m, f, C_NOTE);
-  if ((wi = proto_workload_index(m->sheet, wname)) < 0)
-    return undeclared(m, err, where, "workload", wname, 0);
-  w = &m->sheet->workloads[wi];
-  if (proto_arm_index(m->sheet, arm) < 0)
-    return undeclared(m, err, where, "arm", arm, 1);
-  if (!proto_workload_has_metric(w, metric))
-    return undeclared_metric(m, err, where, w, metric);
+  if ((st = declared(m, where, wname, arm, metric, &w, err)) != CORE_OK)
+    return st;
   if (code[0] && !exit_code_ok(code))
     return core_fail(err, CORE_EINPUT,
                      "%s: exit_code '%s' is not an integer (or a list "
@@ -418,15 +454,16 @@ static core_status pick_workload(imp *m, const char *only, long *wi,
     return CORE_OK;
   }
   for (size_t i = 0; i < m->sheet->n_workloads; i++)
-    if (!proto_workload_runs_itself(&m->sheet->workloads[i])) {
+    if (proto_workload_takes_imports(&m->sheet->workloads[i]) &&
+        !proto_workload_runs_itself(&m->sheet->workloads[i])) {
       found = (long)i;
       count++;
     }
   if (count != 1)
     return core_fail(err, CORE_EUSAGE,
                      "%s: hyperfine results name no workload and %s has %s "
-                     "import-only workload (one without cmd); say which "
-                     "with --only WORKLOAD",
+                     "import-only workload (one without cmd, or with source "
+                     "= \"import\"); say which with --only WORKLOAD",
                      m->file, m->sheet->path ? m->sheet->path : "the sheet",
                      count ? "more than one" : "no");
   *wi = found;
@@ -445,6 +482,8 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
   if ((st = pick_workload(m, only, &wi, err)) != CORE_OK)
     return st;
   w = &m->sheet->workloads[wi];
+  if (!proto_workload_takes_imports(w))
+    return runs_itself(m, err, only ? "--only" : m->file, w);
   if (!proto_workload_has_metric(w, "wall_s"))
     return undeclared_metric(m, err, m->file, w, "wall_s");
   json_array_foreach(results, j, res) {
@@ -544,6 +583,68 @@ static core_status check_arm_map(const imp *m, const char *arm_map,
   return CORE_OK;
 }
 
+/* {==== The same source twice ==== */
+
+/* The batch that already imported a source of this SHA-256, if any: its
+ * rows would be counted twice, and frozen rows cannot be taken back. OUT:
+ * *found 1 with its id and import time. */
+static core_status imported_before(const data_experiment *exp, const char *hex,
+                                   int *found, char id[16], char at[40],
+                                   core_err *err) {
+  char *bdir = core_path_join(exp->dir, "batches");
+  char **names = NULL;
+  size_t n = 0;
+  long num;
+  core_status st;
+  *found = 0;
+  if (!bdir)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  st = core_list_dir(bdir, &names, &n, err);
+  for (size_t i = 0; i < n && st == CORE_OK && !*found; i++) {
+    char *path;
+    json_t *root;
+    if (!data_batch_name(names[i], ".json", &num) || strlen(names[i]) > 15)
+      continue;
+    if (!(path = core_path_join(bdir, names[i]))) {
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+      break;
+    }
+    root = json_load_file(path, 0, NULL);
+    if (json_is_string(json_object_get(root, "source_sha256")) &&
+        strcmp(json_string_value(json_object_get(root, "source_sha256")),
+               hex) == 0) {
+      const char *t = json_string_value(json_object_get(root, "imported_at"));
+      *found = 1;
+      snprintf(id, 16, "%.*s", (int)(strlen(names[i]) - 5), names[i]);
+      snprintf(at, 40, "%s", t ? t : "?");
+    }
+    json_decref(root);
+    core_free(path);
+  }
+  core_names_free(names, n);
+  core_free(bdir);
+  return st;
+}
+
+/* Refuses a source imported before, under the lock, so that two imports
+ * of one file cannot both pass. */
+static core_status not_imported_before(data_experiment *exp, const char *file,
+                                       const char *hex, core_err *err) {
+  char id[16], at[40];
+  int found;
+  core_status st;
+  if ((st = data_experiment_lock(exp, err)) != CORE_OK ||
+      (st = imported_before(exp, hex, &found, id, at, err)) != CORE_OK)
+    return st;
+  if (found)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: already imported as batch %s (on %s; the same "
+                     "SHA-256, %.12s...); importing it again would count "
+                     "its rows twice; nothing was imported",
+                     file, id, at, hex);
+  return CORE_OK;
+}
+
 /* }==== */
 
 /* {==== For the readers of other formats ==== */
@@ -602,13 +703,10 @@ core_status data_import_row(data_import *m, const char *where,
                             const char *metric, const char *run_id, long round,
                             int valid, const char *reason, double value,
                             int has_value, core_err *err) {
-  long wi = proto_workload_index(m->sheet, workload);
-  if (wi < 0)
-    return undeclared(m, err, where, "workload", workload, 0);
-  if (proto_arm_index(m->sheet, arm) < 0)
-    return undeclared(m, err, where, "arm", arm, 1);
-  if (!proto_workload_has_metric(&m->sheet->workloads[wi], metric))
-    return undeclared_metric(m, err, where, &m->sheet->workloads[wi], metric);
+  const proto_workload *w;
+  core_status st = declared(m, where, workload, arm, metric, &w, err);
+  if (st != CORE_OK)
+    return st;
   if (has_value && !isfinite(value))
     return core_fail(err, CORE_EINPUT, "%s: %s: not a finite number", where,
                      metric);
@@ -691,8 +789,10 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
     st = core_fail(err, CORE_EINPUT, "%s: no rows to import", file);
     goto cleanup;
   }
-  /* Everything checked: only now does anything touch the data folder. */
   core_sha256_hex(text, len, hex);
+  if ((st = not_imported_before(exp, file, hex, err)) != CORE_OK)
+    goto cleanup;
+  /* Everything checked: only now does anything touch the data folder. */
   core_utc_now(now);
   facts =
       json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:O}", "kind", "import", "format",

@@ -29,6 +29,25 @@ int data_batch_name(const char *name, const char *suffix, long *num) {
   return 1;
 }
 
+int data_safe_rel(const char *rel) {
+  const char *p = rel, *start = rel;
+  if (!rel || !*rel || *rel == '/')
+    return 0;
+  for (;; p++) {
+    if (*p == '/' || *p == '\0') {
+      size_t n = (size_t)(p - start);
+      if (n == 0 || (n == 1 && start[0] == '.') ||
+          (n == 2 && start[0] == '.' && start[1] == '.'))
+        return 0;
+      if (*p == '\0')
+        return 1;
+      start = p + 1;
+    } else if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\') {
+      return 0;
+    }
+  }
+}
+
 /* {==== Manifest ==== */
 
 void data_manifest_free(manifest *m) {
@@ -52,25 +71,15 @@ static int is_hex64(const char *s) {
   return 1;
 }
 
-core_status data_manifest_load(const char *dir, manifest *m,
-                               core_buf *problems, core_err *err) {
-  char *path = core_path_join(dir, "MANIFEST");
-  char *text = NULL;
-  size_t len = 0;
+core_status data_manifest_parse(const char *name, const char *text, size_t len,
+                                manifest *m, core_buf *problems,
+                                core_err *err) {
   core_status st = CORE_OK;
   long line = 0;
   memset(m, 0, sizeof *m);
-  if (!path)
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  if (!core_exists(path)) {
-    core_free(path);
-    return CORE_OK;
-  }
-  if ((st = core_read_file(path, &text, &len, err)) != CORE_OK)
-    goto cleanup;
-  for (char *p = text; p < text + len;) {
-    char *nl = memchr(p, '\n', (size_t)(text + len - p));
-    char *end = nl ? nl : text + len;
+  for (const char *p = text; p < text + len;) {
+    const char *nl = memchr(p, '\n', (size_t)(text + len - p));
+    const char *end = nl ? nl : text + len;
     size_t ll = (size_t)(end - p);
     line++;
     if (ll < 67 || !is_hex64(p) || p[64] != ' ' || p[65] != ' ' ||
@@ -79,19 +88,19 @@ core_status data_manifest_load(const char *dir, manifest *m,
         core_buf_printf(problems,
                         "%s:%ld: malformed line (expected \"SHA256  "
                         "PATH\")\n",
-                        path, line);
+                        name, line);
       } else {
         st = core_fail(err, CORE_EINPUT,
                        "%s:%ld: malformed line (expected \"SHA256  PATH\"); "
                        "run prereg verify",
-                       path, line);
+                       name, line);
         goto cleanup;
       }
     } else {
       manifest_entry *e;
       manifest_entry *ne = core_grow(m->e, &m->cap, m->n, sizeof *ne, 32);
       if (!ne) {
-        st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+        st = core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
         goto cleanup;
       }
       m->e = ne;
@@ -100,7 +109,7 @@ core_status data_manifest_load(const char *dir, manifest *m,
       e->sha256[64] = '\0';
       e->line = line;
       if (!(e->path = core_strndup(p + 66, ll - 66))) {
-        st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+        st = core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
         goto cleanup;
       }
       m->n++;
@@ -110,6 +119,21 @@ core_status data_manifest_load(const char *dir, manifest *m,
 cleanup:
   if (st != CORE_OK)
     data_manifest_free(m);
+  return st;
+}
+
+core_status data_manifest_load(const char *dir, manifest *m,
+                               core_buf *problems, core_err *err) {
+  char *path = core_path_join(dir, "MANIFEST");
+  char *text = NULL;
+  size_t len = 0;
+  core_status st = CORE_OK;
+  memset(m, 0, sizeof *m);
+  if (!path)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if (core_exists(path) &&
+      (st = core_read_file(path, &text, &len, err)) == CORE_OK)
+    st = data_manifest_parse(path, text, len, m, problems, err);
   core_free(text);
   core_free(path);
   return st;

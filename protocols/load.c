@@ -938,12 +938,60 @@ static int check_by_arms(walk *w, proto_workload *wl) {
   return wl->cmd || wl->steps || wl->by_arms;
 }
 
+/* A workload's `source`: where its data may come from. Said apart from
+ * the other choices because a wrong value here decides what imports are
+ * refused, so the message names every value and the likely one. */
+static void read_source(walk *w, int at, proto_workload *wl, int has_cmd) {
+  static const char *const names[] = {"run", "import", "both", NULL};
+  size_t mark = path_key(w, "source");
+  int ty = field(w, at, "source");
+  wl->source = has_cmd ? PROTO_SOURCE_RUN : PROTO_SOURCE_IMPORT;
+  if (ty == LUA_TNIL) {
+    leave(w, mark);
+    return;
+  }
+  if (ty != LUA_TSTRING)
+    fail_got(w, -1, "\"run\", \"import\" or \"both\"");
+  {
+    const char *v = lua_tostring(w->L, -1), *near;
+    int k;
+    for (k = 0; names[k] && strcmp(v, names[k]) != 0; k++)
+      ;
+    if (!names[k]) {
+      near = nearest(v, names, count_list(names));
+      if (near)
+        fail(w,
+             "\"%s\" is not a source; did you mean \"%s\"? (\"run\": "
+             "prereg runs it, \"import\": only prereg import, \"both\": "
+             "imports pooled with its runs)",
+             v, near);
+      fail(w,
+           "\"%s\" is not a source: write \"run\" (prereg runs it), "
+           "\"import\" (only prereg import) or \"both\" (imports pooled "
+           "with its runs)",
+           v);
+    }
+    wl->source = k == 0   ? PROTO_SOURCE_RUN
+                 : k == 1 ? PROTO_SOURCE_IMPORT
+                          : PROTO_SOURCE_BOTH;
+  }
+  if (!has_cmd && wl->source != PROTO_SOURCE_IMPORT)
+    fail(w,
+         "\"%s\" needs a cmd or steps for prereg to run; without one the "
+         "data come only from prereg import: write source = \"import\" or "
+         "add a cmd",
+         proto_source_word(wl->source));
+  leave(w, mark);
+}
+
 static void read_workloads(walk *w, int t) {
   static const char *const keys[] = {
-      "name",           "runs",      "warmup",  "cmd",
-      "steps",          "prepare",   "cleanup", "metrics",
-      "sample_after_s", "timeout_s", "order",   "cache",
-      "expect_exit",    "processes", "cgroup",  NULL};
+      "name",        "runs",      "warmup",
+      "cmd",         "steps",     "prepare",
+      "cleanup",     "metrics",   "sample_after_s",
+      "timeout_s",   "order",     "cache",
+      "expect_exit", "processes", "cgroup",
+      "source",      NULL};
   /* What an import-only workload (no cmd, no steps) may not set: it
    * runs nothing, so these could only mislead. */
   static const char *const run_only[] = {
@@ -993,6 +1041,7 @@ static void read_workloads(walk *w, int t) {
       fail(w, "has both cmd and steps; give one: cmd is one command, "
               "steps a list run in order in a fresh folder");
     runs = check_by_arms(w, wl);
+    read_source(w, at, wl, runs);
     if (!runs)
       for (int k = 0; run_only[k]; k++) {
         if (field(w, at, run_only[k]) != LUA_TNIL) {
@@ -1005,8 +1054,9 @@ static void read_workloads(walk *w, int t) {
         }
         lua_pop(L, 1);
       }
-    if (get_num(w, at, "runs", runs ? REQ : OPT, 1, 1, 0, 1e6,
-                "a positive integer", &x))
+    if (get_num(w, at, "runs",
+                runs && wl->source != PROTO_SOURCE_IMPORT ? REQ : OPT, 1, 1, 0,
+                1e6, "a positive integer", &x))
       wl->runs = (long)x;
     if (get_num(w, at, "warmup", OPT, 1, 0, 0, 1e6, "an integer >= 0", &x))
       wl->warmup = (long)x;

@@ -23,6 +23,13 @@ typedef enum {
   PROTO_EXPECT_REFERENCE /* "reference": same as the reference arm, step by
                             step, in the same round */
 } proto_expect;
+/* Where a workload's data come from (sheet key `source`). */
+typedef enum {
+  PROTO_SOURCE_RUN,    /* "run": prereg runs it; imports are refused */
+  PROTO_SOURCE_IMPORT, /* "import": only `prereg import`; run skips it */
+  PROTO_SOURCE_BOTH    /* "both": prereg runs it, and imported runs are
+                          pooled with its own under the plan's `runs` */
+} proto_source;
 
 /* Where an image digest comes from: a file or tree hashed once per batch
  * (core_sha256_tree), or a command whose trimmed stdout is the digest.
@@ -81,7 +88,9 @@ typedef struct proto_workload {
   proto_expect expect;
   int expect_code;
   proto_procsel procs;
-  int cgroup; /* 1: run each run in its own cgroup (cg_* metrics) */
+  int cgroup;          /* 1: run each run in its own cgroup (cg_* metrics) */
+  proto_source source; /* default: "run" with a cmd or steps, else
+                          "import" */
   int line;
 } proto_workload;
 
@@ -207,11 +216,17 @@ void proto_sheet_free(proto_sheet *s);
 /** Index of the arm/workload named name, or -1 (also for NULL). */
 long proto_arm_index(const proto_sheet *s, const char *name);
 long proto_workload_index(const proto_sheet *s, const char *name);
-/** 1 when prereg runs w itself (a cmd, steps, or arms that are whole
- * commands), 0 when its data come only by `prereg import`. */
-int proto_workload_runs_itself(const proto_workload *w);
 /** 1 when the workload declares metric. */
 int proto_workload_has_metric(const proto_workload *w, const char *metric);
+/** 1 when prereg runs w itself: it plans runs (runs > 0), has a cmd,
+ * steps or arms that are whole commands, and its source is not "import";
+ * 0 when its data come only by `prereg import`. */
+int proto_workload_runs_itself(const proto_workload *w);
+/** 1 when `prereg import` may add rows to w: its source is "import" or
+ * "both". */
+int proto_workload_takes_imports(const proto_workload *w);
+/** The source as the sheet writes it: "run", "import" or "both". */
+const char *proto_source_word(proto_source s);
 /** Unit of a metric, from its suffix: "s", "MiB", "KiB" or "" (a static
  * string). */
 const char *proto_metric_unit(const char *metric);

@@ -163,15 +163,26 @@ long proto_workload_index(const proto_sheet *s, const char *name) {
   return -1;
 }
 
-int proto_workload_runs_itself(const proto_workload *w) {
-  return w->cmd != NULL || w->n_steps > 0 || w->by_arms;
-}
-
 int proto_workload_has_metric(const proto_workload *w, const char *metric) {
   for (size_t i = 0; metric && i < w->n_metrics; i++)
     if (w->metrics[i] && strcmp(w->metrics[i], metric) == 0)
       return 1;
   return 0;
+}
+
+int proto_workload_runs_itself(const proto_workload *w) {
+  return w->runs > 0 && (w->cmd || w->n_steps > 0 || w->by_arms) &&
+         w->source != PROTO_SOURCE_IMPORT;
+}
+
+int proto_workload_takes_imports(const proto_workload *w) {
+  return w->source == PROTO_SOURCE_IMPORT || w->source == PROTO_SOURCE_BOTH;
+}
+
+const char *proto_source_word(proto_source s) {
+  return s == PROTO_SOURCE_IMPORT ? "import"
+         : s == PROTO_SOURCE_BOTH ? "both"
+                                  : "run";
 }
 
 static int ends_with(const char *s, const char *suffix) {

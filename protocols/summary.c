@@ -196,6 +196,11 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
       core_buf_printf(out, " (pss_mib sampled %gs after start)",
                       w->sample_after_s);
     core_buf_puts(out, "\n");
+    if (w->source == PROTO_SOURCE_BOTH)
+      core_buf_printf(out,
+                      "  %-*s  imports pooled with its runs (source = "
+                      "\"both\")\n",
+                      (int)wd, "");
     if (w->cmd)
       core_buf_printf(out, "  %-*s  cmd: %s\n", (int)wd, "", w->cmd);
     if (w->by_arms)

@@ -388,6 +388,12 @@ const analysis_cell *report_find_cell(const analysis_summary *a, const char *w,
   return NULL;
 }
 
+data_status report_status(const report_input *in) {
+  data_status st = in->summary->status;
+  st.unverified |= in->unverified != NULL;
+  return st;
+}
+
 const char *report_short_reason(const char *reason, char *buf, size_t cap) {
   static const char sup[] = "superseded by amendment ";
   const char *colon;

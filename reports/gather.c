@@ -310,7 +310,13 @@ core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
     st = err->status ? err->status : CORE_EVERIFY;
     goto fail;
   }
-  if ((st = verify_and_analyse(in, orig, force, err)) != CORE_OK ||
+  /* With --force the rows are read as they are, whatever verification
+   * finds (which then stamps every page UNVERIFIED); without, a changed
+   * batch is refused by the reading too. */
+  in->exp->trust_changed = force != 0;
+  if ((st = verify_and_analyse(in, orig, force, err)) == CORE_OK)
+    in->summary->status.unverified = in->unverified != NULL;
+  if (st != CORE_OK ||
       (st = data_report_inputs_load(in->exp, &in->extra, err)) != CORE_OK ||
       (st = amendments(in, in->exp, err)) != CORE_OK)
     goto fail;
@@ -386,13 +392,22 @@ core_status report_check_dir(const char *dir, core_err *err) {
 
 core_status report_write_all(const report_input *in, const report_doc *doc,
                              const char *dir, core_err *err) {
-  char *p = core_path_join(dir, "report.md");
+  char *p = core_path_join(dir, REPORT_ANALYSIS_FILE);
   char *tmp = NULL;
   core_status st;
   if (!p)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  st = core_write_file_atomic(p, doc->md, doc->md_len, 0644, err);
+  /* The analysis first: report.md records its digest. */
+  st = doc->analysis ? core_write_file_atomic(p, doc->analysis,
+                                              doc->analysis_len, 0644, err)
+                     : CORE_OK;
   core_free(p);
+  if (st == CORE_OK) {
+    p = core_path_join(dir, "report.md");
+    st = p ? core_write_file_atomic(p, doc->md, doc->md_len, 0644, err)
+           : core_fail(err, CORE_ENOMEM, "out of memory");
+    core_free(p);
+  }
   for (size_t i = 0; st == CORE_OK && i < doc->n_plots; i++) {
     p = core_path_join(dir, doc->plots[i].file);
     st = p ? core_write_file_atomic(p, doc->plots[i].svg,

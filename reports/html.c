@@ -309,6 +309,19 @@ core_status report_render(const report_input *in, report_doc *doc,
     report_doc_free(doc);
     return core_fail(err, CORE_ENOMEM, "out of memory");
   }
+  {
+    /* The analysis first: report.md records its digest. */
+    core_buf js;
+    core_buf_init(&js);
+    if ((st = analysis_json(in->summary, &js, err)) != CORE_OK) {
+      core_buf_free(&js);
+      report_doc_free(doc);
+      return st;
+    }
+    doc->analysis_len = js.len;
+    doc->analysis = core_buf_steal(&js);
+    core_sha256_hex(doc->analysis, doc->analysis_len, doc->analysis_sha256);
+  }
   core_buf_init(&md);
   core_buf_init(&prov);
   report_markdown(in, doc, &md);
@@ -341,6 +354,7 @@ core_status report_render(const report_input *in, report_doc *doc,
 void report_doc_free(report_doc *doc) {
   if (!doc)
     return;
+  core_free(doc->analysis);
   core_free(doc->md);
   core_free(doc->html);
   core_free(doc->provenance);

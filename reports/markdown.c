@@ -43,13 +43,42 @@ static void ratio_ci(core_buf *b, const analysis_result *r) {
   core_buf_puts(b, "]");
 }
 
+/* " (provisional)" after a verdict or outcome on incomplete or quick
+ * data, wherever one is shown. */
+static const char *prov(const analysis_summary *a) {
+  return a && a->provisional ? " (provisional)" : "";
+}
+
 /* A verdict as every page writes it: bold, last in its cell or sentence,
- * so that a mark beside it ("provisional", the verdict at the registered
- * sample) needs no other change. */
-static void verdict(core_buf *b, const analysis_result *r) {
+ * then its marks: provisional on data that do not complete the plan, and
+ * the registered sample's verdict where that decides otherwise. */
+static void verdict(core_buf *b, const analysis_summary *a,
+                    const analysis_result *r) {
+  const analysis_result *g;
   core_buf_puts(b, "**");
   esc(b, r->verdict);
-  core_buf_puts(b, "**");
+  core_buf_printf(b, "**%s", prov(a));
+  if (!a->original)
+    return;
+  g = report_find_result(a->original, r->workload, r->metric, r->arm);
+  if (g && analysis_same_decision(g, r))
+    return;
+  core_buf_puts(b, "; **changed**: at the registered sample ");
+  if (!g) {
+    core_buf_puts(b, "no comparison");
+    return;
+  }
+  core_buf_printf(b, "(n=%zu) ", g->n);
+  esc(b, g->verdict);
+  core_buf_puts(b, prov(a->original));
+}
+
+static const analysis_hypothesis *orig_hyp(const analysis_summary *o,
+                                           const char *id) {
+  for (size_t i = 0; o && i < o->n_hypotheses; i++)
+    if (strcmp(o->hypotheses[i].id, id) == 0)
+      return &o->hypotheses[i];
+  return NULL;
 }
 
 void report_code_span(core_buf *b, const char *text) {
@@ -85,11 +114,49 @@ static void join_list(core_buf *b, char **v, size_t n) {
 
 /* {==== The headline ==== */
 
-/* Where the integrity work puts the report's status line (COMPLETE,
- * INCOMPLETE, QUICK, ...): the very first line. Nothing yet. */
+/* The status line, the very first line of the page, with what each flag
+ * means: how the data stand to the plan (data/count.c). */
 static void status_line(core_buf *b, const report_input *in) {
-  (void)b;
-  (void)in;
+  data_status both = report_status(in);
+  const data_status *st = &both;
+  char line[256];
+  data_status_line(st, line, sizeof line);
+  core_buf_printf(b, "> **Status: %s.**", line);
+  if (!st->incomplete && !st->quick && !st->interrupted && !st->beyond_plan &&
+      !st->imported && !st->amended_after_data && !st->unverified) {
+    core_buf_printf(b,
+                    " Every run the plan calls for was collected (%ld), "
+                    "and the data are analysed as registered.\n\n",
+                    st->collected);
+    return;
+  }
+  if (data_status_provisional(st))
+    core_buf_puts(b, " The verdicts and hypothesis outcomes below are "
+                     "**provisional**: the data do not complete the plan.");
+  core_buf_puts(b, "\n>\n");
+  if (st->incomplete)
+    core_buf_printf(b,
+                    "> - INCOMPLETE: %ld of the %ld runs the plan calls for "
+                    "were collected.\n",
+                    st->collected, st->planned);
+  if (st->quick)
+    core_buf_puts(b, "> - QUICK: runs collected with `run --quick` (a "
+                     "demo, not the registered plan) are counted.\n");
+  if (st->interrupted)
+    core_buf_puts(b, "> - INTERRUPTED: a batch whose runs are counted was "
+                     "interrupted or is unfinished.\n");
+  if (st->beyond_plan)
+    core_buf_puts(b, "> - BEYOND PLAN: valid runs past the plan's `runs` "
+                     "are not analysed (see What fell along the way).\n");
+  if (st->imported)
+    core_buf_puts(b, "> - IMPORTED: runs measured outside prereg are "
+                     "counted.\n");
+  if (st->amended_after_data)
+    core_buf_puts(b, "> - AMENDED AFTER DATA: an amendment was filed after "
+                     "data existed (see Deviations).\n");
+  if (st->unverified)
+    core_buf_puts(b, "> - UNVERIFIED: the data did not verify (below).\n");
+  core_buf_puts(b, "\n");
 }
 
 static void hypothesis_sentences(core_buf *b, const report_input *in) {
@@ -100,9 +167,15 @@ static void hypothesis_sentences(core_buf *b, const report_input *in) {
   }
   for (size_t i = 0; i < a->n_hypotheses; i++) {
     const analysis_hypothesis *h = &a->hypotheses[i];
+    const analysis_hypothesis *g = orig_hyp(a->original, h->id);
     core_buf_puts(b, "- ");
     esc(b, h->id);
-    core_buf_printf(b, " **%s**: ", proto_outcome_word(h->outcome));
+    core_buf_printf(b, " **%s**%s", proto_outcome_word(h->outcome), prov(a));
+    if (a->original && (!g || g->outcome != h->outcome))
+      core_buf_printf(b, "; **changed**: at the registered sample %s%s",
+                      g ? proto_outcome_word(g->outcome) : "not stated",
+                      g ? prov(a->original) : "");
+    core_buf_puts(b, ": ");
     esc(b, h->says);
     if (h->reason && *h->reason) {
       core_buf_puts(b, " (");
@@ -132,7 +205,7 @@ static void matrix_cell(core_buf *b, const report_input *in,
     core_buf_puts(b, " · ");
     ratio_ci(b, r);
     core_buf_puts(b, " ");
-    verdict(b, r);
+    verdict(b, in->summary, r);
   }
 }
 
@@ -202,6 +275,33 @@ static void matrix(core_buf *b, const report_input *in) {
                   in->summary->confidence * 100);
 }
 
+/* After the matrix: whether the registered sample and rule agree. */
+static void registered_summary(core_buf *b, const analysis_summary *a) {
+  size_t changed = 0;
+  if (!a->original)
+    return;
+  for (size_t i = 0; i < a->n_results; i++) {
+    const analysis_result *r = &a->results[i];
+    const analysis_result *g =
+        report_find_result(a->original, r->workload, r->metric, r->arm);
+    changed += !g || !analysis_same_decision(g, r);
+  }
+  for (size_t i = 0; i < a->n_hypotheses; i++) {
+    const analysis_hypothesis *g = orig_hyp(a->original, a->hypotheses[i].id);
+    changed += !g || g->outcome != a->hypotheses[i].outcome;
+  }
+  if (changed)
+    core_buf_printf(b,
+                    "%zu verdict%s or outcome%s differ at the registered "
+                    "sample and rule (version 0's runs, rule and "
+                    "hypotheses; see Deviations).\n\n",
+                    changed, changed == 1 ? "" : "s", changed == 1 ? "" : "s");
+  else
+    core_buf_puts(b, "At the registered sample and rule (version 0's runs, "
+                     "rule and hypotheses; see Deviations) every verdict and "
+                     "outcome is the same.\n\n");
+}
+
 static void headline(core_buf *b, const report_input *in,
                      const report_doc *doc) {
   core_buf_puts(b, "## Summary\n\n");
@@ -210,6 +310,7 @@ static void headline(core_buf *b, const report_input *in,
     core_buf_puts(b, "No comparison yet: no arm has valid data beside the "
                      "reference.\n\n");
   matrix(b, in);
+  registered_summary(b, in->summary);
   if (doc->n_plots && !doc->plots[0].workload) {
     core_buf_puts(b, "![Every ratio to ");
     esc(b, in->sheet->arms[in->sheet->reference].name);
@@ -254,7 +355,10 @@ static void spread_row(core_buf *b, const report_input *in,
   if (c->n_superseded)
     core_buf_printf(b, "%s%zu superseded", c->n_invalid ? ", " : "",
                     c->n_superseded);
-  if (!c->n_invalid && !c->n_superseded)
+  if (c->n_beyond)
+    core_buf_printf(b, "%s%zu beyond the plan",
+                    c->n_invalid || c->n_superseded ? ", " : "", c->n_beyond);
+  if (!c->n_invalid && !c->n_superseded && !c->n_beyond)
     core_buf_puts(b, "–");
   core_buf_puts(b, " |\n");
   (void)in;
@@ -466,7 +570,8 @@ static void amendment(core_buf *b, const report_amendment *m) {
                                        : ".\n\n");
 }
 
-/* The registered rule's verdicts: only those that decide otherwise. */
+/* The registered sample and rule's verdicts: only those that decide
+ * otherwise, each with its n. */
 static void original_rule(core_buf *b, const analysis_summary *a) {
   size_t differ = 0, hyp = 0;
   const analysis_summary *o = a->original;
@@ -474,7 +579,7 @@ static void original_rule(core_buf *b, const analysis_summary *a) {
     const analysis_result *r = &a->results[i];
     const analysis_result *x =
         report_find_result(o, r->workload, r->metric, r->arm);
-    differ += !x || strcmp(x->rule_verdict, r->rule_verdict) != 0;
+    differ += !x || !analysis_same_decision(x, r);
   }
   for (size_t i = 0; i < a->n_hypotheses; i++) {
     int same = 0;
@@ -483,8 +588,11 @@ static void original_rule(core_buf *b, const analysis_summary *a) {
               o->hypotheses[j].outcome == a->hypotheses[i].outcome;
     hyp += !same;
   }
-  core_buf_puts(b, "Under the registered rule (version 0), given because ");
+  core_buf_puts(b, "At the registered sample and rule (version 0), given "
+                   "because ");
   esc(b, a->original_why);
+  core_buf_puts(b, " (version 0's runs in collection order, its rule and "
+                   "hypotheses, nothing superseded)");
   if (!differ && !hyp) {
     core_buf_printf(b,
                     ": every one of the %zu comparisons is decided the "
@@ -493,12 +601,12 @@ static void original_rule(core_buf *b, const analysis_summary *a) {
     return;
   }
   core_buf_puts(b, ", these decide otherwise:\n\n| Comparison | Amended | "
-                   "Registered rule |\n|---|---|---|\n");
+                   "At the registered sample |\n|---|---|---|\n");
   for (size_t i = 0; i < a->n_results; i++) {
     const analysis_result *r = &a->results[i];
     const analysis_result *x =
         report_find_result(o, r->workload, r->metric, r->arm);
-    if (x && strcmp(x->rule_verdict, r->rule_verdict) == 0)
+    if (x && analysis_same_decision(x, r))
       continue;
     core_buf_puts(b, "| ");
     esc(b, r->workload);
@@ -508,8 +616,12 @@ static void original_rule(core_buf *b, const analysis_summary *a) {
     esc(b, r->arm);
     core_buf_puts(b, " | ");
     esc(b, r->verdict);
-    core_buf_puts(b, " | ");
-    esc(b, x ? x->verdict : "(not analysed)");
+    core_buf_printf(b, "%s (n=%zu) | ", prov(a), r->n);
+    if (x) {
+      esc(b, x->verdict);
+      core_buf_printf(b, "%s (n=%zu)", prov(o), x->n);
+    } else
+      core_buf_puts(b, "(not analysed)");
     core_buf_puts(b, " |\n");
   }
   for (size_t i = 0; i < a->n_hypotheses; i++)
@@ -518,9 +630,9 @@ static void original_rule(core_buf *b, const analysis_summary *a) {
           o->hypotheses[j].outcome != a->hypotheses[i].outcome) {
         core_buf_puts(b, "| hypothesis ");
         esc(b, a->hypotheses[i].id);
-        core_buf_printf(b, " | %s | %s |\n",
-                        proto_outcome_word(a->hypotheses[i].outcome),
-                        proto_outcome_word(o->hypotheses[j].outcome));
+        core_buf_printf(b, " | %s%s | %s%s |\n",
+                        proto_outcome_word(a->hypotheses[i].outcome), prov(a),
+                        proto_outcome_word(o->hypotheses[j].outcome), prov(o));
       }
   core_buf_puts(b, "\n");
 }
@@ -538,9 +650,10 @@ static void deviations(core_buf *b, const report_input *in) {
   if (a->original)
     original_rule(b, a);
   else
-    core_buf_puts(b, "No amendment changed the analysis after data existed, "
-                     "so there are no registered-rule verdicts to "
-                     "compare.\n\n");
+    core_buf_puts(b, "No amendment filed after data existed changed the runs "
+                     "planned, the rule's decisions, the hypotheses or what "
+                     "counts, so the registered sample gives the same "
+                     "analysis.\n\n");
 }
 
 /* Exclusions by workload and reason, the arms and their runs in one
@@ -893,10 +1006,16 @@ static void file_counts(core_buf *b, const data_report_inputs *x) {
 }
 
 static void provenance(core_buf *b, const report_input *in,
-                       const report_row_facts *f) {
+                       const report_doc *doc, const report_row_facts *f) {
   const data_report_inputs *x = in->extra;
   core_buf_printf(b, "## Provenance\n\n- Sheet: version %d, SHA-256 `%s`.\n",
                   in->summary->sheet_version, in->sheet->sha256);
+  if (doc->analysis_sha256[0])
+    core_buf_printf(b,
+                    "- Analysis: `" REPORT_ANALYSIS_FILE "`, SHA-256 `%s` "
+                    "(`prereg analyze --json` of these data, which every "
+                    "number here comes from).\n",
+                    doc->analysis_sha256);
   if (x && x->n_manifest) {
     core_buf_puts(b, "- Data: ");
     file_counts(b, x);
@@ -1032,7 +1151,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
   deviations(b, in);
   fell(b, in);
   threats(b, in, f);
-  provenance(b, in, f);
+  provenance(b, in, doc, f);
   reproduce(b, in);
   appendix(b, s);
   if (used)

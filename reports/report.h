@@ -90,9 +90,17 @@ typedef struct report_plot {
   size_t svg_len;
 } report_plot;
 
+/* The analysis a report is rendered from, written beside it as this file
+ * (`prereg analyze --json` of the same data); report.md records its
+ * SHA-256 on the line "- Analysis: `analysis.json`, SHA-256 `HEX` ...". */
+#define REPORT_ANALYSIS_FILE "analysis.json"
+
 /* The text artefacts of a report, in memory; the doc owns every string
  * and the plots (report_doc_free). */
 typedef struct report_doc {
+  char *analysis; /* the analysis JSON (REPORT_ANALYSIS_FILE) */
+  size_t analysis_len;
+  char analysis_sha256[CORE_SHA256_HEX]; /* "" when none */
   char *md;
   size_t md_len;
   char *html;
@@ -104,7 +112,8 @@ typedef struct report_doc {
   size_t n_plots;
 } report_doc;
 
-/** Renders report.md, report.html, provenance.md and the plots of in
+/** Renders analysis.json, report.md, report.html, provenance.md and the
+ * plots of in
  * (borrowed for the call). OUT: *doc filled from scratch (free with
  * report_doc_free); on error it is empty. CORE_EMARKDOWN when cmark
  * fails. */
@@ -129,10 +138,30 @@ core_status report_write_xlsx(const report_input *in, const char *path,
  * any long work: creates it and a probe file, then removes the probe. */
 core_status report_check_dir(const char *dir, core_err *err);
 
-/** Writes doc's files (report.md, report.html, provenance.md, plots) and
- * report.xlsx to dir, which must exist. */
+/** Writes doc's files (analysis.json, report.md, report.html,
+ * provenance.md, plots) and report.xlsx to dir, which must exist. */
 core_status report_write_all(const report_input *in, const report_doc *doc,
                              const char *dir, core_err *err);
+
+/* }==== */
+
+/* {==== The report the data give now ==== */
+
+/** Renders the report of the sheet at sheet_path over data_dir (as
+ * `prereg report` does, verification included) into dir, which must
+ * exist: what publish bundles, from the data it bundles rather than a
+ * report folder that may be stale. */
+core_status report_render_to(const char *sheet_path, const char *data_dir,
+                             const char *dir, core_err *err);
+
+/** For a bundle that verified (data_bundle_verify): extracts it and
+ * re-derives the analysis from its data; the bundled report/analysis.json
+ * must give the same numbers and verdicts (analysis_json_compare) and
+ * report.md must record that file's SHA-256. Appends one line per
+ * problem (or an "ok" line) to out; CORE_EVERIFY names the first. A
+ * bundle without a report has nothing to compare (CORE_OK, said). */
+core_status report_verify_bundle(const char *bundle, core_buf *out,
+                                 core_err *err);
 
 /* }==== */
 

@@ -107,6 +107,10 @@ const analysis_result *report_find_result(const analysis_summary *a,
 const analysis_cell *report_find_cell(const analysis_summary *a, const char *w,
                                       const char *m, const char *arm);
 
+/** The status of in's data as every page states it: the analysis's, with
+ * UNVERIFIED when the report was written past a failed verification. */
+data_status report_status(const report_input *in);
+
 /** A reason as a table shows it: "superseded by amendment N" without the
  * amendment's text (given once, under Deviations). OUT: into buf. */
 const char *report_short_reason(const char *reason, char *buf, size_t cap);

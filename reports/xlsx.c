@@ -146,17 +146,37 @@ static double row_height(const char *text, double width) {
   return fmin(LINE_PT * lines + 3, 409); /* Excel's tallest row */
 }
 
-/* The UNVERIFIED stamp, first row of every sheet when --force was used.
- * Returns the first row free for content. */
-static lxw_row_t stamp(xctx *x) {
-  if (!x->in->unverified)
-    return 0;
-  put_str(x, 0, 0,
-          "UNVERIFIED: prereg verify found problems with this data; the "
-          "report was written with --force.",
-          x->stamp);
-  x->width[0] = 0; /* the stamp runs across; it sets no width */
-  return 1;
+/* The first rows of a sheet: on the Summary (status set) the status
+ * line, how the data stand to the plan, where it cannot be missed; on
+ * every sheet the UNVERIFIED stamp when --force was used. Returns the
+ * first row free for content. */
+static lxw_row_t stamp(xctx *x, int status) {
+  const analysis_summary *a = x->in->summary;
+  lxw_row_t r = 0;
+  if (status && a) {
+    char line[256], *text;
+    data_status st = report_status(x->in);
+    data_status_line(&st, line, sizeof line);
+    text = core_asprintf("Status: %s%s", line,
+                         a->provisional ? " (verdicts are provisional)" : "");
+    if (!text)
+      x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+    put_str(x, r++, 0, text, x->bold);
+    core_free(text);
+  }
+  if (x->in->unverified)
+    put_str(x, r++, 0,
+            "UNVERIFIED: prereg verify found problems with this data; the "
+            "report was written with --force.",
+            x->stamp);
+  x->width[0] = 0; /* the stamps run across; they set no width */
+  return r;
+}
+
+/* " (provisional)" after a verdict or outcome on incomplete or quick
+ * data. */
+static const char *prov(const analysis_summary *a) {
+  return a && a->provisional ? " (provisional)" : "";
 }
 
 static void header(xctx *x, lxw_row_t r, const char *const *names, size_t n) {
@@ -228,9 +248,9 @@ static lxw_row_t summary_sentences(xctx *x, lxw_row_t r, size_t across) {
   for (size_t i = 0; i < a->n_hypotheses && !x->e; i++) {
     const analysis_hypothesis *h = &a->hypotheses[i];
     char *t = core_asprintf(
-        "%s %s: %s%s%s%s", h->id, proto_outcome_word(h->outcome), h->says,
-        h->reason && *h->reason ? " (" : "", h->reason ? h->reason : "",
-        h->reason && *h->reason ? ")" : "");
+        "%s %s%s: %s%s%s%s", h->id, proto_outcome_word(h->outcome), prov(a),
+        h->says, h->reason && *h->reason ? " (" : "",
+        h->reason ? h->reason : "", h->reason && *h->reason ? ")" : "");
     if (!t) {
       x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
       break;
@@ -239,6 +259,27 @@ static lxw_row_t summary_sentences(xctx *x, lxw_row_t r, size_t across) {
     core_free(t);
   }
   return r;
+}
+
+/* A result's verdict (provisional on incomplete or quick data) and, when
+ * the registered sample is analysed too, its verdict there. */
+static void verdict_cells(xctx *x, lxw_row_t r, const analysis_result *res) {
+  const analysis_summary *a = x->in->summary;
+  const analysis_result *g;
+  char *v = core_asprintf("%s%s", res->verdict, prov(a));
+  if (!v)
+    x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+  put_str(x, r, 12, v, verdict_format(x, res));
+  core_free(v);
+  if (!a->original || !(g = report_find_result(a->original, res->workload,
+                                               res->metric, res->arm)))
+    return;
+  v = core_asprintf("%s%s (n=%zu)%s", g->verdict, prov(a->original), g->n,
+                    analysis_same_decision(g, res) ? "" : ", changed");
+  if (!v)
+    x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+  put_str(x, r, 13, v, verdict_format(x, g));
+  core_free(v);
 }
 
 /* One cell's row: workload, metric, arm, n, median, unit, IQR, extremes,
@@ -274,7 +315,7 @@ static void summary_row(xctx *x, lxw_row_t r, const analysis_cell *c) {
   put_num(x, r, 9, res->ratio, x->ratio[dr], dr + 1);
   put_num(x, r, 10, res->ci_low, x->ratio[dr], dr + 1);
   put_num(x, r, 11, res->ci_high, x->ratio[dr], dr + 1);
-  put_str(x, r, 12, res->verdict, verdict_format(x, res));
+  verdict_cells(x, r, res);
 }
 
 /* Whether a comparison can be drawn on a log axis. */
@@ -418,9 +459,13 @@ done:
 }
 
 static void summary(xctx *x) {
-  static const char *const h[] = {
-      "Workload", "Metric", "Arm",   "n",      "Median",  "Unit",   "IQR",
-      "Min",      "Max",    "Ratio", "CI low", "CI high", "Verdict"};
+  static const char *const h[] = {"Workload", "Metric",
+                                  "Arm",      "n",
+                                  "Median",   "Unit",
+                                  "IQR",      "Min",
+                                  "Max",      "Ratio",
+                                  "CI low",   "CI high",
+                                  "Verdict",  "At the registered sample"};
   const analysis_summary *a = x->in->summary;
   lxw_worksheet *ws;
   lxw_row_t r0, r;
@@ -433,15 +478,16 @@ static void summary(xctx *x) {
    * its chart together. */
   if (a->n_cells <= 48)
     worksheet_fit_to_pages(ws, 1, 1);
-  r0 = stamp(x);
-  x->e = worksheet_set_row(ws, r0, 22, NULL);
+  r0 = stamp(x, 1);
+  if (!x->e)
+    x->e = worksheet_set_row(ws, r0, 22, NULL);
   put_str(x, r0, 0,
           x->in->sheet->title ? x->in->sheet->title : x->in->sheet->id,
           x->title);
   x->width[0] = 0; /* the title runs across */
   r = summary_sentences(x, r0 + 1, 120);
   r++;
-  header(x, r, h, sizeof h / sizeof h[0]);
+  header(x, r, h, sizeof h / sizeof h[0] - (a->original ? 0 : 1));
   r++;
   for (size_t i = 0; i < a->n_cells && !x->e; i++, r++)
     summary_row(x, r, &a->cells[i]);
@@ -461,15 +507,28 @@ static void summary(xctx *x) {
 
 /* {==== Hypotheses and Deviations ==== */
 
+/* An outcome, coloured, with its marks ("held (provisional)"). */
+static void outcome_cell(xctx *x, lxw_row_t r, lxw_col_t c, proto_outcome o,
+                         const char *mark, const char *more) {
+  char *v = core_asprintf("%s%s%s", proto_outcome_word(o), mark, more);
+  if (!v)
+    x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+  put_str(x, r, c, v,
+          o == PROTO_HELD       ? x->h_held
+          : o == PROTO_NOT_HELD ? x->h_not
+                                : x->v_other);
+  core_free(v);
+}
+
 static void hypotheses(xctx *x) {
   static const char *const h[] = {"ID", "Says", "Outcome", "Reason",
-                                  "Registered rule"};
+                                  "At the registered sample"};
   const analysis_summary *a = x->in->summary;
   lxw_row_t r;
   if (!add_sheet(x, "Hypotheses"))
     return;
   worksheet_set_landscape(x->ws);
-  r = stamp(x);
+  r = stamp(x, 0);
   header(x, r++, h, a->original ? 5 : 4);
   for (size_t i = 0; i < a->n_hypotheses && !x->e; i++, r++) {
     const analysis_hypothesis *hy = &a->hypotheses[i];
@@ -478,15 +537,14 @@ static void hypotheses(xctx *x) {
     x->e = worksheet_set_row(x->ws, r, ht, NULL);
     put_str(x, r, 0, hy->id, NULL);
     put_str(x, r, 1, hy->says, x->wrap);
-    put_str(x, r, 2, proto_outcome_word(hy->outcome),
-            hy->outcome == PROTO_HELD       ? x->h_held
-            : hy->outcome == PROTO_NOT_HELD ? x->h_not
-                                            : x->v_other);
+    outcome_cell(x, r, 2, hy->outcome, prov(a), "");
     put_str(x, r, 3, hy->reason, x->wrap);
     for (size_t j = 0; a->original && j < a->original->n_hypotheses; j++)
       if (strcmp(a->original->hypotheses[j].id, hy->id) == 0)
-        put_str(x, r, 4,
-                proto_outcome_word(a->original->hypotheses[j].outcome), NULL);
+        outcome_cell(
+            x, r, 4, a->original->hypotheses[j].outcome, prov(a->original),
+            a->original->hypotheses[j].outcome != hy->outcome ? ", changed"
+                                                              : "");
   }
   fit_columns(x, WRAP_AT + 2);
 }
@@ -528,7 +586,7 @@ static void deviations(xctx *x) {
   char num[32];
   if (!add_sheet(x, "Deviations"))
     return;
-  r = stamp(x);
+  r = stamp(x, 0);
   header(x, r++, h, 3);
   if (x->in->n_amendments == 0)
     put_str(x, r, 0, "None.", NULL);
@@ -601,7 +659,7 @@ static void raw_begin(raw_ctx *rc) {
   rc->begun = 1;
   if (!add_sheet(x, "Raw"))
     return;
-  r = stamp(x);
+  r = stamp(x, 0);
   if (rc->total > REPORT_RAW_MAX) {
     char *t = core_asprintf(
         "Rows 1 to %d of %zu, in the order of the data; every row is in the "
@@ -742,7 +800,7 @@ static void processes(xctx *x) {
   if (!add_sheet(x, "Processes"))
     return;
   worksheet_set_landscape(x->ws);
-  r = stamp(x);
+  r = stamp(x, 0);
   put_str(x, r++, 0,
           "Per-run process lists found in the batch folders "
           "(what pss_mib summed).",
@@ -791,7 +849,7 @@ static void provenance(xctx *x) {
   lxw_row_t r;
   if (!add_sheet(x, "Provenance"))
     return;
-  r = stamp(x);
+  r = stamp(x, 0);
   r = key_value(x, r, "Sheet SHA-256", x->in->sheet->sha256);
   r = key_value(x, r, "Registered", x->in->registered_at);
   r = key_value(x, r, "Manifest SHA-256", x->in->manifest_sha256);

@@ -50,7 +50,7 @@ void run_round_order(unsigned long seed, const char *workload, long round,
 /* {==== Building ==== */
 
 int run_workload_runnable(const proto_workload *w) {
-  return w->runs > 0 && proto_workload_runs_itself(w);
+  return proto_workload_runs_itself(w);
 }
 
 long run_plan_rounds(const proto_workload *w, int quick) {
@@ -122,40 +122,34 @@ void run_plan_free(run_plan *p) {
 
 /* {==== What is collected ==== */
 
-/* The plan's view of collected runs: a row counts towards the plan
- * unless a later amendment supersedes its workload (amendment i, 0-based,
- * is sheet version i + 1). Imported rows never fill a planned run. */
-static int row_counts(const proto_sheet *s, const data_row *r) {
-  if (!r->source || strcmp(r->source, "run") != 0)
-    return 0;
-  for (size_t i = 0; i < s->n_amendments; i++)
-    for (size_t k = 0; k < s->amendments[i].n_supersedes; k++)
-      if (!strcmp(s->amendments[i].supersedes[k], r->workload) &&
-          r->sheet_version < (int)i + 1)
-        return 0;
-  return 1;
-}
-
-/* Marks the recorded runs that counted rows already fill (the exit codes
- * of the first such row kept, for reference parity on --resume), then
- * the warm-ups of workloads with nothing left to run. */
-static void mark_done(const proto_sheet *s, run_plan *p,
-                      const data_rowset *rs) {
-  for (size_t i = 0; i < rs->n; i++) {
-    const data_row *r = &rs->rows[i];
-    if (!row_counts(s, r) || !r->workload || !r->arm)
+/* Marks the recorded runs whose rounds are filled (data_count_run
+ * decides, as for every command; the exit codes of the run that filled
+ * it are kept, for reference parity on --resume), then the warm-ups of
+ * workloads with nothing left to run. */
+static core_status mark_done(const data_experiment *exp, const proto_sheet *s,
+                             run_plan *p, const data_rowset *rs,
+                             core_err *err) {
+  data_counted c;
+  int upto = exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0;
+  core_status st = data_count_rows(s, exp, upto, rs, &c, err);
+  if (st != CORE_OK)
+    return st;
+  for (size_t i = 0; i < c.n_runs; i++) {
+    const data_run_fate *f = &c.runs[i];
+    const data_row *r = &rs->rows[c.run_first[i]];
+    if (!f->fills)
       continue;
     for (size_t k = 0; k < p->n; k++) {
       run_plan_item *it = &p->items[k];
-      if (it->round == r->round && it->round > 0 &&
-          !strcmp(s->workloads[it->workload].name, r->workload) &&
-          !strcmp(s->arms[it->arm].name, r->arm)) {
+      if (it->round == r->round && (long)it->workload == f->workload &&
+          (long)it->arm == f->arm) {
         it->done = 1;
         if (!it->collected_exit_code)
           it->collected_exit_code = r->exit_code;
       }
     }
   }
+  data_counted_free(&c);
   for (size_t k = 0; k < p->n; k++) {
     if (p->items[k].round != 0)
       continue;
@@ -168,6 +162,7 @@ static void mark_done(const proto_sheet *s, run_plan *p,
   p->collected = 0;
   for (size_t k = 0; k < p->n; k++)
     p->collected += p->items[k].round > 0 && p->items[k].done;
+  return CORE_OK;
 }
 
 core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
@@ -189,8 +184,7 @@ core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
   }
   if ((st = data_load_rows(exp, rows, err)) != CORE_OK)
     return st;
-  mark_done(s, p, rows);
-  return CORE_OK;
+  return mark_done(exp, s, p, rows, err);
 }
 
 /* }==== */

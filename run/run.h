@@ -284,8 +284,8 @@ void run_round_order(unsigned long seed, const char *workload, long round,
   "interleaved rounds: Fisher-Yates with splitmix64 seeded by seed * "        \
   "0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round (run/plan.c)"
 
-/** 1 when `prereg run` has something to run for w (runs > 0 and a cmd,
- * steps or whole-command arms); a workload without is filled by `prereg
+/** 1 when `prereg run` has something to run for w
+ * (proto_workload_runs_itself); a workload without is filled by `prereg
  * import`. */
 int run_workload_runnable(const proto_workload *w);
 /** The rounds and the warm-ups per arm a plan holds for w: the sheet's,

@@ -128,14 +128,22 @@ plots=$(grep -c '\.svg$' "$out")
 done_step report "report.md, report.html, report.xlsx and $plots plots"
 
 step verify "$prereg" verify "$sheet" --data "$data"
-done_step verify "$(tail -n 1 "$out")"
+# Its verdict on the files ("ok: N files, chain of K versions"); the
+# status line it ends with heads the results below.
+verdict=$(grep '^ok: ' "$out" | tail -n 1)
+[ -n "$verdict" ] || verdict=$(tail -n 1 "$out")
+done_step verify "$verdict"
 
 step analyze "$prereg" analyze "$sheet" --data "$data"
-# The analysis as prereg prints it (fitted to the terminal: arms across,
-# workloads down, each cell a median and each arm's ratio, CI and
-# verdict), then the hypotheses in one line; the report has the rest.
+# The analysis as prereg prints it (the status line first, then, fitted
+# to the terminal, arms across, workloads down, each cell a median and
+# each arm's ratio, CI and verdict), then the hypotheses in one line; the
+# report has the rest, the method sentence under the status line too.
 echo
 awk '
+  NR == 1 && /^status: / { print; method = 1; next }
+  method && /^$/ { method = 0 }
+  method { next }
   /^Hypotheses$/ { hyp = 1; next }
   /^Not counted/ { hyp = 0; done = 1 }
   hyp && /^  H[0-9]/ {

@@ -304,8 +304,26 @@ if [ "$(tail -n 1 check2.out)" = 0 ]; then ok; else
   bad "amended JSON contents"; cat check2.out >&2; fi
 expect 0 "analyze amended table" in_files "$PREREG" analyze sheet.lua
 has out "amended table" \
-  "Under the registered rule (version 0), because amendment 1"
+  "At the registered sample and rule (version 0), because amendment 1"
 has out "amended table" "files / runc: 10 runs: superseded by amendment 1"
 # }====
 
-done_testing 31
+# {==== a frozen batch changed after freezing is refused ====
+# analyze reads the rows only through their MANIFEST digests, as report
+# and publish do: a changed batch is named, and nothing is computed.
+cp -a data pristine
+f=data/files-cost/batches/b0002.csv
+chmod u+w "$f"
+sed -i '2s/,inner_s,/,inner_s,9/' "$f"
+expect 1 "analyze a changed batch" in_files "$PREREG" analyze sheet.lua --json
+has err "changed batch named" \
+  "data/files-cost/batches/b0002.csv: content differs from the MANIFEST"
+if [ -s out ]; then bad "analyze printed results from changed rows"; else ok; fi
+expect 1 "analyze table, changed batch" in_files "$PREREG" analyze sheet.lua
+expect 1 "status, changed batch" in_files "$PREREG" status sheet.lua
+has err "status names it" "batches/b0002.csv: content differs from the MANIFEST"
+rm -rf data && mv pristine data
+expect 0 "analyze restored" in_files "$PREREG" analyze sheet.lua --json
+# }====
+
+done_testing 37

@@ -297,7 +297,23 @@ static void test_run(void) {
   add_row(&rs, 1, "kata", ++seq, 1, 1, "");
   rs.rows[rs.n - 1].quick = 1;
 
-  CHECK(analysis_run(&s, &orig, NULL, &rs, 1, &sum, &err) == CORE_OK);
+  /* The chain: amendment 1 (version 1) supersedes files; filed before
+   * any data here, so no registered-sample analysis yet. Supersession is
+   * the chain's to say (never the sheet's list of amendments). */
+  memset(versions, 0, sizeof versions);
+  versions[0].number = 0;
+  versions[0].path = S("versions/v0.lua");
+  versions[1].number = 1;
+  versions[1].path = S("versions/v1.lua");
+  versions[1].why = S("the files workload could fail silently");
+  versions[1].supersedes = sup_files;
+  versions[1].n_supersedes = 1;
+  memset(&exp, 0, sizeof exp);
+  exp.dir = S("/nonexistent/prereg-test");
+  exp.id = S("t");
+  exp.versions = versions;
+  exp.n_versions = 2;
+  CHECK(analysis_run(&s, &orig, &exp, &rs, 1, &sum, &err) == CORE_OK);
   if (!sum) {
     fprintf(stderr, "analysis_run: %s\n", err.msg);
     CHECK(0);
@@ -327,10 +343,15 @@ static void test_run(void) {
   CHECK_STR(sum->cells[1].arm, "gvisor");
   CHECK(sum->cells[1].n_valid == 10 && sum->cells[1].n_invalid == 2 &&
         sum->cells[1].n_superseded == 6 && sum->cells[1].n_planned == 10);
-  CHECK(sum->cells[2].n_invalid == 1 && sum->cells[2].n_valid == 11);
+  /* kata: 10 valid runs count; the eleventh (the quick one) is beyond the
+   * plan's 10 and is not pooled. */
+  CHECK(sum->cells[2].n_invalid == 1 && sum->cells[2].n_valid == 10 &&
+        sum->cells[2].n_beyond == 1);
+  CHECK(sum->status.beyond_plan && !sum->status.incomplete &&
+        !sum->status.quick && !sum->provisional);
   CHECK(sum->cells[3].n_valid == 0 && isnan(sum->cells[3].median));
   /* Exclusions, grouped by workload, arm (sheet order), reason. */
-  CHECK(sum->n_exclusions == 5);
+  CHECK(sum->n_exclusions == 6);
   CHECK_STR(sum->exclusions[0].arm, "runc");
   CHECK_STR(sum->exclusions[0].reason,
             "superseded by amendment 1: the files workload could fail "
@@ -338,8 +359,10 @@ static void test_run(void) {
   CHECK(sum->exclusions[0].runs == 6);
   CHECK_STR(sum->exclusions[2].reason, "timeout after 120 s");
   CHECK(sum->exclusions[2].runs == 2);
-  CHECK_STR(sum->exclusions[3].reason, "exit code 1, expected 0");
-  CHECK(sum->original == NULL); /* no experiment: no dates to go by */
+  CHECK_STR(sum->exclusions[3].reason,
+            "beyond the plan (runs = 10): valid, not analysed");
+  CHECK_STR(sum->exclusions[4].reason, "exit code 1, expected 0");
+  CHECK(sum->original == NULL); /* amended before any data */
 
   /* Stream stability: without the gvisor arm (and in another arm order),
    * kata's numbers are the same to the last bit. */
@@ -352,7 +375,7 @@ static void test_run(void) {
     s2.arms = fewer;
     s2.n_arms = 2;
     s2.reference = 1;
-    CHECK(analysis_run(&s2, &orig, NULL, &rs, 1, &sum3, &err) == CORE_OK);
+    CHECK(analysis_run(&s2, &orig, &exp, &rs, 1, &sum3, &err) == CORE_OK);
     CHECK(sum3 && sum3->n_results == 1);
     if (sum3 && sum3->n_results == 1) {
       CHECK_STR(sum3->results[0].arm, "kata");
@@ -375,7 +398,7 @@ static void test_run(void) {
   core_buf_init(&j1);
   core_buf_init(&j2);
   CHECK(analysis_json(sum, &j1, &err) == CORE_OK);
-  CHECK(analysis_run(&s, &orig, NULL, &rs, 2, &sum2, &err) == CORE_OK);
+  CHECK(analysis_run(&s, &orig, &exp, &rs, 2, &sum2, &err) == CORE_OK);
   CHECK(sum2 && analysis_json(sum2, &j2, &err) == CORE_OK);
   CHECK(j1.len > 0 && j1.len == j2.len &&
         memcmp(j1.data, j2.data, j1.len) == 0);
@@ -424,20 +447,7 @@ static void test_run(void) {
   /* With an experiment whose amendment 1 was filed after 18 runs: the
    * registered analysis is given too, without supersession. The frozen
    * copies are not readable here, so the ends of the chain are compared. */
-  memset(versions, 0, sizeof versions);
-  versions[0].number = 0;
-  versions[0].path = S("versions/v0.lua");
-  versions[1].number = 1;
-  versions[1].path = S("versions/v1.lua");
   versions[1].rows_when_filed = 18;
-  versions[1].why = S("the files workload could fail silently");
-  versions[1].supersedes = sup_files;
-  versions[1].n_supersedes = 1;
-  memset(&exp, 0, sizeof exp);
-  exp.dir = S("/nonexistent/prereg-test");
-  exp.id = S("t");
-  exp.versions = versions;
-  exp.n_versions = 2;
   CHECK(analysis_run(&s, &orig, &exp, &rs, 1, &sum, &err) == CORE_OK);
   CHECK(sum && sum->sheet_version == 1);
   CHECK(sum && sum->original != NULL);
@@ -446,7 +456,10 @@ static void test_run(void) {
                                     "existed, superseded earlier rows of "
                                     "files") != NULL);
     CHECK(sum->original->n_results == 2);
-    CHECK(sum->original->results[1].n == 17); /* 6 + 10 + 1 quick */
+    /* The registered sample: the first 10 valid kata runs in collection
+     * order (6 under v0, 4 under v1); nothing superseded. */
+    CHECK(sum->original->results[1].n == 10);
+    CHECK(sum->original->cells[2].n_beyond == 7);
     CHECK(sum->original->cells[1].n_superseded == 0);
   }
   analysis_summary_free(sum);

@@ -55,6 +55,9 @@ check "something was written for an unregistered sheet" [ ! -e data/pubdemo/publ
 export PREREG_NOW=1790000000
 check "register" quiet "$PREREG" register demo.lua
 check "import 1" quiet "$PREREG" import demo.lua m1.csv
+# A report of the first batch only: stale once more data come.
+check "report of the first batch" quiet "$PREREG" report demo.lua
+cp -a data/pubdemo/report stale-report
 # An amendment, then more data under it: the chain has two versions.
 sed -i 's/^  threats = { "Made-up numbers." },$/  threats = { "Made-up numbers." },\n  amendments = { { date = "2026-09-20", why = "Count v as well." } },/' demo.lua
 export PREREG_NOW=1790100000
@@ -62,10 +65,42 @@ check "amend" quiet "$PREREG" amend demo.lua
 check "import 2" quiet "$PREREG" import demo.lua m2.csv
 unset PREREG_NOW
 
-# Without a report, publish says so and so does the README.
-out=$("$PREREG" publish demo.lua --out "$T/noreport.tar.gz" 2>&1)
-check "publish without report: $out" grep -q "no report in" <<<"$out"
-tar -xzOf "$T/noreport.tar.gz" pubdemo/README.md | grep -q "No report was rendered" && ok || bad "README of a bundle without report"
+# {==== publish bundles the report its data give, never a stale one ====
+# data/pubdemo/report/ was rendered from the first batch: publish renders
+# the report again from the data it bundles.
+out=$("$PREREG" publish demo.lua --out "$T/fresh.tar.gz" 2>&1)
+check "publish over a stale report: $out" grep -q "report  rendered from the data it bundles" <<<"$out"
+"$PREREG" analyze demo.lua --json >"$T/now.json"
+check "the bundled analysis is the data's, not the stale report's" \
+  cmp -s "$T/now.json" <(tar -xzOf "$T/fresh.tar.gz" pubdemo/report/analysis.json)
+tar -xzOf "$T/fresh.tar.gz" pubdemo/report/report.md >"$T/fresh.md"
+check "the bundled report.md records that analysis' digest" \
+  grep -qF "SHA-256 \`$(sha256sum "$T/now.json" | cut -c1-64)\`" "$T/fresh.md"
+check "the stale report is not what was bundled" bash -c "! cmp -s '$T/fresh.md' stale-report/report.md"
+out=$("$PREREG" verify "$T/fresh.tar.gz" 2>&1)
+check "verify BUNDLE re-derives the analysis: $out" grep -q "report: its analysis is the one its data give" <<<"$out"
+# A bundle whose report is stale, manifests and all consistent (what
+# publish used to write): verify re-derives the analysis and fails,
+# naming the file and the numbers.
+rm -rf "$T/stale-folder" && mkdir "$T/stale-folder" && cp -a data/pubdemo "$T/stale-folder/" &&
+  chmod -R u+w "$T/stale-folder" && rm -rf "$T/stale-folder/pubdemo/report" &&
+  cp -a stale-report "$T/stale-folder/pubdemo/report"
+"$TOOL" write "$T/stale-folder/pubdemo" "$T/stale.tar.gz" >/dev/null || bad "bundle_tool write"
+refuses "a bundle with a stale report" 1 "pubdemo/report/analysis.json" "$PREREG" verify "$T/stale.tar.gz"
+check_grep "the stale report's missing comparison is named" \
+  "pubdemo/report/analysis.json: v/wall_s/b: re-derived, but not in the bundled analysis" "$out"
+check_grep "and its other sheet and status" \
+  'pubdemo/report/analysis.json: the analysis: status "IMPORTED" bundled, "IMPORTED · AMENDED AFTER DATA" re-derived' "$out"
+# One number of the bundled analysis changed (manifests re-signed): named.
+python3 "$here/tamper.py" edit "$T/fresh.tar.gz" "$T/n.tar.gz" pubdemo/report/analysis.json '"n": 15,' '"n": 14,'
+refuses "a changed number in the bundled analysis" 1 \
+  "pubdemo/report/analysis.json: w/wall_s/b: n 14 bundled, 15 re-derived from the bundled data" \
+  "$PREREG" verify "$T/n.tar.gz"
+# A report.md whose recorded digest is not its analysis' is caught too.
+h=$(sha256sum "$T/now.json" | cut -c1-64)
+python3 "$here/tamper.py" edit "$T/fresh.tar.gz" "$T/md.tar.gz" pubdemo/report/report.md "$h" "$(tr 0-9a-f 1-9a-f0 <<<"$h")"
+refuses "report.md records another digest" 1 "pubdemo/report/report.md: records the analysis SHA-256" "$PREREG" verify "$T/md.tar.gz"
+# }====
 
 check "report" quiet "$PREREG" report demo.lua
 out=$("$PREREG" publish demo.lua); rc=$?

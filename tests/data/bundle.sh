@@ -27,7 +27,9 @@ make_folder() {
   mkdir -p "$D/versions" "$D/batches/b0001" "$D/batches/b0002" "$D/report/plots"
   printf 'protocol { id = "demo", title = "Demo" }\n' >"$D/versions/v0.lua"
   printf 'protocol { id = "demo", title = "Demo", amendments = { { why = "x" } } }\n' >"$D/versions/v1.lua"
-  printf -- '--- v0\n+++ v1\n@@ -1 +1 @@\n-a\n+b\n' >"$D/versions/v1.diff"
+  # The chain's diff is what diff -u says (the verifiers recompute it).
+  diff -u --label versions/v0.lua --label versions/v1.lua \
+    "$D/versions/v0.lua" "$D/versions/v1.lua" >"$D/versions/v1.diff"
   s0=$(sha256sum "$D/versions/v0.lua" | cut -c1-64)
   s1=$(sha256sum "$D/versions/v1.lua" | cut -c1-64)
   printf '{"version": 0, "sha256": "%s", "filed_at": "2026-10-01T10:00:00Z", "prereg_version": "0.1.0"}\n' "$s0" >"$D/versions/v0.json"
@@ -179,28 +181,33 @@ expect_fail "a tar.gz without BUNDLE-MANIFEST" 2 "$T/plain-tar.tar.gz" "not a pr
 # The chain, with MANIFEST and BUNDLE-MANIFEST re-signed so that only the
 # chain checks can notice.
 tamper edit "$B" "$T/t.tar.gz" demo/batches/b0001.csv 2026-10-02T08:00:01Z 2026-09-30T08:00:01Z
-expect_fail "run older than registration" 1 "$T/t.tar.gz" "demo/batches/b0001.csv: row 3: started at 2026-09-30T08:00:01Z, before version 0 was filed (2026-10-01T10:00:00Z): older than the registration"
+expect_fail "run older than registration" 1 "$T/t.tar.gz" "demo/batches/b0001.csv:3: started at 2026-09-30T08:00:01Z, before version 0 was filed (2026-10-01T10:00:00Z): older than the registration"
 tamper edit "$B" "$T/t.tar.gz" demo/batches/b0002.csv 2026-10-06T08:00:00Z 2026-10-04T08:00:00Z
-expect_fail "run before its version" 1 "$T/t.tar.gz" "demo/batches/b0002.csv: row 2: started at 2026-10-04T08:00:00Z, before version 1 was filed"
+expect_fail "run before its version" 1 "$T/t.tar.gz" "demo/batches/b0002.csv:2: started at 2026-10-04T08:00:00Z, before version 1 was filed"
 tamper edit "$B" "$T/t.tar.gz" demo/batches/b0002.csv "1,$s1,b0002,run" "2,$s1,b0002,run"
-expect_fail "unknown version" 1 "$T/t.tar.gz" "row 2: sheet_version \"2\" is not a version in the bundle"
+expect_fail "unknown version" 1 "$T/t.tar.gz" "demo/batches/b0002.csv:2: sheet_version 2 is not a version in the chain"
 tamper edit "$B" "$T/t.tar.gz" demo/batches/b0002.csv "1,$s1,b0002,run" "1,$s0,b0002,run"
-expect_fail "wrong sheet digest" 1 "$T/t.tar.gz" "row 2: sheet_sha256 is not the SHA-256 of versions/v1.lua"
+expect_fail "wrong sheet digest" 1 "$T/t.tar.gz" "demo/batches/b0002.csv:2: sheet_sha256 is not the SHA-256 of versions/v1.lua"
 tamper edit "$B" "$T/t.tar.gz" demo/batches/b0001.csv "0,$s0,b0001,run,startup,bare" "1,$s1,b0001,run,startup,bare"
-expect_fail "row under a version newer than its batch" 1 "$T/t.tar.gz" "demo/batches/b0001.csv: row 2: sheet_version 1 did not exist when the batch started (1 version then)"
+expect_fail "row under a version newer than its batch" 1 "$T/t.tar.gz" "demo/batches/b0001.csv:2: sheet_version 1 did not exist when the batch started (1 version then)"
 tamper edit "$B" "$T/t.tar.gz" demo/batches/b0001.json 2026-10-02T07:59:00Z 2026-09-02T07:59:00Z
 expect_fail "batch older than registration" 1 "$T/t.tar.gz" "demo/batches/b0001.json: batch started at 2026-09-02T07:59:00Z, before the registration"
 tamper edit "$B" "$T/t.tar.gz" demo/versions/v1.lua 'why = "x"' 'why = "y"'
-expect_fail "sheet edited in place" 1 "$T/t.tar.gz" "demo/versions/v1: .json records a sha256 that is not the .lua's"
+expect_fail "sheet edited in place" 1 "$T/t.tar.gz" "demo/versions/v1.lua: sha256"
+expect_fail "sheet edited in place: the digest named" 1 "$T/t.tar.gz" "differs from versions/v1.json"
+expect_fail "sheet edited in place: the diff recomputed" 1 "$T/t.tar.gz" "demo/versions/v1.diff: does not match the difference between versions/v0.lua and versions/v1.lua"
 tamper edit "$B" "$T/t.tar.gz" demo/versions/v1.json 2026-10-05T09:00:00Z 2026-09-05T09:00:00Z
-expect_fail "amendment before registration" 1 "$T/t.tar.gz" "filed at 2026-09-05T09:00:00Z, before version 0"
+# A version filed before the one it amends: a clock stepped back can do
+# that, so it is a note (the rows are still checked against each version's
+# filing time), as for a data folder.
+expect_fail "amendment filed before the registration: a note" 0 "$T/t.tar.gz" "note: $T/t.tar.gz: demo/versions/v1.json: filed at 2026-09-05T09:00:00Z, before v0 (2026-10-01T10:00:00Z)"
 tamper edit "$B" "$T/t.tar.gz" demo/README.md "this file" "that file"
 # Re-signing both manifests is possible (a bundle cannot vouch for itself;
 # its own sha256, printed by verify, is what a reader compares).
 expect_fail "re-signed README passes, with another bundle sha256" 0 "$T/t.tar.gz" "ok:"
 "$BUNDLE_TOOL" verify "$T/t.tar.gz" | grep -qF "$sha1" && bad "re-signed bundle shows the original sha256" || ok
 tamper edit "$B" "$T/t.tar.gz" demo/MANIFEST "versions/v1.diff" "versions/v9.diff"
-expect_fail "MANIFEST lists a missing file" 1 "$T/t.tar.gz" "demo/versions/v9.diff: listed in MANIFEST but not in the bundle"
+expect_fail "MANIFEST lists a missing file" 1 "$T/t.tar.gz" "demo/versions/v9.diff: missing (listed in MANIFEST line 4)"
 # }====
 
 # {==== Writing refuses bad folders ====
@@ -223,10 +230,14 @@ tar -xzOf "$T/e.tar.gz" demo/README.md | grep -q "No report was rendered" && ok 
 out=$(cd "$T" && "$BUNDLE_TOOL" extract "$B"); rc=$?
 check "extract: $rc $out" [ $rc = 0 ]
 check "newest sheet: $(head -1 <<<"$out")" [ "$(head -1 <<<"$out")" = "sheet demo/versions/v1.lua" ]
-# Every file extracted with the publisher's bytes, read-only.
-(cd "$T/a" && find demo -type f | sort | while read -r f; do
-   echo "$(sha256sum "$f" | cut -c1-64)  $f 444"; done) >"$T/want"
-tail -n +2 <<<"$out" | grep -v -e BUNDLE-MANIFEST -e README.md >"$T/got"
+# Every file extracted with the publisher's bytes, read-only: the data,
+# and of the report only what commands read from a bundle (its analysis
+# and Markdown); the rest of report/ is never written to disk.
+(cd "$T/a" && find demo -type f | sort | grep -v -e '^demo/report/' -e '^$' |
+   while read -r f; do echo "$(sha256sum "$f" | cut -c1-64)  $f 444"; done
+ echo "$(sha256sum demo/report/report.md | cut -c1-64)  demo/report/report.md 444") |
+  sort -k2 >"$T/want"
+tail -n +2 <<<"$out" | grep -v -e BUNDLE-MANIFEST -e README.md | sort -k2 >"$T/got"
 check "extracted files differ: $(diff "$T/want" "$T/got")" diff "$T/want" "$T/got" >/dev/null
 # The temporary copy is gone after the process exits.
 left=$(TMPDIR=$T/tmp; mkdir -p "$TMPDIR"; export TMPDIR; "$BUNDLE_TOOL" extract "$B" >/dev/null; ls "$TMPDIR")

@@ -2,7 +2,8 @@
  * data folders laid out by hand (no sheet loader or data layer needed).
  * SPDX-License-Identifier: MIT
  *
- *   bundle_tool write EXPDIR OUT     publish EXPDIR as OUT, print its sha256
+ *   bundle_tool write EXPDIR OUT     publish EXPDIR (with EXPDIR/report as
+ *                                    its report) as OUT, print its sha256
  *   bundle_tool verify BUNDLE        print the report; exit as prereg would
  *   bundle_tool extract BUNDLE       print the sheet path, then "SHA256  PATH"
  *                                    (mode) of every extracted file, sorted
@@ -51,7 +52,9 @@ int main(int argc, char **argv) {
   core_buf_init(&report);
   if (argc == 4 && strcmp(argv[1], "write") == 0) {
     char sha[CORE_SHA256_HEX];
-    st = data_bundle_write(argv[2], NULL, argv[3], sha, &err);
+    char *report_dir = core_path_join(argv[2], "report");
+    st = data_bundle_write(argv[2], NULL, report_dir, argv[3], sha, &err);
+    core_free(report_dir);
     if (st == CORE_OK)
       printf("%s\n", sha);
   } else if (argc == 3 && strcmp(argv[1], "verify") == 0) {

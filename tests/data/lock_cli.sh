@@ -44,7 +44,8 @@ protocol {
     { name = "other" },
   },
   workloads = {
-    { name = "startup", runs = $runs, cmd = "true", metrics = { "wall_s" } },
+    { name = "startup", runs = $runs, cmd = "true", source = "both",
+      metrics = { "wall_s" } },
     { name = "measured", metrics = { "wall_s", "inner_s" } },
   },
   rule = { estimator = "median", confidence = 0.95, resamples = 1000,
@@ -110,9 +111,9 @@ has err "lock message" "sheet.lua: differs from registered version v0:"
 has err "lock message" "  --- versions/v0.lua"
 has err "lock message" "  +++ sheet.lua"
 has err "lock message" \
-  '  -    { name = "startup", runs = 3, cmd = "true", metrics = { "wall_s" } },'
+  '  -    { name = "startup", runs = 3, cmd = "true", source = "both",'
 has err "lock message" \
-  '  +    { name = "startup", runs = 5, cmd = "true", metrics = { "wall_s" } },'
+  '  +    { name = "startup", runs = 5, cmd = "true", source = "both",'
 has err "lock message" \
   'append an entry to `amendments` saying why, then run: prereg amend sheet.lua'
 expect 2 "amend without an amendment" in_files "$PREREG" amend sheet.lua
@@ -134,7 +135,15 @@ diff -u --label versions/v0.lua --label versions/v1.lua \
   data/locktest/versions/v0.lua data/locktest/versions/v1.lua >gnu.diff
 if cmp -s gnu.diff data/locktest/versions/v1.diff; then ok; else
   bad "v1.diff differs from diff -u"; diff gnu.diff data/locktest/versions/v1.diff >&2; fi
-expect 0 "import after amend" in_files "$PREREG" import sheet.lua good.csv
+# The same file again is refused (its rows would count twice); another
+# file is taken.
+before=$(snapshot)
+expect 2 "import the same file again" in_files "$PREREG" import sheet.lua good.csv
+has err "import the same file again" \
+  "good.csv: already imported as batch b0001 (on 2026-10-21T00:00:00Z"
+if [ "$(snapshot)" = "$before" ]; then ok; else bad "a refused import wrote"; fi
+sed 's/0.0011/0.0012/' good.csv >good2.csv
+expect 0 "import after amend" in_files "$PREREG" import sheet.lua good2.csv
 has out "import after amend" "(sheet v1)"
 expect 2 "amend again, unchanged" in_files "$PREREG" amend sheet.lua
 has err "amend again, unchanged" "identical to version v1; nothing to amend"
@@ -247,8 +256,9 @@ has out "status" "locktest: The lock holds"
 has out "status" "v0   2026-10-21T00:00:00Z  sha256 $(sha256sum data/locktest/versions/v0.lua | cut -c1-12)  registered"
 has out "status" "v1   2026-10-22T00:00:00Z  sha256 $(sha256sum data/locktest/versions/v1.lua | cut -c1-12)  2026-10-22: Five runs: three were too few."
 has out "status" "sheet: sheet.lua matches v1"
-grep -E '^  startup +other +5 +2 +1 +0$' out >/dev/null && ok || { bad "status: startup/other row"; cat out >&2; }
-grep -E '^  measured +bare +import +5 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare row"; cat out >&2; }
+grep -E '^  startup +other +5 +2 +1 +0 +0$' out >/dev/null && ok || { bad "status: startup/other row"; cat out >&2; }
+grep -E '^  measured +bare +import +5 +0 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare row"; cat out >&2; }
+has out "status line" "status: INCOMPLETE (0/10) · IMPORTED · AMENDED AFTER DATA"
 # }====
 
 # {==== verify ====
@@ -299,7 +309,7 @@ sed -i "s|^[0-9a-f]*  batches/b0001.csv|$(sha256sum "$f" | cut -d' ' -f1)  batch
 chmod 444 "$f" data/locktest/MANIFEST
 expect 1 "verify, row from the future" in_files "$PREREG" verify sheet.lua
 has out "verify, row from the future" \
-  "data/locktest/batches/b0001.csv:3: sheet_version did not exist when the batch started: v1"
+  "data/locktest/batches/b0001.csv:3: sheet_version 1 did not exist when the batch started (1 version then)"
 rm -rf data && cp -a pristine data
 # }====
 
@@ -310,8 +320,8 @@ PREREG_NOW=1792800000 expect 0 "amend, superseding" in_files "$PREREG" amend she
 has out "amend, superseding" "amended locktest: v2 (2026-10-25: Rerun startup in full.)"
 expect 0 "status after superseding" in_files "$PREREG" status sheet.lua
 has out "status after superseding" "supersedes earlier rows of: startup"
-grep -E '^  startup +other +5 +0 +0 +3$' out >/dev/null && ok || { bad "status: superseded startup/other"; cat out >&2; }
-grep -E '^  measured +bare +import +5 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare kept"; cat out >&2; }
+grep -E '^  startup +other +5 +0 +0 +3 +0$' out >/dev/null && ok || { bad "status: superseded startup/other"; cat out >&2; }
+grep -E '^  measured +bare +import +5 +0 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare kept"; cat out >&2; }
 expect 0 "verify, three versions" in_files "$PREREG" verify sheet.lua
 has out "verify, three versions" "chain of 3 versions"
 # }====

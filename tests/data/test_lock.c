@@ -225,7 +225,8 @@ static void test_csv_fast_path(void) {
   CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
   close(fd);
   core_buf_init(&b);
-  CHECK(data_csv_scan_file(path, join_fields, &b, &res, &err) == CORE_OK);
+  CHECK(data_csv_scan_file(path, join_fields, &b, &res, NULL, &err) ==
+        CORE_OK);
   CHECK_STR(b.data, want);
   core_buf_free(&b);
   unlink(path);
@@ -245,7 +246,8 @@ static void test_csv_fast_path(void) {
     CHECK(big.len > (1u << 20));
     CHECK(data_csv_scan("mem", big.data, big.len, join_fields, &one, &res,
                         &err) == CORE_OK);
-    CHECK(data_csv_scan_file(path, join_fields, &two, &res, &err) == CORE_OK);
+    CHECK(data_csv_scan_file(path, join_fields, &two, &res, NULL, &err) ==
+          CORE_OK);
     CHECK(one.len == two.len && one.data && two.data &&
           memcmp(one.data, two.data, one.len) == 0);
     CHECK(res.records == 60000);
@@ -409,7 +411,7 @@ static void test_csv_file(void) {
     memset(&e2, 0, sizeof e2);
     g1.name = g2.name = path;
     CHECK(data_csv_scan(path, b.data, b.len, collect, &g1, &r1, &e1) ==
-          data_csv_scan_file(path, collect, &g2, &r2, &e2));
+          data_csv_scan_file(path, collect, &g2, &r2, NULL, &e2));
     CHECK(r1.records == r2.records && r1.good_end == r2.good_end &&
           r1.last_line == r2.last_line && r1.torn == r2.torn &&
           r1.torn_line == r2.torn_line);
@@ -439,8 +441,8 @@ static void test_csv_file(void) {
   }
   /* A missing file is named. */
   memset(&e2, 0, sizeof e2);
-  CHECK(data_csv_scan_file("/nonexistent/b0001.csv", collect, &g2, &r2, &e2) ==
-        CORE_EIO);
+  CHECK(data_csv_scan_file("/nonexistent/b0001.csv", collect, &g2, &r2, NULL,
+                           &e2) == CORE_EIO);
   CHECK(strstr(e2.msg, "/nonexistent/b0001.csv: cannot open") != NULL);
   core_buf_free(&b);
 }

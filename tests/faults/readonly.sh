@@ -9,9 +9,9 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 D=$T/data
-sheet s.lua ro "{ name = \"w\", runs = 2, cmd = \"true\" }"
+sheet s.lua ro "{ name = \"w\", runs = 2, cmd = \"true\" }" "{ name = \"imp\" }"
 sheet s2.lua ro2 "{ name = \"w\", runs = 2, cmd = \"true\" }"
-printf 'workload,arm,metric,value\nw,a,wall_s,0.5\nw,b,wall_s,0.6\n' > imp.csv
+printf 'workload,arm,metric,value\nimp,a,wall_s,0.5\nimp,b,wall_s,0.6\n' > imp.csv
 "$PREREG" register s.lua --data "$D" >/dev/null || bad "register"
 "$PREREG" run s.lua --data "$D" --only w >/dev/null 2>&1 || bad "first run"
 snapshot() { (cd "$D" && find . -printf '%p %s %m\n' | sort; find . -type f -exec sha256sum {} + | sort); }

@@ -164,12 +164,12 @@ static void load_and_verify(void) {
   data_rowset rows;
   core_buf report;
   core_err err = {0};
-  data_tally *t = NULL;
-  size_t nt = 0;
-  if (data_load_rows(xp, &rows, &err) == CORE_OK)
+  data_counted c;
+  if (data_load_rows(xp, &rows, &err) == CORE_OK) {
+    if (data_count_rows(NULL, xp, 0, &rows, &c, &err) == CORE_OK)
+      data_counted_free(&c);
     data_rowset_free(&rows);
-  if (data_tally_runs(xp, &t, &nt, &err) == CORE_OK)
-    data_tally_free(t, nt);
+  }
   core_buf_init(&report);
   (void)data_verify(xp, &report, &err);
   core_buf_free(&report);

@@ -61,6 +61,9 @@ static void test_seed_fields(void) {
   CHECK(w->order == PROTO_ORDER_INTERLEAVED && w->cache == PROTO_CACHE_WARM);
   CHECK(w->expect == PROTO_EXPECT_CODE && w->expect_code == 0);
   CHECK(w->procs.descendants == 1 && !w->cgroup);
+  /* source: "run" for a workload with a command, by default. */
+  CHECK(w->source == PROTO_SOURCE_RUN && proto_workload_runs_itself(w) &&
+        !proto_workload_takes_imports(w));
   w = &s->workloads[1];
   CHECK_NEAR(w->sample_after_s, 10, 0);
   CHECK_NEAR(w->timeout_s, 60, 0);
@@ -73,6 +76,9 @@ static void test_seed_fields(void) {
   CHECK_STR(s->workloads[3].prepare, "make clean");
   w = &s->workloads[5];
   CHECK(w->cmd == NULL && w->steps == NULL && w->runs == 0);
+  /* ... and "import" for one without. */
+  CHECK(w->source == PROTO_SOURCE_IMPORT && !proto_workload_runs_itself(w) &&
+        proto_workload_takes_imports(w));
   CHECK_STR(s->rule.estimator, "median");
   CHECK_NEAR(s->rule.confidence, 0.95, 0);
   CHECK(s->rule.resamples == 10000 && s->rule.seed == 17);

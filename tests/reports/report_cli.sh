@@ -215,7 +215,7 @@ for s in '**Amendment 1**, dated 2026-10-22' \
   'after 28 runs had been collected' \
   'Stricter \`\`\`slower\`\`\`.' 'Its diff is in provenance.md' \
   'all workloads \(decision rule changed\)' 'sheet version 1, 1 amendment' \
-  'Under the registered rule (version 0), given because amendment 1'; do
+  'At the registered sample and rule (version 0), given because amendment 1'; do
   check "amended md has $s" grep -qF -- "$s" $md
 done
 for s in '### Amendment 1' '````diff' \

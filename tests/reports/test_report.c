@@ -386,7 +386,9 @@ static void test_render(void) {
   in->unverified = S("batches/b0001.csv: digest does not match");
   CHECK(report_render(in, &d1, &err) == CORE_OK);
   CHECK(strstr(d1.md, "## Deviations\n\nNone.") != NULL);
-  CHECK(strstr(d1.md, "# Cost of") == d1.md);
+  /* The status line first, the title after it. */
+  CHECK(strstr(d1.md, "> **Status: UNVERIFIED.**") == d1.md);
+  CHECK(strstr(d1.md, "\n\n# Cost of") != NULL);
   CHECK(strstr(d1.md, "> **UNVERIFIED.**") != NULL);
   CHECK(strstr(d1.md, "batches/b0001.csv: digest does not match") != NULL);
   CHECK(strstr(d1.html, "<div class=\"unverified\">UNVERIFIED</div>") != NULL);

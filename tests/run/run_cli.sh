@@ -60,7 +60,7 @@ check "a row per workload and metric" \
 check "ratio, CI and verdict beside the reference" \
   grep -qE '^ +reference, n=4 +[0-9.]+× \[[0-9.]+, [0-9.]+\] ' <<<"$out"
 check "the matrix equals analyze's" \
-  test "$(sed -n '/^two (sheet version/,$p' <<<"$out")" = \
+  test "$(sed -n '/^status: /,$p' <<<"$out")" = \
   "$(COLUMNS=100 "$PREREG" analyze two.lua --data "$D")"
 check "progress on stderr" grep -q "\[12/12\]" err.txt
 CSV=$D/two/batches/b0001.csv
@@ -133,6 +133,25 @@ check "no batch after lock refusal" [ ! -e "$D/two/batches/b0002.csv" ]
 cp two.orig two.lua
 "$PREREG" verify two.lua --data "$D" >/dev/null 2>&1
 check "verify passes" [ $? -eq 0 ]
+
+# --- a sheet registered with an amendment that already supersedes ------
+# Supersession is the chain's (versions/vN.json), never the sheet's list
+# of amendments: registered as v0, the amendment supersedes none of its
+# own data, so a second run has nothing to do (it once started a new full
+# batch each time).
+sed -e 's/id = "two"/id = "sup"/' \
+  -e 's/^}$/  amendments = { { date = "2026-10-01", why = "Rerun inner.", supersedes = { "inner" } } },\n}/' \
+  two.lua > sup.lua
+"$PREREG" register sup.lua --data "$D" >/dev/null || bad "register sup"
+"$PREREG" run sup.lua --data "$D" >/dev/null 2>&1
+check "sup: first run" [ -e "$D/sup/batches/b0001.csv" ]
+out=$("$PREREG" run sup.lua --data "$D" 2>&1); rc=$?
+check "sup: second run exit 0 ($rc: $out)" [ $rc -eq 0 ]
+check "sup: second run has nothing to do" grep -q "nothing to do: all 12 planned runs are collected" <<<"$out"
+check "sup: no second batch" [ ! -e "$D/sup/batches/b0002.csv" ]
+out=$("$PREREG" status sup.lua --data "$D" 2>&1)
+check "sup: status counts every run once" grep -Eq '^  inner +env +2 +2 +0 +0 +0$' <<<"$out"
+check "sup: status complete" grep -q "^status: COMPLETE$" <<<"$out"
 
 # --- --only and --quick -------------------------------------------------
 D2=$T/d2
@@ -263,4 +282,4 @@ else
   check "cgroup: nothing run" [ ! -e "$D/cg/batches/b0001.csv" ]
 fi
 
-done_testing 49
+done_testing 60

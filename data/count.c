@@ -1,0 +1,627 @@
+/* count.c: the one rule that decides which runs count (data.h, "Which
+ * runs count"): for every command, under the plan of one version of the
+ * sheet, each run's fate, the tallies per workload and arm, and the
+ * status line.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "data/data_internal.h"
+
+/* Workload and arm pairs the plan does not know are tallied by name, up
+ * to this many; the rest share one last tally, so that rows naming a
+ * million workloads cannot make a count quadratic or unbounded. */
+#define MAX_OTHER_PAIRS 1024
+
+/* {==== The counter ==== */
+
+typedef struct pair {
+  data_tally t;          /* strings owned */
+  unsigned char *rounds; /* bit r: round r of the plan filled */
+  size_t rounds_len;     /* bytes */
+} pair;
+
+struct data_counter {
+  const proto_sheet *plan;
+  const data_version *chain;
+  size_t n_chain;
+  int upto;
+  pair *p;
+  size_t n, cap, n_known; /* the plan's pairs first, in sheet order */
+  /* Pairs the plan does not know: a hash of their names (index + 1). */
+  size_t *slots;
+  size_t n_slots;
+  /* Batches that hold runs that count or fill a round. */
+  char **batches;
+  size_t n_batches, cap_batches;
+  int quick, oom;
+};
+
+static int same(const char *a, const char *b) {
+  return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static char *dup(data_counter *c, const char *s) {
+  char *d = core_strdup(s ? s : "");
+  if (!d)
+    c->oom = 1;
+  return d;
+}
+
+data_counter *data_counter_new(const proto_sheet *plan,
+                               const data_version *chain, size_t n_chain,
+                               int upto) {
+  data_counter *c = core_calloc(1, sizeof *c);
+  size_t nw = plan ? plan->n_workloads : 0, na = plan ? plan->n_arms : 0;
+  if (!c)
+    return NULL;
+  c->plan = plan;
+  c->chain = chain;
+  c->n_chain = n_chain;
+  c->upto = upto;
+  if (nw * na > 0 && !(c->p = core_calloc(nw * na, sizeof *c->p))) {
+    core_free(c);
+    return NULL;
+  }
+  c->cap = nw * na;
+  for (size_t w = 0; w < nw; w++)
+    for (size_t a = 0; a < na; a++) {
+      data_tally *t = &c->p[c->n++].t;
+      t->workload = dup(c, plan->workloads[w].name);
+      t->arm = dup(c, plan->arms[a].name);
+      t->in_sheet = 1;
+      t->planned = plan->workloads[w].runs;
+    }
+  c->n_known = c->n;
+  if (c->oom) {
+    data_counter_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+void data_counter_free(data_counter *c) {
+  if (!c)
+    return;
+  for (size_t i = 0; i < c->n; i++) {
+    core_free(c->p[i].t.workload);
+    core_free(c->p[i].t.arm);
+    core_free(c->p[i].rounds);
+  }
+  core_free(c->p);
+  core_free(c->slots);
+  core_names_free(c->batches, c->n_batches);
+  core_free(c);
+}
+
+static uint32_t pair_hash(const char *w, const char *a) {
+  uint32_t h = 2166136261u;
+  for (const char *s = w ? w : ""; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  h = (h ^ 0x1f) * 16777619u;
+  for (const char *s = a ? a : ""; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+/* Rebuilds the hash of the pairs past the plan's with room for more. */
+static int rehash(data_counter *c) {
+  size_t n = c->n_slots ? c->n_slots * 2 : 64;
+  size_t *slots = core_calloc(n, sizeof *slots);
+  if (!slots)
+    return 0;
+  for (size_t i = c->n_known; i < c->n; i++) {
+    size_t j = pair_hash(c->p[i].t.workload, c->p[i].t.arm) & (n - 1);
+    while (slots[j])
+      j = (j + 1) & (n - 1);
+    slots[j] = i + 1;
+  }
+  core_free(c->slots);
+  c->slots = slots;
+  c->n_slots = n;
+  return 1;
+}
+
+/* The tally of a pair the plan does not know, made on first sight; NULL
+ * when out of memory. */
+static pair *other_pair(data_counter *c, const char *w, const char *a) {
+  size_t others = c->n - c->n_known, j;
+  if (others >= MAX_OTHER_PAIRS) /* the last one takes the rest */
+    return &c->p[c->n - 1];
+  if ((others + 1) * 2 > c->n_slots && !rehash(c))
+    return NULL;
+  for (j = pair_hash(w, a) & (c->n_slots - 1); c->slots[j];
+       j = (j + 1) & (c->n_slots - 1)) {
+    pair *p = &c->p[c->slots[j] - 1];
+    if (same(p->t.workload, w) && same(p->t.arm, a))
+      return p;
+  }
+  pair *np = core_grow(c->p, &c->cap, c->n, sizeof *np, 16);
+  if (!np)
+    return NULL;
+  c->p = np;
+  memset(&c->p[c->n], 0, sizeof c->p[c->n]);
+  c->p[c->n].t.workload =
+      core_strdup(others + 1 == MAX_OTHER_PAIRS ? "(other workloads and arms)"
+                                                : (w ? w : ""));
+  c->p[c->n].t.arm = core_strdup(others + 1 == MAX_OTHER_PAIRS ? "" : a);
+  if (!c->p[c->n].t.workload || !c->p[c->n].t.arm) {
+    core_free(c->p[c->n].t.workload);
+    core_free(c->p[c->n].t.arm);
+    return NULL;
+  }
+  c->slots[j] = ++c->n;
+  return &c->p[c->n - 1];
+}
+
+/* The version (its number) that supersedes run r, with its why: filed
+ * after r's own version, at most the plan's, listing r's workload. */
+static int superseding(const data_counter *c, const data_run_in *r,
+                       const char **why) {
+  for (size_t k = 0; k < c->n_chain; k++) {
+    const data_version *v = &c->chain[k];
+    if (v->number <= r->sheet_version || v->number > c->upto)
+      continue;
+    for (size_t j = 0; j < v->n_supersedes; j++)
+      if (same(v->supersedes[j], r->workload)) {
+        *why = v->why;
+        return v->number;
+      }
+  }
+  return 0;
+}
+
+/* Remembers that batch holds runs that count or fill the plan. */
+static void holds(data_counter *c, const char *batch) {
+  if (c->n_batches && same(c->batches[c->n_batches - 1], batch))
+    return;
+  for (size_t i = 0; i < c->n_batches; i++)
+    if (same(c->batches[i], batch))
+      return;
+  char **nb =
+      core_grow(c->batches, &c->cap_batches, c->n_batches, sizeof *nb, 8);
+  if (!nb || !(nb[c->n_batches] = core_strdup(batch ? batch : ""))) {
+    if (nb)
+      c->batches = nb;
+    c->oom = 1;
+    return;
+  }
+  c->batches = nb;
+  c->n_batches++;
+}
+
+/* Marks round r of a planned pair as run; 1 when it was not before. */
+static int fill_round(data_counter *c, pair *p, long r) {
+  size_t byte = (size_t)r / 8;
+  if (byte >= p->rounds_len) {
+    size_t len = (size_t)p->t.planned / 8 + 1;
+    unsigned char *nr = core_calloc(len, 1);
+    if (!nr) {
+      c->oom = 1;
+      return 0;
+    }
+    core_free(p->rounds);
+    p->rounds = nr;
+    p->rounds_len = len;
+  }
+  if (p->rounds[byte] & (1u << (r % 8)))
+    return 0;
+  p->rounds[byte] |= (unsigned char)(1u << (r % 8));
+  return 1;
+}
+
+/* Whether run r counts, and why not: THE rule (data.h, "Which runs
+ * count"). Every command's count goes through here. */
+data_run_fate data_count_run(data_counter *c, const data_run_in *r) {
+  data_run_fate f = {NULL, 0, -1, -1, DATA_COUNTED, 0, 0};
+  int own = same(r->source, "run"), imported = same(r->source, "import");
+  const proto_workload *w = NULL;
+  pair *p;
+  if (c->plan) {
+    f.workload = (int)proto_workload_index(c->plan, r->workload);
+    f.arm = (int)proto_arm_index(c->plan, r->arm);
+  }
+  if (f.workload >= 0 && f.arm >= 0) {
+    w = &c->plan->workloads[f.workload];
+    p = &c->p[(size_t)f.workload * c->plan->n_arms + (size_t)f.arm];
+  } else if (!(p = other_pair(c, r->workload, r->arm))) {
+    c->oom = 1;
+    f.fate = DATA_NOT_IN_SHEET;
+    return f;
+  }
+  if ((f.by_version = superseding(c, r, &f.by_why)) > 0) {
+    f.fate = DATA_SUPERSEDED;
+    p->t.superseded++;
+    return f;
+  }
+  if (c->plan && (!w || (!own && !imported))) {
+    f.fate = DATA_NOT_IN_SHEET;
+    f.what = f.workload < 0 ? 'w' : f.arm < 0 ? 'a' : 's';
+    p->t.not_in_sheet++;
+    return f;
+  }
+  if (!c->plan && !own && !imported) {
+    f.fate = DATA_NOT_IN_SHEET;
+    f.what = 's';
+    p->t.not_in_sheet++;
+    return f;
+  }
+  /* Prereg's own run of a planned round fills it, valid or not: an
+   * invalid run is a result, not a gap to run again. */
+  if (own && w && proto_workload_runs_itself(w) && r->round >= 1 &&
+      r->round <= w->runs) {
+    f.fills = 1;
+    if (fill_round(c, p, r->round))
+      p->t.collected++;
+  }
+  if (!r->valid) {
+    f.fate = DATA_INVALID;
+    p->t.invalid++;
+  } else if (p->t.planned > 0 && p->t.counted >= p->t.planned) {
+    f.fate = DATA_BEYOND_PLAN;
+    p->t.beyond++;
+  } else {
+    p->t.counted++;
+    p->t.imported += imported;
+  }
+  if (f.fate == DATA_COUNTED || f.fills) {
+    holds(c, r->batch);
+    c->quick |= r->quick != 0;
+  }
+  return f;
+}
+
+static void status_of(const data_counter *c, const data_tally *t, size_t n,
+                      const data_batch_state *b, size_t nb, data_status *st) {
+  memset(st, 0, sizeof *st);
+  for (size_t w = 0; c->plan && w < c->plan->n_workloads; w++)
+    if (proto_workload_runs_itself(&c->plan->workloads[w]))
+      st->planned += c->plan->workloads[w].runs * (long)c->plan->n_arms;
+  for (size_t i = 0; i < n; i++) {
+    long wi = c->plan ? proto_workload_index(c->plan, t[i].workload) : -1;
+    if (t[i].in_sheet && wi >= 0 &&
+        proto_workload_runs_itself(&c->plan->workloads[wi]))
+      st->collected += t[i].collected;
+    st->beyond_plan |= t[i].beyond > 0;
+    st->imported |= t[i].imported > 0;
+  }
+  st->incomplete = st->planned > 0 && st->collected < st->planned;
+  st->quick = c->quick;
+  for (size_t i = 0; i < nb; i++) {
+    if (!b[i].interrupted && !b[i].unfinished)
+      continue;
+    for (size_t k = 0; k < c->n_batches; k++)
+      st->interrupted |= strcmp(c->batches[k], b[i].id) == 0;
+  }
+  for (size_t k = 0; k < c->n_chain; k++)
+    st->amended_after_data |=
+        c->chain[k].number >= 1 && c->chain[k].rows_when_filed > 0;
+}
+
+core_status data_counter_end(data_counter *c, const data_batch_state *batches,
+                             size_t n_batches, data_tally **tallies, size_t *n,
+                             data_status *st, core_err *err) {
+  data_tally *t;
+  *tallies = NULL;
+  *n = 0;
+  memset(st, 0, sizeof *st);
+  if (c->oom)
+    return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
+  if (!(t = core_calloc(c->n ? c->n : 1, sizeof *t)))
+    return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
+  for (size_t i = 0; i < c->n; i++) {
+    t[i] = c->p[i].t;
+    c->p[i].t.workload = c->p[i].t.arm = NULL; /* now t's */
+  }
+  status_of(c, t, c->n, batches, n_batches, st);
+  *tallies = t;
+  *n = c->n;
+  return CORE_OK;
+}
+
+void data_tally_free(data_tally *t, size_t n) {
+  for (size_t i = 0; t && i < n; i++) {
+    core_free(t[i].workload);
+    core_free(t[i].arm);
+  }
+  core_free(t);
+}
+
+/* }==== */
+
+/* {==== The status line ==== */
+
+size_t data_status_flags(const data_status *st, const char *words[8]) {
+  size_t n = 0;
+  if (st->incomplete)
+    words[n++] = "INCOMPLETE";
+  if (st->quick)
+    words[n++] = "QUICK";
+  if (st->interrupted)
+    words[n++] = "INTERRUPTED";
+  if (st->beyond_plan)
+    words[n++] = "BEYOND PLAN";
+  if (st->imported)
+    words[n++] = "IMPORTED";
+  if (st->amended_after_data)
+    words[n++] = "AMENDED AFTER DATA";
+  if (st->unverified)
+    words[n++] = "UNVERIFIED";
+  return n;
+}
+
+void data_status_line(const data_status *st, char *out, size_t cap) {
+  const char *words[8];
+  size_t n = data_status_flags(st, words), used = 0;
+  if (cap == 0)
+    return;
+  out[0] = '\0';
+  if (n == 0) {
+    snprintf(out, cap, "COMPLETE");
+    return;
+  }
+  for (size_t i = 0; i < n && used < cap; i++) {
+    int k = strcmp(words[i], "INCOMPLETE") == 0
+                ? snprintf(out + used, cap - used, "%sINCOMPLETE (%ld/%ld)",
+                           i ? " · " : "", st->collected, st->planned)
+                : snprintf(out + used, cap - used, "%s%s", i ? " · " : "",
+                           words[i]);
+    if (k < 0)
+      return;
+    used += (size_t)k;
+  }
+}
+
+int data_status_provisional(const data_status *st) {
+  return st->incomplete || st->quick;
+}
+
+/* }==== */
+
+/* {==== Batch states ==== */
+
+/* The state of batch id from its facts file (absent: neither). */
+static core_status batch_state(const data_experiment *exp, const manifest *m,
+                               const char *id, data_batch_state *b,
+                               core_err *err) {
+  char csv[64], js[64], hex[CORE_SHA256_HEX];
+  char *path, *text = NULL;
+  size_t len = 0;
+  const manifest_entry *e;
+  core_status st = CORE_OK;
+  memset(b, 0, sizeof *b);
+  snprintf(b->id, sizeof b->id, "%s", id);
+  snprintf(csv, sizeof csv, "batches/%s.csv", id);
+  snprintf(js, sizeof js, "batches/%s.json", id);
+  b->unfinished = data_manifest_find(m, csv) == NULL;
+  if (!(path = core_path_join(exp->dir, js)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if (!core_exists(path)) {
+    core_free(path);
+    return CORE_OK;
+  }
+  if ((st = core_read_file(path, &text, &len, err)) == CORE_OK) {
+    json_t *root = json_loadb(text, len, 0, NULL);
+    core_sha256_hex(text, len, hex);
+    /* The facts decide what the status says: a file changed since it was
+     * frozen is refused like a changed batch. */
+    if ((e = data_manifest_find(m, js)) != NULL && strcmp(e->sha256, hex) &&
+        !exp->trust_changed)
+      st = core_fail(err, CORE_EVERIFY,
+                     "%s: content differs from the MANIFEST (sha256 "
+                     "%.12s..., recorded %.12s...); the data were changed "
+                     "after freezing: run prereg verify",
+                     path, hex, e->sha256);
+    else
+      b->interrupted =
+          json_is_true(json_object_get(root, "interrupted")) ? 1 : 0;
+    json_decref(root);
+  }
+  core_free(text);
+  core_free(path);
+  return st;
+}
+
+core_status data_batch_states(const data_experiment *exp,
+                              data_batch_state **out, size_t *n_out,
+                              core_err *err) {
+  char *bdir = core_path_join(exp->dir, "batches");
+  char **names = NULL;
+  size_t n = 0, k = 0;
+  data_batch_state *v = NULL;
+  manifest m;
+  long num;
+  core_status st;
+  *out = NULL;
+  *n_out = 0;
+  data_json_init();
+  if (!bdir)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if ((st = data_manifest_load(exp->dir, &m, NULL, err)) != CORE_OK) {
+    core_free(bdir);
+    return st;
+  }
+  st = core_list_dir(bdir, &names, &n, err);
+  if (st == CORE_OK && n && !(v = core_calloc(n, sizeof *v)))
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n && st == CORE_OK; i++) {
+    char id[16];
+    if (!data_batch_name(names[i], ".csv", &num) || strlen(names[i]) > 14)
+      continue;
+    snprintf(id, sizeof id, "%.*s", (int)(strlen(names[i]) - 4), names[i]);
+    if ((st = batch_state(exp, &m, id, &v[k], err)) == CORE_OK)
+      k++;
+  }
+  core_names_free(names, n);
+  data_manifest_free(&m);
+  core_free(bdir);
+  if (st != CORE_OK || k == 0) {
+    core_free(v);
+    return st;
+  }
+  *out = v;
+  *n_out = k;
+  return CORE_OK;
+}
+
+/* }==== */
+
+/* {==== Over a rowset ==== */
+
+void data_counted_free(data_counted *c) {
+  if (!c)
+    return;
+  core_free(c->runs);
+  core_free(c->run_first);
+  core_free(c->run_rows);
+  core_free(c->row_run);
+  core_free(c->counts);
+  data_tally_free(c->tallies, c->n_tallies);
+  memset(c, 0, sizeof *c);
+}
+
+/* Groups the rows into runs (see data_same_run) and gives each to the
+ * rule in turn. */
+static core_status count_runs(data_counter *k, const data_rowset *rows,
+                              data_counted *c, core_err *err) {
+  size_t cap = 0;
+  for (size_t i = 0; i < rows->n;) {
+    const data_row *r = &rows->rows[i];
+    data_run_in in = {r->batch,         r->workload, r->arm, r->source,
+                      r->sheet_version, r->round,    1,      0};
+    size_t j = i;
+    while (j < rows->n && data_same_run(&rows->rows[j], r)) {
+      in.valid &= rows->rows[j].valid != 0;
+      in.quick |= rows->rows[j].quick != 0;
+      c->row_run[j++] = c->n_runs;
+    }
+    if (c->n_runs == cap) {
+      size_t nc = cap ? cap * 2 : 64;
+      data_run_fate *nf = core_realloc(c->runs, nc * sizeof *nf);
+      size_t *n1, *n2;
+      if (nf)
+        c->runs = nf;
+      n1 = nf ? core_realloc(c->run_first, nc * sizeof *n1) : NULL;
+      if (n1)
+        c->run_first = n1;
+      n2 = n1 ? core_realloc(c->run_rows, nc * sizeof *n2) : NULL;
+      if (!n2)
+        return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
+      c->run_rows = n2;
+      cap = nc;
+    }
+    c->runs[c->n_runs] = data_count_run(k, &in);
+    c->run_first[c->n_runs] = i;
+    c->run_rows[c->n_runs] = j - i;
+    c->n_runs++;
+    i = j;
+  }
+  return CORE_OK;
+}
+
+core_status data_count_rows(const proto_sheet *plan,
+                            const data_experiment *exp, int upto,
+                            const data_rowset *rows, data_counted *c,
+                            core_err *err) {
+  data_counter *k;
+  data_batch_state *b = NULL;
+  size_t nb = 0;
+  core_status st = CORE_OK;
+  memset(c, 0, sizeof *c);
+  if (exp && exp->dir && core_is_dir(exp->dir) &&
+      (st = data_batch_states(exp, &b, &nb, err)) != CORE_OK)
+    return st;
+  k = data_counter_new(plan, exp ? exp->versions : NULL,
+                       exp ? exp->n_versions : 0, upto);
+  c->row_run = core_calloc(rows->n ? rows->n : 1, sizeof *c->row_run);
+  c->counts = core_calloc(rows->n ? rows->n : 1, 1);
+  if (!k || !c->row_run || !c->counts)
+    st = core_fail(err, CORE_ENOMEM, "out of memory counting runs");
+  if (st == CORE_OK)
+    st = count_runs(k, rows, c, err);
+  if (st == CORE_OK)
+    st = data_counter_end(k, b, nb, &c->tallies, &c->n_tallies, &c->status,
+                          err);
+  for (size_t i = 0; st == CORE_OK && i < rows->n; i++)
+    c->counts[i] = (unsigned char)data_row_analysed(&c->runs[c->row_run[i]],
+                                                    plan, &rows->rows[i]);
+  data_counter_free(k);
+  core_free(b);
+  if (st != CORE_OK)
+    data_counted_free(c);
+  return st;
+}
+
+const data_tally *data_counted_tally(const data_counted *c,
+                                     const char *workload, const char *arm) {
+  for (size_t i = 0; i < c->n_tallies; i++)
+    if (same(c->tallies[i].workload, workload) && same(c->tallies[i].arm, arm))
+      return &c->tallies[i];
+  return NULL;
+}
+
+int data_row_analysed(const data_run_fate *f, const proto_sheet *plan,
+                      const data_row *r) {
+  return f->fate == DATA_COUNTED && r->has_value &&
+         (!plan ||
+          proto_workload_has_metric(&plan->workloads[f->workload], r->metric));
+}
+
+char *data_fate_why(const data_run_fate *f, const proto_sheet *plan,
+                    const data_row *r, const char *invalid_reason, int *oom) {
+  char *why = NULL;
+  *oom = 0;
+  switch (f->fate) {
+  case DATA_SUPERSEDED:
+    why = core_asprintf("superseded by amendment %d: %s", f->by_version,
+                        f->by_why ? f->by_why : "");
+    break;
+  case DATA_NOT_IN_SHEET:
+    why =
+        f->what == 'w' ? core_asprintf("workload %s is not in this version "
+                                       "of the sheet",
+                                       r->workload ? r->workload : "")
+        : f->what == 'a'
+            ? core_asprintf("arm %s is not in this version of the sheet",
+                            r->arm ? r->arm : "")
+            : core_asprintf("unknown source '%s'", r->source ? r->source : "");
+    break;
+  case DATA_INVALID:
+    why = core_strdup(invalid_reason && *invalid_reason ? invalid_reason
+                                                        : "invalid");
+    break;
+  case DATA_BEYOND_PLAN:
+    why = core_asprintf("beyond the plan (runs = %ld): valid, not analysed",
+                        plan ? plan->workloads[f->workload].runs : 0L);
+    break;
+  case DATA_COUNTED:
+    if (data_row_analysed(f, plan, r))
+      return NULL;
+    why = r->has_value ? core_asprintf("metric %s is not declared for %s",
+                                       r->metric ? r->metric : "",
+                                       r->workload ? r->workload : "")
+                       : core_strdup("no value recorded");
+    break;
+  }
+  *oom = why == NULL;
+  return why;
+}
+
+char *data_row_why(const data_counted *c, const proto_sheet *plan,
+                   const data_rowset *rows, size_t i, int *oom) {
+  size_t run = c->row_run[i];
+  const char *reason = NULL;
+  /* The run's first invalid row says why, for every row of the run. */
+  if (c->runs[run].fate == DATA_INVALID)
+    for (size_t j = c->run_first[run];
+         j < c->run_first[run] + c->run_rows[run] && !reason; j++)
+      if (!rows->rows[j].valid)
+        reason = rows->rows[j].reason;
+  return data_fate_why(&c->runs[run], plan, &rows->rows[i], reason, oom);
+}
+
+/* }==== */

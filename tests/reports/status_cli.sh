@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# status_cli.sh: what the reader is told when the data are not the plan,
+# through the real binary. A run interrupted part way and a --quick run:
+# the status line first in `analyze`, a "status" object in --json, at the
+# top of report.md, report.html and the XLSX Summary, and every verdict and
+# hypothesis outcome labelled provisional (JSON: "provisional": true, the
+# verdict strings unchanged). Runs raised by an amendment after data: the
+# verdicts at the registered sample beside the amended ones, in the JSON
+# and the report, saying which changed.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/../lib.sh"
+: "${PREREG:?}"
+T=$(mktemp -d /tmp/prereg-status-cli.XXXXXX)
+on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
+cd "$T" || exit 1
+
+has() { # has FILE NAME TEXT
+  if grep -qF -- "$3" "$1"; then ok; else
+    bad "$2: '$3' not in $1: $(head -c 1500 "$1")"
+  fi
+}
+# The text of every cell of a sheet of an XLSX, in order, one per line
+# (libxlsxwriter's constant-memory mode writes inline strings).
+xlsx_text() { # xlsx_text FILE SHEET-NUMBER
+  python3 - "$1" "$2" <<'PY'
+import html, re, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+sheet = z.read("xl/worksheets/sheet%s.xml" % sys.argv[2]).decode()
+for t in re.findall(r'<c [^>]*t="inlineStr"><is><t[^>]*>(.*?)</t></is></c>',
+                    sheet, re.S):
+    print(html.unescape(t))
+PY
+}
+
+write_sheet() { # write_sheet ID NAP RUNS AMENDMENT...
+  local id=$1 nap=$2 runs=$3
+  shift 3
+  {
+    cat <<LUA
+protocol {
+  id = "$id", title = "Status", question = "Does a nap cost?", author = "t",
+  arms = { { name = "bare", reference = true },
+           { name = "nap", run = "sleep $nap && {cmd}" } },
+  workloads = { { name = "start", runs = $runs, cmd = "sleep $nap",
+                  metrics = { "wall_s" } } },
+  rule = { estimator = "median", confidence = 0.95, resamples = 500, seed = 7,
+           verdicts = { { "slower", ci_excludes = 1, ratio_above = 1.2 } } },
+  hypotheses = { { id = "H1", says = "a nap costs", workload = "start",
+                   metric = "wall_s", arms = { "nap" }, claim = at_least(1.2) } },
+  amendments = {
+LUA
+    for a in "$@"; do echo "    $a,"; done
+    printf '  },\n}\n'
+  } >"$id.lua"
+}
+
+# provisional_everywhere NAME SHEET STATUS-PATTERN: the status and the
+# provisional labels in analyze, --json, report.md, report.html and XLSX.
+provisional_everywhere() {
+  local name=$1 sheet=$2 pat=$3
+  "$PREREG" analyze "$sheet" >table.txt 2>&1 || bad "$name: analyze failed"
+  check_grep "$name: status first in analyze" \
+    "^status: $pat \(verdicts are provisional\)$" "$(head -n 1 table.txt)"
+  check_grep "$name: table verdict provisional" "\] +slower \(provisional\)|\] +inconclusive \(provisional\)" "$(cat table.txt)"
+  check_grep "$name: table outcome provisional" "H1  [a-z ]+ \(provisional\): a nap costs" "$(cat table.txt)"
+  "$PREREG" analyze "$sheet" --json >a.json 2>&1 || bad "$name: analyze --json failed"
+  check "$name: JSON status and provisional" python3 - a.json "$pat" <<'PY'
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+st = j["status"]
+assert re.fullmatch(sys.argv[2], st["line"]), st
+assert st["complete"] is False and "INCOMPLETE" in st["flags"], st
+assert st["collected"] < st["planned"] == 20, st
+assert j["provisional"] is True
+for r in j["results"] + j["hypotheses"]:
+    assert r["provisional"] is True, r
+    assert r["verdict"] in ("slower", "inconclusive", "held", "not held"), r
+assert list(j)[:5] == ["protocol", "sheet_sha256", "rule", "results",
+                       "hypotheses"]
+PY
+  "$PREREG" report "$sheet" --out "rep-$name" >/dev/null 2>&1 || bad "$name: report failed"
+  check_grep "$name: report.md status, its first line" "^> \*\*Status: $pat\.\*\*" \
+    "$(sed -n 1p "rep-$name/report.md")"
+  has "rep-$name/report.md" "$name: report.md says provisional" \
+    "The verdicts and hypothesis outcomes below are **provisional**"
+  check_grep "$name: report.md verdict provisional, in the matrix" \
+    '^\| start · wall\\_s \| .* · [0-9.]+× \[[0-9.]+–[0-9.]+\] \*\*[a-z]+\*\* \(provisional\) \|$' \
+    "$(cat "rep-$name/report.md")"
+  check_grep "$name: report.md hypothesis provisional" \
+    '^- H1 \*\*[a-z ]+\*\* \(provisional\): a nap costs' "$(cat "rep-$name/report.md")"
+  has "rep-$name/report.html" "$name: report.html status" "<strong>Status: "
+  check_grep "$name: XLSX Summary status, its top row" \
+    "^Status: $pat \(verdicts are provisional\)$" "$(xlsx_text "rep-$name/report.xlsx" 1 | sed -n 1p)"
+  check_grep "$name: XLSX verdict provisional" "^(slower|inconclusive) \(provisional\)$" \
+    "$(xlsx_text "rep-$name/report.xlsx" 1)"
+}
+
+# {==== interrupted part way ====
+write_sheet cut 0.1 10
+"$PREREG" register cut.lua >/dev/null || bad "register cut"
+"$PREREG" run cut.lua >/dev/null 2>run.err &
+pid=$!
+sleep 1.2
+kill -TERM $pid
+wait $pid
+check_grep "the run was interrupted" "interrupted; [0-9]+ runs kept" "$(cat run.err)"
+provisional_everywhere interrupted cut.lua 'INCOMPLETE \([0-9]+/20\) · INTERRUPTED'
+# }====
+
+# {==== a --quick run ====
+write_sheet quick 0.02 10
+"$PREREG" register quick.lua >/dev/null || bad "register quick"
+"$PREREG" run quick.lua --quick >/dev/null 2>&1 || bad "run --quick"
+provisional_everywhere quick quick.lua 'INCOMPLETE \(6/20\) · QUICK'
+# }====
+
+# {==== runs raised by an amendment after data ====
+write_sheet more 0.02 3
+"$PREREG" register more.lua >/dev/null || bad "register more"
+"$PREREG" run more.lua >/dev/null 2>&1 || bad "run more"
+write_sheet more 0.02 6 \
+  '{ date = "2026-10-22", why = "Three runs were too few; six." }'
+"$PREREG" amend more.lua >/dev/null || bad "amend more"
+"$PREREG" run more.lua --resume >/dev/null 2>&1 || bad "run more --resume"
+"$PREREG" analyze more.lua --json >m.json 2>&1 || bad "analyze more"
+check "raised runs: both verdicts in the JSON" python3 - m.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["status"]["line"] == "AMENDED AFTER DATA", j["status"]
+assert j["provisional"] is False
+r = j["results"][0]
+assert r["n"] == 6 and r["n_reference"] == 6, r
+g = r["registered"]
+assert g is not None and g["n"] == 3 and g["n_reference"] == 3, g
+assert g["verdict"] in ("slower", "inconclusive") and "ci_low" in g, g
+h = j["hypotheses"][0]
+assert h["registered"] is not None and "verdict" in h["registered"], h
+rs = j["registered_sample"]
+assert "raised runs of start from 3 to 6" in rs["why"], rs
+assert j["original"] is not None and "raised runs" in j["original_why"]
+assert isinstance(rs["verdicts_changed"], list)
+PY
+"$PREREG" analyze more.lua >table.txt 2>&1
+check_grep "raised runs: status first" "^status: AMENDED AFTER DATA$" "$(head -n 1 table.txt)"
+"$PREREG" report more.lua --out rep-more >/dev/null 2>&1 || bad "report more"
+# Beside the matrix, a line says whether the registered sample agrees;
+# under Deviations, each comparison it decides otherwise (with both n), or
+# that every one is decided the same.
+check_grep "report: the registered sample against the amended, after the matrix" \
+  '^(At the registered sample and rule \(version 0.s runs, rule and hypotheses; see Deviations\) every verdict and outcome is the same|[0-9]+ verdicts? or outcomes? differ at the registered sample and rule)' \
+  "$(cat rep-more/report.md)"
+has rep-more/report.md "report: registered section" \
+  "At the registered sample and rule (version 0), given because amendment 1"
+has rep-more/report.md "report: says what changed" "raised runs of start from 3 to 6"
+check_grep "report: which changed" \
+  '(every one of the 1 comparisons is decided the same|^\| start · wall\\_s · nap \| [a-z]+ \(n=6\) \| [a-z]+ \(n=3\) \|$)' \
+  "$(cat rep-more/report.md)"
+python3 - m.json rep-more/report.md <<'PY' && ok || bad "report: a changed verdict is marked in the matrix exactly when the JSON lists it"
+import json, sys
+j = json.load(open(sys.argv[1]))
+md = open(sys.argv[2]).read()
+changed = bool(j["registered_sample"]["verdicts_changed"])
+sys.exit(0 if changed == ("**changed**: at the registered sample (n=3)" in md) else 1)
+PY
+# }====
+
+done_testing 30
