@@ -46,9 +46,13 @@ static size_t width_of(const char *t) {
   return n;
 }
 
-/* The two lines of one cell of the matrix. */
+/* The lines of one cell of the matrix: the median, the comparison, and
+ * under its verdict the verdict's marks (provisional, the registered
+ * sample's verdict where it decides otherwise), when it has any: a third
+ * line keeps the arms side by side where a longer second one would not
+ * fit the width. */
 typedef struct cell_text {
-  char top[96], bottom[160];
+  char top[96], bottom[160], marks[160];
 } cell_text;
 
 /* One row of the matrix: a workload and metric. Cells are in s->cells in
@@ -58,6 +62,7 @@ typedef struct row_text {
   size_t first, n; /* its cells */
   cell_text *cells;
   int empty; /* no arm has a valid value: listed once, after the matrix */
+  int lines; /* 2, or 3 when a cell has marks */
 } row_text;
 
 static void cell_of(const analysis_summary *s, const analysis_cell *c,
@@ -65,9 +70,9 @@ static void cell_of(const analysis_summary *s, const analysis_cell *c,
                     cell_text *t) {
   const analysis_result *r = find(s, c->workload, c->metric, c->arm);
   char med[32], iqr[32], ra[32], lo[32], hi[32];
+  t->bottom[0] = t->marks[0] = '\0';
   if (c->n_valid == 0) {
     snprintf(t->top, sizeof t->top, "no data");
-    t->bottom[0] = '\0';
     return;
   }
   sig3(c->median * f, med, sizeof med);
@@ -89,24 +94,25 @@ static void cell_of(const analysis_summary *s, const analysis_cell *c,
   sig3(r->ratio, ra, sizeof ra);
   sig3(r->ci_low, lo, sizeof lo);
   sig3(r->ci_high, hi, sizeof hi);
-  snprintf(t->bottom, sizeof t->bottom, "%s× [%s, %s] %s%s", ra, lo, hi,
-           r->verdict, prov(s));
+  snprintf(t->bottom, sizeof t->bottom, "%s× [%s, %s] %s", ra, lo, hi,
+           r->verdict);
   if (ref && ref->n_valid != c->n_valid) {
     size_t k = strlen(t->bottom);
     snprintf(t->bottom + k, sizeof t->bottom - k, ", n=%zu", c->n_valid);
   }
+  snprintf(t->marks, sizeof t->marks, "%s",
+           s->provisional ? "(provisional)" : "");
   if (s->original) {
-    /* Beside the verdict, the registered sample's when it decides
-     * otherwise. */
+    /* The registered sample's verdict when it decides otherwise. */
     const analysis_result *g =
         find(s->original, c->workload, c->metric, c->arm);
-    size_t k = strlen(t->bottom);
+    size_t k = strlen(t->marks);
     if (!g)
-      snprintf(t->bottom + k, sizeof t->bottom - k,
-               "; registered: no comparison");
+      snprintf(t->marks + k, sizeof t->marks - k,
+               "%sregistered: no comparison", k ? " " : "");
     else if (!analysis_same_decision(g, r))
-      snprintf(t->bottom + k, sizeof t->bottom - k, "; registered (n=%zu): %s",
-               g->n, g->verdict);
+      snprintf(t->marks + k, sizeof t->marks - k, "%sregistered (n=%zu): %s",
+               k ? " " : "", g->n, g->verdict);
   }
 }
 
@@ -141,8 +147,12 @@ static row_text *rows_of(const analysis_summary *s, const proto_sheet *sheet,
     }
     unit = core_scale_unit(unit, top, &f);
     snprintf(r->label, sizeof r->label, "%s · %s", c0->workload, c0->metric);
-    for (size_t a = 0; a < n_arms; a++)
+    r->lines = 2;
+    for (size_t a = 0; a < n_arms; a++) {
       cell_of(s, &s->cells[r->first + a], ref, unit, f, &r->cells[a]);
+      if (r->cells[a].marks[0])
+        r->lines = 3;
+    }
   }
   *n_rows = n;
   return rows;
@@ -167,12 +177,16 @@ static void write_block(core_buf *out, const analysis_summary *s,
   }
   core_buf_puts(out, "\n");
   for (size_t i = 0; i < n_rows; i++)
-    for (int line = 0; line < 2 && !rows[i].empty; line++) {
+    for (int line = 0; line < rows[i].lines && !rows[i].empty; line++) {
       pad(out, line ? "" : rows[i].label, lw);
       for (size_t a = a0; a < a1; a++) {
         const cell_text *t = &rows[i].cells[a];
         core_buf_puts(out, "  ");
-        pad(out, line ? t->bottom : t->top, a + 1 < a1 ? cw[a] : 0);
+        pad(out,
+            line == 0   ? t->top
+            : line == 1 ? t->bottom
+                        : t->marks,
+            a + 1 < a1 ? cw[a] : 0);
       }
       /* No trailing blanks. */
       while (out->len && out->data[out->len - 1] == ' ')
@@ -233,9 +247,11 @@ static void write_matrix(const analysis_summary *s, const proto_sheet *sheet,
       lw = width_of(rows[i].label);
     for (size_t a = 0; a < n_arms; a++) {
       size_t t = width_of(rows[i].cells[a].top),
-             b = width_of(rows[i].cells[a].bottom);
+             b = width_of(rows[i].cells[a].bottom),
+             k = width_of(rows[i].cells[a].marks);
       size_t h = width_of(s->cells[a].arm), m = t > b ? t : b;
       m = m > h ? m : h;
+      m = m > k ? m : k;
       cw[a] = m > cw[a] ? m : cw[a];
     }
   }

@@ -62,7 +62,9 @@ provisional_everywhere() {
   "$PREREG" analyze "$sheet" >table.txt 2>&1 || bad "$name: analyze failed"
   check_grep "$name: status first in analyze" \
     "^status: $pat \(verdicts are provisional\)$" "$(head -n 1 table.txt)"
-  check_grep "$name: table verdict provisional" "\] +slower \(provisional\)|\] +inconclusive \(provisional\)" "$(cat table.txt)"
+  # The matrix: the verdict, and under it its mark.
+  check_grep "$name: table verdict provisional" \
+    "\] (slower|inconclusive)(, n=[0-9]+)?@ +\(provisional\)@" "$(grep -A1 '× \[' table.txt | tr '\n' '@')"
   check_grep "$name: table outcome provisional" "H1  [a-z ]+ \(provisional\): a nap costs" "$(cat table.txt)"
   "$PREREG" analyze "$sheet" --json >a.json 2>&1 || bad "$name: analyze --json failed"
   check "$name: JSON status and provisional" python3 - a.json "$pat" <<'PY'
