@@ -172,16 +172,54 @@ void core_buf_md_escape(core_buf *b, const char *s);
 /* Paths are borrowed for the call only. Failures are CORE_EIO naming the
  * path and the system's reason, or CORE_ENOMEM. */
 
-/** Reads a whole file. OUT: *data newly allocated (NUL-terminated; caller
- * frees with core_free), *len its length; NULL and 0 on error. */
+/* Reading: regular files only. A link, a FIFO, a device or a socket is
+ * refused (CORE_EIO naming the path and what it is) without being opened
+ * where that could block or do something; the size is known from fstat
+ * before anything is read, and nothing is read past a limit. */
+
+/** The most core_read_file reads: 256 MiB. */
+#define CORE_READ_MAX ((size_t)256 << 20)
+/** Opens path for reading when it is a regular file; follow: a final
+ * symbolic link is followed (a file the user named), else it is refused
+ * (a file inside a folder prereg keeps). OUT: *fd (the caller closes it;
+ * -1 on error), *size (may be NULL) from fstat. */
+core_status core_open_regular(const char *path, int follow, int *fd,
+                              size_t *size, core_err *err);
+/** Reads the regular file open at fd (path for messages): at most max
+ * bytes, a longer file is an error found without reading past max + 1.
+ * OUT: *data newly allocated (NUL-terminated; core_free), *len. */
+core_status core_read_fd(int fd, const char *path, size_t max, char **data,
+                         size_t *len, core_err *err);
+/** core_open_regular and core_read_fd: a whole file of at most max
+ * bytes. OUT: *data newly allocated (NUL-terminated; caller frees with
+ * core_free), *len its length; NULL and 0 on error. */
+core_status core_read_file_max(const char *path, size_t max, int follow,
+                               char **data, size_t *len, core_err *err);
+/** A whole file inside a folder prereg keeps: no link followed, at most
+ * CORE_READ_MAX bytes. OUT as core_read_file_max. */
 core_status core_read_file(const char *path, char **data, size_t *len,
                            core_err *err);
+/** Sets the mode of path, which must be a regular file and not a link
+ * (fchmod on the descriptor: what is checked is what changes). */
+core_status core_chmod_regular(const char *path, unsigned mode, core_err *err);
+/** Fills err with "PATH: is a FIFO, not a regular file; ..." (mode is
+ * an lstat st_mode) and returns CORE_EIO. */
+core_status core_not_regular(core_err *err, const char *path, unsigned mode);
+
+/* Writing: files are created anew (O_EXCL|O_NOFOLLOW) under a descriptor
+ * of their folder (opened O_NOFOLLOW|O_DIRECTORY) and renamed into place;
+ * a folder that is a link, or a link, FIFO or device where the file goes,
+ * is refused with its path and left as it is. */
+
 /** Writes len bytes of data to path atomically: a temporary file
  * "PATH.tmp.PID" beside it, fsync, mode (0444 freezes it), rename, fsync
  * of the folder. An error before the rename leaves path as it was and
  * removes the temporary. */
 core_status core_write_file_atomic(const char *path, const void *data,
                                    size_t len, unsigned mode, core_err *err);
+/** Opens folder path (O_NOFOLLOW|O_DIRECTORY). OUT: *dfd (the caller
+ * closes it; -1 on error). A link or a file there is refused by name. */
+core_status core_open_dir(const char *path, int *dfd, core_err *err);
 /** mkdir -p, with mode for each folder it creates; an existing folder is
  * fine, an existing file is an error. */
 core_status core_mkdir_p(const char *path, unsigned mode, core_err *err);
@@ -189,6 +227,9 @@ core_status core_mkdir_p(const char *path, unsigned mode, core_err *err);
 int core_exists(const char *path);
 /** 1 when path is a directory (or a link to one), else 0. */
 int core_is_dir(const char *path);
+/** 1 when path is a directory itself (lstat: a link to one is not),
+ * else 0. */
+int core_is_real_dir(const char *path);
 /** Returns a newly allocated "a/b" (core_free; one slash between them,
  * either may be empty), or NULL when out of memory. */
 char *core_path_join(const char *a, const char *b);
@@ -221,6 +262,8 @@ core_status core_remove_tree(const char *path, core_err *err);
 #define CORE_SHA256_HEX 65
 
 void core_sha256_hex(const void *data, size_t len, char out[CORE_SHA256_HEX]);
+/** Digest of a regular file (a link, FIFO or device is refused, as by
+ * core_open_regular without following). */
 core_status core_sha256_file(const char *path, char out[CORE_SHA256_HEX],
                              core_err *err);
 /** Digest of a file or a directory tree: names (sorted bytewise), types,
