@@ -220,6 +220,9 @@ core_status core_write_file_atomic(const char *path, const void *data,
 /** Opens folder path (O_NOFOLLOW|O_DIRECTORY). OUT: *dfd (the caller
  * closes it; -1 on error). A link or a file there is refused by name. */
 core_status core_open_dir(const char *path, int *dfd, core_err *err);
+/** CORE_OK when path is a folder itself (not a link to one); else the
+ * error core_open_dir gives. */
+core_status core_check_dir(const char *path, core_err *err);
 /** mkdir -p, with mode for each folder it creates; an existing folder is
  * fine, an existing file is an error. */
 core_status core_mkdir_p(const char *path, unsigned mode, core_err *err);
@@ -242,6 +245,10 @@ core_status core_fsync_dir(const char *path, core_err *err);
  * error. */
 core_status core_list_dir(const char *dir, char ***names, size_t *n,
                           core_err *err);
+/** The same for the folder open at dfd (path for messages; dfd stays
+ * open and is not moved). */
+core_status core_list_dir_at(int dfd, const char *dir, char ***names,
+                             size_t *n, core_err *err);
 /** Frees n names and the array; NULL-safe. */
 void core_names_free(char **names, size_t n);
 /** rm -rf that never follows a symbolic link: path itself when it is not

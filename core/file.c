@@ -224,6 +224,14 @@ core_status core_open_dir(const char *path, int *dfd, core_err *err) {
                    strerror(errno));
 }
 
+core_status core_check_dir(const char *path, core_err *err) {
+  int dfd;
+  core_status st = core_open_dir(path, &dfd, err);
+  if (st == CORE_OK)
+    close(dfd);
+  return st;
+}
+
 /* Creates name in the folder open at dfd, anew: never through a link or
  * into a file that is there already. A regular file of that name is the
  * debris of an earlier prereg that had our pid (kill -9): it goes. */
@@ -388,20 +396,12 @@ void core_names_free(char **names, size_t n) {
   core_free(names);
 }
 
-core_status core_list_dir(const char *dir, char ***names, size_t *n,
-                          core_err *err) {
-  DIR *d = opendir(dir);
+/* Reads the names of the folder d (closed here) into a sorted list. */
+static core_status list_open_dir(DIR *d, const char *dir, char ***names,
+                                 size_t *n, core_err *err) {
   struct dirent *de;
   char **v = NULL;
   size_t len = 0, cap = 0;
-  *names = NULL;
-  *n = 0;
-  if (!d) {
-    if (errno == ENOENT)
-      return CORE_OK;
-    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", dir,
-                     strerror(errno));
-  }
   while ((de = readdir(d)) != NULL) {
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
       continue;
@@ -423,6 +423,35 @@ oom:
   closedir(d);
   core_names_free(v, len);
   return core_fail(err, CORE_ENOMEM, "%s: out of memory", dir);
+}
+
+core_status core_list_dir(const char *dir, char ***names, size_t *n,
+                          core_err *err) {
+  DIR *d = opendir(dir);
+  *names = NULL;
+  *n = 0;
+  if (!d) {
+    if (errno == ENOENT)
+      return CORE_OK;
+    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", dir,
+                     strerror(errno));
+  }
+  return list_open_dir(d, dir, names, n, err);
+}
+
+core_status core_list_dir_at(int dfd, const char *dir, char ***names,
+                             size_t *n, core_err *err) {
+  int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  *names = NULL;
+  *n = 0;
+  if (!d) {
+    if (fd >= 0)
+      close(fd);
+    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", dir,
+                     strerror(errno));
+  }
+  return list_open_dir(d, dir, names, n, err);
 }
 
 /* {==== Removing a tree ==== */

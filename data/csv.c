@@ -296,10 +296,8 @@ core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
     sc.st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
     return scan_end(&sc);
   }
-  fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    sc.st =
-        core_fail(err, CORE_EIO, "%s: cannot open: %s", path, strerror(errno));
+  /* A batch is a regular file: a FIFO would block, /dev/zero never end. */
+  sc.st = core_open_regular(path, 0, &fd, NULL, err);
   while (fd >= 0 && sc.st == CORE_OK) {
     ssize_t n = read(fd, buf, CHUNK);
     if (n == 0)
