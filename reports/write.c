@@ -1,0 +1,202 @@
+/* write.c: a report's files reach their folder all together or not at
+ * all: they are written into a staging folder of their own, and renamed
+ * into the report folder one by one only once every one is written.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reports/report.h"
+#include "reports/report_internal.h"
+
+/* {==== The staging folder ==== */
+
+/* dir without trailing slashes (newly allocated). */
+static char *trimmed(const char *dir) {
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/')
+    n--;
+  return core_strndup(dir, n);
+}
+
+/* Where the files are written first: ".NAME.tmp.PID" beside the report
+ * folder NAME, so that a disk that fills up leaves no trace in the
+ * report folder; inside it when it is the root, "." or "..", or a mount
+ * of its own (a rename cannot cross file systems). Newly allocated. */
+static char *staging_path(const char *dir) {
+  char *d = trimmed(dir), *out;
+  const char *slash, *base;
+  struct stat a, b;
+  if (!d)
+    return NULL;
+  slash = strrchr(d, '/');
+  base = slash ? slash + 1 : d;
+  if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+    out = core_asprintf("%s/.prereg-report.tmp.%ld", d, (long)getpid());
+  } else {
+    char *parent = slash == d      ? core_strdup("/")
+                   : slash != NULL ? core_strndup(d, (size_t)(slash - d))
+                                   : core_strdup(".");
+    if (parent && stat(parent, &a) == 0 && stat(d, &b) == 0 &&
+        a.st_dev == b.st_dev)
+      out = core_asprintf("%s/.%s.tmp.%ld", parent, base, (long)getpid());
+    else
+      out = core_asprintf("%s/.prereg-report.tmp.%ld", d, (long)getpid());
+    core_free(parent);
+  }
+  core_free(d);
+  return out;
+}
+
+/* Makes the staging folder anew (mkdir never follows a link), removing
+ * one left by a report of ours that was killed (same pid, reused). */
+static core_status staging_make(const char *stage, core_err *err) {
+  if (mkdir(stage, 0755) == 0)
+    return CORE_OK;
+  if (errno == EEXIST && core_is_real_dir(stage) &&
+      core_remove_tree(stage, NULL) == CORE_OK && mkdir(stage, 0755) == 0)
+    return CORE_OK;
+  return core_fail(err, CORE_EIO,
+                   "%s: cannot create the report's staging folder: %s "
+                   "(choose another folder with --out)",
+                   stage, strerror(errno));
+}
+
+/* }==== */
+
+core_status report_check_dir(const char *dir, core_err *err) {
+  char *stage;
+  core_status st = core_mkdir_p(dir, 0755, err);
+  if (st != CORE_OK || (st = core_check_dir(dir, err)) != CORE_OK)
+    return st;
+  /* Renaming into dir needs write access to it; nothing is made there. */
+  if (access(dir, W_OK | X_OK) != 0)
+    return core_fail(err, CORE_EIO,
+                     "%s: cannot write the report there: %s (choose "
+                     "another folder with --out)",
+                     dir, strerror(errno));
+  if (!(stage = staging_path(dir)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  st = staging_make(stage, err);
+  if (st == CORE_OK)
+    rmdir(stage);
+  core_free(stage);
+  return st;
+}
+
+/* {==== Writing ==== */
+
+/* The names a report writes, in the order they are renamed into place:
+ * the workbook last, the Markdown that links the plots after them. */
+static char **report_names(const report_doc *doc, size_t *n) {
+  char **v = core_calloc(doc->n_plots + 3, sizeof *v);
+  size_t k = 0;
+  if (!v)
+    return NULL;
+  for (size_t i = 0; i < doc->n_plots; i++)
+    if (!(v[k++] = core_strdup(doc->plots[i].file)))
+      goto oom;
+  if (!(v[k++] = core_strdup("report.html")) ||
+      !(v[k++] = core_strdup("report.md")) ||
+      !(v[k++] = core_strdup("report.xlsx")))
+    goto oom;
+  *n = k;
+  return v;
+oom:
+  core_names_free(v, k);
+  return NULL;
+}
+
+/* Every file of the report, written into the staging folder. */
+static core_status write_staged(const report_input *in, const report_doc *doc,
+                                const char *stage, core_err *err) {
+  core_status st = CORE_OK;
+  char *p = NULL;
+  for (size_t i = 0; st == CORE_OK && i < doc->n_plots + 3; i++) {
+    const char *name, *data = NULL;
+    size_t len = 0;
+    if (i < doc->n_plots) {
+      name = doc->plots[i].file;
+      data = doc->plots[i].svg;
+      len = doc->plots[i].svg_len;
+    } else if (i == doc->n_plots) {
+      name = "report.md";
+      data = doc->md;
+      len = doc->md_len;
+    } else if (i == doc->n_plots + 1) {
+      name = "report.html";
+      data = doc->html;
+      len = doc->html_len;
+    } else {
+      name = "report.xlsx";
+    }
+    if (!(p = core_path_join(stage, name)))
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    st = data ? core_write_file_atomic(p, data, len, 0644, err)
+              : report_write_xlsx(in, p, err);
+    core_free(p);
+  }
+  return st;
+}
+
+/* Refuses, before anything is moved, a name in dir that holds anything
+ * but a regular file: a link there would be replaced, a folder would
+ * stop the renames half-way. */
+static core_status check_targets(const char *dir, char **names, size_t n,
+                                 core_err *err) {
+  core_status st = CORE_OK;
+  for (size_t i = 0; i < n && st == CORE_OK; i++) {
+    char *p = core_path_join(dir, names[i]);
+    struct stat sb;
+    if (!p)
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    if (lstat(p, &sb) == 0 && !S_ISREG(sb.st_mode))
+      st = core_not_regular(err, p, (unsigned)sb.st_mode);
+    core_free(p);
+  }
+  return st;
+}
+
+static core_status move_all(const char *stage, const char *dir, char **names,
+                            size_t n, core_err *err) {
+  core_status st = CORE_OK;
+  for (size_t i = 0; i < n && st == CORE_OK; i++) {
+    char *from = core_path_join(stage, names[i]);
+    char *to = core_path_join(dir, names[i]);
+    if (!from || !to)
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    else if (rename(from, to) != 0)
+      st = core_fail(err, CORE_EIO, "%s: cannot move into place: %s", to,
+                     strerror(errno));
+    core_free(from);
+    core_free(to);
+  }
+  return st == CORE_OK ? core_fsync_dir(dir, err) : st;
+}
+
+core_status report_write_all(const report_input *in, const report_doc *doc,
+                             const char *dir, core_err *err) {
+  char *stage = staging_path(dir);
+  size_t n = 0;
+  char **names = report_names(doc, &n);
+  core_status st;
+  if (!stage || !names) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  } else if ((st = core_check_dir(dir, err)) == CORE_OK &&
+             (st = check_targets(dir, names, n, err)) == CORE_OK &&
+             (st = staging_make(stage, err)) == CORE_OK) {
+    if ((st = write_staged(in, doc, stage, err)) == CORE_OK)
+      st = move_all(stage, dir, names, n, err);
+    core_remove_tree(stage, NULL);
+  }
+  core_names_free(names, n);
+  core_free(stage);
+  return st;
+}
+
+/* }==== */
