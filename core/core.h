@@ -165,6 +165,14 @@ void core_fmt_sig(char *out, size_t size, double x, int digits);
  * are, for readability. */
 void core_buf_md_escape(core_buf *b, const char *s);
 
+/** Reads the decimal number s as prereg accepts one from a file: blanks
+ * (spaces, tabs) around it, an optional sign, digits with an optional
+ * point and exponent. Not hexadecimal ("0x1p3"), "inf" or "nan", and not
+ * a value out of range: an overflow, or one so small that it would be
+ * stored as 0 or a subnormal number ("1e-400"). Returns NULL with *out
+ * set, or why s is not one (a static string; *out untouched). */
+const char *core_parse_decimal(const char *s, double *out);
+
 /* }==== */
 
 /* {==== Files and folders ==== */

@@ -2,6 +2,7 @@
  * significant digits, and text made literal for Markdown.
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,3 +67,66 @@ void core_buf_md_escape(core_buf *b, const char *s) {
     start = (c == ' ');
   }
 }
+
+/* {==== Reading numbers ==== */
+
+static int is_blank(char c) {
+  return c == ' ' || c == '\t';
+}
+
+const char *core_parse_decimal(const char *s, double *out) {
+  const char *p = s, *start, *end;
+  char *stop;
+  int digits = 0;
+  double v;
+  while (is_blank(*p))
+    p++;
+  start = p;
+  /* The shape is checked by hand: strtod also takes hexadecimal
+   * ("0x1p3"), "inf", "nan" and "infinity", which no file of ours
+   * means. */
+  if (*p == '+' || *p == '-')
+    p++;
+  for (; *p >= '0' && *p <= '9'; p++)
+    digits++;
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9'; p++)
+      digits++;
+  if (digits == 0)
+    return (start[0] == '0' && (start[1] == 'x' || start[1] == 'X')) ||
+                   ((start[0] == '+' || start[0] == '-') && start[1] == '0' &&
+                    (start[2] == 'x' || start[2] == 'X'))
+               ? "a hexadecimal number; write it in decimal"
+               : "not a number";
+  if (*p == 'x' || *p == 'X')
+    return "a hexadecimal number; write it in decimal";
+  if (*p == 'e' || *p == 'E') {
+    const char *e = p + 1;
+    if (*e == '+' || *e == '-')
+      e++;
+    if (!(*e >= '0' && *e <= '9'))
+      return "not a number";
+    while (*e >= '0' && *e <= '9')
+      e++;
+    p = e;
+  }
+  end = p;
+  while (is_blank(*p))
+    p++;
+  if (*p)
+    return "not a number";
+  errno = 0;
+  v = strtod(start, &stop);
+  if (stop != end)
+    return "not a number";
+  /* ERANGE: an overflow, or an underflow to 0 or to a subnormal value
+   * that keeps few of the digits written. */
+  if (errno == ERANGE || !isfinite(v))
+    return fabs(v) < 1 ? "too small: it would be stored as 0 or with fewer "
+                         "digits than it has"
+                       : "too large for a double";
+  *out = v;
+  return NULL;
+}
+
+/* }==== */

@@ -178,6 +178,10 @@ int proto_workload_has_metric(const proto_workload *w, const char *metric);
 /** Unit of a metric, from its suffix: "s", "MiB", "KiB" or "" (a static
  * string). */
 const char *proto_metric_unit(const char *metric);
+/** 1 when metric is a time or an amount of memory, which cannot be
+ * negative: it has a unit (proto_metric_unit) or its name begins with
+ * pss, rss, maxrss, wall, user or sys. */
+int proto_metric_nonnegative(const char *metric);
 
 /* }==== */
 

@@ -202,6 +202,19 @@ const char *proto_metric_unit(const char *metric) {
   return "";
 }
 
+int proto_metric_nonnegative(const char *metric) {
+  static const char *const measured[] = {"pss",  "rss",  "maxrss",
+                                         "wall", "user", "sys"};
+  if (!metric)
+    return 0;
+  if (proto_metric_unit(metric)[0])
+    return 1;
+  for (size_t i = 0; i < sizeof measured / sizeof *measured; i++)
+    if (strncmp(metric, measured[i], strlen(measured[i])) == 0)
+      return 1;
+  return 0;
+}
+
 /* }==== */
 
 /* {==== Templates ==== */
