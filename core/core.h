@@ -173,6 +173,12 @@ void core_buf_md_escape(core_buf *b, const char *s);
  * set, or why s is not one (a static string; *out untouched). */
 const char *core_parse_decimal(const char *s, double *out);
 
+/** Offset of the first byte of s[0..len) where it stops being valid
+ * UTF-8 (RFC 3629: an ill-formed or overlong sequence, a surrogate, a
+ * code point past U+10FFFF, a sequence cut short by the end), or len
+ * when all of it is. Text prereg freezes or writes must be UTF-8. */
+size_t core_utf8_invalid(const char *s, size_t len);
+
 /* }==== */
 
 /* {==== Files and folders ==== */

@@ -130,3 +130,48 @@ const char *core_parse_decimal(const char *s, double *out) {
 }
 
 /* }==== */
+
+/* {==== UTF-8 ==== */
+
+size_t core_utf8_invalid(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < len) {
+    unsigned c = p[i];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF; /* the range of the second byte */
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    /* RFC 3629's table: no overlong forms (C0, C1, E0 80-9F, F0 80-8F),
+     * no surrogates (ED A0-BF), nothing past U+10FFFF (F4 90-, F5-). */
+    if (c >= 0xC2 && c <= 0xDF)
+      n = 1;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0)
+        lo = 0xA0;
+      else if (c == 0xED)
+        hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0)
+        lo = 0x90;
+      else if (c == 0xF4)
+        hi = 0x8F;
+    } else
+      return i;
+    if (len - i <= n)
+      return i;
+    if (p[i + 1] < lo || p[i + 1] > hi)
+      return i;
+    for (size_t k = 2; k <= n; k++)
+      if (p[i + k] < 0x80 || p[i + k] > 0xBF)
+        return i;
+    i += n + 1;
+  }
+  return len;
+}
+
+/* }==== */

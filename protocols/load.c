@@ -403,8 +403,16 @@ static char *dup_value(walk *w, int idx) {
   size_t len;
   const char *v = lua_tolstring(w->L, idx, &len);
   char *d;
+  size_t bad;
   if (memchr(v, '\0', len))
     fail(w, "must not contain a NUL byte");
+  /* Text is frozen, analysed and reported: a byte that is not UTF-8
+   * would break the JSON and the workbook later, far from its cause. */
+  if ((bad = core_utf8_invalid(v, len)) < len)
+    fail(w,
+         "is not valid UTF-8 (at byte %zu of the string, 0x%02X); text in a "
+         "sheet must be UTF-8",
+         bad + 1, (unsigned)(unsigned char)v[bad]);
   d = core_strndup(v, len);
   if (!d)
     oom(w);

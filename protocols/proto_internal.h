@@ -42,6 +42,7 @@ struct proto_lua {
   int c_oom;           /* a core_malloc of the converter failed */
   long long instr;     /* instructions (and charged work) so far */
   double cpu_deadline; /* process CPU time at which the sheet stops */
+  double checked_at;   /* monotonic time of the last look at the CPU */
 };
 
 /* Registry key of the table the sheet gave to protocol{}. */
