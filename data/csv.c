@@ -317,6 +317,39 @@ core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
   return scan_end(&sc);
 }
 
+struct data_csvscan {
+  scanner sc;
+};
+
+core_status data_csv_scan_open(const char *name, csvscan_fn fn, void *ctx,
+                               csvscan_result *res, data_csvscan **out,
+                               core_err *err) {
+  data_csvscan *s = core_malloc(sizeof *s);
+  core_status st;
+  *out = NULL;
+  if (!s)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
+  if ((st = scan_begin(&s->sc, name, fn, ctx, res, err)) != CORE_OK) {
+    core_free(s);
+    return st;
+  }
+  *out = s;
+  return CORE_OK;
+}
+
+core_status data_csv_scan_feed(data_csvscan *s, const char *text, size_t len) {
+  return scan_feed(&s->sc, text, len);
+}
+
+core_status data_csv_scan_close(data_csvscan *s) {
+  core_status st;
+  if (!s)
+    return CORE_OK;
+  st = scan_end(&s->sc);
+  core_free(s);
+  return st;
+}
+
 /* }==== */
 
 /* {==== The string pool ====

@@ -42,6 +42,17 @@ core_status data_csv_scan(const char *name, const char *text, size_t len,
 core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
                                csvscan_result *res, core_err *err);
 
+/* The same scan fed by the caller, a piece at a time: open, feed any
+ * number of times (each returns the first error so far, after which the
+ * rest is ignored), close (frees the scanner, fills *res, returns the
+ * first error). */
+typedef struct data_csvscan data_csvscan;
+core_status data_csv_scan_open(const char *name, csvscan_fn fn, void *ctx,
+                               csvscan_result *res, data_csvscan **out,
+                               core_err *err);
+core_status data_csv_scan_feed(data_csvscan *s, const char *text, size_t len);
+core_status data_csv_scan_close(data_csvscan *s);
+
 /** Appends one row (with a final "\n"), each field quoted only where RFC
  * 4180 needs it; batch_id and source override the row's own when not
  * NULL. */
