@@ -26,7 +26,8 @@ typedef struct analysis_result {
   char *workload, *metric, *arm, *reference;
   size_t n, n_reference; /* valid rows that count */
   double median, median_reference, ratio, ci_low, ci_high;
-  char *verdict;      /* the first matching rule's name, or "inconclusive" */
+  char *verdict;      /* the first matching rule's name, "inconclusive", or
+                         ANALYSIS_INSUFFICIENT */
   unsigned long seed; /* the comparison's (analysis_comparison_seed) */
   char *note; /* why the ratio or CI is missing (NaN) when it is, else NULL */
 } analysis_result;
@@ -172,6 +173,10 @@ double analysis_quantile_sorted(const double *x, size_t n, double f);
 /* }==== */
 
 /* {==== Verdicts and claims ==== */
+
+/* The verdict of a comparison where an arm or the reference has fewer
+ * values than the rule's min_n. No verdict rule may have this name. */
+#define ANALYSIS_INSUFFICIENT "insufficient data"
 
 /** The verdict of the first rule in rule->verdicts that matches (the
  * boundaries documented at proto_verdict_rule), or "inconclusive"; also

@@ -4,6 +4,8 @@
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +40,12 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                                      const analysis_result *r,
                                      const char *workload, const char *metric,
                                      const char *arm, char **reason) {
+  /* Too few values neither support nor refute a claim. */
+  if (r && r->verdict && strcmp(r->verdict, ANALYSIS_INSUFFICIENT) == 0) {
+    *reason = core_asprintf("%s: %s (%s)", arm, ANALYSIS_INSUFFICIENT,
+                            r->note ? r->note : "too few values");
+    return PROTO_INCONCLUSIVE;
+  }
   if (!r || isnan(r->ci_low) || isnan(r->ci_high)) {
     *reason =
         core_asprintf("no valid data for %s/%s/%s", workload, metric, arm);
@@ -377,6 +385,78 @@ static core_status add_cells(ctx *c, analysis_summary *s, core_err *err) {
   return CORE_OK;
 }
 
+/* Sets r->note to the formatted text, unless a note is there. */
+static void note(analysis_result *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void note(analysis_result *r, const char *fmt, ...) {
+  char text[512];
+  va_list ap;
+  if (r->note)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  r->note = core_strdup(text);
+}
+
+/* The ratio of the medians of r (n, medians and seed set), its CI from
+ * the values rv (the reference's) and cv, and the verdict. Fewer values
+ * than the rule's min_n in either arm: no CI, and "insufficient data"
+ * (one value per arm made a zero-width CI and a confident verdict). A
+ * ratio or CI bound that is not a finite number (a reference median of
+ * 0, or one so small beside the other that the ratio overflows) is said
+ * so in the note and left out (NaN), never shown as inf. */
+static core_status judge(const ctx *c, analysis_result *r, double *rv,
+                         double *cv, core_err *err) {
+  const proto_rule *rule = &c->sheet->rule;
+  core_status st = CORE_OK;
+  r->ratio = r->median / r->median_reference;
+  r->ci_low = r->ci_high = NAN;
+  if (r->median_reference == 0.0 || !isfinite(r->ratio)) {
+    if (r->median_reference == 0.0)
+      note(r, "ratio not finite: reference median is 0");
+    else
+      note(r,
+           "ratio not finite: the reference median %g is too small beside "
+           "%g",
+           r->median_reference, r->median);
+    r->ratio = NAN;
+  } else if (r->n < (size_t)rule->min_n ||
+             r->n_reference < (size_t)rule->min_n) {
+    note(r,
+         "%zu value%s for %s and %zu for %s; the rule needs at least %ld "
+         "per arm (min_n)",
+         r->n, r->n == 1 ? "" : "s", r->arm, r->n_reference, r->reference,
+         rule->min_n);
+  } else {
+    st = analysis_bootstrap_ratio(
+        rv, r->n_reference, cv, r->n, rule->resamples, rule->confidence,
+        r->seed, c->threads, &r->ci_low, &r->ci_high, NULL, err);
+    if (st == CORE_ESTATS) {
+      /* Undefined, not broken: the comparison stays, undecided. */
+      note(r, "CI not finite: %s",
+           strncmp(err->msg, "bootstrap: ", 11) == 0 ? err->msg + 11
+                                                     : err->msg);
+      st = CORE_OK;
+    } else if (st == CORE_OK &&
+               (!isfinite(r->ci_low) || !isfinite(r->ci_high))) {
+      note(r, "CI not finite: a resample's ratio overflows (its reference "
+              "median is too small)");
+      r->ci_low = r->ci_high = NAN;
+    }
+  }
+  if (st != CORE_OK)
+    return st;
+  r->verdict = core_strdup(
+      r->n < (size_t)rule->min_n || r->n_reference < (size_t)rule->min_n
+          ? ANALYSIS_INSUFFICIENT
+          : analysis_verdict(rule, r->ratio, r->ci_low, r->ci_high));
+  return CORE_OK;
+}
+
 static core_status add_results(ctx *c, analysis_summary *s, core_err *err) {
   const proto_sheet *sh = c->sheet;
   const proto_arm *ref = &sh->arms[sh->reference];
@@ -419,8 +499,6 @@ static core_status add_results(ctx *c, analysis_summary *s, core_err *err) {
         /* The bootstrap sorts its own copies: reordering is harmless. */
         r->median = analysis_median_inplace(cv, cn);
         r->median_reference = analysis_median_inplace(rv, rn);
-        r->ratio = r->median / r->median_reference;
-        r->ci_low = r->ci_high = NAN;
         r->seed = analysis_comparison_seed(sh->rule.seed, wl->name,
                                            wl->metrics[m], sh->arms[a].name);
         if (r->seed == ANALYSIS_SEED_NONE) {
@@ -428,26 +506,13 @@ static core_status add_results(ctx *c, analysis_summary *s, core_err *err) {
           core_free(rv);
           return OOM(err);
         }
-        if (r->median_reference == 0.0) {
-          r->ratio = NAN;
-          r->note = core_strdup("the reference median is 0: no ratio");
-        } else {
-          st = analysis_bootstrap_ratio(
-              rv, rn, cv, cn, sh->rule.resamples, sh->rule.confidence, r->seed,
-              c->threads, &r->ci_low, &r->ci_high, NULL, &berr);
-          if (st == CORE_ESTATS) {
-            /* Undefined, not broken: the comparison stays, undecided. */
-            r->note = core_strdup(berr.msg);
-          } else if (st != CORE_OK) {
-            core_free(cv);
-            core_free(rv);
-            *err = berr;
-            return st;
-          }
-        }
+        st = judge(c, r, rv, cv, &berr);
         core_free(cv);
-        r->verdict = core_strdup(
-            analysis_verdict(&sh->rule, r->ratio, r->ci_low, r->ci_high));
+        if (st != CORE_OK) {
+          core_free(rv);
+          *err = berr;
+          return st;
+        }
         if (!r->workload || !r->metric || !r->arm || !r->reference ||
             !r->verdict) {
           core_free(rv);

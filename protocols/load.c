@@ -1077,7 +1077,8 @@ static void read_workloads(walk *w, int t) {
 
 static void read_rule(walk *w, int t) {
   static const char *const keys[] = {"estimator", "confidence", "resamples",
-                                     "seed",      "verdicts",   NULL};
+                                     "seed",      "min_n",      "verdicts",
+                                     NULL};
   static const char *const vkeys[] = {"ci_excludes", "ratio_above",
                                       "ratio_below", "ci_within", NULL};
   lua_State *L = w->L;
@@ -1118,6 +1119,12 @@ static void read_rule(walk *w, int t) {
   get_num(w, rt, "seed", REQ, 1, 0, 0, 4294967295.0,
           "an integer from 0 to 4294967295", &x);
   r->seed = (unsigned long)x;
+  r->min_n = PROTO_MIN_N_DEFAULT;
+  if (get_num(w, rt, "min_n", OPT, 1, 1, 0, 1e6,
+              "an integer from 1 to 1000000 (the fewest values per arm for "
+              "a verdict)",
+              &x))
+    r->min_n = (long)x;
 
   size_t vmark;
   r->verdicts = get_list(
@@ -1152,6 +1159,9 @@ static void read_rule(walk *w, int t) {
       if (strcmp(v->name, "inconclusive") == 0)
         fail(w, "\"inconclusive\" is what no match gives; name the rule "
                 "otherwise");
+      if (strcmp(v->name, "insufficient data") == 0)
+        fail(w, "\"insufficient data\" is what an arm with fewer than "
+                "min_n values gives; name the rule otherwise");
       for (lua_Integer j = 1; j < i; j++)
         if (strcmp(r->verdicts[j - 1].name, v->name) == 0)
           fail(w,

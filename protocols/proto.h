@@ -93,11 +93,16 @@ typedef struct proto_verdict_rule {
   int line;
 } proto_verdict_rule;
 
+/* The fewest values an arm (and the reference) must have for a verdict
+ * when the rule does not say (rule.min_n). */
+#define PROTO_MIN_N_DEFAULT 3
+
 typedef struct proto_rule {
   char *estimator; /* "median" */
   double confidence;
   long resamples;
   unsigned long seed; /* < 2^32 */
+  long min_n;         /* fewest values per arm for a verdict (1 to 1000000) */
   proto_verdict_rule *verdicts;
   size_t n_verdicts;
 } proto_rule;
