@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: fuzz_replay FOLDER...  (folders named after "
                     "a target: sheet, batch, import_csv, import_json, "
-                    "manifest)\n");
+                    "manifest, sheet_cost)\n");
     return 2;
   }
   for (int i = 1; i < argc; i++) {
