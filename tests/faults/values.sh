@@ -20,6 +20,8 @@ protocol {
       cmd = "sh -c 'echo inner_s=-1 > \"$PREREG_METRICS\"'" },
     { name = "hex", runs = 1, metrics = { "wall_s", "inner_s" },
       cmd = "sh -c 'echo inner_s=0x1p3 > \"$PREREG_METRICS\"'" },
+    { name = "bytes", runs = 3,
+      cmd = "sh -c 'printf \"\\\\377\\\\376=1\\\\n\" > \"$PREREG_METRICS\"'" },
   },
   rule = { estimator = "median", confidence = 0.95, resamples = 200, seed = 3,
            verdicts = { { "slower", ci_excludes = 1, ratio_above = 1 },
@@ -120,6 +122,21 @@ hexr = [r for r in rows if r["workload"] == "hex"]
 assert neg and hexr, rows
 assert all(r["valid"] == "0" and "cannot be negative" in r["reason"] for r in neg), neg
 assert all(r["valid"] == "0" and "hexadecimal" in r["reason"] for r in hexr), hexr
+PY
+
+scenario "a command's metrics file with bytes that are not UTF-8"
+fresh 9
+expect 0 "bytes: the run completes" "$PREREG" run s.lua --data "$D" --only bytes
+check "bytes: the reason frozen is UTF-8" python3 -c "open('$E/batches/b0001.csv', encoding='utf-8').read()"
+expect 0 "bytes: analyze --json" "$PREREG" analyze s.lua --data "$D" --json
+expect 0 "bytes: report" "$PREREG" report s.lua --data "$D"
+check "bytes: every part of report.xlsx is well-formed XML" python3 - "$E/report/report.xlsx" <<'PY'
+import sys, zipfile
+from xml.dom import minidom
+z = zipfile.ZipFile(sys.argv[1])
+for n in z.namelist():
+    if n.endswith(".xml") or n.endswith(".rels"):
+        minidom.parseString(z.read(n))
 PY
 
 scenario "one value per arm"
