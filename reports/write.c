@@ -6,7 +6,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,6 +53,40 @@ static char *staging_path(const char *dir) {
   }
   core_free(d);
   return out;
+}
+
+/* Removes the staging folders of reports that were killed (kill -9
+ * between the first file and the renames): named like ours with another
+ * pid, of a process that is gone. */
+static void drop_stale(const char *stage) {
+  const char *slash = strrchr(stage, '/');
+  char *dir = slash ? core_strndup(stage, (size_t)(slash - stage)) : NULL;
+  const char *base = slash ? slash + 1 : stage;
+  const char *tail = strstr(base, ".tmp.");
+  size_t keep = tail ? (size_t)(tail - base) + 5 : 0;
+  char **names = NULL;
+  size_t n = 0;
+  if (!dir || !tail || core_list_dir(dir, &names, &n, NULL) != CORE_OK) {
+    core_free(dir);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const char *d = names[i] + keep;
+    char *end, *p;
+    long pid;
+    if (strncmp(names[i], base, keep) != 0 || !*d ||
+        strspn(d, "0123456789") != strlen(d))
+      continue;
+    pid = strtol(d, &end, 10);
+    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 ||
+        errno != ESRCH)
+      continue;
+    if ((p = core_path_join(dir, names[i])) && core_is_real_dir(p))
+      core_remove_tree(p, NULL);
+    core_free(p);
+  }
+  core_names_free(names, n);
+  core_free(dir);
 }
 
 /* Makes the staging folder anew (mkdir never follows a link), removing
@@ -184,15 +220,18 @@ core_status report_write_all(const report_input *in, const report_doc *doc,
   char *stage = staging_path(dir);
   size_t n = 0;
   char **names = report_names(doc, &n);
-  core_status st;
-  if (!stage || !names) {
+  core_status st = CORE_OK;
+  if (!stage || !names)
     st = core_fail(err, CORE_ENOMEM, "out of memory");
-  } else if ((st = core_check_dir(dir, err)) == CORE_OK &&
-             (st = check_targets(dir, names, n, err)) == CORE_OK &&
-             (st = staging_make(stage, err)) == CORE_OK) {
-    if ((st = write_staged(in, doc, stage, err)) == CORE_OK)
-      st = move_all(stage, dir, names, n, err);
-    core_remove_tree(stage, NULL);
+  if (st == CORE_OK && (st = core_check_dir(dir, err)) == CORE_OK &&
+      (st = check_targets(dir, names, n, err)) == CORE_OK) {
+    drop_stale(stage);
+    st = staging_make(stage, err);
+    if (st == CORE_OK) {
+      if ((st = write_staged(in, doc, stage, err)) == CORE_OK)
+        st = move_all(stage, dir, names, n, err);
+      core_remove_tree(stage, NULL);
+    }
   }
   core_names_free(names, n);
   core_free(stage);

@@ -71,6 +71,11 @@ check "planted names: the targets unchanged" untouched
 check "planted names: report.xlsx is a file of its own" bash -c "[ -f '$E/report/report.xlsx' ] && [ ! -L '$E/report/report.xlsx' ]"
 check "planted names: no staging folder left" bash -c "! ls -a '$E' '$D' | grep -q 'tmp\.'"
 
+scenario "report: the staging folder a killed report left"
+mkdir -p "$E/.report.tmp.999999999/deep" && touch "$E/.report.tmp.999999999/deep/report.md"
+expect 0 "stale staging: report works" "$PREREG" report s.lua --data "$D"
+check "stale staging: removed (its writer is gone)" test ! -e "$E/.report.tmp.999999999"
+
 scenario "report: a link where a report file goes"
 rm -f "$E/report/report.html"
 ln -s "$O/file" "$E/report/report.html"
