@@ -197,8 +197,9 @@ static double cpu_s(void) {
 static void within_bound(double t0, const char *what) {
   double used = cpu_s() - t0;
   if (used > COST_BOUND_S) {
-    fprintf(stderr, "fuzz: the %s ran %.2f s of CPU, past the sandbox's "
-                    "limit by more than a small factor\n",
+    fprintf(stderr,
+            "fuzz: the %s ran %.2f s of CPU, past the sandbox's "
+            "limit by more than a small factor\n",
             what, used);
     abort();
   }
@@ -221,8 +222,17 @@ static int run_sheet_cost(const uint8_t *data, size_t size) {
   s = proto_sheet_load_text("cost.lua", text.data, text.len, &err);
   within_bound(t0, "sheet");
   if (s && s->n_hypotheses == 1) {
-    proto_result_view r = {"w", "wall_s", "b", "slower", 1.5, 1.2,
-                           1.8, 2.0,      1.0,  10,       10};
+    proto_result_view r = {.workload = "w",
+                           .metric = "wall_s",
+                           .arm = "b",
+                           .verdict = "slower",
+                           .ratio = 1.5,
+                           .ci_low = 1.2,
+                           .ci_high = 1.8,
+                           .median = 2.0,
+                           .median_reference = 1.0,
+                           .n = 10,
+                           .n_reference = 10};
     proto_outcome o;
     char *reason = NULL;
     t0 = cpu_s();
@@ -345,9 +355,12 @@ static int run_manifest(const uint8_t *data, size_t size) {
 /* }==== */
 
 const fuzz_target fuzz_targets[] = {
-    {"sheet", run_sheet},           {"batch", run_batch},
-    {"import_csv", run_import_csv}, {"import_json", run_import_json},
-    {"manifest", run_manifest},     {"sheet_cost", run_sheet_cost},
+    {"sheet", run_sheet},
+    {"batch", run_batch},
+    {"import_csv", run_import_csv},
+    {"import_json", run_import_json},
+    {"manifest", run_manifest},
+    {"sheet_cost", run_sheet_cost},
     {NULL, NULL},
 };
 
