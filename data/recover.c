@@ -468,6 +468,20 @@ core_status data_recover(data_experiment *exp, core_buf *notes,
     if (st != CORE_OK)
       return st;
   }
+  /* Recovery makes files writable, cuts and freezes them: through a
+   * link in place of a folder it would do so outside the experiment. */
+  static const char *const own[] = {"versions", "batches"};
+  for (size_t i = 0; i < 2; i++) {
+    char *d = core_path_join(exp->dir, own[i]);
+    struct stat sb;
+    if (!d)
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    if (lstat(d, &sb) == 0 || errno != ENOENT)
+      st = core_check_dir(d, err);
+    core_free(d);
+    if (st != CORE_OK)
+      return st;
+  }
   /* Under the lock no other prereg writes here: a temporary file whose
    * writer is gone is debris. The MANIFEST's own sits at the top. */
   if ((st = remove_stale_tmp(exp, "", notes, err)) != CORE_OK ||

@@ -59,6 +59,17 @@ check_grep "folder link: names it" "batches/b0002: is a symbolic link" "$out"
 check "folder link: the outside folder's modes and files unchanged" untouched
 check "folder link: nothing of it in the MANIFEST" bash -c "! grep -q 'b0002/' '$E/MANIFEST'"
 
+scenario "--resume: the batches folder is a link"
+fresh 11
+outside 11
+cp -a "$E/batches/." "$O/dir/" && head -1 "$E/batches/b0001.csv" >"$O/dir/b0002.csv"
+chmod 0600 "$O/dir/b0002.csv"
+state "$O" >"$O.before"
+chmod -R u+w "$E/batches" && rm -rf "$E/batches" && ln -s "$O/dir" "$E/batches"
+expect 1 "batches link: --resume refuses" "$PREREG" run s.lua --data "$D" --resume
+check_grep "batches link: names it" "pt/batches: is a symbolic link" "$out"
+check "batches link: nothing outside changed" untouched
+
 scenario "report: planted probe and workbook temporary names"
 fresh 3
 outside 3
