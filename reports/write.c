@@ -5,7 +5,9 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,36 +59,37 @@ static char *staging_path(const char *dir) {
 
 /* Removes the staging folders of reports that were killed (kill -9
  * between the first file and the renames): named like ours with another
- * pid, of a process that is gone. */
+ * pid, of a process that is gone. The folder is read with readdir alone:
+ * a listing's allocations would grow with what else the folder holds. */
 static void drop_stale(const char *stage) {
   const char *slash = strrchr(stage, '/');
-  char *dir = slash ? core_strndup(stage, (size_t)(slash - stage)) : NULL;
   const char *base = slash ? slash + 1 : stage;
   const char *tail = strstr(base, ".tmp.");
   size_t keep = tail ? (size_t)(tail - base) + 5 : 0;
-  char **names = NULL;
-  size_t n = 0;
-  if (!dir || !tail || core_list_dir(dir, &names, &n, NULL) != CORE_OK) {
-    core_free(dir);
+  char dir[PATH_MAX], path[PATH_MAX];
+  struct dirent *e;
+  DIR *d;
+  if (!slash || !tail || (size_t)(slash - stage) >= sizeof dir)
     return;
-  }
-  for (size_t i = 0; i < n; i++) {
-    const char *d = names[i] + keep;
-    char *end, *p;
+  snprintf(dir, sizeof dir, "%.*s", (int)(slash - stage), stage);
+  if (!(d = opendir(dir)))
+    return;
+  while ((e = readdir(d)) != NULL) {
+    const char *digits = e->d_name + keep;
     long pid;
-    if (strncmp(names[i], base, keep) != 0 || !*d ||
-        strspn(d, "0123456789") != strlen(d))
+    if (strncmp(e->d_name, base, keep) != 0 || !*digits ||
+        strspn(digits, "0123456789") != strlen(digits) || strlen(digits) > 9)
       continue;
-    pid = strtol(d, &end, 10);
+    pid = strtol(digits, NULL, 10);
     if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 ||
         errno != ESRCH)
       continue;
-    if ((p = core_path_join(dir, names[i])) && core_is_real_dir(p))
-      core_remove_tree(p, NULL);
-    core_free(p);
+    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) <
+            (int)sizeof path &&
+        core_is_real_dir(path))
+      core_remove_tree(path, NULL);
   }
-  core_names_free(names, n);
-  core_free(dir);
+  closedir(d);
 }
 
 /* Makes the staging folder anew (mkdir never follows a link), removing
