@@ -343,7 +343,7 @@ static int l_rep(lua_State *L) {
 enum {
   PRICE_STRINGS, /* the strings' bytes only */
   PRICE_FIND,    /* plain search: the bytes it may compare */
-  PRICE_SORT,    /* n log n, and each comparison (see l_sort) */
+  PRICE_SORT,    /* n log n, and each comparison (sort_charged) */
   PRICE_TABLE,   /* one per element */
   PRICE_INSERT,  /* an insert at a position shifts */
   PRICE_REMOVE   /* likewise a removal at a position */
