@@ -801,9 +801,16 @@ static core_status import_source(imp *m, const char *only, const char *arm_map,
       k = 3;
     while (k < s.n && strchr(" \t\r\n", s.buf[k]) && s.buf[k])
       k++;
-    *format = k < s.n && s.buf[k] == '{' ? "hyperfine" : "csv";
-    st = k < s.n && s.buf[k] == '{' ? import_json(m, &s, only, arm_map, err)
-                                    : import_csv(m, &s, err);
+    int json = k < s.n && s.buf[k] == '{';
+    *format = json ? "hyperfine" : "csv";
+    if (json && size > IMPORT_JSON_MAX)
+      st = core_fail(err, CORE_EINPUT,
+                     "%s: is %zu bytes; prereg imports hyperfine JSON files "
+                     "of at most %zu MiB",
+                     m->file, size, IMPORT_JSON_MAX >> 20);
+    else
+      st = json ? import_json(m, &s, only, arm_map, err)
+                : import_csv(m, &s, err);
   }
   core_sha256_end(s.sha, hex);
   core_free(s.buf);
