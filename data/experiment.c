@@ -713,7 +713,7 @@ proto_sheet *data_load_version(const data_experiment *exp, int n,
     core_fail(err, CORE_ENOMEM, "out of memory");
     return NULL;
   }
-  if (core_read_file(path, &text, &len, err) == CORE_OK)
+  if (core_read_file_max(path, PROTO_MAX_TEXT, 0, &text, &len, err) == CORE_OK)
     s = proto_sheet_load_text(path, text, len, err);
   core_free(text);
   core_free(path);

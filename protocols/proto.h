@@ -160,6 +160,10 @@ typedef struct proto_sheet {
   struct proto_lua *lua;        /* private: kept for function claims */
 } proto_sheet;
 
+/* The most bytes a sheet's text may have; readers of frozen versions
+ * read no more. */
+#define PROTO_MAX_TEXT ((size_t)1 << 20)
+
 /** Loads and validates the sheet at path. Returns a newly allocated sheet
  * (free with proto_sheet_free), or NULL with err filled: CORE_EPROTOCOL
  * and a message "FILE:LINE: what" or "FILE: field.path: what" (an

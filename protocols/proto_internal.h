@@ -19,7 +19,6 @@
 #define PROTO_ALLOC_BUDGET ((size_t)256 << 20) /* bytes allocated in total */
 #define PROTO_INSTR_BUDGET 10000000            /* VM instructions */
 #define PROTO_CPU_LIMIT 0.2                    /* seconds of CPU */
-#define PROTO_MAX_TEXT ((size_t)1 << 20)       /* bytes of sheet text */
 
 /* Why the allocator last refused a block. */
 typedef enum {
