@@ -28,9 +28,11 @@ typedef struct analysis_result {
   double median, median_reference, ratio, ci_low, ci_high;
   /* The word the first matching rule reads on this metric
    * (proto_verdict_word: "slower" on a time, "more memory" where the
-   * sheet names it so), or "inconclusive"; rule_verdict is that rule's own
-   * name, the same across metrics and across amendments that change the
-   * words only. */
+   * sheet names it so), "inconclusive", or ANALYSIS_INSUFFICIENT when an
+   * arm has fewer values than the rule's min_n; rule_verdict is that
+   * rule's own name (or the same "inconclusive" / ANALYSIS_INSUFFICIENT),
+   * the same across metrics and across amendments that change the words
+   * only. */
   char *verdict, *rule_verdict;
   int worse;              /* 1: the arm fares worse than the reference (by the
                              metric's direction), -1 better, 0 neither */
@@ -302,6 +304,10 @@ core_status analysis_rank_test(const double *a, size_t na, const double *b,
 const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
                                                 double ratio, double ci_low,
                                                 double ci_high);
+
+/* The verdict of a comparison where an arm or the reference has fewer
+ * values than the rule's min_n. No verdict rule may have this name. */
+#define ANALYSIS_INSUFFICIENT "insufficient data"
 
 /** The verdict of the first rule in rule->verdicts that matches (the
  * boundaries documented at proto_verdict_rule), or "inconclusive"; also

@@ -4,7 +4,9 @@
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +49,12 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                                      const analysis_result *r,
                                      const char *workload, const char *metric,
                                      const char *arm, char **reason) {
+  /* Too few values neither support nor refute a claim. */
+  if (r && r->verdict && strcmp(r->verdict, ANALYSIS_INSUFFICIENT) == 0) {
+    *reason = core_asprintf("%s: %s (%s)", arm, ANALYSIS_INSUFFICIENT,
+                            r->note ? r->note : "too few values");
+    return PROTO_INCONCLUSIVE;
+  }
   if (!r || isnan(r->ci_low) || isnan(r->ci_high)) {
     *reason =
         core_asprintf("no valid data for %s/%s/%s", workload, metric, arm);
@@ -261,18 +269,86 @@ static void noise_band(const proto_rule *r, double *low, double *high) {
   }
 }
 
+/* Sets r->note to the formatted text, unless a note is there. */
+static void note(analysis_result *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void note(analysis_result *r, const char *fmt, ...) {
+  char text[512];
+  va_list ap;
+  if (r->note)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  r->note = core_strdup(text);
+}
+
+/* The ratio of the medians of r (n and medians set) and its CI from the
+ * sorted values ref (the reference's) and cand. Fewer values than the
+ * rule's min_n in either arm: no CI (one value per arm made a zero-width
+ * CI and a confident verdict). A ratio or CI bound that is not a finite
+ * number (a reference median of 0, or one so small beside the other that
+ * the ratio overflows) is said so in the note and left out (NaN), never
+ * shown as inf. */
+static core_status judge(const proto_rule *rule, analysis_result *r,
+                         const double *ref, const double *cand, int threads,
+                         core_err *err) {
+  core_err berr = {0};
+  core_status st;
+  r->ratio = r->median / r->median_reference;
+  r->ci_low = r->ci_high = NAN;
+  if (r->median_reference == 0.0 || !isfinite(r->ratio)) {
+    if (r->median_reference == 0.0)
+      note(r, "ratio not finite: reference median is 0");
+    else
+      note(r,
+           "ratio not finite: the reference median %g is too small beside "
+           "%g",
+           r->median_reference, r->median);
+    r->ratio = NAN;
+    return CORE_OK;
+  }
+  if (r->n < (size_t)rule->min_n || r->n_reference < (size_t)rule->min_n) {
+    note(r,
+         "%zu value%s for %s and %zu for %s; the rule needs at least %ld "
+         "per arm (min_n)",
+         r->n, r->n == 1 ? "" : "s", r->arm, r->n_reference, r->reference,
+         rule->min_n);
+    return CORE_OK;
+  }
+  st = analysis_bootstrap_ratio(ref, r->n_reference, cand, r->n,
+                                rule->resamples, rule->confidence, r->seed,
+                                threads, &r->ci_low, &r->ci_high, NULL, &berr);
+  if (st == CORE_ESTATS) {
+    /* Undefined, not broken: the comparison stays, undecided. */
+    note(r, "CI not finite: %s",
+         strncmp(berr.msg, "bootstrap: ", 11) == 0 ? berr.msg + 11 : berr.msg);
+  } else if (st != CORE_OK) {
+    *err = berr;
+    return st;
+  } else if (!isfinite(r->ci_low) || !isfinite(r->ci_high)) {
+    note(r, "CI not finite: a resample's ratio overflows (its reference "
+            "median is too small)");
+    r->ci_low = r->ci_high = NAN;
+  }
+  return CORE_OK;
+}
+
 /* One comparison of arm a with the reference on workload w, metric m,
- * from the sorted values of both. */
+ * from the sorted values of both: the ratio, its CI, and the verdict in
+ * the words of the metric, or ANALYSIS_INSUFFICIENT under min_n. */
 static core_status compare_arm(const acc *c, analysis_result *r, size_t w,
                                size_t m, size_t a, const double *ref,
                                size_t rn, const double *cand, size_t cn,
                                int threads, core_err *err) {
   const proto_sheet *sh = c->sheet;
   const proto_workload *wl = &sh->workloads[w];
-  const proto_verdict_rule *v;
-  core_err berr = {0};
+  const proto_verdict_rule *v = NULL;
   core_status st;
-  int dir;
+  int dir, few;
   r->workload = core_strdup(wl->name);
   r->metric = core_strdup(wl->metrics[m]);
   r->arm = core_strdup(sh->arms[a].name);
@@ -281,36 +357,25 @@ static core_status compare_arm(const acc *c, analysis_result *r, size_t w,
   r->n_reference = rn;
   r->median = analysis_quantile_sorted(cand, cn, 0.5);
   r->median_reference = analysis_quantile_sorted(ref, rn, 0.5);
-  r->ratio = r->median / r->median_reference;
-  r->ci_low = r->ci_high = NAN;
   r->seed = analysis_comparison_seed(sh->rule.seed, wl->name, wl->metrics[m],
                                      sh->arms[a].name);
-  if (r->seed == ANALYSIS_SEED_NONE)
+  if (r->seed == ANALYSIS_SEED_NONE || !r->arm || !r->reference)
     return OOM(err);
-  if (r->median_reference == 0.0) {
-    r->ratio = NAN;
-    r->note = core_strdup("the reference median is 0: no ratio");
-  } else {
-    st = analysis_bootstrap_ratio(ref, rn, cand, cn, sh->rule.resamples,
-                                  sh->rule.confidence, r->seed, threads,
-                                  &r->ci_low, &r->ci_high, NULL, &berr);
-    if (st == CORE_ESTATS) {
-      /* Undefined, not broken: the comparison stays, undecided. */
-      r->note = core_strdup(berr.msg);
-    } else if (st != CORE_OK) {
-      *err = berr;
-      return st;
-    }
-  }
-  v = analysis_verdict_rule(&sh->rule, r->ratio, r->ci_low, r->ci_high);
-  r->verdict = core_strdup(proto_verdict_word(sh, v, wl->metrics[m]));
-  r->rule_verdict = core_strdup(v ? v->name : "inconclusive");
+  if ((st = judge(&sh->rule, r, ref, cand, threads, err)) != CORE_OK)
+    return st;
+  few = cn < (size_t)sh->rule.min_n || rn < (size_t)sh->rule.min_n;
+  if (!few)
+    v = analysis_verdict_rule(&sh->rule, r->ratio, r->ci_low, r->ci_high);
+  r->verdict = core_strdup(few ? ANALYSIS_INSUFFICIENT
+                               : proto_verdict_word(sh, v, wl->metrics[m]));
+  r->rule_verdict = core_strdup(few ? ANALYSIS_INSUFFICIENT
+                                : v ? v->name
+                                    : "inconclusive");
   dir = v ? proto_verdict_direction(v) : 0;
   r->kind = proto_metric_kind_of(sh, wl->metrics[m]);
   r->higher_better = proto_metric_higher_better(sh, wl->metrics[m]);
   r->worse = r->higher_better ? -dir : dir;
-  if (!r->workload || !r->metric || !r->arm || !r->reference || !r->verdict ||
-      !r->rule_verdict)
+  if (!r->workload || !r->metric || !r->verdict || !r->rule_verdict)
     return OOM(err);
   return CORE_OK;
 }

@@ -303,6 +303,11 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
     memset(err, 0, sizeof *err);
     return answer_with_plan(c, out, err);
   }
+  /* The lock before the rows are counted: while another run holds it,
+   * its batch looks half collected, and the answer is who holds it, not
+   * --resume. */
+  if (!opts->dry_run && (st = data_experiment_lock(c->exp, err)) != CORE_OK)
+    return st;
   run_progress pr = {on_progress, &c->ps};
   if ((st = run_plan_collect(c->exp, c->s, opts->resume && !opts->dry_run, &pr,
                              &c->plan, &c->rows, err)) != CORE_OK)

@@ -172,6 +172,20 @@ const char *core_scale_unit(const char *unit, double x, double *factor);
  * are, for readability. */
 void core_buf_md_escape(core_buf *b, const char *s);
 
+/** Reads the decimal number s as prereg accepts one from a file: blanks
+ * (spaces, tabs) around it, an optional sign, digits with an optional
+ * point and exponent. Not hexadecimal ("0x1p3"), "inf" or "nan", and not
+ * a value out of range: an overflow, or one so small that it would be
+ * stored as 0 or a subnormal number ("1e-400"). Returns NULL with *out
+ * set, or why s is not one (a static string; *out untouched). */
+const char *core_parse_decimal(const char *s, double *out);
+
+/** Offset of the first byte of s[0..len) where it stops being valid
+ * UTF-8 (RFC 3629: an ill-formed or overlong sequence, a surrogate, a
+ * code point past U+10FFFF, a sequence cut short by the end), or len
+ * when all of it is. Text prereg freezes or writes must be UTF-8. */
+size_t core_utf8_invalid(const char *s, size_t len);
+
 /* }==== */
 
 /* {==== Files and folders ==== */
@@ -179,16 +193,57 @@ void core_buf_md_escape(core_buf *b, const char *s);
 /* Paths are borrowed for the call only. Failures are CORE_EIO naming the
  * path and the system's reason, or CORE_ENOMEM. */
 
-/** Reads a whole file. OUT: *data newly allocated (NUL-terminated; caller
- * frees with core_free), *len its length; NULL and 0 on error. */
+/* Reading: regular files only. A link, a FIFO, a device or a socket is
+ * refused (CORE_EIO naming the path and what it is) without being opened
+ * where that could block or do something; the size is known from fstat
+ * before anything is read, and nothing is read past a limit. */
+
+/** The most core_read_file reads: 256 MiB. */
+#define CORE_READ_MAX ((size_t)256 << 20)
+/** Opens path for reading when it is a regular file; follow: a final
+ * symbolic link is followed (a file the user named), else it is refused
+ * (a file inside a folder prereg keeps). OUT: *fd (the caller closes it;
+ * -1 on error), *size (may be NULL) from fstat. */
+core_status core_open_regular(const char *path, int follow, int *fd,
+                              size_t *size, core_err *err);
+/** Reads the regular file open at fd (path for messages): at most max
+ * bytes, a longer file is an error found without reading past max + 1.
+ * OUT: *data newly allocated (NUL-terminated; core_free), *len. */
+core_status core_read_fd(int fd, const char *path, size_t max, char **data,
+                         size_t *len, core_err *err);
+/** core_open_regular and core_read_fd: a whole file of at most max
+ * bytes. OUT: *data newly allocated (NUL-terminated; caller frees with
+ * core_free), *len its length; NULL and 0 on error. */
+core_status core_read_file_max(const char *path, size_t max, int follow,
+                               char **data, size_t *len, core_err *err);
+/** A whole file inside a folder prereg keeps: no link followed, at most
+ * CORE_READ_MAX bytes. OUT as core_read_file_max. */
 core_status core_read_file(const char *path, char **data, size_t *len,
                            core_err *err);
+/** Sets the mode of path, which must be a regular file and not a link
+ * (fchmod on the descriptor: what is checked is what changes). */
+core_status core_chmod_regular(const char *path, unsigned mode, core_err *err);
+/** Fills err with "PATH: is a FIFO, not a regular file; ..." (mode is
+ * an lstat st_mode) and returns CORE_EIO. */
+core_status core_not_regular(core_err *err, const char *path, unsigned mode);
+
+/* Writing: files are created anew (O_EXCL|O_NOFOLLOW) under a descriptor
+ * of their folder (opened O_NOFOLLOW|O_DIRECTORY) and renamed into place;
+ * a folder that is a link, or a link, FIFO or device where the file goes,
+ * is refused with its path and left as it is. */
+
 /** Writes len bytes of data to path atomically: a temporary file
  * "PATH.tmp.PID" beside it, fsync, mode (0444 freezes it), rename, fsync
  * of the folder. An error before the rename leaves path as it was and
  * removes the temporary. */
 core_status core_write_file_atomic(const char *path, const void *data,
                                    size_t len, unsigned mode, core_err *err);
+/** Opens folder path (O_NOFOLLOW|O_DIRECTORY). OUT: *dfd (the caller
+ * closes it; -1 on error). A link or a file there is refused by name. */
+core_status core_open_dir(const char *path, int *dfd, core_err *err);
+/** CORE_OK when path is a folder itself (not a link to one); else the
+ * error core_open_dir gives. */
+core_status core_check_dir(const char *path, core_err *err);
 /** mkdir -p, with mode for each folder it creates; an existing folder is
  * fine, an existing file is an error. */
 core_status core_mkdir_p(const char *path, unsigned mode, core_err *err);
@@ -196,6 +251,9 @@ core_status core_mkdir_p(const char *path, unsigned mode, core_err *err);
 int core_exists(const char *path);
 /** 1 when path is a directory (or a link to one), else 0. */
 int core_is_dir(const char *path);
+/** 1 when path is a directory itself (lstat: a link to one is not),
+ * else 0. */
+int core_is_real_dir(const char *path);
 /** Returns a newly allocated "a/b" (core_free; one slash between them,
  * either may be empty), or NULL when out of memory. */
 char *core_path_join(const char *a, const char *b);
@@ -208,6 +266,10 @@ core_status core_fsync_dir(const char *path, core_err *err);
  * error. */
 core_status core_list_dir(const char *dir, char ***names, size_t *n,
                           core_err *err);
+/** The same for the folder open at dfd (path for messages; dfd stays
+ * open and is not moved). */
+core_status core_list_dir_at(int dfd, const char *dir, char ***names,
+                             size_t *n, core_err *err);
 /** Frees n names and the array; NULL-safe. */
 void core_names_free(char **names, size_t n);
 /** rm -rf that never follows a symbolic link: path itself when it is not
@@ -228,6 +290,8 @@ core_status core_remove_tree(const char *path, core_err *err);
 #define CORE_SHA256_HEX 65
 
 void core_sha256_hex(const void *data, size_t len, char out[CORE_SHA256_HEX]);
+/** Digest of a regular file (a link, FIFO or device is refused, as by
+ * core_open_regular without following). */
 core_status core_sha256_file(const char *path, char out[CORE_SHA256_HEX],
                              core_err *err);
 /** Digest of a file or a directory tree: names (sorted bytewise), types,

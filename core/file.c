@@ -13,40 +13,170 @@
 
 #include "core/core.h"
 
-core_status core_read_file(const char *path, char **data, size_t *len,
-                           core_err *err) {
-  core_buf b;
-  char chunk[65536];
-  ssize_t n;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  *data = NULL;
-  *len = 0;
-  if (fd < 0)
+/* {==== Reading ==== */
+
+/* What a non-regular file is, for messages. */
+static const char *kind_of(unsigned mode) {
+  if (S_ISLNK(mode))
+    return "a symbolic link";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  if (S_ISDIR(mode))
+    return "a folder";
+  return "not a regular file";
+}
+
+core_status core_not_regular(core_err *err, const char *path, unsigned mode) {
+  return core_fail(err, CORE_EIO,
+                   "%s: is %s, not a regular file; prereg leaves it as it "
+                   "is",
+                   path, kind_of(mode));
+}
+
+core_status core_open_regular(const char *path, int follow, int *fd,
+                              size_t *size, core_err *err) {
+  struct stat before, sb;
+  int f;
+  *fd = -1;
+  if (size)
+    *size = 0;
+  /* Looked at before it is opened: opening a device can do something
+   * (a tape rewinds), opening a FIFO waits for a writer. */
+  if ((follow ? stat(path, &before) : lstat(path, &before)) != 0)
     return core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
                      strerror(errno));
-  core_buf_init(&b);
-  while ((n = read(fd, chunk, sizeof chunk)) != 0) {
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      core_fail(err, CORE_EIO, "%s: cannot read: %s", path, strerror(errno));
-      close(fd);
-      core_buf_free(&b);
-      return CORE_EIO;
-    }
-    core_buf_append(&b, chunk, (size_t)n);
+  if (!S_ISREG(before.st_mode))
+    return core_not_regular(err, path, (unsigned)before.st_mode);
+  f = open(path,
+           O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
+  if (f < 0)
+    return core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
+                     errno == ELOOP ? "a symbolic link" : strerror(errno));
+  /* And again once open: it may have been swapped in between. */
+  if (fstat(f, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+      sb.st_ino != before.st_ino || sb.st_dev != before.st_dev) {
+    close(f);
+    return core_fail(err, CORE_EIO,
+                     "%s: changed while it was opened; prereg leaves it as "
+                     "it is",
+                     path);
   }
-  close(fd);
-  if (b.oom) {
-    core_buf_free(&b);
-    return core_fail(err, CORE_ENOMEM, "%s: out of memory reading it", path);
-  }
-  *len = b.len;
-  *data = b.data ? core_buf_steal(&b) : core_strdup("");
-  if (!*data)
-    return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+  /* O_NONBLOCK only kept the open from waiting; reads of a regular file
+   * never do. */
+  fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK);
+  *fd = f;
+  if (size)
+    *size = sb.st_size > 0 ? (size_t)sb.st_size : 0;
   return CORE_OK;
 }
+
+static core_status too_big(core_err *err, const char *path, size_t max) {
+  return core_fail(err, CORE_EIO,
+                   "%s: larger than the %zu bytes prereg reads from such a "
+                   "file",
+                   path, max);
+}
+
+core_status core_read_fd(int fd, const char *path, size_t max, char **data,
+                         size_t *len, core_err *err) {
+  struct stat sb;
+  size_t cap, n = 0;
+  char *buf;
+  *data = NULL;
+  *len = 0;
+  if (fstat(fd, &sb) != 0)
+    return core_fail(err, CORE_EIO, "%s: cannot read: %s", path,
+                     strerror(errno));
+  if (!S_ISREG(sb.st_mode))
+    return core_not_regular(err, path, (unsigned)sb.st_mode);
+  if (sb.st_size > 0 && (unsigned long long)sb.st_size > max)
+    return too_big(err, path, max);
+  /* The size is a hint (a file may grow, /proc files say 0): room for
+   * one byte more than it, so that the end is seen without a second
+   * allocation, and never more than max + 1. */
+  cap = (sb.st_size > 0 ? (size_t)sb.st_size : 4096) + 1;
+  if (cap > max + 1)
+    cap = max + 1;
+  if (!(buf = core_malloc(cap + 1)))
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory reading it", path);
+  for (;;) {
+    ssize_t r;
+    if (n == cap) {
+      size_t ncap = cap > (max + 1) / 2 ? max + 1 : cap * 2;
+      char *nb;
+      if (n > max) {
+        core_free(buf);
+        return too_big(err, path, max);
+      }
+      if (!(nb = core_realloc(buf, ncap + 1))) {
+        core_free(buf);
+        return core_fail(err, CORE_ENOMEM, "%s: out of memory reading it",
+                         path);
+      }
+      buf = nb;
+      cap = ncap;
+    }
+    r = read(fd, buf + n, cap - n);
+    if (r == 0)
+      break;
+    if (r < 0) {
+      int e = errno;
+      if (e == EINTR)
+        continue;
+      core_free(buf);
+      return core_fail(err, CORE_EIO, "%s: cannot read: %s", path,
+                       strerror(e));
+    }
+    n += (size_t)r;
+  }
+  if (n > max) {
+    core_free(buf);
+    return too_big(err, path, max);
+  }
+  buf[n] = '\0';
+  *data = buf;
+  *len = n;
+  return CORE_OK;
+}
+
+core_status core_read_file_max(const char *path, size_t max, int follow,
+                               char **data, size_t *len, core_err *err) {
+  int fd;
+  core_status st;
+  *data = NULL;
+  *len = 0;
+  if ((st = core_open_regular(path, follow, &fd, NULL, err)) != CORE_OK)
+    return st;
+  st = core_read_fd(fd, path, max, data, len, err);
+  close(fd);
+  return st;
+}
+
+core_status core_read_file(const char *path, char **data, size_t *len,
+                           core_err *err) {
+  return core_read_file_max(path, CORE_READ_MAX, 0, data, len, err);
+}
+
+core_status core_chmod_regular(const char *path, unsigned mode,
+                               core_err *err) {
+  int fd;
+  core_status st = core_open_regular(path, 0, &fd, NULL, err);
+  if (st != CORE_OK)
+    return st;
+  if (fchmod(fd, (mode_t)mode) != 0)
+    st = core_fail(err, CORE_EIO, "%s: cannot set mode: %s", path,
+                   strerror(errno));
+  close(fd);
+  return st;
+}
+
+/* }==== */
 
 static char *parent_of(const char *path) {
   const char *slash = strrchr(path, '/');
@@ -72,36 +202,107 @@ core_status core_fsync_dir(const char *path, core_err *err) {
   return CORE_OK;
 }
 
+/* The last component of path (after its last slash). */
+static const char *base_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+core_status core_open_dir(const char *path, int *dfd, core_err *err) {
+  *dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (*dfd >= 0)
+    return CORE_OK;
+  if (errno == ELOOP || errno == ENOTDIR) {
+    struct stat sb;
+    if (lstat(path, &sb) == 0)
+      return core_fail(err, CORE_EIO,
+                       "%s: is %s, not a folder; prereg writes only into "
+                       "real folders and leaves it as it is",
+                       path, kind_of((unsigned)sb.st_mode));
+  }
+  return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", path,
+                   strerror(errno));
+}
+
+core_status core_check_dir(const char *path, core_err *err) {
+  int dfd;
+  core_status st = core_open_dir(path, &dfd, err);
+  if (st == CORE_OK)
+    close(dfd);
+  return st;
+}
+
+/* Creates name in the folder open at dfd, anew: never through a link or
+ * into a file that is there already. A regular file of that name is the
+ * debris of an earlier prereg that had our pid (kill -9): it goes. */
+static int create_new(int dfd, const char *name, const char *path,
+                      core_err *err) {
+  for (int tries = 0; tries < 2; tries++) {
+    struct stat sb;
+    int fd = openat(
+        dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+      return fd;
+    if (errno != EEXIST || fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+      break;
+    if (!S_ISREG(sb.st_mode)) {
+      core_not_regular(err, path, (unsigned)sb.st_mode);
+      return -1;
+    }
+    if (unlinkat(dfd, name, 0) != 0)
+      break;
+  }
+  core_fail(err, CORE_EIO, "%s: cannot create: %s", path, strerror(errno));
+  return -1;
+}
+
+static core_status write_fd(int fd, const char *path, const void *data,
+                            size_t len, core_err *err) {
+  const char *p = data;
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return core_fail(err, CORE_EIO, "%s: cannot write: %s", path,
+                       strerror(errno));
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  return CORE_OK;
+}
+
 core_status core_write_file_atomic(const char *path, const void *data,
                                    size_t len, unsigned mode, core_err *err) {
+  const char *base = base_of(path);
   char *tmp = core_asprintf("%s.tmp.%ld", path, (long)getpid());
   char *dir = parent_of(path);
-  const char *p = data;
-  size_t left = len;
   core_status st = CORE_OK;
-  int fd = -1;
+  int fd = -1, dfd = -1, made = 0;
+  struct stat sb;
   if (!tmp || !dir) {
     st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
     goto cleanup;
   }
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    st = core_fail(err, CORE_EIO, "%s: cannot create: %s", tmp,
-                   strerror(errno));
+  /* Everything by name under the folder's descriptor: the folder cannot
+   * be swapped for a link between the checks and the rename. */
+  if ((st = core_open_dir(dir, &dfd, err)) != CORE_OK)
+    goto cleanup;
+  /* A link, a FIFO or a device where the file goes is not replaced:
+   * whoever put it there should see it. */
+  if (fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+      !S_ISREG(sb.st_mode)) {
+    st = core_not_regular(err, path, (unsigned)sb.st_mode);
     goto cleanup;
   }
-  while (left > 0) {
-    ssize_t n = write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      st = core_fail(err, CORE_EIO, "%s: cannot write: %s", path,
-                     strerror(errno));
-      goto cleanup;
-    }
-    p += n;
-    left -= (size_t)n;
+  if ((fd = create_new(dfd, base_of(tmp), tmp, err)) < 0) {
+    st = err ? err->status : CORE_EIO;
+    goto cleanup;
   }
+  made = 1;
+  if ((st = write_fd(fd, path, data, len, err)) != CORE_OK)
+    goto cleanup;
   if (fsync(fd) != 0) {
     st =
         core_fail(err, CORE_EIO, "%s: cannot sync: %s", path, strerror(errno));
@@ -114,17 +315,22 @@ core_status core_write_file_atomic(const char *path, const void *data,
   }
   close(fd);
   fd = -1;
-  if (rename(tmp, path) != 0) {
+  if (renameat(dfd, base_of(tmp), dfd, base) != 0) {
     st = core_fail(err, CORE_EIO, "%s: cannot rename into place: %s", path,
                    strerror(errno));
     goto cleanup;
   }
-  st = core_fsync_dir(dir, err);
+  made = 0;
+  if (fsync(dfd) != 0 && errno != EINVAL)
+    st = core_fail(err, CORE_EIO, "%s: cannot sync folder: %s", dir,
+                   strerror(errno));
 cleanup:
   if (fd >= 0)
     close(fd);
-  if (st != CORE_OK && tmp)
-    unlink(tmp);
+  if (made)
+    unlinkat(dfd, base_of(tmp), 0);
+  if (dfd >= 0)
+    close(dfd);
   core_free(tmp);
   core_free(dir);
   return st;
@@ -166,6 +372,11 @@ int core_is_dir(const char *path) {
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int core_is_real_dir(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 char *core_path_join(const char *a, const char *b) {
   size_t la = strlen(a);
   if (la == 0)
@@ -185,20 +396,12 @@ void core_names_free(char **names, size_t n) {
   core_free(names);
 }
 
-core_status core_list_dir(const char *dir, char ***names, size_t *n,
-                          core_err *err) {
-  DIR *d = opendir(dir);
+/* Reads the names of the folder d (closed here) into a sorted list. */
+static core_status list_open_dir(DIR *d, const char *dir, char ***names,
+                                 size_t *n, core_err *err) {
   struct dirent *de;
   char **v = NULL;
   size_t len = 0, cap = 0;
-  *names = NULL;
-  *n = 0;
-  if (!d) {
-    if (errno == ENOENT)
-      return CORE_OK;
-    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", dir,
-                     strerror(errno));
-  }
   while ((de = readdir(d)) != NULL) {
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
       continue;
@@ -220,6 +423,35 @@ oom:
   closedir(d);
   core_names_free(v, len);
   return core_fail(err, CORE_ENOMEM, "%s: out of memory", dir);
+}
+
+core_status core_list_dir(const char *dir, char ***names, size_t *n,
+                          core_err *err) {
+  DIR *d = opendir(dir);
+  *names = NULL;
+  *n = 0;
+  if (!d) {
+    if (errno == ENOENT)
+      return CORE_OK;
+    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", dir,
+                     strerror(errno));
+  }
+  return list_open_dir(d, dir, names, n, err);
+}
+
+core_status core_list_dir_at(int dfd, const char *dir, char ***names,
+                             size_t *n, core_err *err) {
+  int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  *names = NULL;
+  *n = 0;
+  if (!d) {
+    if (fd >= 0)
+      close(fd);
+    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", dir,
+                     strerror(errno));
+  }
+  return list_open_dir(d, dir, names, n, err);
 }
 
 /* {==== Removing a tree ==== */

@@ -81,10 +81,10 @@ core_status core_sha256_file(const char *path, char out[CORE_SHA256_HEX],
   unsigned char chunk[65536];
   core_sha256_ctx *c;
   ssize_t n;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
-                     strerror(errno));
+  int fd;
+  core_status st = core_open_regular(path, 0, &fd, NULL, err);
+  if (st != CORE_OK)
+    return st;
   c = core_sha256_begin();
   if (!c) {
     close(fd);

@@ -3,6 +3,7 @@
  * Markdown.
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,3 +81,111 @@ void core_buf_md_escape(core_buf *b, const char *s) {
     start = (c == ' ');
   }
 }
+
+/* {==== Reading numbers ==== */
+
+static int is_blank(char c) {
+  return c == ' ' || c == '\t';
+}
+
+const char *core_parse_decimal(const char *s, double *out) {
+  const char *p = s, *start, *end;
+  char *stop;
+  int digits = 0;
+  double v;
+  while (is_blank(*p))
+    p++;
+  start = p;
+  /* The shape is checked by hand: strtod also takes hexadecimal
+   * ("0x1p3"), "inf", "nan" and "infinity", which no file of ours
+   * means. */
+  if (*p == '+' || *p == '-')
+    p++;
+  for (; *p >= '0' && *p <= '9'; p++)
+    digits++;
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9'; p++)
+      digits++;
+  if (digits == 0)
+    return (start[0] == '0' && (start[1] == 'x' || start[1] == 'X')) ||
+                   ((start[0] == '+' || start[0] == '-') && start[1] == '0' &&
+                    (start[2] == 'x' || start[2] == 'X'))
+               ? "a hexadecimal number; write it in decimal"
+               : "not a number";
+  if (*p == 'x' || *p == 'X')
+    return "a hexadecimal number; write it in decimal";
+  if (*p == 'e' || *p == 'E') {
+    const char *e = p + 1;
+    if (*e == '+' || *e == '-')
+      e++;
+    if (!(*e >= '0' && *e <= '9'))
+      return "not a number";
+    while (*e >= '0' && *e <= '9')
+      e++;
+    p = e;
+  }
+  end = p;
+  while (is_blank(*p))
+    p++;
+  if (*p)
+    return "not a number";
+  errno = 0;
+  v = strtod(start, &stop);
+  if (stop != end)
+    return "not a number";
+  /* ERANGE: an overflow, or an underflow to 0 or to a subnormal value
+   * that keeps few of the digits written. */
+  if (errno == ERANGE || !isfinite(v))
+    return fabs(v) < 1 ? "too small: it would be stored as 0 or with fewer "
+                         "digits than it has"
+                       : "too large for a double";
+  *out = v;
+  return NULL;
+}
+
+/* }==== */
+
+/* {==== UTF-8 ==== */
+
+size_t core_utf8_invalid(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < len) {
+    unsigned c = p[i];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF; /* the range of the second byte */
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    /* RFC 3629's table: no overlong forms (C0, C1, E0 80-9F, F0 80-8F),
+     * no surrogates (ED A0-BF), nothing past U+10FFFF (F4 90-, F5-). */
+    if (c >= 0xC2 && c <= 0xDF)
+      n = 1;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0)
+        lo = 0xA0;
+      else if (c == 0xED)
+        hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0)
+        lo = 0x90;
+      else if (c == 0xF4)
+        hi = 0x8F;
+    } else
+      return i;
+    if (len - i <= n)
+      return i;
+    if (p[i + 1] < lo || p[i + 1] > hi)
+      return i;
+    for (size_t k = 2; k <= n; k++)
+      if (p[i + k] < 0x80 || p[i + k] > 0xBF)
+        return i;
+    i += n + 1;
+  }
+  return len;
+}
+
+/* }==== */

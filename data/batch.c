@@ -118,8 +118,11 @@ core_status data_batch_begin(data_experiment *exp, const char *kind,
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }
-  b->fd =
-      open(b->csv, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  if ((st = core_check_dir(bdir, err)) != CORE_OK)
+    goto cleanup;
+  b->fd = open(b->csv,
+               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC,
+               0644);
   if (b->fd < 0) {
     st = core_fail(err, CORE_EIO, "%s: cannot create: %s", b->csv,
                    strerror(errno));
@@ -188,51 +191,105 @@ void data_batch_abandon(data_batch *b) {
 
 /* {==== Freeze ==== */
 
-/* Collects the files under dir (relative names "batches/BATCH/...") and
- * makes them read-only: files 0444 first, then folders 0555, so nothing
- * can be added later without verify noticing the mode. */
-static core_status freeze_tree(const char *full, const char *rel,
-                               char ***paths, size_t *n, core_err *err) {
+/* Adds rel to the list of paths (which takes it over). */
+static core_status add_path(char ***paths, size_t *n, char *rel,
+                            core_err *err) {
+  char **np = core_realloc(*paths, (*n + 1) * sizeof *np);
+  if (!np) {
+    core_free(rel);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  *paths = np;
+  (*paths)[(*n)++] = rel;
+  return CORE_OK;
+}
+
+/* Makes entry name of the folder open at dfd read-only when it is a
+ * regular file (O_NOFOLLOW, fchmod on what was opened: a link is never
+ * followed, whatever is swapped in). */
+static core_status freeze_file(int dfd, const char *name, const char *f,
+                               core_err *err) {
+  struct stat sb;
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  core_status st = CORE_OK;
+  if (fd < 0)
+    return core_fail(err, CORE_EIO, "%s: cannot open: %s", f, strerror(errno));
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+    st = core_fail(err, CORE_EIO,
+                   "%s: not a regular file; a batch folder holds files only",
+                   f);
+  else if (fchmod(fd, 0444) != 0)
+    st = core_fail(err, CORE_EIO, "%s: cannot make read-only: %s", f,
+                   strerror(errno));
+  close(fd);
+  return st;
+}
+
+/* Collects the files under the folder open at dfd (full for messages,
+ * rel for names "batches/BATCH/...") and makes them read-only: files
+ * 0444 first, then folders 0555, so nothing can be added later without
+ * verify noticing the mode. Only descriptors are followed down: a link
+ * in the tree is refused by name and left as it is. */
+static core_status freeze_at(int dfd, const char *full, const char *rel,
+                             char ***paths, size_t *n, core_err *err) {
   char **names;
   size_t nn;
-  core_status st = core_list_dir(full, &names, &nn, err);
+  core_status st = core_list_dir_at(dfd, full, &names, &nn, err);
   if (st != CORE_OK)
     return st;
   for (size_t i = 0; i < nn && st == CORE_OK; i++) {
     char *f = core_path_join(full, names[i]);
     char *r = core_path_join(rel, names[i]);
     struct stat sb;
+    int sub;
     if (!f || !r) {
       st = core_fail(err, CORE_ENOMEM, "out of memory");
-    } else if (lstat(f, &sb) != 0) {
+    } else if (fstatat(dfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) != 0) {
       st = core_fail(err, CORE_EIO, "%s: %s", f, strerror(errno));
     } else if (S_ISDIR(sb.st_mode)) {
-      st = freeze_tree(f, r, paths, n, err);
-    } else if (S_ISREG(sb.st_mode)) {
-      char **np = core_realloc(*paths, (*n + 1) * sizeof *np);
-      if (!np) {
-        st = core_fail(err, CORE_ENOMEM, "out of memory");
+      sub = openat(dfd, names[i],
+                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) {
+        st = core_fail(err, CORE_EIO, "%s: cannot open folder: %s", f,
+                       strerror(errno));
       } else {
-        *paths = np;
-        (*paths)[(*n)++] = r;
-        r = NULL;
-        if (chmod(f, 0444) != 0)
-          st = core_fail(err, CORE_EIO, "%s: cannot make read-only: %s", f,
-                         strerror(errno));
+        st = freeze_at(sub, f, r, paths, n, err);
+        close(sub);
       }
+    } else if (S_ISREG(sb.st_mode)) {
+      if ((st = add_path(paths, n, r, err)) == CORE_OK)
+        st = freeze_file(dfd, names[i], f, err);
+      r = NULL;
     } else {
-      st = core_fail(err, CORE_EIO,
-                     "%s: not a regular file; a batch folder holds files "
-                     "only",
-                     f);
+      st = core_fail(
+          err, CORE_EIO,
+          "%s: is %s; a batch folder holds files only, and "
+          "prereg leaves this one as it is",
+          f, S_ISLNK(sb.st_mode) ? "a symbolic link" : "not a regular file");
     }
     core_free(f);
     core_free(r);
   }
   core_names_free(names, nn);
-  if (st == CORE_OK && chmod(full, 0555) != 0)
+  if (st == CORE_OK && fchmod(dfd, 0555) != 0)
     st = core_fail(err, CORE_EIO, "%s: cannot make read-only: %s", full,
                    strerror(errno));
+  return st;
+}
+
+/* The batch's folder, when it has one (made at its first run's files),
+ * frozen. A link in its place is refused, not followed. */
+static core_status freeze_dir(const data_batch *b, const char *rel_dir,
+                              char ***paths, size_t *n, core_err *err) {
+  struct stat sb;
+  int dfd;
+  core_status st;
+  if (lstat(b->dir, &sb) != 0 && errno == ENOENT)
+    return CORE_OK;
+  if ((st = core_open_dir(b->dir, &dfd, err)) != CORE_OK)
+    return st;
+  st = freeze_at(dfd, b->dir, rel_dir, paths, n, err);
+  close(dfd);
   return st;
 }
 
@@ -331,13 +388,8 @@ core_status data_batch_freeze_json(data_batch *b, json_t *facts,
     if (st != CORE_OK)
       goto cleanup;
   }
-  if (chmod(b->csv, 0444) != 0) {
-    st = core_fail(err, CORE_EIO, "%s: cannot make read-only: %s", b->csv,
-                   strerror(errno));
-    goto cleanup;
-  }
-  if (core_is_dir(b->dir) &&
-      (st = freeze_tree(b->dir, rel_dir, &paths, &n_paths, err)) != CORE_OK)
+  if ((st = core_chmod_regular(b->csv, 0444, err)) != CORE_OK ||
+      (st = freeze_dir(b, rel_dir, &paths, &n_paths, err)) != CORE_OK)
     goto cleanup;
   /* Last: a batch counts as frozen once its files are in the manifest. */
   st = data_manifest_add(b->exp->dir, paths, n_paths, err);

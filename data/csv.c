@@ -18,12 +18,21 @@
 /* libcsv's csv_write quotes every field; we quote only where RFC 4180
  * needs it, so the files stay readable and diffable by eye. Leading or
  * trailing blanks are quoted too: many readers trim them otherwise. */
+static void csv_field_utf8(core_buf *b, const char *s);
+
 static void csv_field(core_buf *b, const char *s) {
   size_t len;
   int quote = 0;
   if (!s)
     s = "";
   len = strlen(s);
+  /* Frozen text is UTF-8: what prereg writes from elsewhere (a reason
+   * quoting a command's metrics file, a message cut at a byte count)
+   * has any other byte made '?'. Input is refused before it gets here. */
+  if (core_utf8_invalid(s, len) < len) {
+    csv_field_utf8(b, s);
+    return;
+  }
   if (len > 0 &&
       (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t'))
     quote = 1;
@@ -40,6 +49,19 @@ static void csv_field(core_buf *b, const char *s) {
     core_buf_append(b, p, 1);
   }
   core_buf_append(b, "\"", 1);
+}
+
+static void csv_field_utf8(core_buf *b, const char *s) {
+  size_t len = strlen(s), off = 0;
+  char *copy = core_strdup(s);
+  if (!copy) {
+    b->oom = 1;
+    return;
+  }
+  while ((off += core_utf8_invalid(copy + off, len - off)) < len)
+    copy[off++] = '?';
+  csv_field(b, copy);
+  core_free(copy);
 }
 
 /* %.17g round-trips every double through strtod, but prints 0.1 as
@@ -329,10 +351,8 @@ core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
     sc.st = core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
     return scan_end(&sc);
   }
-  fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    sc.st =
-        core_fail(err, CORE_EIO, "%s: cannot open: %s", path, strerror(errno));
+  /* A batch is a regular file: a FIFO would block, /dev/zero never end. */
+  sc.st = core_open_regular(path, 0, &fd, NULL, err);
   while (fd >= 0 && sc.st == CORE_OK) {
     ssize_t n = read(fd, buf, CHUNK);
     if (n == 0)

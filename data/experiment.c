@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "data/data_internal.h"
@@ -230,20 +231,106 @@ core_status data_experiment_open(const char *data_dir,
   return CORE_OK;
 }
 
+/* }==== */
+
+/* {==== The lock and who holds it ==== */
+
+/* The lock file says who holds it (written when the flock is taken), so
+ * that a second command can name the first instead of only refusing:
+ * "pid 4242 since 2026-11-30T01:37:25Z: prereg run s.lua". */
+#define HOLDER_MAX 512
+
+/* Our own command line, its arguments joined by spaces and anything
+ * unprintable made '?', cut to fit out. */
+static void own_command(char *out, size_t size) {
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, out, size - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  if (n <= 0) {
+    snprintf(out, size, "prereg");
+    return;
+  }
+  while (n > 0 && out[n - 1] == '\0')
+    n--;
+  for (ssize_t i = 0; i < n; i++)
+    if (out[i] == '\0')
+      out[i] = ' ';
+    else if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+      out[i] = '?';
+  out[n] = '\0';
+}
+
+static void write_holder(int fd) {
+  char cmd[HOLDER_MAX - 96], now[32], line[HOLDER_MAX];
+  int n;
+  own_command(cmd, sizeof cmd);
+  core_utc_now(now);
+  n = snprintf(line, sizeof line, "pid %ld since %s: %s\n", (long)getpid(),
+               now, cmd);
+  /* Best effort: the flock is the lock, this only names its holder. */
+  if (n > 0 && ftruncate(fd, 0) == 0 &&
+      pwrite(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1,
+             0) < 0) {
+    /* an unnamed holder is still a holder */
+  }
+}
+
+/* What the lock file open at fd says about its holder, on one line of
+ * printable text (empty when it says nothing). */
+static void read_holder(int fd, char *out, size_t size) {
+  ssize_t n = pread(fd, out, size - 1, 0);
+  out[n > 0 ? n : 0] = '\0';
+  for (char *p = out; *p; p++)
+    if (*p == '\n') {
+      *p = '\0';
+      break;
+    } else if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+      *p = '?';
+    }
+}
+
+/* Opens DIR/.lock: created anew or a regular file already there, never
+ * through a link (its holder line would be written into the target). */
+static core_status open_lock(const char *path, int *fd, core_err *err) {
+  struct stat sb;
+  *fd =
+      open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (*fd < 0) {
+    if (errno == ELOOP && lstat(path, &sb) == 0)
+      return core_not_regular(err, path, (unsigned)sb.st_mode);
+    return core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
+                     strerror(errno));
+  }
+  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(*fd);
+    *fd = -1;
+    return core_not_regular(err, path, (unsigned)sb.st_mode);
+  }
+  return CORE_OK;
+}
+
+static core_status lock_busy(const char *path, int fd, core_err *err) {
+  char who[HOLDER_MAX];
+  read_holder(fd, who, sizeof who);
+  return core_fail(err, CORE_ERUN,
+                   "%s: another prereg command is writing to this "
+                   "experiment (%s); wait for it to finish, then retry",
+                   path, who[0] ? who : "it has not said who it is yet");
+}
+
 core_status data_experiment_lock(data_experiment *exp, core_err *err) {
   char *path;
   core_status st;
   int fd;
   if (exp->lock_fd >= 0)
     return CORE_OK;
-  if ((st = core_mkdir_p(exp->dir, 0755, err)) != CORE_OK)
+  if ((st = core_mkdir_p(exp->dir, 0755, err)) != CORE_OK ||
+      (st = core_check_dir(exp->dir, err)) != CORE_OK)
     return st;
   if (!(path = core_path_join(exp->dir, ".lock")))
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    st =
-        core_fail(err, CORE_EIO, "%s: cannot open: %s", path, strerror(errno));
+  if ((st = open_lock(path, &fd, err)) != CORE_OK) {
     core_free(path);
     return st;
   }
@@ -251,17 +338,15 @@ core_status data_experiment_lock(data_experiment *exp, core_err *err) {
    * would look hung; saying so lets the user decide. */
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int e = errno;
+    st = e == EWOULDBLOCK ? lock_busy(path, fd, err)
+                          : core_fail(err, CORE_ERUN, "%s: cannot lock: %s",
+                                      path, strerror(e));
     close(fd);
-    st = core_fail(err, CORE_ERUN,
-                   e == EWOULDBLOCK
-                       ? "%s: another prereg command is writing to this "
-                         "experiment; wait for it to finish, then retry"
-                       : "%s: cannot lock: %s",
-                   path, strerror(e));
     core_free(path);
     return st;
   }
   core_free(path);
+  write_holder(fd);
   exp->lock_fd = fd;
   /* The chain may have grown between open and lock. */
   return load_chain(exp, err);
@@ -667,7 +752,7 @@ proto_sheet *data_load_version(const data_experiment *exp, int n,
     core_fail(err, CORE_ENOMEM, "out of memory");
     return NULL;
   }
-  if (core_read_file(path, &text, &len, err) == CORE_OK)
+  if (core_read_file_max(path, PROTO_MAX_TEXT, 0, &text, &len, err) == CORE_OK)
     s = proto_sheet_load_text(path, text, len, err);
   core_free(text);
   core_free(path);

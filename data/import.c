@@ -5,10 +5,12 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "data/data_internal.h"
 
@@ -102,13 +104,32 @@ static core_status runs_itself(const imp *m, core_err *err, const char *where,
       w->runs, sheet, sheet);
 }
 
+/* One exit code at s: blanks around it allowed (as around a value), an
+ * optional sign, digits, within the range of an int. OUT: *end just past
+ * it and its blanks. */
+static int one_code(const char *s, const char **end, long *v) {
+  char *e;
+  while (*s == ' ' || *s == '\t')
+    s++;
+  if (!((*s >= '0' && *s <= '9') ||
+        ((*s == '-' || *s == '+') && s[1] >= '0' && s[1] <= '9')))
+    return 0;
+  errno = 0;
+  *v = strtol(s, &e, 10);
+  if (errno || *v < INT_MIN || *v > INT_MAX)
+    return 0;
+  while (*e == ' ' || *e == '\t')
+    e++;
+  *end = e;
+  return 1;
+}
+
 /* "0", or "0;1;0" for the steps of one run. */
 static int exit_code_ok(const char *s) {
   while (*s) {
-    char *end;
-    errno = 0;
-    (void)strtol(s, &end, 10);
-    if (end == s || errno)
+    const char *end;
+    long v;
+    if (!one_code(s, &end, &v))
       return 0;
     if (*end == ';' && end[1])
       end++;
@@ -128,8 +149,9 @@ static int code_meets(const proto_workload *w, const char *code, char *why,
   if (!code[0] || w->expect != PROTO_EXPECT_CODE)
     return 1;
   while (*p) {
-    char *end;
-    long v = strtol(p, &end, 10);
+    const char *end = p + strlen(p);
+    long v = 0;
+    one_code(p, &end, &v); /* checked by exit_code_ok before */
     if (v != w->expect_code) {
       snprintf(why, whylen, "exit code %ld, expected %d", v, w->expect_code);
       return 0;
@@ -146,6 +168,7 @@ static core_status make_row(imp *m, const char *workload, const char *arm,
                             int valid, const char *reason, double value,
                             int has_value, core_err *err) {
   const data_version *v = &m->exp->versions[m->exp->n_versions - 1];
+  data_strpool *pool = m->rows.pool;
   data_row r;
   memset(&r, 0, sizeof r);
   r.sheet_version = v->number;
@@ -154,27 +177,29 @@ static core_status make_row(imp *m, const char *workload, const char *arm,
   r.valid = valid;
   r.value = has_value ? value : NAN;
   r.has_value = has_value;
-  r.sheet_sha256 = core_strdup(v->sha256);
-  r.batch = core_strdup("");
-  r.source = core_strdup("import");
-  r.workload = core_strdup(workload);
-  r.arm = core_strdup(arm);
-  r.run_id = core_strdup(run_id);
-  r.started_at = core_strdup(started_at);
-  r.host = core_strdup("");
-  r.image_digest = core_strdup("");
-  r.cache_policy = core_strdup("");
-  r.cache_state = core_strdup("");
-  r.exit_code = core_strdup(exit_code);
-  r.reason = core_strdup(reason);
-  r.metric = core_strdup(metric);
+  /* Interned: a million imported rows repeat a few strings in most
+   * columns (the pool frees them all with the rows). */
+#define INTERN(s) ((char *)data_strpool_intern(pool, (s), strlen(s)))
+  r.sheet_sha256 = INTERN(v->sha256);
+  r.batch = INTERN("");
+  r.source = INTERN("import");
+  r.workload = INTERN(workload);
+  r.arm = INTERN(arm);
+  r.run_id = INTERN(run_id);
+  r.started_at = INTERN(started_at);
+  r.host = INTERN("");
+  r.image_digest = INTERN("");
+  r.cache_policy = INTERN("");
+  r.cache_state = INTERN("");
+  r.exit_code = INTERN(exit_code);
+  r.reason = INTERN(reason);
+  r.metric = INTERN(metric);
+#undef INTERN
   if (!r.sheet_sha256 || !r.batch || !r.source || !r.workload || !r.arm ||
       !r.run_id || !r.started_at || !r.host || !r.image_digest ||
       !r.cache_policy || !r.cache_state || !r.exit_code || !r.reason ||
-      !r.metric) {
-    data_row_clear(&r);
+      !r.metric)
     return core_fail(err, CORE_ENOMEM, "%s: out of memory", m->file);
-  }
   return data_rowset_push(&m->rows, &r, err);
 }
 
@@ -245,6 +270,67 @@ static core_status declared(const imp *m, const char *where, const char *wname,
   return CORE_OK;
 }
 
+/* Every field is text that is frozen and reported: UTF-8. */
+static core_status fields_utf8(const imp *m, char **f, size_t n,
+                               const char *where, core_err *err) {
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(f[i]), bad = core_utf8_invalid(f[i], len);
+    const char *col = "";
+    for (int c = 0; c < C_COUNT; c++)
+      if (m->col[c] == (int)i)
+        col = col_names[c];
+    if (bad < len)
+      return core_fail(err, CORE_EINPUT,
+                       "%s: %s%snot valid UTF-8 at byte %zu of field %zu "
+                       "(0x%02X); export the file as CSV (UTF-8)",
+                       where, col, col[0] ? ": " : "", bad + 1, i + 1,
+                       (unsigned)(unsigned char)f[i][bad]);
+  }
+  return CORE_OK;
+}
+
+/* A value as the run's metrics file has one (core_parse_decimal: blanks
+ * around it, decimal only, in range), and not negative for a time or an
+ * amount of memory. */
+static core_status csv_value(const char *where, const char *metric,
+                             const char *value, double *v, core_err *err) {
+  const char *why = core_parse_decimal(value, v);
+  if (why)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: value '%.80s' is not a finite number (%s)", where,
+                     value, why);
+  if (*v < 0 && proto_metric_nonnegative(metric))
+    return core_fail(err, CORE_EINPUT,
+                     "%s: value %.80s: %s is a time or an amount of memory, "
+                     "which cannot be negative",
+                     where, value, metric);
+  return CORE_OK;
+}
+
+/* The run column: an id of at most 60 bytes; all digits, it is also the
+ * round, which must then fit a long. */
+static core_status csv_run(const char *where, const char *run, long *round,
+                           core_err *err) {
+  size_t len = strlen(run), digits = strspn(run, "0123456789");
+  if (len > 60)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: run '%.60s...' is longer than 60 bytes", where, run);
+  if (digits == len) {
+    char *end;
+    long r;
+    errno = 0;
+    r = strtol(run, &end, 10);
+    if (errno == ERANGE)
+      return core_fail(err, CORE_EINPUT,
+                       "%s: run %s is out of range (a round number is at "
+                       "most %ld)",
+                       where, run, LONG_MAX);
+    if (r > 0)
+      *round = r;
+  }
+  return CORE_OK;
+}
+
 static core_status on_csv(void *vctx, char **f, size_t n, long line,
                           core_err *err) {
   imp *m = vctx;
@@ -267,6 +353,8 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
     return core_fail(err, CORE_EINPUT,
                      "%s: %zu fields, but the header has %zu", where, n,
                      m->n_cols);
+  if ((st = fields_utf8(m, f, n, where, err)) != CORE_OK)
+    return st;
   wname = field(m, f, C_WORKLOAD);
   arm = field(m, f, C_ARM);
   metric = field(m, f, C_METRIC);
@@ -290,11 +378,8 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
   if (!valid_s[0] && !code_meets(w, code, why, sizeof why))
     valid = 0;
   if (value[0]) {
-    char *end;
-    v = strtod(value, &end);
-    if (*end || end == value || !isfinite(v))
-      return core_fail(err, CORE_EINPUT,
-                       "%s: value '%s' is not a finite number", where, value);
+    if ((st = csv_value(where, metric, value, &v, err)) != CORE_OK)
+      return st;
     has_value = 1;
   } else if (valid) {
     return core_fail(err, CORE_EINPUT,
@@ -303,77 +388,127 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
                      where);
   }
   {
-    /* A started_at must at least look like a date: it orders runs. */
+    /* started_at orders runs: read in full, as prereg writes it. */
     const char *s = field(m, f, C_STARTED);
-    if (s[0] && !(strlen(s) >= 10 && s[4] == '-' && s[7] == '-'))
+    long long secs;
+    if (s[0] && core_parse_utc(s, &secs, NULL) != CORE_OK)
       return core_fail(err, CORE_EINPUT,
-                       "%s: started_at '%s' is not an ISO 8601 time like "
+                       "%s: started_at '%.80s' is not a UTC time written as "
                        "2026-10-21T09:30:00Z",
                        where, s);
   }
   if (run[0]) {
-    char *end;
-    long r = strtol(run, &end, 10);
-    if (!*end && r > 0)
-      round = r;
-    snprintf(run_id, sizeof run_id, "%.60s", run);
+    if ((st = csv_run(where, run, &round, err)) != CORE_OK)
+      return st;
+    snprintf(run_id, sizeof run_id, "%s", run);
   } else {
     /* Without a run column each line is a run of its own. */
     snprintf(run_id, sizeof run_id, "line-%ld", line);
   }
   if (!valid && !note[0] && !why[0])
     snprintf(why, sizeof why, "marked invalid in %s", m->file);
-  if (valid && note[0])
-    json_array_append_new(m->notes, json_pack("{s:I,s:s}", "line",
-                                              (json_int_t)line, "note", note));
+  if (valid && note[0] &&
+      json_array_append_new(
+          m->notes,
+          json_pack("{s:I,s:s}", "line", (json_int_t)line, "note", note)) != 0)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", where);
   return make_row(m, wname, arm, metric, run_id, round, field(m, f, C_STARTED),
                   code, valid, valid ? "" : (note[0] ? note : why), v,
                   has_value, err);
 }
 
-static core_status import_csv(imp *m, const char *text, size_t len,
-                              core_err *err) {
-  csvscan_result res;
-  core_status st;
-  const char *nul = memchr(text, '\0', len);
-  if (nul) {
-    /* A text CSV never holds one; binary data would otherwise be cut at
-     * it by every C string below. */
-    long line = 1;
-    for (const char *p = text; p < nul; p++)
-      line += *p == '\n';
+/* }==== */
+
+/* {==== Reading the file ====
+ *
+ * The file is read once, a chunk at a time, hashed as it goes. A CSV is
+ * scanned as it is read (a million rows are some 50 MB, never held
+ * whole); a JSON file or go test output is parsed whole, and parsed
+ * JSON takes many times its size, so their limit is lower (see
+ * import_source). */
+
+#define IMPORT_MAX ((size_t)256 << 20)
+#define IMPORT_WHOLE_MAX ((size_t)64 << 20)
+#define IMPORT_CHUNK ((size_t)1 << 20)
+
+typedef struct source {
+  const char *file;
+  int fd;
+  core_sha256_ctx *sha;
+  char *buf; /* IMPORT_CHUNK bytes and a NUL */
+  size_t n;  /* bytes in buf */
+  size_t total;
+  long lines; /* newlines before buf */
+} source;
+
+/* The next chunk into buf (n 0 at the end), hashed. */
+static core_status src_next(source *s, core_err *err) {
+  ssize_t r;
+  s->n = 0;
+  do
+    r = read(s->fd, s->buf, IMPORT_CHUNK);
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return core_fail(err, CORE_EINPUT, "%s: cannot read: %s", s->file,
+                     strerror(errno));
+  s->n = (size_t)r;
+  s->buf[s->n] = '\0';
+  s->total += s->n;
+  if (s->total > IMPORT_MAX) /* it grew while being read */
     return core_fail(err, CORE_EINPUT,
-                     "%s:%ld: contains a NUL byte; is this a text CSV? "
-                     "Export it from the spreadsheet as CSV (UTF-8)",
-                     m->file, line);
+                     "%s: larger than the %zu MiB prereg imports", s->file,
+                     IMPORT_MAX >> 20);
+  core_sha256_update(s->sha, s->buf, s->n);
+  return CORE_OK;
+}
+
+/* A text CSV never holds a NUL; binary data would otherwise be cut at it
+ * by every C string below. */
+static core_status no_nul(const source *s, core_err *err) {
+  const char *nul = memchr(s->buf, '\0', s->n);
+  long line = s->lines + 1;
+  if (!nul)
+    return CORE_OK;
+  for (const char *p = s->buf; p < nul; p++)
+    line += *p == '\n';
+  return core_fail(err, CORE_EINPUT,
+                   "%s:%ld: contains a NUL byte; is this a text CSV? "
+                   "Export it from the spreadsheet as CSV (UTF-8)",
+                   s->file, line);
+}
+
+static long count_lines(const char *p, size_t n) {
+  long k = 0;
+  for (const char *q = p; (q = memchr(q, '\n', n - (size_t)(q - p))); q++)
+    k++;
+  return k;
+}
+
+/* Scans the CSV whose first chunk is in s->buf, then the rest. */
+static core_status import_csv(imp *m, source *s, core_err *err) {
+  csvscan_result res;
+  char last = '\n';
+  data_csvscan *sc = data_csvscan_begin(m->file, on_csv, m, &res, err);
+  core_status st = sc ? CORE_OK : err ? err->status : CORE_ENOMEM;
+  while (st == CORE_OK && s->n > 0) {
+    if ((st = no_nul(s, err)) != CORE_OK ||
+        (st = data_csvscan_feed(sc, s->buf, s->n)) != CORE_OK)
+      break;
+    last = s->buf[s->n - 1];
+    s->lines += count_lines(s->buf, s->n);
+    st = src_next(s, err);
   }
-  if ((st = data_csv_scan(m->file, text, len, on_csv, m, &res, err)) !=
-      CORE_OK)
+  /* A last line without its newline is common in hand-made files; an
+   * open quote is not. */
+  if (st == CORE_OK && last != '\n')
+    st = data_csvscan_feed(sc, "\n", 1);
+  if (sc && data_csvscan_end(sc) != CORE_OK && st == CORE_OK)
+    st = err ? err->status : CORE_EINPUT;
+  if (st != CORE_OK)
     return st;
-  if (res.torn) {
-    /* A last line without its newline is common in hand-made files; an
-     * open quote is not. */
-    if (len > 0 && text[len - 1] != '\n') {
-      /* memcpy, not a string function: the length is the file's. */
-      char *copy = core_malloc(len + 2);
-      if (!copy)
-        return core_fail(err, CORE_ENOMEM, "out of memory");
-      memcpy(copy, text, len);
-      copy[len] = '\n';
-      copy[len + 1] = '\0';
-      data_rowset_free(&m->rows);
-      m->header_seen = 0;
-      m->seq = 0;
-      json_array_clear(m->notes);
-      st = data_csv_scan(m->file, copy, len + 1, on_csv, m, &res, err);
-      core_free(copy);
-      if (st != CORE_OK)
-        return st;
-    }
-    if (res.torn)
-      return core_fail(err, CORE_EINPUT, "%s:%ld: unterminated quoted field",
-                       m->file, res.torn_line);
-  }
+  if (res.torn)
+    return core_fail(err, CORE_EINPUT, "%s:%ld: unterminated quoted field",
+                     m->file, res.torn_line);
   if (!m->header_seen)
     return core_fail(err, CORE_EINPUT,
                      "%s: empty file; the first line must "
@@ -536,10 +671,11 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
                          "number",
                          m->file, j, i);
       if (c && !json_is_null(c)) {
-        if (!json_is_integer(c))
+        if (!json_is_integer(c) || json_integer_value(c) < INT_MIN ||
+            json_integer_value(c) > INT_MAX)
           return core_fail(err, CORE_EINPUT,
                            "%s: results[%zu].exit_codes[%zu]: not an "
-                           "integer",
+                           "integer exit code",
                            m->file, j, i);
         snprintf(code, sizeof code, "%" JSON_INTEGER_FORMAT,
                  json_integer_value(c));
@@ -601,7 +737,9 @@ static core_status imported_before(const data_experiment *exp, const char *hex,
     return core_fail(err, CORE_ENOMEM, "out of memory");
   st = core_list_dir(bdir, &names, &n, err);
   for (size_t i = 0; i < n && st == CORE_OK && !*found; i++) {
-    char *path;
+    char *path, *text = NULL;
+    size_t len = 0;
+    core_err rerr = {0};
     json_t *root;
     if (!data_batch_name(names[i], ".json", &num) || strlen(names[i]) > 15)
       continue;
@@ -609,7 +747,12 @@ static core_status imported_before(const data_experiment *exp, const char *hex,
       st = core_fail(err, CORE_ENOMEM, "out of memory");
       break;
     }
-    root = json_load_file(path, 0, NULL);
+    root = NULL;
+    /* Read as every frozen file is: regular, not through a link. */
+    if (core_read_file(path, &text, &len, &rerr) == CORE_OK)
+      root = json_loadb(text, len, 0, NULL);
+    core_free(text);
+    text = NULL;
     if (json_is_string(json_object_get(root, "source_sha256")) &&
         strcmp(json_string_value(json_object_get(root, "source_sha256")),
                hex) == 0) {
@@ -710,10 +853,211 @@ core_status data_import_row(data_import *m, const char *where,
   if (has_value && !isfinite(value))
     return core_fail(err, CORE_EINPUT, "%s: %s: not a finite number", where,
                      metric);
+  if (has_value && value < 0 && proto_metric_nonnegative(metric))
+    return core_fail(err, CORE_EINPUT,
+                     "%s: %s is a time or an amount of memory, which cannot "
+                     "be negative",
+                     where, metric);
   if (!valid && (!reason || !reason[0]))
     reason = "marked invalid by the tool";
+  /* Text that is frozen and reported is UTF-8. */
+  if (core_utf8_invalid(run_id, strlen(run_id)) < strlen(run_id) ||
+      core_utf8_invalid(reason ? reason : "", reason ? strlen(reason) : 0) <
+          (reason ? strlen(reason) : 0))
+    return core_fail(err, CORE_EINPUT, "%s: a run id or reason is not UTF-8",
+                     where);
   return make_row(m, workload, arm, metric, run_id, round, "", "", valid,
                   valid ? "" : reason, value, has_value, err);
+}
+
+/* }==== */
+
+/* {==== The file: CSV, JSON (hyperfine, Google Benchmark) or go test ==== */
+
+/* jansson reads a number too small for a double as 0 without a word; a
+ * measurement that underflows is refused, like one in a CSV. Numbers are
+ * looked at where they stand in the text, outside strings. */
+static core_status json_numbers(const char *file, const char *text, size_t len,
+                                core_err *err) {
+  int in_str = 0;
+  long line = 1;
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    if (c == '\n')
+      line++;
+    if (in_str) {
+      if (c == '\\')
+        i++;
+      else if (c == '"')
+        in_str = 0;
+    } else if (c == '"') {
+      in_str = 1;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      size_t j = i;
+      char *num;
+      double v;
+      const char *why;
+      while (j < len && text[j] && strchr("+-.eE0123456789", text[j]))
+        j++;
+      if (!(num = core_strndup(text + i, j - i)))
+        return core_fail(err, CORE_ENOMEM, "%s: out of memory", file);
+      /* Only the range: a malformed number is jansson's to report. */
+      why = core_parse_decimal(num, &v);
+      if (why && strncmp(why, "too ", 4) != 0)
+        why = NULL;
+      if (why)
+        core_fail(err, CORE_EINPUT, "%s:%ld: the number %.60s is %s", file,
+                  line, num, why);
+      core_free(num);
+      if (why)
+        return CORE_EINPUT;
+      i = j - 1;
+    }
+  }
+  return CORE_OK;
+}
+
+/* The rest of the file after the first chunk, for a file parsed whole
+ * (JSON, go test output). */
+static core_status read_rest(source *s, core_buf *all, core_err *err) {
+  core_status st = CORE_OK;
+  while (st == CORE_OK && s->n > 0) {
+    if (all->len + s->n > IMPORT_WHOLE_MAX)
+      return core_fail(err, CORE_EINPUT,
+                       "%s: larger than the %zu MiB prereg imports of a "
+                       "JSON file or go test output",
+                       s->file, IMPORT_WHOLE_MAX >> 20);
+    core_buf_append(all, s->buf, s->n);
+    st = src_next(s, err);
+  }
+  if (st == CORE_OK && all->oom)
+    st = core_fail(err, CORE_ENOMEM, "%s: out of memory", s->file);
+  return st;
+}
+
+static core_status import_json(imp *m, source *s, const char *only,
+                               const char *arm_map, const char **format,
+                               core_err *err) {
+  core_buf all;
+  json_error_t je;
+  json_t *root;
+  const char *text;
+  size_t len;
+  core_status st;
+  core_buf_init(&all);
+  if ((st = read_rest(s, &all, err)) != CORE_OK) {
+    core_buf_free(&all);
+    return st;
+  }
+  text = all.data ? all.data : "";
+  len = all.len;
+  /* A byte order mark is what some editors put first; JSON has none. */
+  if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+    text += 3;
+    len -= 3;
+  }
+  if ((st = json_numbers(m->file, text, len, err)) != CORE_OK) {
+    core_buf_free(&all);
+    return st;
+  }
+  /* Two values for one key: jansson would keep the last without a
+   * word. */
+  root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+  core_buf_free(&all);
+  if (!root)
+    return core_fail(err, CORE_EINPUT, "%s:%d: not valid JSON: %s", m->file,
+                     je.line, je.text);
+  if (json_is_object(root) && json_object_get(root, "benchmarks")) {
+    *format = "gbench";
+    st = data_import_gbench(m, root, only, arm_map, err);
+  } else if (!json_is_object(root) || !json_object_get(root, "results"))
+    st = core_fail(err, CORE_EINPUT,
+                   "%s: a JSON object without \"results\" (hyperfine "
+                   "--export-json) or \"benchmarks\" (Google Benchmark "
+                   "--benchmark_format=json); prereg imports those, CSV "
+                   "and go test -bench output",
+                   m->file);
+  else
+    st = import_hyperfine(m, root, only, arm_map, err);
+  json_decref(root);
+  return st;
+}
+
+/* go test -bench output, read whole (it is line-oriented but small: one
+ * line per run), within the same limit as JSON. */
+static core_status import_go_text(imp *m, source *s, const char *only,
+                                  const char *arm_map, core_err *err) {
+  core_buf all;
+  core_status st;
+  core_buf_init(&all);
+  if ((st = read_rest(s, &all, err)) == CORE_OK) {
+    const char *text = all.data ? all.data : "";
+    if (memchr(text, '\0', all.len))
+      st = core_fail(err, CORE_EINPUT,
+                     "%s: contains a NUL byte; go test -bench output is text",
+                     m->file);
+    else
+      st = data_import_go(m, text, all.len, only, arm_map, err);
+  }
+  core_buf_free(&all);
+  return st;
+}
+
+/* Opens the file the user named: a regular file (a FIFO would block, a
+ * device never end; both are refused at once), of a size prereg imports.
+ * Then JSON by its first character after a byte order mark and blanks,
+ * go test output by its first line, else CSV. OUT: *format, hex the
+ * file's SHA-256. */
+static core_status import_source(imp *m, const char *only, const char *arm_map,
+                                 const char **format,
+                                 char hex[CORE_SHA256_HEX], core_err *err) {
+  source s = {.file = m->file, .fd = -1};
+  size_t size, k = 0;
+  core_status st = core_open_regular(m->file, 1, &s.fd, &size, err);
+  hex[0] = '\0';
+  if (st != CORE_OK) {
+    /* A file that cannot be read is bad input: exit 2, nothing written. */
+    if (err)
+      err->status = CORE_EINPUT;
+    return CORE_EINPUT;
+  }
+  if (size > IMPORT_MAX) {
+    close(s.fd);
+    return core_fail(err, CORE_EINPUT,
+                     "%s: is %zu bytes; prereg imports files of at most %zu "
+                     "MiB",
+                     m->file, size, IMPORT_MAX >> 20);
+  }
+  s.sha = core_sha256_begin();
+  s.buf = core_malloc(IMPORT_CHUNK + 1);
+  if (!s.sha || !s.buf)
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  else
+    st = src_next(&s, err);
+  if (st == CORE_OK) {
+    if (s.n >= 3 && memcmp(s.buf, "\xEF\xBB\xBF", 3) == 0)
+      k = 3;
+    while (k < s.n && strchr(" \t\r\n", s.buf[k]) && s.buf[k])
+      k++;
+    int json = k < s.n && s.buf[k] == '{';
+    int go = !json && data_is_go_bench(s.buf + k, s.n - k);
+    *format = json ? "hyperfine" : go ? "go" : "csv";
+    if ((json || go) && size > IMPORT_WHOLE_MAX)
+      st = core_fail(err, CORE_EINPUT,
+                     "%s: is %zu bytes; prereg imports JSON files and go "
+                     "test output of at most %zu MiB",
+                     m->file, size, IMPORT_WHOLE_MAX >> 20);
+    else if (json)
+      st = import_json(m, &s, only, arm_map, format, err);
+    else if (go)
+      st = import_go_text(m, &s, only, arm_map, err);
+    else
+      st = import_csv(m, &s, err);
+  }
+  core_sha256_end(s.sha, hex);
+  core_free(s.buf);
+  close(s.fd);
+  return st;
 }
 
 /* }==== */
@@ -723,8 +1067,7 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                              const char *only, size_t *imported,
                              core_err *err) {
   imp m;
-  char *text = NULL, *facts_text = NULL;
-  size_t len = 0, k = 0;
+  char *facts_text = NULL;
   char hex[CORE_SHA256_HEX], now[32];
   const char *format = "csv";
   json_t *facts = NULL;
@@ -743,53 +1086,17 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
     return st;
   if (!(m.notes = json_array()))
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  if ((st = core_read_file(file, &text, &len, err)) != CORE_OK) {
-    /* A file that cannot be read is bad input: exit 2, nothing written. */
-    if (st == CORE_EIO) {
-      st = CORE_EINPUT;
-      if (err)
-        err->status = st;
-    }
+  if (!(m.rows.pool = data_strpool_new())) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }
-  while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' ||
-                     text[k] == '\r'))
-    k++;
-  if (k < len && text[k] == '{') {
-    json_error_t je;
-    json_t *root = json_loadb(text, len, 0, &je);
-    format = "hyperfine";
-    if (!root) {
-      st = core_fail(err, CORE_EINPUT, "%s:%d: not valid JSON: %s", file,
-                     je.line, je.text);
-      goto cleanup;
-    }
-    if (json_is_object(root) && json_object_get(root, "benchmarks")) {
-      format = "gbench";
-      st = data_import_gbench(&m, root, only, arm_map, err);
-    } else if (!json_is_object(root) || !json_object_get(root, "results"))
-      st = core_fail(err, CORE_EINPUT,
-                     "%s: a JSON object without \"results\" (hyperfine "
-                     "--export-json) or \"benchmarks\" (Google Benchmark "
-                     "--benchmark_format=json); prereg imports those, CSV "
-                     "and go test -bench output",
-                     file);
-    else
-      st = import_hyperfine(&m, root, only, arm_map, err);
-    json_decref(root);
-  } else if (data_is_go_bench(text + k, len - k)) {
-    format = "go";
-    st = data_import_go(&m, text, len, only, arm_map, err);
-  } else {
-    st = import_csv(&m, text, len, err);
-  }
+  st = import_source(&m, only, arm_map, &format, hex, err);
   if (st != CORE_OK)
     goto cleanup;
   if (m.rows.n == 0) {
     st = core_fail(err, CORE_EINPUT, "%s: no rows to import", file);
     goto cleanup;
   }
-  core_sha256_hex(text, len, hex);
   if ((st = not_imported_before(exp, file, hex, err)) != CORE_OK)
     goto cleanup;
   /* Everything checked: only now does anything touch the data folder. */
@@ -817,6 +1124,5 @@ cleanup:
   json_decref(m.notes);
   core_free(facts_text);
   data_rowset_free(&m.rows);
-  core_free(text);
   return st;
 }

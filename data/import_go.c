@@ -127,14 +127,14 @@ static core_status read_pairs(const char *where, char **f, size_t n, go_run *r,
                      where, f[n - 1]);
   r->n = 0;
   for (size_t k = 0; k < n; k += 2) {
-    char *end;
     double factor, v;
-    errno = 0;
-    v = strtod(f[k], &end);
-    if (end == f[k] || *end || errno == ERANGE || !isfinite(v))
+    /* Read as a metrics file's value is: decimal, in range (no hex
+     * float, nothing that would be stored as 0). */
+    const char *why = core_parse_decimal(f[k], &v);
+    if (why)
       return core_fail(err, CORE_EINPUT,
-                       "%s: '%s %s': '%s' is not a finite number", where, f[k],
-                       f[k + 1], f[k]);
+                       "%s: '%s %s': '%s' is not a finite number (%s)", where,
+                       f[k], f[k + 1], f[k], why);
     if (v < 0)
       return core_fail(err, CORE_EINPUT,
                        "%s: '%s %s' is negative (times, sizes and rates "

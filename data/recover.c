@@ -78,6 +78,149 @@ static core_status metric_count(data_experiment *exp, proto_sheet **cache,
   return CORE_OK;
 }
 
+/* {==== The unfinished batch's files ==== */
+
+/* A batch larger than anything a run writes in one go: recovery reads
+ * the whole csv (4 GiB; the rows themselves are streamed elsewhere). */
+#define RECOVER_READ_MAX ((size_t)1 << 32)
+
+/* Says, after the error, what recovery refused and what to do. */
+static void refused(core_err *err) {
+  size_t n;
+  if (!err)
+    return;
+  n = strlen(err->msg);
+  snprintf(err->msg + n, sizeof err->msg - n,
+           " (an unfinished batch is recovered only from files prereg "
+           "wrote; remove it or put the file back, then run prereg run "
+           "--resume)");
+}
+
+/* Opens the csv of an unfinished batch and reads it. It must be a
+ * regular file and not a link: recovery makes it writable and cuts it,
+ * which would reach whatever a link points to. OUT: *fd open on it (the
+ * caller closes it), *text, *len. */
+static core_status open_unfinished(const char *csv, int *fd, char **text,
+                                   size_t *len, core_err *err) {
+  core_status st = core_open_regular(csv, 0, fd, NULL, err);
+  if (st != CORE_OK) {
+    refused(err);
+    return st;
+  }
+  /* A crash between chmod and the manifest leaves it read-only. */
+  if (fchmod(*fd, 0644) != 0)
+    return core_fail(err, CORE_EIO, "%s: cannot make writable: %s", csv,
+                     strerror(errno));
+  return core_read_fd(*fd, csv, RECOVER_READ_MAX, text, len, err);
+}
+
+/* Cuts the csv open at rfd to keep bytes (the header written again when
+ * nothing of it is kept), through a descriptor of the same file. */
+static core_status cut_tail(const char *csv, int rfd, size_t keep,
+                            core_err *err) {
+  const char *hdr = DATA_ROW_HEADER "\n";
+  struct stat a, b;
+  int fd = open(csv, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  int same = fd >= 0 && fstat(fd, &a) == 0 && fstat(rfd, &b) == 0 &&
+             a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+  if (!same || ftruncate(fd, (off_t)keep) != 0 ||
+      (keep == 0 && write(fd, hdr, strlen(hdr)) != (ssize_t)strlen(hdr)) ||
+      fsync(fd) != 0) {
+    core_status st =
+        core_fail(err, CORE_EIO, "%s: cannot cut the torn tail: %s", csv,
+                  same ? strerror(errno) : "it was replaced while being read");
+    if (fd >= 0)
+      close(fd);
+    return st;
+  }
+  close(fd);
+  return CORE_OK;
+}
+
+/* The facts a freeze cut short wrote; anything but a JSON object is
+ * dropped (made anew), a link or FIFO in their place refused. */
+static core_status load_facts(const char *js, json_t **facts, core_err *err) {
+  char *text = NULL;
+  size_t len = 0;
+  core_status st = core_read_file(js, &text, &len, err);
+  *facts = NULL;
+  if (st != CORE_OK) {
+    refused(err);
+    return st;
+  }
+  *facts = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+  core_free(text);
+  if (*facts && !json_is_object(*facts)) {
+    json_decref(*facts);
+    *facts = NULL;
+  }
+  return CORE_OK;
+}
+
+/* Removes what no batch may hold from the folder open at dfd: links,
+ * FIFOs, sockets and devices a command left when its run was cut short
+ * (a $PREREG_METRICS made a FIFO, a socket in its working folder). Only
+ * the names go; what a link points to is not touched. Each is noted. */
+static core_status prune_at(int dfd, const char *full, core_buf *notes,
+                            int depth, core_err *err) {
+  char **names;
+  size_t n;
+  core_status st = core_list_dir_at(dfd, full, &names, &n, err);
+  for (size_t i = 0; i < n && st == CORE_OK; i++) {
+    struct stat sb;
+    char *f = core_path_join(full, names[i]);
+    if (!f)
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    else if (fstatat(dfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) != 0)
+      ; /* gone meanwhile */
+    else if (S_ISDIR(sb.st_mode) && depth < 64) {
+      if ((sb.st_mode & 0700) != 0700)
+        fchmodat(dfd, names[i], (sb.st_mode & 07777) | 0700, 0);
+      int sub = openat(dfd, names[i],
+                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) {
+        st = prune_at(sub, f, notes, depth + 1, err);
+        close(sub);
+      }
+    } else if (!S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+      if (unlinkat(dfd, names[i], 0) != 0)
+        st = core_fail(err, CORE_EIO, "%s: cannot remove: %s", f,
+                       strerror(errno));
+      else
+        core_buf_printf(notes,
+                        "%s: not a regular file (left by a run cut short); "
+                        "removed, so that the batch can be frozen\n",
+                        f);
+    }
+    core_free(f);
+  }
+  core_names_free(names, n);
+  return st;
+}
+
+static core_status prune_leftovers(data_experiment *exp, const char *id,
+                                   core_buf *notes, core_err *err) {
+  char *dir = core_asprintf("%s/batches/%s", exp->dir, id);
+  struct stat sb;
+  int dfd;
+  core_status st = CORE_OK;
+  if (!dir)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if (lstat(dir, &sb) == 0 || errno != ENOENT) {
+    /* The folder itself a link: refused, it is not ours to freeze. */
+    if ((st = core_open_dir(dir, &dfd, err)) == CORE_OK) {
+      st = prune_at(dfd, dir, notes, 0, err);
+      close(dfd);
+    } else {
+      refused(err);
+    }
+  }
+  core_free(dir);
+  return st;
+}
+
+/* }==== */
+
 static core_status recover_one(data_experiment *exp, const char *id,
                                proto_sheet **cache, core_buf *notes,
                                core_err *err) {
@@ -92,6 +235,7 @@ static core_status recover_one(data_experiment *exp, const char *id,
   json_t *facts = NULL, *notes_json = json_array();
   data_batch *b = NULL;
   core_status st;
+  int fd = -1;
   memset(&c, 0, sizeof c);
   c.name = csv;
   if (!csv || !js || !notes_json) {
@@ -99,9 +243,7 @@ static core_status recover_one(data_experiment *exp, const char *id,
     goto cleanup;
   }
   data_batch_name(id, "", &num);
-  /* A crash between chmod and the manifest leaves it read-only. */
-  chmod(csv, 0644);
-  if ((st = core_read_file(csv, &text, &len, err)) != CORE_OK)
+  if ((st = open_unfinished(csv, &fd, &text, &len, err)) != CORE_OK)
     goto cleanup;
   keep = len;
   if (len < sizeof DATA_ROW_HEADER &&
@@ -153,28 +295,14 @@ static core_status recover_one(data_experiment *exp, const char *id,
       }
     }
   }
-  if (keep < len || fix_header) {
-    int fd = open(csv, O_WRONLY | O_CLOEXEC);
-    const char *hdr = DATA_ROW_HEADER "\n";
-    if (fd < 0 || ftruncate(fd, (off_t)keep) != 0 ||
-        (keep == 0 && write(fd, hdr, strlen(hdr)) != (ssize_t)strlen(hdr)) ||
-        fsync(fd) != 0) {
-      st = core_fail(err, CORE_EIO, "%s: cannot cut the torn tail: %s", csv,
-                     strerror(errno));
-      if (fd >= 0)
-        close(fd);
-      goto cleanup;
-    }
-    close(fd);
-  }
+  if ((keep < len || fix_header) &&
+      (st = cut_tail(csv, fd, keep, err)) != CORE_OK)
+    goto cleanup;
   /* Facts written before the crash (freeze got that far) are kept. */
-  if (core_exists(js)) {
-    facts = json_load_file(js, 0, NULL);
-    if (facts && !json_is_object(facts)) {
-      json_decref(facts);
-      facts = NULL;
-    }
-  }
+  if (core_exists(js) && (st = load_facts(js, &facts, err)) != CORE_OK)
+    goto cleanup;
+  if ((st = prune_leftovers(exp, id, notes, err)) != CORE_OK)
+    goto cleanup;
   if (!facts) {
     facts = json_object();
     json_object_set_new(
@@ -214,6 +342,8 @@ static core_status recover_one(data_experiment *exp, const char *id,
     core_buf_printf(notes, "%s: recovered and frozen (%ld rows)\n", csv,
                     (long)c.rows.n - dropped);
 cleanup:
+  if (fd >= 0)
+    close(fd);
   data_batch_release(b);
   json_decref(facts);
   json_decref(notes_json);
@@ -281,6 +411,16 @@ static core_status remove_stale_tmp(data_experiment *exp, const char *rel,
     } else if (S_ISDIR(sb.st_mode)) {
       if (strcmp(rel, "batches") == 0) /* a batch's own folder */
         st = remove_stale_tmp(exp, sub, notes, err);
+    } else if (!S_ISREG(sb.st_mode) && pid > 0) {
+      /* prereg makes only regular temporary files: this one was put
+       * here, and whoever did should see it. */
+      st = core_fail(err, CORE_EVERIFY,
+                     "%s: is named like a temporary file of prereg but is "
+                     "%s; prereg made no such thing and leaves it as it is: "
+                     "look at it, remove it, then retry",
+                     full,
+                     S_ISLNK(sb.st_mode) ? "a symbolic link"
+                                         : "not a regular file");
     } else if (S_ISREG(sb.st_mode) && pid > 0 && data_pid_gone(pid)) {
       if (unlink(full) != 0 && errno != ENOENT)
         st = core_fail(err, CORE_EIO,
@@ -325,6 +465,20 @@ core_status data_recover(data_experiment *exp, core_buf *notes,
                      "folder was damaged; run prereg verify",
                      mpath);
     core_free(mpath);
+    if (st != CORE_OK)
+      return st;
+  }
+  /* Recovery makes files writable, cuts and freezes them: through a
+   * link in place of a folder it would do so outside the experiment. */
+  static const char *const own[] = {"versions", "batches"};
+  for (size_t i = 0; i < 2; i++) {
+    char *d = core_path_join(exp->dir, own[i]);
+    struct stat sb;
+    if (!d)
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    if (lstat(d, &sb) == 0 || errno != ENOENT)
+      st = core_check_dir(d, err);
+    core_free(d);
     if (st != CORE_OK)
       return st;
   }

@@ -253,7 +253,7 @@ static core_status find_procs(const char *exp_dir, const char *rel,
     char *full = core_path_join(exp_dir, r);
     if (!r || !full)
       st = core_fail(err, CORE_ENOMEM, "out of memory");
-    else if (core_is_dir(full)) {
+    else if (core_is_real_dir(full)) {
       if (depth < 4)
         st = find_procs(exp_dir, r, b, cap, depth + 1, err);
     } else if (strstr(names[i], "proc")) {
@@ -330,8 +330,14 @@ static core_status load_batch(const data_experiment *exp, const char *id,
   }
   if (core_exists(path)) {
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    json_t *root = NULL;
     fact_list fl = {0};
+    char *text = NULL;
+    size_t len = 0;
+    if ((st = core_read_file(path, &text, &len, err)) != CORE_OK)
+      goto done;
+    root = json_loadb(text, len, 0, &je);
+    core_free(text);
     if (!root) {
       st = core_fail(err, CORE_EINPUT,
                      "%s:%d: %s (the batch facts are not valid JSON; run "

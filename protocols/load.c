@@ -408,8 +408,16 @@ static char *dup_value(walk *w, int idx) {
   size_t len;
   const char *v = lua_tolstring(w->L, idx, &len);
   char *d;
+  size_t bad;
   if (memchr(v, '\0', len))
     fail(w, "must not contain a NUL byte");
+  /* Text is frozen, analysed and reported: a byte that is not UTF-8
+   * would break the JSON and the workbook later, far from its cause. */
+  if ((bad = core_utf8_invalid(v, len)) < len)
+    fail(w,
+         "is not valid UTF-8 (at byte %zu of the string, 0x%02X); text in a "
+         "sheet must be UTF-8",
+         bad + 1, (unsigned)(unsigned char)v[bad]);
   d = core_strndup(v, len);
   if (!d)
     oom(w);
@@ -1288,6 +1296,9 @@ static void read_verdict_names(walk *w, proto_verdict_rule *v) {
       if (strcmp(v->names[k], "inconclusive") == 0)
         fail(w, "\"inconclusive\" is what no match gives; name the verdict "
                 "otherwise");
+      if (strcmp(v->names[k], "insufficient data") == 0)
+        fail(w, "\"insufficient data\" is what an arm with fewer than "
+                "min_n values gives; name the verdict otherwise");
     }
     leave(w, m);
   }
@@ -1316,7 +1327,8 @@ static void check_verdict_words(walk *w) {
 
 static void read_rule(walk *w, int t) {
   static const char *const keys[] = {"estimator", "confidence", "resamples",
-                                     "seed",      "verdicts",   NULL};
+                                     "seed",      "min_n",      "verdicts",
+                                     NULL};
   static const char *const vkeys[] = {
       "ci_excludes", "ratio_above", "ratio_below", "ci_within", "names", NULL};
   lua_State *L = w->L;
@@ -1357,6 +1369,12 @@ static void read_rule(walk *w, int t) {
   get_num(w, rt, "seed", REQ, 1, 0, 0, 4294967295.0,
           "an integer from 0 to 4294967295", &x);
   r->seed = (unsigned long)x;
+  r->min_n = PROTO_MIN_N_DEFAULT;
+  if (get_num(w, rt, "min_n", OPT, 1, 1, 0, 1e6,
+              "an integer from 1 to 1000000 (the fewest values per arm for "
+              "a verdict)",
+              &x))
+    r->min_n = (long)x;
 
   size_t vmark;
   r->verdicts = get_list(
@@ -1391,6 +1409,9 @@ static void read_rule(walk *w, int t) {
       if (strcmp(v->name, "inconclusive") == 0)
         fail(w, "\"inconclusive\" is what no match gives; name the rule "
                 "otherwise");
+      if (strcmp(v->name, "insufficient data") == 0)
+        fail(w, "\"insufficient data\" is what an arm with fewer than "
+                "min_n values gives; name the rule otherwise");
       for (lua_Integer j = 1; j < i; j++)
         if (strcmp(r->verdicts[j - 1].name, v->name) == 0)
           fail(w,

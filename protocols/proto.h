@@ -134,11 +134,16 @@ typedef struct proto_verdict_rule {
   int line;
 } proto_verdict_rule;
 
+/* The fewest values an arm (and the reference) must have for a verdict
+ * when the rule does not say (rule.min_n). */
+#define PROTO_MIN_N_DEFAULT 3
+
 typedef struct proto_rule {
   char *estimator; /* "median" */
   double confidence;
   long resamples;
   unsigned long seed; /* < 2^32 */
+  long min_n;         /* fewest values per arm for a verdict (1 to 1000000) */
   proto_verdict_rule *verdicts;
   size_t n_verdicts;
 } proto_rule;
@@ -198,6 +203,10 @@ typedef struct proto_sheet {
   struct proto_lua *lua;        /* private: kept for function claims */
 } proto_sheet;
 
+/* The most bytes a sheet's text may have; readers of frozen versions
+ * read no more. */
+#define PROTO_MAX_TEXT ((size_t)1 << 20)
+
 /** Loads and validates the sheet at path. Returns a newly allocated sheet
  * (free with proto_sheet_free), or NULL with err filled: CORE_EPROTOCOL
  * and a message "FILE:LINE: what" or "FILE: field.path: what" (an
@@ -230,6 +239,10 @@ const char *proto_source_word(proto_source s);
 /** Unit of a metric, from its suffix: "s", "MiB", "KiB" or "" (a static
  * string). */
 const char *proto_metric_unit(const char *metric);
+/** 1 when metric is a time or an amount of memory, which cannot be
+ * negative: it has a unit (proto_metric_unit) or its name begins with
+ * pss, rss, maxrss, wall, user or sys. */
+int proto_metric_nonnegative(const char *metric);
 
 /* }==== */
 

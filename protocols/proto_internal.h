@@ -19,7 +19,6 @@
 #define PROTO_ALLOC_BUDGET ((size_t)256 << 20) /* bytes allocated in total */
 #define PROTO_INSTR_BUDGET 10000000            /* VM instructions */
 #define PROTO_CPU_LIMIT 0.2                    /* seconds of CPU */
-#define PROTO_MAX_TEXT ((size_t)1 << 20)       /* bytes of sheet text */
 
 /* Why the allocator last refused a block. */
 typedef enum {
@@ -42,6 +41,7 @@ struct proto_lua {
   int c_oom;           /* a core_malloc of the converter failed */
   long long instr;     /* instructions (and charged work) so far */
   double cpu_deadline; /* process CPU time at which the sheet stops */
+  double checked_at;   /* monotonic time of the last look at the CPU */
 };
 
 /* Registry key of the table the sheet gave to protocol{}. */

@@ -35,11 +35,14 @@ static void *sheet_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     pl->used -= old - nsize;
     return np ? np : ptr;
   }
-  if (pl->used + (nsize - old) > PROTO_MEM_CAP) {
+  /* Written as room left, not as used + growth: a request near SIZE_MAX
+   * (string.rep("ab", math.maxinteger)) would wrap the sum around and
+   * pass. used <= PROTO_MEM_CAP and total <= the budget always hold. */
+  if (nsize - old > PROTO_MEM_CAP - pl->used) {
     pl->refusal = PROTO_REFUSED_CAP;
     return NULL;
   }
-  if (pl->total + (nsize - old) > PROTO_ALLOC_BUDGET) {
+  if (nsize - old > PROTO_ALLOC_BUDGET - pl->total) {
     pl->refusal = PROTO_REFUSED_BUDGET;
     return NULL;
   }
@@ -59,9 +62,28 @@ static void *sheet_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 static void budget_hook(lua_State *L, lua_Debug *ar);
 
-/* How often the hook runs: rare enough to cost nothing, often enough
- * that the CPU limit is checked every few microseconds. */
-#define HOOK_PERIOD 1000
+/* How often the hook runs: every 10 instructions. A single instruction
+ * can take time in proportion to its operands (comparing two long
+ * strings, a for loop whose limit is a long numeric string, neither of
+ * which a price can reach): checked this often, the CPU limit is passed
+ * by at most ten of them. The CPU clock costs a system call (some
+ * 0.3 us), so the hook reads it only when the monotonic clock (a few
+ * ns) says CHECK_EVERY seconds went by; a sheet that uses its whole
+ * budget spends a few percent of it in the hook. */
+#define HOOK_PERIOD 10
+#define CHECK_EVERY 0.002
+
+/* Work inside one call or operator is charged one instruction per this
+ * many bytes of string it goes through (comparisons, conversions, the
+ * string library): a long string costs what it takes to read it. */
+#define CHARGE_BYTES 16
+
+static double mono_now(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+    return 0;
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static double cpu_now(void) {
   struct timespec ts;
@@ -99,6 +121,10 @@ static void check_budget(lua_State *L, struct proto_lua *pl) {
                    "instructions)");
   /* Some single instructions take time in proportion to their operands
    * (comparing two long strings): CPU time bounds what counting cannot. */
+  double now = mono_now();
+  if (now - pl->checked_at < CHECK_EVERY)
+    return;
+  pl->checked_at = now;
   if (cpu_now() > pl->cpu_deadline)
     over_budget(L, "CPU time limit of 0.2 s exceeded");
 }
@@ -126,6 +152,7 @@ static void reset_budget(struct proto_lua *pl) {
   pl->instr = 0;
   pl->refusal = PROTO_REFUSED_NONE;
   pl->cpu_deadline = cpu_now() + PROTO_CPU_LIMIT;
+  pl->checked_at = mono_now();
   lua_sethook(pl->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
 }
 
@@ -307,76 +334,209 @@ static int l_rep(lua_State *L) {
   return 1;
 }
 
+/* {==== Charging library calls by their work ==== */
+
+/* How a library function is priced before it runs. Every one is charged
+ * for the bytes of the strings it is given (it may read them all:
+ * tonumber, utf8.len, upper, a comparison); some also for the loop they
+ * run over a table. */
+enum {
+  PRICE_STRINGS, /* the strings' bytes only */
+  PRICE_FIND,    /* plain search: the bytes it may compare */
+  PRICE_SORT,    /* n log n, and each comparison (sort_charged) */
+  PRICE_TABLE,   /* one per element */
+  PRICE_INSERT,  /* an insert at a position shifts */
+  PRICE_REMOVE   /* likewise a removal at a position */
+};
+
+/* The function a priced closure stands in for (its upvalue 1). It is
+ * called directly, in the closure's own frame, so that its messages name
+ * it ("bad argument #1 to 'upper'") as they would without the price. */
+typedef struct priced_fn {
+  lua_CFunction fn;
+  int kind;
+} priced_fn;
+
+/* Bytes of the strings among the arguments. */
+static double string_bytes(lua_State *L) {
+  double n = 0;
+  for (int i = 1, top = lua_gettop(L); i <= top; i++)
+    if (lua_type(L, i) == LUA_TSTRING)
+      n += (double)lua_rawlen(L, i);
+  return n;
+}
+
 /* Lua patterns can backtrack for hours inside one instruction, where the
  * budget cannot stop them, so sheets get plain search only, charged for
  * the bytes it may compare. */
-static int l_find(lua_State *L) {
+static double price_find(lua_State *L) {
   size_t ls, lp;
   luaL_checklstring(L, 1, &ls);
   luaL_checklstring(L, 2, &lp);
   if (!lua_toboolean(L, 4))
-    return luaL_error(L, "string.find: patterns are not available in a "
-                         "sheet; search plain text with "
-                         "string.find(s, text, 1, true)");
-  if (lp <= ls)
-    charge(L, (double)(ls - lp + 1) * (double)lp / 64);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
+    luaL_error(L, "string.find: patterns are not available in a "
+                  "sheet; search plain text with "
+                  "string.find(s, text, 1, true)");
+  return lp <= ls ? (double)(ls - lp + 1) * (double)lp / 64 : 0;
 }
 
-/* How a wrapped library function is priced (upvalue 2 of charged). */
-enum { PRICE_SORT, PRICE_TABLE, PRICE_INSERT, PRICE_REMOVE };
-
-/* Calls the library function in upvalue 1 after charging for the loop
- * it is about to run. */
-static int charged(lua_State *L) {
+static double price_table(lua_State *L, int kind) {
   double n = 0;
-  switch (lua_tointeger(L, lua_upvalueindex(2))) {
+  if (!lua_istable(L, 1))
+    return 0;
+  n = (double)lua_rawlen(L, 1);
+  switch (kind) {
   case PRICE_SORT:
-    if (lua_istable(L, 1)) {
-      n = (double)lua_rawlen(L, 1);
-      n *= log2(n + 1) + 1;
-    }
-    break;
-  case PRICE_TABLE:
-    if (lua_istable(L, 1))
-      n = (double)lua_rawlen(L, 1);
-    break;
-  case PRICE_INSERT: /* only an insert at a position shifts */
-    if (lua_istable(L, 1) && lua_gettop(L) >= 3)
-      n = (double)lua_rawlen(L, 1);
-    break;
-  default: /* PRICE_REMOVE: likewise a removal at a position */
-    if (lua_istable(L, 1) && lua_gettop(L) >= 2)
-      n = (double)lua_rawlen(L, 1);
-    break;
+    return n * (log2(n + 1) + 1);
+  case PRICE_INSERT:
+    return lua_gettop(L) >= 3 ? n : 0;
+  case PRICE_REMOVE:
+    return lua_gettop(L) >= 2 ? n : 0;
+  default:
+    return n;
   }
-  charge(L, n);
+}
+
+/* What two values cost to compare: one, and the bytes of the shorter
+ * when both are strings (strcoll reads up to the first difference). */
+static double compare_cost(lua_State *L) {
+  size_t a, b;
+  if (lua_type(L, 1) != LUA_TSTRING || lua_type(L, 2) != LUA_TSTRING)
+    return 1;
+  a = lua_rawlen(L, 1);
+  b = lua_rawlen(L, 2);
+  return 1 + (double)(a < b ? a : b) / CHARGE_BYTES;
+}
+
+/* table.sort's comparison when the sheet gives none: charged, then the
+ * same `<` the library would use. */
+static int sort_less(lua_State *L) {
+  charge(L, compare_cost(L));
+  lua_pushboolean(L, lua_compare(L, 1, 2, LUA_OPLT));
+  return 1;
+}
+
+/* The sheet's own comparison (upvalue 1), charged for what it is given:
+ * its `<` on two long strings is a single instruction. */
+static int sort_less_by(lua_State *L) {
+  charge(L, compare_cost(L));
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
+  lua_call(L, 2, 1);
+  return 1;
 }
 
-static void price(lua_State *L, const char *lib, const char *name, int kind) {
-  lua_getglobal(L, lib);
-  lua_getfield(L, -1, name);
-  lua_pushinteger(L, kind);
-  lua_pushcclosure(L, charged, 2);
-  lua_setfield(L, -2, name);
-  lua_pop(L, 1);
+/* The sort runs its comparisons inside one call, which neither the hook
+ * nor an up-front price can bound (100,000 references to a 20 MiB
+ * string are n log n comparisons of 20 MiB each): every comparison goes
+ * through a charged one. */
+static void sort_charged(lua_State *L) {
+  int t = lua_type(L, 2);
+  if (!lua_istable(L, 1))
+    return; /* the library says what is wrong */
+  if (t == LUA_TNONE || t == LUA_TNIL) {
+    lua_settop(L, 1);
+    lua_pushcfunction(L, sort_less);
+  } else if (t == LUA_TFUNCTION) {
+    lua_settop(L, 2);
+    lua_pushcclosure(L, sort_less_by, 1);
+  }
 }
 
-static void wrap(lua_State *L, const char *lib, const char *name,
-                 lua_CFunction fn) {
-  lua_getglobal(L, lib);
-  lua_getfield(L, -1, name);
-  lua_pushcclosure(L, fn, 1);
-  lua_setfield(L, -2, name);
-  lua_pop(L, 1);
+static int priced(lua_State *L) {
+  const priced_fn *p = lua_touserdata(L, lua_upvalueindex(1));
+  double cost = string_bytes(L) / CHARGE_BYTES;
+  if (p->kind == PRICE_FIND)
+    cost += price_find(L);
+  else if (p->kind != PRICE_STRINGS)
+    cost += price_table(L, p->kind);
+  charge(L, cost);
+  if (p->kind == PRICE_SORT)
+    sort_charged(L);
+  return p->fn(L);
 }
+
+/* The price of lib.name: table functions by their loop, find by its
+ * search, everything else by its strings. */
+static int price_kind(const char *lib, const char *name) {
+  static const struct {
+    const char *lib, *name;
+    int kind;
+  } special[] = {{LUA_STRLIBNAME, "find", PRICE_FIND},
+                 {LUA_TABLIBNAME, "sort", PRICE_SORT},
+                 {LUA_TABLIBNAME, "insert", PRICE_INSERT},
+                 {LUA_TABLIBNAME, "remove", PRICE_REMOVE},
+                 {LUA_TABLIBNAME, "concat", PRICE_TABLE},
+                 {LUA_TABLIBNAME, "unpack", PRICE_TABLE}};
+  for (size_t i = 0; i < sizeof special / sizeof *special; i++)
+    if (lib && !strcmp(lib, special[i].lib) && !strcmp(name, special[i].name))
+      return special[i].kind;
+  return PRICE_STRINGS;
+}
+
+/* Replaces every C function of the table on the top of the stack (lib
+ * names it for price_kind; NULL: the base library) with a priced
+ * closure. Modifying existing fields during lua_next is allowed. */
+static void price_all(lua_State *L, const char *lib) {
+  int t = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    lua_CFunction fn = lua_tocfunction(L, -1);
+    if (fn && lua_type(L, -2) == LUA_TSTRING) {
+      priced_fn *p = lua_newuserdatauv(L, sizeof *p, 0);
+      p->fn = fn;
+      p->kind = price_kind(lib, lua_tostring(L, -3));
+      lua_pushcclosure(L, priced, 1);
+      lua_pushvalue(L, -3);
+      lua_insert(L, -2);
+      lua_rawset(L, t);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* Arithmetic on strings converts them to numbers inside one instruction,
+ * through the string metatable: its metamethods are priced too. */
+static void price_string_arith(lua_State *L) {
+  static const char *const events[] = {"__add",  "__sub", "__mul",
+                                       "__mod",  "__pow", "__div",
+                                       "__idiv", "__unm", NULL};
+  lua_pushliteral(L, "");
+  if (!lua_getmetatable(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  for (int i = 0; events[i]; i++) {
+    lua_CFunction fn;
+    lua_getfield(L, -1, events[i]);
+    fn = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+    if (fn) {
+      priced_fn *p = lua_newuserdatauv(L, sizeof *p, 0);
+      p->fn = fn;
+      p->kind = PRICE_STRINGS;
+      lua_pushcclosure(L, priced, 1);
+      lua_setfield(L, -2, events[i]);
+    }
+  }
+  lua_pop(L, 2);
+}
+
+static void price_libraries(lua_State *L) {
+  static const char *const libs[] = {LUA_STRLIBNAME, LUA_TABLIBNAME,
+                                     LUA_MATHLIBNAME, LUA_UTF8LIBNAME, NULL};
+  lua_pushglobaltable(L);
+  price_all(L, NULL);
+  lua_pop(L, 1);
+  for (int i = 0; libs[i]; i++) {
+    lua_getglobal(L, libs[i]);
+    price_all(L, libs[i]);
+    lua_pop(L, 1);
+  }
+  price_string_arith(L);
+}
+
+/* }==== */
 
 static void drop(lua_State *L, const char *lib, const char *const names[]) {
   if (lib) {
@@ -420,16 +580,12 @@ static int open_sandbox(lua_State *L) {
   lua_pushcfunction(L, l_rep);
   lua_setfield(L, -2, "rep");
   lua_pop(L, 1);
-  wrap(L, LUA_STRLIBNAME, "find", l_find);
-  price(L, LUA_TABLIBNAME, "sort", PRICE_SORT);
-  price(L, LUA_TABLIBNAME, "insert", PRICE_INSERT);
-  price(L, LUA_TABLIBNAME, "remove", PRICE_REMOVE);
-  price(L, LUA_TABLIBNAME, "concat", PRICE_TABLE);
-  price(L, LUA_TABLIBNAME, "unpack", PRICE_TABLE);
   drop(L, NULL, base_out);
   drop(L, LUA_STRLIBNAME, string_out);
   drop(L, LUA_MATHLIBNAME, math_out);
   drop(L, LUA_TABLIBNAME, table_out);
+  /* Before our own globals: protocol{} and the claims cost nothing. */
+  price_libraries(L);
 
   luaL_newmetatable(L, PROTO_CLAIM_META);
   lua_pushliteral(L, "claim");
@@ -528,6 +684,59 @@ static int unknown_global(lua_State *L) {
                     name);
 }
 
+/* Bytes of text before line `line` (1-based) starts. */
+static size_t line_start(const char *text, size_t len, long line) {
+  size_t off = 0;
+  for (long l = 1; l < line && off < len; off++)
+    if (text[off] == '\n')
+      l++;
+  return off;
+}
+
+/* The parser reports nesting deeper than the C stack allows (300 nested
+ * brackets) as a bare "C stack overflow": it does not know the line, as
+ * its other messages do. Parsing is left to right, so the first lines
+ * that overflow on their own end at the line where it happens: found by
+ * halving over prefixes of the text. */
+static long overflow_line(lua_State *L, const proto_sheet *s,
+                          const char *chunkname, const char *msg) {
+  long lo = 1, hi = 1;
+  for (size_t i = 0; i < s->text_len; i++)
+    hi += s->text[i] == '\n';
+  while (lo < hi) {
+    long mid = lo + (hi - lo) / 2;
+    size_t n = line_start(s->text, s->text_len, mid + 1);
+    int st = luaL_loadbufferx(L, s->text, n, chunkname, "t");
+    int same = st != LUA_OK && lua_type(L, -1) == LUA_TSTRING &&
+               strcmp(lua_tostring(L, -1), msg) == 0;
+    lua_pop(L, 1);
+    if (same)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+/* A failed load, its message on the top: every message should read
+ * FILE:LINE, and the parser's own do, except when it runs out of C
+ * stack. */
+static int load_error(lua_State *L, const proto_sheet *s,
+                      const char *chunkname) {
+  const char *msg = lua_tostring(L, -1);
+  size_t n = strlen(s->path);
+  char copy[256];
+  if (!msg || (strncmp(msg, s->path, n) == 0 && msg[n] == ':'))
+    return lua_error(L);
+  snprintf(copy, sizeof copy, "%s", msg);
+  lua_pushfstring(L,
+                  "%s:%d: nested too deeply (%s): brackets, calls or "
+                  "operators more than some 200 levels deep; a sheet "
+                  "declares, it need not nest",
+                  s->path, (int)overflow_line(L, s, chunkname, copy), copy);
+  return lua_error(L);
+}
+
 /* Run protected: argument 1 is the sheet. Loads the text, gives it its
  * own _ENV, runs it, then converts what it declared. */
 static int run_sheet(lua_State *L) {
@@ -538,7 +747,7 @@ static int run_sheet(lua_State *L) {
   snprintf(chunkname, sizeof chunkname, "@%s", s->path);
   status = luaL_loadbufferx(L, s->text, s->text_len, chunkname, "t");
   if (status != LUA_OK)
-    return lua_error(L);
+    return load_error(L, s, chunkname);
   /* A sheet's globals live in a table of its own whose misses fall
    * through to the library table; the main chunk's first upvalue is its
    * _ENV. */
@@ -562,8 +771,27 @@ static int run_sheet(lua_State *L) {
   return proto_convert(L);
 }
 
+/* The text is frozen and shown in reports: it must be UTF-8. */
+static core_status check_utf8(const proto_sheet *s, core_err *err) {
+  size_t off = core_utf8_invalid(s->text, s->text_len), start = 0;
+  long line = 1;
+  if (off == s->text_len)
+    return CORE_OK;
+  for (size_t i = 0; i < off; i++)
+    if (s->text[i] == '\n') {
+      line++;
+      start = i + 1;
+    }
+  return core_fail(err, CORE_EPROTOCOL,
+                   "%s:%ld: not valid UTF-8 at byte offset %zu (column %zu, "
+                   "byte 0x%02X); a sheet is UTF-8 text",
+                   s->path, line, off, off - start + 1,
+                   (unsigned)(unsigned char)s->text[off]);
+}
+
 core_status proto_lua_run(proto_sheet *s, core_err *err) {
   struct proto_lua *pl = s->lua;
+  core_status st;
   int status;
   if (s->text_len >= 4 && memcmp(s->text, LUA_SIGNATURE, 4) == 0)
     return core_fail(err, CORE_EPROTOCOL,
@@ -575,6 +803,8 @@ core_status proto_lua_run(proto_sheet *s, core_err *err) {
     return core_fail(err, CORE_EPROTOCOL,
                      "%s: is %zu bytes; a sheet may have at most %zu KiB",
                      s->path, s->text_len, PROTO_MAX_TEXT >> 10);
+  if ((st = check_utf8(s, err)) != CORE_OK)
+    return st;
   lua_pushcfunction(pl->L, run_sheet);
   lua_pushlightuserdata(pl->L, s);
   status = docall(pl->L, 1, 0);
@@ -678,6 +908,20 @@ static int eval_fn(lua_State *L) {
                       "function's second result (the reason) must be a "
                       "string, got a %s",
                       a->s->path, line, (int)hi, h->id, luaL_typename(L, 2));
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    size_t len;
+    const char *why = lua_tolstring(L, 2, &len);
+    const char *nul = memchr(why, 0, len);
+    size_t off = core_utf8_invalid(why, len);
+    if (nul && (size_t)(nul - why) < off)
+      off = (size_t)(nul - why);
+    if (off < len)
+      return luaL_error(L,
+                        "%s:%d: hypotheses[%d] (%s): the claim function's "
+                        "reason is not valid UTF-8 text (at byte %d); it "
+                        "goes into the report",
+                        a->s->path, line, (int)hi, h->id, (int)off + 1);
+  }
   lua_pushvalue(L, 2);
   return 2;
 }

@@ -2,8 +2,10 @@
  * the evaluation of claims.
  * SPDX-License-Identifier: MIT
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "protocols/proto_internal.h"
 
@@ -44,11 +46,32 @@ proto_sheet *proto_sheet_load_text(const char *name, const char *text,
   return s;
 }
 
+/* The sheet the user named (a link to it is followed): a regular file
+ * no larger than a sheet may be, found so by its size before reading. */
+static core_status read_sheet(const char *path, char **text, size_t *len,
+                              core_err *err) {
+  int fd;
+  size_t size;
+  core_status st = core_open_regular(path, 1, &fd, &size, err);
+  *text = NULL;
+  *len = 0;
+  if (st != CORE_OK)
+    return st;
+  if (size > PROTO_MAX_TEXT)
+    st = core_fail(err, CORE_EPROTOCOL,
+                   "%s: is %zu bytes; a sheet may have at most %zu KiB", path,
+                   size, PROTO_MAX_TEXT >> 10);
+  else
+    st = core_read_fd(fd, path, PROTO_MAX_TEXT, text, len, err);
+  close(fd);
+  return st;
+}
+
 proto_sheet *proto_sheet_load(const char *path, core_err *err) {
   char *text;
   size_t len;
   proto_sheet *s;
-  core_status st = core_read_file(path, &text, &len, err);
+  core_status st = read_sheet(path, &text, &len, err);
   if (st != CORE_OK) {
     /* A sheet that cannot be read is bad input (exit 2), like one that
      * does not parse. */
@@ -200,6 +223,19 @@ const char *proto_metric_unit(const char *metric) {
   if (ends_with(metric, "_kib"))
     return "KiB";
   return "";
+}
+
+int proto_metric_nonnegative(const char *metric) {
+  static const char *const measured[] = {"pss",  "rss",  "maxrss",
+                                         "wall", "user", "sys"};
+  if (!metric)
+    return 0;
+  if (proto_metric_unit(metric)[0])
+    return 1;
+  for (size_t i = 0; i < sizeof measured / sizeof *measured; i++)
+    if (strncmp(metric, measured[i], strlen(measured[i])) == 0)
+      return 1;
+  return 0;
 }
 
 /* }==== */

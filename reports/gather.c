@@ -1,11 +1,10 @@
 /* gather.c: collects a report's inputs from the experiment folder
  * (versions, verification, one reading of the rows into the analysis and
- * the facts, batch facts, amendments) and writes the finished files.
+ * the facts, batch facts, amendments).
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -365,84 +364,4 @@ void report_input_free(report_input *in) {
   core_free(in->data_arg);
   core_free(in->unverified);
   core_free(in);
-}
-
-core_status report_check_dir(const char *dir, core_err *err) {
-  char *probe;
-  FILE *f;
-  core_status st = core_mkdir_p(dir, 0755, err);
-  if (st != CORE_OK)
-    return st;
-  probe = core_path_join(dir, ".prereg-write-probe");
-  if (!probe)
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  f = fopen(probe, "wb");
-  if (!f) {
-    st = core_fail(err, CORE_EIO,
-                   "%s: cannot write the report there: %s (choose another "
-                   "folder with --out)",
-                   dir, strerror(errno));
-  } else {
-    fclose(f);
-    remove(probe);
-  }
-  core_free(probe);
-  return st;
-}
-
-core_status report_write_all(const report_input *in, const report_doc *doc,
-                             const char *dir, core_err *err) {
-  char *p = core_path_join(dir, REPORT_ANALYSIS_FILE);
-  char *tmp = NULL;
-  core_status st;
-  if (!p)
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  /* The analysis first: report.md records its digest. */
-  st = doc->analysis ? core_write_file_atomic(p, doc->analysis,
-                                              doc->analysis_len, 0644, err)
-                     : CORE_OK;
-  core_free(p);
-  if (st == CORE_OK) {
-    p = core_path_join(dir, "report.md");
-    st = p ? core_write_file_atomic(p, doc->md, doc->md_len, 0644, err)
-           : core_fail(err, CORE_ENOMEM, "out of memory");
-    core_free(p);
-  }
-  for (size_t i = 0; st == CORE_OK && i < doc->n_plots; i++) {
-    p = core_path_join(dir, doc->plots[i].file);
-    st = p ? core_write_file_atomic(p, doc->plots[i].svg,
-                                    doc->plots[i].svg_len, 0644, err)
-           : core_fail(err, CORE_ENOMEM, "out of memory");
-    core_free(p);
-  }
-  if (st == CORE_OK) {
-    p = core_path_join(dir, "report.html");
-    st = p ? core_write_file_atomic(p, doc->html, doc->html_len, 0644, err)
-           : core_fail(err, CORE_ENOMEM, "out of memory");
-    core_free(p);
-  }
-  if (st == CORE_OK && doc->provenance) {
-    p = core_path_join(dir, "provenance.md");
-    st = p ? core_write_file_atomic(p, doc->provenance, doc->provenance_len,
-                                    0644, err)
-           : core_fail(err, CORE_ENOMEM, "out of memory");
-    core_free(p);
-  }
-  if (st != CORE_OK)
-    return st;
-  /* libxlsxwriter writes in place; a temporary name and a rename keep a
-   * failed or interrupted run from leaving a half workbook behind. */
-  p = core_path_join(dir, "report.xlsx");
-  tmp = core_path_join(dir, ".report.xlsx.tmp");
-  if (!p || !tmp)
-    st = core_fail(err, CORE_ENOMEM, "out of memory");
-  else
-    st = report_write_xlsx(in, tmp, err);
-  if (st == CORE_OK && rename(tmp, p) != 0)
-    st = core_fail(err, CORE_EIO, "%s: %s", p, strerror(errno));
-  if (st != CORE_OK && tmp)
-    remove(tmp);
-  core_free(p);
-  core_free(tmp);
-  return st;
 }

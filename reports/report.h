@@ -134,12 +134,17 @@ void report_doc_free(report_doc *doc);
 core_status report_write_xlsx(const report_input *in, const char *path,
                               core_err *err);
 
-/** Checks that dir exists (or can be created) and is writable, before
- * any long work: creates it and a probe file, then removes the probe. */
+/** Checks that dir exists (or can be created), is a folder and not a
+ * link, and that the report can be written, before any long work: makes
+ * the staging folder report_write_all will use, then removes it. */
 core_status report_check_dir(const char *dir, core_err *err);
 
 /** Writes doc's files (analysis.json, report.md, report.html,
- * provenance.md, plots) and report.xlsx to dir, which must exist. */
+ * provenance.md, plots) and report.xlsx to dir, which must exist, all or
+ * none: each is written into a staging folder (".DIR.tmp.PID" beside
+ * dir), and only when all are written are they renamed into dir. A link,
+ * FIFO or folder in dir where a file goes is refused before anything
+ * moves, and left as it is. */
 core_status report_write_all(const report_input *in, const report_doc *doc,
                              const char *dir, core_err *err);
 

@@ -311,10 +311,14 @@ static void reset_hiwater(void) {
  * disk would otherwise leave a run recorded with its output missing. The
  * rest of the output is then drained and dropped, so that the command is
  * not blocked on a full pipe. */
-/* The sink's file, created at its first byte when it has a path. */
+/* The sink's file, created at its first byte when it has a path. Its
+ * name is new in the batch folder: anything already there (a link or a
+ * FIFO the command made) is not written through. */
 static int sink_fd(run_sink *s) {
   if (s->fd < 0 && s->path) {
-    s->fd = open(s->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    s->fd = open(
+        s->path,
+        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0644);
     if (s->fd < 0)
       s->error = errno;
   }

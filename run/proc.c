@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "run/run.h"
@@ -367,6 +368,9 @@ core_status run_sample_pss(const run_pss *sel, int root, int adopter,
 
 /* {==== Metrics file ==== */
 
+/* More than any command reports about itself in name=value lines. */
+#define RUN_METRICS_MAX ((size_t)1 << 20)
+
 /* One NAME=VALUE line (s, trimmed at its start; line lineno). OUT:
  * *name_len (the name is s[0..name_len)), *value. */
 static core_status metric_line(const char *s, long lineno, size_t *name_len,
@@ -385,16 +389,20 @@ static core_status metric_line(const char *s, long lineno, size_t *name_len,
                      "metrics file line %ld: expected NAME=VALUE, got "
                      "'%.80s'",
                      lineno, s);
-  char *ve;
-  errno = 0;
-  double val = strtod(eq + 1, &ve);
-  while (*ve == ' ' || *ve == '\t')
-    ve++;
-  if (ve == eq + 1 || *ve != 0 || errno == ERANGE || !isfinite(val))
+  double val = 0;
+  const char *why = core_parse_decimal(eq + 1, &val);
+  if (why)
     return core_fail(err, CORE_EINPUT,
                      "metrics file line %ld: '%.*s' is not a finite "
-                     "number: '%.60s'",
-                     lineno, (int)nl, s, eq + 1);
+                     "number: '%.60s' (%s)",
+                     lineno, (int)nl, s, eq + 1, why);
+  char name[sizeof((run_metric *)0)->name];
+  snprintf(name, sizeof name, "%.*s", (int)nl, s);
+  if (val < 0 && proto_metric_nonnegative(name))
+    return core_fail(err, CORE_EINPUT,
+                     "metrics file line %ld: %s = %.60s: a time or an "
+                     "amount of memory cannot be negative",
+                     lineno, name, eq + 1);
   *name_len = nl;
   *value = val;
   return CORE_OK;
@@ -428,9 +436,24 @@ core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
   *n = 0;
   char *text = NULL;
   size_t len = 0;
-  if (!core_exists(path))
+  struct stat sb;
+  if (lstat(path, &sb) != 0)
     return CORE_OK;
-  core_status st = core_read_file(path, &text, &len, err);
+  /* The command makes this file: a FIFO would block the run, a link to
+   * /dev/zero never end. Either is refused without being opened, and its
+   * name removed (not what a link points to), so that the batch folder
+   * can be frozen. */
+  if (!S_ISREG(sb.st_mode)) {
+    unlink(path);
+    return core_fail(err, CORE_EINPUT,
+                     "not a regular file (%s); prereg did not read it and "
+                     "removed its name",
+                     S_ISFIFO(sb.st_mode)  ? "a FIFO"
+                     : S_ISLNK(sb.st_mode) ? "a symbolic link"
+                                           : "a device or socket");
+  }
+  core_status st =
+      core_read_file_max(path, RUN_METRICS_MAX, 0, &text, &len, err);
   run_metric *v = NULL;
   size_t k = 0, cap = 0;
   long lineno = 0;

@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-12}
 [ $# -gt 0 ] && shift
-TARGETS=${*:-sheet batch import_csv import_json import_go manifest}
+TARGETS=${*:-sheet batch import_csv import_json import_go manifest sheet_cost}
 BUILD=${FUZZ_BUILD:-build-fuzz}
 JOBS=${JOBS:-2}
 
@@ -30,7 +30,7 @@ done
 
 dict_for() {
   case "$1" in
-    sheet) echo tests/fuzz/sheet.dict ;;
+    sheet|sheet_cost) echo tests/fuzz/sheet.dict ;;
     import_json) echo tests/fuzz/json.dict ;;
     *) echo tests/fuzz/csv.dict ;;
   esac

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -160,6 +161,93 @@ static int run_sheet(const uint8_t *data, size_t size) {
   return 0;
 }
 
+/* {==== Sheets that make the interpreter work ==== */
+
+/* The input is Lua run twice, as the main chunk of a sheet and as the
+ * body of its function claim, after a prelude that gives it long strings
+ * to work on (L and M differ in their last byte, D is digits, T holds
+ * references to L and M): sorts, comparisons, conversions and string
+ * functions on them must be charged by their length, so that no input
+ * runs past the sandbox's 0.2 s CPU limit by more than a small factor. */
+static const char cost_prelude[] =
+    "local L = string.rep('x', 1 << 20)\n"
+    "local M = string.rep('x', (1 << 20) - 1) .. 'y'\n"
+    "local D = string.rep('7', 1 << 20)\n"
+    "local T = {}\n"
+    "for i = 1, 64 do T[i] = i % 2 == 0 and L or M end\n";
+static const char cost_claim[] =
+    "\nprotocol { id = 'c', title = 'c', question = 'c?', author = 'c',\n"
+    "  arms = { { name = 'a', reference = true }, { name = 'b' } },\n"
+    "  workloads = { { name = 'w', metrics = { 'wall_s' } } },\n"
+    "  rule = { estimator = 'median', seed = 1,\n"
+    "           verdicts = { { 'slower', ci_excludes = 1 } } },\n"
+    "  hypotheses = { { id = 'H', says = 'c', claim = function(results)\n";
+static const char cost_end[] = "\nend } } }\n";
+
+/* Past this much CPU for one evaluation, the budget let work through: 5
+ * times the sandbox's limit, room for a sanitizer's slowness. */
+#define COST_BOUND_S 1.0
+
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void within_bound(double t0, const char *what) {
+  double used = cpu_s() - t0;
+  if (used > COST_BOUND_S) {
+    fprintf(stderr,
+            "fuzz: the %s ran %.2f s of CPU, past the sandbox's "
+            "limit by more than a small factor\n",
+            what, used);
+    abort();
+  }
+}
+
+static int run_sheet_cost(const uint8_t *data, size_t size) {
+  core_buf text;
+  core_err err = {0};
+  proto_sheet *s;
+  double t0;
+  core_buf_init(&text);
+  core_buf_puts(&text, cost_prelude);
+  core_buf_append(&text, data, size);
+  core_buf_puts(&text, cost_claim);
+  core_buf_append(&text, data, size);
+  core_buf_puts(&text, cost_end);
+  if (text.oom)
+    die("set-up", "out of memory");
+  t0 = cpu_s();
+  s = proto_sheet_load_text("cost.lua", text.data, text.len, &err);
+  within_bound(t0, "sheet");
+  if (s && s->n_hypotheses == 1) {
+    proto_result_view r = {.workload = "w",
+                           .metric = "wall_s",
+                           .arm = "b",
+                           .verdict = "slower",
+                           .ratio = 1.5,
+                           .ci_low = 1.2,
+                           .ci_high = 1.8,
+                           .median = 2.0,
+                           .median_reference = 1.0,
+                           .n = 10,
+                           .n_reference = 10};
+    proto_outcome o;
+    char *reason = NULL;
+    t0 = cpu_s();
+    if (proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &reason, &err) ==
+        CORE_OK)
+      core_free(reason);
+    within_bound(t0, "claim");
+  }
+  proto_sheet_free(s);
+  core_buf_free(&text);
+  return 0;
+}
+
+/* }==== */
+
 static void load_and_verify(void) {
   data_rowset rows;
   core_buf report;
@@ -275,13 +363,10 @@ static int run_manifest(const uint8_t *data, size_t size) {
 /* }==== */
 
 const fuzz_target fuzz_targets[] = {
-    {"sheet", run_sheet},
-    {"batch", run_batch},
-    {"import_csv", run_import_csv},
-    {"import_json", run_import_json},
-    {"import_go", run_import_go},
-    {"manifest", run_manifest},
-    {NULL, NULL},
+    {"sheet", run_sheet},           {"batch", run_batch},
+    {"import_csv", run_import_csv}, {"import_json", run_import_json},
+    {"import_go", run_import_go},   {"manifest", run_manifest},
+    {"sheet_cost", run_sheet_cost}, {NULL, NULL},
 };
 
 const fuzz_target *fuzz_target_find(const char *name) {

@@ -18,9 +18,10 @@ typedef struct fuzz_target {
 /** The targets, NULL-terminated: sheet (proto_sheet_load_text), batch
  * (data_load_rows on a frozen and on an unfinished batch, then
  * data_verify), import_csv, import_json (hyperfine and Google Benchmark)
- * and import_go (data_import_only into a registered experiment) and
- * manifest (data_manifest_load, data_verify,
- * data_report_inputs_load). */
+ * and import_go (data_import_only into a registered experiment),
+ * manifest (data_manifest_load, data_verify, data_report_inputs_load)
+ * and sheet_cost (Lua given long strings to work on, as a sheet and as
+ * its function claim, each bounded in CPU time). */
 extern const fuzz_target fuzz_targets[];
 
 /** The target called name, or NULL. */

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# hangs.sh: input made to hang prereg or eat its memory: sheets and
+# claims whose work hides inside single instructions (sorts of long
+# strings, conversions of long digit strings), FIFOs and devices where a
+# sheet, an import file or a metrics file is read, a sparse 3 GB sheet,
+# nesting past the parser's C stack. Each must end promptly, with exit 2
+# and a FILE:LINE message where the input is bad, or with the run marked
+# invalid; the time limit (0.2 s of CPU) may be passed by a small factor
+# only.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/lib.sh"
+
+since() { awk -v t0="$1" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.2f", t1 - t0 }'; }
+below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+# Every command here runs under a cap: a regression must fail, not hang
+# the suite or take the machine's memory. (AddressSanitizer reserves its
+# shadow memory up front and cannot start under ulimit -v.)
+ASAN=0
+grep -qa __asan_init "$PREREG" && ASAN=1
+capped() {
+  (if [ $ASAN = 0 ]; then ulimit -v 3000000; fi
+   exec timeout -s KILL "${HANG_CAP:-120}" "$@")
+}
+# The declarations every sheet below ends with ($1: extra fields).
+decl() {
+  cat <<LUA
+protocol {
+  id = "hg", title = "Hangs", question = "Does it end?", author = "t",
+  arms = { { name = "a", reference = true }, { name = "b" } },
+  workloads = { { name = "imp", metrics = { "wall_s" } } },
+  rule = { estimator = "median", confidence = 0.95, resamples = 200, seed = 3,
+           verdicts = { { "slower", ci_excludes = 1 } } },
+  ${1:-}
+}
+LUA
+}
+# bounded WHAT MAX-SECONDS PATTERN CMD...: exit 2 (or $CODE) within MAX
+# seconds of CPU, the output matching PATTERN.
+bounded() {
+  local what=$1 max=$2 pat=$3 t0 dt cpu code=${CODE:-2}
+  shift 3
+  rm -f "$T/used"
+  t0=$(date +%s.%N)
+  expect "$code" "$what: ends (exit $code)" capped /usr/bin/time -o "$T/used" -f '%U %S %M' "$@"
+  dt=$(since "$t0")
+  out=$(printf '%s\n' "$out" | grep -v '^Command exited with')
+  check_grep "$what: says why" "$pat" "$out"
+  cpu=$(awk '!/exited/ { print $1 + $2 }' "$T/used" 2>/dev/null)
+  rss=$(awk '!/exited/ { print $3 }' "$T/used" 2>/dev/null)
+  echo "  $what: ${cpu:-?} s of CPU, ${dt} s wall, ${rss:-?} KB"
+  check "$what: stops within ${max}s of CPU (${cpu:-?}s, ${dt}s wall)" below "${cpu:-99}" "$max"
+}
+LIMIT='CPU time limit of 0\.2 s exceeded|instruction budget exceeded'
+
+scenario "table.sort over references to two 20 MiB strings"
+{ cat <<'LUA'
+local a = string.rep("x", 20 * 1024 * 1024)
+local b = string.rep("x", 20 * 1024 * 1024 - 1) .. "y"
+local t = {}
+for i = 1, 100000 do t[i] = i % 2 == 0 and a or b end
+table.sort(t)
+LUA
+  decl; } >sort.lua
+# Line 5, the sort; or line 4 where filling the table takes the 0.2 s
+# already (a sanitizer's build is that slow).
+bounded "sort, n=100000" 1.5 "sort.lua:[45]: ($LIMIT)" "$PREREG" check sort.lua
+sed 's/^table.sort(t)$/table.sort(t, function(x, y) return x < y end)/' sort.lua >sortf.lua
+bounded "sort with a comparator" 1.5 "sortf.lua:[0-9]+: ($LIMIT)" "$PREREG" check sortf.lua
+
+scenario "450 lines of a = s + s on a 31 MB digit string"
+{ echo 'local s = string.rep("7", 31000000)'
+  echo 'local a'
+  for ((i = 0; i < 450; i++)); do echo 'a = s + s'; done
+  decl; } >concat.lua
+bounded "s + s" 1.5 "concat.lua:[0-9]+: ($LIMIT)" "$PREREG" check concat.lua
+
+scenario "conversions the budget cannot price: a for loop's limit"
+{ echo 'local s = string.rep("7", 31000000)'
+  echo 'for i = 1, 2000 do for j = 1, s do break end end'
+  decl; } >forlim.lua
+bounded "for limit" 1.5 "forlim.lua:2: ($LIMIT)" "$PREREG" check forlim.lua
+
+scenario "string functions on a long string"
+{ echo 'local s = string.rep("7", 31000000)'
+  echo 'local n = 0'
+  echo 'for i = 1, 2000 do n = n + utf8.len(s) + #tostring(tonumber(s)) end'
+  decl; } >strlib.lua
+bounded "utf8.len, tonumber" 1.5 "strlib.lua:3: ($LIMIT)" "$PREREG" check strlib.lua
+
+scenario "string.rep(\"ab\", math.maxinteger)"
+{ echo 'local s = string.rep("ab", math.maxinteger)'; decl; } >rep.lua
+bounded "rep maxinteger" 1 "rep.lua: memory limit of 64 MiB exceeded" "$PREREG" check rep.lua
+
+scenario "300 nested brackets"
+{ echo '-- deep'; python3 -c "print('local t = ' + '{' * 300 + '}' * 300)"; decl; } >nest.lua
+bounded "nested brackets" 1 "^prereg: nest.lua:2: nested too deeply" "$PREREG" check nest.lua
+{ echo; echo; python3 -c "print('local x = ' + '(' * 300 + '1' + ')' * 300)"; decl; } >nest2.lua
+bounded "nested parentheses" 1 "^prereg: nest2.lua:3: nested too deeply" "$PREREG" check nest2.lua
+
+scenario "a function claim that sorts long strings, in analyze and from a bundle"
+{ cat <<'LUA'
+local function slow(results)
+  local a = string.rep("x", 20 * 1024 * 1024)
+  local b = string.rep("x", 20 * 1024 * 1024 - 1) .. "y"
+  local t = {}
+  for i = 1, 100000 do t[i] = i % 2 == 0 and a or b end
+  table.sort(t)
+  return "held"
+end
+LUA
+  decl 'hypotheses = { { id = "H1", says = "it ends", claim = slow } },'; } >claim.lua
+printf 'workload,arm,metric,value\nimp,a,wall_s,1\nimp,a,wall_s,1.1\nimp,a,wall_s,1.2\nimp,b,wall_s,2\nimp,b,wall_s,2.1\nimp,b,wall_s,2.2\n' >imp.csv
+expect 0 "claim: check passes (the claim runs at analyze)" "$PREREG" check claim.lua
+"$PREREG" register claim.lua --data "$T/dc" >/dev/null || bad "claim: register"
+"$PREREG" import claim.lua imp.csv --data "$T/dc" >/dev/null || bad "claim: import"
+# A claim that fails is inconclusive, its reason the error: analyze and
+# report go on (exit 0).
+CAUGHT="claim's function failed: [^ ]*(claim|v0).lua:[56]: ($LIMIT)"
+CODE=0 bounded "claim in analyze" 1.5 "$CAUGHT" "$PREREG" analyze claim.lua --data "$T/dc"
+check_grep "claim in analyze: inconclusive" "H1 +inconclusive" "$out"
+CODE=0 bounded "claim in report" 3 "report.md" "$PREREG" report claim.lua --data "$T/dc"
+check "claim in report: the reason is in the report" grep -Eq "claim.lua:[56]: ($LIMIT)" "$T/dc/hg/report/report.md"
+if "$PREREG" publish claim.lua --data "$T/dc" --out "$T/claim.tar.gz" >pub.out 2>&1; then
+  ok
+  CODE=0 bounded "claim in analyze BUNDLE" 1.5 "$CAUGHT" "$PREREG" analyze "$T/claim.tar.gz"
+else
+  bad "claim: publish: $(head -c 300 pub.out)"
+fi
+
+scenario "a FIFO, a device and a 3 GB sparse file as the sheet"
+mkfifo sheet.fifo
+bounded "FIFO sheet" 1 "sheet.fifo: is a FIFO" "$PREREG" check sheet.fifo
+bounded "/dev/zero sheet" 1 "/dev/zero: is a character device" "$PREREG" check /dev/zero
+ln -s /dev/urandom random.lua
+bounded "link to /dev/urandom as sheet" 1 "random.lua: is a character device" "$PREREG" check random.lua
+truncate -s 3G sparse.lua
+bounded "3 GB sparse sheet" 1 "sparse.lua: is 3221225472 bytes; a sheet may have at most 1024 KiB" "$PREREG" check sparse.lua
+check "3 GB sparse sheet: not read (max RSS ${rss:-?} KB)" [ "${rss:-999999}" -lt 65536 ]
+rm -f sparse.lua
+
+scenario "a FIFO and a device as the import file"
+"$PREREG" register claim.lua --data "$T/di" >/dev/null || bad "register"
+mkfifo imp.fifo
+bounded "FIFO import" 1 "imp.fifo: is a FIFO" "$PREREG" import claim.lua imp.fifo --data "$T/di"
+bounded "/dev/zero import" 1 "/dev/zero: is a character device" "$PREREG" import claim.lua /dev/zero --data "$T/di"
+check "FIFO import: nothing imported" test ! -e "$T/di/hg/batches/b0001.csv"
+
+scenario "a command that makes \$PREREG_METRICS a FIFO or a link to /dev/zero"
+cat >met.lua <<'LUA'
+protocol {
+  id = "mt", title = "Metrics", question = "Does it end?", author = "t",
+  arms = { { name = "a", reference = true }, { name = "b" } },
+  workloads = {
+    { name = "fifo", runs = 2, cmd = "sh -c 'mkfifo \"$PREREG_METRICS\"'" },
+    { name = "zero", runs = 2, cmd = "sh -c 'ln -s /dev/zero \"$PREREG_METRICS\"'" },
+  },
+  rule = { estimator = "median", confidence = 0.95, resamples = 200, seed = 3,
+           verdicts = { { "slower", ci_excludes = 1 } } },
+}
+LUA
+"$PREREG" register met.lua --data "$T/dm" >/dev/null || bad "register"
+t0=$(date +%s.%N)
+expect 0 "metrics: the run ends" capped "$PREREG" run met.lua --data "$T/dm"
+dt=$(since "$t0")
+check "metrics: promptly (${dt}s)" below "$dt" 30
+check "metrics: every run invalid, saying why" python3 - "$T/dm/mt/batches/b0001.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert len(rows) == 8, rows
+for r in rows:
+    assert r["valid"] == "0", r
+    assert "not a regular file" in r["reason"], r["reason"]
+PY
+check "metrics: no FIFO or link left in the batch" bash -c "[ -z \"\$(find '$T/dm/mt/batches' ! -type f ! -type d)\" ]"
+check "metrics: verify passes" "$PREREG" verify met.lua --data "$T/dm"
+expect 0 "metrics: --resume is not blocked" capped "$PREREG" run met.lua --data "$T/dm" --resume
+
+report_scenarios
+done_testing 60

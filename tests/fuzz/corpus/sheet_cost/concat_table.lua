@@ -1,0 +1,2 @@
+local x
+for i = 1, 1000 do x = table.concat(T) end

@@ -1,0 +1,1 @@
+local x = string.rep("ab", math.maxinteger)

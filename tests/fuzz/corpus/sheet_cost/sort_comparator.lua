@@ -1,0 +1,1 @@
+table.sort(T, function(a, b) return a < b end)
