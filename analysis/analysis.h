@@ -101,6 +101,7 @@ typedef struct analysis_summary {
   double confidence;
   long resamples;
   unsigned long seed;
+  long min_n;      /* the fewest values per arm for a verdict */
   char *reference; /* the reference arm's name */
   analysis_result *results;
   size_t n_results;

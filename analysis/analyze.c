@@ -55,9 +55,14 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                             r->note ? r->note : "too few values");
     return PROTO_INCONCLUSIVE;
   }
-  if (!r || isnan(r->ci_low) || isnan(r->ci_high)) {
+  if (!r) {
     *reason =
         core_asprintf("no valid data for %s/%s/%s", workload, metric, arm);
+    return PROTO_INCONCLUSIVE;
+  }
+  if (isnan(r->ci_low) || isnan(r->ci_high)) {
+    *reason = core_asprintf("%s: no CI (%s)", arm,
+                            r->note ? r->note : "it could not be computed");
     return PROTO_INCONCLUSIVE;
   }
   switch (h->kind) {
@@ -633,6 +638,7 @@ static core_status summary_head(const acc *c, const analysis_stream *st,
   s->confidence = sh->rule.confidence;
   s->resamples = sh->rule.resamples;
   s->seed = sh->rule.seed;
+  s->min_n = sh->rule.min_n;
   s->reference = core_strdup(sh->arms[sh->reference].name);
   s->n_rows = st->n_rows;
   s->status = c->status;

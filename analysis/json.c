@@ -328,6 +328,7 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   put(rule, "confidence", num(s->confidence), ok);
   put(rule, "resamples", json_integer((json_int_t)s->resamples), ok);
   put(rule, "seed", json_integer((json_int_t)s->seed), ok);
+  put(rule, "min_n", json_integer((json_int_t)s->min_n), ok);
   put(o, "rule", rule, ok);
   put(o, "results", results_json(s, s->original, top, ok), ok);
   put(o, "hypotheses", hypotheses_json(s, s->original, top, ok), ok);

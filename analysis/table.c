@@ -91,11 +91,17 @@ static void cell_of(const analysis_summary *s, const analysis_cell *c,
     snprintf(t->bottom, sizeof t->bottom, "no comparison, n=%zu", c->n_valid);
     return;
   }
+  /* What is missing is said in words (the reason is under the matrix). */
   sig3(r->ratio, ra, sizeof ra);
   sig3(r->ci_low, lo, sizeof lo);
   sig3(r->ci_high, hi, sizeof hi);
-  snprintf(t->bottom, sizeof t->bottom, "%s× [%s, %s] %s", ra, lo, hi,
-           r->verdict);
+  if (isnan(r->ratio))
+    snprintf(t->bottom, sizeof t->bottom, "no ratio, %s", r->verdict);
+  else if (isnan(r->ci_low) || isnan(r->ci_high))
+    snprintf(t->bottom, sizeof t->bottom, "%s×, no CI, %s", ra, r->verdict);
+  else
+    snprintf(t->bottom, sizeof t->bottom, "%s× [%s, %s] %s", ra, lo, hi,
+             r->verdict);
   if (ref && ref->n_valid != c->n_valid) {
     size_t k = strlen(t->bottom);
     snprintf(t->bottom + k, sizeof t->bottom - k, ", n=%zu", c->n_valid);
@@ -311,6 +317,29 @@ static void wrap(core_buf *out, const char *text, int width, int first,
   core_buf_puts(out, "\n");
 }
 
+/* Why a comparison has no ratio or no CI (too few values for the rule's
+ * min_n, a reference median of 0, a ratio that overflows), one line
+ * each: too long for a cell of the matrix. */
+static void write_notes(const analysis_summary *s, int width, core_buf *out) {
+  int any = 0;
+  for (size_t i = 0; i < s->n_results; i++) {
+    const analysis_result *r = &s->results[i];
+    core_buf line;
+    if (!r->note)
+      continue;
+    if (!any++)
+      core_buf_puts(out, "\nWhy a ratio or CI is missing\n");
+    core_buf_init(&line);
+    core_buf_printf(&line, "%s · %s  %s: %s: %s", r->workload, r->metric,
+                    r->arm, r->verdict, r->note);
+    if (line.data)
+      wrap(out, line.data, width, 2, 6);
+    if (line.oom)
+      out->oom = 1;
+    core_buf_free(&line);
+  }
+}
+
 static void write_hypotheses(const analysis_summary *s, int width,
                              core_buf *out) {
   if (s->n_hypotheses == 0)
@@ -421,6 +450,7 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   core_buf_free(&head);
   core_buf_puts(out, "\n");
   write_matrix(s, sheet, width, out);
+  write_notes(s, width, out);
   write_hypotheses(s, width, out);
   write_exclusions(s, width, out);
   if (s->original)

@@ -111,6 +111,12 @@ typedef struct data_experiment {
   data_version *versions; /* chain, in order */
   size_t n_versions;
   int lock_fd; /* DATA/ID/.lock while held (flock), else -1 */
+  /* The lock file's modification time when it was taken: the holder line
+   * written into it is taken out again on release, and the time put
+   * back, so that a command that wrote nothing leaves the folder as it
+   * was. */
+  long long lock_mtime_sec;
+  long lock_mtime_nsec;
   /* 0 (the default): frozen files whose digest differs from the MANIFEST
    * are refused by everything that reads them (rows, batch facts). 1:
    * read anyway, for a report stamped UNVERIFIED (report --force). */

@@ -52,12 +52,24 @@ static void chain_free(data_experiment *exp) {
   exp->n_versions = 0;
 }
 
+/* Takes the holder line out of the lock file (held at fd) and puts its
+ * modification time back: the lock leaves no trace once released. */
+static void clear_holder(const data_experiment *exp, int fd) {
+  struct timespec t[2] = {{0, UTIME_OMIT},
+                          {(time_t)exp->lock_mtime_sec, exp->lock_mtime_nsec}};
+  if (ftruncate(fd, 0) == 0 && futimens(fd, t) != 0) {
+    /* best effort: the lock is released all the same */
+  }
+}
+
 void data_experiment_free(data_experiment *exp) {
   if (!exp)
     return;
   chain_free(exp);
-  if (exp->lock_fd >= 0)
+  if (exp->lock_fd >= 0) {
+    clear_holder(exp, exp->lock_fd);
     close(exp->lock_fd); /* releases the flock */
+  }
   core_free(exp->dir);
   core_free(exp->id);
   core_free(exp);
@@ -235,8 +247,9 @@ core_status data_experiment_open(const char *data_dir,
 
 /* {==== The lock and who holds it ==== */
 
-/* The lock file says who holds it (written when the flock is taken), so
- * that a second command can name the first instead of only refusing:
+/* The lock file says who holds it (written when the flock is taken, taken
+ * out again when it is released), so that a second command can name the
+ * first instead of only refusing:
  * "pid 4242 since 2026-11-30T01:37:25Z: prereg run s.lua". */
 #define HOLDER_MAX 512
 
@@ -346,6 +359,13 @@ core_status data_experiment_lock(data_experiment *exp, core_err *err) {
     return st;
   }
   core_free(path);
+  {
+    struct stat sb;
+    if (fstat(fd, &sb) == 0) {
+      exp->lock_mtime_sec = (long long)sb.st_mtim.tv_sec;
+      exp->lock_mtime_nsec = sb.st_mtim.tv_nsec;
+    }
+  }
   write_holder(fd);
   exp->lock_fd = fd;
   /* The chain may have grown between open and lock. */

@@ -115,7 +115,9 @@ void proto_rule_words(const proto_sheet *s, core_buf *out) {
   core_buf_puts(out, "otherwise inconclusive.");
   /* The default is said nowhere, so that a sheet that does not set it
    * reads as before; one that does sees it. */
-  if (r->min_n != PROTO_MIN_N_DEFAULT)
+  if (r->min_n == 1)
+    core_buf_puts(out, " One value per arm is enough for a verdict.");
+  else if (r->min_n != PROTO_MIN_N_DEFAULT)
     core_buf_printf(out,
                     " An arm with fewer than %ld values (or a reference "
                     "with fewer) has insufficient data, and no verdict.",
@@ -251,10 +253,14 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
                   "percentile bootstrap CI (%ld resamples, seed %lu)\n",
                   s->rule.estimator, s->arms[s->reference].name,
                   s->rule.confidence * 100, s->rule.resamples, s->rule.seed);
-  core_buf_printf(out,
-                  "Verdicts (first match wins; no match: inconclusive; "
-                  "fewer than %ld values in an arm: insufficient data)\n",
-                  s->rule.min_n);
+  if (s->rule.min_n > 1)
+    core_buf_printf(out,
+                    "Verdicts (first match wins; no match: inconclusive; "
+                    "fewer than %ld values in an arm: insufficient data)\n",
+                    s->rule.min_n);
+  else
+    core_buf_puts(out, "Verdicts (first match wins; no match: inconclusive; "
+                       "one value per arm is enough)\n");
   wd = 0;
   for (size_t i = 0; i < s->rule.n_verdicts; i++)
     wd = wider(wd, s->rule.verdicts[i].name);

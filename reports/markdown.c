@@ -33,9 +33,19 @@ static void sig2(core_buf *b, double x) {
   core_buf_puts(b, t);
 }
 
-/* "2.20× [1.87–2.45]" */
+/* "2.20× [1.87–2.45]"; what is missing in words: "no ratio" (a
+ * reference median of 0, an overflow), "0.500×, no CI" (too few values
+ * for min_n). */
 static void ratio_ci(core_buf *b, const analysis_result *r) {
+  if (!isfinite(r->ratio)) {
+    core_buf_puts(b, "no ratio,");
+    return;
+  }
   sig(b, r->ratio);
+  if (!isfinite(r->ci_low) || !isfinite(r->ci_high)) {
+    core_buf_puts(b, "×, no CI,");
+    return;
+  }
   core_buf_puts(b, "× [");
   sig(b, r->ci_low);
   core_buf_puts(b, "–");

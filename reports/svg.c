@@ -153,7 +153,12 @@ static const char *row_colour(const report_forest_row *r) {
 static void numbers(const report_forest_row *r, char *out, size_t cap) {
   char a[32], lo[32], hi[32];
   if (!usable(r)) {
-    snprintf(out, cap, "no ratio");
+    if (isfinite(r->ratio) && r->ratio > 0) {
+      core_fmt_sig(a, sizeof a, r->ratio, 3);
+      snprintf(out, cap, "%s×, no CI, %s", a, r->verdict ? r->verdict : "");
+    } else {
+      snprintf(out, cap, "no ratio, %s", r->verdict ? r->verdict : "");
+    }
     return;
   }
   core_fmt_sig(a, sizeof a, r->ratio, 3);

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,9 +317,27 @@ static core_status count_and_list(const run_pss *sel, const chosen_set *cs,
                                   core_err *err) {
   FILE *list = NULL;
   if (sel->list_path) {
-    if (!(list = fopen(sel->list_path, "w")))
-      return core_fail(err, CORE_EIO, "%s: %s", sel->list_path,
-                       strerror(errno));
+    /* In the batch folder, where the measured command could have left a
+     * link or a FIFO by that name: never written through, never waited
+     * on. */
+    int fd = open(sel->list_path,
+                  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
+                      O_CLOEXEC,
+                  0644);
+    struct stat sb;
+    if ((fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) ||
+        (fd < 0 && lstat(sel->list_path, &sb) == 0 && !S_ISREG(sb.st_mode))) {
+      if (fd >= 0)
+        close(fd);
+      return core_not_regular(err, sel->list_path, (unsigned)sb.st_mode);
+    }
+    if (fd < 0 || !(list = fdopen(fd, "w"))) {
+      core_status st = core_fail(err, CORE_EIO, "%s: %s", sel->list_path,
+                                 strerror(errno));
+      if (fd >= 0)
+        close(fd);
+      return st;
+    }
     fputs("pid\tppid\tpss_kib\tstatus\treasons\tcmdline\n", list);
   }
   count_chosen(cs, list, cmdl, cap, pss_kib, counted, unreadable);

@@ -10,6 +10,8 @@
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/lib.sh"
+# The terminal summary wraps its prose to the width: one line per reason.
+export COLUMNS=400
 
 since() { awk -v t0="$1" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.2f", t1 - t0 }'; }
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }

@@ -96,6 +96,20 @@ check_grep "link as report.html: names it" "report.html: is a symbolic link" "$o
 check "link as report.html: the target unchanged" untouched
 check "link as report.html: nothing else replaced" bash -c "[ \"\$(sha256sum '$E/report/report.md')\" = '$md_before' ]"
 rm -f "$E/report/report.html"
+"$PREREG" report s.lua --data "$D" >/dev/null || bad "report again"
+# The analysis and the provenance are report files too: a link there is
+# refused as well (a rename would have replaced it without a word).
+for f in analysis.json provenance.md; do
+  rm -f "$E/report/$f"
+  ln -s "$O/file" "$E/report/$f"
+  md_before=$(sha256sum "$E/report/report.md")
+  expect 1 "link as $f: refused" "$PREREG" report s.lua --data "$D"
+  check_grep "link as $f: names it" "$f: is a symbolic link" "$out"
+  check "link as $f: still the link" test -L "$E/report/$f"
+  check "link as $f: the target unchanged" untouched
+  check "link as $f: nothing else replaced" bash -c "[ \"\$(sha256sum '$E/report/report.md')\" = '$md_before' ]"
+  rm -f "$E/report/$f"
+done
 
 scenario "report --out: the folder itself is a link"
 ln -s "$O/dir" "$T/out-link"
@@ -162,6 +176,18 @@ expect 0 "leftovers: --resume goes on" timeout 60 "$PREREG" run s.lua --data "$D
 check_grep "leftovers: says what it removed" "b0002-0001.metrics: not a regular file.*removed" "$out"
 check "leftovers: the link's target unchanged" untouched
 check "leftovers: verify passes" "$PREREG" verify s.lua --data "$D"
+
+scenario "a measured command leaves a link where prereg lists its processes"
+outside 11
+D=$T/data-11
+E=$D/pl
+# The command links the next batch's process lists (NAME.procs.tsv, written
+# when pss is sampled) to a file outside.
+sheet pl.lua pl "{ name = \"p\", runs = 1, metrics = { \"wall_s\", \"pss_mib\" }, sample_after_s = 0.3, cmd = \"sh -c 'for r in 1 2 3; do ln -s $O/file $E/batches/b0001/b0001-000\$r.procs.tsv; done; sleep 1'\" }"
+"$PREREG" register pl.lua --data "$D" >/dev/null || bad "process list: register"
+expect 1 "process list link: the run cannot freeze it" timeout 60 "$PREREG" run pl.lua --data "$D"
+check_grep "process list link: named, not written" "b0001-0001.procs.tsv: is a symbolic link, not a regular file" "$out"
+check "process list link: the outside unchanged" untouched
 
 scenario "report: the disk fills up half-way"
 fresh 10
