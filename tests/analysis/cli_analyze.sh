@@ -158,7 +158,7 @@ want(list(j)[:5] == ["protocol", "sheet_sha256", "rule", "results",
                      "hypotheses"], "contract keys first, in order")
 want(j["protocol"] == "files-cost", "protocol")
 want(j["rule"] == {"estimator": "median", "confidence": 0.95,
-                   "resamples": 4000, "seed": 17}, "rule")
+                   "resamples": 4000, "seed": 17, "min_n": 3}, "rule")
 keys = ["workload", "metric", "arm", "reference", "n", "n_reference",
         "median", "median_reference", "ratio", "ci_low", "ci_high",
         "verdict"]
