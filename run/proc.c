@@ -332,8 +332,8 @@ static core_status count_and_list(const run_pss *sel, const chosen_set *cs,
       return core_not_regular(err, sel->list_path, (unsigned)sb.st_mode);
     }
     if (fd < 0 || !(list = fdopen(fd, "w"))) {
-      core_status st = core_fail(err, CORE_EIO, "%s: %s", sel->list_path,
-                                 strerror(errno));
+      core_status st =
+          core_fail(err, CORE_EIO, "%s: %s", sel->list_path, strerror(errno));
       if (fd >= 0)
         close(fd);
       return st;
