@@ -23,6 +23,7 @@ core_status cli_cmd_import(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err);
 
 /** For commands taking SHEET|BUNDLE: copies opts into *resolved and, when
  * args[0] is a bundle, verifies and extracts it, pointing args[0] at its

@@ -117,8 +117,12 @@ static void print_runs(const proto_sheet *s, const data_tally *t, size_t n,
     for (size_t j = 0; j < s->n_arms; j++) {
       const data_tally *c = find_tally(t, n, w->name, s->arms[j].name);
       char planned[32];
+      /* Across hosts every host runs the whole plan. */
+      long hosts = !s->hosts.declared ? 1
+                   : s->hosts.n_nodes ? (long)s->hosts.n_nodes
+                                      : s->hosts.count;
       if (w->runs > 0)
-        snprintf(planned, sizeof planned, "%ld", w->runs);
+        snprintf(planned, sizeof planned, "%ld", w->runs * hosts);
       else
         snprintf(planned, sizeof planned, "import");
       fprintf(out, "  %-*s  %-*s  %7s  %5ld  %7ld  %10ld\n", ww, w->name, aw,

@@ -294,6 +294,29 @@ typedef struct data_arm_versions {
   size_t n_probes;
 } data_arm_versions;
 
+/* A node of a batch across hosts, as the node runner sees itself at the
+ * preflight (data_node_report). */
+typedef struct data_node_facts {
+  char node[65];          /* the name the plan and the scheduler use */
+  data_host_facts host;   /* load_avg_start: at the preflight */
+  char machine_id[65];    /* /etc/machine-id, "" when unreadable */
+  char boot_id[65];       /* /proc/sys/kernel/random/boot_id */
+  char smt[64];           /* /sys/devices/system/cpu/smt/control, "" */
+  long threads_per_core;  /* siblings / cpu cores of cpu 0, 0: unknown */
+  char cpus_allowed[256]; /* Cpus_allowed_list of the node runner */
+} data_node_facts;
+
+/* One host of a batch across hosts, for its facts. */
+typedef struct data_node_run {
+  const char *name;
+  const char *report;      /* the node's preflight report as it sent it
+                              (a JSON object text), NULL: none came */
+  const char *scheduler;   /* the scheduler's view of the node
+                              (scontrol show node NAME --oneliner), or NULL */
+  const char *boot_id_end; /* the boot_id its last step saw, or NULL */
+  size_t rounds_done, rounds_lost;
+} data_node_run;
+
 typedef struct data_run_facts {
   const char *protocol;
   int sheet_version;
@@ -311,7 +334,35 @@ typedef struct data_run_facts {
   size_t n_versions;
   const char *const *warmup_failures;
   size_t n_warmup_failures;
+  /* A batch across hosts: backend "slurm" (NULL for a batch here and
+   * nothing below is written), the allocation's job id, each host, the
+   * host threats found (hosts that are one machine, a reboot) and the
+   * rounds lost with their node, in words. */
+  const char *backend;
+  const char *job;
+  const data_node_run *nodes;
+  size_t n_nodes;
+  const char *const *host_threats;
+  size_t n_host_threats;
+  const char *const *lost_rounds;
+  size_t n_lost_rounds;
 } data_run_facts;
+
+/** A node's preflight report, one JSON object on one line (no newline
+ * appended): {node, host {as above}, machine_id, boot_id, smt,
+ * threads_per_core, cpus_allowed, images {ARM: {kind, source, digest}},
+ * versions {ARM: [...]}}, appended to out (check out->oom). */
+void data_node_report(const data_node_facts *f, const data_arm_image *images,
+                      size_t n_images, const data_arm_versions *versions,
+                      size_t n_versions, core_buf *out);
+/** Reads back what the coordinator checks in such a report: the facts
+ * (f) and the image digest of each arm of s (OUT: *digests, newly
+ * allocated, one per arm in the sheet's order, "" when the report names
+ * none; free with core_names_free(*digests, s->n_arms)). CORE_EINPUT when
+ * text is not a report. */
+core_status data_node_report_read(const char *text, const proto_sheet *s,
+                                  data_node_facts *f, char ***digests,
+                                  core_err *err);
 
 /** data_batch_freeze with the facts of a run batch (above); frees b. */
 core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,
@@ -332,6 +383,28 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                              const char *file, const char *arm_map,
                              const char *only, size_t *imported,
                              core_err *err);
+
+/* }==== */
+
+/* {==== Rows across hosts (data/hosts.c) ==== */
+
+/** What the reason of every row of a round a lost node left unfinished
+ * starts with: such rows are kept (they arrived) but invalid, they fill
+ * no planned run (run --resume runs the round again on its host) and
+ * never count. */
+#define DATA_NODE_LOST "node lost"
+/** 1 when r is such a row. */
+int data_row_node_lost(const data_row *r);
+
+/** One row as the node runner sends it to the coordinator, on one line:
+ * its CSV record (as a batch holds it) as a JSON string, appended to out
+ * without a newline (check out->oom). */
+void data_row_line(const data_row *r, core_buf *out);
+/** The row of such a text. OUT: *r with newly allocated strings (free
+ * with data_row_free_strings). CORE_EINPUT when text is not one row. */
+core_status data_row_unline(const char *text, data_row *r, core_err *err);
+/** Frees the strings of a row that owns them and zeroes it. */
+void data_row_free_strings(data_row *r);
 
 /* }==== */
 

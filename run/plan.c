@@ -31,10 +31,7 @@ static uint64_t fnv1a64(const char *s) {
   return h;
 }
 
-void run_round_order(unsigned long seed, const char *workload, long round,
-                     size_t n, size_t *order) {
-  uint64_t s = (uint64_t)seed * 0x9E3779B97F4A7C15ULL ^ fnv1a64(workload) ^
-               (uint64_t)round;
+static void shuffle(uint64_t s, size_t n, size_t *order) {
   for (size_t i = 0; i < n; i++)
     order[i] = i;
   for (size_t i = n; i > 1; i--) {
@@ -43,6 +40,24 @@ void run_round_order(unsigned long seed, const char *workload, long round,
     order[i - 1] = order[j];
     order[j] = t;
   }
+}
+
+void run_round_order(unsigned long seed, const char *workload, long round,
+                     size_t n, size_t *order) {
+  shuffle((uint64_t)seed * 0x9E3779B97F4A7C15ULL ^ fnv1a64(workload) ^
+              (uint64_t)round,
+          n, order);
+}
+
+/* The host's hash is rotated by 32 bits so that a host and a workload of
+ * the same name do not cancel out. */
+void run_host_round_order(unsigned long seed, const char *host,
+                          const char *workload, long round, size_t n,
+                          size_t *order) {
+  uint64_t h = fnv1a64(host);
+  shuffle((uint64_t)seed * 0x9E3779B97F4A7C15ULL ^ fnv1a64(workload) ^
+              (uint64_t)round ^ (h << 32 | h >> 32),
+          n, order);
 }
 
 /* }==== */
@@ -61,38 +76,82 @@ long run_plan_warmups(const proto_workload *w, int quick) {
   return quick && w->warmup > 1 ? 1 : w->warmup;
 }
 
-static int push(run_plan *p, size_t w, size_t a, long round, long warm) {
+static int push(run_plan *p, size_t host, size_t w, size_t a, long round,
+                long warm) {
   run_plan_item *nv = core_grow(p->items, &p->cap, p->n, sizeof *nv, 64);
   if (!nv)
     return 0;
   p->items = nv;
-  p->items[p->n++] = (run_plan_item){w, a, round, warm, 0, NULL};
+  p->items[p->n++] = (run_plan_item){w, a, round, warm, host, 0, NULL};
   p->planned += round > 0;
   return 1;
 }
 
-/* The runs of workload w, appended; 0 when out of memory. */
-static int plan_workload(run_plan *p, const proto_sheet *s, size_t w,
-                         size_t *order) {
+/* The runs of workload w on host (an index into p->hosts; 0 for a plan
+ * without hosts), appended; 0 when out of memory. */
+static int plan_workload(run_plan *p, const proto_sheet *s, size_t host,
+                         size_t w, size_t *order) {
   const proto_workload *wl = &s->workloads[w];
   long runs = run_plan_rounds(wl, p->quick);
   long warm = run_plan_warmups(wl, p->quick);
   int ok = 1;
   for (long k = 1; k <= warm; k++)
     for (size_t a = 0; a < s->n_arms; a++)
-      ok &= push(p, w, a, 0, k);
+      ok &= push(p, host, w, a, 0, k);
   if (wl->order == PROTO_ORDER_BLOCKED) {
     for (size_t a = 0; a < s->n_arms; a++)
       for (long r = 1; r <= runs; r++)
-        ok &= push(p, w, a, r, 0);
+        ok &= push(p, host, w, a, r, 0);
   } else {
     for (long r = 1; r <= runs; r++) {
-      run_round_order(s->rule.seed, wl->name, r, s->n_arms, order);
+      if (p->n_hosts)
+        run_host_round_order(s->rule.seed, p->hosts[host], wl->name, r,
+                             s->n_arms, order);
+      else
+        run_round_order(s->rule.seed, wl->name, r, s->n_arms, order);
       for (size_t i = 0; i < s->n_arms; i++)
-        ok &= push(p, w, order[i], r, 0);
+        ok &= push(p, host, w, order[i], r, 0);
     }
   }
   return ok;
+}
+
+/* Every host runs the whole plan, host after host in the item list (the
+ * backend runs the hosts side by side). */
+static core_status plan_items(run_plan *p, const proto_sheet *s,
+                              core_err *err) {
+  size_t *order = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *order);
+  if (!order)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  int ok = 1;
+  size_t hosts = p->n_hosts ? p->n_hosts : 1;
+  for (size_t h = 0; h < hosts && ok; h++)
+    for (size_t w = 0; w < s->n_workloads && ok; w++) {
+      const proto_workload *wl = &s->workloads[w];
+      if (run_workload_runnable(wl) &&
+          (!p->only || strcmp(p->only, wl->name) == 0))
+        ok = plan_workload(p, s, h, w, order);
+    }
+  core_free(order);
+  return ok ? CORE_OK : core_fail(err, CORE_ENOMEM, "out of memory");
+}
+
+core_status run_plan_set_hosts(run_plan *p, const proto_sheet *s,
+                               const char *const *hosts, size_t n,
+                               core_err *err) {
+  core_names_free(p->hosts, p->n_hosts);
+  p->hosts = NULL;
+  p->n_hosts = 0;
+  p->n = p->planned = p->collected = 0;
+  if (!n)
+    return core_fail(err, CORE_EINPUT, "a plan across hosts needs a host");
+  if (!(p->hosts = core_calloc(n, sizeof *p->hosts)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  for (; p->n_hosts < n; p->n_hosts++)
+    if (!(p->hosts[p->n_hosts] = core_strdup(hosts[p->n_hosts])))
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+  p->hosts_pending = 0;
+  return plan_items(p, s, err);
 }
 
 core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
@@ -100,21 +159,20 @@ core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
   memset(p, 0, sizeof *p);
   p->quick = quick;
   p->only = only;
-  size_t *order = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *order);
-  if (!order)
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  int ok = 1;
-  for (size_t w = 0; w < s->n_workloads && ok; w++) {
-    const proto_workload *wl = &s->workloads[w];
-    if (run_workload_runnable(wl) && (!only || strcmp(only, wl->name) == 0))
-      ok = plan_workload(p, s, w, order);
+  const proto_hosts *h = &s->hosts;
+  if (h->declared && h->n_nodes)
+    return run_plan_set_hosts(p, s, (const char *const *)h->nodes, h->n_nodes,
+                              err);
+  if (h->declared) {
+    p->hosts_pending = 1; /* named by the allocation */
+    return CORE_OK;
   }
-  core_free(order);
-  return ok ? CORE_OK : core_fail(err, CORE_ENOMEM, "out of memory");
+  return plan_items(p, s, err);
 }
 
 void run_plan_free(run_plan *p) {
   core_free(p->items);
+  core_names_free(p->hosts, p->n_hosts);
   memset(p, 0, sizeof *p);
 }
 
@@ -124,9 +182,11 @@ void run_plan_free(run_plan *p) {
 
 /* The plan's view of collected runs: a row counts towards the plan
  * unless a later amendment supersedes its workload (amendment i, 0-based,
- * is sheet version i + 1). Imported rows never fill a planned run. */
+ * is sheet version i + 1). Imported rows never fill a planned run, nor
+ * do the rows of a round a lost node left unfinished (that round is run
+ * again on its host). */
 static int row_counts(const proto_sheet *s, const data_row *r) {
-  if (!r->source || strcmp(r->source, "run") != 0)
+  if (!r->source || strcmp(r->source, "run") != 0 || data_row_node_lost(r))
     return 0;
   for (size_t i = 0; i < s->n_amendments; i++)
     for (size_t k = 0; k < s->amendments[i].n_supersedes; k++)
@@ -138,9 +198,9 @@ static int row_counts(const proto_sheet *s, const data_row *r) {
 
 /* Marks the recorded runs that counted rows already fill (the exit codes
  * of the first such row kept, for reference parity on --resume), then
- * the warm-ups of workloads with nothing left to run. */
-static void mark_done(const proto_sheet *s, run_plan *p,
-                      const data_rowset *rs) {
+ * the warm-ups of workloads with nothing left to run; across hosts, a
+ * row fills only its own host's run. */
+void run_plan_mark(run_plan *p, const proto_sheet *s, const data_rowset *rs) {
   for (size_t i = 0; i < rs->n; i++) {
     const data_row *r = &rs->rows[i];
     if (!row_counts(s, r) || !r->workload || !r->arm)
@@ -148,6 +208,7 @@ static void mark_done(const proto_sheet *s, run_plan *p,
     for (size_t k = 0; k < p->n; k++) {
       run_plan_item *it = &p->items[k];
       if (it->round == r->round && it->round > 0 &&
+          (!p->n_hosts || (r->host && !strcmp(p->hosts[it->host], r->host))) &&
           !strcmp(s->workloads[it->workload].name, r->workload) &&
           !strcmp(s->arms[it->arm].name, r->arm)) {
         it->done = 1;
@@ -162,12 +223,34 @@ static void mark_done(const proto_sheet *s, run_plan *p,
     int left = 0;
     for (size_t j = 0; j < p->n && !left; j++)
       left = p->items[j].workload == p->items[k].workload &&
-             p->items[j].round > 0 && !p->items[j].done;
+             p->items[j].host == p->items[k].host && p->items[j].round > 0 &&
+             !p->items[j].done;
     p->items[k].done = !left;
   }
   p->collected = 0;
   for (size_t k = 0; k < p->n; k++)
     p->collected += p->items[k].round > 0 && p->items[k].done;
+}
+
+/* Hosts by count are named by the first allocation: the rows collected
+ * since name them (in the order they first appear). */
+static core_status hosts_of_rows(run_plan *p, const proto_sheet *s,
+                                 const data_rowset *rs, core_err *err) {
+  const char **names = core_calloc(rs->n ? rs->n : 1, sizeof *names);
+  size_t n = 0;
+  if (!names)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  for (size_t i = 0; i < rs->n; i++) {
+    const data_row *r = &rs->rows[i];
+    int seen = !r->host || !r->source || strcmp(r->source, "run") != 0;
+    for (size_t k = 0; k < n && !seen; k++)
+      seen = !strcmp(names[k], r->host);
+    if (!seen)
+      names[n++] = r->host;
+  }
+  core_status st = n ? run_plan_set_hosts(p, s, names, n, err) : CORE_OK;
+  core_free(names);
+  return st;
 }
 
 core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
@@ -189,7 +272,9 @@ core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
   }
   if ((st = data_load_rows(exp, rows, err)) != CORE_OK)
     return st;
-  mark_done(s, p, rows);
+  if (p->hosts_pending && (st = hosts_of_rows(p, s, rows, err)) != CORE_OK)
+    return st;
+  run_plan_mark(p, s, rows);
   return CORE_OK;
 }
 
