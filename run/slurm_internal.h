@@ -24,7 +24,8 @@ typedef struct slurm_step {
   char *arms;           /* "a,b" when not every arm runs, else NULL */
   const char *ref_exit; /* borrowed from the plan, or NULL */
   long runs;            /* recorded runs it makes */
-  long rounds;          /* end markers it owes */
+  long rounds;          /* rounds it runs (it owes an end marker for each;
+                           the warm-ups' step, which has none, one) */
 } slurm_step;
 
 typedef struct host_run {

@@ -62,7 +62,7 @@ static void step_add(coord *c, slurm_step *st, const run_plan_item *it,
  * workload each round it runs. */
 static long step_rounds(const coord *c, size_t host, const slurm_step *st) {
   if (st->round >= 0)
-    return 1;
+    return st->round > 0;
   long n = 0;
   for (long r = 1;
        r <= run_plan_rounds(&c->s->workloads[st->workload], c->p->quick); r++)
@@ -540,14 +540,15 @@ static core_status step_ended(coord *c, host_run *h, int stopping,
     clear_got(h); /* interrupted: not recorded (the journal has it) */
     return CORE_OK;
   }
-  if (!h->why[0] && h->ends == h->cur->rounds &&
+  long owed = h->cur->rounds ? h->cur->rounds : 1; /* warm-ups: one */
+  if (!h->why[0] && h->ends == owed &&
       rows_fit(c, h, why, sizeof why)) {
     st = keep(c, h, err);
     h->rounds_done += (size_t)h->cur->rounds;
   } else {
     if (h->why[0])
       snprintf(why, sizeof why, "%s", h->why);
-    else if (h->ends != h->cur->rounds)
+    else if (h->ends != owed)
       snprintf(why, sizeof why,
                "its step ended without the end of the "
                "round (srun exit %d, said: %s)",

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# hosts.sh: one registered experiment across the three nodes of a private
+# loopback Slurm cluster: the crossed plan and its arm orders (re-derived
+# by orders.py), one allocation and a step per (host, workload, round),
+# every (host, arm, round) collected once, the node facts, the threat that
+# the three nodes are one machine, a node with another image refused
+# before any data, the per-host and cross-host analysis and report, and
+# verify. Fails, never skips, when the cluster cannot start.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/cluster.sh"
+H=$(cd "$(dirname "$0")" && pwd)
+cluster_up
+export PREREG_SLURM_WAIT_S=30
+cd "$T"
+cp "$H/sheets/shell.lua" .
+D="--data $T/data"
+
+# 1. The crossed plan: every host runs the whole plan, orders of its own.
+expect 0 "check shows the hosts" "$PREREG" check shell.lua
+check_grep "check names the hosts and the cross-host rule" \
+  "slurm: n1, n2, n3.*carries over when every counted host gives the same verdict" \
+  "$(printf '%s' "$out" | tr '\n' ' ')"
+expect 0 "register" "$PREREG" register shell.lua $D
+expect 0 "dry run" "$PREREG" run shell.lua --dry-run $D
+plan=$out
+check_grep "the dry run names each host" "host n1:.*host n2:.*host n3:" "$(printf '%s' "$plan" | tr '\n' ' ')"
+check_grep "72 runs: 12 rounds x 2 arms x 3 hosts" "^72 runs to do" "$plan"
+printf '%s\n' "$plan" | awk '/^host /{ h = $2; sub(":", "", h) }
+  /bNEXT-.* round [0-9]+ / { a = $4; sub(":", "", a); k = h " " $3
+    if (k in seen) o[k] = o[k] "," a; else { seen[k] = 1; o[k] = a; keys[++n] = k } }
+  END { for (i = 1; i <= n; i++) print keys[i], o[keys[i]] }' > dry.orders
+python3 "$H/orders.py" 11 start 12 bare sh -- n1 n2 n3 > want.orders
+check "each (host, round) has the arm order re-derived from the seed and the host's name" \
+  cmp -s dry.orders want.orders
+check "the orders differ between hosts (the host is mixed into the seed)" \
+  test "$(awk '$1 == "n1" { print $3 }' want.orders)" != "$(awk '$1 == "n2" { print $3 }' want.orders)"
+
+# 2. The batch: one allocation, a step per (host, workload, round).
+expect 0 "run across n1-n3" "$PREREG" run shell.lua $D
+check_grep "the batch ran 72 runs" "batch b0001: 72 runs, 72 valid" "$out"
+check_grep "the one-machine threat is told" "n1, n2, n3 are one machine" "$out"
+B=$T/data/shell-hosts/batches
+python3 - "$B/b0001.csv" want.orders > rows.check << 'PY'
+import csv, sys, collections
+rows = list(csv.DictReader(open(sys.argv[1])))
+seen = collections.Counter((r["host"], r["arm"], r["round"]) for r in rows)
+want = {}
+for line in open(sys.argv[2]):
+    h, rnd, arms = line.split()
+    want[(h, rnd)] = arms.split(",")
+ok = len(seen) == 72 and set(seen.values()) == {1}
+# The order of each host's runs (seq) is the plan's, round by round.
+for h in ("n1", "n2", "n3"):
+    mine = sorted((int(r["seq"]), r["round"], r["arm"]) for r in rows if r["host"] == h)
+    got = collections.defaultdict(list)
+    for _, rnd, arm in mine:
+        got[rnd].append(arm)
+    ok &= all(got[rnd] == want[(h, rnd)] for (hh, rnd) in want if hh == h)
+    ok &= all(r["run_id"].startswith("b0001-" + h + "-") for r in rows if r["host"] == h)
+print("ok" if ok else "bad %d %s" % (len(seen), sorted(set(seen.values()))))
+PY
+check "every (host, arm, round) once, each host's runs in its own plan order" grep -qx ok rows.check
+for n in n1 n2 n3; do
+  check "$n's journal holds its 12 end markers" \
+    test "$(grep -c '^end start [0-9]* 2$' "$B/b0001/$n.lines")" -eq 12
+done
+steps=$(grep -ho '^prereg-node 1 n[1-3] [0-9]*\.[0-9]*' "$B"/b0001/*.lines | awk '{ print $4 }' | sort -u | wc -l)
+check "one step per (host, round), plus the warm-ups and the preflight: 42 steps of one job" test "$steps" -eq 42
+check "all steps are of one allocation" \
+  test "$(grep -ho '^prereg-node 1 n[1-3] [0-9]*' "$B"/b0001/*.lines | awk '{ print $4 }' | sort -u | wc -l)" -eq 1
+
+# 3. Host facts per node, and the threats they show.
+python3 - "$B/b0001.json" > facts.check << 'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))
+bad = []
+if f.get("backend") != "slurm" or not f.get("job"):
+    bad.append("backend/job")
+for n in ("n1", "n2", "n3"):
+    d = f["nodes"].get(n, {})
+    for k in ("machine_id", "boot_id", "smt", "cpus_allowed", "threads_per_core"):
+        if d.get(k) in (None, ""):
+            bad.append(n + "." + k)
+    h = d.get("host", {})
+    for k in ("kernel", "cores", "load_avg_start"):
+        if h.get(k) in (None, ""):
+            bad.append(n + ".host." + k)
+    if "cpu_governor" not in h:
+        bad.append(n + ".host.cpu_governor")
+    if "NodeName=" + n not in (d.get("scheduler") or ""):
+        bad.append(n + ".scheduler")
+    if d.get("rounds_done") != 12 or d.get("rounds_lost") != 0:
+        bad.append(n + ".rounds")
+if not any("one machine" in t for t in f.get("host_threats", [])):
+    bad.append("threat")
+print("ok" if not bad else "bad " + " ".join(bad))
+PY
+check "facts per node: names, machine-id, boot_id, kernel, CPUs, SMT, load, the scheduler's view: $(cat facts.check)" \
+  grep -qx ok facts.check
+expect 0 "verify" "$PREREG" verify shell.lua $D
+expect 0 "a complete plan has nothing left" "$PREREG" run shell.lua --resume $D
+check_grep "nothing to do" "nothing to do" "$out"
+check "no job of ours is left in the queue" test -z "$(squeue -h)"
+
+# 4. A node whose image differs is refused before the first run.
+mkdir img
+for n in n1 n2 n3; do echo same > "img/$n"; done
+echo other > img/n2
+sed -e 's/id = "shell-hosts"/id = "image-hosts"/' \
+  -e "s#  workloads = {#  image = { digest = \"cat $T/img/\$SLURMD_NODENAME\" },\n  workloads = {#" \
+  shell.lua > image.lua
+expect 0 "register the sheet with an image" "$PREREG" register image.lua $D
+expect 1 "a node with another image digest is refused" "$PREREG" run image.lua $D
+check_grep "the refusal names the node and both digests" "node n2 has the image of arm bare with digest 'other', not 'same'" "$out"
+check "nothing was written" test ! -e "$T/data/image-hosts/batches"
+
+done_testing 20
