@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/analysis_internal.h"
 
 /* {==== Verdicts and claims ==== */
 
@@ -234,6 +234,8 @@ static int same_str(const char *a, const char *b) {
 }
 
 static void free_result(analysis_result *r) {
+  core_free(r->host);
+  core_free(r->why);
   core_free(r->workload);
   core_free(r->metric);
   core_free(r->arm);
@@ -263,8 +265,12 @@ void analysis_summary_free(analysis_summary *s) {
     core_free(s->hypotheses[i].says);
     core_free(s->hypotheses[i].reason);
     core_free(s->hypotheses[i].claim);
+    core_free(s->hypotheses[i].host);
   }
   core_free(s->hypotheses);
+  for (size_t i = 0; i < s->n_hosts; i++)
+    core_free(s->hosts[i].name);
+  core_free(s->hosts);
   for (size_t i = 0; i < s->n_exclusions; i++) {
     core_free(s->exclusions[i].workload);
     core_free(s->exclusions[i].arm);
@@ -833,6 +839,43 @@ static core_status original_reason(const proto_sheet *sheet,
 
 /* }==== */
 
+core_status analysis_plain(const proto_sheet *sheet,
+                           const data_experiment *exp, const data_rowset *rows,
+                           int threads, analysis_summary **out,
+                           core_err *err) {
+  ctx c = {.sheet = sheet,
+           .amended = sheet,
+           .exp = exp,
+           .rows = rows,
+           .threads = threads};
+  int version = exp && exp->n_versions
+                    ? exp->versions[exp->n_versions - 1].number
+                    : (int)sheet->n_amendments;
+  if (exp && exp->n_versions && (size_t)version <= sheet->n_amendments)
+    c.amend_base = sheet->n_amendments - (size_t)version;
+  return analyze_one(&c, sheet->sha256, version, out, err);
+}
+
+core_status analysis_counted_values(const proto_sheet *sheet,
+                                    const data_experiment *exp,
+                                    const data_rowset *rows, const char *w,
+                                    const char *m, const char *a,
+                                    double **vals, size_t *n, core_err *err) {
+  ctx c = {.sheet = sheet, .amended = sheet, .exp = exp, .rows = rows};
+  if (exp && exp->n_versions) {
+    size_t v = (size_t)exp->versions[exp->n_versions - 1].number;
+    if (v <= sheet->n_amendments)
+      c.amend_base = sheet->n_amendments - v;
+  }
+  core_status st = classify(&c, err);
+  if (st == CORE_OK)
+    st = gather(&c, w, m, a, vals, n, err);
+  for (size_t i = 0; c.cls && i < rows->n; i++)
+    core_free(c.cls[i].reason);
+  core_free(c.cls);
+  return st;
+}
+
 core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
                          const data_experiment *exp, const data_rowset *rows,
                          int threads, analysis_summary **out, core_err *err) {
@@ -878,6 +921,9 @@ core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
     s->original_why = why;
     why = NULL;
   }
+  if (sheet->hosts.declared &&
+      (st = analysis_across(sheet, exp, c.rows, threads, s, err)) != CORE_OK)
+    goto fail;
   *out = s;
   return CORE_OK;
 fail:

@@ -63,6 +63,15 @@ static json_t *results_json(const analysis_summary *s, int *ok) {
     put(o, "seed", json_integer((json_int_t)r->seed), ok);
     if (r->note)
       put(o, "note", str(r->note), ok);
+    if (s->across) {
+      put(o, "host", r->host ? str(r->host) : json_null(), ok);
+      if (r->across) {
+        put(o, "hosts_counted", json_integer((json_int_t)r->hosts_counted),
+            ok);
+        put(o, "host_spread", num(r->spread), ok);
+        put(o, "why", str(r->why), ok);
+      }
+    }
     append(a, o, ok);
   }
   return a;
@@ -86,6 +95,8 @@ static json_t *hypotheses_json(const analysis_summary *s, int *ok) {
     put(o, "says", str(h->says), ok);
     put(o, "claim", str(h->claim), ok);
     put(o, "reason", str(h->reason), ok);
+    if (s->across)
+      put(o, "host", h->host ? str(h->host) : json_null(), ok);
     append(a, o, ok);
   }
   return a;
@@ -139,6 +150,37 @@ static json_t *exclusions_json(const analysis_summary *s, int *ok) {
   return a;
 }
 
+/* A sheet with hosts: the declared rule and each host's share. */
+static json_t *hosts_json(const analysis_summary *s, int *ok) {
+  json_t *o = json_object(), *a = json_array();
+  if (!o || !a) {
+    json_decref(o);
+    json_decref(a);
+    *ok = 0;
+    return NULL;
+  }
+  put(o, "min_completed", num(s->min_completed), ok);
+  put(o, "min_hosts", json_integer((json_int_t)s->min_hosts), ok);
+  put(o, "same_verdict", json_boolean(s->same_verdict), ok);
+  put(o, "max_spread", num(s->max_spread), ok);
+  for (size_t i = 0; i < s->n_hosts; i++) {
+    const analysis_host *h = &s->hosts[i];
+    json_t *one = json_object();
+    if (!one) {
+      *ok = 0;
+      break;
+    }
+    put(one, "host", str(h->name), ok);
+    put(one, "rounds_completed", json_integer((json_int_t)h->rounds_done), ok);
+    put(one, "rounds_planned", json_integer((json_int_t)h->rounds_planned),
+        ok);
+    put(one, "counted", json_boolean(h->counted), ok);
+    append(a, one, ok);
+  }
+  put(o, "hosts", a, ok);
+  return o;
+}
+
 static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   json_t *o = json_object(), *rule = json_object();
   if (!o || !rule) {
@@ -162,6 +204,8 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   put(o, "reference", str(s->reference), ok);
   put(o, "cells", cells_json(s, ok), ok);
   put(o, "exclusions", exclusions_json(s, ok), ok);
+  if (s->across)
+    put(o, "across", hosts_json(s, ok), ok);
   if (top) {
     json_t *rng = json_object();
     if (!rng) {

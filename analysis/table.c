@@ -76,14 +76,58 @@ static void write_comparisons(const analysis_summary *s, core_buf *out) {
   }
 }
 
+/* A sheet with hosts: each host's share of its rounds, then every
+ * comparison on each host beside the cross-host verdict's reason. */
+static void write_hosts(const analysis_summary *s, core_buf *out) {
+  core_buf_printf(out,
+                  "\nHosts (one counts with %g%% of its rounds "
+                  "completed; a cross-host estimate needs %ld)\n",
+                  s->min_completed * 100, s->min_hosts);
+  for (size_t i = 0; i < s->n_hosts; i++) {
+    const analysis_host *h = &s->hosts[i];
+    core_buf_printf(out, "  %-8s %ld/%ld rounds  %s\n", h->name,
+                    h->rounds_done, h->rounds_planned,
+                    h->counted ? "counted" : "not counted");
+  }
+  for (size_t i = 0; i < s->n_results; i++) {
+    const analysis_result *x = &s->results[i];
+    if (!x->across)
+      continue;
+    char ratio[32], lo[32], hi[32];
+    sig3(x->ratio, ratio, sizeof ratio);
+    sig3(x->ci_low, lo, sizeof lo);
+    sig3(x->ci_high, hi, sizeof hi);
+    core_buf_printf(out,
+                    "\n%s · %s · %s across hosts: %s×  [%s, %s]  %s: %s\n",
+                    x->workload, x->metric, x->arm, ratio, lo, hi, x->verdict,
+                    x->why ? x->why : "");
+    for (size_t k = 0; k < s->n_results; k++) {
+      const analysis_result *r = &s->results[k];
+      if (r->across || strcmp(r->workload, x->workload) ||
+          strcmp(r->metric, x->metric) || strcmp(r->arm, x->arm))
+        continue;
+      sig3(r->ratio, ratio, sizeof ratio);
+      sig3(r->ci_low, lo, sizeof lo);
+      sig3(r->ci_high, hi, sizeof hi);
+      core_buf_printf(out, "  %-8s %6s×  [%s, %s]  %s  n=%zu/%zu\n", r->host,
+                      ratio, lo, hi, r->verdict, r->n, r->n_reference);
+    }
+  }
+}
+
 static void write_hypotheses(const analysis_summary *s, core_buf *out) {
   if (s->n_hypotheses == 0)
     return;
   core_buf_puts(out, "\nHypotheses\n");
   for (size_t i = 0; i < s->n_hypotheses; i++) {
     const analysis_hypothesis *h = &s->hypotheses[i];
-    core_buf_printf(out, "  %s  %s: %s\n", h->id,
-                    proto_outcome_word(h->outcome), h->says);
+    if (s->across)
+      core_buf_printf(out, "  %s  %s %s: %s\n", h->id,
+                      h->host ? h->host : "across hosts",
+                      proto_outcome_word(h->outcome), h->says);
+    else
+      core_buf_printf(out, "  %s  %s: %s\n", h->id,
+                      proto_outcome_word(h->outcome), h->says);
     core_buf_printf(out, "      %s: %s\n", h->claim ? h->claim : "",
                     h->reason ? h->reason : "");
   }
@@ -111,6 +155,8 @@ void analysis_write_table(const analysis_summary *s, core_buf *out) {
                   s->reference ? s->reference : "the reference", conf,
                   s->resamples, s->seed);
   write_comparisons(s, out);
+  if (s->across)
+    write_hosts(s, out);
   write_hypotheses(s, out);
   write_exclusions(s, out);
   if (s->original) {

@@ -396,6 +396,24 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
 /** 1 when r is such a row. */
 int data_row_node_lost(const data_row *r);
 
+/** 1 when r, a row of prereg's own, fills its round of the plan of s
+ * (run does not run it again): source "run", not of a round a lost node
+ * left, and its workload not superseded by a later amendment of s
+ * (amendment i, 0-based, is version i + 1). Across hosts, it fills its
+ * own host's round only. */
+int data_row_fills_plan(const proto_sheet *s, const data_row *r);
+
+/** The rounds of the plan of s that host completed in rows: (workload,
+ * round) pairs, of the workloads prereg runs, for which every arm has a
+ * run of prereg's own on host that fills the plan (valid or not: the
+ * round was run to its end). planned: the plan's rounds of those
+ * workloads (at most 3 each when the host's rows are of run --quick).
+ * Where a host's share of completed rounds is counted, here and nowhere
+ * else. OUT: *done, *planned. CORE_ENOMEM only. */
+core_status data_host_rounds(const proto_sheet *s, const data_rowset *rows,
+                             const char *host, long *done, long *planned,
+                             core_err *err);
+
 /** One row as the node runner sends it to the coordinator, on one line:
  * its CSV record (as a batch holds it) as a JSON string, appended to out
  * without a newline (check out->oom). */

@@ -13,6 +13,64 @@ int data_row_node_lost(const data_row *r) {
          strncmp(r->reason, DATA_NODE_LOST, strlen(DATA_NODE_LOST)) == 0;
 }
 
+/* {==== What a host completed ==== */
+
+int data_row_fills_plan(const proto_sheet *s, const data_row *r) {
+  if (!r->source || strcmp(r->source, "run") != 0 || data_row_node_lost(r))
+    return 0;
+  for (size_t i = 0; i < s->n_amendments; i++)
+    for (size_t k = 0; k < s->amendments[i].n_supersedes; k++)
+      if (r->workload &&
+          !strcmp(s->amendments[i].supersedes[k], r->workload) &&
+          r->sheet_version < (int)i + 1)
+        return 0;
+  return 1;
+}
+
+static int runs_here(const proto_workload *w) {
+  return w->runs > 0 && (w->cmd || w->n_steps > 0);
+}
+
+core_status data_host_rounds(const proto_sheet *s, const data_rowset *rows,
+                             const char *host, long *done, long *planned,
+                             core_err *err) {
+  int quick = 0;
+  *done = *planned = 0;
+  for (size_t i = 0; i < rows->n && !quick; i++)
+    quick = rows->rows[i].quick && rows->rows[i].host &&
+            !strcmp(rows->rows[i].host, host);
+  for (size_t w = 0; w < s->n_workloads; w++) {
+    const proto_workload *wl = &s->workloads[w];
+    if (!runs_here(wl))
+      continue;
+    long rounds = quick && wl->runs > 3 ? 3 : wl->runs;
+    /* seen[r * arms + a]: arm a has a run of round r (1-based). */
+    unsigned char *seen =
+        core_calloc((size_t)(rounds + 1) * (s->n_arms ? s->n_arms : 1), 1);
+    if (!seen)
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    for (size_t i = 0; i < rows->n; i++) {
+      const data_row *r = &rows->rows[i];
+      long a = proto_arm_index(s, r->arm);
+      if (a >= 0 && r->host && !strcmp(r->host, host) && r->workload &&
+          !strcmp(r->workload, wl->name) && r->round >= 1 &&
+          r->round <= rounds && data_row_fills_plan(s, r))
+        seen[(size_t)r->round * s->n_arms + (size_t)a] = 1;
+    }
+    for (long r = 1; r <= rounds; r++) {
+      size_t a = 0;
+      while (a < s->n_arms && seen[(size_t)r * s->n_arms + a])
+        a++;
+      *done += a == s->n_arms;
+    }
+    *planned += rounds;
+    core_free(seen);
+  }
+  return CORE_OK;
+}
+
+/* }==== */
+
 /* {==== A row on a line ==== */
 
 /* The line holds the CSV record, so that the coordinator reads back

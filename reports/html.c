@@ -214,7 +214,7 @@ core_status report_render(const report_input *in, report_doc *doc,
       }
       for (size_t i = 0; i < a->n_results; i++) {
         const analysis_result *r = &a->results[i];
-        if (strcmp(r->workload, wn) || strcmp(r->metric, mn))
+        if (strcmp(r->workload, wn) || strcmp(r->metric, mn) || r->host)
           continue;
         rows[n].label = r->arm;
         rows[n].ratio = r->ratio;
@@ -252,6 +252,10 @@ core_status report_render(const report_input *in, report_doc *doc,
         return core_fail(err, CORE_ENOMEM, "out of memory");
       }
     }
+  if ((st = report_host_plots(in, doc, err)) != CORE_OK) {
+    report_doc_free(doc);
+    return st;
+  }
   core_buf_init(&md);
   report_markdown(in, doc, &md);
   if (md.oom) {

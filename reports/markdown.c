@@ -328,7 +328,8 @@ static void detected_threats(const report_input *in, core_buf *b,
       core_buf_printf(b, " saw %zu different cache states (see Setup).\n", k);
     }
   }
-  if (f.hosts.n > 1) {
+  report_host_threats(in, b, count);
+  if (f.hosts.n > 1 && !a->across) {
     THREAT();
     core_buf_printf(b, "The host changed between batches: %zu hosts (",
                     f.hosts.n);
@@ -414,9 +415,11 @@ static void verdicts_in_words(core_buf *b, const report_input *in) {
                      "reference.\n");
   for (size_t i = 0; i < a->n_results; i++) {
     const analysis_result *r = &a->results[i];
+    if (r->host) /* across hosts: each host's is under Across hosts */
+      continue;
     core_buf_puts(b, "- ");
     esc(b, r->arm);
-    core_buf_puts(b, ": **");
+    core_buf_puts(b, a->across ? " across hosts: **" : ": **");
     esc(b, r->verdict);
     core_buf_puts(b, "** on ");
     esc(b, r->workload);
@@ -429,6 +432,8 @@ static void verdicts_in_words(core_buf *b, const report_input *in) {
     core_buf_puts(b, ")\n");
   }
   for (size_t i = 0; i < a->n_hypotheses; i++) {
+    if (a->hypotheses[i].host)
+      continue;
     core_buf_puts(b, i ? "" : "\n");
     core_buf_puts(b, "- Hypothesis ");
     esc(b, a->hypotheses[i].id);
@@ -680,6 +685,8 @@ static void hypotheses(core_buf *b, const report_input *in) {
                   : "| ID | Says | Verdict | Reason |\n|---|---|---|---|\n");
   for (size_t i = 0; i < a->n_hypotheses; i++) {
     const analysis_hypothesis *h = &a->hypotheses[i];
+    if (h->host) /* each host's: under Across hosts */
+      continue;
     core_buf_puts(b, "| ");
     esc(b, h->id);
     core_buf_puts(b, " | ");
@@ -982,6 +989,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
   rule(b, s);
   hypotheses(b, in);
   results(b, in, doc);
+  report_hosts_section(b, in, doc);
   deviations(b, in);
   fell(b, in);
   threats(b, in);

@@ -126,7 +126,11 @@ static void summary(xctx *x) {
   for (size_t i = 0; i < a->n_results && !x->e; i++, r++) {
     const analysis_result *res = &a->results[i];
     char *label =
-        core_asprintf("%s / %s / %s", res->workload, res->metric, res->arm);
+        core_asprintf("%s / %s / %s%s%s", res->workload, res->metric, res->arm,
+                      !a->across  ? ""
+                      : res->host ? " on "
+                                  : " across hosts",
+                      res->host ? res->host : "");
     put_str(x, r, 0, res->workload, NULL);
     put_str(x, r, 1, res->metric, NULL);
     put_str(x, r, 2, res->arm, NULL);
@@ -204,7 +208,12 @@ static void hypotheses(xctx *x) {
   header(x, r++, h, a->original ? 5 : 4);
   for (size_t i = 0; i < a->n_hypotheses; i++, r++) {
     const analysis_hypothesis *hy = &a->hypotheses[i];
-    put_str(x, r, 0, hy->id, NULL);
+    char *id = hy->host ? core_asprintf("%s on %s", hy->id, hy->host)
+                        : core_strdup(hy->id);
+    if (!id)
+      x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+    put_str(x, r, 0, id, NULL);
+    core_free(id);
     put_str(x, r, 1, hy->says, x->wrap);
     put_str(x, r, 2, proto_outcome_word(hy->outcome),
             hy->outcome == PROTO_HELD       ? x->h_held

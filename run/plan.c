@@ -186,14 +186,7 @@ void run_plan_free(run_plan *p) {
  * do the rows of a round a lost node left unfinished (that round is run
  * again on its host). */
 static int row_counts(const proto_sheet *s, const data_row *r) {
-  if (!r->source || strcmp(r->source, "run") != 0 || data_row_node_lost(r))
-    return 0;
-  for (size_t i = 0; i < s->n_amendments; i++)
-    for (size_t k = 0; k < s->amendments[i].n_supersedes; k++)
-      if (!strcmp(s->amendments[i].supersedes[k], r->workload) &&
-          r->sheet_version < (int)i + 1)
-        return 0;
-  return 1;
+  return data_row_fills_plan(s, r);
 }
 
 /* Marks the recorded runs that counted rows already fill (the exit codes

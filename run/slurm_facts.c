@@ -29,7 +29,7 @@ core_status slurm_same_machine(coord *c, core_err *err) {
     core_status st = CORE_OK;
     if (first && more) {
       char *t = core_asprintf(
-          "declared hosts %s are one machine (machine-id %s): their "
+          "Declared hosts %s are one machine (machine-id %s): their "
           "ratios are not evidence that the result carries over to other "
           "machines",
           names.data, id);

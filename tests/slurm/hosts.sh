@@ -40,7 +40,7 @@ check "the orders differ between hosts (the host is mixed into the seed)" \
 # 2. The batch: one allocation, a step per (host, workload, round).
 expect 0 "run across n1-n3" "$PREREG" run shell.lua $D
 check_grep "the batch ran 72 runs" "batch b0001: 72 runs, 72 valid" "$out"
-check_grep "the one-machine threat is told" "n1, n2, n3 are one machine" "$out"
+check_grep "the one-machine threat is told" "hosts n1, n2, n3 are one machine" "$out"
 B=$T/data/shell-hosts/batches
 python3 - "$B/b0001.csv" want.orders > rows.check << 'PY'
 import csv, sys, collections

@@ -1,0 +1,492 @@
+/* hosts.c: the analysis of a sheet with hosts: the sheet's rule on each
+ * host's rows, which hosts count (a declared share of their rounds
+ * completed), a cross-host estimate (the geometric mean of the counted
+ * hosts' ratios, with a two-level bootstrap: hosts, then runs within
+ * each) from enough hosts, the cross-host verdict under the declared
+ * rule, and hypotheses held only when held on every counted host.
+ * SPDX-License-Identifier: MIT
+ */
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis_internal.h"
+
+#define OOM(err) core_fail(err, CORE_ENOMEM, "analysis: out of memory")
+
+/* {==== The two-level bootstrap ==== */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of n values drawn with replacement from x (into tmp). */
+static double resampled_median(const gsl_rng *r, const double *x, size_t n,
+                               double *tmp) {
+  for (size_t i = 0; i < n; i++)
+    tmp[i] = x[gsl_rng_uniform_int(r, n)];
+  return analysis_median_inplace(tmp, n);
+}
+
+core_status analysis_bootstrap_hosts(
+    const double *const *ref, const size_t *n_ref, const double *const *cand,
+    const size_t *n_cand, size_t n_hosts, long resamples, double confidence,
+    unsigned long seed, double *lo, double *hi, core_err *err) {
+  *lo = *hi = NAN;
+  size_t most = 1;
+  for (size_t h = 0; h < n_hosts; h++) {
+    most = n_ref[h] > most ? n_ref[h] : most;
+    most = n_cand[h] > most ? n_cand[h] : most;
+    if (!n_ref[h] || !n_cand[h])
+      return core_fail(err, CORE_ESTATS, "a host without values");
+  }
+  double *rep = core_malloc((size_t)resamples * sizeof *rep);
+  double *tmp = core_malloc(most * sizeof *tmp);
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  core_status st = CORE_OK;
+  if (!rep || !tmp || !r) {
+    st = OOM(err);
+    goto done;
+  }
+  gsl_rng_set(r, analysis_block_seed(seed ^ 0x686f737473UL, 0));
+  for (long b = 0; b < resamples && st == CORE_OK; b++) {
+    double logsum = 0;
+    for (size_t k = 0; k < n_hosts; k++) {
+      size_t h = gsl_rng_uniform_int(r, n_hosts);
+      double mr = resampled_median(r, ref[h], n_ref[h], tmp);
+      double mc = resampled_median(r, cand[h], n_cand[h], tmp);
+      double ratio = mc / mr;
+      if (!(ratio > 0) || !isfinite(ratio))
+        st = core_fail(err, CORE_ESTATS,
+                       "a resampled host ratio is not positive: no CI");
+      logsum += log(ratio);
+    }
+    rep[b] = exp(logsum / (double)n_hosts);
+  }
+  if (st == CORE_OK) {
+    qsort(rep, (size_t)resamples, sizeof *rep, cmp_double);
+    double tail = (1 - confidence) / 2;
+    *lo = analysis_quantile_sorted(rep, (size_t)resamples, tail);
+    *hi = analysis_quantile_sorted(rep, (size_t)resamples, 1 - tail);
+  }
+done:
+  gsl_rng_free(r);
+  core_free(rep);
+  core_free(tmp);
+  return st;
+}
+
+/* }==== */
+
+/* {==== Each host ==== */
+
+/* The hosts of the plan: the sheet's nodes, or (a count) the hosts of
+ * prereg's own rows in order of first appearance. OUT: *names borrowed
+ * (from the sheet or the rows), newly allocated array. */
+static core_status host_names(const proto_sheet *sheet,
+                              const data_rowset *rows, const char ***names,
+                              size_t *n, core_err *err) {
+  const proto_hosts *h = &sheet->hosts;
+  *n = 0;
+  *names = core_calloc(h->n_nodes + rows->n + 1, sizeof **names);
+  if (!*names)
+    return OOM(err);
+  for (size_t i = 0; i < h->n_nodes; i++)
+    (*names)[(*n)++] = h->nodes[i];
+  for (size_t i = 0; !h->n_nodes && i < rows->n; i++) {
+    const data_row *r = &rows->rows[i];
+    int seen = !r->host || !r->source || strcmp(r->source, "run") != 0;
+    for (size_t k = 0; k < *n && !seen; k++)
+      seen = !strcmp((*names)[k], r->host);
+    if (!seen)
+      (*names)[(*n)++] = r->host;
+  }
+  return CORE_OK;
+}
+
+/* The rows of one host (copies of the row structs, their strings still
+ * the caller's: free the array alone). */
+static core_status host_rows(const data_rowset *rows, const char *host,
+                             data_rowset *out, core_err *err) {
+  memset(out, 0, sizeof *out);
+  if (!(out->rows = core_calloc(rows->n ? rows->n : 1, sizeof *out->rows)))
+    return OOM(err);
+  for (size_t i = 0; i < rows->n; i++)
+    if (rows->rows[i].host && !strcmp(rows->rows[i].host, host))
+      out->rows[out->n++] = rows->rows[i];
+  out->cap = rows->n;
+  return CORE_OK;
+}
+
+/* }==== */
+
+/* {==== Across hosts ==== */
+
+typedef struct across {
+  const proto_sheet *sheet;
+  const data_experiment *exp;
+  const char **names;
+  size_t n;
+  data_rowset *rows;       /* per host */
+  analysis_summary **sums; /* per host */
+  analysis_host *hosts;
+} across;
+
+static const analysis_result *host_result(const analysis_summary *s,
+                                          const char *w, const char *m,
+                                          const char *a) {
+  for (size_t i = 0; s && i < s->n_results; i++)
+    if (!strcmp(s->results[i].workload, w) &&
+        !strcmp(s->results[i].metric, m) && !strcmp(s->results[i].arm, a))
+      return &s->results[i];
+  return NULL;
+}
+
+/* The cross-host verdict under hosts.across, and why in words. */
+static const char *across_verdict(const proto_hosts *rule,
+                                  const analysis_result *const *per, size_t k,
+                                  double spread, core_buf *why) {
+  if ((long)k < rule->min_hosts) {
+    core_buf_printf(why,
+                    "%zu counted host%s with a ratio; the cross-host "
+                    "estimate needs %ld",
+                    k, k == 1 ? "" : "s", rule->min_hosts);
+    return ANALYSIS_ACROSS_FEW;
+  }
+  int undecided = 0;
+  for (size_t i = 0; i < k; i++) {
+    undecided |= !strcmp(per[i]->verdict, "inconclusive");
+    for (size_t j = 0; rule->same_verdict && j < i; j++)
+      if (strcmp(per[i]->verdict, per[j]->verdict) != 0 &&
+          strcmp(per[i]->verdict, "inconclusive") != 0 &&
+          strcmp(per[j]->verdict, "inconclusive") != 0) {
+        core_buf_printf(why, "%s on %s, %s on %s", per[j]->verdict,
+                        per[j]->host, per[i]->verdict, per[i]->host);
+        return ANALYSIS_ACROSS_DEPENDS;
+      }
+  }
+  if (spread > rule->max_spread) {
+    core_buf_printf(why,
+                    "the host ratios spread %.4gx, more than the %gx "
+                    "declared",
+                    spread, rule->max_spread);
+    return ANALYSIS_ACROSS_DEPENDS;
+  }
+  if (rule->same_verdict && undecided) {
+    core_buf_puts(why, "a counted host's verdict is inconclusive");
+    return ANALYSIS_ACROSS_UNDECIDED;
+  }
+  core_buf_printf(why, "%s on every counted host, spread %.4gx within %gx",
+                  rule->same_verdict ? per[0]->verdict : "ratios", spread,
+                  rule->max_spread);
+  return ANALYSIS_ACROSS_CARRIES;
+}
+
+/* The pooled values and each counted host's of one comparison side. */
+typedef struct side {
+  double **v;
+  size_t *n;
+  double *all;
+  size_t n_all;
+} side;
+
+static void side_free(side *sd, size_t k) {
+  for (size_t i = 0; sd->v && i < k; i++)
+    core_free(sd->v[i]);
+  core_free(sd->v);
+  core_free(sd->n);
+  core_free(sd->all);
+}
+
+static core_status side_gather(const across *x, const size_t *host, size_t k,
+                               const char *w, const char *m, const char *a,
+                               side *sd, core_err *err) {
+  memset(sd, 0, sizeof *sd);
+  if (!(sd->v = core_calloc(k ? k : 1, sizeof *sd->v)) ||
+      !(sd->n = core_calloc(k ? k : 1, sizeof *sd->n)))
+    return OOM(err);
+  size_t total = 0;
+  for (size_t i = 0; i < k; i++) {
+    core_status st =
+        analysis_counted_values(x->sheet, x->exp, &x->rows[host[i]], w, m, a,
+                                &sd->v[i], &sd->n[i], err);
+    if (st != CORE_OK)
+      return st;
+    total += sd->n[i];
+  }
+  if (!(sd->all = core_malloc((total ? total : 1) * sizeof *sd->all)))
+    return OOM(err);
+  for (size_t i = 0; i < k; i++) {
+    memcpy(sd->all + sd->n_all, sd->v[i], sd->n[i] * sizeof *sd->all);
+    sd->n_all += sd->n[i];
+  }
+  return CORE_OK;
+}
+
+/* The estimate, its CI and the verdict of one cross-host entry. */
+static core_status estimate(const across *x, analysis_result *r,
+                            const analysis_result *const *per,
+                            const size_t *host, size_t k, core_err *err) {
+  const proto_sheet *sh = x->sheet;
+  double logsum = 0, lo = INFINITY, hi = 0;
+  for (size_t i = 0; i < k; i++) {
+    logsum += log(per[i]->ratio);
+    lo = per[i]->ratio < lo ? per[i]->ratio : lo;
+    hi = per[i]->ratio > hi ? per[i]->ratio : hi;
+    r->n += per[i]->n;
+    r->n_reference += per[i]->n_reference;
+  }
+  r->ratio = k ? exp(logsum / (double)k) : NAN;
+  r->spread = k ? hi / lo : NAN;
+  r->ci_low = r->ci_high = NAN;
+  side ref, cand;
+  core_status st =
+      side_gather(x, host, k, r->workload, r->metric, r->reference, &ref, err);
+  if (st == CORE_OK)
+    st = side_gather(x, host, k, r->workload, r->metric, r->arm, &cand, err);
+  core_buf why;
+  core_buf_init(&why);
+  const char *v = across_verdict(&sh->hosts, per, k, r->spread, &why);
+  if (st == CORE_OK) {
+    r->median = analysis_median(cand.all, cand.n_all);
+    r->median_reference = analysis_median(ref.all, ref.n_all);
+  }
+  if (st == CORE_OK && (long)k >= sh->hosts.min_hosts) {
+    core_err berr = {0};
+    core_status bs = analysis_bootstrap_hosts(
+        (const double *const *)ref.v, ref.n, (const double *const *)cand.v,
+        cand.n, k, sh->rule.resamples, sh->rule.confidence, r->seed,
+        &r->ci_low, &r->ci_high, &berr);
+    if (bs == CORE_ESTATS)
+      r->note = core_strdup(berr.msg);
+    else if (bs != CORE_OK)
+      st = bs, *err = berr;
+  } else if ((long)k < sh->hosts.min_hosts) {
+    r->note = core_asprintf("too few counted hosts for a cross-host CI (%zu "
+                            "of %ld)",
+                            k, sh->hosts.min_hosts);
+  }
+  side_free(&ref, k);
+  side_free(&cand, k);
+  r->verdict = core_strdup(v);
+  r->why = why.oom ? NULL : core_buf_steal(&why);
+  core_buf_free(&why);
+  if (st == CORE_OK && (!r->verdict || !r->why))
+    st = OOM(err);
+  return st;
+}
+
+/* One cross-host entry for workload w, metric m, arm a. */
+static core_status cross_entry(const across *x, const char *w, const char *m,
+                               const char *a, analysis_result *r,
+                               core_err *err) {
+  const analysis_result **per = core_calloc(x->n + 1, sizeof *per);
+  size_t *host = core_calloc(x->n + 1, sizeof *host), k = 0;
+  if (!per || !host) {
+    core_free(per);
+    core_free(host);
+    return OOM(err);
+  }
+  for (size_t h = 0; h < x->n; h++) {
+    const analysis_result *hr = host_result(x->sums[h], w, m, a);
+    if (x->hosts[h].counted && hr && hr->ratio > 0 && isfinite(hr->ratio)) {
+      per[k] = hr;
+      host[k++] = h;
+    }
+  }
+  memset(r, 0, sizeof *r);
+  r->across = 1;
+  r->hosts_counted = k;
+  r->workload = core_strdup(w);
+  r->metric = core_strdup(m);
+  r->arm = core_strdup(a);
+  r->reference = core_strdup(x->sheet->arms[x->sheet->reference].name);
+  r->seed = analysis_comparison_seed(x->sheet->rule.seed, w, m, a);
+  core_status st = !r->workload || !r->metric || !r->arm || !r->reference
+                       ? OOM(err)
+                       : estimate(x, r, per, host, k, err);
+  core_free(per);
+  core_free(host);
+  return st;
+}
+
+/* }==== */
+
+/* {==== The summary ==== */
+
+/* The cross-host entries, in the sheet's order, for every comparison a
+ * host has, then each host's own entries (taken from its summary). */
+static core_status merge_results(across *x, analysis_summary *s,
+                                 core_err *err) {
+  const proto_sheet *sh = x->sheet;
+  size_t cap = 0;
+  for (size_t h = 0; h < x->n; h++)
+    cap += x->sums[h]->n_results;
+  for (size_t w = 0; w < sh->n_workloads; w++)
+    cap += sh->workloads[w].n_metrics * sh->n_arms;
+  analysis_result *v = core_calloc(cap ? cap : 1, sizeof *v);
+  size_t n = 0;
+  core_status st = v ? CORE_OK : OOM(err);
+  for (size_t w = 0; w < sh->n_workloads && st == CORE_OK; w++)
+    for (size_t m = 0; m < sh->workloads[w].n_metrics && st == CORE_OK; m++)
+      for (size_t a = 0; a < sh->n_arms && st == CORE_OK; a++) {
+        const char *wn = sh->workloads[w].name,
+                   *mn = sh->workloads[w].metrics[m], *an = sh->arms[a].name;
+        int any = 0;
+        for (size_t h = 0; h < x->n && !any; h++)
+          any = host_result(x->sums[h], wn, mn, an) != NULL;
+        if (a != sh->reference && any)
+          st = cross_entry(x, wn, mn, an, &v[n++], err);
+      }
+  for (size_t h = 0; h < x->n && st == CORE_OK; h++) {
+    analysis_summary *hs = x->sums[h];
+    for (size_t i = 0; i < hs->n_results; i++) {
+      v[n] = hs->results[i];
+      memset(&hs->results[i], 0, sizeof hs->results[i]);
+      if (!(v[n++].host = core_strdup(x->names[h])))
+        st = OOM(err);
+    }
+  }
+  /* The analysis of every host's rows together goes: it mixes hosts. */
+  analysis_summary *gone = core_calloc(1, sizeof *gone);
+  if (!gone)
+    st = OOM(err);
+  else {
+    gone->results = s->results;
+    gone->n_results = s->n_results;
+    analysis_summary_free(gone);
+  }
+  s->results = v;
+  s->n_results = n;
+  return st;
+}
+
+/* A hypothesis across hosts: held only when held on every counted host
+ * (and there are enough of them), not held when not held on one. */
+static core_status overall(const across *x, size_t i, analysis_hypothesis *o,
+                           core_err *err) {
+  const analysis_hypothesis *any = NULL;
+  size_t counted = 0, held = 0;
+  core_buf why;
+  core_buf_init(&why);
+  o->outcome = PROTO_INCONCLUSIVE;
+  for (size_t h = 0; h < x->n; h++) {
+    const analysis_hypothesis *hh = &x->sums[h]->hypotheses[i];
+    any = hh;
+    if (!x->hosts[h].counted)
+      continue;
+    counted++;
+    held += hh->outcome == PROTO_HELD;
+    core_buf_printf(&why, "%s%s on %s", why.len ? "; " : "",
+                    proto_outcome_word(hh->outcome), x->names[h]);
+    if (hh->outcome == PROTO_NOT_HELD)
+      o->outcome = PROTO_NOT_HELD;
+  }
+  if (o->outcome != PROTO_NOT_HELD && counted &&
+      (long)counted >= x->sheet->hosts.min_hosts && held == counted)
+    o->outcome = PROTO_HELD;
+  if ((long)counted < x->sheet->hosts.min_hosts)
+    core_buf_printf(&why, "%s%zu counted host%s, %ld needed to hold",
+                    why.len ? "; " : "", counted, counted == 1 ? "" : "s",
+                    x->sheet->hosts.min_hosts);
+  o->id = core_strdup(any->id);
+  o->says = core_strdup(any->says);
+  o->claim = core_strdup(any->claim);
+  o->reason = why.oom ? NULL : core_buf_steal(&why);
+  if (!o->reason)
+    o->reason = core_strdup("");
+  core_buf_free(&why);
+  return o->id && o->says && o->claim && o->reason ? CORE_OK : OOM(err);
+}
+
+static core_status merge_hypotheses(across *x, analysis_summary *s,
+                                    core_err *err) {
+  size_t nh = x->sheet->n_hypotheses;
+  analysis_hypothesis *v = core_calloc(nh * (x->n + 1) + 1, sizeof *v);
+  size_t n = 0;
+  core_status st = v ? CORE_OK : OOM(err);
+  for (size_t i = 0; i < nh && st == CORE_OK && x->n; i++)
+    st = overall(x, i, &v[n++], err);
+  for (size_t h = 0; h < x->n && st == CORE_OK; h++)
+    for (size_t i = 0; i < x->sums[h]->n_hypotheses; i++) {
+      v[n] = x->sums[h]->hypotheses[i];
+      memset(&x->sums[h]->hypotheses[i], 0, sizeof v[n]);
+      if (!(v[n++].host = core_strdup(x->names[h])))
+        st = OOM(err);
+    }
+  analysis_summary *gone = core_calloc(1, sizeof *gone);
+  if (!gone)
+    st = OOM(err);
+  else {
+    gone->hypotheses = s->hypotheses;
+    gone->n_hypotheses = s->n_hypotheses;
+    analysis_summary_free(gone);
+  }
+  s->hypotheses = v;
+  s->n_hypotheses = n;
+  return st;
+}
+
+static core_status each_host(across *x, int threads, const data_rowset *rows,
+                             core_err *err) {
+  const proto_hosts *h = &x->sheet->hosts;
+  for (size_t i = 0; i < x->n; i++) {
+    analysis_host *ah = &x->hosts[i];
+    core_status st;
+    if (!(ah->name = core_strdup(x->names[i])))
+      return OOM(err);
+    if ((st = host_rows(rows, x->names[i], &x->rows[i], err)) != CORE_OK ||
+        (st = data_host_rounds(x->sheet, rows, x->names[i], &ah->rounds_done,
+                               &ah->rounds_planned, err)) != CORE_OK ||
+        (st = analysis_plain(x->sheet, x->exp, &x->rows[i], threads,
+                             &x->sums[i], err)) != CORE_OK)
+      return st;
+    ah->counted = ah->rounds_planned > 0 &&
+                  (double)ah->rounds_done >=
+                      h->min_completed * (double)ah->rounds_planned - 1e-9;
+  }
+  return CORE_OK;
+}
+
+core_status analysis_across(const proto_sheet *sheet,
+                            const data_experiment *exp,
+                            const data_rowset *rows, int threads,
+                            analysis_summary *s, core_err *err) {
+  across x = {.sheet = sheet, .exp = exp};
+  core_status st = host_names(sheet, rows, &x.names, &x.n, err);
+  size_t k = x.n ? x.n : 1;
+  if (st == CORE_OK && (!(x.rows = core_calloc(k, sizeof *x.rows)) ||
+                        !(x.sums = core_calloc(k, sizeof *x.sums)) ||
+                        !(x.hosts = core_calloc(k, sizeof *x.hosts))))
+    st = OOM(err);
+  if (st == CORE_OK)
+    st = each_host(&x, threads, rows, err);
+  if (st == CORE_OK)
+    st = merge_results(&x, s, err);
+  if (st == CORE_OK)
+    st = merge_hypotheses(&x, s, err);
+  /* Every host runs the whole plan. */
+  for (size_t i = 0; i < s->n_cells; i++)
+    s->cells[i].n_planned *= x.n;
+  s->across = 1;
+  s->same_verdict = sheet->hosts.same_verdict;
+  s->max_spread = sheet->hosts.max_spread;
+  s->min_completed = sheet->hosts.min_completed;
+  s->min_hosts = sheet->hosts.min_hosts;
+  s->hosts = x.hosts;
+  s->n_hosts = x.hosts ? x.n : 0;
+  for (size_t i = 0; i < x.n; i++) {
+    if (x.rows)
+      core_free(x.rows[i].rows);
+    if (x.sums)
+      analysis_summary_free(x.sums[i]);
+  }
+  core_free(x.rows);
+  core_free(x.sums);
+  core_free(x.names);
+  return st;
+}
+
+/* }==== */
