@@ -104,7 +104,58 @@ expect 0 "a complete plan has nothing left" "$PREREG" run shell.lua --resume $D
 check_grep "nothing to do" "nothing to do" "$out"
 check "no job of ours is left in the queue" test -z "$(squeue -h)"
 
-# 4. A node whose image differs is refused before the first run.
+# 4. The analysis: the sheet's rule on each host, the estimate and the
+# verdict across hosts, hypotheses held only when held on every host.
+expect 0 "analyze --json" "$PREREG" analyze shell.lua --json $D
+printf '%s\n' "$out" > analysis.json
+python3 - analysis.json > analysis.check << 'PY'
+import json, math, sys
+a = json.load(open(sys.argv[1]))
+bad = []
+res = a["results"]
+per = {r["host"]: r for r in res if r["host"] is not None}
+cross = [r for r in res if r["host"] is None]
+if sorted(per) != ["n1", "n2", "n3"] or len(cross) != 1:
+    bad.append("entries %s %d" % (sorted(per), len(cross)))
+else:
+    x = cross[0]
+    for k in ("workload", "metric", "arm", "reference", "n", "n_reference", "median",
+              "median_reference", "ratio", "ci_low", "ci_high", "verdict", "seed"):
+        if k not in x or any(k not in r for r in per.values()):
+            bad.append("field " + k)
+    if any(r["verdict"] != "slower" or r["n"] != 12 for r in per.values()):
+        bad.append("per host %s" % [(r["verdict"], r["n"]) for r in per.values()])
+    g = math.exp(sum(math.log(r["ratio"]) for r in per.values()) / 3)
+    if abs(x["ratio"] - g) > 1e-12 * g or x["hosts_counted"] != 3 or x["n"] != 36:
+        bad.append("estimate %s %s" % (x["ratio"], g))
+    if not (x["ci_low"] < x["ratio"] < x["ci_high"]):
+        bad.append("ci")
+    if x["verdict"] != "carries over":
+        bad.append("verdict " + x["verdict"] + ": " + x.get("why", ""))
+    ratios = [r["ratio"] for r in per.values()]
+    if abs(x["host_spread"] - max(ratios) / min(ratios)) > 1e-12:
+        bad.append("spread")
+hs = {(h["id"], h["host"]): h["verdict"] for h in a["hypotheses"]}
+if hs.get(("H1", None)) != "held" or any(hs.get(("H1", n)) != "held" for n in ("n1", "n2", "n3")):
+    bad.append("hypotheses %s" % hs)
+ac = a.get("across", {})
+if [(h["host"], h["rounds_completed"], h["rounds_planned"], h["counted"]) for h in ac.get("hosts", [])] != \
+        [(n, 12, 12, True) for n in ("n1", "n2", "n3")] or ac.get("min_hosts") != 3:
+    bad.append("across %s" % ac)
+print("ok" if not bad else "bad " + "; ".join(bad))
+PY
+check "per-host entries with host, one cross-host entry with host null, its estimate and verdict: $(cat analysis.check)" \
+  grep -qx ok analysis.check
+expect 0 "analyze (the table)" "$PREREG" analyze shell.lua $D
+check_grep "the table shows each host and the verdict across hosts" \
+  "sh across hosts: .*carries over.*n1 .*slower.*n2 .*slower.*n3 .*slower" "$(printf '%s' "$out" | tr '\n' ' ')"
+expect 0 "report" "$PREREG" report shell.lua --out "$T/report" $D
+check_grep "the report shows per-host and cross-host verdicts" \
+  "## Across hosts.*\| n1 \| 12 \|.*slower.*across hosts.*carries over" "$(tr '\n' ' ' < "$T/report/report.md")"
+check_grep "the report names the one-machine threat" "are one machine" "$(cat "$T/report/report.md")"
+check "the plot of host ratios is written" grep -q "across hosts" "$T/report/hosts-1-start-wall_s-sh.svg"
+
+# 5. A node whose image differs is refused before the first run.
 mkdir img
 for n in n1 n2 n3; do echo same > "img/$n"; done
 echo other > img/n2
@@ -116,4 +167,4 @@ expect 1 "a node with another image digest is refused" "$PREREG" run image.lua $
 check_grep "the refusal names the node and both digests" "node n2 has the image of arm bare with digest 'other', not 'same'" "$out"
 check "nothing was written" test ! -e "$T/data/image-hosts/batches"
 
-done_testing 20
+done_testing 26

@@ -69,6 +69,23 @@ PY
 check "the facts count n2's rounds done and lost: $(cat facts.check)" grep -qx ok facts.check
 expect 0 "verify after the loss" "$PREREG" verify nap.lua $D
 
+# What counts: n2 completed too few of its rounds, so too few hosts count.
+expect 0 "analyze after the loss" "$PREREG" analyze nap.lua --json $D
+printf '%s\n' "$out" > lost.json
+python3 - lost.json "$k" > lost.check << 'PY'
+import json, sys
+a = json.load(open(sys.argv[1])); k = int(sys.argv[2])
+h = {x["host"]: x for x in a["across"]["hosts"]}
+x = [r for r in a["results"] if r["host"] is None][0]
+ok = h["n2"]["rounds_completed"] == k - 1 and not h["n2"]["counted"] and \
+    h["n1"]["counted"] and h["n3"]["counted"] and \
+    x["hosts_counted"] == 2 and x["verdict"] == "too few hosts" and x["ci_low"] is None and \
+    any(e["reason"].startswith("node lost") for e in a["exclusions"])
+print("ok" if ok else "bad %s %s %s" % (h["n2"], x["verdict"], x["hosts_counted"]))
+PY
+check "n2 does not count, the estimate needs 3 hosts, the lost round is excluded as node lost: $(cat lost.check)" \
+  grep -qx ok lost.check
+
 # 2. --resume while n2 is down: refused, nothing written.
 PREREG_SLURM_WAIT_S=3 expect 1 "--resume while n2 is down" "$PREREG" run nap.lua --resume $D
 check_grep "salloc cannot have n2" "salloc could not allocate the nodes n2" "$out"
@@ -84,6 +101,8 @@ cat t1 t2 | awk '$4 == 1' | sort | uniq -c | awk '{ print $1 }' | sort -u > coun
 check "now every (host, arm, round) has exactly one valid run" \
   test "$(cat counts)" = 1 -a "$(cat t1 t2 | awk '$4 == 1' | wc -l)" -eq 30
 expect 0 "verify after resume" "$PREREG" verify nap.lua $D
+expect 0 "analyze after resume" "$PREREG" analyze nap.lua --json $D
+check_grep "now all three hosts count" '"hosts_counted": 3' "$out"
 
 # 4. The coordinator killed with -9 mid-batch: --resume gives exactly the plan.
 sed 's/id = "nap-hosts"/id = "nap-kill9"/' nap.lua > kill9.lua
@@ -107,4 +126,4 @@ check "exactly the plan: 30 runs, each (host, arm, round) once, all valid" \
 expect 0 "verify after kill -9 and resume" "$PREREG" verify kill9.lua $D
 check "no job of ours is left" test -z "$(squeue -h)"
 
-done_testing 25
+done_testing 30
