@@ -541,8 +541,7 @@ static core_status step_ended(coord *c, host_run *h, int stopping,
     return CORE_OK;
   }
   long owed = h->cur->rounds ? h->cur->rounds : 1; /* warm-ups: one */
-  if (!h->why[0] && h->ends == owed &&
-      rows_fit(c, h, why, sizeof why)) {
+  if (!h->why[0] && h->ends == owed && rows_fit(c, h, why, sizeof why)) {
     st = keep(c, h, err);
     h->rounds_done += (size_t)h->cur->rounds;
   } else {
