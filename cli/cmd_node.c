@@ -37,22 +37,50 @@ static core_status write_line(void *ctx, const char *text, core_err *err) {
 /* While a run takes minutes, "alive" every RUN_NODE_HEARTBEAT_S tells the
  * coordinator the node is there: a node that died and came back before
  * the scheduler noticed sends nothing, and its step is given up. */
-static volatile int beat_stop;
+static pthread_mutex_t beat_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t beat_wake;
+static int beat_stop;
 
 static void *beat(void *arg) {
   (void)arg;
-  struct timespec slice = {0, 200 * 1000 * 1000};
-  double next = core_monotonic() + RUN_NODE_HEARTBEAT_S;
+  struct timespec at;
+  clock_gettime(CLOCK_MONOTONIC, &at);
+  pthread_mutex_lock(&beat_lock);
   while (!beat_stop) {
-    nanosleep(&slice, NULL);
-    if (core_monotonic() < next)
-      continue;
+    at.tv_sec += (time_t)RUN_NODE_HEARTBEAT_S;
+    while (!beat_stop &&
+           pthread_cond_timedwait(&beat_wake, &beat_lock, &at) == 0)
+      ; /* woken early: only a stop ends the wait */
+    if (beat_stop)
+      break;
     core_err e = {0};
     if (write_line(NULL, "alive", &e) != CORE_OK)
       break;
-    next += RUN_NODE_HEARTBEAT_S;
   }
+  pthread_mutex_unlock(&beat_lock);
   return NULL;
+}
+
+/* Starts the heartbeat; 1 when it runs. */
+static int beat_start(pthread_t *t) {
+  pthread_condattr_t ca;
+  beat_stop = 0;
+  if (pthread_condattr_init(&ca) != 0 ||
+      pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+      pthread_cond_init(&beat_wake, &ca) != 0)
+    return 0;
+  pthread_condattr_destroy(&ca);
+  return pthread_create(t, NULL, beat, NULL) == 0;
+}
+
+/* Stops it at once, not at its next beat. */
+static void beat_end(pthread_t t) {
+  pthread_mutex_lock(&beat_lock);
+  beat_stop = 1;
+  pthread_cond_signal(&beat_wake);
+  pthread_mutex_unlock(&beat_lock);
+  pthread_join(t, NULL);
+  pthread_cond_destroy(&beat_wake);
 }
 
 /* }==== */
@@ -185,16 +213,13 @@ core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err) {
   sigaction(SIGTERM, &sa, &old_term);
   run_node_sink sink = {write_line, NULL};
   pthread_t beater;
-  beat_stop = 0;
-  int beating =
-      st == CORE_OK && pthread_create(&beater, NULL, beat, NULL) == 0;
+  int beating = st == CORE_OK && beat_start(&beater);
   if (st == CORE_OK && opts->preflight)
     st = run_node_preflight(s, opts->host, opts->quick, &sink, err);
   else if (st == CORE_OK)
     st = round_step(opts, s, &sink, err);
-  beat_stop = 1;
   if (beating)
-    pthread_join(beater, NULL);
+    beat_end(beater);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   run_cancel_disarm();
