@@ -5,17 +5,27 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
+BUILD_TYPE ?= RelWithDebInfo
+# make install: $(DESTDIR)$(PREFIX)/bin/prereg, and the README and the
+# interface in $(PREFIX)/share/doc/prereg. DESTDIR stages a package.
+PREFIX     ?= /usr/local
 
-.PHONY: all deps build test test-asan demo clean format format-check
+.PHONY: all deps build test test-asan demo clean format format-check install
 
 all: build
 
+# Configure (quietly) and build BUILD.
+CMAKE_BUILD = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+  >/dev/null && cmake --build $(BUILD) -j $(JOBS)
+
 deps:
-	sh scripts/deps.sh build
+	@sh scripts/deps.sh build
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	cmake --build $(BUILD) -j $(JOBS)
+	$(CMAKE_BUILD)
+
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 test: build
 	sh scripts/deps.sh demo test slurm k8s
@@ -32,9 +42,12 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest -LE daemon --output-on-failure -j $(JOBS)
 
-demo: build
-	sh scripts/deps.sh demo
-	sh scripts/demo.sh $(BUILD)/prereg
+# The demo shows a line per step; the build says only what goes wrong.
+demo: deps
+	@echo "make demo: building $(BUILD)/prereg"
+	@$(CMAKE_BUILD) >/dev/null
+	@sh scripts/deps.sh demo
+	@sh scripts/demo.sh $(BUILD)/prereg
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -18,6 +18,7 @@ typedef struct cli_opts {
   const char *args[4]; /* positional arguments after the command */
   int n_args;
   const char *data_dir; /* --data DIR, default "data" */
+  int data_given;       /* 1: --data was given (or a bundle stands in) */
   const char *out;      /* --out DIR|FILE */
   const char *only;     /* --only WORKLOAD */
   const char *arm_flag; /* --arm-from NAME=ARM,... (hyperfine import) */

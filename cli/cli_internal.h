@@ -34,4 +34,20 @@ core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_resolve_input(const cli_opts *opts, cli_opts *resolved,
                               core_err *err);
 
+/** For commands taking SHEET, once it is loaded: CORE_OK when --data was
+ * given or the data folder holds s's experiment (or nothing else does);
+ * CORE_EUSAGE, naming the --data to use, when the default folder does not
+ * hold it but the data folder of the sheet's project does (beside the
+ * sheet, or beside its folder: exp/data for exp/protocols/x.lua). For
+ * register, that refusal keeps a second copy from being registered by
+ * mistake; an explicit --data allows it. */
+/** For commands taking SHEET|BUNDLE: CORE_OK unless args[0] is a folder;
+ * then CORE_EUSAGE saying what the folder is (an unpacked bundle, an
+ * experiment's data folder, or one holding such) and what to run. */
+core_status cli_refuse_folder(const cli_opts *opts, core_err *err);
+
+struct proto_sheet;
+core_status cli_check_data_dir(const cli_opts *opts,
+                               const struct proto_sheet *s, core_err *err);
+
 #endif

@@ -37,20 +37,22 @@ core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
   analysis_summary *sum = NULL;
   core_buf text;
   const char *sheet_path, *data_dir;
-  int threads;
+  int threads, bundle = 0;
   core_status st;
 
   core_buf_init(&text);
-  if ((st = threads_from_env(&threads, err)) != CORE_OK)
+  if ((st = threads_from_env(&threads, err)) != CORE_OK ||
+      (st = cli_refuse_folder(opts, err)) != CORE_OK)
     return st;
   /* SHEET may also be a published bundle: analysed from a verified,
    * extracted copy, giving the same bytes as the original folder. */
   if ((st = data_resolve_input(opts->args[0], opts->data_dir, &sheet_path,
-                               &data_dir, NULL, err)) != CORE_OK)
+                               &data_dir, &bundle, err)) != CORE_OK)
     return st;
   if (!(sheet = proto_sheet_load(sheet_path, err)))
     return err->status ? err->status : CORE_EPROTOCOL;
-  if ((st = data_experiment_open(data_dir, sheet, &exp, err)) != CORE_OK)
+  if ((!bundle && (st = cli_check_data_dir(opts, sheet, err)) != CORE_OK) ||
+      (st = data_experiment_open(data_dir, sheet, &exp, err)) != CORE_OK)
     goto done;
   if (exp->n_versions == 0) {
     st = core_fail(err, CORE_ELOCK,

@@ -12,7 +12,9 @@ core_status cli_cmd_import(const cli_opts *opts, FILE *out, core_err *err) {
   core_status st;
   if (!sheet)
     return err->status ? err->status : CORE_EPROTOCOL;
-  st = data_experiment_open(opts->data_dir, sheet, &exp, err);
+  st = cli_check_data_dir(opts, sheet, err);
+  if (st == CORE_OK)
+    st = data_experiment_open(opts->data_dir, sheet, &exp, err);
   if (st == CORE_OK)
     st = data_import_only(exp, sheet, opts->args[1], opts->arm_flag,
                           opts->only, &n, err);

@@ -15,7 +15,9 @@ static core_status open_both(const cli_opts *opts, proto_sheet **sheet,
   *exp = NULL;
   if (!(*sheet = proto_sheet_load(opts->args[0], err)))
     return err->status ? err->status : CORE_EPROTOCOL;
-  st = data_experiment_open(opts->data_dir, *sheet, exp, err);
+  st = cli_check_data_dir(opts, *sheet, err);
+  if (st == CORE_OK)
+    st = data_experiment_open(opts->data_dir, *sheet, exp, err);
   if (st != CORE_OK) {
     proto_sheet_free(*sheet);
     *sheet = NULL;
@@ -205,6 +207,8 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   core_status st;
   if (data_is_bundle(opts->args[0]))
     return verify_bundle(opts->args[0], out, err);
+  if ((st = cli_refuse_folder(opts, err)) != CORE_OK)
+    return st;
   st = open_both(opts, &sheet, &exp, err);
   if (st == CORE_EINPUT) { /* a damaged chain is what verify reports */
     err->status = CORE_EVERIFY;

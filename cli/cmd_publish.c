@@ -30,7 +30,8 @@ core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err) {
                      opts->out);
   if (!(sheet = proto_sheet_load(sheet_path, err)))
     return err->status ? err->status : CORE_EPROTOCOL;
-  if ((st = data_experiment_open(opts->data_dir, sheet, &exp, err)) != CORE_OK)
+  if ((st = cli_check_data_dir(opts, sheet, err)) != CORE_OK ||
+      (st = data_experiment_open(opts->data_dir, sheet, &exp, err)) != CORE_OK)
     goto cleanup;
   if (exp->n_versions == 0) {
     st = core_fail(err, CORE_ELOCK,
@@ -100,6 +101,7 @@ core_status cli_resolve_input(const cli_opts *opts, cli_opts *resolved,
                      "%s: a bundle's report needs --out DIR (the bundle "
                      "itself is never written to)",
                      opts->args[0]);
+  resolved->data_given = 1; /* the bundle's own data */
   return data_resolve_input(opts->args[0], opts->data_dir, &resolved->args[0],
                             &resolved->data_dir, NULL, err);
 }

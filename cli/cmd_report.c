@@ -21,13 +21,18 @@ core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err) {
                      "report takes one sheet: prereg report SHEET [--out "
                      "DIR] [--force]");
   /* A published bundle stands in for the sheet and its data folder. */
-  if ((st = cli_resolve_input(opts, &resolved, err)) != CORE_OK)
+  if ((st = cli_refuse_folder(opts, err)) != CORE_OK ||
+      (st = cli_resolve_input(opts, &resolved, err)) != CORE_OK)
     return st;
   opts = &resolved;
   data = opts->data_dir ? opts->data_dir : "data";
   sheet = proto_sheet_load(opts->args[0], err);
   if (!sheet)
     return err->status ? err->status : CORE_EPROTOCOL;
+  if ((st = cli_check_data_dir(opts, sheet, err)) != CORE_OK) {
+    proto_sheet_free(sheet);
+    return st;
+  }
   exp_dir = core_path_join(data, sheet->id);
   dir = opts->out ? core_strdup(opts->out)
                   : (exp_dir ? core_path_join(exp_dir, "report") : NULL);

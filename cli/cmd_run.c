@@ -84,6 +84,69 @@ static void on_progress(void *ctx, const run_event *ev) {
 
 /* }==== */
 
+/* {==== What is left to do ==== */
+
+/* The runs of the plan not yet collected, per workload and arm in the
+ * sheet's order, with their first rounds: what `run --resume` will do,
+ * said alike by a refused run and by a dry run. */
+static void describe_todo(const proto_sheet *s, const run_plan *p,
+                          core_buf *b) {
+  enum { MAX_PAIRS = 12, MAX_ROUNDS = 5 };
+  size_t pairs = 0, more = 0;
+  for (size_t w = 0; w < s->n_workloads; w++)
+    for (size_t a = 0; a < s->n_arms; a++) {
+      size_t n = 0;
+      for (size_t i = 0; i < p->n; i++) {
+        const run_plan_item *it = &p->items[i];
+        if (it->workload != w || it->arm != a || it->round == 0 || it->done)
+          continue;
+        if (n == 0 && pairs == MAX_PAIRS) {
+          more++;
+          break;
+        }
+        if (n == 0)
+          core_buf_printf(b, "  %s / %s: rounds ", s->workloads[w].name,
+                          s->arms[a].name);
+        if (n < MAX_ROUNDS)
+          core_buf_printf(b, "%s%ld", n ? ", " : "", it->round);
+        else if (n == MAX_ROUNDS)
+          core_buf_puts(b, ", ...");
+        n++;
+      }
+      if (n > 0 && pairs < MAX_PAIRS) {
+        core_buf_printf(b, " (%zu run%s)\n", n, n == 1 ? "" : "s");
+        pairs++;
+      }
+    }
+  if (more)
+    core_buf_printf(b, "  and %zu more workload/arm pair%s\n", more,
+                    more == 1 ? "" : "s");
+}
+
+/* The refusal of a run that would add to collected runs without --resume:
+ * it names exactly what --resume will run. */
+static core_status refuse_partial(const proto_sheet *s, const run_plan *p,
+                                  const char *dir, core_err *err) {
+  core_buf b;
+  core_buf_init(&b);
+  describe_todo(s, p, &b);
+  /* The list ends the message, and main adds the last newline. */
+  if (b.len && b.data[b.len - 1] == '\n')
+    b.data[--b.len] = '\0';
+  core_status st = core_fail(
+      err, CORE_ERUN,
+      "%s: %zu of the %zu planned runs%s%s are collected and %zu are left; "
+      "'prereg run %s --resume' runs exactly these (with --dry-run, their "
+      "commands):\n%s",
+      dir, p->collected, p->planned, p->only ? " of " : "",
+      p->only ? p->only : "", p->planned - p->collected, s->path,
+      b.data ? b.data : "");
+  core_buf_free(&b);
+  return st;
+}
+
+/* }==== */
+
 /* {==== Dry run ==== */
 
 /* One run of the plan with the commands it would run. */
@@ -146,6 +209,35 @@ static void print_hosts(const proto_sheet *s, const run_plan *p, FILE *out) {
             RUN_HOST_ORDER_TEXT);
 }
 
+/* The dry run's last word, with the numbers a run would give. */
+static void print_todo(const proto_sheet *s, const run_plan *p, FILE *out) {
+  size_t left = p->planned - p->collected;
+  if (p->planned == 0) {
+    fprintf(out,
+            "nothing to run: %s has no workload prereg runs itself "
+            "(their data come by prereg import)\n",
+            s->path);
+    return;
+  }
+  if (left == 0) {
+    fprintf(out, "nothing to do: all %zu planned runs are collected\n",
+            p->planned);
+    return;
+  }
+  if (p->collected == 0) {
+    fprintf(out, "%zu runs to do\n", left);
+    return;
+  }
+  core_buf b;
+  core_buf_init(&b);
+  describe_todo(s, p, &b);
+  fprintf(out,
+          "%zu of the %zu planned runs to do (%zu collected); 'prereg run %s "
+          "--resume' runs exactly these (without --resume, run refuses):\n%s",
+          left, p->planned, p->collected, s->path, b.data ? b.data : "");
+  core_buf_free(&b);
+}
+
 /* The plan, every command expanded, with "bNEXT" for the batch's id (and
  * the host in a run's id across hosts). */
 static core_status print_plan(const proto_sheet *s, const run_plan *p,
@@ -154,15 +246,15 @@ static core_status print_plan(const proto_sheet *s, const run_plan *p,
           p->quick ? "quick (demo: at most 3 rounds, 1 warm-up)" : "full");
   if (s->hosts.declared)
     print_hosts(s, p, out);
-  size_t cur = (size_t)-1, host = (size_t)-1, runs = 0;
-  long seq = 0;
+  size_t cur = (size_t)-1, host = (size_t)-1;
+  long seq = 0, warm = 0;
   for (size_t i = 0; i < p->n; i++) {
     const run_plan_item *it = &p->items[i];
     char pre[80] = "bNEXT";
     if (p->n_hosts && it->host != host) {
       host = it->host;
       cur = (size_t)-1;
-      seq = 0;
+      seq = warm = 0;
       fprintf(out, "host %s:\n", p->hosts[host]);
     }
     if (p->n_hosts)
@@ -171,23 +263,24 @@ static core_status print_plan(const proto_sheet *s, const run_plan *p,
       cur = it->workload;
       print_workload(s, p, it, out);
     }
-    char run_id[128];
-    if (it->round == 0)
-      snprintf(run_id, sizeof run_id, "%s-w%03ld", pre, it->warm);
-    else
-      snprintf(run_id, sizeof run_id, "%s-%04ld", pre, ++seq);
     if (it->done) {
-      fprintf(out, "  %s %s round %ld: already collected\n", run_id,
-              s->arms[it->arm].name, it->round);
+      if (it->round > 0)
+        fprintf(out, "  %s round %ld: already collected\n",
+                s->arms[it->arm].name, it->round);
       continue;
     }
-    runs += it->round > 0;
+    /* The ids the batch will give: only the runs it does are numbered. */
+    char run_id[128];
+    if (it->round == 0)
+      snprintf(run_id, sizeof run_id, "%s-w%03ld", pre, ++warm);
+    else
+      snprintf(run_id, sizeof run_id, "%s-%04ld", pre, ++seq);
     core_status st = print_item(s, it, run_id, out, err);
     if (st != CORE_OK)
       return st;
   }
-  fprintf(out, "%zu runs to do; nothing was run or written (--dry-run)\n",
-          runs);
+  print_todo(s, p, out);
+  fprintf(out, "nothing was run or written (--dry-run)\n");
   return CORE_OK;
 }
 
@@ -269,7 +362,8 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
   core_status st;
   if (!(c->s = proto_sheet_load(opts->args[0], err)))
     return err->status != CORE_OK ? err->status : CORE_EPROTOCOL;
-  if ((st = check_only(c->s, opts->only, err)) != CORE_OK ||
+  if ((st = cli_check_data_dir(opts, c->s, err)) != CORE_OK ||
+      (st = check_only(c->s, opts->only, err)) != CORE_OK ||
       (st = check_backend(opts, c->s, err)) != CORE_OK ||
       (st = run_plan_build(c->s, opts->only, opts->quick, &c->plan, err)) !=
           CORE_OK)
@@ -294,17 +388,20 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
     return st;
   if (opts->dry_run)
     return answer_with_plan(opts, c, out, err);
-  if (c->plan.collected > 0 && !opts->resume)
-    return core_fail(err, CORE_ERUN,
-                     "%s: %zu of the %zu planned runs%s%s are already "
-                     "collected; use --resume to run only the missing ones",
-                     c->exp->dir, c->plan.collected, c->plan.planned,
-                     opts->only ? " of " : "", opts->only ? opts->only : "");
-  if (c->plan.collected == c->plan.planned && !c->plan.hosts_pending) {
-    fprintf(out, "nothing to do: all %zu planned runs are collected\n",
-            c->plan.planned);
+  if (c->plan.planned == 0 && !c->plan.hosts_pending) {
+    print_todo(c->s, &c->plan, out);
     c->answered = 1;
+    return CORE_OK;
   }
+  if (c->plan.collected == c->plan.planned && !c->plan.hosts_pending) {
+    fprintf(out, "nothing to do: all %zu planned runs%s%s are collected\n",
+            c->plan.planned, opts->only ? " of " : "",
+            opts->only ? opts->only : "");
+    c->answered = 1;
+    return CORE_OK;
+  }
+  if (c->plan.collected > 0 && !opts->resume)
+    return refuse_partial(c->s, &c->plan, c->exp->dir, err);
   return CORE_OK;
 }
 

@@ -20,8 +20,9 @@ static const char usage_all[] =
     "plan\n"
     "  run SHEET [--resume] [--only WORKLOAD] [--dry-run] [--quick]\n"
     "            [--backend slurm|kubernetes] (with --dry-run)\n"
-    "  import SHEET FILE [--arm-from CMD=ARM,...]\n"
-    "                            add measurements (CSV, hyperfine JSON)\n"
+    "  import SHEET FILE [--arm-from NAME=ARM,...]\n"
+    "                            add measurements (CSV, hyperfine or Google\n"
+    "                            Benchmark JSON, go test -bench output)\n"
     "  analyze SHEET [--json]    medians, ratios, CIs, verdicts, hypotheses\n"
     "  report SHEET [--out DIR] [--force]\n"
     "                            report.md, report.html, report.xlsx, plots\n"
@@ -83,13 +84,18 @@ static const command_spec commands[] = {
      cli_cmd_node_run},
     {"import", 2, 2, "arm-from only ",
      "usage: prereg import SHEET FILE [--only WORKLOAD] "
-     "[--arm-from CMD=ARM,...]\n"
+     "[--arm-from NAME=ARM,...]\n"
      "                     [--data DIR]\n"
-     "  FILE is a CSV (workload,arm,metric,value[,...]) or hyperfine "
-     "JSON.\n"
-     "  --only WORKLOAD        the workload a hyperfine JSON file "
+     "  FILE is a CSV (workload,arm,metric,value[,...]), hyperfine or "
+     "Google\n"
+     "  Benchmark JSON, or the output of go test -bench.\n"
+     "  --only WORKLOAD        the workload the benchmarks of such a file "
      "measured\n"
-     "  --arm-from CMD=ARM,... which arm each hyperfine command is\n",
+     "  --arm-from NAME=ARM,... which arm each named measurement is: a\n"
+     "                         hyperfine command (its -n NAME, or the\n"
+     "                         command), a benchmark; not needed for names\n"
+     "                         that are arms (hyperfine -n ARM), or\n"
+     "                         commands that are the arms' whole commands\n",
      cli_cmd_import},
     {"analyze", 1, 1, "json ",
      "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n",
@@ -217,6 +223,7 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
         return core_fail(err, CORE_EUSAGE, "too many options at '%s'", a);
       given[n_given++] = a;
       if ((vs = value_slot(o, name)) != NULL) {
+        o->data_given |= vs == &o->data_dir;
         if (eq)
           *vs = eq + 1;
         else if (i + 1 < argc)

@@ -140,7 +140,11 @@ core_status data_register(data_experiment *exp, const proto_sheet *sheet,
                           int *already, core_err *err);
 
 /** Records the sheet's newest amendment as the next version: exactly one
- * new entry at the end of `amendments`, earlier ones unchanged. */
+ * new entry at the end of `amendments`, earlier ones unchanged. A sheet
+ * without one (unchanged, or edited with no new entry), or with one
+ * edited, removed or several new, is refused as bad input (CORE_EINPUT,
+ * nothing written) with the entry to append; CORE_ELOCK when it is not
+ * registered. */
 core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
                        core_err *err);
 

@@ -169,6 +169,73 @@ int data_pid_gone(long pid);
 
 /* }==== */
 
+/* {==== Importers of other tools' files ==== */
+
+/* One import in progress (import.c owns it: the sheet, the file's name,
+ * the rows checked so far). The readers of other tools' formats (data/
+ * import_gbench.c, data/import_go.c) add rows through data_import_row,
+ * which makes the checks the CSV importer makes; nothing is written to
+ * the data folder until the whole file has been read. */
+typedef struct data_import data_import;
+
+/** The import's sheet and file name (borrowed). */
+const proto_sheet *data_import_sheet(const data_import *m);
+const char *data_import_file(const data_import *m);
+
+/** The workload the rows of a file that names none go to: --only
+ * WORKLOAD, else the sheet's one import-only workload; format ("Google
+ * Benchmark results") names the file's kind in the refusal. OUT: *wi. */
+core_status data_import_workload(data_import *m, const char *only,
+                                 const char *format, long *wi, core_err *err);
+
+/** The arm of a name the file gives a measurement (a benchmark's name):
+ * the item NAME=ARM of --arm-from for it, else the arm of that name.
+ * Returns the arm's index; -1 when there is none (err untouched); -2 when
+ * --arm-from names an undeclared arm (err filled, CORE_EUSAGE). */
+long data_import_arm(const data_import *m, const char *arm_map,
+                     const char *name, core_err *err);
+
+/** The refusal (CORE_EINPUT) of a name that is no arm, at where ("FILE:LINE"
+ * or "FILE: path"), naming the sheet's arms and the --arm-from item that
+ * would map it. */
+core_status data_import_no_arm(const data_import *m, const char *where,
+                               const char *name, core_err *err);
+
+/** The refusal (CORE_EINPUT) of a metric w does not declare, listing its
+ * metrics. */
+core_status data_import_undeclared_metric(const data_import *m,
+                                          const char *where,
+                                          const proto_workload *w,
+                                          const char *metric, core_err *err);
+
+/** Adds one row of a run: workload, arm and metric must be declared and a
+ * value (has_value) finite, as for a CSV line, else CORE_EINPUT at where.
+ * valid 0 needs a reason. No start time or exit code (the tools give
+ * none per run). */
+core_status data_import_row(data_import *m, const char *where,
+                            const char *workload, const char *arm,
+                            const char *metric, const char *run_id, long round,
+                            int valid, const char *reason, double value,
+                            int has_value, core_err *err);
+
+/** Google Benchmark's --benchmark_format=json (root: the parsed file, an
+ * object with "benchmarks"): each repetition a run of its benchmark's
+ * arm (see docs/interface.md §3). */
+core_status data_import_gbench(data_import *m, struct json_t *root,
+                               const char *only, const char *arm_map,
+                               core_err *err);
+
+/** 1 when text looks like the output of go test -bench (its first line a
+ * "key: value" configuration line or a Benchmark line). */
+int data_is_go_bench(const char *text, size_t len);
+/** go test -bench output, the format benchstat reads: each Benchmark line
+ * a run of its benchmark's arm. */
+core_status data_import_go(data_import *m, const char *text, size_t len,
+                           const char *only, const char *arm_map,
+                           core_err *err);
+
+/* }==== */
+
 /* {==== JSON ==== */
 
 /* Batch facts are informational (load averages, sizes): 15 significant

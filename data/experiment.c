@@ -520,10 +520,18 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
   if ((st = data_experiment_lock(exp, err)) != CORE_OK)
     return st;
   last = &exp->versions[exp->n_versions - 1];
+  /* What is wrong below is the sheet given (bad input, exit 2): an
+   * amendment missing, edited, removed or more than one. */
+  core_utc_now(now);
   if (strcmp(last->sha256, sheet->sha256) == 0)
-    return core_fail(err, CORE_ELOCK,
-                     "%s: identical to version v%d; nothing to amend", name,
-                     last->number);
+    return core_fail(err, CORE_EINPUT,
+                     "%s: identical to version v%d; nothing to amend. To "
+                     "change the protocol, edit the sheet and append to "
+                     "`amendments` an entry { date = \"%.10s\", why = \"what "
+                     "changed and why\" } (with supersedes = { \"WORKLOAD\" } "
+                     "when earlier rows stop counting), then run prereg "
+                     "amend %s",
+                     name, last->number, now, name);
   /* Amendments are appended, never edited: compare the recorded list
    * entry by entry before anything else, so the message names the one
    * that changed. */
@@ -532,7 +540,7 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
   for (size_t i = 0; i < common; i++)
     if (!same_amendment(&last->amendments[i], &sheet->amendments[i]))
       return core_fail(
-          err, CORE_ELOCK,
+          err, CORE_EINPUT,
           "%s:%d: amendments[%zu] (dated %s) differs from the one recorded "
           "in v%d (dated %s: \"%s\"); amendments are appended, never edited "
           "or reordered: restore it and add a new entry at the end",
@@ -541,7 +549,7 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
           recorded_in(exp, i), last->amendments[i].date,
           last->amendments[i].why);
   if (sheet->n_amendments < last->n_amendments)
-    return core_fail(err, CORE_ELOCK,
+    return core_fail(err, CORE_EINPUT,
                      "%s: amendments[%zu] (dated %s: \"%s\"), recorded in "
                      "v%d, was removed; amendments are never removed: "
                      "restore it",
@@ -558,15 +566,18 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
                     "added:\n",
                     name, last->number);
     put_capped_diff(&b, diff);
-    core_buf_puts(&b, "append an entry to `amendments` saying why, then "
-                      "run prereg amend again");
-    st = core_fail(err, CORE_ELOCK, "%s", b.data ? b.data : "");
+    core_buf_printf(&b,
+                    "append to `amendments` an entry saying why, { date = "
+                    "\"%.10s\", why = \"what changed and why\" }, then run "
+                    "prereg amend again",
+                    now);
+    st = core_fail(err, CORE_EINPUT, "%s", b.data ? b.data : "");
     core_buf_free(&b);
     core_free(diff);
     return st;
   }
   if (sheet->n_amendments > last->n_amendments + 1)
-    return core_fail(err, CORE_ELOCK,
+    return core_fail(err, CORE_EINPUT,
                      "%s:%d: %zu new amendments; prereg amend records "
                      "exactly one at a time: keep only the first new one, "
                      "amend, then add the next",

@@ -27,10 +27,6 @@ int data_row_fills_plan(const proto_sheet *s, const data_row *r) {
   return 1;
 }
 
-static int runs_here(const proto_workload *w) {
-  return w->runs > 0 && (w->cmd || w->n_steps > 0);
-}
-
 core_status data_host_rounds(const proto_sheet *s, const data_rowset *rows,
                              const char *host, long *done, long *planned,
                              core_err *err) {
@@ -41,7 +37,7 @@ core_status data_host_rounds(const proto_sheet *s, const data_rowset *rows,
             !strcmp(rows->rows[i].host, host);
   for (size_t w = 0; w < s->n_workloads; w++) {
     const proto_workload *wl = &s->workloads[w];
-    if (!runs_here(wl))
+    if (wl->runs <= 0 || !proto_workload_runs_itself(wl))
       continue;
     long rounds = quick && wl->runs > 3 ? 3 : wl->runs;
     /* seen[r * arms + a]: arm a has a run of round r (1-based). */

@@ -29,7 +29,7 @@ static const char *const col_names[C_COUNT] = {
     "started_at", "exit_code", "valid",  "note"};
 #define REQUIRED 4 /* the first four columns */
 
-typedef struct imp {
+typedef struct data_import {
   data_experiment *exp;
   const proto_sheet *sheet;
   const char *file;
@@ -391,6 +391,23 @@ static long arm_for(const imp *m, const char *arm_map, const char *cmd,
   return proto_arm_index(m->sheet, cmd);
 }
 
+/* The arm whose whole command is cmd, as hyperfine names a command given
+ * without -n; -1 when none, or more than one, is. */
+static long arm_by_command(const imp *m, const proto_workload *w,
+                           const char *cmd) {
+  long found = -1;
+  for (size_t i = 0; i < m->sheet->n_arms; i++) {
+    const proto_arm *a = &m->sheet->arms[i];
+    proto_expand_ctx x = {.arm = a->name, .workload = w->name};
+    core_err e = {0};
+    char *full = a->whole ? proto_expand(m->sheet, a->run, &x, &e) : NULL;
+    if (full && strcmp(full, cmd) == 0)
+      found = found < 0 ? (long)i : -2;
+    core_free(full);
+  }
+  return found < 0 ? -1 : found;
+}
+
 static core_status pick_workload(imp *m, const char *only, long *wi,
                                  core_err *err) {
   long found = -1;
@@ -401,7 +418,7 @@ static core_status pick_workload(imp *m, const char *only, long *wi,
     return CORE_OK;
   }
   for (size_t i = 0; i < m->sheet->n_workloads; i++)
-    if (!m->sheet->workloads[i].cmd && m->sheet->workloads[i].n_steps == 0) {
+    if (!proto_workload_runs_itself(&m->sheet->workloads[i])) {
       found = (long)i;
       count++;
     }
@@ -447,11 +464,14 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
     a = arm_for(m, arm_map, json_string_value(cmd), err, &bad);
     if (a == -2)
       return err ? err->status : CORE_EUSAGE;
+    if (a < 0)
+      a = arm_by_command(m, w, json_string_value(cmd));
     if (a < 0) {
       snprintf(where, sizeof where, "%s: results[%zu].command", m->file, j);
       return core_fail(err, CORE_EINPUT,
                        "%s: '%s' is not an arm; map it with --arm-from "
-                       "'%s=ARM'",
+                       "'%s=ARM', or name each command after its arm when "
+                       "running hyperfine (-n ARM)",
                        where, json_string_value(cmd), json_string_value(cmd));
     }
     if (!json_is_array(times) || json_array_size(times) == 0)
@@ -526,6 +546,80 @@ static core_status check_arm_map(const imp *m, const char *arm_map,
 
 /* }==== */
 
+/* {==== For the readers of other formats ==== */
+
+const proto_sheet *data_import_sheet(const data_import *m) {
+  return m->sheet;
+}
+
+const char *data_import_file(const data_import *m) {
+  return m->file;
+}
+
+core_status data_import_workload(data_import *m, const char *only,
+                                 const char *format, long *wi, core_err *err) {
+  core_status st = pick_workload(m, only, wi, err);
+  if (st == CORE_EUSAGE && !only)
+    core_fail(err, CORE_EUSAGE,
+              "%s: %s name no workload of the sheet and %s has not one "
+              "import-only workload (one without cmd) to take them; say "
+              "which with --only WORKLOAD",
+              m->file, format, m->sheet->path ? m->sheet->path : "the sheet");
+  return st;
+}
+
+long data_import_arm(const data_import *m, const char *arm_map,
+                     const char *name, core_err *err) {
+  const char *bad;
+  return arm_for(m, arm_map, name, err, &bad);
+}
+
+core_status data_import_no_arm(const data_import *m, const char *where,
+                               const char *name, core_err *err) {
+  core_buf b;
+  core_status st;
+  core_buf_init(&b);
+  for (size_t i = 0; i < m->sheet->n_arms; i++)
+    core_buf_printf(&b, "%s%s", i ? ", " : "", m->sheet->arms[i].name);
+  st = core_fail(err, CORE_EINPUT,
+                 "%s: '%s' is not an arm of %s (arms: %s); map it with "
+                 "--arm-from '%s=ARM'",
+                 where, name, m->sheet->path ? m->sheet->path : "the sheet",
+                 b.data ? b.data : "none", name);
+  core_buf_free(&b);
+  return st;
+}
+
+core_status data_import_undeclared_metric(const data_import *m,
+                                          const char *where,
+                                          const proto_workload *w,
+                                          const char *metric, core_err *err) {
+  return undeclared_metric(m, err, where, w, metric);
+}
+
+core_status data_import_row(data_import *m, const char *where,
+                            const char *workload, const char *arm,
+                            const char *metric, const char *run_id, long round,
+                            int valid, const char *reason, double value,
+                            int has_value, core_err *err) {
+  long wi = proto_workload_index(m->sheet, workload);
+  if (wi < 0)
+    return undeclared(m, err, where, "workload", workload, 0);
+  if (proto_arm_index(m->sheet, arm) < 0)
+    return undeclared(m, err, where, "arm", arm, 1);
+  if (!proto_workload_has_metric(&m->sheet->workloads[wi], metric))
+    return undeclared_metric(m, err, where, &m->sheet->workloads[wi], metric);
+  if (has_value && !isfinite(value))
+    return core_fail(err, CORE_EINPUT, "%s: %s: not a finite number", where,
+                     metric);
+  if (!valid && (!reason || !reason[0]))
+    reason = "marked invalid by the tool";
+  return make_row(m, workload, arm, metric, run_id, round, "", "", valid,
+                  valid ? "" : reason, value, has_value, err);
+}
+
+/* }==== */
+
 core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                              const char *file, const char *arm_map,
                              const char *only, size_t *imported,
@@ -572,14 +666,22 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                      je.line, je.text);
       goto cleanup;
     }
-    if (!json_is_object(root) || !json_object_get(root, "results"))
+    if (json_is_object(root) && json_object_get(root, "benchmarks")) {
+      format = "gbench";
+      st = data_import_gbench(&m, root, only, arm_map, err);
+    } else if (!json_is_object(root) || !json_object_get(root, "results"))
       st = core_fail(err, CORE_EINPUT,
-                     "%s: a JSON object without \"results\"; prereg imports "
-                     "hyperfine --export-json files and CSV",
+                     "%s: a JSON object without \"results\" (hyperfine "
+                     "--export-json) or \"benchmarks\" (Google Benchmark "
+                     "--benchmark_format=json); prereg imports those, CSV "
+                     "and go test -bench output",
                      file);
     else
       st = import_hyperfine(&m, root, only, arm_map, err);
     json_decref(root);
+  } else if (data_is_go_bench(text + k, len - k)) {
+    format = "go";
+    st = data_import_go(&m, text, len, only, arm_map, err);
   } else {
     st = import_csv(&m, text, len, err);
   }

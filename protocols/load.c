@@ -101,6 +101,11 @@ static const char *nearest(const char *name, const char *const cand[],
   return best && bd <= 1 + len / 3 && bd < len ? best : NULL;
 }
 
+const char *proto_nearest(const char *name, const char *const cand[],
+                          size_t n) {
+  return nearest(name, cand, n);
+}
+
 static size_t count_list(const char *const list[]) {
   size_t n = 0;
   while (list[n])
@@ -804,6 +809,30 @@ static void read_image(walk *w, int t, proto_image *img) {
   leave(w, mark);
 }
 
+/* Either every arm wraps the workloads' commands ({cmd} in its run) or
+ * every arm is a whole command: a mix would run a workload's cmd in some
+ * arms and silently ignore it in the others. */
+static void check_same_kind(walk *w, const proto_arm *a,
+                            const proto_arm *first) {
+  if (a->whole == first->whole)
+    return;
+  path_key(w, "run");
+  if (a->whole)
+    fail(w,
+         "has no {cmd}, so it is a whole command, but arms[1] \"%s\" "
+         "wraps the workload's command (its run is \"%s\"); either every "
+         "arm's run contains {cmd}, where each workload's cmd goes, or none "
+         "does (whole commands, compared as they are, with no cmd in the "
+         "workloads)",
+         first->name, first->run);
+  fail(w,
+       "contains {cmd}, but arms[1] \"%s\" is a whole command (its run "
+       "has no {cmd}); either every arm's run contains {cmd}, where each "
+       "workload's cmd goes, or none does (whole commands, compared as "
+       "they are, with no cmd in the workloads)",
+       first->name);
+}
+
 static void read_arms(walk *w, int t) {
   static const char *const keys[] = {
       "name", "reference", "run", "requires", "versions", "image", NULL};
@@ -847,10 +876,9 @@ static void read_arms(walk *w, int t) {
     }
     if (!get_template(w, at, "run", OPT, T_RUN | T_CMD, &a->run))
       a->run = dup_str(w, "{cmd}");
-    if (!uses_placeholder(a->run, "cmd")) {
-      path_key(w, "run");
-      fail(w, "must contain {cmd}, where the workload's command goes");
-    }
+    a->whole = !uses_placeholder(a->run, "cmd");
+    if (i > 1)
+      check_same_kind(w, a, &s->arms[0]);
     get_string_list(w, at, "requires", OPT, LIST_TEMPLATE | LIST_NONEMPTY,
                     "a list of commands", &a->requires, &a->n_requires);
     get_string_list(w, at, "versions", OPT, LIST_TEMPLATE | LIST_NONEMPTY,
@@ -891,6 +919,23 @@ static void check_metric_name(walk *w, const char *m) {
          "metric the command reports itself must differ from the "
          "built-ins by more than one letter)",
          m, near);
+}
+
+/* Whether prereg runs workload wl itself: its cmd or steps inside each
+ * arm's {cmd}, or, when every arm is a whole command, the arms' commands
+ * (then a cmd or steps would run nowhere, and are refused). */
+static int check_by_arms(walk *w, proto_workload *wl) {
+  if (w->s->arms[0].whole && (wl->cmd || wl->steps)) {
+    path_key(w, wl->cmd ? "cmd" : "steps");
+    fail(w,
+         "no arm would run it: every arm's run is a whole command (none "
+         "has {cmd}), and a run of this workload is the arm's command; "
+         "remove %s (vary the arms' commands with {workload} if the "
+         "workloads differ), or put {cmd} in every arm's run",
+         wl->cmd ? "cmd" : "steps");
+  }
+  wl->by_arms = w->s->arms[0].whole;
+  return wl->cmd || wl->steps || wl->by_arms;
 }
 
 static void read_workloads(walk *w, int t) {
@@ -947,7 +992,7 @@ static void read_workloads(walk *w, int t) {
     if (wl->cmd && wl->steps)
       fail(w, "has both cmd and steps; give one: cmd is one command, "
               "steps a list run in order in a fresh folder");
-    runs = wl->cmd || wl->steps;
+    runs = check_by_arms(w, wl);
     if (!runs)
       for (int k = 0; run_only[k]; k++) {
         if (field(w, at, run_only[k]) != LUA_TNIL) {

@@ -43,6 +43,8 @@ typedef struct proto_arm {
   char *name;
   int reference;   /* exactly one arm has it */
   char *run;       /* template; "{cmd}" by default */
+  int whole;       /* 1: run has no {cmd}, it is the whole command of a
+                      run (then so is every arm's: see proto_sheet) */
   char **requires; /* preflight commands; all must exit 0 */
   size_t n_requires;
   proto_image image; /* overrides the sheet's image when set */
@@ -67,6 +69,8 @@ typedef struct proto_workload {
   char *cmd;    /* template, or NULL */
   char **steps; /* templates run in order in a fresh folder, or NULL */
   size_t n_steps;
+  int by_arms; /* 1: no cmd or steps; every arm is a whole command, and a
+                  run is the arm's command (proto_arm.whole) */
   char *prepare, *cleanup; /* templates or NULL */
   char **metrics;          /* at least one; default { "wall_s" } */
   size_t n_metrics;
@@ -206,6 +210,9 @@ long proto_workload_index(const proto_sheet *s, const char *name);
  * paper): hosts.kubernetes.runtime_classes[arm], else the arm's name.
  * Borrowed from the sheet. */
 const char *proto_k8s_class(const proto_sheet *s, size_t a);
+/** 1 when prereg runs w itself (a cmd, steps, or arms that are whole
+ * commands), 0 when its data come only by `prereg import`. */
+int proto_workload_runs_itself(const proto_workload *w);
 /** 1 when the workload declares metric. */
 int proto_workload_has_metric(const proto_workload *w, const char *metric);
 /** Unit of a metric, from its suffix: "s", "MiB", "KiB" or "" (a static

@@ -85,6 +85,11 @@ typedef struct proto_claim_ud {
  * proto_sheet_free frees what a raised error leaves behind. */
 int proto_convert(lua_State *L);
 
+/** The closest of the n names in cand to name, when close enough to be a
+ * typo (a few edits, swaps of neighbours counting once), else NULL. */
+const char *proto_nearest(const char *name, const char *const cand[],
+                          size_t n);
+
 /* }==== */
 
 /* {==== Pieces of a command template ==== */

@@ -479,6 +479,55 @@ void proto_lua_close(proto_sheet *s) {
 
 /* {==== Running a sheet ==== */
 
+/* The __index of a sheet's globals (argument 1, key 2): the library
+ * table's value (upvalue 1), and for a name nobody defined an error at the
+ * sheet's line with the nearest known name, since a misspelt constructor
+ * (atleast(3)) would otherwise be "attempt to call a nil value". */
+static int unknown_global(lua_State *L) {
+  /* What open_sandbox leaves out, named as such. */
+  static const char *const withheld[] = {
+      "io",       "os",     "require", "package",        "load",
+      "loadfile", "dofile", "debug",   "collectgarbage", "print",
+      "warn",     "pcall",  "xpcall",  "setmetatable",   "getmetatable",
+      "coroutine"};
+  const char *cand[256], *name, *near;
+  size_t n = 0;
+  lua_settop(L, 2);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL ||
+      lua_type(L, 2) != LUA_TSTRING)
+    return 1;
+  name = lua_tostring(L, 2);
+  for (size_t i = 0; i < sizeof withheld / sizeof withheld[0]; i++)
+    if (!strcmp(name, withheld[i]))
+      return luaL_error(L,
+                        "'%s' is not available to a sheet: no files, "
+                        "processes, clocks, code loading, printing, "
+                        "metatables or caught errors, so that the same file "
+                        "always declares the same protocol within its "
+                        "budget",
+                        name);
+  /* The library's names and the sheet's own globals; keys stay alive in
+   * their tables. */
+  for (int t = 0; t < 2; t++) {
+    lua_pushnil(L);
+    while (lua_next(L, t ? 1 : lua_upvalueindex(1)) != 0) {
+      lua_pop(L, 1);
+      if (lua_type(L, -1) == LUA_TSTRING && n < 255)
+        cand[n++] = lua_tostring(L, -1);
+    }
+  }
+  cand[n] = NULL;
+  near = proto_nearest(name, cand, n);
+  if (near)
+    return luaL_error(L, "unknown name '%s'; did you mean %s?", name, near);
+  return luaL_error(L,
+                    "unknown name '%s': a sheet knows protocol, the claims "
+                    "at_least, below and verdict_is, the string, math, "
+                    "table and utf8 libraries, and the globals it sets",
+                    name);
+}
+
 /* Run protected: argument 1 is the sheet. Loads the text, gives it its
  * own _ENV, runs it, then converts what it declared. */
 static int run_sheet(lua_State *L) {
@@ -496,6 +545,7 @@ static int run_sheet(lua_State *L) {
   lua_newtable(L);
   lua_newtable(L);
   lua_pushglobaltable(L);
+  lua_pushcclosure(L, unknown_global, 1);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
   if (!lua_setupvalue(L, -2, 1))

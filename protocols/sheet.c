@@ -173,6 +173,10 @@ long proto_workload_index(const proto_sheet *s, const char *name) {
   return -1;
 }
 
+int proto_workload_runs_itself(const proto_workload *w) {
+  return w->cmd != NULL || w->n_steps > 0 || w->by_arms;
+}
+
 int proto_workload_has_metric(const proto_workload *w, const char *metric) {
   for (size_t i = 0; metric && i < w->n_metrics; i++)
     if (w->metrics[i] && strcmp(w->metrics[i], metric) == 0)

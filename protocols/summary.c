@@ -69,7 +69,7 @@ static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
 }
 
 static int runs_anything(const proto_workload *w) {
-  return w->cmd != NULL || w->steps != NULL;
+  return proto_workload_runs_itself(w);
 }
 
 static size_t wider(size_t wd, const char *name) {
@@ -213,6 +213,9 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
     core_buf_puts(out, "\n");
     if (w->cmd)
       core_buf_printf(out, "  %-*s  cmd: %s\n", (int)wd, "", w->cmd);
+    if (w->by_arms)
+      core_buf_printf(out, "  %-*s  runs each arm's own command\n", (int)wd,
+                      "");
     for (size_t k = 0; k < w->n_steps; k++)
       core_buf_printf(out, "  %-*s  step %zu: %s\n", (int)wd, "", k + 1,
                       w->steps[k]);
@@ -314,11 +317,18 @@ void proto_starter(const char *id, core_buf *out) {
       "  vars = { bin = \"/bin\" },\n"
       "\n"
       "  -- The arms to compare, in report order. Exactly one is the\n"
-      "  -- reference; `run` wraps each workload's command ({cmd}).\n"
+      "  -- reference; `run` wraps each workload's command ({cmd}), or is\n"
+      "  -- a whole command of its own (no {cmd}, as hyperfine compares\n"
+      "  -- commands: then the workloads have no cmd). `requires`: commands\n"
+      "  -- that must succeed before any run; `versions`: commands whose\n"
+      "  -- output (the tools' versions) each batch records and the report\n"
+      "  -- shows.\n"
       "  arms = {\n"
-      "    { name = \"bare\", reference = true, run = \"{cmd}\" },\n"
+      "    { name = \"bare\", reference = true, run = \"{cmd}\",\n"
+      "      versions = { \"uname -sr\" } },\n"
       "    { name = \"nice\", run = \"nice -n 10 {cmd}\",\n"
-      "      requires = { \"nice --version\" } },\n"
+      "      requires = { \"nice --version\" },\n"
+      "      versions = { \"nice --version | head -n 1\" } },\n"
       "  },\n"
       "\n"
       "  -- What to measure. Metrics: wall_s user_s sys_s maxrss_kib "

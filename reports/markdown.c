@@ -609,6 +609,8 @@ static void arms_and_workloads(core_buf *b, const proto_sheet *s) {
       esc(b, w->cmd);
     else if (w->n_steps)
       join_list(b, w->steps, w->n_steps);
+    else if (w->by_arms)
+      core_buf_puts(b, "each arm's command");
     else
       core_buf_puts(b, "(imported)");
     core_buf_puts(b, " | ");

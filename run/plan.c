@@ -65,7 +65,7 @@ void run_host_round_order(unsigned long seed, const char *host,
 /* {==== Building ==== */
 
 int run_workload_runnable(const proto_workload *w) {
-  return w->runs > 0 && (w->cmd || w->n_steps > 0);
+  return w->runs > 0 && proto_workload_runs_itself(w);
 }
 
 long run_plan_rounds(const proto_workload *w, int quick) {
@@ -286,6 +286,8 @@ char *run_expand(const proto_sheet *s, const char *tmpl,
 char *run_full_command(const proto_sheet *s, const proto_arm *arm,
                        const char *step, proto_expand_ctx x, core_err *err) {
   x.cmd = NULL;
+  if (arm->whole || !step) /* the arm's command is the whole run */
+    return run_expand(s, arm->run, &x, err);
   char *inner = run_expand(s, step, &x, err);
   if (!inner)
     return NULL;

@@ -308,8 +308,9 @@ void run_host_round_order(unsigned long seed, const char *host,
   "seed * 0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round ^ "                  \
   "rotl64(fnv1a64(host), 32) (run/plan.c)"
 
-/** 1 when `prereg run` has something to run for w (runs > 0 and a cmd or
- * steps); a workload without is filled by `prereg import`. */
+/** 1 when `prereg run` has something to run for w (runs > 0 and a cmd,
+ * steps or whole-command arms); a workload without is filled by `prereg
+ * import`. */
 int run_workload_runnable(const proto_workload *w);
 /** The rounds and the warm-ups per arm a plan holds for w: the sheet's,
  * or at most 3 and 1 with quick (the demo). */

@@ -27,7 +27,8 @@ void run_plan_mark(run_plan *p, const proto_sheet *s, const data_rowset *rows);
 char *run_expand(const proto_sheet *s, const char *tmpl,
                  const proto_expand_ctx *x, core_err *err);
 /** step (a workload's cmd or one of its steps) expanded and wrapped in
- * arm's run template. Returns a newly allocated string, or NULL. */
+ * arm's run template; for an arm that is a whole command (step NULL), its
+ * run expanded. Returns a newly allocated string, or NULL. */
 char *run_full_command(const proto_sheet *s, const proto_arm *arm,
                        const char *step, proto_expand_ctx x, core_err *err);
 

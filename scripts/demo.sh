@@ -1,23 +1,26 @@
 #!/bin/sh
-# demo.sh PREREG: prereg's own experiment end to end on this machine, in a
-# scratch data folder: build the image, check the sheets, register the
-# first version of sandbox-cost and amend it as it was amended, run it with
-# --quick (at most 3 rounds per workload, recorded in every row and in the
-# report), analyze, report. `make demo` calls it after building. Every
-# step says what it did; a step that cannot be done is named, with
-# prereg's own message, and the demo ends with exit status 1. It never
-# pretends.
+# demo.sh PREREG [WORKLOAD]: prereg's own experiment end to end on this
+# machine, in a scratch data folder: build the image, check the sheets,
+# register the first version of sandbox-cost and amend it as it was
+# amended, run it with --quick (at most 3 rounds per workload, recorded in
+# every row and in the report; WORKLOAD alone when given), report, verify,
+# and show the results. `make demo` calls it after building. The screen
+# gets a line per step and the results; every command's whole output goes
+# to the log. A step that cannot be done is named, with the end of its
+# output, and the demo ends with exit status 1. It never pretends.
+# PREREG_DEMO_DATA: the scratch data folder (default scratch/demo-data).
 # SPDX-License-Identifier: MIT
 set -u
 
-if [ $# -ne 1 ]; then
-  echo "usage: scripts/demo.sh PREREG_BINARY" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: scripts/demo.sh PREREG_BINARY [WORKLOAD]" >&2
   exit 2
 fi
 case "$1" in
   /*) prereg=$1 ;;
   *) prereg="$(pwd)/$1" ;;
 esac
+only=${2:-}
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src" || exit 1
 [ -x "$prereg" ] || { echo "demo: $prereg: no such program (make build)" >&2; exit 2; }
@@ -26,79 +29,130 @@ cd "$src" || exit 1
 # their own, not in the checkout).
 image=/var/tmp/prereg-sandbox-cost
 # Absolute: prereg hands $PREREG_METRICS to commands as a path under it.
-data="$src/scratch/demo-data"
+data=${PREREG_DEMO_DATA:-$src/scratch/demo-data}
+case "$data" in /*) ;; *) data="$src/$data" ;; esac
+log="$data.log"
 sheet=protocols/sandbox-cost.lua
 first=protocols/sandbox-cost/v0.lua
+out="$data.step"
 t0=$(date +%s)
-failed=""
 
-say() { printf '\n== %s\n' "$*"; }
-# do_step NAME CMD...: runs CMD; on failure records NAME and says why.
-do_step() {
-  name=$1
+# The log's name as the user would type it.
+short() { case "$1" in "$src"/*) echo "${1#"$src"/}" ;; *) echo "$1" ;; esac; }
+
+# step LABEL CMD...: runs CMD, its output (both streams) into $out and the
+# log; on failure says which step, with the end of its output, and ends
+# the demo.
+step() {
+  label=$1
   shift
-  if "$@"; then
-    return 0
-  fi
-  echo "demo: could not $name (exit $?)" >&2
-  failed="$failed\n  - $name"
-  return 1
-}
-finish() {
-  t1=$(date +%s)
-  say "Done in $((t1 - t0)) s"
-  if [ -n "$failed" ]; then
-    printf 'demo: these steps could not be done:%b\n' "$failed" >&2
+  ts=$(date +%s)
+  printf '\n== %s: %s\n' "$label" "$*" >> "$log"
+  "$@" > "$out" 2>&1
+  rc=$?
+  cat "$out" >> "$log"
+  dt=$(($(date +%s) - ts))
+  if [ $rc -ne 0 ]; then
+    printf '  %-9s FAILED (exit %d): %s\n' "$label" "$rc" "$*"
+    tail -n 8 "$out" | sed 's/^/    | /'
+    printf 'demo: could not %s; the whole output is in %s\n' "$label" \
+      "$(short "$log")" >&2
     exit 1
   fi
-  exit 0
 }
+# done_step LABEL TEXT: the step's line on the screen.
+done_step() { printf '  %-9s %-58s %4d s\n' "$1" "$2" "$dt"; }
 
-say "Image: $image (scripts/rootfs.sh, from this machine's packages)"
-do_step "build the image" sh scripts/rootfs.sh "$image" || finish
-
-say "Scratch data folder: $data (removed first)"
+mkdir -p "$(dirname "$data")"
 rm -rf "$data"
 mkdir -p "$data"
+: > "$log"
+what="bare vs bubblewrap vs runc on five workloads"
+[ -n "$only" ] && what="bare vs bubblewrap vs runc, workload $only"
+echo "prereg demo: sandbox-cost, $what, --quick"
+echo "  (every command's whole output: $(short "$log"))"
 
-say "Check the three sheets"
+step image sh scripts/rootfs.sh "$image"
+done_step image "$(sed -n 's/^rootfs.sh: image in //p' "$out")"
+
+ts0=$(date +%s)
+n=0
 for s in "$sheet" protocols/agent-sandbox.lua protocols/k8s-runtimes.lua; do
-  do_step "check $s" "$prereg" check "$s" --data "$data" || true
+  step check "$prereg" check "$s" --data "$data"
+  n=$((n + 1))
 done
-[ -z "$failed" ] || finish
+dt=$(($(date +%s) - ts0))
+done_step sheets "$n valid: sandbox-cost, agent-sandbox, k8s-runtimes"
 
-say "Register the first version ($first), then amend it ($sheet)"
-do_step "register $first" "$prereg" register "$first" --data "$data" ||
-  finish
-do_step "amend to $sheet" "$prereg" amend "$sheet" --data "$data" || finish
+ts0=$(date +%s)
+step register "$prereg" register "$first" --data "$data"
+step amend "$prereg" amend "$sheet" --data "$data"
+dt=$(($(date +%s) - ts0))
+done_step register "v0 registered, then amended to v1 (its one amendment)"
 
-say "Run it with --quick (at most 3 rounds per workload; the rows and the report say so)"
-do_step "run $sheet --quick" "$prereg" run "$sheet" --quick --data "$data" ||
-  finish
-
-# The analysis and the report count the quick rows and say so (quick=1
-# is in every row).
-say "Report"
-do_step "report" "$prereg" report "$sheet" --data "$data" || finish
-
-say "Results (prereg analyze)"
-do_step "analyze" "$prereg" analyze "$sheet" --data "$data" ||
-  finish
-n=$("$prereg" analyze "$sheet" --json --data "$data" 2>/dev/null |
-  grep -o '"ratio"' | wc -l)
-if [ "$n" -eq 0 ]; then
-  echo "demo: the analysis compared no arm: it counted none of the runs" >&2
-  failed="$failed\n  - analyze the --quick runs (none was counted)"
+# Progress: one line rewritten in place on a terminal, else into the log.
+ts=$(date +%s)
+printf '\n== run\n' >> "$log"
+if [ -t 2 ]; then
+  "$prereg" run "$sheet" --quick --data "$data" ${only:+--only "$only"} \
+    > "$out" 2>/dev/tty
+else
+  "$prereg" run "$sheet" --quick --data "$data" ${only:+--only "$only"} \
+    > "$out" 2>> "$log"
 fi
+rc=$?
+cat "$out" >> "$log"
+dt=$(($(date +%s) - ts))
+if [ $rc -ne 0 ]; then
+  printf '  %-9s FAILED (exit %d)\n' run "$rc"
+  tail -n 8 "$log" | sed 's/^/    | /'
+  echo "demo: could not run $sheet; the whole output is in $(short "$log")" >&2
+  exit 1
+fi
+done_step run "$(sed -n 's/^batch b[0-9]*: //p' "$out" | sed 's/ (quick.*//'), quick"
 
-say "Verify the frozen data"
-do_step "verify" "$prereg" verify "$sheet" --data "$data" || true
+step report "$prereg" report "$sheet" --data "$data"
+plots=$(grep -c '\.svg$' "$out")
+done_step report "report.md, report.html, report.xlsx and $plots plots"
+
+step verify "$prereg" verify "$sheet" --data "$data"
+done_step verify "$(tail -n 1 "$out")"
+
+step analyze "$prereg" analyze "$sheet" --data "$data"
+# The analysis as one line per workload and metric: each arm's ratio to
+# the reference, its CI and verdict (the report has the rest).
+echo
+awk '
+  / · / { rows[++n] = sprintf("  %-12s %-8s", $1, $3); next }
+  /reference  n=/ { if (!ref) { ref = $1; }; next }
+  n && /×/ {
+    if (n == 1) { arm[++na] = $1 }
+    for (i = 1; i <= NF; i++) if ($i ~ /×$/) break
+    r = $i; sub(/×$/, "x", r)
+    rows[n] = rows[n] sprintf(" %-33s", r " " $(i + 1) " " $(i + 2) " " $(i + 3))
+    cells[n]++
+  }
+  /^Hypotheses/ { hyp = 1; next }
+  hyp && /^  H[0-9]/ {
+    v = $2 ($2 == "not" ? " held" : ""); sub(/:$/, "", v); h = h ", " $1 " " v
+  }
+  END {
+    if (!na) exit 1
+    print "Results: each arm against " ref ", ratio of medians [95% CI] and verdict"
+    head = sprintf("  %-12s %-8s", "workload", "metric")
+    for (a = 1; a <= na; a++) head = head sprintf(" %-33s", arm[a])
+    sub(/ +$/, "", head); print head
+    for (i = 1; i <= n; i++)
+      if (cells[i]) { sub(/ +$/, "", rows[i]); print rows[i] }
+    if (h != "") print "Hypotheses: " substr(h, 3)
+  }' "$out" || {
+  echo "demo: the analysis compared no arm: it counted none of the runs" >&2
+  exit 1
+}
 
 html="$data/sandbox-cost/report/report.html"
-if [ -f "$html" ]; then
-  say "Report: $html"
-else
-  echo "demo: no report at $html" >&2
-  failed="$failed\n  - find the report at $html"
-fi
-finish
+[ -f "$html" ] || { echo "demo: no report at $html" >&2; exit 1; }
+rm -f "$out"
+echo
+echo "Report: $(short "$html")"
+echo "Done in $(($(date +%s) - t0)) s."

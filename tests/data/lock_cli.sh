@@ -115,8 +115,10 @@ has err "lock message" \
   '  +    { name = "startup", runs = 5, cmd = "true", metrics = { "wall_s" } },'
 has err "lock message" \
   'append an entry to `amendments` saying why, then run: prereg amend sheet.lua'
-expect 1 "amend without an amendment" in_files "$PREREG" amend sheet.lua
+expect 2 "amend without an amendment" in_files "$PREREG" amend sheet.lua
 has err "amend without an amendment" "no amendment was added"
+has err "amend without an amendment: what to append" \
+  'append to `amendments` an entry saying why, { date = "20'
 A1='{ date = "2026-10-22", why = "Five runs: three were too few." }'
 write_sheet 5 "$A1"
 PREREG_NOW=1792627200 expect 0 "amend" in_files "$PREREG" amend sheet.lua
@@ -134,22 +136,24 @@ if cmp -s gnu.diff data/locktest/versions/v1.diff; then ok; else
   bad "v1.diff differs from diff -u"; diff gnu.diff data/locktest/versions/v1.diff >&2; fi
 expect 0 "import after amend" in_files "$PREREG" import sheet.lua good.csv
 has out "import after amend" "(sheet v1)"
-expect 1 "amend again, unchanged" in_files "$PREREG" amend sheet.lua
+expect 2 "amend again, unchanged" in_files "$PREREG" amend sheet.lua
 has err "amend again, unchanged" "identical to version v1; nothing to amend"
+has err "amend again, unchanged: what to append" \
+  'append to `amendments` an entry { date = "'
 # }====
 
 # {==== amendments are appended, never edited ====
 write_sheet 6 '{ date = "2026-10-22", why = "Five runs: too few before." }' \
   '{ date = "2026-10-23", why = "Six." }'
-expect 1 "edited amendment" in_files "$PREREG" amend sheet.lua
+expect 2 "edited amendment" in_files "$PREREG" amend sheet.lua
 has err "edited amendment" \
   'amendments[1] (dated 2026-10-22) differs from the one recorded in v1'
 write_sheet 6
-expect 1 "removed amendment" in_files "$PREREG" amend sheet.lua
+expect 2 "removed amendment" in_files "$PREREG" amend sheet.lua
 has err "removed amendment" "amendments[1] (dated 2026-10-22: \"Five runs: three were too few.\"), recorded in v1, was removed"
 write_sheet 6 "$A1" '{ date = "2026-10-23", why = "Six." }' \
   '{ date = "2026-10-24", why = "Seven." }'
-expect 1 "two new amendments" in_files "$PREREG" amend sheet.lua
+expect 2 "two new amendments" in_files "$PREREG" amend sheet.lua
 has err "two new amendments" "2 new amendments; prereg amend records exactly one"
 write_sheet 5 "$A1"
 # }====

@@ -447,7 +447,7 @@ static void test_experiment(void) {
         NULL);
   CHECK(strstr(err.msg, "  +-- a new line\n") != NULL);
   CHECK(strstr(err.msg, "then run: prereg amend unit.lua") != NULL);
-  CHECK(data_amend(exp, &s2, &err) == CORE_ELOCK);
+  CHECK(data_amend(exp, &s2, &err) == CORE_EINPUT);
   CHECK(strstr(err.msg, "no amendment was added") != NULL);
   memset(am, 0, sizeof am);
   am[0].date = W("2026-10-21");
@@ -469,7 +469,7 @@ static void test_experiment(void) {
     s2.text = e2;
     s2.text_len = strlen(e2);
     core_sha256_hex(s2.text, s2.text_len, s2.sha256);
-    CHECK(data_amend(exp, &s2, &err) == CORE_ELOCK);
+    CHECK(data_amend(exp, &s2, &err) == CORE_EINPUT);
     CHECK(strstr(err.msg, "unit.lua:2: amendments[1] (dated 2026-10-21) "
                           "differs from the one recorded in v1") != NULL);
     core_free(e2);

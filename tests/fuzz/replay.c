@@ -61,9 +61,10 @@ static long replay_dir(const char *dir) {
 int main(int argc, char **argv) {
   long total = 0, failed = 0;
   if (argc < 2) {
-    fprintf(stderr, "usage: fuzz_replay FOLDER...  (folders named after "
-                    "a target: sheet, batch, import_csv, import_json, "
-                    "manifest)\n");
+    fprintf(stderr,
+            "usage: fuzz_replay FOLDER...  (folders named after "
+            "a target: sheet, batch, import_csv, import_json, import_go, "
+            "manifest)\n");
     return 2;
   }
   for (int i = 1; i < argc; i++) {

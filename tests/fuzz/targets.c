@@ -244,6 +244,14 @@ static int run_import_json(const uint8_t *data, size_t size) {
                     "/bin/true=bare,sleep 0.001=box");
 }
 
+/* go test -bench output: inputs the importer reads as such (a first line
+ * that is a configuration or Benchmark line); the rest is the CSV path. */
+static int run_import_go(const uint8_t *data, size_t size) {
+  if (!data_is_go_bench((const char *)data, size))
+    return 0;
+  return run_import(data, size, "go-bench.txt", "Bare=bare,Box=box");
+}
+
 static int run_manifest(const uint8_t *data, size_t size) {
   manifest m;
   core_buf problems;
@@ -267,9 +275,13 @@ static int run_manifest(const uint8_t *data, size_t size) {
 /* }==== */
 
 const fuzz_target fuzz_targets[] = {
-    {"sheet", run_sheet},           {"batch", run_batch},
-    {"import_csv", run_import_csv}, {"import_json", run_import_json},
-    {"manifest", run_manifest},     {NULL, NULL},
+    {"sheet", run_sheet},
+    {"batch", run_batch},
+    {"import_csv", run_import_csv},
+    {"import_json", run_import_json},
+    {"import_go", run_import_go},
+    {"manifest", run_manifest},
+    {NULL, NULL},
 };
 
 const fuzz_target *fuzz_target_find(const char *name) {

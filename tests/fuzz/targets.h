@@ -17,8 +17,9 @@ typedef struct fuzz_target {
 
 /** The targets, NULL-terminated: sheet (proto_sheet_load_text), batch
  * (data_load_rows on a frozen and on an unfinished batch, then
- * data_verify), import_csv and import_json (data_import_only into a
- * registered experiment) and manifest (data_manifest_load, data_verify,
+ * data_verify), import_csv, import_json (hyperfine and Google Benchmark)
+ * and import_go (data_import_only into a registered experiment) and
+ * manifest (data_manifest_load, data_verify,
  * data_report_inputs_load). */
 extern const fuzz_target fuzz_targets[];
 

@@ -93,6 +93,7 @@ got=$(cd "$work" && "$PREREG" check protocols/my-test.lua 2>&1)
 rc=$?
 check "check of the starter sheet: exit $rc: $got" [ $rc = 0 ]
 check_grep "starter: id" '^ID         my-test$' "$got"
+check_grep "starter: an arm's versions" 'version: nice --version' "$got"
 echo "-- edited" >> "$work/protocols/my-test.lua"
 sum=$(sha256sum "$work/protocols/my-test.lua")
 got=$(cd "$work" && "$PREREG" new my-test 2>&1)

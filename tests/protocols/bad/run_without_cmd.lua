@@ -1,4 +1,4 @@
--- bad: an arm's run that drops the workload's command
+-- bad: one arm a whole command, the other wrapping {cmd}
 protocol {
   id = "bad-sheet",
   title = "A sheet with one mistake",

@@ -1,0 +1,197 @@
+/* import_gbench.c: Google Benchmark's --benchmark_format=json (also
+ * --benchmark_out_format=json): each repetition of a benchmark (run_type
+ * "iteration") is a run of the arm its name maps to; aggregates (mean,
+ * median, stddev, cv) are statistics of those runs and are not imported.
+ * SPDX-License-Identifier: MIT
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "data/data_internal.h"
+
+/* Seconds per time_unit, or 0 for a unit Google Benchmark does not use. */
+static double unit_seconds(const char *u) {
+  static const struct {
+    const char *name;
+    double s;
+  } units[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(u, units[i].name))
+      return units[i].s;
+  return 0;
+}
+
+/* An entry's number field, which must be finite and not negative. OUT:
+ * *v. Returns 1 when present, 0 when absent; CORE_EINPUT in *st. */
+static int number(const data_import *m, json_t *b, size_t i, const char *bn,
+                  const char *key, double *v, core_status *st, core_err *err) {
+  json_t *x = json_object_get(b, key);
+  if (!x)
+    return 0;
+  if (!json_is_number(x) || !isfinite(*v = json_number_value(x)) || *v < 0) {
+    *st = core_fail(err, CORE_EINPUT,
+                    "%s: benchmarks[%zu] (%s): %s is not a number >= 0 "
+                    "(times, rates and counts are never negative)",
+                    data_import_file(m), i, bn, key);
+    return 0;
+  }
+  return 1;
+}
+
+/* The value of metric for entry b: wall_s from real_time, cpu_s from
+ * cpu_time (both in time_unit), any other metric from the field (a user
+ * counter, bytes_per_second, items_per_second) of the same name. */
+static core_status metric_value(const data_import *m, json_t *b, size_t i,
+                                const char *bn, double per_s,
+                                const char *metric, double *v, core_err *err) {
+  int is_time = !strcmp(metric, "wall_s") || !strcmp(metric, "cpu_s");
+  const char *key = !strcmp(metric, "wall_s")  ? "real_time"
+                    : !strcmp(metric, "cpu_s") ? "cpu_time"
+                                               : metric;
+  core_status st = CORE_OK;
+  if (!number(m, b, i, bn, key, v, &st, err))
+    return st != CORE_OK
+               ? st
+               : core_fail(err, CORE_EINPUT,
+                           "%s: benchmarks[%zu] (%s): no %s for the metric "
+                           "%s (wall_s is real_time, cpu_s is cpu_time, "
+                           "any other metric a counter of its name)",
+                           data_import_file(m), i, bn, key, metric);
+  if (is_time)
+    *v *= per_s;
+  return CORE_OK;
+}
+
+/* Checks entry i, a repetition of benchmark bn, and adds its rows: one
+ * per metric of w, as run "gbI" of arm in round. */
+static core_status one_run(data_import *m, json_t *b, size_t i, const char *bn,
+                           const proto_workload *w, const char *arm,
+                           long round, core_err *err) {
+  const char *file = data_import_file(m);
+  json_t *u = json_object_get(b, "time_unit");
+  json_t *it = json_object_get(b, "iterations");
+  json_t *failed = json_object_get(b, "error_occurred");
+  char where[600], run_id[64];
+  double per_s;
+  snprintf(where, sizeof where, "%s: benchmarks[%zu] (%s)", file, i, bn);
+  if (!json_is_string(u))
+    return core_fail(err, CORE_EINPUT, "%s: no time_unit", where);
+  if ((per_s = unit_seconds(json_string_value(u))) == 0)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: time_unit '%s' is not one of ns, us, ms, s", where,
+                     json_string_value(u));
+  snprintf(run_id, sizeof run_id, "gb%zu", i + 1);
+  if (json_is_true(failed)) {
+    /* A skipped or failed benchmark measured nothing: its run is kept as
+     * invalid, with the library's reason. */
+    json_t *why = json_object_get(b, "error_message");
+    char reason[300];
+    snprintf(reason, sizeof reason, "Google Benchmark: %s",
+             json_is_string(why) ? json_string_value(why) : "error");
+    for (size_t k = 0; k < w->n_metrics; k++) {
+      core_status st = data_import_row(m, where, w->name, arm, w->metrics[k],
+                                       run_id, round, 0, reason, 0, 0, err);
+      if (st != CORE_OK)
+        return st;
+    }
+    return CORE_OK;
+  }
+  if (!json_is_integer(it) || json_integer_value(it) < 1)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: iterations is not a positive integer", where);
+  for (size_t k = 0; k < w->n_metrics; k++) {
+    double v = 0;
+    core_status st = metric_value(m, b, i, bn, per_s, w->metrics[k], &v, err);
+    if (st == CORE_OK)
+      st = data_import_row(m, where, w->name, arm, w->metrics[k], run_id,
+                           round, 1, "", v, 1, err);
+    if (st != CORE_OK)
+      return st;
+  }
+  return CORE_OK;
+}
+
+/* The round of entry b: repetition_index + 1, else the count of its arm's
+ * repetitions so far. */
+static long round_of(json_t *b, long *seen) {
+  json_t *ri = json_object_get(b, "repetition_index");
+  ++*seen;
+  return json_is_integer(ri) && json_integer_value(ri) >= 0
+             ? (long)json_integer_value(ri) + 1
+             : *seen;
+}
+
+core_status data_import_gbench(data_import *m, json_t *root, const char *only,
+                               const char *arm_map, core_err *err) {
+  const proto_sheet *s = data_import_sheet(m);
+  const char *file = data_import_file(m);
+  json_t *list = json_object_get(root, "benchmarks"), *b;
+  size_t i, runs = 0, aggregates = 0;
+  long wi;
+  long *seen;
+  core_status st;
+  if (!json_is_array(list))
+    return core_fail(err, CORE_EINPUT, "%s: benchmarks: not an array", file);
+  if ((st = data_import_workload(m, only, "Google Benchmark results", &wi,
+                                 err)) != CORE_OK)
+    return st;
+  if (!(seen = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *seen)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  json_array_foreach(list, i, b) {
+    json_t *name = json_object_get(b, "run_name");
+    json_t *type = json_object_get(b, "run_type");
+    const char *bn;
+    long a;
+    if (!json_is_string(name))
+      name = json_object_get(b, "name");
+    if (!json_is_object(b) || !json_is_string(name)) {
+      st =
+          core_fail(err, CORE_EINPUT,
+                    "%s: benchmarks[%zu]: not an object with a name", file, i);
+      break;
+    }
+    bn = json_string_value(name);
+    if (json_is_string(type) &&
+        !strcmp(json_string_value(type), "aggregate")) {
+      aggregates++;
+      continue;
+    }
+    if (type && !(json_is_string(type) &&
+                  !strcmp(json_string_value(type), "iteration"))) {
+      st = core_fail(err, CORE_EINPUT,
+                     "%s: benchmarks[%zu] (%s): run_type is neither "
+                     "\"iteration\" nor \"aggregate\"",
+                     file, i, bn);
+      break;
+    }
+    if ((a = data_import_arm(m, arm_map, bn, err)) == -2) {
+      st = err ? err->status : CORE_EUSAGE;
+      break;
+    }
+    if (a < 0) {
+      char where[600];
+      snprintf(where, sizeof where, "%s: benchmarks[%zu]", file, i);
+      st = data_import_no_arm(m, where, bn, err);
+      break;
+    }
+    runs++;
+    if ((st = one_run(m, b, i, bn, &s->workloads[wi], s->arms[a].name,
+                      round_of(b, &seen[a]), err)) != CORE_OK)
+      break;
+  }
+  core_free(seen);
+  if (st != CORE_OK)
+    return st;
+  if (runs == 0 && aggregates > 0)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: holds only aggregates (%zu: mean, median, stddev, "
+                     "...), not the repetitions they summarise; run the "
+                     "benchmark with --benchmark_repetitions=N and without "
+                     "--benchmark_report_aggregates_only",
+                     file, aggregates);
+  if (runs == 0)
+    return core_fail(err, CORE_EINPUT, "%s: benchmarks: empty", file);
+  return CORE_OK;
+}

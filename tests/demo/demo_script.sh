@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# demo_script.sh: scripts/demo.sh (what make demo shows), on one workload:
+# a screenful that ends with the results and the report's path, the whole
+# output of every command in its log, and a failing step named with the
+# end of its output and exit status 1.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/../lib.sh"
+: "${PREREG:?}" "${SRC:?}"
+
+T=$(mktemp -d /tmp/prereg-demo-script-XXXXXX)
+on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
+export PREREG_DEMO_DATA=$T/demo
+
+expect 0 "demo on startup" sh "$SRC/scripts/demo.sh" "$PREREG" startup
+screen=$out
+lines=$(wc -l <<<"$screen")
+check "a screenful: $lines lines" [ "$lines" -le 25 ]
+for s in image sheets register run report verify; do
+  check_grep "a line for $s" "^  $s +[^ ].* [0-9]+ s$" "$screen"
+done
+check_grep "run: the quick runs" "^  run +9 runs, 9 valid, 0 invalid, quick" "$screen"
+check_grep "results: the arms' header" "^  workload +metric +bwrap +runc$" "$screen"
+check_grep "results: startup row" "^  startup +wall_s +[0-9.]+x \[[0-9.]+, [0-9.]+\] [a-z]+ +[0-9.]+x \[" "$screen"
+check_grep "results: hypotheses" "^Hypotheses: H1 [a-z ]+, H2 [a-z ]+, H3 [a-z ]+$" "$screen"
+check_grep "ends with the report's path" "Report: $T/demo/sandbox-cost/report/report.html"$'\n'"Done in [0-9]+ s\.$" "$(tail -n 2 <<<"$screen")"
+check "the report is there" test -s "$T/demo/sandbox-cost/report/report.html"
+check "no sheet dumped on the screen" [ -z "$(grep -E '^Sheet +protocols|^Arms \(' <<<"$screen")" ]
+check "no YAML on the screen" [ -z "$(grep -E 'apiVersion|kind: ' <<<"$screen")" ]
+log=$T/demo.log
+check "the log holds the summaries" grep -q '^Sheet      protocols/k8s-runtimes.lua' "$log"
+check "the log holds the amendment's diff" grep -q '^+++ versions/v1.lua' "$log"
+check "the log holds the analysis" grep -q '^startup · wall_s' "$log"
+
+# A step that fails is named, with the end of its output; exit 1.
+cat > "$T/failing" <<SH
+#!/bin/sh
+[ "\$1" = amend ] && { echo "amend: the disk is on fire" >&2; exit 1; }
+exec "$PREREG" "\$@"
+SH
+chmod +x "$T/failing"
+expect 1 "a failing step ends the demo" sh "$SRC/scripts/demo.sh" "$T/failing" startup
+check_grep "the step is named" "^  amend +FAILED \(exit 1\): $T/failing amend" "$out"
+check_grep "with its output" "    \| amend: the disk is on fire" "$out"
+check_grep "and where the log is" "demo: could not amend; the whole output is in $T/demo.log" "$out"
+check "no results after a failure" [ -z "$(grep -E '^Results|^Report:' <<<"$out")" ]
+done_testing 22
