@@ -212,6 +212,18 @@ static void print_hosts(const proto_sheet *s, const run_plan *p, FILE *out) {
 /* The dry run's last word, with the numbers a run would give. */
 static void print_todo(const proto_sheet *s, const run_plan *p, FILE *out) {
   size_t left = p->planned - p->collected;
+  if (p->hosts_pending) {
+    long per = 0;
+    for (size_t w = 0; w < s->n_workloads; w++)
+      if (run_workload_runnable(&s->workloads[w]) &&
+          (!p->only || !strcmp(p->only, s->workloads[w].name)))
+        per += run_plan_rounds(&s->workloads[w], p->quick) * (long)s->n_arms;
+    fprintf(out,
+            "%ld runs to do on each of the %ld hosts the allocation "
+            "names (%ld in all)\n",
+            per, s->hosts.count, per * s->hosts.count);
+    return;
+  }
   if (p->planned == 0) {
     fprintf(out,
             "nothing to run: %s has no workload prereg runs itself "

@@ -167,4 +167,19 @@ expect 1 "a node with another image digest is refused" "$PREREG" run image.lua $
 check_grep "the refusal names the node and both digests" "node n2 has the image of arm bare with digest 'other', not 'same'" "$out"
 check "nothing was written" test ! -e "$T/data/image-hosts/batches"
 
-done_testing 26
+# 6. Hosts by count: the first allocation names them, and the plan keeps
+# those names from then on.
+sed -e 's/id = "shell-hosts"/id = "count-hosts"/' -e 's/runs = 12/runs = 3/' \
+  -e 's/nodes = { "n1", "n2", "n3" }/count = 2, partition = "loop", min_hosts = 2/' \
+  shell.lua > count.lua
+expect 0 "register hosts by count" "$PREREG" register count.lua $D
+expect 0 "dry run before any allocation" "$PREREG" run count.lua --dry-run $D
+check_grep "the plan waits for the allocation to name the hosts" \
+  "6 runs to do on each of the 2 hosts the allocation names \\(12 in all\\)" "$out"
+expect 0 "run on two nodes the scheduler picks" "$PREREG" run count.lua $D
+check_grep "12 runs" "batch b0001: 12 runs, 12 valid" "$out"
+expect 0 "the plan now names the hosts" "$PREREG" run count.lua --dry-run $D
+check_grep "the hosts are the allocation's, every run collected" \
+  "hosts \(slurm\): n[1-3], n[1-3].*nothing to do: all 12 planned runs" "$(printf '%s' "$out" | tr '\n' ' ')"
+
+done_testing 32
