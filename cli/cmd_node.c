@@ -172,7 +172,7 @@ static core_status round_step(const cli_opts *o, const proto_sheet *s,
   if (!o->batch || !o->work || !o->only)
     return core_fail(err, CORE_EUSAGE,
                      "node-run needs --batch, --work and --only WORKLOAD");
-  if ((st = number("round", o->round, 0, &q.round, err)) != CORE_OK ||
+  if ((st = number("round", o->round, -1, &q.round, err)) != CORE_OK ||
       (st = number("seq", o->seq, 1, &q.seq, err)) != CORE_OK ||
       (st = number("sheet-version", o->sheet_version, 0, &version, err)) !=
           CORE_OK ||

@@ -182,4 +182,28 @@ expect 0 "the plan now names the hosts" "$PREREG" run count.lua --dry-run $D
 check_grep "the hosts are the allocation's, every run collected" \
   "hosts \(slurm\): n[1-3], n[1-3].*nothing to do: all 12 planned runs" "$(printf '%s' "$out" | tr '\n' ' ')"
 
-done_testing 32
+# 7. A blocked workload is one step per host (each arm's rounds in a row),
+# and reference parity is decided on the node, round by round.
+cp "$H/sheets/blocked.lua" .
+expect 0 "register the blocked sheet" "$PREREG" register blocked.lua $D
+expect 0 "run it on n1 and n2" "$PREREG" run blocked.lua $D
+python3 - "$T/data/blocked-hosts/batches/b0001.csv" > blocked.check << 'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+bad = []
+for h in ("n1", "n2"):
+    blk = [r["arm"] for r in sorted((r for r in rows if r["host"] == h and r["workload"] == "block"),
+                                   key=lambda r: int(r["seq"]))]
+    if blk != ["bare"] * 3 + ["sh"] * 3:
+        bad.append(h + " block " + ",".join(blk))
+    par = [r for r in rows if r["host"] == h and r["workload"] == "parity"]
+    if len(par) != 6 or any(r["valid"] != ("1" if r["arm"] == "bare" else "0") for r in par) or \
+            any(r["arm"] == "sh" and "step 2: exit 1, reference arm exit 0" not in r["reason"] for r in par):
+        bad.append(h + " parity")
+print("ok" if not bad else "bad " + "; ".join(bad))
+PY
+check "blocked order per host, parity per round: $(cat blocked.check)" grep -qx ok blocked.check
+check "one end marker per round of the blocked step" \
+  test "$(grep -c '^end block [1-3] 6$' "$T/data/blocked-hosts/batches/b0001/n1.lines")" -eq 3
+
+done_testing 36
