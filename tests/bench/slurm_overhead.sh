@@ -37,7 +37,10 @@ sheet local "" > local.lua
 sheet slurm 'hosts = { backend = "slurm", nodes = { "n1" }, min_completed = 1,
            min_hosts = 2, across = { max_spread = 1.1 } },' > slurm.lua
 for pass in $(seq "$PASSES"); do
-  for kind in local slurm; do
+  # Which goes first alternates too.
+  order="local slurm"
+  [ $((pass % 2)) = 0 ] && order="slurm local"
+  for kind in $order; do
     "$PREREG" register "$kind.lua" --data "d$pass" >/dev/null
     s=$EPOCHREALTIME
     "$PREREG" run "$kind.lua" --data "d$pass" >/dev/null 2>&1
