@@ -262,6 +262,11 @@ void data_batch_abandon(data_batch *b);
  *   "none"; source null for none, digest "" for none),
  *   versions {ARM: [{command, exit_code [integer; -1: did not exit],
  *   output}]}, warmup_failures [strings],
+ *   and for a batch across hosts (backend not NULL): backend, job
+ *   [string or null], nodes {NAME: {the node's report (data_node_report),
+ *   scheduler [string or null], boot_id_end [string or null],
+ *   rounds_done, rounds_lost [integers]}}, host_threats, lost_rounds
+ *   [strings],
  * then the keys every frozen batch gets (see data_batch_freeze).
  * Strings are written as valid UTF-8: a byte that is not becomes U+FFFD.
  * Structs rather than a JSON builder: the schema stands here as types,
