@@ -23,13 +23,23 @@ core_status slurm_plan_named(coord *c, const char *list, core_err *err) {
   char *copy = core_strdup(list);
   if (!copy)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  for (char *t = strtok(copy, "\n"); t && n < 4096; t = strtok(NULL, "\n"))
+  core_status st = CORE_OK;
+  for (char *t = strtok(copy, "\n"); t && n < 4096; t = strtok(NULL, "\n")) {
+    /* Names go into file names and commands: plain ones only. */
+    if (*t && (t[0] == '.' || t[strspn(t, "abcdefghijklmnopqrstuvwxyz"
+                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_.+-")]))
+      st = core_fail(err, CORE_ERUN,
+                     "the allocation %s names a node '%.100s' that prereg "
+                     "cannot use as a host name",
+                     c->job, t);
     if (*t)
       v[n++] = t;
-  core_status st =
-      n == 0 ? core_fail(err, CORE_ERUN,
-                         "the allocation %s names no node (squeue)", c->job)
-             : run_plan_set_hosts(c->p, c->s, v, n, err);
+  }
+  if (st == CORE_OK)
+    st = n == 0 ? core_fail(err, CORE_ERUN,
+                            "the allocation %s names no node (squeue)", c->job)
+                : run_plan_set_hosts(c->p, c->s, v, n, err);
   core_free(copy);
   if (st == CORE_OK)
     run_plan_mark(c->p, c->s, c->rows);
@@ -427,6 +437,7 @@ static int rows_fit(const coord *c, const host_run *h, char *why, size_t cap) {
     if (strcmp(r->host, h->name) || strcmp(r->batch, c->bid) ||
         strcmp(r->workload, w->name) || strcmp(r->source, "run") ||
         strcmp(r->sheet_sha256, c->s->sha256) ||
+        r->sheet_version != c->version || !r->quick != !c->p->quick ||
         (st->round > 0 && r->round != st->round) || r->round <= 0) {
       snprintf(why, cap, "it sent a row of another round (%s %s round %ld)",
                r->host, r->workload, r->round);
