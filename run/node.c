@@ -7,9 +7,15 @@
  *
  * Lines (each sent whole, at once, so that a lost node leaves no torn
  * one): the hello "prereg-node 1 HOST JOB.STEP BOOT_ID"; then "facts
- * JSON" (preflight) or, per run, "row JSON" (data_row_line) and "warmup
- * TEXT"; a round ends with "end WORKLOAD ROUND RUNS", the only proof
- * that it ran to its end; "refused TEXT" when the preflight fails.
+ * JSON" (preflight), or "warmup TEXT" for a failed warm-up and, once the
+ * round's last run has ended, its runs' "row JSON" lines (data_row_line)
+ * and "end WORKLOAD ROUND RUNS", the only proof that it ran to its end;
+ * "refused TEXT" when the preflight fails; "alive" from the heartbeat.
+ * Rows wait for the round's end so that no line crosses the node while a
+ * run is measured: on the loopback cluster, where the coordinator and
+ * srun share the node's cores, rows sent as each run ended made /bin/true
+ * 34% slower (1.173 against 0.873 ms here), sent at the round's end 4%
+ * (0.939 against 0.905 ms, within the passes' spread).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -186,8 +192,6 @@ static core_status one(node_round *c, const run_plan_item *it, int *stop,
         it->round <= c->rounds &&
         !(c->ref[it->round] = core_strdup(o.exit_codes)))
       st = core_fail(err, CORE_ENOMEM, "out of memory");
-    if (st == CORE_OK && w->expect != PROTO_EXPECT_REFERENCE)
-      st = send_rows(c->out, &c->rows, err);
   }
   core_free(o.m);
   return st;

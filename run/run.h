@@ -437,9 +437,9 @@ typedef struct run_node_req {
 } run_node_req;
 
 /** Runs the round's runs in the plan's order for q->host (warm-ups are
- * not recorded; a failed one is sent as a "warmup" line), each run's rows
- * sent as it ends (for expect_exit = "reference", at the round's end,
- * after parity), then the end marker. CORE_EINTERRUPT, and no end marker,
+ * not recorded; a failed one is sent as a "warmup" line), then sends the
+ * round's rows (after parity for expect_exit = "reference") and its end
+ * marker. CORE_EINTERRUPT, and no end marker,
  * when run_cancel stopped it. */
 core_status run_node_round(const proto_sheet *s, const run_node_req *q,
                            const run_node_sink *out, core_err *err);
