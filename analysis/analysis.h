@@ -26,8 +26,17 @@ typedef struct analysis_result {
   char *workload, *metric, *arm, *reference;
   size_t n, n_reference; /* valid rows that count */
   double median, median_reference, ratio, ci_low, ci_high;
-  char *verdict;      /* the first matching rule's name, or "inconclusive" */
-  unsigned long seed; /* the comparison's (analysis_comparison_seed) */
+  /* The word the first matching rule reads on this metric
+   * (proto_verdict_word: "slower" on a time, "more memory" where the
+   * sheet names it so), or "inconclusive"; rule_verdict is that rule's own
+   * name, the same across metrics and across amendments that change the
+   * words only. */
+  char *verdict, *rule_verdict;
+  int worse;              /* 1: the arm fares worse than the reference (by the
+                             metric's direction), -1 better, 0 neither */
+  proto_metric_kind kind; /* what the metric measures */
+  int higher_better;      /* the metric is better higher */
+  unsigned long seed;     /* the comparison's (analysis_comparison_seed) */
   char *note; /* why the ratio or CI is missing (NaN) when it is, else NULL */
   /* A sheet with hosts: the host of a per-host entry (the sheet's rule on
    * that host's data), NULL for the cross-host entry, whose ratio is the
@@ -56,11 +65,39 @@ typedef struct analysis_host {
   int counted;
 } analysis_host;
 
+/* Whether an arm's runs moved over the collection (analysis/spread.c):
+ * its later runs against its earlier ones, between consecutive batches
+ * when its runs span batches (the pair with the smallest p), else the
+ * second half of its runs in collection order against the first. */
+typedef struct analysis_drift {
+  int tested;   /* 0: too few runs (fewer than 3 on a side) */
+  int by_batch; /* 1: between batches, 0: halves in collection order */
+  size_t earlier, later; /* batch indexes (by_batch), else the runs on
+                            each side */
+  double shift;          /* median(later) / median(earlier) */
+  double p;              /* two-sided p of the Mann-Whitney rank test */
+  int flagged;           /* p < ANALYSIS_DRIFT_P and shift outside the noise
+                            band (analysis_summary.noise_low/high) */
+} analysis_drift;
+
 /* Per workload x metric x arm (reference included), for tables. */
 typedef struct analysis_cell {
   char *workload, *metric, *arm;
   size_t n_valid, n_invalid, n_superseded, n_planned;
   double median; /* NaN when n_valid == 0 */
+  /* The spread of the valid values (NaN when there are none): type-7
+   * quartiles, median absolute deviation (not scaled), the extremes, and
+   * how many lie beyond Tukey's fences (1.5 IQR outside the quartiles):
+   * counted, never removed. */
+  double q1, q3, mad, min, max;
+  size_t n_outliers;
+  analysis_drift drift;
+  /* The valid values in collection order, each with its position among
+   * all rows read (0-based) and its batch (an index into the summary's
+   * batches): what a run-order plot shows. NULL (n_valid values
+   * otherwise) in the original analysis and in hand-built summaries. */
+  double *values;
+  unsigned *order, *batch;
 } analysis_cell;
 
 typedef struct analysis_hypothesis {
@@ -97,15 +134,30 @@ typedef struct analysis_summary {
   size_t n_hypotheses;
   analysis_exclusion *exclusions;
   size_t n_exclusions;
-  /* A sheet with hosts (across = 1): its hosts; results and hypotheses
-   * then hold the cross-host entries first, then each host's. Cells and
-   * exclusions are of every host's rows together. */
+  /* A sheet with hosts (across = 1): results and hypotheses hold the
+   * entries across hosts (host NULL), one per comparison and hypothesis
+   * as for a sheet without hosts; host_results and host_hypotheses each
+   * host's (host set), host after host. Cells and exclusions are of every
+   * host's rows together. */
   int across;
   analysis_host *hosts;
   size_t n_hosts;
+  analysis_result *host_results;
+  size_t n_host_results;
+  analysis_hypothesis *host_hypotheses;
+  size_t n_host_hypotheses;
   int same_verdict; /* the declared cross-host rule (hosts.across) */
   double max_spread, min_completed;
   long min_hosts;
+
+  /* The batches rows came from, in the order first seen. */
+  char **batches;
+  size_t n_batches;
+  size_t n_rows; /* rows read */
+  /* What the rule counts as noise, for drift: its tie band (a verdict
+   * with ci_within), else 1/x to x for its smallest ratio_above x > 1,
+   * else 0.95 to 1.05. */
+  double noise_low, noise_high;
   /* Verdicts under the original (registered) rule and hypotheses, when an
    * amendment filed after data existed changed the rule, the hypotheses
    * or data handling; NULL otherwise. */
@@ -126,6 +178,28 @@ core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
 /** Frees a summary and everything it owns; NULL is a no-op. */
 void analysis_summary_free(analysis_summary *s);
 
+/* The same analysis, fed one row at a time: the rows never need to be in
+ * memory together (a report over a million rows keeps only the values).
+ * analysis_run is begin, one add per row, end. */
+typedef struct analysis_stream analysis_stream;
+
+/** Starts an analysis (inputs as analysis_run's, borrowed until end).
+ * OUT: *out newly allocated (end or free it), NULL on error. */
+core_status analysis_stream_begin(const proto_sheet *sheet,
+                                  const proto_sheet *orig,
+                                  const data_experiment *exp,
+                                  analysis_stream **out, core_err *err);
+/** Adds one row, in collection order; r is borrowed for the call (its
+ * strings may be reused afterwards). */
+core_status analysis_stream_add(analysis_stream *st, const data_row *r,
+                                core_err *err);
+/** Computes the summary and frees st (also on error). OUT: *out as
+ * analysis_run's. */
+core_status analysis_stream_end(analysis_stream *st, int threads,
+                                analysis_summary **out, core_err *err);
+/** Frees an unfinished stream; NULL is a no-op. */
+void analysis_stream_free(analysis_stream *st);
+
 /** Appends `prereg analyze --json` output (interface.md section 4, plus
  * more keys) to out (the caller's buffer): deterministic, keys in a
  * fixed order, reals in their shortest exact form. CORE_ENOMEM when out
@@ -133,10 +207,13 @@ void analysis_summary_free(analysis_summary *s);
 core_status analysis_json(const analysis_summary *s, core_buf *out,
                           core_err *err);
 
-/** Appends the terminal table (arm, median with unit, ratio x, CI,
- * verdict) per workload and metric, then hypotheses and exclusions, to
- * out (the caller's buffer). */
-void analysis_write_table(const analysis_summary *s, core_buf *out);
+/** Appends the terminal summary to out (the caller's buffer): the matrix
+ * of workloads and metrics down, arms across (median, IQR, ratio, CI,
+ * verdict), cut into blocks of as many arms as fit in width columns, then
+ * the hypotheses and what did not count. sheet (may be NULL) gives the
+ * metrics' units. */
+void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
+                          int width, core_buf *out);
 
 /* }==== */
 
@@ -223,6 +300,28 @@ double analysis_quantile_sorted(const double *x, size_t n, double f);
 /* }==== */
 
 /* {==== Verdicts and claims ==== */
+
+/** p below which a shift counts as drift (two-sided). */
+#define ANALYSIS_DRIFT_P 0.01
+
+/** Spread of x (n values, reordered): q1, median, q3, MAD, min, max and
+ * the count beyond Tukey's fences, into c (the rest of c untouched).
+ * CORE_ENOMEM when the scratch copy fails. */
+core_status analysis_spread(double *x, size_t n, analysis_cell *c,
+                            core_err *err);
+
+/** Two-sided p of the Mann-Whitney rank test of a against b (ties get
+ * mid-ranks): exact without ties for up to 60 values in all, else the
+ * normal approximation with tie and continuity corrections. 1 when
+ * either side is empty. CORE_ENOMEM when its scratch fails. */
+core_status analysis_rank_test(const double *a, size_t na, const double *b,
+                               size_t nb, double *p, core_err *err);
+
+/** The first rule in rule->verdicts that matches, or NULL (see
+ * analysis_verdict). */
+const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
+                                                double ratio, double ci_low,
+                                                double ci_high);
 
 /** The verdict of the first rule in rule->verdicts that matches (the
  * boundaries documented at proto_verdict_rule), or "inconclusive"; also

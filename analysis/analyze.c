@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,10 +12,11 @@
 
 /* {==== Verdicts and claims ==== */
 
-const char *analysis_verdict(const proto_rule *rule, double ratio,
-                             double ci_low, double ci_high) {
+const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
+                                                double ratio, double ci_low,
+                                                double ci_high) {
   if (isnan(ratio) || isnan(ci_low) || isnan(ci_high))
-    return "inconclusive";
+    return NULL;
   for (size_t i = 0; i < rule->n_verdicts; i++) {
     const proto_verdict_rule *v = &rule->verdicts[i];
     /* Boundaries as documented in proto.h: strict for excludes, above and
@@ -29,9 +31,16 @@ const char *analysis_verdict(const proto_rule *rule, double ratio,
     if (v->has_ci_within &&
         !(v->ci_within[0] <= ci_low && ci_high <= v->ci_within[1]))
       continue;
-    return v->name;
+    return v;
   }
-  return "inconclusive";
+  return NULL;
+}
+
+const char *analysis_verdict(const proto_rule *rule, double ratio,
+                             double ci_low, double ci_high) {
+  const proto_verdict_rule *v =
+      analysis_verdict_rule(rule, ratio, ci_low, ci_high);
+  return v ? v->name : "inconclusive";
 }
 
 proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
@@ -74,7 +83,10 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
     return PROTO_INCONCLUSIVE;
   case PROTO_CLAIM_VERDICT_IS: {
     const char *want = h->verdict ? h->verdict : "";
-    if (strcmp(r->verdict, want) == 0) {
+    /* The rule's name or the word it reads on this metric: one
+     * decision. */
+    if (strcmp(r->verdict, want) == 0 ||
+        (r->rule_verdict && strcmp(r->rule_verdict, want) == 0)) {
       *reason =
           core_asprintf("%s: verdict %s (ratio %.6g, CI [%.6g, %.6g])", arm,
                         r->verdict, r->ratio, r->ci_low, r->ci_high);
@@ -96,137 +108,6 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
 
 /* }==== */
 
-/* {==== Row classification ==== */
-
-/* What one row is, for one analysis. */
-typedef struct row_class {
-  int counts;     /* 1: a value that enters the comparison */
-  int superseded; /* 1: not counted because an amendment superseded it */
-  char *reason;   /* why it does not count (owned), NULL when it counts
-                     or when the row is not about this sheet at all */
-} row_class;
-
-typedef struct ctx {
-  const proto_sheet *sheet;   /* structure, rule and hypotheses */
-  const proto_sheet *amended; /* whose amendments supersede; NULL: none */
-  size_t amend_base;          /* amendments already in version 0 */
-  const data_experiment *exp; /* the chain, or NULL */
-  const data_rowset *rows;
-  int threads;
-  row_class *cls;
-} ctx;
-
-/* The version (>= 1) of the first amendment after the row's version that
- * supersedes the row's workload, or 0; *why is its reason. The chain of
- * the experiment says it directly; without one (tests), version N records
- * amendment amend_base + N - 1 of the sheet (prereg amend adds exactly
- * one). */
-static int superseding_version(const ctx *c, const data_row *r,
-                               const char **why) {
-  const proto_sheet *s = c->amended;
-  if (!s)
-    return 0;
-  if (c->exp && c->exp->n_versions > 0) {
-    for (size_t i = 0; i < c->exp->n_versions; i++) {
-      const data_version *v = &c->exp->versions[i];
-      if (v->number <= r->sheet_version)
-        continue;
-      for (size_t k = 0; k < v->n_supersedes; k++)
-        if (strcmp(v->supersedes[k], r->workload) == 0) {
-          *why = v->why;
-          return v->number;
-        }
-    }
-    return 0;
-  }
-  for (size_t i = c->amend_base; i < s->n_amendments; i++) {
-    int version = (int)(i - c->amend_base + 1);
-    if (version <= r->sheet_version)
-      continue;
-    for (size_t k = 0; k < s->amendments[i].n_supersedes; k++)
-      if (strcmp(s->amendments[i].supersedes[k], r->workload) == 0) {
-        *why = s->amendments[i].why;
-        return version;
-      }
-  }
-  return 0;
-}
-
-static core_status classify(ctx *c, core_err *err) {
-  const data_rowset *rs = c->rows;
-  c->cls = core_calloc(rs->n ? rs->n : 1, sizeof *c->cls);
-  if (!c->cls)
-    return core_fail(err, CORE_ENOMEM, "analysis: out of memory");
-  for (size_t i = 0; i < rs->n; i++) {
-    const data_row *r = &rs->rows[i];
-    row_class *k = &c->cls[i];
-    const char *why = NULL;
-    long w = proto_workload_index(c->sheet, r->workload);
-    int version;
-    if (w < 0) {
-      k->reason = core_asprintf("workload %s is not in this version of the "
-                                "sheet",
-                                r->workload);
-    } else if (proto_arm_index(c->sheet, r->arm) < 0) {
-      k->reason =
-          core_asprintf("arm %s is not in this version of the sheet", r->arm);
-    } else if (r->metric && r->metric[0] &&
-               !proto_workload_has_metric(&c->sheet->workloads[w],
-                                          r->metric)) {
-      k->reason = core_asprintf("metric %s is not declared for %s", r->metric,
-                                r->workload);
-    } else if ((version = superseding_version(c, r, &why)) > 0) {
-      k->superseded = 1;
-      k->reason = core_asprintf("superseded by amendment %d: %s", version,
-                                why ? why : "");
-    } else if (!r->valid) {
-      k->reason =
-          core_strdup(r->reason && r->reason[0] ? r->reason : "invalid");
-    } else if (!r->has_value) {
-      k->reason = core_strdup("no value recorded");
-    } else if (!r->source || (strcmp(r->source, "run") != 0 &&
-                              strcmp(r->source, "import") != 0)) {
-      k->reason =
-          core_asprintf("unknown source '%s'", r->source ? r->source : "");
-    } else {
-      k->counts = 1;
-      continue;
-    }
-    if (!k->reason)
-      return core_fail(err, CORE_ENOMEM, "analysis: out of memory");
-  }
-  return CORE_OK;
-}
-
-/* A run's identity, for counting runs rather than rows (a run has one row
- * per metric). */
-static char *run_key(const data_row *r) {
-  if (r->run_id && r->run_id[0])
-    return core_asprintf("%s\x1f%s", r->batch ? r->batch : "", r->run_id);
-  return core_asprintf("%s\x1f#%ld", r->batch ? r->batch : "", r->seq);
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Distinct strings in keys[0..n) (sorted in place). */
-static size_t count_distinct(char **keys, size_t n) {
-  size_t d = 0;
-  qsort(keys, n, sizeof *keys, cmp_str);
-  for (size_t i = 0; i < n; i++)
-    if (i == 0 || strcmp(keys[i], keys[i - 1]) != 0)
-      d++;
-  return d;
-}
-
-static void free_keys(char **keys, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    core_free(keys[i]);
-}
-
-/* }==== */
-
 /* {==== Summary building ==== */
 
 static int same_str(const char *a, const char *b) {
@@ -241,7 +122,17 @@ static void free_result(analysis_result *r) {
   core_free(r->arm);
   core_free(r->reference);
   core_free(r->verdict);
+  core_free(r->rule_verdict);
   core_free(r->note);
+}
+
+static void free_cell(analysis_cell *c) {
+  core_free(c->workload);
+  core_free(c->metric);
+  core_free(c->arm);
+  core_free(c->values);
+  core_free(c->order);
+  core_free(c->batch);
 }
 
 void analysis_summary_free(analysis_summary *s) {
@@ -254,11 +145,8 @@ void analysis_summary_free(analysis_summary *s) {
   for (size_t i = 0; i < s->n_results; i++)
     free_result(&s->results[i]);
   core_free(s->results);
-  for (size_t i = 0; i < s->n_cells; i++) {
-    core_free(s->cells[i].workload);
-    core_free(s->cells[i].metric);
-    core_free(s->cells[i].arm);
-  }
+  for (size_t i = 0; i < s->n_cells; i++)
+    free_cell(&s->cells[i]);
   core_free(s->cells);
   for (size_t i = 0; i < s->n_hypotheses; i++) {
     core_free(s->hypotheses[i].id);
@@ -271,12 +159,26 @@ void analysis_summary_free(analysis_summary *s) {
   for (size_t i = 0; i < s->n_hosts; i++)
     core_free(s->hosts[i].name);
   core_free(s->hosts);
+  for (size_t i = 0; i < s->n_host_results; i++)
+    free_result(&s->host_results[i]);
+  core_free(s->host_results);
+  for (size_t i = 0; i < s->n_host_hypotheses; i++) {
+    core_free(s->host_hypotheses[i].id);
+    core_free(s->host_hypotheses[i].says);
+    core_free(s->host_hypotheses[i].reason);
+    core_free(s->host_hypotheses[i].claim);
+    core_free(s->host_hypotheses[i].host);
+  }
+  core_free(s->host_hypotheses);
   for (size_t i = 0; i < s->n_exclusions; i++) {
     core_free(s->exclusions[i].workload);
     core_free(s->exclusions[i].arm);
     core_free(s->exclusions[i].reason);
   }
   core_free(s->exclusions);
+  for (size_t i = 0; i < s->n_batches; i++)
+    core_free(s->batches[i]);
+  core_free(s->batches);
   analysis_summary_free(s->original);
   core_free(s->original_why);
   core_free(s);
@@ -284,185 +186,202 @@ void analysis_summary_free(analysis_summary *s) {
 
 #define OOM(err) core_fail(err, CORE_ENOMEM, "analysis: out of memory")
 
-/* Values of the rows that count for workload/metric/arm. OUT: *vals newly
- * allocated (NULL when none). */
-static core_status gather(const ctx *c, const char *w, const char *m,
-                          const char *a, double **vals, size_t *n,
-                          core_err *err) {
-  size_t k = 0;
-  *vals = NULL;
-  *n = 0;
-  for (size_t i = 0; i < c->rows->n; i++) {
-    const data_row *r = &c->rows->rows[i];
-    if (c->cls[i].counts && same_str(r->workload, w) &&
-        same_str(r->metric, m) && same_str(r->arm, a))
-      k++;
-  }
-  if (k == 0)
-    return CORE_OK;
-  *vals = core_malloc(k * sizeof **vals);
-  if (!*vals)
-    return OOM(err);
-  for (size_t i = 0; i < c->rows->n; i++) {
-    const data_row *r = &c->rows->rows[i];
-    if (c->cls[i].counts && same_str(r->workload, w) &&
-        same_str(r->metric, m) && same_str(r->arm, a))
-      (*vals)[(*n)++] = r->value;
-  }
-  return CORE_OK;
+static int cmp_ptr(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (const char *const *)a,
+            y = (uintptr_t) * (const char *const *)b;
+  return x < y ? -1 : x > y;
 }
 
-/* Runs of workload/arm that do not count, by superseded or not (rows
- * without a metric belong to every metric of the workload). */
-static core_status count_runs(const ctx *c, const char *w, const char *m,
-                              const char *a, int superseded, size_t *out,
-                              core_err *err) {
-  char **keys;
+/* Distinct runs of cell (w, m, a) among the rows that do not count,
+ * superseded or not. Keys are interned: equal runs, equal pointers. */
+static core_status count_runs(const acc *c, size_t w, long m, size_t a,
+                              int superseded, size_t *out, core_err *err) {
+  const char **keys;
   size_t n = 0;
   *out = 0;
-  keys = core_malloc((c->rows->n ? c->rows->n : 1) * sizeof *keys);
+  keys = core_malloc((c->n_drops ? c->n_drops : 1) * sizeof *keys);
   if (!keys)
     return OOM(err);
-  for (size_t i = 0; i < c->rows->n; i++) {
-    const data_row *r = &c->rows->rows[i];
-    const row_class *k = &c->cls[i];
-    if (k->counts || !k->reason || k->superseded != superseded)
-      continue;
-    if (!same_str(r->workload, w) || !same_str(r->arm, a))
-      continue;
-    if (r->metric && r->metric[0] && strcmp(r->metric, m) != 0)
-      continue;
-    if (!(keys[n] = run_key(r))) {
-      free_keys(keys, n);
-      core_free(keys);
-      return OOM(err);
-    }
-    n++;
+  for (size_t i = 0; i < c->n_drops; i++) {
+    const acc_drop *d = &c->drops[i];
+    if (d->w == w && d->a == a && d->superseded == superseded &&
+        (d->m < 0 || d->m == m))
+      keys[n++] = d->key;
   }
-  *out = count_distinct(keys, n);
-  free_keys(keys, n);
+  qsort(keys, n, sizeof *keys, cmp_ptr);
+  for (size_t i = 0; i < n; i++)
+    *out += i == 0 || keys[i] != keys[i - 1];
   core_free(keys);
   return CORE_OK;
 }
 
-static core_status add_cells(ctx *c, analysis_summary *s, core_err *err) {
-  const proto_sheet *sh = c->sheet;
-  size_t total = 0;
-  for (size_t w = 0; w < sh->n_workloads; w++)
-    total += sh->workloads[w].n_metrics * sh->n_arms;
-  s->cells = core_calloc(total ? total : 1, sizeof *s->cells);
+/* One cell from its gathered values: counts, median and spread, drift,
+ * and (keep) the values in collection order. OUT: *sorted the values
+ * sorted (newly allocated; NULL when none), for the comparisons. */
+static core_status fill_cell(acc *c, analysis_summary *s, size_t w, size_t m,
+                             size_t a, int keep, double **sorted,
+                             core_err *err) {
+  const proto_workload *wl = &c->sheet->workloads[w];
+  acc_vals *v = &c->vals[c->cell_base[w] + m * c->sheet->n_arms + a];
+  analysis_cell *cell = &s->cells[s->n_cells++];
+  core_status st;
+  *sorted = NULL;
+  cell->workload = core_strdup(wl->name);
+  cell->metric = core_strdup(wl->metrics[m]);
+  cell->arm = core_strdup(c->sheet->arms[a].name);
+  if (!cell->workload || !cell->metric || !cell->arm)
+    return OOM(err);
+  cell->n_valid = v->n;
+  cell->n_planned = wl->runs > 0 ? (size_t)wl->runs : 0;
+  cell->median = NAN;
+  if ((st = count_runs(c, w, (long)m, a, 0, &cell->n_invalid, err)) !=
+          CORE_OK ||
+      (st = count_runs(c, w, (long)m, a, 1, &cell->n_superseded, err)) !=
+          CORE_OK)
+    return st;
+  if (v->n) {
+    if (!(*sorted = core_malloc(v->n * sizeof **sorted)))
+      return OOM(err);
+    memcpy(*sorted, v->v, v->n * sizeof **sorted);
+  }
+  if ((st = analysis_spread(*sorted, v->n, cell, err)) != CORE_OK)
+    return st;
+  if (v->n)
+    cell->median = analysis_quantile_sorted(*sorted, v->n, 0.5);
+  /* The cell takes the values over. */
+  cell->values = v->v;
+  cell->order = v->order;
+  cell->batch = v->batch;
+  v->v = NULL;
+  v->order = v->batch = NULL;
+  v->n = v->cap = 0;
+  st = analysis_drift_of(cell, s->n_batches, s->noise_low, s->noise_high, err);
+  if (!keep) {
+    core_free(cell->values);
+    core_free(cell->order);
+    core_free(cell->batch);
+    cell->values = NULL;
+    cell->order = cell->batch = NULL;
+  }
+  return st;
+}
+
+static core_status add_cells(acc *c, analysis_summary *s, int keep,
+                             double **sorted, core_err *err) {
+  s->cells = core_calloc(c->n_cells ? c->n_cells : 1, sizeof *s->cells);
   if (!s->cells)
     return OOM(err);
-  for (size_t w = 0; w < sh->n_workloads; w++) {
-    const proto_workload *wl = &sh->workloads[w];
-    for (size_t m = 0; m < wl->n_metrics; m++)
-      for (size_t a = 0; a < sh->n_arms; a++) {
-        analysis_cell *cell = &s->cells[s->n_cells++];
-        double *v;
-        size_t n;
-        core_status st;
-        cell->workload = core_strdup(wl->name);
-        cell->metric = core_strdup(wl->metrics[m]);
-        cell->arm = core_strdup(sh->arms[a].name);
-        if (!cell->workload || !cell->metric || !cell->arm)
-          return OOM(err);
-        if ((st = gather(c, wl->name, wl->metrics[m], sh->arms[a].name, &v, &n,
-                         err)) != CORE_OK)
+  for (size_t w = 0; w < c->sheet->n_workloads; w++)
+    for (size_t m = 0; m < c->sheet->workloads[w].n_metrics; m++)
+      for (size_t a = 0; a < c->sheet->n_arms; a++) {
+        core_status st =
+            fill_cell(c, s, w, m, a, keep, &sorted[s->n_cells], err);
+        if (st != CORE_OK)
           return st;
-        cell->n_valid = n;
-        cell->median = analysis_median_inplace(v, n);
-        core_free(v);
-        if ((st = count_runs(c, wl->name, wl->metrics[m], sh->arms[a].name, 0,
-                             &cell->n_invalid, err)) != CORE_OK ||
-            (st = count_runs(c, wl->name, wl->metrics[m], sh->arms[a].name, 1,
-                             &cell->n_superseded, err)) != CORE_OK)
-          return st;
-        cell->n_planned = wl->runs > 0 ? (size_t)wl->runs : 0;
       }
-  }
   return CORE_OK;
 }
 
-static core_status add_results(ctx *c, analysis_summary *s, core_err *err) {
+/* The band the rule calls noise: its tie band, else 1/x to x for its
+ * smallest ratio_above x > 1, else 0.95 to 1.05. */
+static void noise_band(const proto_rule *r, double *low, double *high) {
+  double x = 0;
+  *low = 0.95;
+  *high = 1.05;
+  for (size_t i = 0; i < r->n_verdicts; i++)
+    if (r->verdicts[i].has_ci_within) {
+      *low = r->verdicts[i].ci_within[0];
+      *high = r->verdicts[i].ci_within[1];
+      return;
+    }
+  for (size_t i = 0; i < r->n_verdicts; i++)
+    if (r->verdicts[i].has_ratio_above && r->verdicts[i].ratio_above > 1 &&
+        (x == 0 || r->verdicts[i].ratio_above < x))
+      x = r->verdicts[i].ratio_above;
+  if (x > 1) {
+    *low = 1 / x;
+    *high = x;
+  }
+}
+
+/* One comparison of arm a with the reference on workload w, metric m,
+ * from the sorted values of both. */
+static core_status compare_arm(const acc *c, analysis_result *r, size_t w,
+                               size_t m, size_t a, const double *ref,
+                               size_t rn, const double *cand, size_t cn,
+                               int threads, core_err *err) {
   const proto_sheet *sh = c->sheet;
-  const proto_arm *ref = &sh->arms[sh->reference];
-  size_t total = 0;
-  for (size_t w = 0; w < sh->n_workloads; w++)
-    total += sh->workloads[w].n_metrics * sh->n_arms;
-  s->results = core_calloc(total ? total : 1, sizeof *s->results);
-  if (!s->results)
+  const proto_workload *wl = &sh->workloads[w];
+  const proto_verdict_rule *v;
+  core_err berr = {0};
+  core_status st;
+  int dir;
+  r->workload = core_strdup(wl->name);
+  r->metric = core_strdup(wl->metrics[m]);
+  r->arm = core_strdup(sh->arms[a].name);
+  r->reference = core_strdup(sh->arms[sh->reference].name);
+  r->n = cn;
+  r->n_reference = rn;
+  r->median = analysis_quantile_sorted(cand, cn, 0.5);
+  r->median_reference = analysis_quantile_sorted(ref, rn, 0.5);
+  r->ratio = r->median / r->median_reference;
+  r->ci_low = r->ci_high = NAN;
+  r->seed = analysis_comparison_seed(sh->rule.seed, wl->name, wl->metrics[m],
+                                     sh->arms[a].name);
+  if (r->seed == ANALYSIS_SEED_NONE)
     return OOM(err);
-  for (size_t w = 0; w < sh->n_workloads; w++) {
-    const proto_workload *wl = &sh->workloads[w];
-    for (size_t m = 0; m < wl->n_metrics; m++) {
-      double *rv = NULL;
-      size_t rn = 0;
-      core_status st =
-          gather(c, wl->name, wl->metrics[m], ref->name, &rv, &rn, err);
-      if (st != CORE_OK)
-        return st;
-      for (size_t a = 0; a < sh->n_arms && rn > 0; a++) {
-        double *cv;
-        size_t cn;
-        analysis_result *r;
-        core_err berr = {0};
-        if (a == sh->reference)
-          continue;
-        if ((st = gather(c, wl->name, wl->metrics[m], sh->arms[a].name, &cv,
-                         &cn, err)) != CORE_OK) {
-          core_free(rv);
-          return st;
-        }
-        if (cn == 0)
-          continue;
-        r = &s->results[s->n_results++];
-        r->workload = core_strdup(wl->name);
-        r->metric = core_strdup(wl->metrics[m]);
-        r->arm = core_strdup(sh->arms[a].name);
-        r->reference = core_strdup(ref->name);
-        r->n = cn;
-        r->n_reference = rn;
-        /* The bootstrap sorts its own copies: reordering is harmless. */
-        r->median = analysis_median_inplace(cv, cn);
-        r->median_reference = analysis_median_inplace(rv, rn);
-        r->ratio = r->median / r->median_reference;
-        r->ci_low = r->ci_high = NAN;
-        r->seed = analysis_comparison_seed(sh->rule.seed, wl->name,
-                                           wl->metrics[m], sh->arms[a].name);
-        if (r->seed == ANALYSIS_SEED_NONE) {
-          core_free(cv);
-          core_free(rv);
-          return OOM(err);
-        }
-        if (r->median_reference == 0.0) {
-          r->ratio = NAN;
-          r->note = core_strdup("the reference median is 0: no ratio");
-        } else {
-          st = analysis_bootstrap_ratio(
-              rv, rn, cv, cn, sh->rule.resamples, sh->rule.confidence, r->seed,
-              c->threads, &r->ci_low, &r->ci_high, NULL, &berr);
-          if (st == CORE_ESTATS) {
-            /* Undefined, not broken: the comparison stays, undecided. */
-            r->note = core_strdup(berr.msg);
-          } else if (st != CORE_OK) {
-            core_free(cv);
-            core_free(rv);
-            *err = berr;
-            return st;
-          }
-        }
-        core_free(cv);
-        r->verdict = core_strdup(
-            analysis_verdict(&sh->rule, r->ratio, r->ci_low, r->ci_high));
-        if (!r->workload || !r->metric || !r->arm || !r->reference ||
-            !r->verdict) {
-          core_free(rv);
-          return OOM(err);
-        }
-      }
-      core_free(rv);
+  if (r->median_reference == 0.0) {
+    r->ratio = NAN;
+    r->note = core_strdup("the reference median is 0: no ratio");
+  } else {
+    st = analysis_bootstrap_ratio(ref, rn, cand, cn, sh->rule.resamples,
+                                  sh->rule.confidence, r->seed, threads,
+                                  &r->ci_low, &r->ci_high, NULL, &berr);
+    if (st == CORE_ESTATS) {
+      /* Undefined, not broken: the comparison stays, undecided. */
+      r->note = core_strdup(berr.msg);
+    } else if (st != CORE_OK) {
+      *err = berr;
+      return st;
     }
   }
+  v = analysis_verdict_rule(&sh->rule, r->ratio, r->ci_low, r->ci_high);
+  r->verdict = core_strdup(proto_verdict_word(sh, v, wl->metrics[m]));
+  r->rule_verdict = core_strdup(v ? v->name : "inconclusive");
+  dir = v ? proto_verdict_direction(v) : 0;
+  r->kind = proto_metric_kind_of(sh, wl->metrics[m]);
+  r->higher_better = proto_metric_higher_better(sh, wl->metrics[m]);
+  r->worse = r->higher_better ? -dir : dir;
+  if (!r->workload || !r->metric || !r->arm || !r->reference || !r->verdict ||
+      !r->rule_verdict)
+    return OOM(err);
+  return CORE_OK;
+}
+
+static core_status add_results(const acc *c, analysis_summary *s,
+                               double *const *sorted, int threads,
+                               core_err *err) {
+  const proto_sheet *sh = c->sheet;
+  size_t na = sh->n_arms;
+  s->results = core_calloc(c->n_cells ? c->n_cells : 1, sizeof *s->results);
+  if (!s->results)
+    return OOM(err);
+  for (size_t w = 0; w < sh->n_workloads; w++)
+    for (size_t m = 0; m < sh->workloads[w].n_metrics; m++) {
+      size_t base = c->cell_base[w] + m * na;
+      const analysis_cell *rc = &s->cells[base + sh->reference];
+      for (size_t a = 0; a < na && rc->n_valid > 0; a++) {
+        const analysis_cell *cc = &s->cells[base + a];
+        core_status st;
+        if (a == sh->reference || cc->n_valid == 0)
+          continue;
+        st = compare_arm(c, &s->results[s->n_results++], w, m, a,
+                         sorted[base + sh->reference], rc->n_valid,
+                         sorted[base + a], cc->n_valid, threads, err);
+        if (st != CORE_OK)
+          return st;
+      }
+    }
   return CORE_OK;
 }
 
@@ -511,7 +430,7 @@ static char *claim_words(const proto_sheet *sh, const proto_hypothesis *h) {
 }
 
 /* A function claim sees every result of this analysis. */
-static core_status eval_function(const ctx *c, const analysis_summary *s,
+static core_status eval_function(const acc *c, const analysis_summary *s,
                                  const proto_hypothesis *h,
                                  analysis_hypothesis *out, core_err *err) {
   proto_result_view *views =
@@ -526,6 +445,7 @@ static core_status eval_function(const ctx *c, const analysis_summary *s,
     views[i].metric = r->metric;
     views[i].arm = r->arm;
     views[i].verdict = r->verdict;
+    views[i].rule_verdict = r->rule_verdict;
     views[i].ratio = r->ratio;
     views[i].ci_low = r->ci_low;
     views[i].ci_high = r->ci_high;
@@ -549,7 +469,8 @@ static core_status eval_function(const ctx *c, const analysis_summary *s,
   return out->reason ? CORE_OK : OOM(err);
 }
 
-static core_status add_hypotheses(ctx *c, analysis_summary *s, core_err *err) {
+static core_status add_hypotheses(const acc *c, analysis_summary *s,
+                                  core_err *err) {
   const proto_sheet *sh = c->sheet;
   s->hypotheses = core_calloc(sh->n_hypotheses ? sh->n_hypotheses : 1,
                               sizeof *s->hypotheses);
@@ -621,16 +542,11 @@ static core_status add_hypotheses(ctx *c, analysis_summary *s, core_err *err) {
 }
 
 /* Exclusions: (workload, arm, reason) with the number of distinct runs,
- * in the order of the sheet's workloads and arms, then reason. */
-typedef struct excl_rec {
-  long w, a;
-  const char *reason;
-  char *key;
-  const char *wname, *aname;
-} excl_rec;
-
-static int cmp_excl(const void *pa, const void *pb) {
-  const excl_rec *x = pa, *y = pb;
+ * in the order of the sheet's workloads and arms (unknown ones last, by
+ * name), then reason. */
+static int cmp_drop(const void *pa, const void *pb) {
+  const acc_drop *x = *(const acc_drop *const *)pa,
+                 *y = *(const acc_drop *const *)pb;
   int d;
   if (x->w != y->w)
     return x->w < y->w ? -1 : 1;
@@ -645,74 +561,48 @@ static int cmp_excl(const void *pa, const void *pb) {
   return strcmp(x->key, y->key);
 }
 
-static core_status add_exclusions(ctx *c, analysis_summary *s, core_err *err) {
-  const data_rowset *rs = c->rows;
-  excl_rec *recs = core_calloc(rs->n ? rs->n : 1, sizeof *recs);
-  size_t n = 0;
-  core_status st = CORE_OK;
-  if (!recs)
+static core_status add_exclusions(const acc *c, analysis_summary *s,
+                                  core_err *err) {
+  const acc_drop **d = core_malloc((c->n_drops ? c->n_drops : 1) * sizeof *d);
+  size_t n = c->n_drops;
+  if (!d)
     return OOM(err);
-  for (size_t i = 0; i < rs->n; i++) {
-    const data_row *r = &rs->rows[i];
-    long w, a;
-    if (c->cls[i].counts || !c->cls[i].reason)
-      continue;
-    /* Workloads and arms unknown to the sheet sort last, by name. */
-    w = proto_workload_index(c->sheet, r->workload);
-    a = proto_arm_index(c->sheet, r->arm);
-    recs[n].w = w < 0 ? (long)c->sheet->n_workloads : w;
-    recs[n].a = a < 0 ? (long)c->sheet->n_arms : a;
-    recs[n].wname = r->workload ? r->workload : "";
-    recs[n].aname = r->arm ? r->arm : "";
-    recs[n].reason = c->cls[i].reason;
-    if (!(recs[n].key = run_key(r))) {
-      st = OOM(err);
-      goto done;
-    }
-    n++;
-  }
-  qsort(recs, n, sizeof *recs, cmp_excl);
+  for (size_t i = 0; i < n; i++)
+    d[i] = &c->drops[i];
+  qsort(d, n, sizeof *d, cmp_drop);
   s->exclusions = core_calloc(n ? n : 1, sizeof *s->exclusions);
   if (!s->exclusions) {
-    st = OOM(err);
-    goto done;
+    core_free(d);
+    return OOM(err);
   }
   for (size_t i = 0; i < n; i++) {
+    /* Interned: the same name or reason is the same pointer. */
+    int new_group = i == 0 || d[i]->wname != d[i - 1]->wname ||
+                    d[i]->aname != d[i - 1]->aname ||
+                    d[i]->reason != d[i - 1]->reason;
     analysis_exclusion *e;
-    int new_group = i == 0 || recs[i].w != recs[i - 1].w ||
-                    recs[i].a != recs[i - 1].a ||
-                    strcmp(recs[i].wname, recs[i - 1].wname) != 0 ||
-                    strcmp(recs[i].aname, recs[i - 1].aname) != 0 ||
-                    strcmp(recs[i].reason, recs[i - 1].reason) != 0;
-    if (new_group) {
-      e = &s->exclusions[s->n_exclusions++];
-      e->workload = core_strdup(recs[i].wname);
-      e->arm = core_strdup(recs[i].aname);
-      e->reason = core_strdup(recs[i].reason);
-      if (!e->workload || !e->arm || !e->reason) {
-        st = OOM(err);
-        goto done;
-      }
-      e->runs = 1;
-    } else if (strcmp(recs[i].key, recs[i - 1].key) != 0) {
-      s->exclusions[s->n_exclusions - 1].runs++;
+    if (!new_group) {
+      s->exclusions[s->n_exclusions - 1].runs += d[i]->key != d[i - 1]->key;
+      continue;
+    }
+    e = &s->exclusions[s->n_exclusions++];
+    e->workload = core_strdup(d[i]->wname);
+    e->arm = core_strdup(d[i]->aname);
+    e->reason = core_strdup(d[i]->reason);
+    e->runs = 1;
+    if (!e->workload || !e->arm || !e->reason) {
+      core_free(d);
+      return OOM(err);
     }
   }
-done:
-  for (size_t i = 0; i < n; i++)
-    core_free(recs[i].key);
-  core_free(recs);
-  return st;
+  core_free(d);
+  return CORE_OK;
 }
 
-static core_status analyze_one(ctx *c, const char *sha256, int version,
-                               analysis_summary **out, core_err *err) {
+static core_status summary_head(const acc *c, const analysis_stream *st,
+                                const char *sha256, int version,
+                                analysis_summary *s, core_err *err) {
   const proto_sheet *sh = c->sheet;
-  analysis_summary *s = core_calloc(1, sizeof *s);
-  core_status st;
-  *out = NULL;
-  if (!s)
-    return OOM(err);
   s->protocol = core_strdup(sh->id ? sh->id : "");
   s->sheet_sha256 = core_strdup(sha256);
   s->sheet_version = version;
@@ -721,43 +611,55 @@ static core_status analyze_one(ctx *c, const char *sha256, int version,
   s->confidence = sh->rule.confidence;
   s->resamples = sh->rule.resamples;
   s->seed = sh->rule.seed;
-  if (sh->n_arms > 0 && sh->reference < sh->n_arms)
-    s->reference = core_strdup(sh->arms[sh->reference].name);
-  if (!s->protocol || !s->sheet_sha256 || !s->estimator ||
-      (sh->n_arms > 0 && !s->reference)) {
-    st = OOM(err);
-    goto fail;
+  s->reference = core_strdup(sh->arms[sh->reference].name);
+  s->n_rows = st->n_rows;
+  noise_band(&sh->rule, &s->noise_low, &s->noise_high);
+  if (!s->protocol || !s->sheet_sha256 || !s->estimator || !s->reference)
+    return OOM(err);
+  s->batches =
+      core_calloc(st->n_batches ? st->n_batches : 1, sizeof *s->batches);
+  if (!s->batches)
+    return OOM(err);
+  for (size_t i = 0; i < st->n_batches; i++, s->n_batches++)
+    if (!(s->batches[i] = core_strdup(st->batches[i])))
+      return OOM(err);
+  return CORE_OK;
+}
+
+core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
+                        int version, int threads, int keep_values,
+                        analysis_summary **out, core_err *err) {
+  analysis_summary *s = core_calloc(1, sizeof *s);
+  double **sorted = core_calloc(c->n_cells ? c->n_cells : 1, sizeof *sorted);
+  core_status rc;
+  *out = NULL;
+  if (!s || !sorted) {
+    core_free(s);
+    core_free(sorted);
+    return OOM(err);
   }
-  if (sh->n_arms == 0 || sh->reference >= sh->n_arms) {
-    st = core_fail(err, CORE_EPROTOCOL, "%s: no reference arm",
-                   sh->path ? sh->path : "sheet");
-    goto fail;
+  if ((rc = summary_head(c, st, sha256, version, s, err)) != CORE_OK ||
+      (rc = add_cells(c, s, keep_values, sorted, err)) != CORE_OK ||
+      (rc = add_results(c, s, sorted, threads, err)) != CORE_OK ||
+      (rc = add_hypotheses(c, s, err)) != CORE_OK ||
+      (rc = add_exclusions(c, s, err)) != CORE_OK) {
+    analysis_summary_free(s);
+    s = NULL;
   }
-  if ((st = classify(c, err)) != CORE_OK ||
-      (st = add_cells(c, s, err)) != CORE_OK ||
-      (st = add_results(c, s, err)) != CORE_OK ||
-      (st = add_hypotheses(c, s, err)) != CORE_OK ||
-      (st = add_exclusions(c, s, err)) != CORE_OK)
-    goto fail;
+  for (size_t i = 0; i < c->n_cells; i++)
+    core_free(sorted[i]);
+  core_free(sorted);
   *out = s;
-  goto done;
-fail:
-  analysis_summary_free(s);
-done:
-  if (c->cls)
-    for (size_t i = 0; i < c->rows->n; i++)
-      core_free(c->cls[i].reason);
-  core_free(c->cls);
-  c->cls = NULL;
-  return st;
+  return rc;
 }
 
 /* }==== */
 
 /* {==== When the original rule is also given ==== */
 
-/* What changed between two parsed versions, in words ("" when nothing the
- * analysis depends on). */
+/* What changed between two parsed versions that the verdicts depend on,
+ * in words ("" when nothing: an amendment that changes the verdicts'
+ * words only decides every comparison as before). */
 static void describe_change(const proto_sheet *before,
                             const proto_sheet *after, core_buf *b) {
   int rule = !proto_same_rule(&before->rule, &after->rule);
@@ -770,62 +672,62 @@ static void describe_change(const proto_sheet *before,
     core_buf_puts(b, "changed the hypotheses");
 }
 
-/* Why the original analysis is needed, or NULL (and *need 0) when it is
- * not: an amendment filed after data existed that changed the rule or the
- * hypotheses, or superseded rows. */
-static core_status original_reason(const proto_sheet *sheet,
-                                   const proto_sheet *orig,
-                                   const data_experiment *exp,
-                                   size_t amend_base, char **why,
-                                   core_err *err) {
+/* What amendment v changed, or nothing: between its frozen copy and the
+ * one before, or (when those cannot be read) between the ends of the
+ * chain, which can only over-report. */
+static void change_of(const proto_sheet *sheet, const proto_sheet *orig,
+                      const data_experiment *exp, const data_version *v,
+                      size_t amend_base, core_buf *change) {
+  core_err lerr = {0};
+  size_t ai = amend_base + (size_t)v->number - 1;
+  proto_sheet *prev = data_load_version(exp, v->number - 1, &lerr);
+  proto_sheet *cur = prev ? data_load_version(exp, v->number, &lerr) : NULL;
+  if (prev && cur)
+    describe_change(prev, cur, change);
+  else if (orig)
+    describe_change(orig, sheet, change);
+  proto_sheet_free(prev);
+  proto_sheet_free(cur);
+  if (v->n_supersedes > 0) {
+    core_buf_printf(change, "%ssuperseded earlier rows of ",
+                    change->len ? " and " : "");
+    for (size_t k = 0; k < v->n_supersedes; k++)
+      core_buf_printf(change, "%s%s", k ? ", " : "", v->supersedes[k]);
+  } else if (ai < sheet->n_amendments &&
+             sheet->amendments[ai].n_supersedes > 0) {
+    const proto_amendment *am = &sheet->amendments[ai];
+    core_buf_printf(change, "%ssuperseded earlier rows of ",
+                    change->len ? " and " : "");
+    for (size_t k = 0; k < am->n_supersedes; k++)
+      core_buf_printf(change, "%s%s", k ? ", " : "", am->supersedes[k]);
+  }
+}
+
+/* Why the original analysis is needed, or NULL when it is not: an
+ * amendment filed after data existed that changed the rule's decisions or
+ * the hypotheses, or superseded rows. */
+core_status analysis_original_reason(const proto_sheet *sheet,
+                                     const proto_sheet *orig,
+                                     const data_experiment *exp,
+                                     size_t amend_base, char **why,
+                                     core_err *err) {
   core_buf b;
   *why = NULL;
   core_buf_init(&b);
-  if (exp) {
-    for (size_t i = 0; i < exp->n_versions; i++) {
-      const data_version *v = &exp->versions[i];
-      size_t ai = amend_base + (size_t)v->number - 1;
-      size_t mark = b.len;
-      core_buf change;
-      if (v->number < 1 || v->rows_when_filed <= 0)
-        continue;
-      core_buf_init(&change);
-      {
-        core_err lerr = {0};
-        proto_sheet *prev = data_load_version(exp, v->number - 1, &lerr);
-        proto_sheet *cur =
-            prev ? data_load_version(exp, v->number, &lerr) : NULL;
-        if (prev && cur) {
-          describe_change(prev, cur, &change);
-        } else if (orig) {
-          /* The frozen copies could not be read: compare the ends of the
-           * chain instead, which can only over-report. */
-          describe_change(orig, sheet, &change);
-        }
-        proto_sheet_free(prev);
-        proto_sheet_free(cur);
-      }
-      if (v->n_supersedes > 0) {
-        core_buf_printf(&change, "%ssuperseded earlier rows of ",
-                        change.len ? " and " : "");
-        for (size_t k = 0; k < v->n_supersedes; k++)
-          core_buf_printf(&change, "%s%s", k ? ", " : "", v->supersedes[k]);
-      } else if (ai < sheet->n_amendments &&
-                 sheet->amendments[ai].n_supersedes > 0) {
-        const proto_amendment *am = &sheet->amendments[ai];
-        core_buf_printf(&change, "%ssuperseded earlier rows of ",
-                        change.len ? " and " : "");
-        for (size_t k = 0; k < am->n_supersedes; k++)
-          core_buf_printf(&change, "%s%s", k ? ", " : "", am->supersedes[k]);
-      }
-      if (change.len)
-        core_buf_printf(&b, "%samendment %d, filed when %ld runs existed, %s",
-                        mark ? "; " : "", v->number, v->rows_when_filed,
-                        change.data);
-      if (change.oom)
-        b.oom = 1;
-      core_buf_free(&change);
-    }
+  for (size_t i = 0; exp && i < exp->n_versions; i++) {
+    const data_version *v = &exp->versions[i];
+    core_buf change;
+    if (v->number < 1 || v->rows_when_filed <= 0)
+      continue;
+    core_buf_init(&change);
+    change_of(sheet, orig, exp, v, amend_base, &change);
+    if (change.len)
+      core_buf_printf(&b, "%samendment %d, filed when %ld runs existed, %s",
+                      b.len ? "; " : "", v->number, v->rows_when_filed,
+                      change.data);
+    if (change.oom)
+      b.oom = 1;
+    core_buf_free(&change);
   }
   if (b.oom) {
     core_buf_free(&b);
@@ -838,96 +740,3 @@ static core_status original_reason(const proto_sheet *sheet,
 }
 
 /* }==== */
-
-core_status analysis_plain(const proto_sheet *sheet,
-                           const data_experiment *exp, const data_rowset *rows,
-                           int threads, analysis_summary **out,
-                           core_err *err) {
-  ctx c = {.sheet = sheet,
-           .amended = sheet,
-           .exp = exp,
-           .rows = rows,
-           .threads = threads};
-  int version = exp && exp->n_versions
-                    ? exp->versions[exp->n_versions - 1].number
-                    : (int)sheet->n_amendments;
-  if (exp && exp->n_versions && (size_t)version <= sheet->n_amendments)
-    c.amend_base = sheet->n_amendments - (size_t)version;
-  return analyze_one(&c, sheet->sha256, version, out, err);
-}
-
-core_status analysis_counted_values(const proto_sheet *sheet,
-                                    const data_experiment *exp,
-                                    const data_rowset *rows, const char *w,
-                                    const char *m, const char *a,
-                                    double **vals, size_t *n, core_err *err) {
-  ctx c = {.sheet = sheet, .amended = sheet, .exp = exp, .rows = rows};
-  if (exp && exp->n_versions) {
-    size_t v = (size_t)exp->versions[exp->n_versions - 1].number;
-    if (v <= sheet->n_amendments)
-      c.amend_base = sheet->n_amendments - v;
-  }
-  core_status st = classify(&c, err);
-  if (st == CORE_OK)
-    st = gather(&c, w, m, a, vals, n, err);
-  for (size_t i = 0; c.cls && i < rows->n; i++)
-    core_free(c.cls[i].reason);
-  core_free(c.cls);
-  return st;
-}
-
-core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
-                         const data_experiment *exp, const data_rowset *rows,
-                         int threads, analysis_summary **out, core_err *err) {
-  ctx c;
-  data_rowset empty = {0};
-  analysis_summary *s = NULL;
-  char *why = NULL;
-  int version = 0;
-  core_status st;
-  *out = NULL;
-  memset(&c, 0, sizeof c);
-  c.sheet = sheet;
-  c.amended = sheet;
-  c.rows = rows ? rows : &empty;
-  c.threads = threads;
-  c.exp = exp;
-  /* Version N records amendment base + N - 1: base is what the registered
-   * sheet already listed (normally none). orig may be the sheet itself
-   * (callers without a registered copy), which says nothing. */
-  if (exp && exp->n_versions > 0) {
-    version = exp->versions[exp->n_versions - 1].number;
-    if ((size_t)version <= sheet->n_amendments)
-      c.amend_base = sheet->n_amendments - (size_t)version;
-  } else {
-    c.amend_base = orig && orig != sheet ? orig->n_amendments : 0;
-    if (c.amend_base > sheet->n_amendments)
-      c.amend_base = sheet->n_amendments;
-    version = (int)(sheet->n_amendments - c.amend_base);
-  }
-
-  if ((st = analyze_one(&c, sheet->sha256, version, &s, err)) != CORE_OK)
-    return st;
-  if ((st = original_reason(sheet, orig, exp, c.amend_base, &why, err)) !=
-      CORE_OK)
-    goto fail;
-  if (why) {
-    ctx o = c;
-    o.sheet = orig ? orig : sheet;
-    o.amended = NULL; /* the registered plan knew of no supersession */
-    if ((st = analyze_one(&o, o.sheet->sha256, 0, &s->original, err)) !=
-        CORE_OK)
-      goto fail;
-    s->original_why = why;
-    why = NULL;
-  }
-  if (sheet->hosts.declared &&
-      (st = analysis_across(sheet, exp, c.rows, threads, s, err)) != CORE_OK)
-    goto fail;
-  *out = s;
-  return CORE_OK;
-fail:
-  core_free(why);
-  analysis_summary_free(s);
-  return st;
-}

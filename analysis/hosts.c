@@ -80,44 +80,93 @@ done:
 
 /* }==== */
 
-/* {==== Each host ==== */
+/* {==== Each host, row by row ==== */
 
-/* The hosts of the plan: the sheet's nodes, or (a count) the hosts of
- * prereg's own rows in order of first appearance. OUT: *names borrowed
- * (from the sheet or the rows), newly allocated array. */
-static core_status host_names(const proto_sheet *sheet,
-                              const data_rowset *rows, const char ***names,
-                              size_t *n, core_err *err) {
-  const proto_hosts *h = &sheet->hosts;
-  *n = 0;
-  *names = core_calloc(h->n_nodes + rows->n + 1, sizeof **names);
-  if (!*names)
+struct analysis_across {
+  const proto_sheet *sheet;
+  const data_experiment *exp;
+  size_t amend_base;
+  acc *acc; /* per host */
+  char **names;
+  size_t n, cap;
+  data_rounds *rounds;
+};
+
+static core_status add_host(struct analysis_across *x, const char *name,
+                            core_err *err) {
+  if (x->n == x->cap) {
+    size_t cap = x->cap ? x->cap * 2 : 8;
+    acc *na = core_realloc(x->acc, cap * sizeof *na);
+    if (!na)
+      return OOM(err);
+    x->acc = na;
+    char **nn = core_realloc(x->names, cap * sizeof *nn);
+    if (!nn)
+      return OOM(err);
+    x->names = nn;
+    x->cap = cap;
+  }
+  if (!(x->names[x->n] = core_strdup(name)))
     return OOM(err);
-  for (size_t i = 0; i < h->n_nodes; i++)
-    (*names)[(*n)++] = h->nodes[i];
-  for (size_t i = 0; !h->n_nodes && i < rows->n; i++) {
-    const data_row *r = &rows->rows[i];
-    int seen = !r->host || !r->source || strcmp(r->source, "run") != 0;
-    for (size_t k = 0; k < *n && !seen; k++)
-      seen = !strcmp((*names)[k], r->host);
-    if (!seen)
-      (*names)[(*n)++] = r->host;
+  core_status st =
+      acc_init(&x->acc[x->n], x->sheet, x->sheet, x->amend_base, x->exp, err);
+  x->n++; /* freed by analysis_across_free, also half made */
+  return st;
+}
+
+core_status analysis_across_begin(analysis_stream *st,
+                                  const proto_sheet *sheet, size_t amend_base,
+                                  const data_experiment *exp, core_err *err) {
+  struct analysis_across *x = core_calloc(1, sizeof *x);
+  if (!x)
+    return OOM(err);
+  st->across = x;
+  x->sheet = sheet;
+  x->exp = exp;
+  x->amend_base = amend_base;
+  if (!(x->rounds = data_rounds_new(sheet)))
+    return OOM(err);
+  for (size_t i = 0; i < sheet->hosts.n_nodes; i++) {
+    core_status rc = add_host(x, sheet->hosts.nodes[i], err);
+    if (rc != CORE_OK)
+      return rc;
   }
   return CORE_OK;
 }
 
-/* The rows of one host (copies of the row structs, their strings still
- * the caller's: free the array alone). */
-static core_status host_rows(const data_rowset *rows, const char *host,
-                             data_rowset *out, core_err *err) {
-  memset(out, 0, sizeof *out);
-  if (!(out->rows = core_calloc(rows->n ? rows->n : 1, sizeof *out->rows)))
-    return OOM(err);
-  for (size_t i = 0; i < rows->n; i++)
-    if (rows->rows[i].host && !strcmp(rows->rows[i].host, host))
-      out->rows[out->n++] = rows->rows[i];
-  out->cap = rows->n;
-  return CORE_OK;
+/* Row r goes to its host's analysis: a named host, or (hosts by count) the
+ * host of prereg's own rows as they appear. */
+core_status analysis_across_add(analysis_stream *st, const data_row *r,
+                                size_t order, size_t batch, core_err *err) {
+  struct analysis_across *x = st->across;
+  core_status rc = data_rounds_add(x->rounds, r, err);
+  if (rc != CORE_OK || !r->host || !r->host[0])
+    return rc;
+  size_t h = 0;
+  while (h < x->n && strcmp(x->names[h], r->host) != 0)
+    h++;
+  if (h == x->n) {
+    if (x->sheet->hosts.n_nodes || !r->source || strcmp(r->source, "run"))
+      return CORE_OK;
+    if ((rc = add_host(x, r->host, err)) != CORE_OK)
+      return rc;
+  }
+  return acc_classify(&x->acc[h], &st->strings, r, order, batch, err);
+}
+
+void analysis_across_free(analysis_stream *st) {
+  struct analysis_across *x = st->across;
+  if (!x)
+    return;
+  for (size_t i = 0; i < x->n; i++) {
+    acc_free(&x->acc[i]);
+    core_free(x->names[i]);
+  }
+  core_free(x->acc);
+  core_free(x->names);
+  data_rounds_free(x->rounds);
+  core_free(x);
+  st->across = NULL;
 }
 
 /* }==== */
@@ -126,10 +175,8 @@ static core_status host_rows(const data_rowset *rows, const char *host,
 
 typedef struct across {
   const proto_sheet *sheet;
-  const data_experiment *exp;
-  const char **names;
+  char **names;
   size_t n;
-  data_rowset *rows;       /* per host */
   analysis_summary **sums; /* per host */
   analysis_host *hosts;
 } across;
@@ -141,6 +188,15 @@ static const analysis_result *host_result(const analysis_summary *s,
     if (!strcmp(s->results[i].workload, w) &&
         !strcmp(s->results[i].metric, m) && !strcmp(s->results[i].arm, a))
       return &s->results[i];
+  return NULL;
+}
+
+static const analysis_cell *host_cell(const analysis_summary *s, const char *w,
+                                      const char *m, const char *a) {
+  for (size_t i = 0; i < s->n_cells; i++)
+    if (!strcmp(s->cells[i].workload, w) && !strcmp(s->cells[i].metric, m) &&
+        !strcmp(s->cells[i].arm, a))
+      return &s->cells[i];
   return NULL;
 }
 
@@ -184,17 +240,16 @@ static const char *across_verdict(const proto_hosts *rule,
   return ANALYSIS_ACROSS_CARRIES;
 }
 
-/* The pooled values and each counted host's of one comparison side. */
+/* The counted hosts' values of one side of a comparison: each host's
+ * (borrowed from its summary's cells) and all of them pooled. */
 typedef struct side {
-  double **v;
+  const double **v;
   size_t *n;
   double *all;
   size_t n_all;
 } side;
 
-static void side_free(side *sd, size_t k) {
-  for (size_t i = 0; sd->v && i < k; i++)
-    core_free(sd->v[i]);
+static void side_free(side *sd) {
   core_free(sd->v);
   core_free(sd->n);
   core_free(sd->all);
@@ -209,11 +264,9 @@ static core_status side_gather(const across *x, const size_t *host, size_t k,
     return OOM(err);
   size_t total = 0;
   for (size_t i = 0; i < k; i++) {
-    core_status st =
-        analysis_counted_values(x->sheet, x->exp, &x->rows[host[i]], w, m, a,
-                                &sd->v[i], &sd->n[i], err);
-    if (st != CORE_OK)
-      return st;
+    const analysis_cell *c = host_cell(x->sums[host[i]], w, m, a);
+    sd->v[i] = c ? c->values : NULL;
+    sd->n[i] = c && c->values ? c->n_valid : 0;
     total += sd->n[i];
   }
   if (!(sd->all = core_malloc((total ? total : 1) * sizeof *sd->all)))
@@ -231,12 +284,14 @@ static core_status estimate(const across *x, analysis_result *r,
                             const size_t *host, size_t k, core_err *err) {
   const proto_sheet *sh = x->sheet;
   double logsum = 0, lo = INFINITY, hi = 0;
+  int worse = k ? per[0]->worse : 0;
   for (size_t i = 0; i < k; i++) {
     logsum += log(per[i]->ratio);
     lo = per[i]->ratio < lo ? per[i]->ratio : lo;
     hi = per[i]->ratio > hi ? per[i]->ratio : hi;
     r->n += per[i]->n;
     r->n_reference += per[i]->n_reference;
+    worse = per[i]->worse == worse ? worse : 0;
   }
   r->ratio = k ? exp(logsum / (double)k) : NAN;
   r->spread = k ? hi / lo : NAN;
@@ -268,12 +323,14 @@ static core_status estimate(const across *x, analysis_result *r,
                             "of %ld)",
                             k, sh->hosts.min_hosts);
   }
-  side_free(&ref, k);
-  side_free(&cand, k);
+  side_free(&ref);
+  side_free(&cand);
+  r->worse = strcmp(v, ANALYSIS_ACROSS_CARRIES) == 0 ? worse : 0;
   r->verdict = core_strdup(v);
+  r->rule_verdict = core_strdup(v);
   r->why = why.oom ? NULL : core_buf_steal(&why);
   core_buf_free(&why);
-  if (st == CORE_OK && (!r->verdict || !r->why))
+  if (st == CORE_OK && (!r->verdict || !r->rule_verdict || !r->why))
     st = OOM(err);
   return st;
 }
@@ -303,6 +360,8 @@ static core_status cross_entry(const across *x, const char *w, const char *m,
   r->metric = core_strdup(m);
   r->arm = core_strdup(a);
   r->reference = core_strdup(x->sheet->arms[x->sheet->reference].name);
+  r->kind = proto_metric_kind_of(x->sheet, m);
+  r->higher_better = proto_metric_higher_better(x->sheet, m);
   r->seed = analysis_comparison_seed(x->sheet->rule.seed, w, m, a);
   core_status st = !r->workload || !r->metric || !r->arm || !r->reference
                        ? OOM(err)
@@ -317,18 +376,19 @@ static core_status cross_entry(const across *x, const char *w, const char *m,
 /* {==== The summary ==== */
 
 /* The cross-host entries, in the sheet's order, for every comparison a
- * host has, then each host's own entries (taken from its summary). */
+ * host has; each host's own entries move to s->host_results. */
 static core_status merge_results(across *x, analysis_summary *s,
                                  core_err *err) {
   const proto_sheet *sh = x->sheet;
-  size_t cap = 0;
+  size_t cap = 0, per_cap = 0;
   for (size_t h = 0; h < x->n; h++)
-    cap += x->sums[h]->n_results;
+    per_cap += x->sums[h]->n_results;
   for (size_t w = 0; w < sh->n_workloads; w++)
     cap += sh->workloads[w].n_metrics * sh->n_arms;
   analysis_result *v = core_calloc(cap ? cap : 1, sizeof *v);
-  size_t n = 0;
-  core_status st = v ? CORE_OK : OOM(err);
+  analysis_result *hv = core_calloc(per_cap ? per_cap : 1, sizeof *hv);
+  size_t n = 0, hn = 0;
+  core_status st = v && hv ? CORE_OK : OOM(err);
   for (size_t w = 0; w < sh->n_workloads && st == CORE_OK; w++)
     for (size_t m = 0; m < sh->workloads[w].n_metrics && st == CORE_OK; m++)
       for (size_t a = 0; a < sh->n_arms && st == CORE_OK; a++) {
@@ -343,9 +403,9 @@ static core_status merge_results(across *x, analysis_summary *s,
   for (size_t h = 0; h < x->n && st == CORE_OK; h++) {
     analysis_summary *hs = x->sums[h];
     for (size_t i = 0; i < hs->n_results; i++) {
-      v[n] = hs->results[i];
+      hv[hn] = hs->results[i];
       memset(&hs->results[i], 0, sizeof hs->results[i]);
-      if (!(v[n++].host = core_strdup(x->names[h])))
+      if (!(hv[hn++].host = core_strdup(x->names[h])))
         st = OOM(err);
     }
   }
@@ -360,6 +420,8 @@ static core_status merge_results(across *x, analysis_summary *s,
   }
   s->results = v;
   s->n_results = n;
+  s->host_results = hv;
+  s->n_host_results = hn;
   return st;
 }
 
@@ -404,16 +466,17 @@ static core_status overall(const across *x, size_t i, analysis_hypothesis *o,
 static core_status merge_hypotheses(across *x, analysis_summary *s,
                                     core_err *err) {
   size_t nh = x->sheet->n_hypotheses;
-  analysis_hypothesis *v = core_calloc(nh * (x->n + 1) + 1, sizeof *v);
-  size_t n = 0;
-  core_status st = v ? CORE_OK : OOM(err);
+  analysis_hypothesis *v = core_calloc(nh + 1, sizeof *v);
+  analysis_hypothesis *hv = core_calloc(nh * x->n + 1, sizeof *hv);
+  size_t n = 0, hn = 0;
+  core_status st = v && hv ? CORE_OK : OOM(err);
   for (size_t i = 0; i < nh && st == CORE_OK && x->n; i++)
     st = overall(x, i, &v[n++], err);
   for (size_t h = 0; h < x->n && st == CORE_OK; h++)
     for (size_t i = 0; i < x->sums[h]->n_hypotheses; i++) {
-      v[n] = x->sums[h]->hypotheses[i];
-      memset(&x->sums[h]->hypotheses[i], 0, sizeof v[n]);
-      if (!(v[n++].host = core_strdup(x->names[h])))
+      hv[hn] = x->sums[h]->hypotheses[i];
+      memset(&x->sums[h]->hypotheses[i], 0, sizeof hv[hn]);
+      if (!(hv[hn++].host = core_strdup(x->names[h])))
         st = OOM(err);
     }
   analysis_summary *gone = core_calloc(1, sizeof *gone);
@@ -426,23 +489,25 @@ static core_status merge_hypotheses(across *x, analysis_summary *s,
   }
   s->hypotheses = v;
   s->n_hypotheses = n;
+  s->host_hypotheses = hv;
+  s->n_host_hypotheses = hn;
   return st;
 }
 
-static core_status each_host(across *x, int threads, const data_rowset *rows,
+static core_status each_host(analysis_stream *st, across *x, int threads,
                              core_err *err) {
+  struct analysis_across *a = st->across;
   const proto_hosts *h = &x->sheet->hosts;
   for (size_t i = 0; i < x->n; i++) {
     analysis_host *ah = &x->hosts[i];
-    core_status st;
+    core_status rc;
     if (!(ah->name = core_strdup(x->names[i])))
       return OOM(err);
-    if ((st = host_rows(rows, x->names[i], &x->rows[i], err)) != CORE_OK ||
-        (st = data_host_rounds(x->sheet, rows, x->names[i], &ah->rounds_done,
-                               &ah->rounds_planned, err)) != CORE_OK ||
-        (st = analysis_plain(x->sheet, x->exp, &x->rows[i], threads,
-                             &x->sums[i], err)) != CORE_OK)
-      return st;
+    data_rounds_of(a->rounds, x->names[i], &ah->rounds_done,
+                   &ah->rounds_planned);
+    if ((rc = acc_summary(&a->acc[i], st, x->sheet->sha256, st->version,
+                          threads, 1, &x->sums[i], err)) != CORE_OK)
+      return rc;
     ah->counted = ah->rounds_planned > 0 &&
                   (double)ah->rounds_done >=
                       h->min_completed * (double)ah->rounds_planned - 1e-9;
@@ -450,23 +515,21 @@ static core_status each_host(across *x, int threads, const data_rowset *rows,
   return CORE_OK;
 }
 
-core_status analysis_across(const proto_sheet *sheet,
-                            const data_experiment *exp,
-                            const data_rowset *rows, int threads,
-                            analysis_summary *s, core_err *err) {
-  across x = {.sheet = sheet, .exp = exp};
-  core_status st = host_names(sheet, rows, &x.names, &x.n, err);
+core_status analysis_across_end(analysis_stream *st, int threads,
+                                analysis_summary *s, core_err *err) {
+  const proto_sheet *sheet = st->across->sheet;
+  across x = {.sheet = sheet, .names = st->across->names, .n = st->across->n};
   size_t k = x.n ? x.n : 1;
-  if (st == CORE_OK && (!(x.rows = core_calloc(k, sizeof *x.rows)) ||
-                        !(x.sums = core_calloc(k, sizeof *x.sums)) ||
-                        !(x.hosts = core_calloc(k, sizeof *x.hosts))))
-    st = OOM(err);
-  if (st == CORE_OK)
-    st = each_host(&x, threads, rows, err);
-  if (st == CORE_OK)
-    st = merge_results(&x, s, err);
-  if (st == CORE_OK)
-    st = merge_hypotheses(&x, s, err);
+  core_status rc = CORE_OK;
+  if (!(x.sums = core_calloc(k, sizeof *x.sums)) ||
+      !(x.hosts = core_calloc(k, sizeof *x.hosts)))
+    rc = OOM(err);
+  if (rc == CORE_OK)
+    rc = each_host(st, &x, threads, err);
+  if (rc == CORE_OK)
+    rc = merge_results(&x, s, err);
+  if (rc == CORE_OK)
+    rc = merge_hypotheses(&x, s, err);
   /* Every host runs the whole plan. */
   for (size_t i = 0; i < s->n_cells; i++)
     s->cells[i].n_planned *= x.n;
@@ -477,16 +540,10 @@ core_status analysis_across(const proto_sheet *sheet,
   s->min_hosts = sheet->hosts.min_hosts;
   s->hosts = x.hosts;
   s->n_hosts = x.hosts ? x.n : 0;
-  for (size_t i = 0; i < x.n; i++) {
-    if (x.rows)
-      core_free(x.rows[i].rows);
-    if (x.sums)
-      analysis_summary_free(x.sums[i]);
-  }
-  core_free(x.rows);
+  for (size_t i = 0; x.sums && i < x.n; i++)
+    analysis_summary_free(x.sums[i]);
   core_free(x.sums);
-  core_free(x.names);
-  return st;
+  return rc;
 }
 
 /* }==== */

@@ -41,8 +41,10 @@ static json_t *results_json(const analysis_summary *s, int *ok) {
     *ok = 0;
     return NULL;
   }
-  for (size_t i = 0; i < s->n_results; i++) {
-    const analysis_result *r = &s->results[i];
+  /* Across hosts: the entries across hosts, then each host's. */
+  for (size_t i = 0; i < s->n_results + s->n_host_results; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->host_results[i - s->n_results];
     json_t *o = json_object();
     if (!o) {
       *ok = 0;
@@ -61,6 +63,9 @@ static json_t *results_json(const analysis_summary *s, int *ok) {
     put(o, "ci_high", num(r->ci_high), ok);
     put(o, "verdict", str(r->verdict), ok);
     put(o, "seed", json_integer((json_int_t)r->seed), ok);
+    put(o, "rule_verdict", str(r->rule_verdict), ok);
+    put(o, "metric_kind", json_string(proto_kind_word(r->kind)), ok);
+    put(o, "better", json_string(r->higher_better ? "higher" : "lower"), ok);
     if (r->note)
       put(o, "note", str(r->note), ok);
     if (s->across) {
@@ -83,8 +88,10 @@ static json_t *hypotheses_json(const analysis_summary *s, int *ok) {
     *ok = 0;
     return NULL;
   }
-  for (size_t i = 0; i < s->n_hypotheses; i++) {
-    const analysis_hypothesis *h = &s->hypotheses[i];
+  for (size_t i = 0; i < s->n_hypotheses + s->n_host_hypotheses; i++) {
+    const analysis_hypothesis *h =
+        i < s->n_hypotheses ? &s->hypotheses[i]
+                            : &s->host_hypotheses[i - s->n_hypotheses];
     json_t *o = json_object();
     if (!o) {
       *ok = 0;
@@ -100,6 +107,31 @@ static json_t *hypotheses_json(const analysis_summary *s, int *ok) {
     append(a, o, ok);
   }
   return a;
+}
+
+/* How an arm's later runs compare with its earlier ones; null when too
+ * few runs were there to test. */
+static json_t *drift_json(const analysis_summary *s, const analysis_drift *d,
+                          int *ok) {
+  json_t *o;
+  if (!d->tested)
+    return json_null();
+  if (!(o = json_object()))
+    return NULL;
+  put(o, "between", json_string(d->by_batch ? "batches" : "halves"), ok);
+  if (d->by_batch) {
+    put(o, "earlier",
+        str(d->earlier < s->n_batches ? s->batches[d->earlier] : ""), ok);
+    put(o, "later", str(d->later < s->n_batches ? s->batches[d->later] : ""),
+        ok);
+  } else {
+    put(o, "earlier", json_integer((json_int_t)d->earlier), ok);
+    put(o, "later", json_integer((json_int_t)d->later), ok);
+  }
+  put(o, "shift", num(d->shift), ok);
+  put(o, "p", num(d->p), ok);
+  put(o, "flagged", json_boolean(d->flagged), ok);
+  return o;
 }
 
 static json_t *cells_json(const analysis_summary *s, int *ok) {
@@ -123,6 +155,13 @@ static json_t *cells_json(const analysis_summary *s, int *ok) {
     put(o, "superseded", json_integer((json_int_t)c->n_superseded), ok);
     put(o, "planned", json_integer((json_int_t)c->n_planned), ok);
     put(o, "median", num(c->median), ok);
+    put(o, "q1", num(c->q1), ok);
+    put(o, "q3", num(c->q3), ok);
+    put(o, "mad", num(c->mad), ok);
+    put(o, "min", num(c->min), ok);
+    put(o, "max", num(c->max), ok);
+    put(o, "outliers", json_integer((json_int_t)c->n_outliers), ok);
+    put(o, "drift", drift_json(s, &c->drift, ok), ok);
     append(a, o, ok);
   }
   return a;
@@ -204,6 +243,17 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   put(o, "reference", str(s->reference), ok);
   put(o, "cells", cells_json(s, ok), ok);
   put(o, "exclusions", exclusions_json(s, ok), ok);
+  {
+    json_t *band = json_array(), *batches = json_array();
+    if (band) {
+      append(band, num(s->noise_low), ok);
+      append(band, num(s->noise_high), ok);
+    }
+    for (size_t i = 0; batches && i < s->n_batches; i++)
+      append(batches, str(s->batches[i]), ok);
+    put(o, "noise_band", band, ok);
+    put(o, "batches", batches, ok);
+  }
   if (s->across)
     put(o, "across", hosts_json(s, ok), ok);
   if (top) {

@@ -1,5 +1,7 @@
-/* table.c: the terminal table of an analysis, shaped like the published
- * one: per workload and metric, arm, median with unit, ratio, CI, verdict.
+/* table.c: the terminal summary of an analysis, shaped like the published
+ * table: workloads and metrics down, arms across, each cell the median
+ * with its IQR and, beside the reference, the ratio, its CI and the
+ * verdict; cut into blocks of arms that fit the terminal's width.
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
@@ -27,53 +29,251 @@ static const analysis_result *find(const analysis_summary *s, const char *w,
   return NULL;
 }
 
-/* Width of the widest arm name, so that the columns line up. */
-static int arm_width(const analysis_summary *s) {
-  size_t w = 3;
-  for (size_t i = 0; i < s->n_cells; i++)
-    if (strlen(s->cells[i].arm) > w)
-      w = strlen(s->cells[i].arm);
-  return (int)w;
+/* {==== The matrix ==== */
+
+/* Text is UTF-8 ("×", "·", "µ"): its width on a terminal is its count of
+ * code points. */
+static size_t width_of(const char *t) {
+  size_t n = 0;
+  for (; *t; t++)
+    n += ((unsigned char)*t & 0xC0) != 0x80;
+  return n;
 }
 
-static void write_comparisons(const analysis_summary *s, core_buf *out) {
-  int aw = arm_width(s);
-  for (size_t i = 0; i < s->n_cells; i++) {
-    const analysis_cell *c = &s->cells[i];
-    const analysis_result *r;
-    const char *unit = proto_metric_unit(c->metric);
-    char med[32], ratio[32], lo[32], hi[32], medu[48];
-    int first = i == 0 || strcmp(c->workload, s->cells[i - 1].workload) ||
-                strcmp(c->metric, s->cells[i - 1].metric);
-    if (first)
-      core_buf_printf(out, "%s%s · %s\n", i ? "\n" : "", c->workload,
-                      c->metric);
-    sig3(c->median, med, sizeof med);
-    if (c->n_valid == 0)
-      snprintf(medu, sizeof medu, "no data");
-    else
-      snprintf(medu, sizeof medu, "%s%s%s", med, unit && unit[0] ? " " : "",
-               unit ? unit : "");
-    core_buf_printf(out, "  %-*s  %-11s", aw, c->arm, medu);
-    if (s->reference && strcmp(c->arm, s->reference) == 0) {
-      core_buf_puts(out, "  reference");
-    } else if ((r = find(s, c->workload, c->metric, c->arm)) != NULL) {
-      sig3(r->ratio, ratio, sizeof ratio);
-      sig3(r->ci_low, lo, sizeof lo);
-      sig3(r->ci_high, hi, sizeof hi);
-      core_buf_printf(out, "  %6s×  [%s, %s]  %s", ratio, lo, hi, r->verdict);
-      if (r->note)
-        core_buf_printf(out, " (%s)", r->note);
-    }
-    core_buf_printf(out, "  n=%zu", c->n_valid);
-    if (c->n_planned)
-      core_buf_printf(out, "/%zu", c->n_planned);
-    if (c->n_invalid)
-      core_buf_printf(out, ", %zu invalid", c->n_invalid);
-    if (c->n_superseded)
-      core_buf_printf(out, ", %zu superseded", c->n_superseded);
-    core_buf_puts(out, "\n");
+/* The two lines of one cell of the matrix. */
+typedef struct cell_text {
+  char top[96], bottom[160];
+} cell_text;
+
+/* One row of the matrix: a workload and metric. Cells are in s->cells in
+ * workload, metric, arm order, so a row is a run of cells. */
+typedef struct row_text {
+  char label[160];
+  size_t first, n; /* its cells */
+  cell_text *cells;
+  int empty; /* no arm has a valid value: listed once, after the matrix */
+} row_text;
+
+static void cell_of(const analysis_summary *s, const analysis_cell *c,
+                    const analysis_cell *ref, const char *unit, double f,
+                    cell_text *t) {
+  const analysis_result *r = find(s, c->workload, c->metric, c->arm);
+  char med[32], iqr[32], ra[32], lo[32], hi[32];
+  if (c->n_valid == 0) {
+    snprintf(t->top, sizeof t->top, "no data");
+    t->bottom[0] = '\0';
+    return;
   }
+  sig3(c->median * f, med, sizeof med);
+  /* The spread to 2 digits: enough to judge the median's 3. */
+  if (isnan(c->q3 - c->q1))
+    snprintf(iqr, sizeof iqr, "-");
+  else
+    core_fmt_sig(iqr, sizeof iqr, (c->q3 - c->q1) * f, 2);
+  snprintf(t->top, sizeof t->top, "%s%s%s (IQR %s)", med, *unit ? " " : "",
+           unit, iqr);
+  if (s->reference && strcmp(c->arm, s->reference) == 0) {
+    snprintf(t->bottom, sizeof t->bottom, "reference, n=%zu", c->n_valid);
+    return;
+  }
+  if (!r) {
+    snprintf(t->bottom, sizeof t->bottom, "no comparison, n=%zu", c->n_valid);
+    return;
+  }
+  sig3(r->ratio, ra, sizeof ra);
+  sig3(r->ci_low, lo, sizeof lo);
+  sig3(r->ci_high, hi, sizeof hi);
+  snprintf(t->bottom, sizeof t->bottom, "%s× [%s, %s] %s", ra, lo, hi,
+           r->verdict);
+  if (ref && ref->n_valid != c->n_valid) {
+    size_t k = strlen(t->bottom);
+    snprintf(t->bottom + k, sizeof t->bottom - k, ", n=%zu", c->n_valid);
+  }
+}
+
+/* The rows of the matrix; NULL when out of memory. */
+static row_text *rows_of(const analysis_summary *s, const proto_sheet *sheet,
+                         size_t n_arms, size_t *n_rows) {
+  size_t n = n_arms ? s->n_cells / n_arms : 0;
+  row_text *rows = core_calloc(n ? n : 1, sizeof *rows);
+  cell_text *cells = core_calloc(s->n_cells ? s->n_cells : 1, sizeof *cells);
+  if (!rows || !cells) {
+    core_free(rows);
+    core_free(cells);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    row_text *r = &rows[i];
+    const analysis_cell *c0 = &s->cells[i * n_arms], *ref = NULL;
+    const char *unit = sheet ? proto_metric_unit_of(sheet, c0->metric)
+                             : proto_metric_unit(c0->metric);
+    double top = NAN, f;
+    r->first = i * n_arms;
+    r->n = n_arms;
+    r->cells = cells + r->first;
+    r->empty = 1;
+    for (size_t a = 0; a < n_arms; a++) {
+      const analysis_cell *c = &s->cells[r->first + a];
+      r->empty &= c->n_valid == 0;
+      if (c->n_valid && (isnan(top) || c->median > top))
+        top = c->median;
+      if (s->reference && strcmp(c->arm, s->reference) == 0)
+        ref = c;
+    }
+    unit = core_scale_unit(unit, top, &f);
+    snprintf(r->label, sizeof r->label, "%s · %s", c0->workload, c0->metric);
+    for (size_t a = 0; a < n_arms; a++)
+      cell_of(s, &s->cells[r->first + a], ref, unit, f, &r->cells[a]);
+  }
+  *n_rows = n;
+  return rows;
+}
+
+static void pad(core_buf *out, const char *t, size_t w) {
+  size_t n = width_of(t);
+  core_buf_puts(out, t);
+  for (; n < w; n++)
+    core_buf_puts(out, " ");
+}
+
+/* One block: the label column and arms [a0, a1). */
+static void write_block(core_buf *out, const analysis_summary *s,
+                        const row_text *rows, size_t n_rows, size_t lw,
+                        const size_t *cw, size_t a0, size_t a1) {
+  pad(out, "", lw);
+  for (size_t a = a0; a < a1; a++) {
+    const char *arm = rows[0].cells ? s->cells[a].arm : "";
+    core_buf_puts(out, "  ");
+    pad(out, arm, a + 1 < a1 ? cw[a] : 0);
+  }
+  core_buf_puts(out, "\n");
+  for (size_t i = 0; i < n_rows; i++)
+    for (int line = 0; line < 2 && !rows[i].empty; line++) {
+      pad(out, line ? "" : rows[i].label, lw);
+      for (size_t a = a0; a < a1; a++) {
+        const cell_text *t = &rows[i].cells[a];
+        core_buf_puts(out, "  ");
+        pad(out, line ? t->bottom : t->top, a + 1 < a1 ? cw[a] : 0);
+      }
+      /* No trailing blanks. */
+      while (out->len && out->data[out->len - 1] == ' ')
+        out->data[--out->len] = '\0';
+      core_buf_puts(out, "\n");
+    }
+}
+
+static void wrap(core_buf *out, const char *text, int width, int first,
+                 int rest);
+
+/* Rows with no valid value in any arm take one line between them, not two
+ * lines each of "no data". */
+static void write_empty_rows(core_buf *out, const row_text *rows,
+                             size_t n_rows, int width, int after_matrix) {
+  core_buf line;
+  core_buf_init(&line);
+  for (size_t i = 0; i < n_rows; i++)
+    if (rows[i].empty)
+      core_buf_printf(&line, "%s%s",
+                      line.len ? ", " : "No data yet: ", rows[i].label);
+  if (line.len) {
+    core_buf_puts(out, after_matrix ? "\n" : "");
+    wrap(out, line.data, width, 0, 2);
+  }
+  if (line.oom)
+    out->oom = 1;
+  core_buf_free(&line);
+}
+
+static void write_matrix(const analysis_summary *s, const proto_sheet *sheet,
+                         int width, core_buf *out) {
+  size_t n_arms = 0, n_rows, lw = 0, *cw;
+  row_text *rows;
+  /* The arms are those of the first row's cells, in the sheet's order. */
+  while (n_arms < s->n_cells &&
+         strcmp(s->cells[n_arms].workload, s->cells[0].workload) == 0 &&
+         strcmp(s->cells[n_arms].metric, s->cells[0].metric) == 0)
+    n_arms++;
+  if (n_arms == 0)
+    return;
+  rows = rows_of(s, sheet, n_arms, &n_rows);
+  cw = core_calloc(n_arms, sizeof *cw);
+  if (!rows || !cw) {
+    out->oom = 1;
+    if (rows)
+      core_free(rows[0].cells);
+    core_free(rows);
+    core_free(cw);
+    return;
+  }
+  size_t shown = 0;
+  for (size_t i = 0; i < n_rows; i++) {
+    if (rows[i].empty)
+      continue;
+    shown++;
+    if (width_of(rows[i].label) > lw)
+      lw = width_of(rows[i].label);
+    for (size_t a = 0; a < n_arms; a++) {
+      size_t t = width_of(rows[i].cells[a].top),
+             b = width_of(rows[i].cells[a].bottom);
+      size_t h = width_of(s->cells[a].arm), m = t > b ? t : b;
+      m = m > h ? m : h;
+      cw[a] = m > cw[a] ? m : cw[a];
+    }
+  }
+  /* As many arms per block as fit; always at least one. */
+  for (size_t a0 = 0; a0 < n_arms && shown;) {
+    size_t a1 = a0 + 1, used = lw + 2 + cw[a0];
+    while (a1 < n_arms && used + 2 + cw[a1] <= (size_t)width)
+      used += 2 + cw[a1++];
+    if (a0)
+      core_buf_puts(out, "\n");
+    write_block(out, s, rows, n_rows, lw, cw, a0, a1);
+    a0 = a1;
+  }
+  write_empty_rows(out, rows, n_rows, width, shown > 0);
+  core_free(rows[0].cells);
+  core_free(rows);
+  core_free(cw);
+}
+
+/* }==== */
+
+/* {==== Prose, wrapped to the width ==== */
+
+/* Appends text as lines of at most width columns (a word longer than a
+ * line stands alone), the first indented by first spaces, the rest by
+ * rest. */
+static void wrap(core_buf *out, const char *text, int width, int first,
+                 int rest) {
+  size_t col = 0, ind = (size_t)first;
+  const char *p = text;
+  while (*p) {
+    const char *e = p;
+    size_t wlen;
+    char word[1024];
+    while (*e && *e != ' ')
+      e++;
+    wlen = (size_t)(e - p) < sizeof word ? (size_t)(e - p) : sizeof word - 1;
+    memcpy(word, p, wlen);
+    word[wlen] = '\0';
+    if (col && col + 1 + width_of(word) > (size_t)width) {
+      core_buf_puts(out, "\n");
+      col = 0;
+      ind = (size_t)rest;
+    }
+    if (col == 0) {
+      for (size_t i = 0; i < ind; i++)
+        core_buf_puts(out, " ");
+      col = ind;
+    } else {
+      core_buf_puts(out, " ");
+      col++;
+    }
+    core_buf_puts(out, word);
+    col += width_of(word);
+    p = *e ? e + 1 : e;
+  }
+  core_buf_puts(out, "\n");
 }
 
 /* A sheet with hosts: each host's share of its rounds, then every
@@ -101,10 +301,10 @@ static void write_hosts(const analysis_summary *s, core_buf *out) {
                     "\n%s · %s · %s across hosts: %s×  [%s, %s]  %s: %s\n",
                     x->workload, x->metric, x->arm, ratio, lo, hi, x->verdict,
                     x->why ? x->why : "");
-    for (size_t k = 0; k < s->n_results; k++) {
-      const analysis_result *r = &s->results[k];
-      if (r->across || strcmp(r->workload, x->workload) ||
-          strcmp(r->metric, x->metric) || strcmp(r->arm, x->arm))
+    for (size_t k = 0; k < s->n_host_results; k++) {
+      const analysis_result *r = &s->host_results[k];
+      if (strcmp(r->workload, x->workload) || strcmp(r->metric, x->metric) ||
+          strcmp(r->arm, x->arm))
         continue;
       sig3(r->ratio, ratio, sizeof ratio);
       sig3(r->ci_low, lo, sizeof lo);
@@ -115,55 +315,116 @@ static void write_hosts(const analysis_summary *s, core_buf *out) {
   }
 }
 
-static void write_hypotheses(const analysis_summary *s, core_buf *out) {
+static void write_hypotheses(const analysis_summary *s, int width,
+                             core_buf *out) {
   if (s->n_hypotheses == 0)
     return;
   core_buf_puts(out, "\nHypotheses\n");
-  for (size_t i = 0; i < s->n_hypotheses; i++) {
-    const analysis_hypothesis *h = &s->hypotheses[i];
+  /* Across hosts: the outcome across hosts, then each host's. */
+  for (size_t i = 0; i < s->n_hypotheses + s->n_host_hypotheses; i++) {
+    const analysis_hypothesis *h =
+        i < s->n_hypotheses ? &s->hypotheses[i]
+                            : &s->host_hypotheses[i - s->n_hypotheses];
+    core_buf line;
+    core_buf_init(&line);
     if (s->across)
-      core_buf_printf(out, "  %s  %s %s: %s\n", h->id,
+      core_buf_printf(&line, "%s  %s %s: %s", h->id,
                       h->host ? h->host : "across hosts",
                       proto_outcome_word(h->outcome), h->says);
     else
-      core_buf_printf(out, "  %s  %s: %s\n", h->id,
+      core_buf_printf(&line, "%s  %s: %s", h->id,
                       proto_outcome_word(h->outcome), h->says);
-    core_buf_printf(out, "      %s: %s\n", h->claim ? h->claim : "",
+    if (line.data)
+      wrap(out, line.data, width, 2, 6);
+    core_buf_free(&line);
+    core_buf_init(&line);
+    core_buf_printf(&line, "%s: %s", h->claim ? h->claim : "",
                     h->reason ? h->reason : "");
+    if (line.data)
+      wrap(out, line.data, width, 6, 6);
+    if (line.oom)
+      out->oom = 1;
+    core_buf_free(&line);
   }
 }
 
-static void write_exclusions(const analysis_summary *s, core_buf *out) {
+static void write_exclusions(const analysis_summary *s, int width,
+                             core_buf *out) {
   if (s->n_exclusions == 0)
     return;
   core_buf_puts(out, "\nNot counted\n");
   for (size_t i = 0; i < s->n_exclusions; i++) {
     const analysis_exclusion *e = &s->exclusions[i];
-    core_buf_printf(out, "  %s / %s: %zu run%s: %s\n", e->workload, e->arm,
+    core_buf line;
+    core_buf_init(&line);
+    core_buf_printf(&line, "%s / %s: %zu run%s: %s", e->workload, e->arm,
                     e->runs, e->runs == 1 ? "" : "s", e->reason);
+    if (line.data)
+      wrap(out, line.data, width, 2, 6);
+    if (line.oom)
+      out->oom = 1;
+    core_buf_free(&line);
   }
 }
 
-void analysis_write_table(const analysis_summary *s, core_buf *out) {
+/* }==== */
+
+/* Under the registered rule: only what decides otherwise. */
+static void write_original(const analysis_summary *s, int width,
+                           core_buf *out) {
+  size_t differ = 0;
+  core_buf line;
+  core_buf_init(&line);
+  core_buf_printf(&line, "Under the registered rule (version 0), because %s:",
+                  s->original_why ? s->original_why : "of an amendment");
+  core_buf_puts(out, "\n");
+  if (line.data)
+    wrap(out, line.data, width, 0, 2);
+  if (line.oom)
+    out->oom = 1;
+  core_buf_free(&line);
+  for (size_t i = 0; i < s->n_results; i++) {
+    const analysis_result *r = &s->results[i];
+    const analysis_result *o =
+        find(s->original, r->workload, r->metric, r->arm);
+    if (o && strcmp(o->rule_verdict, r->rule_verdict) == 0)
+      continue;
+    differ++;
+    core_buf_printf(out, "  %s · %s  %s: %s\n", r->workload, r->metric, r->arm,
+                    o ? o->verdict : "not analysed");
+  }
+  if (!differ)
+    core_buf_printf(out, "  every comparison is decided the same (%zu)\n",
+                    s->n_results);
+  write_hypotheses(s->original, width, out);
+}
+
+void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
+                          int width, core_buf *out) {
   char conf[32];
+  core_buf head;
+  if (width < 40)
+    width = 40;
   /* "95", "99.9": the level as the sheet wrote it. */
   snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
-  core_buf_printf(out,
-                  "%s (sheet version %d): %s per arm, ratio to %s, %s%% "
-                  "percentile bootstrap CI, %ld resamples, seed %lu\n\n",
+  core_buf_init(&head);
+  core_buf_printf(&head,
+                  "%s (sheet version %d): %s per arm (IQR), ratio to %s, "
+                  "%s%% percentile bootstrap CI, %ld resamples, seed %lu",
                   s->protocol, s->sheet_version, s->estimator,
                   s->reference ? s->reference : "the reference", conf,
                   s->resamples, s->seed);
-  write_comparisons(s, out);
+  if (head.data)
+    wrap(out, head.data, width, 0, 0);
+  if (head.oom)
+    out->oom = 1;
+  core_buf_free(&head);
+  core_buf_puts(out, "\n");
+  write_matrix(s, sheet, width, out);
   if (s->across)
     write_hosts(s, out);
-  write_hypotheses(s, out);
-  write_exclusions(s, out);
-  if (s->original) {
-    core_buf_printf(out,
-                    "\nUnder the registered rule (version 0), because %s\n\n",
-                    s->original_why ? s->original_why : "of an amendment");
-    write_comparisons(s->original, out);
-    write_hypotheses(s->original, out);
-  }
+  write_hypotheses(s, width, out);
+  write_exclusions(s, width, out);
+  if (s->original)
+    write_original(s, width, out);
 }

@@ -7,6 +7,7 @@
 #ifndef PREREG_CLI_INTERNAL_H
 #define PREREG_CLI_INTERNAL_H
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 
 typedef core_status (*cli_cmd_fn)(const cli_opts *opts, FILE *out,
@@ -24,6 +25,16 @@ core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err);
+
+/** The width to fit a table to: $COLUMNS, else out's terminal, else 80. */
+int cli_term_width(FILE *out);
+
+/** The analysis of exp's rows under sheet (and its registered version
+ * where due), read row by row. OUT: *out newly allocated
+ * (analysis_summary_free), NULL on error. */
+core_status cli_analyze_experiment(const proto_sheet *sheet,
+                                   const data_experiment *exp, int threads,
+                                   analysis_summary **out, core_err *err);
 
 /** For commands taking SHEET|BUNDLE: copies opts into *resolved and, when
  * args[0] is a bundle, verifies and extracts it, pointing args[0] at its

@@ -31,9 +31,8 @@ static core_status threads_from_env(int *threads, core_err *err) {
 }
 
 core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
-  proto_sheet *sheet = NULL, *orig = NULL;
+  proto_sheet *sheet = NULL;
   data_experiment *exp = NULL;
-  data_rowset rows = {0};
   analysis_summary *sum = NULL;
   core_buf text;
   const char *sheet_path, *data_dir;
@@ -65,21 +64,13 @@ core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
    * analysis: the text must be the newest version, as for run. */
   if ((st = data_check_lock(exp, sheet, err)) != CORE_OK)
     goto done;
-  if ((st = data_load_rows(exp, &rows, err)) != CORE_OK)
-    goto done;
-  if (!(orig = data_load_version(exp, 0, err))) {
-    st = err->status ? err->status : CORE_EIO;
-    goto done;
-  }
-  analysis_init();
-  if ((st = analysis_run(sheet, orig, exp, &rows, threads, &sum, err)) !=
-      CORE_OK)
+  if ((st = cli_analyze_experiment(sheet, exp, threads, &sum, err)) != CORE_OK)
     goto done;
   if (opts->json) {
     if ((st = analysis_json(sum, &text, err)) != CORE_OK)
       goto done;
   } else {
-    analysis_write_table(sum, &text);
+    analysis_write_table(sum, sheet, cli_term_width(out), &text);
   }
   if (text.oom) {
     st = core_fail(err, CORE_ENOMEM, "analyze: out of memory");
@@ -90,8 +81,6 @@ core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
 done:
   core_buf_free(&text);
   analysis_summary_free(sum);
-  data_rowset_free(&rows);
-  proto_sheet_free(orig);
   data_experiment_free(exp);
   proto_sheet_free(sheet);
   return st;

@@ -1,5 +1,6 @@
 /* cli_cmd_report.c: `prereg report SHEET [--out DIR] [--force]`: report.md,
- * report.html, forest plots and report.xlsx from the frozen data.
+ * report.html, provenance.md, the plots and report.xlsx from the frozen
+ * data.
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
@@ -59,8 +60,10 @@ core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err) {
     goto done;
   st = report_write_all(in, &doc, dir, err);
   if (st == CORE_OK) {
-    fprintf(out, "%s/report.md\n%s/report.html\n%s/report.xlsx\n", dir, dir,
-            dir);
+    fprintf(out,
+            "%s/report.md\n%s/report.html\n%s/report.xlsx\n"
+            "%s/provenance.md\n",
+            dir, dir, dir, dir);
     for (size_t i = 0; i < doc.n_plots; i++)
       fprintf(out, "%s/%s\n", dir, doc.plots[i].file);
     if (in->unverified)

@@ -1,6 +1,6 @@
 /* cmd_run.c: `prereg run`: the command around the engine (run/run.h): its
  * options, the lock check, SIGINT/SIGTERM, progress on stderr, the plan a
- * dry run shows, and the final line.
+ * dry run shows, and the closing summary of all the data.
  * SPDX-License-Identifier: MIT
  *
  * Order: the sheet and its plan, the lock check, --resume recovery, the
@@ -422,6 +422,27 @@ static void on_signal(int sig) {
   run_cancel();
 }
 
+/* What all the data say now, as `prereg analyze` prints it, after a
+ * blank line: the batch is frozen whatever happens here, so a summary
+ * that cannot be made is said in a line, not as the command's failure. */
+static void print_summary(run_cmd *c, FILE *out) {
+  analysis_summary *sum = NULL;
+  core_err err = {0};
+  core_buf text;
+  core_buf_init(&text);
+  if (cli_analyze_experiment(c->s, c->exp, 0, &sum, &err) == CORE_OK)
+    analysis_write_table(sum, c->s, cli_term_width(out), &text);
+  if (sum && !text.oom && text.len) {
+    fputs("\n", out);
+    fwrite(text.data, 1, text.len, out);
+  } else {
+    fprintf(out, "no summary: %s\n",
+            err.msg[0] ? err.msg : "out of memory writing it");
+  }
+  core_buf_free(&text);
+  analysis_summary_free(sum);
+}
+
 /* The batch, with SIGINT and SIGTERM cancelling it (the running command
  * is killed at once, what was collected is frozen). */
 static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
@@ -445,10 +466,12 @@ static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   run_cancel_disarm();
-  if (st == CORE_OK)
+  if (st == CORE_OK) {
     fprintf(out, "batch %s: %zu runs, %zu valid, %zu invalid%s\n", res.batch,
             res.recorded, res.valid, res.invalid,
             opts->quick ? " (quick: a demo, not the registered plan)" : "");
+    print_summary(c, out);
+  }
   return st;
 }
 

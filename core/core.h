@@ -157,6 +157,13 @@ char *core_buf_steal(core_buf *b);
  * word of their own. */
 void core_fmt_sig(char *out, size_t size, double x, int digits);
 
+/** The unit to show values of about x in when they are measured in unit:
+ * seconds below 1 as ms and below 1 ms as µs (so that 0.00343 s reads
+ * "3.43 ms"); any other unit as it is. OUT: *factor what a value is
+ * multiplied by to be in the returned unit (a static string, or unit
+ * itself). */
+const char *core_scale_unit(const char *unit, double x, double *factor);
+
 /** Appends s (NULL: nothing) to b so that Markdown shows it literally, on
  * one line: newlines and tabs become spaces and every ASCII punctuation
  * character that could start a construct is backslash-escaped (links,

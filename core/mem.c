@@ -7,8 +7,10 @@
 
 #include "core/core.h"
 
-/* Injection state. A plain static is enough: prereg allocates from one
- * thread, except the analysis workers, which allocate before they start. */
+/* Injection state. A plain static is enough: injection is for tests,
+ * which allocate from one thread (the analysis workers allocate before
+ * they start; the verification a report runs beside its first reading of
+ * the rows is not under injection). */
 static long fail_countdown = -1;
 static int fail_sticky;
 static long fail_count;

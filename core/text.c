@@ -1,5 +1,6 @@
 /* text.c: how numbers and text are written for people: a number to a few
- * significant digits, and text made literal for Markdown.
+ * significant digits in a readable unit, and text made literal for
+ * Markdown.
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
@@ -37,6 +38,19 @@ void core_fmt_sig(char *out, size_t size, double x, int digits) {
   else
     snprintf(out, size, "%.*f", ex >= digits - 1 ? 0 : (int)(digits - 1 - ex),
              x);
+}
+
+const char *core_scale_unit(const char *unit, double x, double *factor) {
+  *factor = 1;
+  if (!unit || strcmp(unit, "s") != 0 || !isfinite(x) || x == 0 ||
+      fabs(x) >= 1)
+    return unit ? unit : "";
+  if (fabs(x) >= 1e-3) {
+    *factor = 1e3;
+    return "ms";
+  }
+  *factor = 1e6;
+  return "µs";
 }
 
 void core_buf_md_escape(core_buf *b, const char *s) {

@@ -358,8 +358,10 @@ cleanup:
 
 typedef struct load_ctx {
   const char *name;
-  data_rowset *rows;
+  data_rowset *rows; /* NULL: each row goes to fn instead */
   int header_seen;
+  data_row_fn fn;
+  void *fn_ctx;
 } load_ctx;
 
 static core_status header_ok(char **f, size_t n, const char *name, long line,
@@ -390,6 +392,11 @@ static core_status on_load(void *vctx, char **f, size_t n, long line,
     c->header_seen = 1;
     return header_ok(f, n, c->name, line, err);
   }
+  if (!c->rows) {
+    if ((st = data_row_parse_view(&r, f, n, c->name, line, err)) != CORE_OK)
+      return st;
+    return c->fn(c->fn_ctx, &r, err);
+  }
   if ((st = data_row_parse_pooled(&r, f, n, c->name, line, c->rows->pool,
                                   err)) != CORE_OK)
     return st;
@@ -398,9 +405,10 @@ static core_status on_load(void *vctx, char **f, size_t n, long line,
 
 /* Loads one batch csv. A torn tail is an error in a frozen file and
  * ignored in an unfinished one (recovery reports it). */
-static core_status load_csv(const char *path, int frozen, data_rowset *rows,
+static core_status load_csv(const char *path, int frozen, load_ctx c,
                             csvscan_result *res, core_err *err) {
-  load_ctx c = {path, rows, 0};
+  c.name = path;
+  c.header_seen = 0;
   /* Read a chunk at a time: a batch of a million rows is 160 MB of text
    * that need never be in memory at once. */
   core_status st = data_csv_scan_file(path, on_load, &c, res, err);
@@ -415,25 +423,19 @@ static core_status load_csv(const char *path, int frozen, data_rowset *rows,
   return st;
 }
 
-core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
-                           core_err *err) {
+/* Every batch csv of exp, in batch order, through c. */
+static core_status scan_batches(const data_experiment *exp, load_ctx c,
+                                core_err *err) {
   char *bdir = core_path_join(exp->dir, "batches");
   char **names = NULL;
   size_t n = 0;
   manifest m;
   core_status st;
   long num;
-  memset(rows, 0, sizeof *rows);
-  /* The rows' strings are interned: most columns repeat a few values. */
-  rows->pool = data_strpool_new();
-  if (!bdir || !rows->pool) {
-    core_free(bdir);
-    data_rowset_free(rows);
+  if (!bdir)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  }
   if ((st = data_manifest_load(exp->dir, &m, NULL, err)) != CORE_OK) {
     core_free(bdir);
-    data_rowset_free(rows);
     return st;
   }
   st = core_list_dir(bdir, &names, &n, err);
@@ -447,17 +449,35 @@ core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
     if (!full || !rel)
       st = core_fail(err, CORE_ENOMEM, "out of memory");
     else
-      st =
-          load_csv(full, data_manifest_find(&m, rel) != NULL, rows, &res, err);
+      st = load_csv(full, data_manifest_find(&m, rel) != NULL, c, &res, err);
     core_free(full);
     core_free(rel);
   }
   core_names_free(names, n);
   data_manifest_free(&m);
   core_free(bdir);
+  return st;
+}
+
+core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
+                           core_err *err) {
+  load_ctx c = {NULL, rows, 0, NULL, NULL};
+  core_status st;
+  memset(rows, 0, sizeof *rows);
+  /* The rows' strings are interned: most columns repeat a few values. */
+  rows->pool = data_strpool_new();
+  if (!rows->pool)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  st = scan_batches(exp, c, err);
   if (st != CORE_OK)
     data_rowset_free(rows);
   return st;
+}
+
+core_status data_scan_rows(const data_experiment *exp, data_row_fn fn,
+                           void *ctx, core_err *err) {
+  load_ctx c = {NULL, NULL, 0, fn, ctx};
+  return scan_batches(exp, c, err);
 }
 
 core_status data_unfinished_batches(const data_experiment *exp, char ***out,

@@ -208,6 +208,31 @@ static core_status scan_begin(scanner *sc, const char *name, csvscan_fn fn,
   return CORE_OK;
 }
 
+/* A whole line with no quote and no carriage return: its fields are the
+ * bytes between commas, exactly as libcsv would give them (our files keep
+ * every byte, nothing is trimmed), so it is split here at memchr speed.
+ * Rows prereg writes are almost all such lines; any other goes through
+ * libcsv. */
+static int plain_line(const char *t, size_t len) {
+  return !memchr(t, '"', len) && !memchr(t, '\r', len);
+}
+
+static void split_line(scanner *sc, const char *t, size_t len) {
+  const char *p = t, *end = t + len;
+  if (len == 0)
+    return; /* an empty line is no record, as for libcsv */
+  for (;;) {
+    const char *c = memchr(p, ',', (size_t)(end - p));
+    if (!c) {
+      on_field((void *)p, (size_t)(end - p), sc);
+      break;
+    }
+    on_field((void *)p, (size_t)(c - p), sc);
+    p = c + 1;
+  }
+  on_record('\n', sc);
+}
+
 /* Feeds the next len bytes. Each physical line is passed to libcsv on
  * its own (in one piece or, when it straddles two feeds, in two): that
  * tells us on which line each record starts and where the last complete
@@ -229,8 +254,10 @@ static core_status scan_feed(scanner *sc, const char *text, size_t len) {
         sc->start_line = sc->line;
       sc->record_done = 0;
     }
-    if (csv_parse(&sc->p, text + pos, end - pos, on_field, on_record, sc) !=
-        end - pos) {
+    if (nl && sc->p.pstate == 0 && plain_line(text + pos, end - pos)) {
+      split_line(sc, text + pos, end - pos - 1);
+    } else if (csv_parse(&sc->p, text + pos, end - pos, on_field, on_record,
+                         sc) != end - pos) {
       if (sc->st == CORE_OK)
         sc->st =
             core_fail(sc->err, CORE_EINPUT,
@@ -526,9 +553,25 @@ core_status data_row_parse(data_row *r, char **f, size_t n, const char *name,
   return data_row_parse_pooled(r, f, n, name, line, NULL, err);
 }
 
+/* data_row_parse_pooled, or with r's strings pointing into f (borrow). */
+static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
+                             long line, data_strpool *pool, int borrow,
+                             core_err *err);
+
 core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
                                   const char *name, long line,
                                   data_strpool *pool, core_err *err) {
+  return parse_row(r, f, n, name, line, pool, 0, err);
+}
+
+core_status data_row_parse_view(data_row *r, char **f, size_t n,
+                                const char *name, long line, core_err *err) {
+  return parse_row(r, f, n, name, line, NULL, 1, err);
+}
+
+static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
+                             long line, data_strpool *pool, int borrow,
+                             core_err *err) {
   static const char *const cols[DATA_NCOLS] = {
       "sheet_version", "sheet_sha256", "batch",     "source",
       "workload",      "arm",          "round",     "seq",
@@ -581,8 +624,12 @@ core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
     const char *field = f[slot_col[i]];
     /* Pooled strings are shared and read-only; the cast only fits the
      * struct, whose fields are char * for rows that own their strings. */
-    *slots[i] = pool ? (char *)data_strpool_intern(pool, field, strlen(field))
-                     : core_strdup(field);
+    if (borrow)
+      *slots[i] = f[slot_col[i]];
+    else
+      *slots[i] = pool
+                      ? (char *)data_strpool_intern(pool, field, strlen(field))
+                      : core_strdup(field);
     if (!*slots[i]) {
       if (pool)
         memset(r, 0, sizeof *r);

@@ -177,6 +177,16 @@ char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
 core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
                            core_err *err);
 
+/** Called with each row of data_scan_rows: r and its strings are valid
+ * during the call only. A status other than CORE_OK stops the scan. */
+typedef core_status (*data_row_fn)(void *ctx, const data_row *r,
+                                   core_err *err);
+
+/** Reads the rows data_load_rows would load, in the same order, handing
+ * each to fn without keeping any: a million rows cost one row's memory. */
+core_status data_scan_rows(const data_experiment *exp, data_row_fn fn,
+                           void *ctx, core_err *err);
+
 /** Runs collected for one workload and arm. A run is the rows sharing
  * batch, workload, arm and run_id. A run is valid when all its rows are;
  * superseded when a later version's amendment supersedes its workload
@@ -412,16 +422,29 @@ int data_row_node_lost(const data_row *r);
  * own host's round only. */
 int data_row_fills_plan(const proto_sheet *s, const data_row *r);
 
-/** The rounds of the plan of s that host completed in rows: (workload,
- * round) pairs, of the workloads prereg runs, for which every arm has a
- * run of prereg's own on host that fills the plan (valid or not: the
- * round was run to its end). planned: the plan's rounds of those
- * workloads (at most 3 each when the host's rows are of run --quick).
- * Where a host's share of completed rounds is counted, here and nowhere
- * else. OUT: *done, *planned. CORE_ENOMEM only. */
-core_status data_host_rounds(const proto_sheet *s, const data_rowset *rows,
-                             const char *host, long *done, long *planned,
-                             core_err *err);
+/* The rounds of the plan of s each host completed, counted row by row
+ * (rows need not be in memory together): (workload, round) pairs, of
+ * the workloads prereg runs, for which every arm has a run of prereg's
+ * own on the host that fills the plan (valid or not: the round was run
+ * to its end). Where a host's share of completed rounds is counted, here
+ * and nowhere else. */
+typedef struct data_rounds data_rounds;
+
+/** A counter under the plan of s (borrowed until data_rounds_free); NULL
+ * when out of memory. */
+data_rounds *data_rounds_new(const proto_sheet *s);
+/** Counts row r (any row: those that fill no round are skipped).
+ * CORE_ENOMEM only. */
+core_status data_rounds_add(data_rounds *c, const data_row *r, core_err *err);
+/** host's completed rounds and the plan's rounds of the workloads prereg
+ * runs (at most 3 each when the host's rows are of run --quick). OUT:
+ * *done, *planned (0 and the plan's rounds for a host never seen). */
+void data_rounds_of(const data_rounds *c, const char *host, long *done,
+                    long *planned);
+/** The hosts seen (in prereg's own rows), in the order first seen: the
+ * i-th, borrowed until data_rounds_free, or NULL past the last. */
+const char *data_rounds_host(const data_rounds *c, size_t i);
+void data_rounds_free(data_rounds *c);
 
 /** One row as the node runner sends it to the coordinator, on one line:
  * its CSV record (as a batch holds it) as a JSON string, appended to out

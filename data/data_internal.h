@@ -85,6 +85,11 @@ core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
                                   const char *name, long line,
                                   data_strpool *pool, core_err *err);
 
+/** data_row_parse with r's strings pointing into f itself: valid as long
+ * as f's strings are, and never to be freed. */
+core_status data_row_parse_view(data_row *r, char **f, size_t n,
+                                const char *name, long line, core_err *err);
+
 /* }==== */
 
 /* {==== Manifest ==== */

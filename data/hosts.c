@@ -27,42 +27,114 @@ int data_row_fills_plan(const proto_sheet *s, const data_row *r) {
   return 1;
 }
 
-core_status data_host_rounds(const proto_sheet *s, const data_rowset *rows,
-                             const char *host, long *done, long *planned,
-                             core_err *err) {
-  int quick = 0;
+/* One host: its name, whether its rows are of run --quick, and per
+ * workload a map of (round, arm) filled. */
+typedef struct host_map {
+  char *name;
+  int quick;
+  unsigned char **seen; /* per workload: (runs + 1) * n_arms, or NULL */
+} host_map;
+
+struct data_rounds {
+  const proto_sheet *s;
+  host_map *h;
+  size_t n, cap;
+};
+
+data_rounds *data_rounds_new(const proto_sheet *s) {
+  data_rounds *c = core_calloc(1, sizeof *c);
+  if (c)
+    c->s = s;
+  return c;
+}
+
+static int runs_here(const proto_workload *w) {
+  return w->runs > 0 && proto_workload_runs_itself(w);
+}
+
+/* The host named name, made on first sight; NULL when out of memory. */
+static host_map *host_of(data_rounds *c, const char *name) {
+  for (size_t i = 0; i < c->n; i++)
+    if (!strcmp(c->h[i].name, name))
+      return &c->h[i];
+  host_map *nv = core_grow(c->h, &c->cap, c->n, sizeof *nv, 8);
+  if (!nv)
+    return NULL;
+  c->h = nv;
+  host_map *h = &c->h[c->n];
+  memset(h, 0, sizeof *h);
+  h->name = core_strdup(name);
+  h->seen =
+      core_calloc(c->s->n_workloads ? c->s->n_workloads : 1, sizeof *h->seen);
+  if (!h->name || !h->seen) {
+    core_free(h->name);
+    core_free(h->seen);
+    return NULL;
+  }
+  c->n++;
+  return h;
+}
+
+core_status data_rounds_add(data_rounds *c, const data_row *r, core_err *err) {
+  const proto_sheet *s = c->s;
+  if (!r->host || !r->host[0] || !data_row_fills_plan(s, r))
+    return CORE_OK;
+  long w = proto_workload_index(s, r->workload);
+  long a = proto_arm_index(s, r->arm);
+  host_map *h = host_of(c, r->host);
+  if (!h)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  h->quick |= r->quick;
+  if (w < 0 || a < 0 || !runs_here(&s->workloads[w]) || r->round < 1 ||
+      r->round > s->workloads[w].runs)
+    return CORE_OK;
+  if (!h->seen[w] &&
+      !(h->seen[w] = core_calloc((size_t)(s->workloads[w].runs + 1) *
+                                     (s->n_arms ? s->n_arms : 1),
+                                 1)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  h->seen[w][(size_t)r->round * s->n_arms + (size_t)a] = 1;
+  return CORE_OK;
+}
+
+void data_rounds_of(const data_rounds *c, const char *host, long *done,
+                    long *planned) {
+  const proto_sheet *s = c->s;
+  const host_map *h = NULL;
+  for (size_t i = 0; i < c->n && !h; i++)
+    if (!strcmp(c->h[i].name, host))
+      h = &c->h[i];
   *done = *planned = 0;
-  for (size_t i = 0; i < rows->n && !quick; i++)
-    quick = rows->rows[i].quick && rows->rows[i].host &&
-            !strcmp(rows->rows[i].host, host);
   for (size_t w = 0; w < s->n_workloads; w++) {
     const proto_workload *wl = &s->workloads[w];
-    if (wl->runs <= 0 || !proto_workload_runs_itself(wl))
+    if (!runs_here(wl))
       continue;
-    long rounds = quick && wl->runs > 3 ? 3 : wl->runs;
-    /* seen[r * arms + a]: arm a has a run of round r (1-based). */
-    unsigned char *seen =
-        core_calloc((size_t)(rounds + 1) * (s->n_arms ? s->n_arms : 1), 1);
-    if (!seen)
-      return core_fail(err, CORE_ENOMEM, "out of memory");
-    for (size_t i = 0; i < rows->n; i++) {
-      const data_row *r = &rows->rows[i];
-      long a = proto_arm_index(s, r->arm);
-      if (a >= 0 && r->host && !strcmp(r->host, host) && r->workload &&
-          !strcmp(r->workload, wl->name) && r->round >= 1 &&
-          r->round <= rounds && data_row_fills_plan(s, r))
-        seen[(size_t)r->round * s->n_arms + (size_t)a] = 1;
-    }
-    for (long r = 1; r <= rounds; r++) {
+    long rounds = h && h->quick && wl->runs > 3 ? 3 : wl->runs;
+    for (long r = 1; h && h->seen[w] && r <= rounds; r++) {
       size_t a = 0;
-      while (a < s->n_arms && seen[(size_t)r * s->n_arms + a])
+      while (a < s->n_arms && h->seen[w][(size_t)r * s->n_arms + a])
         a++;
       *done += a == s->n_arms;
     }
     *planned += rounds;
-    core_free(seen);
   }
-  return CORE_OK;
+}
+
+const char *data_rounds_host(const data_rounds *c, size_t i) {
+  return i < c->n ? c->h[i].name : NULL;
+}
+
+void data_rounds_free(data_rounds *c) {
+  if (!c)
+    return;
+  for (size_t i = 0; i < c->n; i++) {
+    for (size_t w = 0; w < c->s->n_workloads; w++)
+      core_free(c->h[i].seen[w]);
+    core_free(c->h[i].seen);
+    core_free(c->h[i].name);
+  }
+  core_free(c->h);
+  core_free(c);
 }
 
 /* }==== */

@@ -27,8 +27,7 @@ int proto_same_rule(const proto_rule *a, const proto_rule *b) {
     return 0;
   for (size_t i = 0; i < a->n_verdicts; i++) {
     const proto_verdict_rule *x = &a->verdicts[i], *y = &b->verdicts[i];
-    if (!same_str(x->name, y->name) ||
-        x->has_ci_excludes != y->has_ci_excludes ||
+    if (x->has_ci_excludes != y->has_ci_excludes ||
         x->has_ratio_above != y->has_ratio_above ||
         x->has_ratio_below != y->has_ratio_below ||
         x->has_ci_within != y->has_ci_within ||
@@ -37,6 +36,29 @@ int proto_same_rule(const proto_rule *a, const proto_rule *b) {
         (x->has_ratio_below && x->ratio_below != y->ratio_below) ||
         (x->has_ci_within && (x->ci_within[0] != y->ci_within[0] ||
                               x->ci_within[1] != y->ci_within[1])))
+      return 0;
+  }
+  return 1;
+}
+
+int proto_same_rule_words(const proto_sheet *a, const proto_sheet *b) {
+  if (a->rule.n_verdicts != b->rule.n_verdicts || a->n_metrics != b->n_metrics)
+    return 0;
+  for (size_t i = 0; i < a->rule.n_verdicts; i++) {
+    const proto_verdict_rule *x = &a->rule.verdicts[i],
+                             *y = &b->rule.verdicts[i];
+    if (!same_str(x->name, y->name))
+      return 0;
+    for (int k = 0; k < PROTO_N_KINDS; k++)
+      if (!same_str(x->names[k], y->names[k]))
+        return 0;
+  }
+  /* Both sorted by name (protocols/load.c). */
+  for (size_t i = 0; i < a->n_metrics; i++) {
+    const proto_metric_decl *x = &a->metrics[i], *y = &b->metrics[i];
+    if (!same_str(x->name, y->name) || x->has_kind != y->has_kind ||
+        (x->has_kind && x->kind != y->kind) ||
+        x->higher_better != y->higher_better || !same_str(x->unit, y->unit))
       return 0;
   }
   return 1;

@@ -1112,11 +1112,163 @@ static void read_workloads(walk *w, int t) {
   leave(w, mark);
 }
 
+/* One entry of `metrics`: d->name is set, its path pushed; the table's
+ * value for it is read from the table at t. */
+static void read_metric_entry(walk *w, int t, proto_metric_decl *d) {
+  static const char *const keys[] = {"kind", "better", "unit", NULL};
+  static const char *const kinds[] = {"time", "memory", "size", "other", NULL};
+  static const char *const betters[] = {"lower", "higher", NULL};
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  int found = 0, mt, k;
+  for (size_t j = 0; j < s->n_workloads && !found; j++)
+    found = proto_workload_has_metric(&s->workloads[j], d->name);
+  d->line = find_line(s->text, s->text_len, d->name, NULL);
+  if (d->line > 0)
+    w->line = d->line;
+  if (!found)
+    fail(w,
+         "no workload measures \"%s\"; declare only metrics that a "
+         "workload lists",
+         d->name);
+  if (field(w, t, d->name) != LUA_TTABLE)
+    fail_got(w, -1,
+             "a table { kind = \"size\", better = \"higher\", unit = "
+             "\"ops/s\" }");
+  mt = lua_gettop(L);
+  check_keys(w, mt, keys, 0, "a metric");
+  {
+    size_t m2 = path_key(w, "kind");
+    int ty = field(w, mt, "kind");
+    if (ty != LUA_TNIL) {
+      for (k = 0; kinds[k]; k++)
+        if (ty == LUA_TSTRING && strcmp(lua_tostring(L, -1), kinds[k]) == 0)
+          break;
+      if (!kinds[k])
+        fail_got(w, -1, "\"time\", \"memory\", \"size\" or \"other\"");
+      d->has_kind = 1;
+      d->kind = (proto_metric_kind)k;
+    }
+    leave(w, m2);
+  }
+  if (get_enum(w, mt, "better", betters, &k))
+    d->higher_better = k == 1;
+  if (d->higher_better && d->has_kind &&
+      (d->kind == PROTO_KIND_TIME || d->kind == PROTO_KIND_MEMORY)) {
+    path_key(w, "better");
+    fail(w,
+         "a %s is better lower; a metric better higher (a throughput) is "
+         "kind = \"other\"",
+         proto_kind_word(d->kind));
+  }
+  if (get_string(w, mt, "unit", OPT, &d->unit) &&
+      (strlen(d->unit) == 0 || strlen(d->unit) > 16)) {
+    path_key(w, "unit");
+    fail(w, "must be 1 to 16 bytes, such as \"ops/s\"");
+  }
+}
+
+/* The `metrics` table: what a metric measures, where its name does not
+ * say it. Keys are metric names some workload measures. */
+static void read_metrics(walk *w, int t) {
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  size_t n = 0, i = 0;
+  if (field(w, t, "metrics") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  path_key(w, "metrics");
+  if (!lua_istable(L, -1))
+    fail_got(w, -1,
+             "a table of metric names { out_mib = { kind = \"size\" } }");
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      char buf[64];
+      fail(w,
+           "has the key %s; metrics maps metric names to tables: "
+           "{ out_mib = { kind = \"size\" } }",
+           describe(w, -1, buf, sizeof buf));
+    }
+    n++;
+  }
+  s->metrics = alloc_array(w, n, sizeof *s->metrics);
+  s->n_metrics = n;
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pop(L, 1);
+    s->metrics[i++].name = dup_value(w, -1);
+  }
+  /* Sorted, so that messages do not follow hash order. */
+  for (i = 1; i < n; i++)
+    for (size_t j = i;
+         j > 0 && strcmp(s->metrics[j - 1].name, s->metrics[j].name) > 0;
+         j--) {
+      proto_metric_decl tmp = s->metrics[j];
+      s->metrics[j] = s->metrics[j - 1];
+      s->metrics[j - 1] = tmp;
+    }
+  for (i = 0; i < n; i++) {
+    size_t mark = path_key(w, s->metrics[i].name);
+    read_metric_entry(w, lua_absindex(L, -1), &s->metrics[i]);
+    leave(w, mark);
+  }
+  leave(w, 0);
+}
+
+/* A verdict's `names = { memory = "more memory", ... }`: what it reads on
+ * each kind of metric. The table is at the top of the stack. */
+static void read_verdict_names(walk *w, proto_verdict_rule *v) {
+  static const char *const kinds[] = {"time", "memory", "size", "other", NULL};
+  lua_State *L = w->L;
+  int nt = lua_gettop(L);
+  if (!lua_istable(L, nt))
+    fail_got(w, nt, "a table { memory = \"more memory\", ... }");
+  check_keys(w, nt, kinds, 0, "a verdict's names (the kinds of metric)");
+  for (int k = 0; kinds[k]; k++) {
+    size_t m = path_key(w, kinds[k]);
+    int ty = field(w, nt, kinds[k]);
+    if (ty != LUA_TNIL) {
+      if (ty != LUA_TSTRING || lua_rawlen(L, -1) == 0 ||
+          lua_rawlen(L, -1) > 64)
+        fail_got(w, -1, "a word for this verdict (a string of 1 to 64 bytes)");
+      v->names[k] = dup_value(w, -1);
+      if (strcmp(v->names[k], "inconclusive") == 0)
+        fail(w, "\"inconclusive\" is what no match gives; name the verdict "
+                "otherwise");
+    }
+    leave(w, m);
+  }
+}
+
+/* Two verdicts that read the same on one kind of metric could not be
+ * told apart there. */
+static void check_verdict_words(walk *w) {
+  const proto_sheet *s = w->s;
+  for (int k = 0; k < PROTO_N_KINDS; k++)
+    for (size_t i = 0; i < s->rule.n_verdicts; i++)
+      for (size_t j = 0; j < i; j++) {
+        const proto_verdict_rule *a = &s->rule.verdicts[j],
+                                 *b = &s->rule.verdicts[i];
+        const char *wa = proto_verdict_word_on(s, a, (proto_metric_kind)k);
+        if (strcmp(wa, proto_verdict_word_on(s, b, (proto_metric_kind)k)) ==
+            0) {
+          w->line = b->line;
+          fail(w,
+               "[%zu] and [%zu] both read \"%s\" on a %s metric; give "
+               "each its own word in names",
+               j + 1, i + 1, wa, proto_kind_word((proto_metric_kind)k));
+        }
+      }
+}
+
 static void read_rule(walk *w, int t) {
   static const char *const keys[] = {"estimator", "confidence", "resamples",
                                      "seed",      "verdicts",   NULL};
-  static const char *const vkeys[] = {"ci_excludes", "ratio_above",
-                                      "ratio_below", "ci_within", NULL};
+  static const char *const vkeys[] = {
+      "ci_excludes", "ratio_above", "ratio_below", "ci_within", "names", NULL};
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   proto_rule *r = &s->rule;
@@ -1232,8 +1384,15 @@ static void read_rule(walk *w, int t) {
         v->ratio_above >= v->ratio_below)
       fail(w, "ratio_above = %g and ratio_below = %g can never both hold",
            v->ratio_above, v->ratio_below);
+    {
+      size_t m3 = path_key(w, "names");
+      if (field(w, vt, "names") != LUA_TNIL)
+        read_verdict_names(w, v);
+      leave(w, m3);
+    }
     leave(w, m2);
   }
+  check_verdict_words(w);
   w->line = base_line;
   lua_pop(L, 2);
   path_pop(w, mark);
@@ -1431,7 +1590,7 @@ static void read_hypotheses(walk *w, int t) {
         strcmp(h->verdict, "inconclusive") != 0) {
       size_t k;
       for (k = 0; k < s->rule.n_verdicts; k++)
-        if (strcmp(s->rule.verdicts[k].name, h->verdict) == 0)
+        if (proto_verdict_answers_to(s, &s->rule.verdicts[k], h->verdict))
           break;
       if (k == s->rule.n_verdicts) {
         const char *cand[256];
@@ -1667,9 +1826,9 @@ static void set_top_line(walk *w, const char *key, int protocol_line) {
 
 int proto_convert(lua_State *L) {
   static const char *const keys[] = {
-      "id",      "title",      "question",  "author", "vars",
-      "arms",    "image",      "workloads", "rule",   "hypotheses",
-      "threats", "amendments", "hosts",     NULL};
+      "id",         "title",   "question",   "author",  "vars",
+      "arms",       "image",   "workloads",  "metrics", "rule",
+      "hypotheses", "threats", "amendments", "hosts",   NULL};
   walk w;
   proto_sheet *s = lua_touserdata(L, 1);
   int pl = s->lua->protocol_line;
@@ -1711,6 +1870,8 @@ int proto_convert(lua_State *L) {
   read_image(&w, 1, &s->image);
   set_top_line(&w, "workloads", pl);
   read_workloads(&w, 1);
+  set_top_line(&w, "metrics", pl);
+  read_metrics(&w, 1);
   set_top_line(&w, "rule", pl);
   read_rule(&w, 1);
   set_top_line(&w, "hypotheses", pl);

@@ -85,13 +85,41 @@ typedef struct proto_workload {
   int line;
 } proto_workload;
 
+/* What a metric measures, for the words of its verdicts. Built in:
+ * wall_s, user_s, sys_s, inner_s and cg_cpu_s are times; pss_mib,
+ * maxrss_kib and cg_mem_peak_mib are memory; any other name ending in _s
+ * is a time, in _mib or _kib a size, anything else "other". The sheet's
+ * `metrics` table may say otherwise. */
+typedef enum {
+  PROTO_KIND_TIME,
+  PROTO_KIND_MEMORY,
+  PROTO_KIND_SIZE,
+  PROTO_KIND_OTHER
+} proto_metric_kind;
+#define PROTO_N_KINDS 4
+
+/* One entry of the sheet's `metrics` table: { kind = "size", better =
+ * "higher", unit = "ops/s" }, every key optional. */
+typedef struct proto_metric_decl {
+  char *name;
+  int has_kind;
+  proto_metric_kind kind;
+  int higher_better; /* better = "higher"; the default is lower */
+  char *unit;        /* NULL: from the name's suffix */
+  int line;
+} proto_metric_decl;
+
 /* One entry of rule.verdicts. A condition is active when its has_ flag is
  * set; all active conditions must hold. Boundaries: ci_excludes = x holds
  * when ci_low > x or ci_high < x; ratio_above = x when ratio > x;
  * ratio_below = x when ratio < x; ci_within = {lo, hi} when
- * lo <= ci_low and ci_high <= hi. */
+ * lo <= ci_low and ci_high <= hi. The verdict reads `name` on a time and
+ * names[kind] on other kinds when the sheet gives it (proto_verdict_word
+ * has the defaults). */
 typedef struct proto_verdict_rule {
   char *name;
+  char *names[PROTO_N_KINDS]; /* `names = { memory = "more memory" }`;
+                                 NULL: the default word */
   int has_ci_excludes, has_ratio_above, has_ratio_below, has_ci_within;
   double ci_excludes, ratio_above, ratio_below, ci_within[2];
   int line;
@@ -179,6 +207,8 @@ typedef struct proto_sheet {
   size_t n_hypotheses;
   char **threats;
   size_t n_threats;
+  proto_metric_decl *metrics; /* the `metrics` table, by name */
+  size_t n_metrics;
   proto_amendment *amendments;
   size_t n_amendments;
   proto_hosts hosts;
@@ -218,6 +248,46 @@ int proto_workload_has_metric(const proto_workload *w, const char *metric);
 /** Unit of a metric, from its suffix: "s", "MiB", "KiB" or "" (a static
  * string). */
 const char *proto_metric_unit(const char *metric);
+
+/* }==== */
+
+/* {==== What a metric measures, and the words of a verdict ==== */
+
+/** The metric's kind: the sheet's `metrics` entry, else from its name
+ * (proto_metric_kind). A metric declared better = "higher" without a kind
+ * is "other": a time or a memory is never better higher. */
+proto_metric_kind proto_metric_kind_of(const proto_sheet *s,
+                                       const char *metric);
+/** 1 when a higher value is better (declared better = "higher"), else 0. */
+int proto_metric_higher_better(const proto_sheet *s, const char *metric);
+/** The unit the sheet declares for metric, else proto_metric_unit's;
+ * borrowed from the sheet or static. */
+const char *proto_metric_unit_of(const proto_sheet *s, const char *metric);
+/** "time", "memory", "size" or "other" (static). */
+const char *proto_kind_word(proto_metric_kind k);
+
+/** The direction a verdict rule asks of the ratio: 1 when it needs the
+ * ratio above a bound (ratio_above), -1 below one (ratio_below), 0 when
+ * neither or both. */
+int proto_verdict_direction(const proto_verdict_rule *v);
+
+/** What verdict rule v of s reads on metric: names[kind] when the sheet
+ * gives it; on a time, the rule's name; on another kind "higher" or
+ * "lower" for a rule with a direction (proto_verdict_direction), when no
+ * other rule would read the same there, else the rule's name. NULL v or
+ * metric: "inconclusive". Borrowed from the sheet or static. */
+const char *proto_verdict_word(const proto_sheet *s,
+                               const proto_verdict_rule *v,
+                               const char *metric);
+/** proto_verdict_word on any metric of kind k. */
+const char *proto_verdict_word_on(const proto_sheet *s,
+                                  const proto_verdict_rule *v,
+                                  proto_metric_kind k);
+
+/** Whether verdict name `name` is one of v's names on any kind (its
+ * name, a names[] entry, or a default word): for verdict_is claims. */
+int proto_verdict_answers_to(const proto_sheet *s, const proto_verdict_rule *v,
+                             const char *name);
 
 /* }==== */
 
@@ -265,6 +335,7 @@ typedef struct proto_result_view {
   const char *workload, *metric, *arm, *verdict;
   double ratio, ci_low, ci_high, median, median_reference;
   size_t n, n_reference;
+  const char *rule_verdict; /* the rule's own name (NULL: verdict) */
 } proto_result_view;
 
 typedef enum { PROTO_HELD, PROTO_NOT_HELD, PROTO_INCONCLUSIVE } proto_outcome;
@@ -299,8 +370,13 @@ core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
  * condition is set; function claims compare by their source lines. */
 
 /** 1 when the two rules decide alike (estimator, confidence, resamples,
- * seed and every verdict rule in order), else 0. */
+ * seed and every verdict rule's conditions in order), else 0. The words
+ * are apart: proto_same_rule_words. */
 int proto_same_rule(const proto_rule *a, const proto_rule *b);
+/** 1 when the verdict rules of a and b have the same names and per-kind
+ * names, and the sheets declare their metrics alike (what the verdicts
+ * read), else 0. */
+int proto_same_rule_words(const proto_sheet *a, const proto_sheet *b);
 /** 1 when the two sheets state the same hypotheses in the same order. */
 int proto_same_hypotheses(const proto_sheet *a, const proto_sheet *b);
 /** 1 when the two workloads would be run and measured alike. */

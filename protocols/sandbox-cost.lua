@@ -148,7 +148,8 @@ protocol {
   rule = {
     estimator = "median", confidence = 0.95, resamples = 10000, seed = 17,
     verdicts = {
-      { "slower", ci_excludes = 1, ratio_above = 1.10 },
+      { "slower", ci_excludes = 1, ratio_above = 1.10,
+        names = { memory = "more memory" } },
       { "tie", ci_within = { 0.95, 1.05 } },
     },
   },
@@ -219,5 +220,13 @@ protocol {
         .. "0\" TERM; sleep 300 & wait' in every arm, which ends cleanly on "
         .. "SIGTERM; its earlier rows no longer count.",
       supersedes = { "idle-memory" } },
+    { date = "2026-12-01",
+      why = "The verdict \"slower\" is a word for times. On idle-memory, "
+        .. "whose pss_mib is memory, reports read it as \"slower\", and "
+        .. "later as prereg's neutral \"higher\"; the study this example "
+        .. "follows writes \"more memory\". The slower verdict now reads "
+        .. "\"more memory\" on memory metrics. Only the word changes: every "
+        .. "comparison is decided by the same conditions as before, and no "
+        .. "rows are superseded." },
   },
 }

@@ -626,11 +626,12 @@ static int eval_fn(lua_State *L) {
   lua_createtable(L, (int)(a->n > 1000000 ? 1000000 : a->n), 0);
   for (size_t i = 0; i < a->n; i++) {
     const proto_result_view *r = &a->results[i];
-    lua_createtable(L, 0, 11);
+    lua_createtable(L, 0, 12);
     set_str(L, "workload", r->workload);
     set_str(L, "metric", r->metric);
     set_str(L, "arm", r->arm);
     set_str(L, "verdict", r->verdict);
+    set_str(L, "rule_verdict", r->rule_verdict ? r->rule_verdict : r->verdict);
     set_num(L, "ratio", r->ratio);
     set_num(L, "ci_low", r->ci_low);
     set_num(L, "ci_high", r->ci_high);

@@ -123,8 +123,11 @@ void proto_sheet_free(proto_sheet *s) {
   }
   core_free(s->workloads);
   core_free(s->rule.estimator);
-  for (size_t i = 0; s->rule.verdicts && i < s->rule.n_verdicts; i++)
+  for (size_t i = 0; s->rule.verdicts && i < s->rule.n_verdicts; i++) {
     core_free(s->rule.verdicts[i].name);
+    for (int k = 0; k < PROTO_N_KINDS; k++)
+      core_free(s->rule.verdicts[i].names[k]);
+  }
   core_free(s->rule.verdicts);
   for (size_t i = 0; s->hypotheses && i < s->n_hypotheses; i++) {
     proto_hypothesis *h = &s->hypotheses[i];
@@ -138,6 +141,11 @@ void proto_sheet_free(proto_sheet *s) {
   }
   core_free(s->hypotheses);
   free_strv(s->threats, s->n_threats);
+  for (size_t i = 0; s->metrics && i < s->n_metrics; i++) {
+    core_free(s->metrics[i].name);
+    core_free(s->metrics[i].unit);
+  }
+  core_free(s->metrics);
   for (size_t i = 0; s->amendments && i < s->n_amendments; i++) {
     core_free(s->amendments[i].date);
     core_free(s->amendments[i].why);
@@ -199,6 +207,116 @@ const char *proto_metric_unit(const char *metric) {
   if (ends_with(metric, "_kib"))
     return "KiB";
   return "";
+}
+
+/* }==== */
+
+/* {==== What a metric measures ==== */
+
+static const proto_metric_decl *decl_of(const proto_sheet *s,
+                                        const char *metric) {
+  for (size_t i = 0; s && metric && i < s->n_metrics; i++)
+    if (strcmp(s->metrics[i].name, metric) == 0)
+      return &s->metrics[i];
+  return NULL;
+}
+
+/* The kind a metric's name says, before the sheet has its say. */
+static proto_metric_kind kind_by_name(const char *m) {
+  static const char *const memory[] = {"pss_mib", "maxrss_kib",
+                                       "cg_mem_peak_mib", NULL};
+  for (int i = 0; memory[i]; i++)
+    if (strcmp(m, memory[i]) == 0)
+      return PROTO_KIND_MEMORY;
+  if (ends_with(m, "_s"))
+    return PROTO_KIND_TIME;
+  if (ends_with(m, "_mib") || ends_with(m, "_kib"))
+    return PROTO_KIND_SIZE;
+  return PROTO_KIND_OTHER;
+}
+
+proto_metric_kind proto_metric_kind_of(const proto_sheet *s,
+                                       const char *metric) {
+  const proto_metric_decl *d = decl_of(s, metric);
+  proto_metric_kind k;
+  if (d && d->has_kind)
+    return d->kind;
+  if (!metric)
+    return PROTO_KIND_OTHER;
+  k = kind_by_name(metric);
+  if (d && d->higher_better &&
+      (k == PROTO_KIND_TIME || k == PROTO_KIND_MEMORY))
+    return PROTO_KIND_OTHER;
+  return k;
+}
+
+int proto_metric_higher_better(const proto_sheet *s, const char *metric) {
+  const proto_metric_decl *d = decl_of(s, metric);
+  return d ? d->higher_better : 0;
+}
+
+const char *proto_metric_unit_of(const proto_sheet *s, const char *metric) {
+  const proto_metric_decl *d = decl_of(s, metric);
+  return d && d->unit ? d->unit : proto_metric_unit(metric);
+}
+
+const char *proto_kind_word(proto_metric_kind k) {
+  static const char *const w[PROTO_N_KINDS] = {"time", "memory", "size",
+                                               "other"};
+  return (unsigned)k < PROTO_N_KINDS ? w[k] : "other";
+}
+
+int proto_verdict_direction(const proto_verdict_rule *v) {
+  if (v->has_ratio_above && !v->has_ratio_below)
+    return 1;
+  if (v->has_ratio_below && !v->has_ratio_above)
+    return -1;
+  return 0;
+}
+
+/* The word of v on kind k when nothing else decides: "higher" or "lower"
+ * on a kind that is not a time, for a rule with a direction that no
+ * other rule shares; else the rule's name. */
+static const char *default_word(const proto_sheet *s,
+                                const proto_verdict_rule *v,
+                                proto_metric_kind k) {
+  int dir = proto_verdict_direction(v);
+  if (k == PROTO_KIND_TIME || dir == 0)
+    return v->name;
+  for (size_t i = 0; i < s->rule.n_verdicts; i++) {
+    const proto_verdict_rule *o = &s->rule.verdicts[i];
+    if (o != v && !o->names[k] && proto_verdict_direction(o) == dir)
+      return v->name;
+  }
+  return dir > 0 ? "higher" : "lower";
+}
+
+const char *proto_verdict_word_on(const proto_sheet *s,
+                                  const proto_verdict_rule *v,
+                                  proto_metric_kind k) {
+  if (!v)
+    return "inconclusive";
+  return v->names[k] ? v->names[k] : default_word(s, v, k);
+}
+
+const char *proto_verdict_word(const proto_sheet *s,
+                               const proto_verdict_rule *v,
+                               const char *metric) {
+  if (!v || !metric)
+    return "inconclusive";
+  return proto_verdict_word_on(s, v, proto_metric_kind_of(s, metric));
+}
+
+int proto_verdict_answers_to(const proto_sheet *s, const proto_verdict_rule *v,
+                             const char *name) {
+  if (!name)
+    return 0;
+  if (strcmp(v->name, name) == 0)
+    return 1;
+  for (int k = 0; k < PROTO_N_KINDS; k++)
+    if (strcmp(proto_verdict_word_on(s, v, (proto_metric_kind)k), name) == 0)
+      return 1;
+  return 0;
 }
 
 /* }==== */
@@ -343,7 +461,10 @@ static proto_outcome one_arm(const proto_hypothesis *h,
     return PROTO_INCONCLUSIVE;
   case PROTO_CLAIM_VERDICT_IS: {
     const char *v = r->verdict ? r->verdict : "inconclusive";
-    if (strcmp(v, h->verdict) == 0)
+    /* The claim may name the rule or the word it reads on this metric
+     * ("slower" or "more memory"): both are the same decision. */
+    if (strcmp(v, h->verdict) == 0 ||
+        (r->rule_verdict && strcmp(r->rule_verdict, h->verdict) == 0))
       return PROTO_HELD;
     /* An inconclusive result decides nothing, unless that is the claim. */
     return strcmp(v, "inconclusive") == 0 ? PROTO_INCONCLUSIVE

@@ -79,6 +79,15 @@ static size_t wider(size_t wd, const char *name) {
 
 /* }==== */
 
+/* Whether some workload measures a metric of kind k. */
+static int kind_used(const proto_sheet *s, proto_metric_kind k) {
+  for (size_t w = 0; w < s->n_workloads; w++)
+    for (size_t m = 0; m < s->workloads[w].n_metrics; m++)
+      if (proto_metric_kind_of(s, s->workloads[w].metrics[m]) == k)
+        return 1;
+  return 0;
+}
+
 void proto_rule_words(const proto_sheet *s, core_buf *out) {
   const proto_rule *r = &s->rule;
   core_buf_printf(out,
@@ -89,8 +98,18 @@ void proto_rule_words(const proto_sheet *s, core_buf *out) {
                   r->estimator, s->arms[s->reference].name,
                   r->confidence * 100, r->resamples, r->seed);
   for (size_t i = 0; i < r->n_verdicts; i++) {
-    core_buf_printf(out, "%s if ", r->verdicts[i].name);
-    verdict_words(&r->verdicts[i], out);
+    const proto_verdict_rule *v = &r->verdicts[i];
+    int shown = 0;
+    core_buf_puts(out, v->name);
+    /* What it reads on metrics that are not times, where that differs. */
+    for (int k = PROTO_KIND_MEMORY; k < PROTO_N_KINDS; k++) {
+      const char *word = proto_verdict_word_on(s, v, (proto_metric_kind)k);
+      if (strcmp(word, v->name) != 0 && kind_used(s, (proto_metric_kind)k))
+        core_buf_printf(out, "%s%s on %s", shown++ ? ", " : " (", word,
+                        proto_kind_word((proto_metric_kind)k));
+    }
+    core_buf_puts(out, shown ? ") if " : " if ");
+    verdict_words(v, out);
     core_buf_puts(out, "; ");
   }
   core_buf_puts(out, "otherwise inconclusive.");

@@ -1,11 +1,12 @@
 /* gather.c: collects a report's inputs from the experiment folder
- * (versions, verification, rows, analysis, facts, amendments) and writes
- * the finished files.
+ * (versions, verification, one reading of the rows into the analysis and
+ * the facts, batch facts, amendments) and writes the finished files.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,26 @@
 
 static int same_str(const char *a, const char *b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* What each changed word reads now: ' ("slower" reads "more memory" on
+ * memory, was "higher")'. */
+static void changed_words(core_buf *w, const proto_sheet *a,
+                          const proto_sheet *b) {
+  size_t k = 0;
+  for (size_t i = 0; i < b->rule.n_verdicts && i < a->rule.n_verdicts; i++)
+    for (int kind = 0; kind < PROTO_N_KINDS; kind++) {
+      const char *was = proto_verdict_word_on(a, &a->rule.verdicts[i],
+                                              (proto_metric_kind)kind),
+                 *now = proto_verdict_word_on(b, &b->rule.verdicts[i],
+                                              (proto_metric_kind)kind);
+      if (strcmp(was, now) == 0)
+        continue;
+      core_buf_printf(w, "%s\"%s\" reads \"%s\" on %s, was \"%s\"",
+                      k++ ? "; " : " (", b->rule.verdicts[i].name, now,
+                      proto_kind_word((proto_metric_kind)kind), was);
+    }
+  core_buf_puts(w, k ? ")" : "");
 }
 
 /* Words for the workloads version b changed against a: added, removed,
@@ -68,6 +89,10 @@ static char *affected_words(const proto_sheet *a, const proto_sheet *b,
   if (!proto_same_rule(&a->rule, &b->rule)) {
     SEP();
     core_buf_puts(&w, "all workloads (decision rule changed)");
+  } else if (!proto_same_rule_words(a, b)) {
+    SEP();
+    core_buf_puts(&w, "the verdicts' words only, every decision as before");
+    changed_words(&w, a, b);
   }
   if (a->n_hypotheses != b->n_hypotheses) {
     SEP();
@@ -133,16 +158,125 @@ static core_status amendments(report_input *in, const data_experiment *exp,
   return st;
 }
 
+/* The first reading of the rows: into the analysis and the facts. */
+typedef struct gather_ctx {
+  analysis_stream *st;
+  report_row_facts *facts;
+  const proto_sheet *sheet;
+} gather_ctx;
+
+static core_status on_row(void *vctx, const data_row *r, core_err *err) {
+  gather_ctx *g = vctx;
+  report_facts_add(g->facts, g->sheet, r);
+  if (g->facts->oom)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  return analysis_stream_add(g->st, r, err);
+}
+
+/* Rows are read once here, every row to the analysis and to the facts,
+ * and kept nowhere: the workbook reads them again. */
+static core_status analyse(report_input *in, const proto_sheet *orig,
+                           core_err *err) {
+  gather_ctx g = {NULL, NULL, in->sheet};
+  core_status st;
+  in->facts = core_calloc(1, sizeof *in->facts);
+  if (!in->facts)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if ((st = report_facts_init(in->facts, in->sheet, err)) != CORE_OK)
+    return st;
+  g.facts = in->facts;
+  analysis_init();
+  if ((st = analysis_stream_begin(in->sheet, orig ? orig : in->sheet, in->exp,
+                                  &g.st, err)) != CORE_OK)
+    return st;
+  if ((st = data_scan_rows(in->exp, on_row, &g, err)) != CORE_OK) {
+    analysis_stream_free(g.st);
+    return st;
+  }
+  return analysis_stream_end(g.st, 0, &in->summary, err);
+}
+
+/* The verification, run beside the first reading of the rows: both read
+ * every batch, neither depends on the other, and the machine has more
+ * than one core. Its result is judged before anything is written. */
+typedef struct verify_job {
+  const data_experiment *exp;
+  core_buf problems;
+  core_err err;
+  core_status st;
+} verify_job;
+
+static void *verify_main(void *arg) {
+  verify_job *j = arg;
+  j->st = data_verify(j->exp, &j->problems, &j->err);
+  return NULL;
+}
+
+/* A report must not lend its authority to files that no longer match
+ * their digests: refused, unless force, which stamps every page. */
+static core_status judge(report_input *in, verify_job *j, int force,
+                         core_err *err) {
+  if (j->st == CORE_EVERIFY) {
+    if (!force)
+      return core_fail(err, CORE_EVERIFY,
+                       "%s: the data do not verify, so no report was "
+                       "written:\n%s(fix or restore the files, or pass "
+                       "--force to write a report stamped UNVERIFIED)",
+                       in->exp->dir, j->problems.data ? j->problems.data : "");
+    /* A cut list of problems would stamp the report with fewer than
+     * verify found. */
+    if (j->problems.oom)
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    in->unverified = core_buf_steal(&j->problems);
+    if (!in->unverified)
+      in->unverified = core_strdup("verification failed");
+    if (!in->unverified)
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    return CORE_OK;
+  }
+  if (j->st != CORE_OK)
+    *err = j->err;
+  return j->st;
+}
+
+/* Verifies and reads the rows, the two at once when a thread starts. */
+static core_status verify_and_analyse(report_input *in,
+                                      const proto_sheet *orig, int force,
+                                      core_err *err) {
+  verify_job j;
+  pthread_t tid;
+  int threaded;
+  core_status st;
+  memset(&j, 0, sizeof j);
+  j.exp = in->exp;
+  core_buf_init(&j.problems);
+  threaded = pthread_create(&tid, NULL, verify_main, &j) == 0;
+  if (!threaded)
+    verify_main(&j);
+  st = analyse(in, orig, err);
+  if (threaded)
+    pthread_join(tid, NULL);
+  /* Verification first, in what is said: its failure is the answer. */
+  if (j.st != CORE_OK || st == CORE_OK) {
+    core_err verr = {0};
+    core_status vst = judge(in, &j, force, &verr);
+    if (vst != CORE_OK) {
+      *err = verr;
+      st = vst;
+    }
+  }
+  core_buf_free(&j.problems);
+  return st;
+}
+
 core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
                           const char *data_arg, int force, report_input **out,
                           core_err *err) {
   report_input *in = core_calloc(1, sizeof *in);
-  data_experiment *exp = NULL;
   proto_sheet *orig = NULL;
-  core_buf problems;
   core_status st;
+  char *mpath;
   *out = NULL;
-  core_buf_init(&problems);
   if (!in) {
     proto_sheet_free(sheet);
     return core_fail(err, CORE_ENOMEM, "out of memory");
@@ -154,83 +288,46 @@ core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto fail;
   }
-  st = data_experiment_open(data_arg, sheet, &exp, err);
+  st = data_experiment_open(data_arg, sheet, &in->exp, err);
   if (st != CORE_OK)
     goto fail;
-  if (exp->n_versions == 0) {
+  if (in->exp->n_versions == 0) {
     st = core_fail(err, CORE_ELOCK,
                    "%s: not registered under %s: nothing to report (run "
                    "prereg register %s, then collect data)",
-                   sheet_arg, exp->dir, sheet_arg);
+                   sheet_arg, in->exp->dir, sheet_arg);
     goto fail;
   }
-  st = data_check_lock(exp, sheet, err);
-  if (st != CORE_OK)
+  if ((st = data_check_lock(in->exp, sheet, err)) != CORE_OK)
     goto fail;
-  /* Verification first: a report must not lend its authority to files
-   * that no longer match their digests. */
-  st = data_verify(exp, &problems, err);
-  if (st == CORE_EVERIFY) {
-    if (!force) {
-      core_fail(err, CORE_EVERIFY,
-                "%s: the data do not verify, so no report was written:\n"
-                "%s(fix or restore the files, or pass --force to write a "
-                "report stamped UNVERIFIED)",
-                exp->dir, problems.data ? problems.data : "");
-      goto fail;
-    }
-    /* A cut list of problems would stamp the report with fewer than
-     * verify found. */
-    if (problems.oom) {
-      st = core_fail(err, CORE_ENOMEM, "out of memory");
-      goto fail;
-    }
-    in->unverified = core_buf_steal(&problems);
-    if (!in->unverified)
-      in->unverified = core_strdup("verification failed");
-    if (!in->unverified) {
-      st = core_fail(err, CORE_ENOMEM, "out of memory");
-      goto fail;
-    }
-    memset(err, 0, sizeof *err);
-  } else if (st != CORE_OK)
-    goto fail;
-  in->registered_at = core_strdup(exp->versions[0].filed_at);
-  in->rows = core_calloc(1, sizeof *in->rows);
-  if (!in->rows || (exp->versions[0].filed_at && !in->registered_at)) {
+  in->registered_at = core_strdup(in->exp->versions[0].filed_at);
+  if (in->exp->versions[0].filed_at && !in->registered_at) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto fail;
   }
-  st = data_load_rows(exp, in->rows, err);
-  if (st != CORE_OK)
+  if (in->exp->n_versions > 1 &&
+      !(orig = data_load_version(in->exp, 0, err))) {
+    st = err->status ? err->status : CORE_EVERIFY;
     goto fail;
-  if (exp->n_versions > 1) {
-    orig = data_load_version(exp, 0, err);
-    if (!orig) {
-      st = err->status ? err->status : CORE_EVERIFY;
-      goto fail;
-    }
   }
-  analysis_init();
-  st = analysis_run(sheet, orig ? orig : sheet, exp, in->rows, 0, &in->summary,
-                    err);
-  if (st != CORE_OK)
+  if ((st = verify_and_analyse(in, orig, force, err)) != CORE_OK ||
+      (st = data_report_inputs_load(in->exp, &in->extra, err)) != CORE_OK ||
+      (st = amendments(in, in->exp, err)) != CORE_OK)
     goto fail;
-  st = data_report_inputs_load(exp, &in->extra, err);
-  if (st != CORE_OK)
-    goto fail;
-  st = amendments(in, exp, err);
-  if (st != CORE_OK)
-    goto fail;
+  mpath = core_path_join(in->exp->dir, "MANIFEST");
+  if (mpath && core_exists(mpath)) {
+    char hex[CORE_SHA256_HEX];
+    if (core_sha256_file(mpath, hex, err) == CORE_OK)
+      in->manifest_sha256 = core_strdup(hex);
+    else
+      memset(err, 0, sizeof *err); /* verify said so already */
+  }
+  core_free(mpath);
   proto_sheet_free(orig);
-  data_experiment_free(exp);
-  core_buf_free(&problems);
   *out = in;
   return CORE_OK;
 fail:
   proto_sheet_free(orig);
-  data_experiment_free(exp);
-  core_buf_free(&problems);
   report_input_free(in);
   return st;
 }
@@ -242,6 +339,11 @@ void report_input_free(report_input *in) {
   analysis_summary_free(in->summary);
   data_rowset_free(in->rows);
   core_free(in->rows);
+  data_experiment_free(in->exp);
+  if (in->facts)
+    report_facts_free(in->facts);
+  core_free(in->facts);
+  core_free(in->manifest_sha256);
   data_report_inputs_free(in->extra);
   core_free(in->registered_at);
   for (size_t i = 0; i < in->n_amendments; i++) {
@@ -301,6 +403,13 @@ core_status report_write_all(const report_input *in, const report_doc *doc,
   if (st == CORE_OK) {
     p = core_path_join(dir, "report.html");
     st = p ? core_write_file_atomic(p, doc->html, doc->html_len, 0644, err)
+           : core_fail(err, CORE_ENOMEM, "out of memory");
+    core_free(p);
+  }
+  if (st == CORE_OK && doc->provenance) {
+    p = core_path_join(dir, "provenance.md");
+    st = p ? core_write_file_atomic(p, doc->provenance, doc->provenance_len,
+                                    0644, err)
            : core_fail(err, CORE_ENOMEM, "out of memory");
     core_free(p);
   }

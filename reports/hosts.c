@@ -58,32 +58,34 @@ static char *plot_file(size_t k, const analysis_result *x) {
 static core_status host_plot(const analysis_summary *a,
                              const analysis_result *x, size_t k,
                              report_plot *pl, core_err *err) {
-  report_forest_row *rows = core_calloc(a->n_results + 1, sizeof *rows);
+  report_forest_row *rows = core_calloc(a->n_host_results + 1, sizeof *rows);
   core_buf svg, title;
   size_t n = 0;
   if (!rows)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  for (size_t i = 0; i < a->n_results; i++) {
-    const analysis_result *r = &a->results[i];
-    if (r->across || strcmp(r->workload, x->workload) ||
-        strcmp(r->metric, x->metric) || strcmp(r->arm, x->arm))
+  for (size_t i = 0; i < a->n_host_results; i++) {
+    const analysis_result *r = &a->host_results[i];
+    if (strcmp(r->workload, x->workload) || strcmp(r->metric, x->metric) ||
+        strcmp(r->arm, x->arm))
       continue;
-    rows[n++] = (report_forest_row){r->host, r->ratio, r->ci_low, r->ci_high,
-                                    r->verdict};
+    rows[n++] = (report_forest_row){
+        r->host, r->ratio, r->ci_low, r->ci_high, r->verdict, NULL, r->worse};
   }
-  rows[n++] = (report_forest_row){"across hosts", x->ratio, x->ci_low,
-                                  x->ci_high, x->verdict};
+  rows[n++] =
+      (report_forest_row){"across hosts", x->ratio, x->ci_low, x->ci_high,
+                          x->verdict,     NULL,     x->worse};
   core_buf_init(&svg);
   core_buf_init(&title);
   core_buf_printf(&title, "%s — %s — %s: ratio to %s per host", x->workload,
                   x->metric, x->arm, x->reference);
   if (!title.oom)
-    report_forest_svg(&svg, title.data, rows, n);
+    report_forest_svg(&svg, title.data, rows, n, NULL, 0);
   core_free(rows);
   int cut = title.oom || svg.oom;
   core_buf_free(&title);
-  pl->workload = core_strdup(x->workload);
-  pl->metric = core_strdup(x->metric);
+  /* Not a plot of one workload and metric's runs: The data skips it. */
+  pl->workload = core_strdup("");
+  pl->metric = core_strdup("");
   pl->file = plot_file(k, x);
   pl->svg_len = svg.len;
   pl->svg = cut ? NULL : core_buf_steal(&svg);
@@ -103,6 +105,7 @@ core_status report_host_plots(const report_input *in, report_doc *doc,
     return CORE_OK;
   report_plot *nv =
       core_realloc(doc->plots, (doc->n_plots + n) * sizeof *doc->plots);
+  /* doc->plots had room for exactly the plots before these. */
   if (!nv)
     return core_fail(err, CORE_ENOMEM, "out of memory");
   doc->plots = nv;
@@ -177,10 +180,10 @@ static void comparison(core_buf *b, const analysis_summary *a,
   esc(b, x->arm);
   core_buf_puts(b, "\n\n| Host | n | Ratio | CI | Verdict |\n"
                    "|---|--:|--:|---|---|\n");
-  for (size_t i = 0; i < a->n_results; i++) {
-    const analysis_result *r = &a->results[i];
-    if (r->across || strcmp(r->workload, x->workload) ||
-        strcmp(r->metric, x->metric) || strcmp(r->arm, x->arm))
+  for (size_t i = 0; i < a->n_host_results; i++) {
+    const analysis_result *r = &a->host_results[i];
+    if (strcmp(r->workload, x->workload) || strcmp(r->metric, x->metric) ||
+        strcmp(r->arm, x->arm))
       continue;
     core_buf_puts(b, "| ");
     esc(b, r->host);
@@ -229,8 +232,10 @@ static void host_hypotheses(core_buf *b, const analysis_summary *a) {
   core_buf_puts(b, "### Hypotheses per host\n\nA hypothesis holds across "
                    "hosts only when it holds on every counted host.\n\n"
                    "| ID | Host | Verdict | Reason |\n|---|---|---|---|\n");
-  for (size_t i = 0; i < a->n_hypotheses; i++) {
-    const analysis_hypothesis *h = &a->hypotheses[i];
+  for (size_t i = 0; i < a->n_hypotheses + a->n_host_hypotheses; i++) {
+    const analysis_hypothesis *h =
+        i < a->n_hypotheses ? &a->hypotheses[i]
+                            : &a->host_hypotheses[i - a->n_hypotheses];
     core_buf_puts(b, "| ");
     esc(b, h->id);
     core_buf_puts(b, " | ");

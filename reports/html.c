@@ -1,8 +1,10 @@
-/* html.c: report.html, rendered from report.md by cmark-gfm with its
- * table extension in safe mode, wrapped in a standalone page, with the
- * forest plots embedded as data: URIs.
+/* html.c: the whole report in memory (plots, report.md, provenance.md)
+ * and report.html, rendered from report.md by cmark-gfm with its table
+ * extension in safe mode, wrapped in a standalone page, with the plots
+ * inline.
  * SPDX-License-Identifier: MIT
  */
+#include <math.h>
 #include <string.h>
 
 #include <cmark-gfm-core-extensions.h>
@@ -20,7 +22,7 @@ const char *report_cmark_version(void) {
  * plots never split, headings stay with what follows. */
 static const char stylesheet[] =
     "body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;"
-    "max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b;"
+    "max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b;"
     "line-height:1.5}\n"
     "h1{font-size:1.9rem;border-bottom:2px solid #1f4e79;padding-bottom:"
     ".3rem}\n"
@@ -37,39 +39,14 @@ static const char stylesheet[] =
     "#e1e4e8}\n"
     "blockquote{border-left:6px solid #b00020;background:#fdecea;margin:1rem"
     " 0;padding:.5rem 1rem}\n"
-    "img{max-width:100%;height:auto}\n"
+    "img,svg{max-width:100%;height:auto}\n"
+    ".plot{display:block;margin:.6rem 0}\n"
     ".unverified{background:#b00020;color:#fff;font-weight:bold;padding:"
     ".4rem 1rem;text-align:center;letter-spacing:.1em}\n"
     "@media print{body{max-width:none;margin:0;font-size:10pt}"
-    "h2,h3{break-after:avoid}tr,img,pre{break-inside:avoid}"
+    "h2,h3{break-after:avoid}tr,img,svg,pre{break-inside:avoid}"
     "a{color:inherit;text-decoration:none}"
     ".unverified{position:fixed;top:0;left:0;right:0}}\n";
-
-static void base64(core_buf *b, const unsigned char *p, size_t n) {
-  static const char tab[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  char q[4];
-  size_t i;
-  for (i = 0; i + 2 < n; i += 3) {
-    q[0] = tab[p[i] >> 2];
-    q[1] = tab[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
-    q[2] = tab[((p[i + 1] & 15) << 2) | (p[i + 2] >> 6)];
-    q[3] = tab[p[i + 2] & 63];
-    core_buf_append(b, q, 4);
-  }
-  if (i < n) {
-    q[0] = tab[p[i] >> 2];
-    if (i + 1 < n) {
-      q[1] = tab[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
-      q[2] = tab[(p[i + 1] & 15) << 2];
-    } else {
-      q[1] = tab[(p[i] & 3) << 4];
-      q[2] = '=';
-    }
-    q[3] = '=';
-    core_buf_append(b, q, 4);
-  }
-}
 
 /* Renders Markdown (GFM with tables, safe mode) into a standalone HTML
  * page with an embedded stylesheet; each plot's file name in an <img
@@ -125,32 +102,38 @@ static core_status md_to_html(const char *md, size_t md_len, const char *title,
   core_buf_puts(html, "</style>\n</head>\n<body>\n");
   if (strstr(body, "<strong>UNVERIFIED.</strong>"))
     core_buf_puts(html, "<div class=\"unverified\">UNVERIFIED</div>\n");
-  /* Plots: cmark's safe mode keeps only data:image/png|gif|jpeg|webp
-   * URIs, so an SVG data: URI written in the Markdown would lose its src.
-   * The Markdown links each plot by file name instead (report.md works
-   * next to the .svg files) and here the exact attribute src="FILE" of
-   * our own files is swapped for the data: URI. cmark escapes every '"'
-   * that comes from text, so the literal attribute can only be ours. */
+  /* Plots: cmark's safe mode drops raw HTML, so the Markdown links each
+   * plot by file name (report.md works next to the .svg files) and here
+   * the image element of each of our own files, <img src="FILE" ... />, is
+   * replaced by the SVG itself, inline: its text is searchable and its
+   * labels are in the page's DOM. cmark escapes every '"' that comes from
+   * text, so the literal attribute can only be ours, and our SVG escapes
+   * every text it holds. */
   p = body;
   for (;;) {
-    const char *hit = strstr(p, "<img src=\"");
+    const char *hit = strstr(p, "<img src=\""), *src, *end;
     size_t k;
     if (!hit) {
       core_buf_puts(html, p);
       break;
     }
-    hit += strlen("<img src=\"");
-    core_buf_append(html, p, (size_t)(hit - p));
-    p = hit;
-    for (k = 0; k < n_plots; k++) {
+    src = hit + strlen("<img src=\"");
+    end = strstr(src, "/>");
+    for (k = 0; end && k < n_plots; k++) {
       size_t fl = strlen(plots[k].file);
-      if (strncmp(p, plots[k].file, fl) == 0 && p[fl] == '"') {
-        core_buf_puts(html, "data:image/svg+xml;base64,");
-        base64(html, (const unsigned char *)plots[k].svg, plots[k].svg_len);
-        p += fl;
+      if (strncmp(src, plots[k].file, fl) == 0 && src[fl] == '"')
         break;
-      }
     }
+    if (!end || k == n_plots) {
+      core_buf_append(html, p, (size_t)(src - p));
+      p = src;
+      continue;
+    }
+    core_buf_append(html, p, (size_t)(hit - p));
+    core_buf_puts(html, "<span class=\"plot\">");
+    core_buf_append(html, plots[k].svg, plots[k].svg_len);
+    core_buf_puts(html, "</span>");
+    p = end + 2;
   }
   core_buf_puts(html, "</body>\n</html>\n");
   cmark_get_default_mem_allocator()->free(body);
@@ -161,25 +144,20 @@ static core_status md_to_html(const char *md, size_t md_len, const char *title,
 
 /* {==== The whole document ==== */
 
+/* "plot-K-W-M.svg": only [A-Za-z0-9_-] of the names survive. */
 static char *plot_file(size_t k, const char *w, const char *m) {
   core_buf b;
   core_buf_init(&b);
   core_buf_printf(&b, "plot-%zu-", k);
-  /* File names from sheet names: only [A-Za-z0-9_-] survive. */
-  for (const char *s = w; *s; s++)
-    core_buf_puts(&b, (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                              (*s >= '0' && *s <= '9') || *s == '_' ||
-                              *s == '-'
-                          ? (char[]){*s, 0}
-                          : "_");
-  core_buf_puts(&b, "-");
-  for (const char *s = m; *s; s++)
-    core_buf_puts(&b, (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                              (*s >= '0' && *s <= '9') || *s == '_' ||
-                              *s == '-'
-                          ? (char[]){*s, 0}
-                          : "_");
-  core_buf_puts(&b, ".svg");
+  for (int part = 0; part < 2; part++) {
+    for (const char *s = part ? m : w; *s; s++)
+      core_buf_puts(&b, (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                                (*s >= '0' && *s <= '9') || *s == '_' ||
+                                *s == '-'
+                            ? (char[]){*s, 0}
+                            : "_");
+    core_buf_puts(&b, part ? ".svg" : "-");
+  }
   if (b.oom) {
     core_buf_free(&b);
     return NULL;
@@ -187,79 +165,160 @@ static char *plot_file(size_t k, const char *w, const char *m) {
   return core_buf_steal(&b);
 }
 
+/* Takes over svg (freed on failure) as doc's next plot. */
+static int add_plot(report_doc *doc, const char *w, const char *m, char *file,
+                    core_buf *svg) {
+  report_plot *pl = &doc->plots[doc->n_plots++];
+  pl->workload = w ? core_strdup(w) : NULL;
+  pl->metric = m ? core_strdup(m) : NULL;
+  pl->file = file;
+  if (svg->oom)
+    core_buf_free(svg);
+  pl->svg_len = svg->len;
+  pl->svg = core_buf_steal(svg);
+  return pl->file && pl->svg && (!w || pl->workload) && (!m || pl->metric);
+}
+
+/* The rule's thresholds, as lines and bands across the overview. */
+static size_t rule_marks(const proto_rule *r, report_forest_mark *marks,
+                         char labels[][96], size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_verdicts && n < max; i++) {
+    const proto_verdict_rule *v = &r->verdicts[i];
+    if (v->has_ci_within) {
+      snprintf(labels[n], 96, "%s", v->name);
+      marks[n] =
+          (report_forest_mark){v->ci_within[0], v->ci_within[1], labels[n]};
+      n++;
+    }
+    if (v->has_ratio_above && n < max) {
+      snprintf(labels[n], 96, "%s above %g", v->name, v->ratio_above);
+      marks[n] = (report_forest_mark){v->ratio_above, 0, labels[n]};
+      n++;
+    }
+    if (v->has_ratio_below && n < max) {
+      snprintf(labels[n], 96, "%s below %.3g", v->name, v->ratio_below);
+      marks[n] = (report_forest_mark){v->ratio_below, 0, labels[n]};
+      n++;
+    }
+  }
+  return n;
+}
+
+/* The overview: every comparison, grouped by workload and metric. */
+static int overview(const report_input *in, report_doc *doc) {
+  const analysis_summary *a = in->summary;
+  report_forest_row *rows =
+      core_calloc(a->n_results ? a->n_results : 1, sizeof *rows);
+  char(*groups)[160] =
+      core_calloc(a->n_results ? a->n_results : 1, sizeof *groups);
+  report_forest_mark marks[16];
+  char labels[16][96];
+  size_t nm = rule_marks(&in->sheet->rule, marks, labels, 16);
+  core_buf svg, title;
+  int ok;
+  if (!rows || !groups) {
+    core_free(rows);
+    core_free(groups);
+    return 0;
+  }
+  for (size_t i = 0; i < a->n_results; i++) {
+    const analysis_result *r = &a->results[i];
+    snprintf(groups[i], sizeof groups[i], "%s · %s", r->workload, r->metric);
+    rows[i] = (report_forest_row){r->arm,     r->ratio,  r->ci_low, r->ci_high,
+                                  r->verdict, groups[i], r->worse};
+  }
+  core_buf_init(&svg);
+  core_buf_init(&title);
+  core_buf_printf(&title, "Every ratio to %s, with its %.6g%% CI",
+                  in->sheet->arms[in->sheet->reference].name,
+                  a->confidence * 100);
+  /* A buffer that ran out of memory holds a cut text, not nothing. */
+  if (!title.oom)
+    report_forest_svg(&svg, title.data, rows, a->n_results, marks, nm);
+  else
+    svg.oom = 1;
+  core_buf_free(&title);
+  core_free(rows);
+  core_free(groups);
+  ok = add_plot(doc, NULL, NULL, core_strdup("overview.svg"), &svg);
+  return ok;
+}
+
+/* One workload and metric: its runs per arm and in collection order. */
+static int runs_plot(const report_input *in, report_doc *doc, const char *w,
+                     const char *m, size_t k) {
+  const proto_sheet *s = in->sheet;
+  const analysis_summary *a = in->summary;
+  report_series *arms = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *arms);
+  core_buf svg, title;
+  if (!arms)
+    return 0;
+  for (size_t i = 0; i < s->n_arms; i++) {
+    const analysis_cell *c = report_find_cell(a, w, m, s->arms[i].name);
+    arms[i].arm = s->arms[i].name;
+    arms[i].q1 = arms[i].median = arms[i].q3 = arms[i].min = arms[i].max = NAN;
+    if (c && c->values) {
+      arms[i].values = c->values;
+      arms[i].order = c->order;
+      arms[i].batch = c->batch;
+      arms[i].n = c->n_valid;
+      arms[i].q1 = c->q1;
+      arms[i].median = c->median;
+      arms[i].q3 = c->q3;
+      arms[i].min = c->min;
+      arms[i].max = c->max;
+    }
+  }
+  core_buf_init(&svg);
+  core_buf_init(&title);
+  core_buf_printf(&title, "%s · %s", w, m);
+  if (!title.oom)
+    report_runs_svg(&svg, title.data, proto_metric_unit_of(s, m), arms,
+                    s->n_arms, (const char *const *)a->batches, a->n_batches);
+  else
+    svg.oom = 1;
+  core_buf_free(&title);
+  core_free(arms);
+  return add_plot(doc, w, m, plot_file(k, w, m), &svg);
+}
+
+static int make_plots(const report_input *in, report_doc *doc) {
+  const proto_sheet *s = in->sheet;
+  size_t cap = 1;
+  for (size_t w = 0; w < s->n_workloads; w++)
+    cap += s->workloads[w].n_metrics;
+  doc->plots = core_calloc(cap, sizeof *doc->plots);
+  if (!doc->plots || !overview(in, doc))
+    return 0;
+  for (size_t w = 0; w < s->n_workloads; w++)
+    for (size_t m = 0; m < s->workloads[w].n_metrics; m++)
+      if (!runs_plot(in, doc, s->workloads[w].name, s->workloads[w].metrics[m],
+                     doc->n_plots))
+        return 0;
+  /* Across hosts: the host ratios, after the plots above (it grows
+   * doc->plots). */
+  core_err e = {0};
+  return report_host_plots(in, doc, &e) == CORE_OK;
+}
+
 core_status report_render(const report_input *in, report_doc *doc,
                           core_err *err) {
   const proto_sheet *s = in->sheet;
-  const analysis_summary *a = in->summary;
-  core_buf md, html;
+  core_buf md, html, prov;
   core_status st;
-  size_t cap = 0;
   memset(doc, 0, sizeof *doc);
-  for (size_t w = 0; w < s->n_workloads; w++)
-    cap += s->workloads[w].n_metrics;
-  doc->plots = core_calloc(cap ? cap : 1, sizeof *doc->plots);
-  if (!doc->plots)
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  /* One plot per workload and metric that has at least one comparison. */
-  for (size_t w = 0; w < s->n_workloads; w++)
-    for (size_t m = 0; m < s->workloads[w].n_metrics; m++) {
-      const char *wn = s->workloads[w].name, *mn = s->workloads[w].metrics[m];
-      report_forest_row *rows = core_calloc(s->n_arms, sizeof *rows);
-      report_plot *pl = &doc->plots[doc->n_plots];
-      size_t n = 0;
-      core_buf svg, title;
-      if (!rows) {
-        report_doc_free(doc);
-        return core_fail(err, CORE_ENOMEM, "out of memory");
-      }
-      for (size_t i = 0; i < a->n_results; i++) {
-        const analysis_result *r = &a->results[i];
-        if (strcmp(r->workload, wn) || strcmp(r->metric, mn) || r->host)
-          continue;
-        rows[n].label = r->arm;
-        rows[n].ratio = r->ratio;
-        rows[n].lo = r->ci_low;
-        rows[n].hi = r->ci_high;
-        rows[n].verdict = r->verdict;
-        n++;
-      }
-      if (n == 0) {
-        core_free(rows);
-        continue;
-      }
-      core_buf_init(&svg);
-      core_buf_init(&title);
-      core_buf_printf(&title, "%s — %s: ratio to %s", wn, mn,
-                      s->arms[s->reference].name);
-      /* A buffer that ran out of memory holds a cut text, not nothing:
-       * without this check a plot would come out short (and title.data
-       * may be NULL). */
-      if (!title.oom)
-        report_forest_svg(&svg, title.data, rows, n);
-      core_free(rows);
-      int cut = title.oom || svg.oom;
-      core_buf_free(&title);
-      if (cut)
-        core_buf_free(&svg);
-      pl->workload = core_strdup(wn);
-      pl->metric = core_strdup(mn);
-      pl->file = plot_file(doc->n_plots + 1, wn, mn);
-      pl->svg_len = svg.len;
-      pl->svg = core_buf_steal(&svg);
-      doc->n_plots++;
-      if (cut || !pl->workload || !pl->metric || !pl->file || !pl->svg) {
-        report_doc_free(doc);
-        return core_fail(err, CORE_ENOMEM, "out of memory");
-      }
-    }
-  if ((st = report_host_plots(in, doc, err)) != CORE_OK) {
+  if (!make_plots(in, doc)) {
     report_doc_free(doc);
-    return st;
+    return core_fail(err, CORE_ENOMEM, "out of memory");
   }
   core_buf_init(&md);
+  core_buf_init(&prov);
   report_markdown(in, doc, &md);
-  if (md.oom) {
+  report_provenance(in, &prov);
+  if (md.oom || prov.oom) {
     core_buf_free(&md);
+    core_buf_free(&prov);
     report_doc_free(doc);
     return core_fail(err, CORE_ENOMEM, "out of memory");
   }
@@ -268,12 +327,15 @@ core_status report_render(const report_input *in, report_doc *doc,
                   doc->n_plots, &html, err);
   if (st != CORE_OK) {
     core_buf_free(&md);
+    core_buf_free(&prov);
     core_buf_free(&html);
     report_doc_free(doc);
     return st;
   }
   doc->md_len = md.len;
   doc->md = core_buf_steal(&md);
+  doc->provenance_len = prov.len;
+  doc->provenance = core_buf_steal(&prov);
   doc->html_len = html.len;
   doc->html = core_buf_steal(&html);
   return CORE_OK;
@@ -284,6 +346,7 @@ void report_doc_free(report_doc *doc) {
     return;
   core_free(doc->md);
   core_free(doc->html);
+  core_free(doc->provenance);
   for (size_t i = 0; i < doc->n_plots; i++) {
     core_free(doc->plots[i].workload);
     core_free(doc->plots[i].metric);

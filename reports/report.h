@@ -31,16 +31,26 @@ typedef struct report_amendment {
   char *affected; /* "startup, compile (superseded)" or "none" */
 } report_amendment;
 
+struct report_row_facts;
+
 /* Everything a report shows. An input owns all it points to (rows is a
  * core_malloc'd rowset), whether report_gather() built it or a test did
  * by hand with core_malloc'd parts; report_input_free frees it. A
- * hand-built input may leave any pointer NULL except sheet and summary. */
+ * hand-built input may leave any pointer NULL except sheet and summary.
+ * The rows come one of two ways: in memory (rows, as tests build them),
+ * or read again from the data folder (exp, as report_gather leaves it,
+ * with facts gathered on the first reading), so that a million rows are
+ * never all in memory. */
 typedef struct report_input {
   proto_sheet *sheet; /* the current (newest) version */
   analysis_summary *summary;
-  data_rowset *rows;         /* every row, or NULL */
-  data_report_inputs *extra; /* batch facts, process lists, manifest */
-  char *registered_at;       /* UTC of version 0, or NULL */
+  data_rowset *rows;              /* every row, or NULL */
+  data_experiment *exp;           /* the open data folder, or NULL */
+  struct report_row_facts *facts; /* what the rows say (report_internal.h),
+                                     or NULL: worked out from rows */
+  data_report_inputs *extra;      /* batch facts, process lists, manifest */
+  char *manifest_sha256;          /* of DATA/ID/MANIFEST, or NULL */
+  char *registered_at;            /* UTC of version 0, or NULL */
   report_amendment *amendments;
   size_t n_amendments;
   /* How the user named the sheet and data folder, for the commands that
@@ -69,8 +79,10 @@ void report_input_free(report_input *in);
 
 /* {==== Rendering and writing ==== */
 
-/* One forest plot: a workload and metric, its file name in the report
- * folder ("plot-1-startup-wall_s.svg") and the SVG text. */
+/* One plot: the overview of every ratio (workload and metric NULL), or
+ * one workload and metric's runs (its distribution per arm and its run
+ * order); its file name in the report folder ("overview.svg",
+ * "plot-1-startup-wall_s.svg") and the SVG text. */
 typedef struct report_plot {
   char *workload, *metric;
   char *file;
@@ -85,17 +97,28 @@ typedef struct report_doc {
   size_t md_len;
   char *html;
   size_t html_len;
-  report_plot *plots;
+  char *provenance; /* provenance.md: every file's digest, every batch
+                       fact, every amendment's diff */
+  size_t provenance_len;
+  report_plot *plots; /* the overview first */
   size_t n_plots;
 } report_doc;
 
-/** Renders report.md, report.html and the plots of in (borrowed for the
- * call). OUT: *doc filled from scratch (free with report_doc_free); on
- * error it is empty. CORE_EMARKDOWN when cmark fails. */
+/** Renders report.md, report.html, provenance.md and the plots of in
+ * (borrowed for the call). OUT: *doc filled from scratch (free with
+ * report_doc_free); on error it is empty. CORE_EMARKDOWN when cmark
+ * fails. */
 core_status report_render(const report_input *in, report_doc *doc,
                           core_err *err);
 /** Frees what doc owns and zeroes it; NULL is a no-op. */
 void report_doc_free(report_doc *doc);
+
+/** Rows the workbook's Raw sheet holds at most, in the data's order; a
+ * note above them says how many there are and where all of them are (the
+ * frozen batch files). A sheet of this size opens quickly, and writing a
+ * million rows would take most of a report's time (each cell is text to
+ * compress). */
+#define REPORT_RAW_MAX 100000
 
 /** Writes report.xlsx to path (rows in order, constant-memory mode).
  * CORE_EXLSX names the sheet and libxlsxwriter's error. */
@@ -106,8 +129,8 @@ core_status report_write_xlsx(const report_input *in, const char *path,
  * any long work: creates it and a probe file, then removes the probe. */
 core_status report_check_dir(const char *dir, core_err *err);
 
-/** Writes doc's files (report.md, report.html, plots) and report.xlsx to
- * dir, which must exist. */
+/** Writes doc's files (report.md, report.html, provenance.md, plots) and
+ * report.xlsx to dir, which must exist. */
 core_status report_write_all(const report_input *in, const report_doc *doc,
                              const char *dir, core_err *err);
 
@@ -118,18 +141,56 @@ core_status report_write_all(const report_input *in, const report_doc *doc,
 /** Appends s to b escaped for HTML/XML text and attributes. */
 void report_html_escape(core_buf *b, const char *s);
 
-/** One row of a forest plot; label and verdict are the caller's. */
+/** One row of a forest plot; label, group and verdict are the caller's. */
 typedef struct report_forest_row {
   const char *label;
   double ratio, lo, hi; /* ratio and CI; non-finite or <= 0 are skipped */
   const char *verdict;
+  const char *group; /* a heading row is drawn where it changes; NULL */
+  int worse;         /* 1 worse than the reference, -1 better, 0 neither */
 } report_forest_row;
 
+/** A line a forest plot draws across its rows: a threshold of the rule
+ * (at x, "slower above 1.1") or, with x2 > x, a band ("tie"). */
+typedef struct report_forest_mark {
+  double x, x2;
+  const char *label;
+} report_forest_mark;
+
 /** Appends to out a standalone SVG forest plot of the n rows: ratios and
- * intervals on a log axis, a line at 1, the numbers written beside each
- * row. */
+ * intervals on a log axis (ticks 1-3-10 where the range allows), a line
+ * at 1, the marks, and the numbers and verdict written beside each row.
+ * Every text fits inside the viewBox (its width estimated generously). */
 void report_forest_svg(core_buf *out, const char *title,
-                       const report_forest_row *rows, size_t n);
+                       const report_forest_row *rows, size_t n,
+                       const report_forest_mark *marks, size_t n_marks);
+
+/** What one arm's runs of a workload and metric look like: values in
+ * collection order with their positions (increasing numbers) and
+ * batches, borrowed. */
+typedef struct report_series {
+  const char *arm;
+  const double *values;
+  const unsigned *order, *batch; /* order increasing */
+  size_t n;
+  /* The box: quartiles and extremes when known (analysis has them), else
+   * NaN (then they are worked out from the values). */
+  double q1, median, q3, min, max;
+} report_series;
+
+/** Appends to out a standalone SVG of one workload and metric: on the
+ * left every value per arm (a box over its points, or above
+ * REPORT_POINTS_MAX values a histogram per arm), on the right the values
+ * against collection order, arms by colour and shape, batch boundaries
+ * dashed and named (batch_names[i], n_batch_names of them). unit is the
+ * values' ("s" is shown as s, ms or µs). */
+void report_runs_svg(core_buf *out, const char *title, const char *unit,
+                     const report_series *arms, size_t n_arms,
+                     const char *const *batch_names, size_t n_batch_names);
+
+/** Above this many values per arm a plot summarises instead of drawing
+ * each point, so that it stays small at a million rows. */
+#define REPORT_POINTS_MAX 2000
 
 /* }==== */
 

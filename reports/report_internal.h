@@ -1,4 +1,6 @@
-/* report_internal.h: what the files of reports/ share (private).
+/* report_internal.h: what the files of reports/ share (private): what the
+ * rows say about the setup, gathered row by row, and the small helpers of
+ * every page (numbers, units, names, lookups).
  * SPDX-License-Identifier: MIT
  */
 #ifndef PREREG_REPORT_INTERNAL_H
@@ -6,38 +8,114 @@
 
 #include "reports/report.h"
 
-/* Distinct (group, value) pairs with counts; entries borrow the rows'
- * strings (or static ones). At most 64 pairs; the rest are counted in
- * other. */
+/* {==== What the rows say ==== */
+
+/* Distinct (group, value) pairs with counts, each string copied. At most
+ * REPORT_TALLY_MAX pairs; the rest are counted in other, so that a
+ * free-text column cannot make the report quadratic in the rows. */
+#define REPORT_TALLY_MAX 64
 typedef struct report_tally_entry {
-  const char *group, *value;
+  char *group, *value;
   size_t count;
 } report_tally_entry;
 
 typedef struct report_tally {
-  report_tally_entry *v;
+  report_tally_entry v[REPORT_TALLY_MAX];
   size_t n, other;
 } report_tally;
 
-/* What the rows say about the setup (one pass over the rows). It owns
- * no memory: the tallies count into its own arrays, and the strings are
- * borrowed from the input's rows. */
+/* Where in the collection a run came: start time, then batch and
+ * execution order. */
+typedef struct report_when {
+  char at[40]; /* UTC ISO 8601, "" when not known */
+  long batch, seq;
+} report_when;
+
+/* The first and last run of an arm on a workload that has a start time,
+ * and how many. */
+typedef struct report_span {
+  report_when first, last;
+  size_t runs;
+} report_span;
+
+/* The columns of the Raw sheet, in the CSV's order. */
+#define REPORT_RAW_COLS 20
+
+/* What the rows say about the setup, gathered row by row; it owns its
+ * strings (report_facts_free). */
 typedef struct report_row_facts {
   report_tally digests; /* group: arm */
   report_tally caches;  /* group: workload */
   report_tally hosts;   /* group: "" */
-  report_tally_entry digests_v[64], caches_v[64], hosts_v[64]; /* storage */
-  size_t runs, quick_runs;
-  const char *newest; /* latest started_at, or NULL */
+  size_t rows, runs, quick_runs;
+  char newest[40]; /* latest started_at, or "" */
   /* Page cache before the runs (cached_mib=N in cache_state). */
   int has_cached;
   long cached_min, cached_max;
+  report_span *spans; /* per workload x arm of the sheet */
+  size_t n_spans, n_arms;
+  /* The Raw sheet's columns that hold one value in every row, and that
+   * value (the first row's), as text. */
+  int raw_same[REPORT_RAW_COLS];
+  char *raw_first[REPORT_RAW_COLS];
+  double raw_num[REPORT_RAW_COLS]; /* the first row's numbers */
+  int oom;                         /* a copy failed: the facts are short */
 } report_row_facts;
 
-/** Reads in->rows once. OUT: *f filled from scratch; valid while in's
- * rows are, and while f itself stays where it is (its tallies point
- * into it). */
-void report_facts_of_rows(const report_input *in, report_row_facts *f);
+/** Starts empty facts for sheet s. CORE_ENOMEM when its spans cannot be
+ * allocated. */
+core_status report_facts_init(report_row_facts *f, const proto_sheet *s,
+                              core_err *err);
+/** Counts one row (borrowed for the call); a failed copy sets f->oom. */
+void report_facts_add(report_row_facts *f, const proto_sheet *s,
+                      const data_row *r);
+/** Frees what f owns and zeroes it. */
+void report_facts_free(report_row_facts *f);
+
+/** The facts of in: in->facts, or worked out from in->rows into *local
+ * (free it with report_facts_free when it was used: *used is 1). NULL
+ * when out of memory. */
+const report_row_facts *report_facts_of(const report_input *in,
+                                        report_row_facts *local, int *used);
+
+/** Text of raw column col of r into buf (cap bytes): the CSV's field. */
+const char *report_raw_field(const data_row *r, int col, char *buf,
+                             size_t cap);
+/** The CSV header's name of raw column col (static). */
+const char *report_raw_name(int col);
+
+/** Calls fn for each row of in: in->rows, else the data folder read
+ * again. */
+core_status report_each_row(const report_input *in, data_row_fn fn, void *ctx,
+                            core_err *err);
+
+/* }==== */
+
+/* {==== Helpers of every page ==== */
+
+/** x with digits significant digits; "n/a" when not finite. */
+void report_sig(char *out, size_t cap, double x, int digits);
+
+/** The unit to show a row of values in (seconds as s, ms or µs by the
+ * largest median of the cells of workload w, metric m): OUT *factor. */
+const char *report_row_unit(const report_input *in, const char *w,
+                            const char *m, double *factor);
+
+const analysis_result *report_find_result(const analysis_summary *a,
+                                          const char *w, const char *m,
+                                          const char *arm);
+const analysis_cell *report_find_cell(const analysis_summary *a, const char *w,
+                                      const char *m, const char *arm);
+
+/** A reason as a table shows it: "superseded by amendment N" without the
+ * amendment's text (given once, under Deviations). OUT: into buf. */
+const char *report_short_reason(const char *reason, char *buf, size_t cap);
+
+/** Width of text in DejaVu Sans at size px, estimated on the wide side,
+ * so that a plot's box always holds its labels. */
+double report_text_width(const char *text, double size);
+
+/* }==== */
 
 /* {==== A sheet with hosts (reports/hosts.c) ==== */
 
@@ -57,8 +135,23 @@ void report_host_threats(const report_input *in, core_buf *b, size_t *count);
 /* }==== */
 
 /** Appends report.md for in to b (the caller's buffer); doc->plots must
- * be filled already. */
+ * be filled already (the overview first). */
 void report_markdown(const report_input *in, const report_doc *doc,
                      core_buf *b);
+
+/** Appends provenance.md for in to b. */
+void report_provenance(const report_input *in, core_buf *b);
+
+/** The setup section of report.md: hosts, load per batch, tool versions
+ * per arm, images and cache states. */
+void report_setup(const report_input *in, const report_row_facts *f,
+                  core_buf *b);
+
+/** Appends s escaped for Markdown, or a dash when empty. */
+void report_md_esc(core_buf *b, const char *s);
+/** Appends text as a Markdown code span: delimiters longer than any run
+ * of backticks in it, padded with spaces when it starts or ends with
+ * one. Not for table cells ('|' would end the cell). */
+void report_code_span(core_buf *b, const char *text);
 
 #endif

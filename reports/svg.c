@@ -1,19 +1,23 @@
-/* svg.c: forest plots written by prereg: one row per arm, its ratio to
- * the reference as a dot and its interval as a bar, on a log axis with a
- * line at 1. Fixed-precision coordinates keep the bytes reproducible.
+/* svg.c: the overview forest plot: one row per comparison, grouped by
+ * workload and metric, its ratio to the reference as a dot and its
+ * interval as a bar on a log axis, the rule's thresholds drawn across.
+ * Fixed-precision coordinates keep the bytes reproducible; every label's
+ * width is estimated on the wide side and the picture sized to hold it.
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
 #include <string.h>
 
 #include "reports/report.h"
+#include "reports/report_internal.h"
 
-#define WIDTH 720.0
-#define LEFT 150.0  /* x where the axis starts (labels to the left) */
-#define RIGHT 500.0 /* x where it ends (numbers to the right) */
-#define TOP 44.0
-#define ROW 30.0
+#define FONT 13.0
+#define PLOT_W 520.0 /* the axis' length */
+#define TOP 58.0     /* the title and the marks' labels above the rows */
+#define ROW 24.0
+#define GROUP 24.0
 #define BOTTOM 46.0
+#define PAD 10.0
 
 void report_html_escape(core_buf *b, const char *s) {
   for (; s && *s; s++) {
@@ -44,8 +48,17 @@ static int usable(const report_forest_row *r) {
          r->ratio > 0 && r->lo > 0 && r->hi > 0;
 }
 
-static double xpos(double v, double l0, double l1) {
-  return LEFT + (log10(v) - l0) / (l1 - l0) * (RIGHT - LEFT);
+/* {==== The axis ==== */
+
+typedef struct axis {
+  double l0, l1; /* log10 bounds */
+  double x0, x1; /* pixels */
+  double tv[64]; /* tick values */
+  size_t nt;
+} axis;
+
+static double xpos(const axis *a, double v) {
+  return a->x0 + (log10(v) - a->l0) / (a->l1 - a->l0) * (a->x1 - a->x0);
 }
 
 /* Tick values m * 10^k inside [l0, l1] (log10 bounds) for the given
@@ -62,132 +75,233 @@ static size_t ticks(double l0, double l1, const double *mant, size_t nm,
   return n;
 }
 
-void report_forest_svg(core_buf *out, const char *title,
-                       const report_forest_row *rows, size_t n) {
-  double l0 = 0, l1 = 0, height, tv[64];
-  size_t nt;
-  static const double m125[] = {1, 2, 5}, m1[] = {1},
+/* Ticks 1x 3x 10x 30x where the range allows, finer where it is narrow,
+ * evenly spaced for a tie's few percent. */
+static void choose_ticks(axis *a) {
+  static const double m13[] = {1, 3}, m125[] = {1, 2, 5}, m1[] = {1},
                       fine[] = {1, 1.2, 1.5, 2, 3, 5, 7};
-  for (size_t i = 0; i < n; i++) {
-    if (!usable(&rows[i]))
-      continue;
-    l0 = fmin(l0, log10(fmin(rows[i].lo, rows[i].ratio)));
-    l1 = fmax(l1, log10(fmax(rows[i].hi, rows[i].ratio)));
-  }
-  /* The axis always shows 1 and some room on both sides of the data. */
-  {
-    double pad = fmax((l1 - l0) * 0.08, 0.02);
-    l0 -= pad;
-    l1 += pad;
-  }
-  nt = ticks(l0, l1, m125, 3, tv, 64);
-  if (nt > 9)
-    nt = ticks(l0, l1, m1, 1, tv, 64);
-  if (nt < 3)
-    nt = ticks(l0, l1, fine, 7, tv, 64);
-  if (nt < 3) {
-    /* A narrow range (a tie): evenly spaced values at a round step. */
-    double a = pow(10, l0), z = pow(10, l1), raw = (z - a) / 4;
-    double step = pow(10, floor(log10(raw))), v;
+  a->nt = ticks(a->l0, a->l1, m13, 2, a->tv, 64);
+  if (a->nt > 9)
+    a->nt = ticks(a->l0, a->l1, m1, 1, a->tv, 64);
+  if (a->nt < 3)
+    a->nt = ticks(a->l0, a->l1, m125, 3, a->tv, 64);
+  if (a->nt < 3)
+    a->nt = ticks(a->l0, a->l1, fine, 7, a->tv, 64);
+  if (a->nt < 3) {
+    double lo = pow(10, a->l0), hi = pow(10, a->l1), raw = (hi - lo) / 4;
+    double step = pow(10, floor(log10(raw)));
     if (raw / step >= 5)
       step *= 5;
     else if (raw / step >= 2)
       step *= 2;
-    nt = 0;
-    for (v = ceil(a / step) * step; v <= z && nt < 64; v += step)
-      tv[nt++] = round(v / step) * step;
+    a->nt = 0;
+    for (double v = ceil(lo / step) * step; v <= hi && a->nt < 64; v += step)
+      a->tv[a->nt++] = round(v / step) * step;
   }
-  height = TOP + ROW * (double)(n ? n : 1) + BOTTOM;
-  core_buf_printf(out,
-                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-                  "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-                  "font-family=\"Helvetica, Arial, sans-serif\" "
-                  "font-size=\"13\">\n",
-                  WIDTH, height, WIDTH, height);
-  core_buf_puts(out, "<title>");
-  report_html_escape(out, title);
-  core_buf_puts(out, "</title>\n<rect width=\"100%\" height=\"100%\" "
-                     "fill=\"#ffffff\"/>\n");
-  core_buf_printf(out, "<text x=\"%.1f\" y=\"20\" font-weight=\"bold\">",
-                  10.0);
-  report_html_escape(out, title);
-  core_buf_puts(out, "</text>\n");
-  /* Grid and tick labels. */
-  for (size_t i = 0; i < nt; i++) {
-    double x = xpos(tv[i], l0, l1);
-    char lab[32];
-    core_fmt_sig(lab, sizeof lab, tv[i], 3);
-    /* "1.00" reads worse than "1" on an axis: drop trailing zeros. */
-    if (strchr(lab, '.')) {
-      size_t k = strlen(lab);
-      while (k && lab[k - 1] == '0')
-        lab[--k] = '\0';
-      if (k && lab[k - 1] == '.')
-        lab[--k] = '\0';
+}
+
+/* "1.00" reads worse than "1" on an axis: trailing zeros dropped. */
+static void tick_label(double v, char *lab, size_t cap) {
+  core_fmt_sig(lab, cap, v, 3);
+  if (strchr(lab, '.')) {
+    size_t k = strlen(lab);
+    while (k && lab[k - 1] == '0')
+      lab[--k] = '\0';
+    if (k && lab[k - 1] == '.')
+      lab[--k] = '\0';
+  }
+}
+
+static void bounds(axis *a, const report_forest_row *rows, size_t n,
+                   const report_forest_mark *marks, size_t nm) {
+  double pad;
+  a->l0 = a->l1 = 0; /* the axis always shows 1 */
+  for (size_t i = 0; i < n; i++) {
+    if (!usable(&rows[i]))
+      continue;
+    a->l0 = fmin(a->l0, log10(fmin(rows[i].lo, rows[i].ratio)));
+    a->l1 = fmax(a->l1, log10(fmax(rows[i].hi, rows[i].ratio)));
+  }
+  for (size_t i = 0; i < nm; i++)
+    if (marks[i].x > 0 && isfinite(marks[i].x)) {
+      double hi = marks[i].x2 > marks[i].x ? marks[i].x2 : marks[i].x;
+      a->l0 = fmin(a->l0, log10(marks[i].x));
+      a->l1 = fmax(a->l1, log10(hi));
     }
-    core_buf_printf(out,
-                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                    "stroke=\"#dddddd\"/>\n"
-                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                    "fill=\"#555555\">%s×</text>\n",
-                    x, TOP - 8, x, height - BOTTOM + 4, x,
-                    height - BOTTOM + 22, lab);
+  pad = fmax((a->l1 - a->l0) * 0.06, 0.02);
+  a->l0 -= pad;
+  a->l1 += pad;
+  choose_ticks(a);
+}
+
+/* }==== */
+
+/* {==== Colours ==== */
+
+static const char *row_colour(const report_forest_row *r) {
+  if (r->worse > 0)
+    return "#b03a2e";
+  if (r->worse < 0)
+    return "#1e7b3c";
+  if (r->verdict && strcmp(r->verdict, "inconclusive") != 0)
+    return "#1f4e79"; /* a tie, or a verdict without a direction */
+  return "#6b6b6b";
+}
+
+/* }==== */
+
+static void numbers(const report_forest_row *r, char *out, size_t cap) {
+  char a[32], lo[32], hi[32];
+  if (!usable(r)) {
+    snprintf(out, cap, "no ratio");
+    return;
   }
-  {
-    double x1 = xpos(1, l0, l1);
+  core_fmt_sig(a, sizeof a, r->ratio, 3);
+  core_fmt_sig(lo, sizeof lo, r->lo, 3);
+  core_fmt_sig(hi, sizeof hi, r->hi, 3);
+  snprintf(out, cap, "%s× [%s–%s] %s", a, lo, hi,
+           r->verdict ? r->verdict : "");
+}
+
+static void text(core_buf *out, double x, double y, const char *anchor,
+                 const char *extra, const char *s) {
+  core_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\"%s%s%s%s>", x, y,
+                  anchor ? " text-anchor=\"" : "", anchor ? anchor : "",
+                  anchor ? "\"" : "", extra ? extra : "");
+  report_html_escape(out, s);
+  core_buf_puts(out, "</text>\n");
+}
+
+/* Lines and labels of the rule's thresholds, behind the rows. */
+static void draw_marks(core_buf *out, const axis *a, double y0, double y1,
+                       const report_forest_mark *marks, size_t nm) {
+  for (size_t i = 0; i < nm; i++) {
+    const report_forest_mark *m = &marks[i];
+    double x = xpos(a, m->x), lx = x;
+    if (!(m->x > 0))
+      continue;
+    if (m->x2 > m->x) {
+      double x2 = xpos(a, m->x2);
+      core_buf_printf(out,
+                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                      "height=\"%.1f\" fill=\"#dbe7f3\"/>\n",
+                      x, y0, x2 - x, y1 - y0);
+      lx = (x + x2) / 2;
+    } else {
+      core_buf_printf(out,
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                      "stroke=\"#b03a2e\" stroke-dasharray=\"2 3\"/>\n",
+                      x, y0, x, y1);
+    }
+    /* Labels alternate between two lines so that close marks do not
+     * overlap. */
+    text(out, lx, y0 - 6 - (double)(i % 2) * 14, "middle",
+         " font-size=\"11\" fill=\"#555555\"", m->label ? m->label : "");
+  }
+}
+
+static void draw_axis(core_buf *out, const axis *a, double y0, double y1,
+                      const char *what) {
+  double x1 = xpos(a, 1);
+  for (size_t i = 0; i < a->nt; i++) {
+    double x = xpos(a, a->tv[i]);
+    char lab[40], full[48];
+    tick_label(a->tv[i], lab, sizeof lab);
+    snprintf(full, sizeof full, "%s×", lab);
     core_buf_printf(out,
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                    "stroke=\"#333333\" stroke-dasharray=\"4 3\"/>\n",
-                    x1, TOP - 8, x1, height - BOTTOM + 4);
+                    "stroke=\"#e2e2e2\"/>\n",
+                    x, y0, x, y1);
+    text(out, x, y1 + 18, "middle", " fill=\"#555555\"", full);
   }
   core_buf_printf(out,
                   "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                   "stroke=\"#333333\"/>\n"
-                  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                  "fill=\"#555555\">ratio to the reference (log scale)"
-                  "</text>\n",
-                  LEFT, height - BOTTOM + 4, RIGHT, height - BOTTOM + 4,
-                  (LEFT + RIGHT) / 2, height - 6);
-  for (size_t i = 0; i < n; i++) {
-    const report_forest_row *r = &rows[i];
-    double y = TOP + ROW * (double)i + ROW / 2;
-    char a[32], lo[32], hi[32];
-    core_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
-                    LEFT - 10, y + 4);
-    report_html_escape(out, r->label);
-    core_buf_puts(out, "</text>\n");
-    if (!usable(r)) {
-      core_buf_printf(out,
-                      "<text x=\"%.1f\" y=\"%.1f\" fill=\"#777777\">"
-                      "no ratio</text>\n",
-                      RIGHT + 10, y + 4);
-      continue;
-    }
-    core_fmt_sig(a, sizeof a, r->ratio, 3);
-    core_fmt_sig(lo, sizeof lo, r->lo, 3);
-    core_fmt_sig(hi, sizeof hi, r->hi, 3);
+                  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                  "stroke=\"#333333\"/>\n",
+                  x1, y0, x1, y1, a->x0, y1, a->x1, y1);
+  text(out, (a->x0 + a->x1) / 2, y1 + 38, "middle", " fill=\"#555555\"", what);
+}
+
+static void draw_row(core_buf *out, const axis *a, double y,
+                     const report_forest_row *r, double label_x) {
+  const char *c = row_colour(r);
+  char num[160];
+  text(out, label_x, y + 4, "end", NULL, r->label);
+  numbers(r, num, sizeof num);
+  if (usable(r)) {
+    double lo = xpos(a, r->lo), hi = xpos(a, r->hi), x = xpos(a, r->ratio);
     core_buf_printf(out,
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                    "stroke=\"#1f4e79\" stroke-width=\"2\"/>\n"
+                    "stroke=\"%s\" stroke-width=\"2\"/>\n"
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                    "stroke=\"#1f4e79\" stroke-width=\"2\"/>\n"
+                    "stroke=\"%s\" stroke-width=\"2\"/>\n"
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                    "stroke=\"#1f4e79\" stroke-width=\"2\"/>\n"
+                    "stroke=\"%s\" stroke-width=\"2\"/>\n"
                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" "
-                    "fill=\"#1f4e79\"/>\n",
-                    xpos(r->lo, l0, l1), y, xpos(r->hi, l0, l1), y,
-                    xpos(r->lo, l0, l1), y - 5, xpos(r->lo, l0, l1), y + 5,
-                    xpos(r->hi, l0, l1), y - 5, xpos(r->hi, l0, l1), y + 5,
-                    xpos(r->ratio, l0, l1) - 4.5, y - 4.5);
-    core_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\">%s× [%s–%s] ",
-                    RIGHT + 10, y + 4, a, lo, hi);
-    report_html_escape(out, r->verdict ? r->verdict : "");
-    core_buf_puts(out, "</text>\n");
+                    "fill=\"%s\"/>\n",
+                    lo, y, hi, y, c, lo, y - 5, lo, y + 5, c, hi, y - 5, hi,
+                    y + 5, c, x - 4.5, y - 4.5, c);
+  }
+  text(out, a->x1 + PAD, y + 4, NULL,
+       usable(r) ? " fill=\"#1b1b1b\"" : " fill=\"#777777\"", num);
+}
+
+void report_forest_svg(core_buf *out, const char *title,
+                       const report_forest_row *rows, size_t n,
+                       const report_forest_mark *marks, size_t n_marks) {
+  axis a;
+  double label_w = 0, num_w = 0, head_w = 0, width, height, y;
+  size_t groups = 0;
+  const char *what = "ratio to the reference (log scale)";
+  for (size_t i = 0; i < n; i++) {
+    char num[160];
+    int head =
+        rows[i].group && (i == 0 || !rows[i - 1].group ||
+                          strcmp(rows[i].group, rows[i - 1].group) != 0);
+    groups += head;
+    /* Bold, so a tenth wider. */
+    if (head)
+      head_w = fmax(head_w, 1.1 * report_text_width(rows[i].group, FONT));
+    label_w = fmax(label_w, report_text_width(rows[i].label, FONT));
+    numbers(&rows[i], num, sizeof num);
+    num_w = fmax(num_w, report_text_width(num, FONT));
+  }
+  bounds(&a, rows, n, marks, n_marks);
+  /* The headings stay left of the axis too. */
+  a.x0 = PAD + fmax(14 + label_w, head_w) + PAD;
+  a.x1 = a.x0 + PLOT_W;
+  width = a.x1 + PAD + num_w + PAD;
+  width = fmax(width, PAD + 1.1 * report_text_width(title, FONT) + PAD);
+  width = fmax(width, PAD + head_w + PAD);
+  height = TOP + ROW * (double)n + GROUP * (double)groups + BOTTOM;
+  if (n == 0)
+    height += ROW;
+  core_buf_printf(out,
+                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+                  "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+                  "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
+                  "font-size=\"13\">\n<title>",
+                  ceil(width), height, ceil(width), height);
+  report_html_escape(out, title);
+  core_buf_puts(out, "</title>\n<rect width=\"100%\" height=\"100%\" "
+                     "fill=\"#ffffff\"/>\n");
+  text(out, PAD, 18, NULL, " font-weight=\"bold\"", title);
+  draw_marks(out, &a, TOP - 4, height - BOTTOM + 4, marks, n_marks);
+  draw_axis(out, &a, TOP - 4, height - BOTTOM + 4, what);
+  y = TOP;
+  for (size_t i = 0; i < n; i++) {
+    if (rows[i].group && (i == 0 || !rows[i - 1].group ||
+                          strcmp(rows[i].group, rows[i - 1].group) != 0)) {
+      text(out, PAD, y + GROUP / 2 + 4, NULL, " font-weight=\"bold\"",
+           rows[i].group);
+      y += GROUP;
+    }
+    draw_row(out, &a, y + ROW / 2, &rows[i], a.x0 - PAD);
+    y += ROW;
   }
   if (n == 0)
-    core_buf_printf(out,
-                    "<text x=\"%.1f\" y=\"%.1f\" fill=\"#777777\">"
-                    "no arm has a ratio yet</text>\n",
-                    LEFT + 10, TOP + ROW / 2 + 4);
+    text(out, a.x0 + PAD, TOP + ROW / 2 + 4, NULL, " fill=\"#777777\"",
+         "no arm has a ratio yet");
   core_buf_puts(out, "</svg>\n");
 }

@@ -12,7 +12,7 @@ demo="bubblewrap runc busybox-static git gcc make procps"
 # Independent implementations and tools the tests check against.
 test="r-cran-boot python3-scipy python3-numpy hyperfine valgrind
   libreoffice-calc-nogui chromium fonts-dejavu-core clang libclang-rt-14-dev
-  strace golang-go libbenchmark-dev g++"
+  strace golang-go libbenchmark-dev g++ poppler-utils"
 
 # A private Slurm cluster on loopback for the tests across hosts
 # (scripts/slurm/start.sh). The packages' postinst scripts would start a

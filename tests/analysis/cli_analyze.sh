@@ -184,6 +184,35 @@ for r in j["results"]:
     want(float(out[1]) == r["ci_low"] and float(out[2]) == r["ci_high"],
          "CI equals the driver's with the comparison seed for %s/%s" %
          (r["workload"], r["arm"]))
+# The spread of every cell against NumPy, its drift test against SciPy's
+# Mann-Whitney (exact without ties for small samples, else asymptotic
+# with continuity), on the same values split the same way.
+from scipy.stats import mannwhitneyu
+for c in j["cells"]:
+    v = [float(x["value"]) for x in rows
+         if x["workload"] == c["workload"] and x["arm"] == c["arm"]]
+    a = np.array(v)
+    q1, q3 = np.percentile(a, [25, 75])
+    mad = float(np.median(np.abs(a - np.median(a))))
+    out = int(np.sum((a < q1 - 1.5 * (q3 - q1)) | (a > q3 + 1.5 * (q3 - q1))))
+    name = "%s/%s" % (c["workload"], c["arm"])
+    want(abs(c["q1"] - q1) <= 1e-12 * abs(q1) and
+         abs(c["q3"] - q3) <= 1e-12 * abs(q3), "quartiles of %s" % name)
+    want(abs(c["mad"] - mad) <= 1e-12 * max(abs(mad), 1e-300), "MAD of " + name)
+    want(c["min"] == a.min() and c["max"] == a.max(), "extremes of " + name)
+    want(c["outliers"] == out, "Tukey outliers of %s: %s, NumPy %d" %
+         (name, c["outliers"], out))
+    h = len(v) // 2
+    first, second = v[:h], v[h:]
+    ties = len(set(v)) < len(v)
+    p = mannwhitneyu(first, second, alternative="two-sided",
+                     method="asymptotic" if ties or len(v) > 60 else "exact",
+                     use_continuity=True).pvalue
+    d = c["drift"]
+    want(d is not None and d["between"] == "halves" and
+         abs(d["p"] - p) <= 1e-9 * max(p, 1e-300) and
+         abs(d["shift"] - np.median(second) / np.median(first)) <= 1e-15,
+         "drift of %s: %s, SciPy p %r" % (name, d, p))
 verdicts = {(r["workload"], r["arm"]): r["verdict"] for r in j["results"]}
 want(verdicts == {("startup", "gvisor"): "slower",
                   ("startup", "kata"): "slower", ("files", "gvisor"): "tie",
@@ -206,11 +235,20 @@ PY
 if [ "$(tail -n 1 check.out)" = 0 ]; then ok; else
   bad "JSON contents"; cat check.out >&2; fi
 
-expect 0 "analyze table" in_files "$PREREG" analyze sheet.lua
+expect 0 "analyze table" in_files env COLUMNS=120 "$PREREG" analyze sheet.lua
 has out "table" "startup · wall_s"
-if grep -qE '^  runc +0\.220 s +reference +n=30$' out; then ok; else
-  bad "table: reference row"; cat out >&2; fi
-has out "table" "×  ["
+# The matrix: arms across, the reference's median and IQR, then each
+# arm's ratio, CI and verdict under its median.
+if grep -qE '^startup · wall_s +0\.220 s \(IQR 0\.0048\) +0\.329 s' out &&
+  grep -qE '^ +reference, n=30 +1\.50× \[1\.49, 1\.52\] slower +32\.3×' out
+then ok; else
+  bad "table: the matrix rows"; cat out >&2; fi
+has out "table" "× ["
+expect 0 "narrow table" in_files env COLUMNS=70 "$PREREG" analyze sheet.lua
+if [ "$($PY -c 'import sys; print(max(len(l) for l in open(sys.argv[1], encoding="utf-8").read().split("\n")))' out)" -le 70 ] &&
+  grep -qE '^ +runc +gvisor$' out && grep -qE '^ +kata$' out
+then ok; else
+  bad "narrow table: fewer arms per block, no line over 70"; cat out >&2; fi
 has out "table" "H3  not held: Many small files"
 has out "table" "files / gvisor: 1 run: hung for 120 s"
 # }====
@@ -267,7 +305,7 @@ if [ "$(tail -n 1 check2.out)" = 0 ]; then ok; else
 expect 0 "analyze amended table" in_files "$PREREG" analyze sheet.lua
 has out "amended table" \
   "Under the registered rule (version 0), because amendment 1"
-has out "amended table" "10 superseded"
+has out "amended table" "files / runc: 10 runs: superseded by amendment 1"
 # }====
 
-done_testing 30
+done_testing 31

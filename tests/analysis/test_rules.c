@@ -364,10 +364,10 @@ static void test_run(void) {
 
   /* The table shows the published shape. */
   core_buf_init(&t);
-  analysis_write_table(sum, &t);
-  CHECK(t.data && strstr(t.data, "files · wall_s\n") != NULL);
-  CHECK(t.data && strstr(t.data, "reference") != NULL);
-  CHECK(t.data && strstr(t.data, "×  [") != NULL);
+  analysis_write_table(sum, NULL, 120, &t);
+  CHECK(t.data && strstr(t.data, "\nfiles · wall_s  ") != NULL);
+  CHECK(t.data && strstr(t.data, "reference, n=") != NULL);
+  CHECK(t.data && strstr(t.data, "× [") != NULL);
   CHECK(t.data && strstr(t.data, "H2  not held: both tie on files") != NULL);
   core_buf_free(&t);
 

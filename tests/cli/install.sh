@@ -42,7 +42,7 @@ while IFS= read -r line; do
 done <<<"$cmds"
 check "report written" test -s data/my-exp/report/report.md
 check "report: the tool versions of the starter's arms" grep -qF \
-  'versions.nice\[0\].output | nice \(GNU coreutils\)' data/my-exp/report/report.md
+  '` → nice \(GNU coreutils\)' data/my-exp/report/report.md
 check "bundle published" test -n "$(find . -name 'my-exp*.tar.gz')"
 expect 0 "the bundle verifies" prereg verify "$(find . -name 'my-exp*.tar.gz' | head -1)"
 done_testing 20

@@ -15,13 +15,14 @@ export PREREG_DEMO_DATA=$T/demo
 expect 0 "demo on startup" sh "$SRC/scripts/demo.sh" "$PREREG" startup
 screen=$out
 lines=$(wc -l <<<"$screen")
-check "a screenful: $lines lines" [ "$lines" -le 25 ]
+check "a screenful: $lines lines" [ "$lines" -le 30 ]
 for s in image sheets register run report verify; do
   check_grep "a line for $s" "^  $s +[^ ].* [0-9]+ s$" "$screen"
 done
 check_grep "run: the quick runs" "^  run +9 runs, 9 valid, 0 invalid, quick" "$screen"
-check_grep "results: the arms' header" "^  workload +metric +bwrap +runc$" "$screen"
-check_grep "results: startup row" "^  startup +wall_s +[0-9.]+x \[[0-9.]+, [0-9.]+\] [a-z]+ +[0-9.]+x \[" "$screen"
+check_grep "results: the arms' header" "^ +bare +bwrap( +runc)?$" "$screen"
+check_grep "results: startup's medians" "^startup · wall_s +[0-9.]+ ms .*[0-9.]+ ms" "$screen"
+check_grep "results: startup's ratio and verdict" "^ +reference, n=[0-9]+ +[0-9.]+× \[[0-9.]+, [0-9.]+\] [a-z]+" "$screen"
 check_grep "results: hypotheses" "^Hypotheses: H1 [a-z ]+, H2 [a-z ]+, H3 [a-z ]+$" "$screen"
 check_grep "ends with the report's path" "Report: $T/demo/sandbox-cost/report/report.html"$'\n'"Done in [0-9]+ s\.$" "$(tail -n 2 <<<"$screen")"
 check "the report is there" test -s "$T/demo/sandbox-cost/report/report.html"

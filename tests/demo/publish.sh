@@ -27,7 +27,7 @@ check "verify the bundle" quiet "$PREREG" verify "$T/sandbox-cost.tar.gz"
 check "report from the bundle alone" quiet "$PREREG" report "$T/sandbox-cost.tar.gz" \
   --out "$T/rerendered"
 for f in "$ex"/report/report.md "$ex"/report/report.html "$ex"/report/*.svg \
-         "$ex"/report/report.xlsx; do
+         "$ex"/report/provenance.md "$ex"/report/report.xlsx; do
   b=$(basename "$f")
   check "re-rendered $b equals the committed one" quiet cmp "$f" "$T/rerendered/$b"
 done

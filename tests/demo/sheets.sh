@@ -33,16 +33,23 @@ sed -n '/-- replay.txt begins/,/-- replay.txt ends/p' "$P/sandbox-cost.lua" |
 check "sandbox-cost's replay steps are replay.txt, line for line" \
   cmp "$tmp/steps.txt" "$P/sandbox-cost/replay.txt"
 
-# The real flow: register the first version, amend with the sheet.
+# The real flow: register the first version, amend one amendment at a
+# time (the committed first amendment's version, then the sheet).
 d="$tmp/data"
 "$PREREG" register "$P/sandbox-cost/v0.lua" --data "$d" > "$tmp/reg.out" 2>&1
 rc=$?
 check "register the first version of sandbox-cost ($(cat "$tmp/reg.out"))" test $rc -eq 0
-"$PREREG" amend "$P/sandbox-cost.lua" --data "$d" > "$tmp/amend.out" 2>&1
+"$PREREG" amend "$SRC/data/sandbox-cost/versions/v1.lua" --data "$d" \
+  > "$tmp/amend1.out" 2>&1
 rc=$?
-check "amend it with the sheet ($(head -n 2 "$tmp/amend.out"))" test $rc -eq 0
+check "amend it with its first amendment ($(head -n 2 "$tmp/amend1.out"))" test $rc -eq 0
 check "the amendment's diff holds the new idle-memory command" \
   sh -c "cat '$d'/sandbox-cost/versions/v1.diff | grep -q 'trap'"
+"$PREREG" amend "$P/sandbox-cost.lua" --data "$d" > "$tmp/amend.out" 2>&1
+rc=$?
+check "then with the sheet ($(head -n 2 "$tmp/amend.out"))" test $rc -eq 0
+check "whose diff names the memory word" \
+  sh -c "cat '$d'/sandbox-cost/versions/v2.diff | grep -q 'more memory'"
 
 # Runs refused where the runtimes are missing: naming them, writing nothing.
 refuses() { # refuses SHEET PATTERN
@@ -66,4 +73,4 @@ if command -v kubectl > /dev/null && kubectl cluster-info > /dev/null 2>&1; then
 else
   refuses k8s-runtimes 'kubectl'
 fi
-done_testing 16
+done_testing 18

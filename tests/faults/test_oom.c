@@ -239,7 +239,7 @@ static char *summary_json(const analysis_summary *s) {
     core_buf_free(&b);
     return NULL;
   }
-  analysis_write_table(s, &b);
+  analysis_write_table(s, NULL, 100, &b);
   return b.oom ? NULL : core_buf_steal(&b);
 }
 

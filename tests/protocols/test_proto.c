@@ -114,13 +114,13 @@ static void test_seed_fields(void) {
   {
     proto_result_view r[4] = {
         {"files", "wall_s", "gvisor", "tie", 1.03, 0.97, 1.03, 15.4, 15.0, 10,
-         10},
+         10, NULL},
         {"replay", "wall_s", "gvisor", "slower", 1.88, 1.7, 2.0, 0.8, 0.4, 10,
-         10},
+         10, NULL},
         {"startup", "wall_s", "gvisor", "slower", 1.48, 1.4, 1.6, 0.33, 0.22,
-         30, 30},
+         30, 30, NULL},
         {"files", "wall_s", "kata-qemu", "slower", 1.62, 1.5, 1.7, 24, 15, 10,
-         10},
+         10, NULL},
     };
     proto_outcome o = PROTO_HELD;
     char *why = NULL;
@@ -151,10 +151,10 @@ static void test_seed_fields(void) {
      * and kata-qemu on replay. */
     {
       proto_result_view q[2] = {
-          {"replay", "wall_s", "gvisor", "slower", 1.3, 1.2, 1.4, 1, 1, 10,
-           10},
+          {"replay", "wall_s", "gvisor", "slower", 1.3, 1.2, 1.4, 1, 1, 10, 10,
+           NULL},
           {"replay", "wall_s", "kata-qemu", "slower", 1.3, 1.2, 1.45, 1, 1, 10,
-           10},
+           10, NULL},
       };
       CHECK(proto_eval_claim(s, &s->hypotheses[1], q, 2, &o, &why, &err) ==
             CORE_OK);
@@ -179,7 +179,7 @@ static void test_seed_fields(void) {
     {
       proto_result_view q = {"startup", "wall_s", "kata-qemu", "slower",
                              31.7,      3.0,      33,          7,
-                             0.22,      30,       30};
+                             0.22,      30,       30,          NULL};
       CHECK(proto_eval_claim(s, &s->hypotheses[0], &q, 1, &o, &why, &err) ==
             CORE_OK);
       CHECK(o == PROTO_HELD); /* at_least(3): low end 3.0 >= 3 */
@@ -197,7 +197,7 @@ static void test_seed_fields(void) {
     }
     {
       proto_result_view q = {"files", "inner_s", "gvisor", "tie", 1.03, 0.97,
-                             1.03,    15.4,      15.0,     10,    10};
+                             1.03,    15.4,      15.0,     10,    10,   NULL};
       CHECK(proto_eval_claim(s, &s->hypotheses[3], &q, 1, &o, &why, &err) ==
             CORE_OK);
       CHECK(o == PROTO_HELD);
@@ -256,7 +256,8 @@ static void test_function_claims(void) {
       "}\n";
   core_err err;
   proto_sheet *s = load_str("fn.lua", text, &err);
-  proto_result_view r = {"w", "wall_s", "b", "up", 3, 2.5, 3.5, 3, 1, 5, 5};
+  proto_result_view r = {"w", "wall_s", "b", "up", 3, 2.5,
+                         3.5, 3,        1,   5,    5, NULL};
   proto_outcome o;
   char *why = NULL;
   CHECK(s != NULL);
@@ -494,7 +495,116 @@ static void test_compare_versions(void) {
     proto_sheet_free(s[i]);
 }
 
+/* What a metric measures and the words its verdicts read: defaults by
+ * name, the sheet's metrics table, per-kind names, and what a claim may
+ * call a verdict. */
+static void test_metric_words(void) {
+  static const char text[] =
+      "protocol {\n"
+      "  id = \"words\", title = \"Words\",\n"
+      "  arms = { { name = \"a\", reference = true }, { name = \"b\" } },\n"
+      "  workloads = { { name = \"w\", metrics = { \"wall_s\", "
+      "\"pss_mib\", \"maxrss_kib\", \"out_mib\", \"ops\", "
+      "\"rate_per_s\", \"files\" } } },\n"
+      "  metrics = { rate_per_s = { better = \"higher\", unit = "
+      "\"ops/s\" }, files = { kind = \"size\" } },\n"
+      "  rule = { seed = 7, verdicts = {\n"
+      "    { \"slower\", names = { memory = \"more memory\" },\n"
+      "      ci_excludes = 1, ratio_above = 1.1 },\n"
+      "    { \"faster\", ci_excludes = 1, ratio_below = 0.9 },\n"
+      "    { \"tie\", ci_within = { 0.95, 1.05 } } } },\n"
+      "  hypotheses = { { id = \"H1\", says = \"b uses more memory\",\n"
+      "    workload = \"w\", metric = \"pss_mib\",\n"
+      "    claim = verdict_is(\"more memory\") } },\n"
+      "}\n";
+  core_err err;
+  proto_sheet *s = load_str("words.lua", text, &err);
+  const proto_verdict_rule *v;
+  CHECK(s != NULL);
+  if (!s) {
+    fprintf(stderr, "%s\n", err.msg);
+    return;
+  }
+  v = s->rule.verdicts;
+  CHECK(proto_metric_kind_of(s, "wall_s") == PROTO_KIND_TIME);
+  CHECK(proto_metric_kind_of(s, "pss_mib") == PROTO_KIND_MEMORY);
+  CHECK(proto_metric_kind_of(s, "maxrss_kib") == PROTO_KIND_MEMORY);
+  CHECK(proto_metric_kind_of(s, "out_mib") == PROTO_KIND_SIZE);
+  CHECK(proto_metric_kind_of(s, "ops") == PROTO_KIND_OTHER);
+  /* Better higher without a kind: not a time, whatever its suffix. */
+  CHECK(proto_metric_kind_of(s, "rate_per_s") == PROTO_KIND_OTHER);
+  CHECK(proto_metric_higher_better(s, "rate_per_s"));
+  CHECK(!proto_metric_higher_better(s, "wall_s"));
+  CHECK_STR(proto_metric_unit_of(s, "rate_per_s"), "ops/s");
+  CHECK_STR(proto_metric_unit_of(s, "out_mib"), "MiB");
+  CHECK(proto_metric_kind_of(s, "files") == PROTO_KIND_SIZE);
+  /* A time reads the rule's name; memory the sheet's word; the rest the
+   * direction; a tie is a tie everywhere. */
+  CHECK_STR(proto_verdict_word(s, &v[0], "wall_s"), "slower");
+  CHECK_STR(proto_verdict_word(s, &v[0], "pss_mib"), "more memory");
+  CHECK_STR(proto_verdict_word(s, &v[0], "out_mib"), "higher");
+  CHECK_STR(proto_verdict_word(s, &v[1], "out_mib"), "lower");
+  CHECK_STR(proto_verdict_word(s, &v[1], "pss_mib"), "lower");
+  CHECK_STR(proto_verdict_word(s, &v[1], "wall_s"), "faster");
+  CHECK_STR(proto_verdict_word(s, &v[0], "rate_per_s"), "higher");
+  CHECK_STR(proto_verdict_word(s, &v[2], "pss_mib"), "tie");
+  CHECK_STR(proto_verdict_word(s, NULL, "pss_mib"), "inconclusive");
+  CHECK(proto_verdict_direction(&v[0]) == 1);
+  CHECK(proto_verdict_direction(&v[1]) == -1);
+  CHECK(proto_verdict_direction(&v[2]) == 0);
+  CHECK(proto_verdict_answers_to(s, &v[0], "more memory"));
+  CHECK(proto_verdict_answers_to(s, &v[0], "slower"));
+  CHECK(!proto_verdict_answers_to(s, &v[0], "faster"));
+  CHECK_STR(s->hypotheses[0].verdict, "more memory");
+  {
+    /* A claim naming the rule or the word holds on the same decision. */
+    proto_result_view r = {"w", "pss_mib", "b", "more memory",
+                           1.3, 1.2,       1.4, 1,
+                           1,   5,         5,   "slower"};
+    proto_outcome o;
+    char *why = NULL;
+    CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
+          CORE_OK);
+    CHECK(o == PROTO_HELD);
+    core_free(why);
+  }
+  proto_sheet_free(s);
+}
+
+/* Words alone: a rule whose decisions are the same but whose verdicts
+ * read otherwise. */
+static void test_words_only(void) {
+  static const char a[] =
+      "protocol { id = \"w\", title = \"W\",\n"
+      "  arms = { { name = \"a\", reference = true }, { name = \"b\" } },\n"
+      "  workloads = { { name = \"w\", metrics = { \"pss_mib\" } } },\n"
+      "  rule = { seed = 7, verdicts = { { \"slower\", ci_excludes = 1,\n"
+      "    ratio_above = 1.1 } } } }\n";
+  static const char b[] =
+      "protocol { id = \"w\", title = \"W\",\n"
+      "  arms = { { name = \"a\", reference = true }, { name = \"b\" } },\n"
+      "  workloads = { { name = \"w\", metrics = { \"pss_mib\" } } },\n"
+      "  rule = { seed = 7, verdicts = { { \"slower\", ci_excludes = 1,\n"
+      "    ratio_above = 1.1, names = { memory = \"more memory\" } } } } }\n";
+  core_err err;
+  proto_sheet *x = load_str("a.lua", a, &err), *y = load_str("b.lua", b, &err);
+  CHECK(x && y);
+  if (x && y) {
+    CHECK(proto_same_rule(&x->rule, &y->rule));
+    CHECK(!proto_same_rule_words(x, y));
+    CHECK(proto_same_rule_words(x, x));
+    CHECK_STR(proto_verdict_word(x, &x->rule.verdicts[0], "pss_mib"),
+              "higher");
+    CHECK_STR(proto_verdict_word(y, &y->rule.verdicts[0], "pss_mib"),
+              "more memory");
+  }
+  proto_sheet_free(x);
+  proto_sheet_free(y);
+}
+
 int main(void) {
+  test_metric_words();
+  test_words_only();
   test_seed_fields();
   test_function_claims();
   test_expand();

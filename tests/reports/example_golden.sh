@@ -2,11 +2,11 @@
 # example_golden.sh: the committed example's report, rendered again from
 # the checkout (protocols/sandbox-cost.lua over data/), equals
 # data/sandbox-cost/report/ byte for byte: report.md, report.html, every
-# plot and report.xlsx (whose timestamps come from the data, not the
-# clock, so it is byte-identical too). A difference fails, showing the
-# first differing lines (of the XML parts, for the XLSX). Nothing is
-# written into the checkout, and the comparison is shown to catch one
-# changed byte in each kind of file.
+# plot, provenance.md and report.xlsx (whose timestamps come from the
+# data, not the clock, so it is byte-identical too). A difference fails,
+# showing the first differing lines (of the XML parts, for the XLSX).
+# Nothing is written into the checkout, and the comparison is shown to
+# catch one changed byte in each kind of file.
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -66,9 +66,10 @@ check "nothing is written into the checkout's data/" \
 check "the same files as the committed report: $(ls "$T/out" | tr '\n' ' ')" \
   test "$(ls "$golden")" = "$(ls "$T/out")"
 n_svg=$(ls "$golden"/*.svg | wc -l)
-check "a plot for each of the seven workload metrics ($n_svg)" test "$n_svg" -eq 7
+check "the overview and a plot for each of the seven workload metrics ($n_svg)" \
+  test "$n_svg" -eq 8
 for f in "$golden"/report.md "$golden"/report.html "$golden"/*.svg \
-         "$golden"/report.xlsx; do
+         "$golden"/provenance.md "$golden"/report.xlsx; do
   check "$(basename "$f") re-renders byte for byte" \
     same_file "$f" "$T/out/$(basename "$f")"
 done
@@ -90,4 +91,4 @@ PY
   fi
   check "and the comparison shows where $f differs" test -s "$T/shown.txt"
 done
-done_testing 22
+done_testing 24

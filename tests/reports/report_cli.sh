@@ -73,9 +73,11 @@ check "report exits 0" "$PREREG" report $S --data d
 for f in report.md report.html report.xlsx; do
   check "$f written" test -s $R/$f
 done
-check "one plot" test "$(ls $R/*.svg | wc -l)" = 1
+check "two plots: the overview and the one workload's runs" \
+  test "$(ls $R/*.svg | wc -l)" = 2
+check "provenance.md beside the report" test -s $R/provenance.md
 mkdir first
-cp $R/report.md $R/report.html $R/*.svg first/
+cp $R/report.md $R/report.html $R/provenance.md $R/*.svg first/
 sleep 1
 check "report again" "$PREREG" report $S --data d
 for f in first/*; do
@@ -88,14 +90,18 @@ check "same html with --out" cmp -s first/report.html elsewhere/report.html
 # Contents that must be there.
 md=$R/report.md
 check "title escaped in md" grep -qxF '# Report \<script\>alert\(1\)\</script\> \| test' $md
-for s in '## Verdict' '## Collection status' '## Setup' '## Arms' \
-  '## Workloads' '## Decision rule' '## Hypotheses' '## Results' \
+for s in '## Summary' '- H1 **' '| Workload · metric | n | bare (reference) | bwrap | slow |' \
+  '](overview.svg)' '## The data' '](plot-1-imported-wall_s.svg)' '### Spread' \
+  '## Setup' '## Arms and workloads' '## Decision rule' \
   '## Deviations' 'None.' '## What fell along the way' \
   '## Threats to validity' 'Synthetic data' '## Provenance' \
-  'batches/b' '## Reproduce' 'prereg report data/rep-test/versions/v0.lua --out report-again' \
-  'Few valid runs' 'Sheet SHA-256'; do
+  '## Reproduce' 'prereg report data/rep-test/versions/v0.lua --out report-again' \
+  'Few valid runs' 'SHA-256' '[provenance.md](provenance.md)'; do
   check "md has $s" grep -qF -- "$s" $md
 done
+check "every file's digest in provenance.md, not in report.md" \
+  bash -c "grep -q '^| batches/b0001.csv | \`[0-9a-f]\{64\}\` |$' $R/provenance.md &&
+    ! grep -q '^| batches/b0001.csv |' $md"
 check "no raw script in html" bash -c "! grep -q '<script' $R/report.html"
 
 # XLSX through LibreOffice: every sheet to CSV, raw values (not as shown).
@@ -119,29 +125,41 @@ for r in rows[hdr + 1:]:
     if len(r) > 12 and r[0] and r[2]:
         got[(r[0], r[1], r[2])] = dict(zip(h, r))
 bad = 0
-if len(a["results"]) != len(got) or not a["results"]:
-    print("results: json %d, xlsx %d" % (len(a["results"]), len(got)))
-    bad += 1
 def close(x, y):
     return abs(float(x) - float(y)) <= 1e-9 * max(1.0, abs(float(y)))
+# A row per workload, metric and arm, the reference's included.
+if len(a["cells"]) != len(got) or not a["results"]:
+    print("rows: json %d cells, xlsx %d" % (len(a["cells"]), len(got)))
+    bad += 1
+for c in a["cells"]:
+    g = got.get((c["workload"], c["metric"], c["arm"]))
+    if g is None or not close(g["Median"], c["median"]) or \
+            not close(g["IQR"], c["q3"] - c["q1"]) or \
+            not close(g["Min"], c["min"]) or not close(g["Max"], c["max"]):
+        print("cell", c, g); bad += 1
 for res in a["results"]:
     g = got.get((res["workload"], res["metric"], res["arm"]))
     if g is None:
         print("missing", res); bad += 1; continue
     for k, col in [("ratio", "Ratio"), ("ci_low", "CI low"),
-                   ("ci_high", "CI high"), ("median", "Median"),
-                   ("median_reference", "Median (ref)"), ("n", "n")]:
+                   ("ci_high", "CI high"), ("median", "Median"), ("n", "n")]:
         if not close(g[col], res[k]):
             print(k, g[col], res[k]); bad += 1
     if g["Verdict"] != res["verdict"]:
         print("verdict", g["Verdict"], res["verdict"]); bad += 1
 raw = list(csv.reader(open("xl/report-Raw.csv", encoding="utf-8")))
-vals = sorted(float(r[18]) for r in raw[1:] if len(r) > 18 and r[18])
+# One note (the columns with one value in every row), then the header.
+top = next(i for i, r in enumerate(raw) if "value" in r)
+col = raw[top].index("value")
+vals = sorted(float(r[col]) for r in raw[top + 1:] if len(r) > col and r[col])
 src = sorted(float(l.split(",")[3]) for l in open("data.csv").read().split("\n")[1:] if l)
 if vals != src:
     print("raw values differ", len(vals), len(src)); bad += 1
-if raw[0][:3] != ["sheet_version", "sheet_sha256", "batch"]:
-    print("raw header", raw[0][:3]); bad += 1
+note = " ".join(r[0] for r in raw[:top])
+if raw[top][:3] != ["arm", "round", "seq"] or \
+        "sheet_sha256 = %s;" % a["sheet_sha256"] not in note or \
+        "workload = imported;" not in note:
+    print("raw header", raw[:top + 1]); bad += 1
 sys.exit(1 if bad else 0)
 EOF
 check "xlsx numbers equal analyze --json" python3 cmp.py
@@ -174,9 +192,9 @@ assert w == 1200 and len(rows) > 200, (w, h, len(rows))
 EOF
 chrome --dump-dom "file://$W/$R/report.html" >dom.html
 n_tables=$(grep -o "<table>" dom.html | wc -l)
-check "DOM has the tables (7 or more)" test "$n_tables" -ge 7
+check "DOM has the tables (4 or more)" test "$n_tables" -ge 4
 check "DOM has every table of the page" test "$n_tables" = "$(grep -o "<table>" $R/report.html | wc -l)"
-check "DOM has the inline SVG plot" grep -q '<img src="data:image/svg+xml;base64,' dom.html
+check "DOM has the plots inline" test "$(grep -c '<span class="plot"><svg xmlns=' dom.html)" = 2
 check "DOM has no script element" bash -c "! grep -q '<script' dom.html"
 check "DOM shows the title as text" grep -qF 'Report &lt;script&gt;alert(1)&lt;/script&gt; | test' dom.html
 
@@ -193,13 +211,16 @@ open(p, "w").write(s)
 EOF
 check "amend" "$PREREG" amend $S --data d
 check "report after amend" "$PREREG" report $S --data d
-for s in '### Amendment 1' '- Dated: 2026-10-22' \
-  '- Timing: after 28 runs had been collected' \
-  'Stricter \`\`\`slower\`\`\`.' '````diff' \
-  '+      { "slower", ci_excludes = 1, ratio_above = 1.25 },' \
-  'all workloads \(decision rule changed\)' '(version 1, 1 amendment)' \
-  '### Verdicts under the original rule' 'Under the original rule'; do
+for s in '**Amendment 1**, dated 2026-10-22' \
+  'after 28 runs had been collected' \
+  'Stricter \`\`\`slower\`\`\`.' 'Its diff is in provenance.md' \
+  'all workloads \(decision rule changed\)' 'sheet version 1, 1 amendment' \
+  'Under the registered rule (version 0), given because amendment 1'; do
   check "amended md has $s" grep -qF -- "$s" $md
+done
+for s in '### Amendment 1' '````diff' \
+  '+      { "slower", ci_excludes = 1, ratio_above = 1.25 },'; do
+  check "provenance.md has $s" grep -qF -- "$s" $R/provenance.md
 done
 
 # Tampered data: refused, naming the file; --force stamps every page.

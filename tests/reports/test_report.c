@@ -212,35 +212,95 @@ static report_input *make_input(const char *title) {
 /* }==== */
 
 static void test_svg(void) {
-  report_forest_row rows[3] = {{"bwrap", 3.42, 3.1, 3.8, "slower"},
-                               {"<evil>&", 0.9, 0.8, 1.05, "inconclusive"},
-                               {"none", NAN, NAN, NAN, NULL}};
+  report_forest_row rows[3] = {
+      {"bwrap", 3.42, 3.1, 3.8, "slower", "startup · wall_s", 1},
+      {"<evil>&", 0.9, 0.8, 1.05, "inconclusive", "startup · wall_s", 0},
+      {"none", NAN, NAN, NAN, NULL, "memory · pss_mib", 0}};
+  report_forest_mark marks[2] = {{0.95, 1.05, "tie"},
+                                 {1.1, 0, "slower above 1.1"}};
   core_buf a, b;
   core_buf_init(&a);
   core_buf_init(&b);
-  report_forest_svg(&a, "startup — wall_s", rows, 3);
-  report_forest_svg(&b, "startup — wall_s", rows, 3);
+  report_forest_svg(&a, "startup — wall_s", rows, 3, marks, 2);
+  report_forest_svg(&b, "startup — wall_s", rows, 3, marks, 2);
   CHECK(a.len > 500 && a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
   CHECK(strncmp(a.data, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
   CHECK(strstr(a.data, "</svg>\n") != NULL);
   CHECK(strstr(a.data, "3.42× [3.10–3.80] slower") != NULL);
   CHECK(strstr(a.data, "&lt;evil&gt;&amp;") != NULL);
   CHECK(strstr(a.data, "<evil>") == NULL);
-  CHECK(strstr(a.data, ">1×</text>") != NULL);       /* a tick at 1 */
-  CHECK(strstr(a.data, "stroke-dasharray") != NULL); /* the line at 1 */
+  CHECK(strstr(a.data, ">1×</text>") != NULL); /* a tick at 1 */
+  CHECK(strstr(a.data, ">3×</text>") != NULL); /* 1x 3x ticks */
   CHECK(strstr(a.data, "no ratio") != NULL);
-  /* Log axis: 1 sits between 0.8 and 3.8 in proportion of the logs. */
+  /* Groups as headings, the worse verdict in red, the rule's marks. */
+  CHECK(strstr(a.data, ">startup · wall_s</text>") != NULL);
+  CHECK(strstr(a.data, ">memory · pss_mib</text>") != NULL);
+  CHECK(strstr(a.data, "stroke=\"#b03a2e\" stroke-width=\"2\"") != NULL);
+  CHECK(strstr(a.data, ">slower above 1.1</text>") != NULL);
+  CHECK(strstr(a.data, ">tie</text>") != NULL);
+  /* Log axis: the threshold at 1.1 sits between the ticks 1 and 3, in
+   * proportion of the logs. */
   {
-    const char *p = strstr(a.data, "stroke-dasharray");
-    const char *line = p;
-    double x1;
-    while (line > a.data && strncmp(line, "<line", 5) != 0)
-      line--;
-    CHECK(sscanf(line, "<line x1=\"%lf\"", &x1) == 1);
-    CHECK(x1 > 150 && x1 < 500);
+    const char *t1 = strstr(a.data, ">1×</text>"),
+               *t3 = strstr(a.data, ">3×</text>");
+    const char *m = strstr(a.data, "stroke=\"#b03a2e\" stroke-dasharray");
+    double x1 = 0, x3 = 0, xm = 0;
+    while (t1 > a.data && strncmp(t1, "<text", 5) != 0)
+      t1--;
+    while (t3 > a.data && strncmp(t3, "<text", 5) != 0)
+      t3--;
+    while (m && m > a.data && strncmp(m, "<line", 5) != 0)
+      m--;
+    CHECK(m && sscanf(m, "<line x1=\"%lf\"", &xm) == 1);
+    CHECK(sscanf(t1, "<text x=\"%lf\"", &x1) == 1);
+    CHECK(sscanf(t3, "<text x=\"%lf\"", &x3) == 1);
+    CHECK(fabs((xm - x1) / (x3 - x1) - log(1.1) / log(3)) < 0.01);
   }
   core_buf_free(&a);
   core_buf_free(&b);
+}
+
+/* The runs of one workload and metric: every point below
+ * REPORT_POINTS_MAX, a histogram above, and a file that stays small. */
+static void test_runs_svg(void) {
+  enum { BIG = 200000 };
+  double small[30], *big = core_malloc(BIG * sizeof *big);
+  unsigned order[30], batch[30], *bo = core_malloc(BIG * sizeof *bo),
+                                 *bb = core_malloc(BIG * sizeof *bb);
+  const char *names[2] = {"b0001", "b0002"};
+  report_series arms[2];
+  core_buf a;
+  for (unsigned i = 0; i < 30; i++) {
+    small[i] = 0.003 + 0.0001 * (i % 7);
+    order[i] = 2 * i;
+    batch[i] = i >= 15;
+  }
+  for (unsigned i = 0; i < BIG; i++) {
+    big[i] = 0.004 + 0.0001 * (i % 11);
+    bo[i] = 2 * i + 1;
+    bb[i] = i >= BIG / 2;
+  }
+  arms[0] = (report_series){"bare", small, order, batch, 30,
+                            NAN,    NAN,   NAN,   NAN,   NAN};
+  arms[1] =
+      (report_series){"<b>", small, order, batch, 30, NAN, NAN, NAN, NAN, NAN};
+  core_buf_init(&a);
+  report_runs_svg(&a, "startup · wall_s", "s", arms, 2, names, 2);
+  CHECK(!a.oom && strstr(a.data, "<circle") != NULL); /* points */
+  CHECK(strstr(a.data, ">ms</text>") != NULL);        /* in real units */
+  CHECK(strstr(a.data, ">b0002</text>") != NULL);     /* a batch boundary */
+  CHECK(strstr(a.data, "stroke-dasharray=\"4 3\"") != NULL);
+  CHECK(strstr(a.data, "&lt;b&gt;") != NULL && strstr(a.data, "<b>") == NULL);
+  core_buf_free(&a);
+  arms[1] = (report_series){"big", big, bo, bb, BIG, NAN, NAN, NAN, NAN, NAN};
+  core_buf_init(&a);
+  report_runs_svg(&a, "startup · wall_s", "s", arms, 2, names, 2);
+  CHECK(!a.oom && strstr(a.data, "fill-opacity=\"0.35\"") != NULL);
+  CHECK(a.len < 100000); /* 200,000 values, a small file */
+  core_buf_free(&a);
+  core_free(big);
+  core_free(bo);
+  core_free(bb);
 }
 
 static void test_render(void) {
@@ -253,44 +313,62 @@ static void test_render(void) {
   CHECK(d1.md_len == d2.md_len && memcmp(d1.md, d2.md, d1.md_len) == 0);
   CHECK(d1.html_len == d2.html_len &&
         memcmp(d1.html, d2.html, d1.html_len) == 0);
-  CHECK(d1.n_plots == 2 && d2.n_plots == 2);
-  CHECK_STR(d1.plots[0].file, "plot-1-startup-wall_s.svg");
-  CHECK(d1.plots[0].svg_len == d2.plots[0].svg_len &&
-        memcmp(d1.plots[0].svg, d2.plots[0].svg, d1.plots[0].svg_len) == 0);
+  CHECK(d1.n_plots == 3 && d2.n_plots == 3);
+  CHECK_STR(d1.plots[0].file, "overview.svg");
+  CHECK_STR(d1.plots[1].file, "plot-1-startup-wall_s.svg");
+  CHECK(d1.plots[1].svg_len == d2.plots[1].svg_len &&
+        memcmp(d1.plots[1].svg, d2.plots[1].svg, d1.plots[1].svg_len) == 0);
+  CHECK(d1.provenance_len == d2.provenance_len &&
+        memcmp(d1.provenance, d2.provenance, d1.provenance_len) == 0);
   /* HTML safety: the title's script is text, never an element. */
   CHECK(strstr(d1.html, "<script") == NULL);
   CHECK(strstr(d1.html, "&lt;script&gt;alert(1)&lt;/script&gt;") != NULL);
   CHECK(strstr(d1.html, "javascript:") == NULL ||
         strstr(d1.html, "href=\"javascript:") == NULL);
-  CHECK(strstr(d1.html, "<a href") == NULL);
   CHECK(strstr(d1.html, "<b>kernel</b>") == NULL);
-  /* Tables and inline plots. */
+  /* Tables and the plots inline, where the Markdown links them. */
   CHECK(strstr(d1.html, "<table>") != NULL);
-  CHECK(strstr(d1.html, "<img src=\"data:image/svg+xml;base64,") != NULL);
+  CHECK(strstr(d1.html, "<span class=\"plot\"><svg xmlns=") != NULL);
   CHECK(strstr(d1.html, "plot-1-startup") == NULL);
   CHECK(strstr(d1.html, "@media print") != NULL);
-  /* Contents. */
-  CHECK(strstr(d1.md, "- bwrap: **slower** on startup wall\\_s (3.42×, CI "
-                      "3.10–3.80 against bare)") != NULL);
+  /* The headline: hypotheses, then the matrix, then the overview. */
+  CHECK(strstr(d1.md, "- H1 **held**: bwrap takes at least 3x as long (CI "
+                      "low 3.10 \\>= 3).") != NULL);
+  CHECK(strstr(d1.md, "| Workload · metric | n | bare (reference) | bwrap "
+                      "|") != NULL);
+  CHECK(strstr(d1.md, "| startup · wall\\_s | 30 | 1.20 ms (IQR 0) | 4.10 ms "
+                      "(IQR 0) · 3.42× [3.10–3.80] **slower** |") != NULL);
+  CHECK(strstr(d1.md, "](overview.svg)") != NULL &&
+        strstr(d1.md, "](overview.svg)") < strstr(d1.md, "## The data"));
+  CHECK(strstr(d1.md, "](plot-1-startup-wall_s.svg)") != NULL);
+  CHECK(strstr(d1.md, "| startup · wall\\_s | bwrap | 30 of 30 | 4.10 ms "
+                      "|") != NULL);
+  /* Deviations in brief, the diff in provenance.md. */
   CHECK(strstr(d1.md, "## Deviations") != NULL);
-  CHECK(strstr(d1.md, "### Amendment 1") != NULL);
+  CHECK(strstr(d1.md, "**Amendment 1**, dated 2026-10-21") != NULL);
   CHECK(strstr(d1.md, "after 12 runs had been collected") != NULL);
-  CHECK(strstr(d1.md, "````diff\n--- v0") != NULL); /* fence outlasts ``` */
-  CHECK(strstr(d1.md, "| bwrap | 30 | 0.00410 s | 3.42× | 3.10–3.80 | "
-                      "**slower** |") != NULL);
+  CHECK(strstr(d1.md, "Its diff is in provenance.md") != NULL);
+  CHECK(strstr(d1.md, "--- v0") == NULL);
+  CHECK(strstr(d1.provenance, "````diff\n--- v0") != NULL); /* outlasts ``` */
   CHECK(strstr(d1.md, "Blocked order: workload startup") != NULL);
   CHECK(strstr(d1.md, "Image changed during collection: arm bwrap ran on 2") !=
         NULL);
   CHECK(strstr(d1.md, "The host changed between batches: 2 hosts") != NULL);
-  CHECK(strstr(d1.md, "Few valid runs: 4 for arm bare on memory") != NULL);
+  CHECK(strstr(d1.md, "Few valid runs (fewer than 6: the bootstrap interval "
+                      "of a median is coarse): memory bare 4; memory bwrap "
+                      "4.") != NULL);
   CHECK(strstr(d1.md, "load average of 9.50 on 4 cores") != NULL);
   CHECK(strstr(d1.md, "Quick mode: 1 of 3 runs") != NULL);
-  CHECK(strstr(d1.md, "| exit code 1, expected 0 | 2 |") != NULL);
+  CHECK(strstr(d1.md, "| startup | exit code 1, expected 0 | bwrap 2 |") !=
+        NULL);
   /* Reproduce names the newest frozen version, not how we were called. */
   CHECK(strstr(d1.md, "prereg report data/demo/versions/v") != NULL);
   CHECK(strstr(d1.md, "my data") == NULL);
-  CHECK(strstr(d1.md, "| versions.bwrap | bubblewrap 0.8.0 | b0001 |") !=
+  /* Every batch fact and file digest: in provenance.md. */
+  CHECK(strstr(d1.provenance, "| versions.bwrap | bubblewrap 0.8.0 |") !=
         NULL);
+  CHECK(strstr(d1.provenance, "| batches/b0001.csv | `bbbb") != NULL);
+  CHECK(strstr(d1.md, "| batches/b0001.csv |") == NULL);
   CHECK(strstr(d1.md, "UNVERIFIED") == NULL);
   CHECK(strstr(d1.md, "libxlsxwriter 1.1.4") != NULL);
   report_doc_free(&d1);
@@ -422,6 +500,7 @@ static void test_inputs(void) {
 
 int main(void) {
   test_svg();
+  test_runs_svg();
   test_render();
   test_xlsx();
   test_inputs();

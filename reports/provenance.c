@@ -1,0 +1,140 @@
+/* provenance.c: provenance.md, written beside report.md: what the report
+ * gives in brief, in full: every batch fact, every amendment's text and
+ * diff, and every file under the manifest with its digest.
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "reports/report.h"
+#include "reports/report_internal.h"
+
+#define esc report_md_esc
+
+/* A code fence longer than any run of backticks in text. */
+static void fence(core_buf *b, const char *text, const char *info) {
+  size_t run = 0, max = 0;
+  for (const char *p = text ? text : ""; *p; p++) {
+    run = *p == '`' ? run + 1 : 0;
+    if (run > max)
+      max = run;
+  }
+  for (size_t i = 0; i < (max < 3 ? 3 : max + 1); i++)
+    core_buf_puts(b, "`");
+  core_buf_puts(b, info);
+  core_buf_puts(b, "\n");
+}
+
+static void batch_facts(core_buf *b, const data_report_inputs *x) {
+  core_buf_puts(b, "## Batch facts\n\nEach batch's facts file "
+                   "(`batches/BATCH.json`), flattened.\n\n");
+  if (!x || x->n_batches == 0) {
+    core_buf_puts(b, "No batch.\n\n");
+    return;
+  }
+  for (size_t i = 0; i < x->n_batches; i++) {
+    const data_batch_info *bi = &x->batches[i];
+    core_buf_puts(b, "### ");
+    esc(b, bi->id);
+    core_buf_puts(b, "\n\n");
+    if (bi->n_facts == 0) {
+      core_buf_puts(b, "No facts file.\n\n");
+      continue;
+    }
+    core_buf_puts(b, "| Fact | Value |\n|---|---|\n");
+    for (size_t j = 0; j < bi->n_facts; j++) {
+      core_buf_puts(b, "| ");
+      esc(b, bi->facts[j].key);
+      core_buf_puts(b, " | ");
+      esc(b, bi->facts[j].value);
+      core_buf_puts(b, " |\n");
+    }
+    core_buf_puts(b, "\n");
+  }
+}
+
+static void amendments(core_buf *b, const report_input *in) {
+  core_buf_puts(b, "## Amendments\n\n");
+  if (in->n_amendments == 0) {
+    core_buf_puts(b, "None.\n\n");
+    return;
+  }
+  for (size_t i = 0; i < in->n_amendments; i++) {
+    const report_amendment *m = &in->amendments[i];
+    core_buf_printf(b, "### Amendment %d\n\n- Dated: ", m->number);
+    esc(b, m->date);
+    core_buf_puts(b, "\n- Recorded: ");
+    esc(b, m->filed_at);
+    if (m->runs_before >= 0)
+      core_buf_printf(b, "\n- Runs collected before: %ld", m->runs_before);
+    core_buf_puts(b, "\n- Why: ");
+    esc(b, m->why);
+    core_buf_puts(b, "\n- Affects: ");
+    esc(b, m->affected ? m->affected : "none");
+    core_buf_puts(b, "\n\n");
+    if (m->diff && *m->diff) {
+      fence(b, m->diff, "diff");
+      core_buf_puts(b, m->diff);
+      if (m->diff[strlen(m->diff) - 1] != '\n')
+        core_buf_puts(b, "\n");
+      fence(b, m->diff, "");
+      core_buf_puts(b, "\n");
+    }
+  }
+}
+
+static void files(core_buf *b, const data_report_inputs *x) {
+  core_buf_puts(b, "## Files\n\nEvery file the manifest lists, with its "
+                   "SHA-256 (`sha256sum -c MANIFEST` checks them).\n\n");
+  if (!x || x->n_manifest == 0) {
+    core_buf_puts(b, "The experiment has no manifest yet.\n");
+    return;
+  }
+  core_buf_puts(b, "| File | SHA-256 |\n|---|---|\n");
+  for (size_t i = 0; i < x->n_manifest; i++) {
+    core_buf_puts(b, "| ");
+    esc(b, x->manifest[i].path);
+    core_buf_printf(b, " | `%s` |\n", x->manifest[i].sha256);
+  }
+}
+
+void report_provenance(const report_input *in, core_buf *b) {
+  const proto_sheet *s = in->sheet;
+  core_buf_puts(b, "# Provenance: ");
+  esc(b, s->title ? s->title : s->id);
+  core_buf_puts(b, "\n\nThe full record behind report.md: every batch fact, "
+                   "every amendment and every file's digest.\n\n");
+  core_buf_printf(b, "- Sheet: version %d, SHA-256 `%s`.\n",
+                  in->summary->sheet_version, s->sha256);
+  core_buf_puts(b, "- Registered: ");
+  esc(b, in->registered_at ? in->registered_at : "not registered");
+  core_buf_puts(b, "\n");
+  if (in->manifest_sha256)
+    core_buf_printf(b, "- Manifest: SHA-256 `%s`.\n", in->manifest_sha256);
+  core_buf_puts(b, in->unverified ? "- Verification: failed:\n"
+                                  : "- Verification: passed.\n");
+  for (const char *p = in->unverified; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    char *line = core_strndup(p, len);
+    if (!line) {
+      b->oom = 1;
+      break;
+    }
+    if (len) {
+      core_buf_puts(b, "  - ");
+      esc(b, line);
+      core_buf_puts(b, "\n");
+    }
+    core_free(line);
+    p += len + (nl ? 1 : 0);
+  }
+  core_buf_printf(b,
+                  "- Software: %s %s; %s; GSL %s; libxlsxwriter %s; "
+                  "cmark-gfm %s.\n\n",
+                  PREREG_NAME, PREREG_VERSION, proto_lua_version(),
+                  analysis_gsl_version(), report_xlsxwriter_version(),
+                  report_cmark_version());
+  batch_facts(b, in->extra);
+  amendments(b, in);
+  files(b, in->extra);
+}
