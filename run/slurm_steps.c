@@ -304,8 +304,8 @@ static void emit(const coord *c, const run_event *ev) {
 
 static core_status on_hello(coord *c, host_run *h, const char *rest,
                             core_err *err) {
-  char host[80] = "", js[64] = "", boot[80] = "";
-  sscanf(rest, "%79s %63s %79s", host, js, boot);
+  char host[80] = "", js[64] = "", boot[65] = "";
+  sscanf(rest, "%79s %63s %64s", host, js, boot);
   snprintf(h->jobstep, sizeof h->jobstep, "%s", js);
   if (strcmp(host, h->name) != 0)
     snprintf(h->why, sizeof h->why, "the step answered as %s", host);
