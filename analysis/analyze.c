@@ -115,6 +115,8 @@ static int same_str(const char *a, const char *b) {
 }
 
 static void free_result(analysis_result *r) {
+  core_free(r->host);
+  core_free(r->why);
   core_free(r->workload);
   core_free(r->metric);
   core_free(r->arm);
@@ -151,8 +153,23 @@ void analysis_summary_free(analysis_summary *s) {
     core_free(s->hypotheses[i].says);
     core_free(s->hypotheses[i].reason);
     core_free(s->hypotheses[i].claim);
+    core_free(s->hypotheses[i].host);
   }
   core_free(s->hypotheses);
+  for (size_t i = 0; i < s->n_hosts; i++)
+    core_free(s->hosts[i].name);
+  core_free(s->hosts);
+  for (size_t i = 0; i < s->n_host_results; i++)
+    free_result(&s->host_results[i]);
+  core_free(s->host_results);
+  for (size_t i = 0; i < s->n_host_hypotheses; i++) {
+    core_free(s->host_hypotheses[i].id);
+    core_free(s->host_hypotheses[i].says);
+    core_free(s->host_hypotheses[i].reason);
+    core_free(s->host_hypotheses[i].claim);
+    core_free(s->host_hypotheses[i].host);
+  }
+  core_free(s->host_hypotheses);
   for (size_t i = 0; i < s->n_exclusions; i++) {
     core_free(s->exclusions[i].workload);
     core_free(s->exclusions[i].arm);
@@ -190,8 +207,11 @@ static core_status fill_cell(acc *c, analysis_summary *s, size_t w, size_t m,
   cell->n_planned = wl->runs > 0 ? (size_t)wl->runs : 0;
   cell->median = NAN;
   /* Runs, not rows: the rule's tally of the workload and arm (the plan's
-   * pairs come first, in sheet order). */
+   * pairs come first, in sheet order); with hosts, planned is of every
+   * host together, or of a host's own plan in its analysis. */
   if (t < c->n_tallies) {
+    cell->n_planned =
+        c->tallies[t].planned > 0 ? (size_t)c->tallies[t].planned : 0;
     cell->n_invalid = (size_t)c->tallies[t].invalid;
     cell->n_superseded = (size_t)c->tallies[t].superseded;
     cell->n_beyond = (size_t)c->tallies[t].beyond;
@@ -613,6 +633,15 @@ core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
 }
 
 /* }==== */
+
+int analysis_provisional(const analysis_summary *s, const char *host) {
+  if (!s)
+    return 0;
+  for (size_t i = 0; host && i < s->n_hosts; i++)
+    if (strcmp(s->hosts[i].name, host) == 0)
+      return data_status_provisional(&s->hosts[i].status);
+  return s->provisional;
+}
 
 /* {==== The registered sample ==== */
 

@@ -920,7 +920,8 @@ static void setup_threats(const report_input *in, const report_row_facts *f,
       core_buf_printf(b, " saw %zu different cache states (see Setup).\n", k);
     }
   }
-  if (f->hosts.n > 1) {
+  report_host_threats(in, b, count);
+  if (f->hosts.n > 1 && !in->summary->across) {
     THREAT();
     core_buf_printf(b, "The host changed between batches: %zu hosts (",
                     f->hosts.n);
@@ -1145,6 +1146,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
                   in->n_amendments == 1 ? "" : "s");
   headline(b, in, doc);
   the_data(b, in, doc);
+  report_hosts_section(b, in, doc);
   report_setup(in, f, b);
   arms_and_workloads(b, s);
   rule(b, s);
