@@ -427,8 +427,10 @@ static core_status overall(const across *x, size_t i, analysis_hypothesis *o,
   o->id = core_strdup(any->id);
   o->says = core_strdup(any->says);
   o->claim = core_strdup(any->claim);
-  o->reason = why.oom ? NULL : core_buf_steal(&why);
-  if (!o->reason)
+  /* A reason cut short by out of memory is an error, not an empty one. */
+  int cut = why.oom;
+  o->reason = cut ? NULL : core_buf_steal(&why);
+  if (!o->reason && !cut)
     o->reason = core_strdup("");
   core_buf_free(&why);
   return o->id && o->says && o->claim && o->reason ? CORE_OK : OOM(err);

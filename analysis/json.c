@@ -376,6 +376,13 @@ static json_t *hosts_json(const analysis_summary *s, int *ok) {
     put(one, "rounds_planned", json_integer((json_int_t)h->rounds_planned),
         ok);
     put(one, "counted", json_boolean(h->counted), ok);
+    {
+      char line[256];
+      data_status_line(&h->status, line, sizeof line);
+      put(one, "status", json_string(line), ok);
+    }
+    put(one, "provisional", json_boolean(data_status_provisional(&h->status)),
+        ok);
     append(a, one, ok);
   }
   put(o, "hosts", a, ok);

@@ -321,9 +321,12 @@ static void write_hosts(const analysis_summary *s, core_buf *out) {
                   s->min_completed * 100, s->min_hosts);
   for (size_t i = 0; i < s->n_hosts; i++) {
     const analysis_host *h = &s->hosts[i];
-    core_buf_printf(out, "  %-8s %ld/%ld rounds  %s\n", h->name,
-                    h->rounds_done, h->rounds_planned,
-                    h->counted ? "counted" : "not counted");
+    core_buf_printf(out, "  %-8s %ld/%ld rounds  %s", h->name, h->rounds_done,
+                    h->rounds_planned, h->counted ? "counted" : "not counted");
+    if (h->status.incomplete)
+      core_buf_printf(out, "  incomplete: %ld of %ld runs",
+                      h->status.collected, h->status.planned);
+    core_buf_puts(out, "\n");
   }
   for (size_t i = 0; i < s->n_results; i++) {
     const analysis_result *x = &s->results[i];

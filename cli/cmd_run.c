@@ -87,37 +87,42 @@ static void on_progress(void *ctx, const run_event *ev) {
 /* {==== What is left to do ==== */
 
 /* The runs of the plan not yet collected, per workload and arm in the
- * sheet's order, with their first rounds: what `run --resume` will do,
- * said alike by a refused run and by a dry run. */
+ * sheet's order (across hosts, host by host), with their first rounds:
+ * what `run --resume` will do, said alike by a refused run and by a dry
+ * run. */
 static void describe_todo(const proto_sheet *s, const run_plan *p,
                           core_buf *b) {
   enum { MAX_PAIRS = 12, MAX_ROUNDS = 5 };
   size_t pairs = 0, more = 0;
-  for (size_t w = 0; w < s->n_workloads; w++)
-    for (size_t a = 0; a < s->n_arms; a++) {
-      size_t n = 0;
-      for (size_t i = 0; i < p->n; i++) {
-        const run_plan_item *it = &p->items[i];
-        if (it->workload != w || it->arm != a || it->round == 0 || it->done)
-          continue;
-        if (n == 0 && pairs == MAX_PAIRS) {
-          more++;
-          break;
+  /* Across hosts, each host's own: a round is never moved to another. */
+  for (size_t h = 0; h < (p->n_hosts ? p->n_hosts : 1); h++)
+    for (size_t w = 0; w < s->n_workloads; w++)
+      for (size_t a = 0; a < s->n_arms; a++) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n; i++) {
+          const run_plan_item *it = &p->items[i];
+          if (it->workload != w || it->arm != a || it->round == 0 ||
+              it->done || (p->n_hosts && it->host != h))
+            continue;
+          if (n == 0 && pairs == MAX_PAIRS) {
+            more++;
+            break;
+          }
+          if (n == 0)
+            core_buf_printf(
+                b, "  %s%s%s / %s: rounds ", p->n_hosts ? p->hosts[h] : "",
+                p->n_hosts ? ": " : "", s->workloads[w].name, s->arms[a].name);
+          if (n < MAX_ROUNDS)
+            core_buf_printf(b, "%s%ld", n ? ", " : "", it->round);
+          else if (n == MAX_ROUNDS)
+            core_buf_puts(b, ", ...");
+          n++;
         }
-        if (n == 0)
-          core_buf_printf(b, "  %s / %s: rounds ", s->workloads[w].name,
-                          s->arms[a].name);
-        if (n < MAX_ROUNDS)
-          core_buf_printf(b, "%s%ld", n ? ", " : "", it->round);
-        else if (n == MAX_ROUNDS)
-          core_buf_puts(b, ", ...");
-        n++;
+        if (n > 0 && pairs < MAX_PAIRS) {
+          core_buf_printf(b, " (%zu run%s)\n", n, n == 1 ? "" : "s");
+          pairs++;
+        }
       }
-      if (n > 0 && pairs < MAX_PAIRS) {
-        core_buf_printf(b, " (%zu run%s)\n", n, n == 1 ? "" : "s");
-        pairs++;
-      }
-    }
   if (more)
     core_buf_printf(b, "  and %zu more workload/arm pair%s\n", more,
                     more == 1 ? "" : "s");

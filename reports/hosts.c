@@ -27,6 +27,12 @@ static void sig(core_buf *b, double x) {
   }
 }
 
+/* " (provisional)" after a verdict or outcome of host's entries (NULL:
+ * those across hosts) on data that do not complete that host's plan. */
+static const char *prov(const analysis_summary *a, const char *host) {
+  return analysis_provisional(a, host) ? " (provisional)" : "";
+}
+
 /* {==== Plots ==== */
 
 /* The file of host plot k: "hosts-K-WORKLOAD-METRIC-ARM.svg" with only
@@ -158,8 +164,10 @@ static void hosts_table(core_buf *b, const report_input *in) {
     const char *mid = host_fact(in, h->name, "machine_id");
     core_buf_puts(b, "| ");
     esc(b, h->name);
-    core_buf_printf(b, " | %ld of %ld | %s | ", h->rounds_done,
-                    h->rounds_planned, h->counted ? "yes" : "**no**");
+    core_buf_printf(b, " | %ld of %ld%s | %s | ", h->rounds_done,
+                    h->rounds_planned,
+                    h->status.incomplete ? " (incomplete)" : "",
+                    h->counted ? "yes" : "**no**");
     esc(b, kernel ? kernel : "–");
     core_buf_puts(b, " | ");
     esc(b, cpus ? cpus : "–");
@@ -195,7 +203,7 @@ static void comparison(core_buf *b, const analysis_summary *a,
     sig(b, r->ci_high);
     core_buf_puts(b, " | ");
     esc(b, r->verdict);
-    core_buf_puts(b, " |\n");
+    core_buf_printf(b, "%s |\n", prov(a, r->host));
   }
   core_buf_printf(b, "| **across hosts** (%zu counted) | %zu | ",
                   x->hosts_counted, x->n);
@@ -206,7 +214,7 @@ static void comparison(core_buf *b, const analysis_summary *a,
   sig(b, x->ci_high);
   core_buf_puts(b, " | **");
   esc(b, x->verdict);
-  core_buf_puts(b, "** |\n\n");
+  core_buf_printf(b, "**%s |\n\n", prov(a, NULL));
   esc(b, x->why);
   core_buf_puts(b, ". The estimate across hosts is the geometric mean of the "
                    "counted hosts' ratios; its interval a two-level "
@@ -240,8 +248,9 @@ static void host_hypotheses(core_buf *b, const analysis_summary *a) {
     esc(b, h->id);
     core_buf_puts(b, " | ");
     esc(b, h->host ? h->host : "across hosts");
-    core_buf_printf(b, " | %s%s%s | ", h->host ? "" : "**",
-                    proto_outcome_word(h->outcome), h->host ? "" : "**");
+    core_buf_printf(b, " | %s%s%s%s | ", h->host ? "" : "**",
+                    proto_outcome_word(h->outcome), h->host ? "" : "**",
+                    prov(a, h->host));
     esc(b, h->reason);
     core_buf_puts(b, " |\n");
   }

@@ -134,7 +134,15 @@ static void status_line(core_buf *b, const report_input *in) {
     core_buf_puts(b, " The verdicts and hypothesis outcomes below are "
                      "**provisional**: the data do not complete the plan.");
   core_buf_puts(b, "\n>\n");
-  if (st->incomplete)
+  if (st->incomplete && st->hosts_short > 0)
+    core_buf_printf(b,
+                    "> - INCOMPLETE: %ld of the %ld runs the plan calls for "
+                    "were collected; every host runs the whole plan, and "
+                    "%ld of the %ld hosts %s not (runs collected of "
+                    "planned: %s).\n",
+                    st->collected, st->planned, st->hosts_short, st->hosts,
+                    st->hosts_short == 1 ? "has" : "have", st->short_hosts);
+  else if (st->incomplete)
     core_buf_printf(b,
                     "> - INCOMPLETE: %ld of the %ld runs the plan calls for "
                     "were collected.\n",
