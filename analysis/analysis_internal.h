@@ -130,6 +130,10 @@ core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
                         int version, int threads, int keep_values,
                         analysis_summary **out, core_err *err);
 
+/** Free n results (or hypotheses) and their array (analyze.c). */
+void acc_results_free(analysis_result *r, size_t n);
+void acc_hypotheses_free(analysis_hypothesis *h, size_t n);
+
 /** Why the registered sample's verdicts are due as well, or NULL (*why)
  * when they are not (analyze.c). */
 core_status analysis_original_reason(const proto_sheet *sheet,

@@ -126,6 +126,23 @@ static void free_result(analysis_result *r) {
   core_free(r->note);
 }
 
+void acc_results_free(analysis_result *r, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free_result(&r[i]);
+  core_free(r);
+}
+
+void acc_hypotheses_free(analysis_hypothesis *h, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    core_free(h[i].id);
+    core_free(h[i].says);
+    core_free(h[i].reason);
+    core_free(h[i].claim);
+    core_free(h[i].host);
+  }
+  core_free(h);
+}
+
 static void free_cell(analysis_cell *c) {
   core_free(c->workload);
   core_free(c->metric);
@@ -142,34 +159,16 @@ void analysis_summary_free(analysis_summary *s) {
   core_free(s->sheet_sha256);
   core_free(s->estimator);
   core_free(s->reference);
-  for (size_t i = 0; i < s->n_results; i++)
-    free_result(&s->results[i]);
-  core_free(s->results);
+  acc_results_free(s->results, s->n_results);
   for (size_t i = 0; i < s->n_cells; i++)
     free_cell(&s->cells[i]);
   core_free(s->cells);
-  for (size_t i = 0; i < s->n_hypotheses; i++) {
-    core_free(s->hypotheses[i].id);
-    core_free(s->hypotheses[i].says);
-    core_free(s->hypotheses[i].reason);
-    core_free(s->hypotheses[i].claim);
-    core_free(s->hypotheses[i].host);
-  }
-  core_free(s->hypotheses);
+  acc_hypotheses_free(s->hypotheses, s->n_hypotheses);
   for (size_t i = 0; i < s->n_hosts; i++)
     core_free(s->hosts[i].name);
   core_free(s->hosts);
-  for (size_t i = 0; i < s->n_host_results; i++)
-    free_result(&s->host_results[i]);
-  core_free(s->host_results);
-  for (size_t i = 0; i < s->n_host_hypotheses; i++) {
-    core_free(s->host_hypotheses[i].id);
-    core_free(s->host_hypotheses[i].says);
-    core_free(s->host_hypotheses[i].reason);
-    core_free(s->host_hypotheses[i].claim);
-    core_free(s->host_hypotheses[i].host);
-  }
-  core_free(s->host_hypotheses);
+  acc_results_free(s->host_results, s->n_host_results);
+  acc_hypotheses_free(s->host_hypotheses, s->n_host_hypotheses);
   for (size_t i = 0; i < s->n_exclusions; i++) {
     core_free(s->exclusions[i].workload);
     core_free(s->exclusions[i].arm);

@@ -381,14 +381,7 @@ static core_status merge_results(across *x, analysis_summary *s,
     }
   }
   /* The analysis of every host's rows together goes: it mixes hosts. */
-  analysis_summary *gone = core_calloc(1, sizeof *gone);
-  if (!gone)
-    st = OOM(err);
-  else {
-    gone->results = s->results;
-    gone->n_results = s->n_results;
-    analysis_summary_free(gone);
-  }
+  acc_results_free(s->results, s->n_results);
   s->results = v;
   s->n_results = n;
   s->host_results = hv;
@@ -452,14 +445,7 @@ static core_status merge_hypotheses(across *x, analysis_summary *s,
       if (!(hv[hn++].host = core_strdup(x->names[h])))
         st = OOM(err);
     }
-  analysis_summary *gone = core_calloc(1, sizeof *gone);
-  if (!gone)
-    st = OOM(err);
-  else {
-    gone->hypotheses = s->hypotheses;
-    gone->n_hypotheses = s->n_hypotheses;
-    analysis_summary_free(gone);
-  }
+  acc_hypotheses_free(s->hypotheses, s->n_hypotheses);
   s->hypotheses = v;
   s->n_hypotheses = n;
   s->host_hypotheses = hv;
