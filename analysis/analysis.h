@@ -40,7 +40,35 @@ typedef struct analysis_result {
   int higher_better;      /* the metric is better higher */
   unsigned long seed;     /* the comparison's (analysis_comparison_seed) */
   char *note; /* why the ratio or CI is missing (NaN) when it is, else NULL */
+  /* A sheet with hosts: the host of a per-host entry (the sheet's rule on
+   * that host's data), NULL for the cross-host entry, whose ratio is the
+   * geometric mean of the counted hosts' ratios, its CI the two-level
+   * bootstrap (analysis_bootstrap_hosts), its verdict one of the
+   * ANALYSIS_ACROSS_ words and its medians those of the counted hosts'
+   * values pooled. NULL too for a sheet without hosts. */
+  char *host;
+  int across;           /* 1: the cross-host entry */
+  char *why;            /* cross-host: its verdict in words */
+  size_t hosts_counted; /* cross-host: counted hosts with a ratio */
+  double spread;        /* cross-host: largest host ratio / smallest */
 } analysis_result;
+
+/* The cross-host verdicts. */
+#define ANALYSIS_ACROSS_CARRIES "carries over"
+#define ANALYSIS_ACROSS_DEPENDS "host-dependent"
+#define ANALYSIS_ACROSS_UNDECIDED "inconclusive"
+#define ANALYSIS_ACROSS_FEW "too few hosts"
+
+/* One host of a sheet with hosts: how much of its plan it completed, and
+ * whether it counts (at least hosts.min_completed of its rounds); its
+ * runs against its own plan (data_counter_hosts), which make its own
+ * entries provisional when it is incomplete or quick. */
+typedef struct analysis_host {
+  char *name;
+  long rounds_done, rounds_planned;
+  int counted;
+  data_status status;
+} analysis_host;
 
 /* Whether an arm's runs moved over the collection (analysis/spread.c):
  * its later runs against its earlier ones, between consecutive batches
@@ -85,6 +113,9 @@ typedef struct analysis_hypothesis {
   char *reason; /* one line */
   char *claim;  /* the claim in words ("at_least(3) for bwrap on
                    startup/wall_s") */
+  char *host;   /* a sheet with hosts: the host of a per-host outcome;
+                   NULL for the outcome across hosts (held only when held
+                   on every counted host) and without hosts */
 } analysis_hypothesis;
 
 /* Rows that do not count, grouped: reason (e.g. "superseded by amendment
@@ -111,6 +142,22 @@ typedef struct analysis_summary {
   size_t n_hypotheses;
   analysis_exclusion *exclusions;
   size_t n_exclusions;
+  /* A sheet with hosts (across = 1): results and hypotheses hold the
+   * entries across hosts (host NULL), one per comparison and hypothesis
+   * as for a sheet without hosts; host_results and host_hypotheses each
+   * host's (host set), host after host. Cells and exclusions are of every
+   * host's rows together. */
+  int across;
+  analysis_host *hosts;
+  size_t n_hosts;
+  analysis_result *host_results;
+  size_t n_host_results;
+  analysis_hypothesis *host_hypotheses;
+  size_t n_host_hypotheses;
+  int same_verdict; /* the declared cross-host rule (hosts.across) */
+  double max_spread, min_completed;
+  long min_hosts;
+
   /* The batches rows came from, in the order first seen. */
   char **batches;
   size_t n_batches;
@@ -148,6 +195,12 @@ core_status analysis_run(const proto_sheet *sheet, const proto_sheet *orig,
                          int threads, analysis_summary **out, core_err *err);
 /** Frees a summary and everything it owns; NULL is a no-op. */
 void analysis_summary_free(analysis_summary *s);
+
+/** 1 when the verdicts and outcomes of s's entries of host (NULL: those
+ * across hosts, or of a sheet without hosts) are provisional: on data
+ * that do not complete that host's plan (the whole plan, for NULL) or
+ * that are quick. */
+int analysis_provisional(const analysis_summary *s, const char *host);
 
 /* The same analysis, fed one row at a time: the rows never need to be in
  * memory together (a report over a million rows keeps only the values).
@@ -260,6 +313,20 @@ extern const char analysis_rng_layout[];
 unsigned long analysis_comparison_seed(unsigned long rule_seed,
                                        const char *workload,
                                        const char *metric, const char *arm);
+
+/** The two-level bootstrap of a cross-host estimate: each of B =
+ * resamples replicates draws n_hosts hosts with replacement, then for
+ * each drawn host resamples its reference and candidate values (each at
+ * its own size) and takes the ratio of their medians; the replicate is
+ * the geometric mean of those ratios. Percentile CI, type-7 quantiles.
+ * One gsl_rng_mt19937 seeded with analysis_block_seed(seed ^
+ * 0x686f737473, 0) draws, in that order, the host (gsl_rng_uniform_int)
+ * and each value (gsl_rng_uniform_int). OUT: *lo, *hi (NaN and
+ * CORE_ESTATS when a drawn ratio is not positive and finite). */
+core_status analysis_bootstrap_hosts(
+    const double *const *ref, const size_t *n_ref, const double *const *cand,
+    const size_t *n_cand, size_t n_hosts, long resamples, double confidence,
+    unsigned long seed, double *lo, double *hi, core_err *err);
 
 /** The seed of replicate block `block` of a comparison. */
 unsigned long analysis_block_seed(unsigned long comparison_seed, size_t block);

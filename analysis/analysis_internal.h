@@ -1,6 +1,6 @@
 /* analysis_internal.h: what the files of analysis/ share (private): the
- * state an analysis gathers run by run, and the pieces that build the
- * summary from it.
+ * state an analysis gathers run by run, the pieces that build the summary
+ * from it, and the analysis across hosts built on them.
  * SPDX-License-Identifier: MIT
  */
 #ifndef PREREG_ANALYSIS_INTERNAL_H
@@ -31,8 +31,10 @@ typedef struct acc_strings {
   size_t n, cap; /* cap: a power of two, or 0 */
 } acc_strings;
 
+struct analysis_across; /* hosts.c: one analysis per host */
+
 /* One analysis being gathered: under the current sheet, or the
- * registered one. */
+ * registered one (or, across hosts, one host's). */
 typedef struct acc {
   const proto_sheet *sheet; /* the plan: structure, rule and hypotheses */
   data_counter *counter;    /* the counting rule (data/count.c) under it */
@@ -46,6 +48,9 @@ typedef struct acc {
   data_tally *tallies;
   size_t n_tallies;
   data_status status;
+  /* A plan with hosts: each host's analysis (hosts.c), fed the runs the
+   * rule gave that host; NULL without hosts and in a host's own acc. */
+  struct analysis_across *across;
 } acc;
 
 /* One row of the run being gathered: what placing it needs once the rule
@@ -61,7 +66,7 @@ typedef struct acc_row {
  * (data_same_run), and it goes to the rule whole. */
 typedef struct acc_run {
   data_row id; /* the run's identity: batch, workload, arm, run_id, seq,
-                  source (interned; run_id in run_id_buf) */
+                  source, host (interned; run_id in run_id_buf) */
   char *run_id_buf;
   size_t run_id_cap;
   data_run_in in;             /* what the rule reads */
@@ -89,11 +94,45 @@ struct analysis_stream {
 /** Interns s; NULL when out of memory. */
 const char *acc_intern(acc_strings *set, const char *s);
 
+/** The cells of an analysis under sheet, without a counter of its own:
+ * a host's, fed the runs its plan's counter decided (stream.c). */
+core_status acc_init_cells(acc *c, const proto_sheet *sheet, core_err *err);
+/** Frees what an acc holds (its counter, cells, drops, tallies). */
+void acc_free(acc *c);
+/** Places the rows of run under the fate f the counting rule gave it:
+ * each value into its cell, or a drop with the rule's reason. */
+core_status acc_place(acc *c, acc_strings *strs, const acc_run *run,
+                      const data_run_fate *f, core_err *err);
+
+/* {==== Across hosts (hosts.c) ==== */
+
+/** A plan with hosts: c->across, an analysis per host of c's counter. */
+core_status analysis_across_begin(acc *c, core_err *err);
+/** The run the rule decided (fate f, host f->host) into its host's
+ * analysis too. */
+core_status analysis_across_place(acc *c, acc_strings *strs,
+                                  const acc_run *run, const data_run_fate *f,
+                                  core_err *err);
+/** After c's counter ended: each host's tallies and status from it, each
+ * host's summary, then the entries across hosts: s->results and
+ * s->hypotheses become those (analysis.h), each host's go to
+ * s->host_results and s->host_hypotheses, and s->hosts says how far each
+ * host came. */
+core_status analysis_across_end(acc *c, const analysis_stream *st, int threads,
+                                analysis_summary *s, core_err *err);
+void analysis_across_free(acc *c);
+
+/* }==== */
+
 /** Builds the summary of one gathered analysis (analyze.c). The batch
  * names are copied. OUT: *out newly allocated, NULL on error. */
 core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
                         int version, int threads, int keep_values,
                         analysis_summary **out, core_err *err);
+
+/** Free n results (or hypotheses) and their array (analyze.c). */
+void acc_results_free(analysis_result *r, size_t n);
+void acc_hypotheses_free(analysis_hypothesis *h, size_t n);
 
 /** Why the registered sample's verdicts are due as well, or NULL (*why)
  * when they are not (analyze.c). */

@@ -128,6 +128,8 @@ static int same_str(const char *a, const char *b) {
 }
 
 static void free_result(analysis_result *r) {
+  core_free(r->host);
+  core_free(r->why);
   core_free(r->workload);
   core_free(r->metric);
   core_free(r->arm);
@@ -135,6 +137,23 @@ static void free_result(analysis_result *r) {
   core_free(r->verdict);
   core_free(r->rule_verdict);
   core_free(r->note);
+}
+
+void acc_results_free(analysis_result *r, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free_result(&r[i]);
+  core_free(r);
+}
+
+void acc_hypotheses_free(analysis_hypothesis *h, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    core_free(h[i].id);
+    core_free(h[i].says);
+    core_free(h[i].reason);
+    core_free(h[i].claim);
+    core_free(h[i].host);
+  }
+  core_free(h);
 }
 
 static void free_cell(analysis_cell *c) {
@@ -153,19 +172,16 @@ void analysis_summary_free(analysis_summary *s) {
   core_free(s->sheet_sha256);
   core_free(s->estimator);
   core_free(s->reference);
-  for (size_t i = 0; i < s->n_results; i++)
-    free_result(&s->results[i]);
-  core_free(s->results);
+  acc_results_free(s->results, s->n_results);
   for (size_t i = 0; i < s->n_cells; i++)
     free_cell(&s->cells[i]);
   core_free(s->cells);
-  for (size_t i = 0; i < s->n_hypotheses; i++) {
-    core_free(s->hypotheses[i].id);
-    core_free(s->hypotheses[i].says);
-    core_free(s->hypotheses[i].reason);
-    core_free(s->hypotheses[i].claim);
-  }
-  core_free(s->hypotheses);
+  acc_hypotheses_free(s->hypotheses, s->n_hypotheses);
+  for (size_t i = 0; i < s->n_hosts; i++)
+    core_free(s->hosts[i].name);
+  core_free(s->hosts);
+  acc_results_free(s->host_results, s->n_host_results);
+  acc_hypotheses_free(s->host_hypotheses, s->n_host_hypotheses);
   for (size_t i = 0; i < s->n_exclusions; i++) {
     core_free(s->exclusions[i].workload);
     core_free(s->exclusions[i].arm);
@@ -203,8 +219,11 @@ static core_status fill_cell(acc *c, analysis_summary *s, size_t w, size_t m,
   cell->n_planned = wl->runs > 0 ? (size_t)wl->runs : 0;
   cell->median = NAN;
   /* Runs, not rows: the rule's tally of the workload and arm (the plan's
-   * pairs come first, in sheet order). */
+   * pairs come first, in sheet order); with hosts, planned is of every
+   * host together, or of a host's own plan in its analysis. */
   if (t < c->n_tallies) {
+    cell->n_planned =
+        c->tallies[t].planned > 0 ? (size_t)c->tallies[t].planned : 0;
     cell->n_invalid = (size_t)c->tallies[t].invalid;
     cell->n_superseded = (size_t)c->tallies[t].superseded;
     cell->n_beyond = (size_t)c->tallies[t].beyond;
@@ -684,6 +703,15 @@ core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
 }
 
 /* }==== */
+
+int analysis_provisional(const analysis_summary *s, const char *host) {
+  if (!s)
+    return 0;
+  for (size_t i = 0; host && i < s->n_hosts; i++)
+    if (strcmp(s->hosts[i].name, host) == 0)
+      return data_status_provisional(&s->hosts[i].status);
+  return s->provisional;
+}
 
 /* {==== The registered sample ==== */
 

@@ -35,21 +35,34 @@ static void append(json_t *a, json_t *v, int *ok) {
     *ok = 0;
 }
 
+static int same_host(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The entry of s for the same comparison on the same host (NULL: the
+ * entry across hosts, or a sheet without hosts), or NULL. */
 static const analysis_result *find_result(const analysis_summary *s,
                                           const analysis_result *like) {
-  for (size_t i = 0; s && i < s->n_results; i++)
-    if (strcmp(s->results[i].workload, like->workload) == 0 &&
-        strcmp(s->results[i].metric, like->metric) == 0 &&
-        strcmp(s->results[i].arm, like->arm) == 0)
-      return &s->results[i];
+  for (size_t i = 0; s && i < s->n_results + s->n_host_results; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->host_results[i - s->n_results];
+    if (strcmp(r->workload, like->workload) == 0 &&
+        strcmp(r->metric, like->metric) == 0 &&
+        strcmp(r->arm, like->arm) == 0 && same_host(r->host, like->host))
+      return r;
+  }
   return NULL;
 }
 
-static const analysis_hypothesis *find_hypothesis(const analysis_summary *s,
-                                                  const char *id) {
-  for (size_t i = 0; s && i < s->n_hypotheses; i++)
-    if (strcmp(s->hypotheses[i].id, id) == 0)
-      return &s->hypotheses[i];
+static const analysis_hypothesis *
+find_hypothesis(const analysis_summary *s, const analysis_hypothesis *like) {
+  for (size_t i = 0; s && i < s->n_hypotheses + s->n_host_hypotheses; i++) {
+    const analysis_hypothesis *h =
+        i < s->n_hypotheses ? &s->hypotheses[i]
+                            : &s->host_hypotheses[i - s->n_hypotheses];
+    if (strcmp(h->id, like->id) == 0 && same_host(h->host, like->host))
+      return h;
+  }
   return NULL;
 }
 
@@ -83,8 +96,10 @@ static json_t *results_json(const analysis_summary *s,
     *ok = 0;
     return NULL;
   }
-  for (size_t i = 0; i < s->n_results; i++) {
-    const analysis_result *r = &s->results[i];
+  /* Across hosts: the entries across hosts, then each host's. */
+  for (size_t i = 0; i < s->n_results + s->n_host_results; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->host_results[i - s->n_results];
     json_t *o = json_object();
     if (!o) {
       *ok = 0;
@@ -108,11 +123,21 @@ static json_t *results_json(const analysis_summary *s,
     put(o, "better", json_string(r->higher_better ? "higher" : "lower"), ok);
     if (r->note)
       put(o, "note", str(r->note), ok);
+    if (s->across) {
+      put(o, "host", r->host ? str(r->host) : json_null(), ok);
+      if (r->across) {
+        put(o, "hosts_counted", json_integer((json_int_t)r->hosts_counted),
+            ok);
+        put(o, "host_spread", num(r->spread), ok);
+        put(o, "why", str(r->why), ok);
+      }
+    }
     if (top) {
-      put(o, "provisional", json_boolean(s->provisional), ok);
+      const analysis_result *g = reg ? find_result(reg, r) : NULL;
+      put(o, "provisional", json_boolean(analysis_provisional(s, r->host)),
+          ok);
       put(o, "registered",
-          registered_result(reg ? find_result(reg, r) : NULL,
-                            reg && reg->provisional, ok),
+          registered_result(g, g && analysis_provisional(reg, g->host), ok),
           ok);
     }
     append(a, o, ok);
@@ -127,8 +152,10 @@ static json_t *hypotheses_json(const analysis_summary *s,
     *ok = 0;
     return NULL;
   }
-  for (size_t i = 0; i < s->n_hypotheses; i++) {
-    const analysis_hypothesis *h = &s->hypotheses[i];
+  for (size_t i = 0; i < s->n_hypotheses + s->n_host_hypotheses; i++) {
+    const analysis_hypothesis *h =
+        i < s->n_hypotheses ? &s->hypotheses[i]
+                            : &s->host_hypotheses[i - s->n_hypotheses];
     json_t *o = json_object();
     if (!o) {
       *ok = 0;
@@ -139,14 +166,18 @@ static json_t *hypotheses_json(const analysis_summary *s,
     put(o, "says", str(h->says), ok);
     put(o, "claim", str(h->claim), ok);
     put(o, "reason", str(h->reason), ok);
+    if (s->across)
+      put(o, "host", h->host ? str(h->host) : json_null(), ok);
     if (top) {
-      const analysis_hypothesis *rh = reg ? find_hypothesis(reg, h->id) : NULL;
+      const analysis_hypothesis *rh = reg ? find_hypothesis(reg, h) : NULL;
       json_t *ro = rh ? json_object() : json_null();
       if (rh && ro) {
         put(ro, "verdict", json_string(proto_outcome_word(rh->outcome)), ok);
-        put(ro, "provisional", json_boolean(reg->provisional), ok);
+        put(ro, "provisional",
+            json_boolean(analysis_provisional(reg, rh->host)), ok);
       }
-      put(o, "provisional", json_boolean(s->provisional), ok);
+      put(o, "provisional", json_boolean(analysis_provisional(s, h->host)),
+          ok);
       put(o, "registered", ro, ok);
     }
     append(a, o, ok);
@@ -274,8 +305,9 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
     *ok = 0;
     return NULL;
   }
-  for (size_t i = 0; i < s->n_results; i++) {
-    const analysis_result *r = &s->results[i];
+  for (size_t i = 0; i < s->n_results + s->n_host_results; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->host_results[i - s->n_results];
     const analysis_result *g = find_result(s->original, r);
     json_t *c;
     if (g && analysis_same_decision(g, r))
@@ -287,13 +319,17 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
     put(c, "workload", str(r->workload), ok);
     put(c, "metric", str(r->metric), ok);
     put(c, "arm", str(r->arm), ok);
+    if (s->across)
+      put(c, "host", r->host ? str(r->host) : json_null(), ok);
     put(c, "verdict", str(r->verdict), ok);
     put(c, "registered", g ? str(g->verdict) : json_null(), ok);
     append(vc, c, ok);
   }
-  for (size_t i = 0; i < s->n_hypotheses; i++) {
-    const analysis_hypothesis *h = &s->hypotheses[i];
-    const analysis_hypothesis *g = find_hypothesis(s->original, h->id);
+  for (size_t i = 0; i < s->n_hypotheses + s->n_host_hypotheses; i++) {
+    const analysis_hypothesis *h =
+        i < s->n_hypotheses ? &s->hypotheses[i]
+                            : &s->host_hypotheses[i - s->n_hypotheses];
+    const analysis_hypothesis *g = find_hypothesis(s->original, h);
     json_t *c;
     if (g && g->outcome == h->outcome)
       continue;
@@ -302,6 +338,8 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
       break;
     }
     put(c, "id", str(h->id), ok);
+    if (s->across)
+      put(c, "host", h->host ? str(h->host) : json_null(), ok);
     put(c, "verdict", json_string(proto_outcome_word(h->outcome)), ok);
     put(c, "registered",
         g ? json_string(proto_outcome_word(g->outcome)) : json_null(), ok);
@@ -310,6 +348,44 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
   put(o, "why", str(s->original_why), ok);
   put(o, "verdicts_changed", vc, ok);
   put(o, "hypotheses_changed", hc, ok);
+  return o;
+}
+
+/* A sheet with hosts: the declared rule and each host's share. */
+static json_t *hosts_json(const analysis_summary *s, int *ok) {
+  json_t *o = json_object(), *a = json_array();
+  if (!o || !a) {
+    json_decref(o);
+    json_decref(a);
+    *ok = 0;
+    return NULL;
+  }
+  put(o, "min_completed", num(s->min_completed), ok);
+  put(o, "min_hosts", json_integer((json_int_t)s->min_hosts), ok);
+  put(o, "same_verdict", json_boolean(s->same_verdict), ok);
+  put(o, "max_spread", num(s->max_spread), ok);
+  for (size_t i = 0; i < s->n_hosts; i++) {
+    const analysis_host *h = &s->hosts[i];
+    json_t *one = json_object();
+    if (!one) {
+      *ok = 0;
+      break;
+    }
+    put(one, "host", str(h->name), ok);
+    put(one, "rounds_completed", json_integer((json_int_t)h->rounds_done), ok);
+    put(one, "rounds_planned", json_integer((json_int_t)h->rounds_planned),
+        ok);
+    put(one, "counted", json_boolean(h->counted), ok);
+    {
+      char line[256];
+      data_status_line(&h->status, line, sizeof line);
+      put(one, "status", json_string(line), ok);
+    }
+    put(one, "provisional", json_boolean(data_status_provisional(&h->status)),
+        ok);
+    append(a, one, ok);
+  }
+  put(o, "hosts", a, ok);
   return o;
 }
 
@@ -353,6 +429,8 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
     put(o, "noise_band", band, ok);
     put(o, "batches", batches, ok);
   }
+  if (s->across)
+    put(o, "across", hosts_json(s, ok), ok);
   if (top) {
     json_t *rng = json_object();
     if (!rng) {
@@ -480,9 +558,16 @@ static void differ(core_buf *diffs, size_t *n, const char *what,
   (*n)++;
 }
 
-static json_t *entry(json_t *list, const char *k1, const char *v1,
-                     const char *k2, const char *v2, const char *k3,
-                     const char *v3) {
+/* An entry's host: its name, or NULL (across hosts, or no hosts). */
+static const char *host_key(json_t *e) {
+  return json_string_value(json_object_get(e, "host"));
+}
+
+/* The entry of list whose k1 (and k2, k3 when given) are v1 (v2, v3) and
+ * whose host is host (NULL: none, or null). */
+static json_t *entry(json_t *list, const char *host, const char *k1,
+                     const char *v1, const char *k2, const char *v2,
+                     const char *k3, const char *v3) {
   size_t i;
   json_t *e;
   json_array_foreach(list, i, e) {
@@ -490,10 +575,17 @@ static json_t *entry(json_t *list, const char *k1, const char *v1,
     const char *b = k2 ? json_string_value(json_object_get(e, k2)) : NULL;
     const char *c = k3 ? json_string_value(json_object_get(e, k3)) : NULL;
     if (a && strcmp(a, v1) == 0 && (!k2 || (b && strcmp(b, v2) == 0)) &&
-        (!k3 || (c && strcmp(c, v3) == 0)))
+        (!k3 || (c && strcmp(c, v3) == 0)) && same_host(host_key(e), host))
       return e;
   }
   return NULL;
+}
+
+/* "workload/metric/arm", and " on HOST" for a host's entry. */
+static void entry_name(char *what, size_t cap, const char *w, const char *m,
+                       const char *arm, const char *host) {
+  snprintf(what, cap, "%s/%s/%s%s%s", w, m, arm, host ? " on " : "",
+           host ? host : "");
 }
 
 static void compare_results(json_t *a, json_t *b, core_buf *diffs, size_t *n) {
@@ -512,8 +604,9 @@ static void compare_results(json_t *a, json_t *b, core_buf *diffs, size_t *n) {
     json_t *o;
     if (!w || !m || !arm)
       continue;
-    snprintf(what, sizeof what, "%s/%s/%s", w, m, arm);
-    if (!(o = entry(rb, "workload", w, "metric", m, "arm", arm))) {
+    entry_name(what, sizeof what, w, m, arm, host_key(e));
+    if (!(o = entry(rb, host_key(e), "workload", w, "metric", m, "arm",
+                    arm))) {
       core_buf_printf(diffs,
                       "%s: bundled, but no such comparison in the "
                       "re-derived analysis\n",
@@ -537,11 +630,12 @@ static void compare_results(json_t *a, json_t *b, core_buf *diffs, size_t *n) {
     const char *w = json_string_value(json_object_get(e, "workload"));
     const char *m = json_string_value(json_object_get(e, "metric"));
     const char *arm = json_string_value(json_object_get(e, "arm"));
-    if (w && m && arm && !entry(ra, "workload", w, "metric", m, "arm", arm)) {
-      core_buf_printf(diffs,
-                      "%s/%s/%s: re-derived, but not in the bundled "
-                      "analysis\n",
-                      w, m, arm);
+    char what[600];
+    if (w && m && arm &&
+        !entry(ra, host_key(e), "workload", w, "metric", m, "arm", arm)) {
+      entry_name(what, sizeof what, w, m, arm, host_key(e));
+      core_buf_printf(
+          diffs, "%s: re-derived, but not in the bundled analysis\n", what);
       (*n)++;
     }
   }
@@ -580,11 +674,13 @@ core_status analysis_json_compare(const char *a, size_t alen, const char *b,
   hb = json_object_get(jb, "hypotheses");
   json_array_foreach(ha, i, e) {
     const char *id = json_string_value(json_object_get(e, "id"));
-    json_t *o = id ? entry(hb, "id", id, NULL, NULL, NULL, NULL) : NULL;
+    json_t *o =
+        id ? entry(hb, host_key(e), "id", id, NULL, NULL, NULL, NULL) : NULL;
     char what[300];
     if (!id)
       continue;
-    snprintf(what, sizeof what, "hypothesis %s", id);
+    snprintf(what, sizeof what, "hypothesis %s%s%s", id,
+             host_key(e) ? " on " : "", host_key(e) ? host_key(e) : "");
     if (!same_value(json_object_get(e, "verdict"),
                     o ? json_object_get(o, "verdict") : NULL))
       differ(diffs, n, what, "verdict", json_object_get(e, "verdict"),

@@ -65,16 +65,12 @@ static void strings_free(acc_strings *set) {
 
 /* {==== One analysis's state ==== */
 
-static core_status acc_init(acc *c, const proto_sheet *sheet,
-                            const data_experiment *exp, int upto,
-                            core_err *err) {
+core_status acc_init_cells(acc *c, const proto_sheet *sheet, core_err *err) {
   size_t n = 0;
   memset(c, 0, sizeof *c);
   c->sheet = sheet;
-  c->counter = data_counter_new(sheet, exp ? exp->versions : NULL,
-                                exp ? exp->n_versions : 0, upto);
   c->cell_base = core_calloc(sheet->n_workloads + 1, sizeof *c->cell_base);
-  if (!c->counter || !c->cell_base)
+  if (!c->cell_base)
     return OOM(err);
   for (size_t w = 0; w < sheet->n_workloads; w++) {
     c->cell_base[w] = n;
@@ -85,7 +81,23 @@ static core_status acc_init(acc *c, const proto_sheet *sheet,
   return c->vals ? CORE_OK : OOM(err);
 }
 
-static void acc_free(acc *c) {
+/* An analysis under sheet with the counting rule of its plan, and with
+ * hosts an analysis per host. */
+static core_status acc_init(acc *c, const proto_sheet *sheet,
+                            const data_experiment *exp, int upto,
+                            core_err *err) {
+  core_status st = acc_init_cells(c, sheet, err);
+  if (st != CORE_OK)
+    return st;
+  c->counter = data_counter_new(sheet, exp ? exp->versions : NULL,
+                                exp ? exp->n_versions : 0, upto);
+  if (!c->counter)
+    return OOM(err);
+  return sheet->hosts.declared ? analysis_across_begin(c, err) : CORE_OK;
+}
+
+void acc_free(acc *c) {
+  analysis_across_free(c);
   for (size_t i = 0; c->vals && i < c->n_cells; i++) {
     core_free(c->vals[i].v);
     core_free(c->vals[i].order);
@@ -160,11 +172,11 @@ static core_status add_drop(acc *c, acc_strings *strs, const data_run_fate *f,
   return CORE_OK;
 }
 
-/* The rule decides the whole run under c's plan; each of its rows then
- * gives its value to its cell, or is dropped with the rule's reason. */
-static core_status place_run(acc *c, acc_strings *strs, const acc_run *run,
-                             core_err *err) {
-  data_run_fate f = data_count_run(c->counter, &run->in);
+/* Each row of a run the rule decided gives its value to its cell, or is
+ * dropped with the rule's reason. */
+core_status acc_place(acc *c, acc_strings *strs, const acc_run *run,
+                      const data_run_fate *fate, core_err *err) {
+  data_run_fate f = *fate;
   data_row r = run->id;
   for (size_t k = 0; k < run->n; k++) {
     const acc_row *x = &run->rows[k];
@@ -189,6 +201,17 @@ static core_status place_run(acc *c, acc_strings *strs, const acc_run *run,
       return st;
   }
   return CORE_OK;
+}
+
+/* The rule decides the whole run under c's plan (and, with hosts, its
+ * host); its rows go to c's cells and to its host's. */
+static core_status place_run(acc *c, acc_strings *strs, const acc_run *run,
+                             core_err *err) {
+  data_run_fate f = data_count_run(c->counter, &run->in);
+  core_status st = acc_place(c, strs, run, &f, err);
+  if (st == CORE_OK && c->across)
+    st = analysis_across_place(c, strs, run, &f, err);
+  return st;
 }
 
 /* }==== */
@@ -242,10 +265,14 @@ static core_status open_run(analysis_stream *st, const data_row *r,
       !(id->workload =
             (char *)keep(&st->strings, id->workload, r->workload)) ||
       !(id->arm = (char *)keep(&st->strings, id->arm, r->arm)) ||
-      !(id->source = (char *)keep(&st->strings, id->source, r->source)))
+      !(id->source = (char *)keep(&st->strings, id->source, r->source)) ||
+      !(id->host = (char *)keep(&st->strings, id->host, r->host)))
     return OOM(err);
-  run->in = (data_run_in){id->batch,         id->workload, id->arm, id->source,
-                          id->sheet_version, id->round,    1,       0};
+  /* The strings are the interned ones; validity and the rest come from
+   * the rows as run_row adds them. */
+  run->in = data_run_in_of(id);
+  run->in.valid = 1;
+  run->in.quick = run->in.node_lost = 0;
   run->invalid_reason = NULL;
   run->n = 0;
   run->open = 1;
@@ -274,8 +301,7 @@ static core_status run_row(analysis_stream *st, const data_row *r,
   x->order = (unsigned)order;
   x->batch = (unsigned)batch;
   run->n++;
-  run->in.valid &= r->valid != 0;
-  run->in.quick |= r->quick != 0;
+  data_run_in_add(&run->in, r);
   if (!r->valid && !run->invalid_reason &&
       !(run->invalid_reason =
             acc_intern(&st->strings, r->reason ? r->reason : "")))
@@ -403,9 +429,13 @@ core_status analysis_stream_end(analysis_stream *st, int threads,
   if (rc == CORE_OK)
     rc = acc_summary(&st->cur, st, st->cur.sheet->sha256, st->version, threads,
                      1, &s, err);
+  if (rc == CORE_OK && st->cur.across)
+    rc = analysis_across_end(&st->cur, st, threads, s, err);
   if (rc == CORE_OK && st->has_orig) {
     rc = acc_summary(&st->orig, st, st->orig.sheet->sha256, 0, threads, 0,
                      &s->original, err);
+    if (rc == CORE_OK && st->orig.across)
+      rc = analysis_across_end(&st->orig, st, threads, s->original, err);
     if (rc == CORE_OK) {
       s->original_why = st->orig_why;
       st->orig_why = NULL;

@@ -30,9 +30,10 @@ static const analysis_result *find(const analysis_summary *s, const char *w,
 }
 
 /* " (provisional)" after every verdict and outcome on incomplete or
- * quick data. */
-static const char *prov(const analysis_summary *s) {
-  return s->provisional ? " (provisional)" : "";
+ * quick data: of every host for the entries across hosts (host NULL), of
+ * its host for a host's. */
+static const char *prov(const analysis_summary *s, const char *host) {
+  return analysis_provisional(s, host) ? " (provisional)" : "";
 }
 
 /* {==== The matrix ==== */
@@ -340,17 +341,78 @@ static void write_notes(const analysis_summary *s, int width, core_buf *out) {
   }
 }
 
+/* A host line's ratio and interval: "1.23×", or "no ratio" in words
+ * where there is none (the reason is in the verdict). */
+static void ratio_cell(const analysis_result *r, char *ratio, size_t rcap,
+                       char *lo, size_t lcap, char *hi, size_t hcap) {
+  if (isnan(r->ratio)) {
+    snprintf(ratio, rcap, "no ratio");
+  } else {
+    sig3(r->ratio, ratio, rcap);
+    strncat(ratio, "×", rcap - strlen(ratio) - 1);
+  }
+  sig3(r->ci_low, lo, lcap);
+  sig3(r->ci_high, hi, hcap);
+}
+
+/* A sheet with hosts: each host's share of its rounds, then every
+ * comparison on each host beside the cross-host verdict's reason. */
+static void write_hosts(const analysis_summary *s, core_buf *out) {
+  core_buf_printf(out,
+                  "\nHosts (one counts with %g%% of its rounds "
+                  "completed; a cross-host estimate needs %ld)\n",
+                  s->min_completed * 100, s->min_hosts);
+  for (size_t i = 0; i < s->n_hosts; i++) {
+    const analysis_host *h = &s->hosts[i];
+    core_buf_printf(out, "  %-8s %ld/%ld rounds  %s", h->name, h->rounds_done,
+                    h->rounds_planned, h->counted ? "counted" : "not counted");
+    if (h->status.incomplete)
+      core_buf_printf(out, "  incomplete: %ld of %ld runs",
+                      h->status.collected, h->status.planned);
+    core_buf_puts(out, "\n");
+  }
+  for (size_t i = 0; i < s->n_results; i++) {
+    const analysis_result *x = &s->results[i];
+    if (!x->across)
+      continue;
+    char ratio[32], lo[32], hi[32];
+    ratio_cell(x, ratio, sizeof ratio, lo, sizeof lo, hi, sizeof hi);
+    core_buf_printf(out,
+                    "\n%s · %s · %s across hosts: %s  [%s, %s]  %s%s: %s\n",
+                    x->workload, x->metric, x->arm, ratio, lo, hi, x->verdict,
+                    prov(s, NULL), x->why ? x->why : "");
+    for (size_t k = 0; k < s->n_host_results; k++) {
+      const analysis_result *r = &s->host_results[k];
+      if (strcmp(r->workload, x->workload) || strcmp(r->metric, x->metric) ||
+          strcmp(r->arm, x->arm))
+        continue;
+      ratio_cell(r, ratio, sizeof ratio, lo, sizeof lo, hi, sizeof hi);
+      core_buf_printf(out, "  %-8s %7s  [%s, %s]  %s%s  n=%zu/%zu\n", r->host,
+                      ratio, lo, hi, r->verdict, prov(s, r->host), r->n,
+                      r->n_reference);
+    }
+  }
+}
+
 static void write_hypotheses(const analysis_summary *s, int width,
                              core_buf *out) {
   if (s->n_hypotheses == 0)
     return;
   core_buf_puts(out, "\nHypotheses\n");
-  for (size_t i = 0; i < s->n_hypotheses; i++) {
-    const analysis_hypothesis *h = &s->hypotheses[i];
+  /* Across hosts: the outcome across hosts, then each host's. */
+  for (size_t i = 0; i < s->n_hypotheses + s->n_host_hypotheses; i++) {
+    const analysis_hypothesis *h =
+        i < s->n_hypotheses ? &s->hypotheses[i]
+                            : &s->host_hypotheses[i - s->n_hypotheses];
     core_buf line;
     core_buf_init(&line);
-    core_buf_printf(&line, "%s  %s%s: %s", h->id,
-                    proto_outcome_word(h->outcome), prov(s), h->says);
+    if (s->across)
+      core_buf_printf(
+          &line, "%s  %s %s%s: %s", h->id, h->host ? h->host : "across hosts",
+          proto_outcome_word(h->outcome), prov(s, h->host), h->says);
+    else
+      core_buf_printf(&line, "%s  %s%s: %s", h->id,
+                      proto_outcome_word(h->outcome), prov(s, NULL), h->says);
     if (line.data)
       wrap(out, line.data, width, 2, 6);
     core_buf_free(&line);
@@ -413,7 +475,7 @@ static void write_original(const analysis_summary *s, int width,
     if (o)
       core_buf_printf(out, "  %s · %s  %s: %s%s (n=%zu), amended: %s\n",
                       r->workload, r->metric, r->arm, o->verdict,
-                      prov(s->original), o->n, r->verdict);
+                      prov(s->original, NULL), o->n, r->verdict);
     else
       core_buf_printf(out, "  %s · %s  %s: not analysed\n", r->workload,
                       r->metric, r->arm);
@@ -451,6 +513,8 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   core_buf_puts(out, "\n");
   write_matrix(s, sheet, width, out);
   write_notes(s, width, out);
+  if (s->across)
+    write_hosts(s, out);
   write_hypotheses(s, width, out);
   write_exclusions(s, width, out);
   if (s->original)

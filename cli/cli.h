@@ -22,7 +22,12 @@ typedef struct cli_opts {
   const char *out;      /* --out DIR|FILE */
   const char *only;     /* --only WORKLOAD */
   const char *arm_flag; /* --arm-from NAME=ARM,... (hyperfine import) */
-  int resume, dry_run, json, force, help, version, quick;
+  const char *backend;  /* run --dry-run --backend slurm|kubernetes */
+  /* node-run, the node runner a batch across hosts starts on each node:
+   * the step the coordinator asks for (see run_node_req). */
+  const char *host, *batch, *work, *round, *seq, *sha256, *arms, *ref_exit,
+      *digests, *sheet_version;
+  int resume, dry_run, json, force, help, version, quick, preflight;
 } cli_opts;
 
 /** Parses argv into opts (options may stand before or after positional

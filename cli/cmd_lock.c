@@ -127,6 +127,15 @@ static void print_runs(const data_counted *c, FILE *out) {
       snprintf(planned, sizeof planned, "import");
     print_tally(t, planned, ww, aw, out);
   }
+  /* A plan with hosts: each host's runs and rounds against its plan. */
+  if (c->n_hosts)
+    fprintf(out, "hosts:\n");
+  for (size_t i = 0; i < c->n_hosts; i++) {
+    const data_host_tally *h = &c->hosts[i];
+    fprintf(out, "  %-*s  runs %ld/%ld  rounds %ld/%ld%s\n", ww, h->name,
+            h->status.collected, h->status.planned, h->rounds_done,
+            h->rounds_planned, h->status.incomplete ? "  incomplete" : "");
+  }
   data_status_line(&c->status, line, sizeof line);
   fprintf(out, "status: %s\n", line);
 }

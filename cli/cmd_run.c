@@ -46,16 +46,17 @@ static void run_ended(progress_state *ps, const run_event *ev) {
   char el[32], eta[32];
   fmt_dur(ev->elapsed_s, el, sizeof el);
   fmt_dur(ev->eta_s, eta, sizeof eta);
+  const char *h = ev->host ? ev->host : "", *sp = ev->host ? " " : "";
   if (ps->tty) {
     if (ev->failure)
-      fprintf(stderr, "\r\033[K%s %s round %ld: %s\n", ev->workload, ev->arm,
-              ev->round, ev->failure);
-    fprintf(stderr, "\r\033[K[%zu/%zu] %s %s  elapsed %s  ETA %s", ev->done,
-            ev->total, ev->workload, ev->arm, el, eta);
+      fprintf(stderr, "\r\033[K%s%s%s %s round %ld: %s\n", h, sp, ev->workload,
+              ev->arm, ev->round, ev->failure);
+    fprintf(stderr, "\r\033[K[%zu/%zu] %s%s%s %s  elapsed %s  ETA %s",
+            ev->done, ev->total, h, sp, ev->workload, ev->arm, el, eta);
     ps->open = 1;
   } else {
-    fprintf(stderr, "prereg: [%zu/%zu] %s %s round %ld: %s (%.4g s)\n",
-            ev->done, ev->total, ev->workload, ev->arm, ev->round,
+    fprintf(stderr, "prereg: [%zu/%zu] %s%s%s %s round %ld: %s (%.4g s)\n",
+            ev->done, ev->total, h, sp, ev->workload, ev->arm, ev->round,
             ev->failure ? ev->failure : "ok", ev->wall_s);
   }
   fflush(stderr);
@@ -74,6 +75,10 @@ static void on_progress(void *ctx, const run_event *ev) {
   case RUN_EVENT_NOTES:
     fprintf(ps->out, "%s", ev->text);
     break;
+  case RUN_EVENT_HOST:
+    progress_end(ps);
+    fprintf(stderr, "prereg: warning: %s\n", ev->text);
+    break;
   }
 }
 
@@ -82,37 +87,42 @@ static void on_progress(void *ctx, const run_event *ev) {
 /* {==== What is left to do ==== */
 
 /* The runs of the plan not yet collected, per workload and arm in the
- * sheet's order, with their first rounds: what `run --resume` will do,
- * said alike by a refused run and by a dry run. */
+ * sheet's order (across hosts, host by host), with their first rounds:
+ * what `run --resume` will do, said alike by a refused run and by a dry
+ * run. */
 static void describe_todo(const proto_sheet *s, const run_plan *p,
                           core_buf *b) {
   enum { MAX_PAIRS = 12, MAX_ROUNDS = 5 };
   size_t pairs = 0, more = 0;
-  for (size_t w = 0; w < s->n_workloads; w++)
-    for (size_t a = 0; a < s->n_arms; a++) {
-      size_t n = 0;
-      for (size_t i = 0; i < p->n; i++) {
-        const run_plan_item *it = &p->items[i];
-        if (it->workload != w || it->arm != a || it->round == 0 || it->done)
-          continue;
-        if (n == 0 && pairs == MAX_PAIRS) {
-          more++;
-          break;
+  /* Across hosts, each host's own: a round is never moved to another. */
+  for (size_t h = 0; h < (p->n_hosts ? p->n_hosts : 1); h++)
+    for (size_t w = 0; w < s->n_workloads; w++)
+      for (size_t a = 0; a < s->n_arms; a++) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n; i++) {
+          const run_plan_item *it = &p->items[i];
+          if (it->workload != w || it->arm != a || it->round == 0 ||
+              it->done || (p->n_hosts && it->host != h))
+            continue;
+          if (n == 0 && pairs == MAX_PAIRS) {
+            more++;
+            break;
+          }
+          if (n == 0)
+            core_buf_printf(
+                b, "  %s%s%s / %s: rounds ", p->n_hosts ? p->hosts[h] : "",
+                p->n_hosts ? ": " : "", s->workloads[w].name, s->arms[a].name);
+          if (n < MAX_ROUNDS)
+            core_buf_printf(b, "%s%ld", n ? ", " : "", it->round);
+          else if (n == MAX_ROUNDS)
+            core_buf_puts(b, ", ...");
+          n++;
         }
-        if (n == 0)
-          core_buf_printf(b, "  %s / %s: rounds ", s->workloads[w].name,
-                          s->arms[a].name);
-        if (n < MAX_ROUNDS)
-          core_buf_printf(b, "%s%ld", n ? ", " : "", it->round);
-        else if (n == MAX_ROUNDS)
-          core_buf_puts(b, ", ...");
-        n++;
+        if (n > 0 && pairs < MAX_PAIRS) {
+          core_buf_printf(b, " (%zu run%s)\n", n, n == 1 ? "" : "s");
+          pairs++;
+        }
       }
-      if (n > 0 && pairs < MAX_PAIRS) {
-        core_buf_printf(b, " (%zu run%s)\n", n, n == 1 ? "" : "s");
-        pairs++;
-      }
-    }
   if (more)
     core_buf_printf(b, "  and %zu more workload/arm pair%s\n", more,
                     more == 1 ? "" : "s");
@@ -169,9 +179,56 @@ static core_status print_item(const proto_sheet *s, const run_plan_item *it,
   return st;
 }
 
+static void print_workload(const proto_sheet *s, const run_plan *p,
+                           const run_plan_item *it, FILE *out) {
+  const proto_workload *w = &s->workloads[it->workload];
+  fprintf(out,
+          "%sworkload %s: %ld rounds, %ld warm-up(s) per arm, %s, cache "
+          "%s, timeout %g s per step\n",
+          p->n_hosts ? "  " : "", w->name, run_plan_rounds(w, p->quick),
+          run_plan_warmups(w, p->quick),
+          w->order == PROTO_ORDER_BLOCKED ? "blocked" : "interleaved",
+          w->cache == PROTO_CACHE_COLD ? "cold" : "warm", w->timeout_s);
+}
+
+/* A plan across hosts: where, and how a host counts. */
+static void print_hosts(const proto_sheet *s, const run_plan *p, FILE *out) {
+  const proto_hosts *h = &s->hosts;
+  fprintf(out, "hosts (%s): ", h->backend);
+  for (size_t i = 0; i < p->n_hosts; i++)
+    fprintf(out, "%s%s", i ? ", " : "", p->hosts[i]);
+  if (p->hosts_pending)
+    fprintf(out,
+            "%ld nodes%s%s%s%s, named by the first allocation; each host's "
+            "arm orders are drawn from its name then (" RUN_HOST_ORDER_TEXT
+            ")\n",
+            h->count, h->partition ? " of partition " : "",
+            h->partition ? h->partition : "",
+            h->constraint ? " with constraint " : "",
+            h->constraint ? h->constraint : "");
+  else
+    fprintf(out,
+            "\nevery host runs the whole plan, one step per (host, "
+            "workload, round), the hosts side by side; arm orders per host: "
+            "%s\n",
+            RUN_HOST_ORDER_TEXT);
+}
+
 /* The dry run's last word, with the numbers a run would give. */
 static void print_todo(const proto_sheet *s, const run_plan *p, FILE *out) {
   size_t left = p->planned - p->collected;
+  if (p->hosts_pending) {
+    long per = 0;
+    for (size_t w = 0; w < s->n_workloads; w++)
+      if (run_workload_runnable(&s->workloads[w]) &&
+          (!p->only || !strcmp(p->only, s->workloads[w].name)))
+        per += run_plan_rounds(&s->workloads[w], p->quick) * (long)s->n_arms;
+    fprintf(out,
+            "%ld runs to do on each of the %ld hosts the allocation "
+            "names (%ld in all)\n",
+            per, s->hosts.count, per * s->hosts.count);
+    return;
+  }
   if (p->planned == 0) {
     fprintf(out,
             "nothing to run: %s has no workload prereg runs itself "
@@ -198,25 +255,30 @@ static void print_todo(const proto_sheet *s, const run_plan *p, FILE *out) {
   core_buf_free(&b);
 }
 
-/* The plan, every command expanded, with "bNEXT" for the batch's id. */
+/* The plan, every command expanded, with "bNEXT" for the batch's id (and
+ * the host in a run's id across hosts). */
 static core_status print_plan(const proto_sheet *s, const run_plan *p,
                               FILE *out, core_err *err) {
   fprintf(out, "plan for %s (sheet sha256 %.12s), %s\n", s->id, s->sha256,
           p->quick ? "quick (demo: at most 3 rounds, 1 warm-up)" : "full");
-  size_t cur = (size_t)-1;
+  if (s->hosts.declared)
+    print_hosts(s, p, out);
+  size_t cur = (size_t)-1, host = (size_t)-1;
   long seq = 0, warm = 0;
   for (size_t i = 0; i < p->n; i++) {
     const run_plan_item *it = &p->items[i];
-    const proto_workload *w = &s->workloads[it->workload];
+    char pre[80] = "bNEXT";
+    if (p->n_hosts && it->host != host) {
+      host = it->host;
+      cur = (size_t)-1;
+      seq = warm = 0;
+      fprintf(out, "host %s:\n", p->hosts[host]);
+    }
+    if (p->n_hosts)
+      snprintf(pre, sizeof pre, "bNEXT-%s", p->hosts[host]);
     if (it->workload != cur) {
       cur = it->workload;
-      fprintf(out,
-              "workload %s: %ld rounds, %ld warm-up(s) per arm, %s, cache "
-              "%s, timeout %g s per step\n",
-              w->name, run_plan_rounds(w, p->quick),
-              run_plan_warmups(w, p->quick),
-              w->order == PROTO_ORDER_BLOCKED ? "blocked" : "interleaved",
-              w->cache == PROTO_CACHE_COLD ? "cold" : "warm", w->timeout_s);
+      print_workload(s, p, it, out);
     }
     if (it->done) {
       if (it->round > 0)
@@ -225,11 +287,11 @@ static core_status print_plan(const proto_sheet *s, const run_plan *p,
       continue;
     }
     /* The ids the batch will give: only the runs it does are numbered. */
-    char run_id[64];
+    char run_id[128];
     if (it->round == 0)
-      snprintf(run_id, sizeof run_id, "bNEXT-w%03ld", ++warm);
+      snprintf(run_id, sizeof run_id, "%s-w%03ld", pre, ++warm);
     else
-      snprintf(run_id, sizeof run_id, "bNEXT-%04ld", ++seq);
+      snprintf(run_id, sizeof run_id, "%s-%04ld", pre, ++seq);
     core_status st = print_item(s, it, run_id, out, err);
     if (st != CORE_OK)
       return st;
@@ -270,9 +332,42 @@ static core_status check_only(const proto_sheet *s, const char *only,
   return CORE_OK;
 }
 
-static core_status answer_with_plan(run_cmd *c, FILE *out, core_err *err) {
+static core_status answer_with_plan(const cli_opts *opts, run_cmd *c,
+                                    FILE *out, core_err *err) {
   c->answered = 1;
-  return print_plan(c->s, &c->plan, out, err);
+  if (!opts->backend || strcmp(opts->backend, "kubernetes") != 0)
+    return print_plan(c->s, &c->plan, out, err);
+  core_buf b;
+  core_buf_init(&b);
+  core_status st = run_kube_manifest(c->s, &c->plan, &b, err);
+  if (st == CORE_OK)
+    fputs(b.data ? b.data : "", out);
+  core_buf_free(&b);
+  return st;
+}
+
+/* --backend: only to look at the plan of a sheet with hosts. */
+static core_status check_backend(const cli_opts *opts, const proto_sheet *s,
+                                 core_err *err) {
+  if (!opts->backend)
+    return CORE_OK;
+  if (strcmp(opts->backend, "slurm") != 0 &&
+      strcmp(opts->backend, "kubernetes") != 0)
+    return core_fail(err, CORE_EUSAGE,
+                     "--backend %s: the backends are slurm (the sheet's "
+                     "hosts.backend) and kubernetes (on paper)",
+                     opts->backend);
+  if (!opts->dry_run)
+    return core_fail(err, CORE_EUSAGE,
+                     "--backend goes with --dry-run: a sheet with hosts runs "
+                     "on its hosts.backend (%s)",
+                     s->hosts.declared ? s->hosts.backend : "none here");
+  if (!s->hosts.declared)
+    return core_fail(err, CORE_EUSAGE,
+                     "%s: --backend %s needs a hosts block in the sheet (the "
+                     "nodes the plan is crossed with)",
+                     s->path, opts->backend);
+  return CORE_OK;
 }
 
 /* The sheet, its plan, the lock and what is already collected; a dry run
@@ -286,6 +381,7 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
     return err->status != CORE_OK ? err->status : CORE_EPROTOCOL;
   if ((st = cli_check_data_dir(opts, c->s, err)) != CORE_OK ||
       (st = check_only(c->s, opts->only, err)) != CORE_OK ||
+      (st = check_backend(opts, c->s, err)) != CORE_OK ||
       (st = run_plan_build(c->s, opts->only, opts->quick, &c->plan, err)) !=
           CORE_OK)
     return st;
@@ -293,7 +389,7 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
   int registered = edir && core_is_dir(edir);
   core_free(edir);
   if (opts->dry_run && !registered)
-    return answer_with_plan(c, out, err);
+    return answer_with_plan(opts, c, out, err);
   if ((st = data_experiment_open(data_dir, c->s, &c->exp, err)) != CORE_OK)
     return st;
   if ((st = data_check_lock(c->exp, c->s, err)) != CORE_OK) {
@@ -301,7 +397,7 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
       return st;
     fprintf(out, "note: %s\n", err->msg);
     memset(err, 0, sizeof *err);
-    return answer_with_plan(c, out, err);
+    return answer_with_plan(opts, c, out, err);
   }
   /* The lock before the rows are counted: while another run holds it,
    * its batch looks half collected, and the answer is who holds it, not
@@ -313,13 +409,13 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
                              &c->plan, &c->rows, err)) != CORE_OK)
     return st;
   if (opts->dry_run)
-    return answer_with_plan(c, out, err);
-  if (c->plan.planned == 0) {
+    return answer_with_plan(opts, c, out, err);
+  if (c->plan.planned == 0 && !c->plan.hosts_pending) {
     print_todo(c->s, &c->plan, out);
     c->answered = 1;
     return CORE_OK;
   }
-  if (c->plan.collected == c->plan.planned) {
+  if (c->plan.collected == c->plan.planned && !c->plan.hosts_pending) {
     fprintf(out, "nothing to do: all %zu planned runs%s%s are collected\n",
             c->plan.planned, opts->only ? " of " : "",
             opts->only ? opts->only : "");
@@ -372,7 +468,10 @@ static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
   run_progress pr = {on_progress, &c->ps};
   run_batch_result res;
   core_status st =
-      run_batch(c->exp, c->s, &c->plan, opts->resume, &pr, &res, err);
+      c->s->hosts.declared
+          ? run_slurm_batch(c->exp, c->s, &c->plan, &c->rows, opts->resume,
+                            &pr, &res, err)
+          : run_batch(c->exp, c->s, &c->plan, opts->resume, &pr, &res, err);
   progress_end(&c->ps);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);

@@ -19,6 +19,7 @@ static const char usage_all[] =
     "  status SHEET              registration, amendments, runs against the "
     "plan\n"
     "  run SHEET [--resume] [--only WORKLOAD] [--dry-run] [--quick]\n"
+    "            [--backend slurm|kubernetes] (with --dry-run)\n"
     "  import SHEET FILE [--arm-from NAME=ARM,...]\n"
     "                            add measurements (CSV, hyperfine or Google\n"
     "                            Benchmark JSON, go test -bench output)\n"
@@ -55,16 +56,32 @@ static const command_spec commands[] = {
      cli_cmd_amend},
     {"status", 1, 1, "", "usage: prereg status SHEET [--data DIR]\n",
      cli_cmd_status},
-    {"run", 1, 1, "resume only dry-run quick ",
+    {"run", 1, 1, "resume only dry-run quick backend ",
      "usage: prereg run SHEET [--resume] [--only WORKLOAD] [--dry-run]\n"
-     "                  [--quick] [--data DIR]\n"
+     "                  [--quick] [--backend slurm|kubernetes] [--data "
+     "DIR]\n"
      "  --resume         go on with an interrupted or partial run\n"
      "  --only WORKLOAD  run this workload alone\n"
      "  --dry-run        print the plan with every command expanded\n"
      "  --quick          the documented demo switch: at most 3 runs per\n"
      "                   workload, recorded in every row and in the "
-     "report\n",
+     "report\n"
+     "  --backend kubernetes  with --dry-run and a sheet with hosts: the "
+     "plan\n"
+     "                   as pods pinned by nodeName (on paper: not run)\n",
      cli_cmd_run},
+    {"node-run", 1, 1,
+     "host batch work round seq sha256 arms ref-exit digests sheet-version "
+     "only preflight quick ",
+     "usage: prereg node-run SHEET --host NAME (--preflight | --batch ID\n"
+     "         --work DIR --only WORKLOAD --round N --seq N --digests D\n"
+     "         --sheet-version N [--arms A,B] [--ref-exit CODES]) "
+     "[--sha256 HEX]\n"
+     "         [--quick]\n"
+     "  The node runner of a batch across hosts: prereg run starts it on "
+     "each\n"
+     "  node; it writes what it measures as lines on standard output.\n",
+     cli_cmd_node_run},
     {"import", 2, 2, "arm-from only ",
      "usage: prereg import SHEET FILE [--only WORKLOAD] "
      "[--arm-from NAME=ARM,...]\n"
@@ -135,6 +152,25 @@ static const char **value_slot(cli_opts *o, const char *name) {
     return &o->only;
   if (strcmp(name, "arm-from") == 0)
     return &o->arm_flag;
+  static const struct {
+    const char *name;
+    size_t offset;
+  } node[] = {
+      {"backend", offsetof(cli_opts, backend)},
+      {"host", offsetof(cli_opts, host)},
+      {"batch", offsetof(cli_opts, batch)},
+      {"work", offsetof(cli_opts, work)},
+      {"round", offsetof(cli_opts, round)},
+      {"seq", offsetof(cli_opts, seq)},
+      {"sha256", offsetof(cli_opts, sha256)},
+      {"arms", offsetof(cli_opts, arms)},
+      {"ref-exit", offsetof(cli_opts, ref_exit)},
+      {"digests", offsetof(cli_opts, digests)},
+      {"sheet-version", offsetof(cli_opts, sheet_version)},
+  };
+  for (size_t i = 0; i < sizeof node / sizeof node[0]; i++)
+    if (strcmp(node[i].name, name) == 0)
+      return (const char **)((char *)o + node[i].offset);
   return NULL;
 }
 
@@ -150,6 +186,7 @@ static int *flag_slot(cli_opts *o, const char *name) {
       {"help", offsetof(cli_opts, help)},
       {"version", offsetof(cli_opts, version)},
       {"quick", offsetof(cli_opts, quick)},
+      {"preflight", offsetof(cli_opts, preflight)},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
     if (strcmp(flags[i].name, name) == 0)

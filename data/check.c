@@ -36,7 +36,7 @@ typedef struct facts { /* what a batch's facts say */
 typedef struct run_acc {
   int open;
   data_row first; /* its identity (batch, workload, arm, run_id, source,
-                     seq, version, round); the strings in buf */
+                     host, seq, version, round); the strings in buf */
   char *buf;      /* reused from run to run */
   size_t cap;
   data_run_in in;
@@ -489,12 +489,13 @@ static void flush_run(data_check *v) {
  * scanner's record, which the next record overwrites. */
 static int keep_first(data_check *v, const data_row *r) {
   run_acc *ra = &v->run;
-  const char *src[5] = {r->batch, r->workload, r->arm, r->run_id, r->source};
-  char **dst[5] = {&ra->first.batch, &ra->first.workload, &ra->first.arm,
-                   &ra->first.run_id, &ra->first.source};
-  size_t len[5], total = 0;
+  const char *src[6] = {r->batch,  r->workload, r->arm,
+                        r->run_id, r->source,   r->host};
+  char **dst[6] = {&ra->first.batch,  &ra->first.workload, &ra->first.arm,
+                   &ra->first.run_id, &ra->first.source,   &ra->first.host};
+  size_t len[6], total = 0;
   char *p;
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 6; i++)
     total += len[i] = strlen(src[i] ? src[i] : "") + 1;
   if (total > ra->cap) {
     char *nb = core_realloc(ra->buf, total);
@@ -505,7 +506,7 @@ static int keep_first(data_check *v, const data_row *r) {
   }
   memset(&ra->first, 0, sizeof ra->first);
   p = ra->buf;
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 6; i++) {
     memcpy(p, src[i] ? src[i] : "", len[i]);
     *dst[i] = p;
     p += len[i];
@@ -520,8 +521,7 @@ static int keep_first(data_check *v, const data_row *r) {
  * open run's ends it. */
 static void count_row(data_check *v, const data_row *r) {
   if (v->run.open && data_same_run(&v->run.first, r)) {
-    v->run.in.valid &= r->valid != 0;
-    v->run.in.quick |= r->quick != 0;
+    data_run_in_add(&v->run.in, r);
     return;
   }
   flush_run(v);
@@ -530,14 +530,13 @@ static void count_row(data_check *v, const data_row *r) {
     return;
   }
   v->run.open = 1;
-  v->run.in = (data_run_in){v->run.first.batch,
-                            v->run.first.workload,
-                            v->run.first.arm,
-                            v->run.first.source,
-                            v->run.first.sheet_version,
-                            v->run.first.round,
-                            r->valid != 0,
-                            r->quick};
+  v->run.in = data_run_in_of(r);
+  /* The strings from the kept copy: r's go with its record. */
+  v->run.in.batch = v->run.first.batch;
+  v->run.in.workload = v->run.first.workload;
+  v->run.in.arm = v->run.first.arm;
+  v->run.in.source = v->run.first.source;
+  v->run.in.host = v->run.first.host;
 }
 
 static core_status on_row(void *ctx, char **f, size_t n, long line,

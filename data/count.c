@@ -17,6 +17,29 @@
  * million workloads cannot make a count quadratic or unbounded. */
 #define MAX_OTHER_PAIRS 1024
 
+/* {==== A run's input ==== */
+
+int data_row_node_lost(const data_row *r) {
+  return !r->valid && r->reason &&
+         strncmp(r->reason, DATA_NODE_LOST, strlen(DATA_NODE_LOST)) == 0;
+}
+
+data_run_in data_run_in_of(const data_row *r) {
+  data_run_in in = {
+      r->batch,         r->workload, r->arm,        r->source,     r->host,
+      r->sheet_version, r->round,    r->valid != 0, r->quick != 0, 0};
+  in.node_lost = data_row_node_lost(r);
+  return in;
+}
+
+void data_run_in_add(data_run_in *in, const data_row *r) {
+  in->valid &= r->valid != 0;
+  in->quick |= r->quick != 0;
+  in->node_lost |= data_row_node_lost(r);
+}
+
+/* }==== */
+
 /* {==== The counter ==== */
 
 typedef struct pair {
@@ -24,6 +47,13 @@ typedef struct pair {
   unsigned char *rounds; /* bit r: round r of the plan filled */
   size_t rounds_len;     /* bytes */
 } pair;
+
+/* One host of a plan with hosts: its runs of the plan's pairs. */
+typedef struct host {
+  char *name;
+  pair *p;   /* n_known pairs, as the counter's; NULL until its first run */
+  int quick; /* a run of it that counts or fills was of run --quick */
+} host;
 
 struct data_counter {
   const proto_sheet *plan;
@@ -38,6 +68,12 @@ struct data_counter {
   /* Batches that hold runs that count or fill a round. */
   char **batches;
   size_t n_batches, cap_batches;
+  /* A plan with hosts: how many it has (its nodes, or its count), and
+   * those known (the nodes, or the count's as runs name them). */
+  size_t max_hosts;
+  host *hosts;
+  size_t n_hosts, last_host;
+  data_status status; /* as data_counter_end gave it */
   int quick, oom;
 };
 
@@ -68,15 +104,26 @@ data_counter *data_counter_new(const proto_sheet *plan,
     return NULL;
   }
   c->cap = nw * na;
+  if (plan && plan->hosts.declared)
+    c->max_hosts =
+        plan->hosts.n_nodes ? plan->hosts.n_nodes : (size_t)plan->hosts.count;
+  if (c->max_hosts &&
+      !(c->hosts = core_calloc(c->max_hosts, sizeof *c->hosts)))
+    c->oom = 1;
   for (size_t w = 0; w < nw; w++)
     for (size_t a = 0; a < na; a++) {
       data_tally *t = &c->p[c->n++].t;
       t->workload = dup(c, plan->workloads[w].name);
       t->arm = dup(c, plan->arms[a].name);
       t->in_sheet = 1;
-      t->planned = plan->workloads[w].runs;
+      /* Every host runs the whole plan. */
+      t->planned =
+          plan->workloads[w].runs * (long)(c->max_hosts ? c->max_hosts : 1);
     }
   c->n_known = c->n;
+  for (size_t h = 0; c->hosts && h < plan->hosts.n_nodes; h++)
+    if ((c->hosts[c->n_hosts++].name = dup(c, plan->hosts.nodes[h])) == NULL)
+      break;
   if (c->oom) {
     data_counter_free(c);
     return NULL;
@@ -95,6 +142,16 @@ void data_counter_free(data_counter *c) {
   core_free(c->p);
   core_free(c->slots);
   core_names_free(c->batches, c->n_batches);
+  for (size_t h = 0; h < c->n_hosts; h++) {
+    for (size_t i = 0; c->hosts[h].p && i < c->n_known; i++) {
+      core_free(c->hosts[h].p[i].t.workload);
+      core_free(c->hosts[h].p[i].t.arm);
+      core_free(c->hosts[h].p[i].rounds);
+    }
+    core_free(c->hosts[h].p);
+    core_free(c->hosts[h].name);
+  }
+  core_free(c->hosts);
   core_free(c);
 }
 
@@ -214,73 +271,199 @@ static int fill_round(data_counter *c, pair *p, long r) {
   return 1;
 }
 
+static int round_filled(const pair *p, long r) {
+  size_t byte = (size_t)r / 8;
+  return byte < p->rounds_len && (p->rounds[byte] & (1u << (r % 8)));
+}
+
+/* {==== Hosts ==== */
+
+/* The host of run r in a plan with hosts: a declared node, or for a
+ * count a host named by prereg's own runs (own: r is one), the first
+ * max_hosts of them; -1 when none. */
+static int host_of(data_counter *c, const data_run_in *r, int own) {
+  const char *name = r->host ? r->host : "";
+  if (!*name)
+    return -1;
+  if (c->last_host < c->n_hosts && same(c->hosts[c->last_host].name, name))
+    return (int)c->last_host;
+  for (size_t h = 0; h < c->n_hosts; h++)
+    if (same(c->hosts[h].name, name))
+      return (int)(c->last_host = h);
+  if (!own || c->plan->hosts.n_nodes || c->n_hosts >= c->max_hosts)
+    return -1;
+  if (!(c->hosts[c->n_hosts].name = core_strdup(name))) {
+    c->oom = 1;
+    return -1;
+  }
+  return (int)(c->last_host = c->n_hosts++);
+}
+
+/* Host h's tally of the plan's pair k, made on first need (NULL when out
+ * of memory). */
+static pair *host_pair(data_counter *c, int h, size_t k) {
+  host *x = &c->hosts[h];
+  if (!x->p) {
+    if (!(x->p = core_calloc(c->n_known, sizeof *x->p))) {
+      c->oom = 1;
+      return NULL;
+    }
+    for (size_t i = 0; i < c->n_known; i++) {
+      x->p[i].t.in_sheet = 1;
+      x->p[i].t.planned =
+          c->plan->workloads[i / c->plan->n_arms].runs; /* one host's */
+    }
+  }
+  return &x->p[k];
+}
+
+/* }==== */
+
+/* The fate of a run counted under pair p and, with hosts, its host's
+ * pair hp (the cap then is the host's). */
+static void count_valid(data_run_fate *f, pair *p, pair *hp, int imported) {
+  const pair *cap = hp ? hp : p;
+  if (cap->t.planned > 0 && cap->t.counted >= cap->t.planned) {
+    f->fate = DATA_BEYOND_PLAN;
+    p->t.beyond++;
+    if (hp)
+      hp->t.beyond++;
+    return;
+  }
+  p->t.counted++;
+  p->t.imported += imported;
+  if (hp) {
+    hp->t.counted++;
+    hp->t.imported += imported;
+  }
+}
+
 /* Whether run r counts, and why not: THE rule (data.h, "Which runs
  * count"). Every command's count goes through here. */
 data_run_fate data_count_run(data_counter *c, const data_run_in *r) {
-  data_run_fate f = {NULL, 0, -1, -1, DATA_COUNTED, 0, 0};
+  data_run_fate f = {NULL, 0, -1, -1, -1, DATA_COUNTED, 0, 0};
   int own = same(r->source, "run"), imported = same(r->source, "import");
   const proto_workload *w = NULL;
-  pair *p;
+  pair *p, *hp = NULL;
   if (c->plan) {
     f.workload = (int)proto_workload_index(c->plan, r->workload);
     f.arm = (int)proto_arm_index(c->plan, r->arm);
   }
   if (f.workload >= 0 && f.arm >= 0) {
+    size_t k = (size_t)f.workload * c->plan->n_arms + (size_t)f.arm;
     w = &c->plan->workloads[f.workload];
-    p = &c->p[(size_t)f.workload * c->plan->n_arms + (size_t)f.arm];
+    p = &c->p[k];
+    if (c->max_hosts && (f.host = host_of(c, r, own)) >= 0 &&
+        !(hp = host_pair(c, f.host, k)))
+      f.host = -1;
   } else if (!(p = other_pair(c, r->workload, r->arm))) {
     c->oom = 1;
     f.fate = DATA_NOT_IN_SHEET;
     return f;
+  } else if (c->max_hosts) {
+    f.host = host_of(c, r, own);
   }
   if ((f.by_version = superseding(c, r, &f.by_why)) > 0) {
     f.fate = DATA_SUPERSEDED;
     p->t.superseded++;
+    if (hp)
+      hp->t.superseded++;
     return f;
   }
-  if (c->plan && (!w || (!own && !imported))) {
+  if ((c->plan && (!w || (!own && !imported))) ||
+      (!c->plan && !own && !imported) || (c->max_hosts && own && !hp)) {
     f.fate = DATA_NOT_IN_SHEET;
-    f.what = f.workload < 0 ? 'w' : f.arm < 0 ? 'a' : 's';
+    f.what = !c->plan            ? 's'
+             : f.workload < 0    ? 'w'
+             : f.arm < 0         ? 'a'
+             : !own && !imported ? 's'
+                                 : 'h';
     p->t.not_in_sheet++;
     return f;
   }
-  if (!c->plan && !own && !imported) {
-    f.fate = DATA_NOT_IN_SHEET;
-    f.what = 's';
-    p->t.not_in_sheet++;
-    return f;
-  }
-  /* Prereg's own run of a planned round fills it, valid or not: an
-   * invalid run is a result, not a gap to run again. */
+  /* Prereg's own run of a planned round fills it (its host's, with
+   * hosts), valid or not: an invalid run is a result, not a gap to run
+   * again. A round a lost node left is a gap. */
   if (own && w && proto_workload_runs_itself(w) && r->round >= 1 &&
-      r->round <= w->runs) {
+      r->round <= w->runs && !r->node_lost) {
     f.fills = 1;
-    if (fill_round(c, p, r->round))
+    if (fill_round(c, hp ? hp : p, r->round)) {
       p->t.collected++;
+      if (hp)
+        hp->t.collected++;
+    }
   }
   if (!r->valid) {
     f.fate = DATA_INVALID;
     p->t.invalid++;
-  } else if (p->t.planned > 0 && p->t.counted >= p->t.planned) {
-    f.fate = DATA_BEYOND_PLAN;
-    p->t.beyond++;
+    if (hp)
+      hp->t.invalid++;
   } else {
-    p->t.counted++;
-    p->t.imported += imported;
+    count_valid(&f, p, hp, imported);
   }
   if (f.fate == DATA_COUNTED || f.fills) {
     holds(c, r->batch);
     c->quick |= r->quick != 0;
+    if (hp)
+      c->hosts[f.host].quick |= r->quick != 0;
   }
   return f;
+}
+
+/* The runs planned per host (of workloads prereg runs: runs x arms), and
+ * those host h (NULL: none yet) collected. */
+static long host_planned(const data_counter *c) {
+  long planned = 0;
+  for (size_t w = 0; c->plan && w < c->plan->n_workloads; w++)
+    if (proto_workload_runs_itself(&c->plan->workloads[w]))
+      planned += c->plan->workloads[w].runs * (long)c->plan->n_arms;
+  return planned;
+}
+
+static long host_collected(const data_counter *c, const host *h) {
+  long collected = 0;
+  for (size_t i = 0; h && h->p && i < c->n_known; i++)
+    if (proto_workload_runs_itself(&c->plan->workloads[i / c->plan->n_arms]))
+      collected += h->p[i].t.collected;
+  return collected;
+}
+
+/* The hosts short of their plan, in words, into st. */
+static void hosts_short(const data_counter *c, data_status *st) {
+  long planned = host_planned(c);
+  size_t used = 0, cap = sizeof st->short_hosts;
+  st->hosts = (long)c->max_hosts;
+  for (size_t h = 0; h < c->max_hosts; h++) {
+    const host *x = h < c->n_hosts ? &c->hosts[h] : NULL;
+    long got = host_collected(c, x);
+    int k;
+    if (got >= planned)
+      continue;
+    st->hosts_short++;
+    if (!x) /* the count's hosts not named yet: said once, below */
+      continue;
+    k = snprintf(st->short_hosts + used, cap - used, "%s%s %ld/%ld",
+                 used ? ", " : "", x->name, got, planned);
+    if (k < 0 || (size_t)k >= cap - used) {
+      /* Cut at a whole host, with a mark that more follow. */
+      st->short_hosts[used] = '\0';
+      if (used + 6 < cap)
+        snprintf(st->short_hosts + used, cap - used, ", ...");
+      used = cap - 1;
+      continue;
+    }
+    used += (size_t)k;
+  }
+  if (c->n_hosts < c->max_hosts && used < cap - 1)
+    snprintf(st->short_hosts + used, cap - used, "%s%zu host%s not named yet",
+             used ? ", " : "", c->max_hosts - c->n_hosts,
+             c->max_hosts - c->n_hosts == 1 ? "" : "s");
 }
 
 static void status_of(const data_counter *c, const data_tally *t, size_t n,
                       const data_batch_state *b, size_t nb, data_status *st) {
   memset(st, 0, sizeof *st);
-  for (size_t w = 0; c->plan && w < c->plan->n_workloads; w++)
-    if (proto_workload_runs_itself(&c->plan->workloads[w]))
-      st->planned += c->plan->workloads[w].runs * (long)c->plan->n_arms;
+  st->planned = host_planned(c) * (long)(c->max_hosts ? c->max_hosts : 1);
   for (size_t i = 0; i < n; i++) {
     long wi = c->plan ? proto_workload_index(c->plan, t[i].workload) : -1;
     if (t[i].in_sheet && wi >= 0 &&
@@ -289,7 +472,10 @@ static void status_of(const data_counter *c, const data_tally *t, size_t n,
     st->beyond_plan |= t[i].beyond > 0;
     st->imported |= t[i].imported > 0;
   }
-  st->incomplete = st->planned > 0 && st->collected < st->planned;
+  if (c->max_hosts)
+    hosts_short(c, st);
+  st->incomplete =
+      st->planned > 0 && (st->collected < st->planned || st->hosts_short > 0);
   st->quick = c->quick;
   for (size_t i = 0; i < nb; i++) {
     if (!b[i].interrupted && !b[i].unfinished)
@@ -318,9 +504,93 @@ core_status data_counter_end(data_counter *c, const data_batch_state *batches,
     c->p[i].t.workload = c->p[i].t.arm = NULL; /* now t's */
   }
   status_of(c, t, c->n, batches, n_batches, st);
+  c->status = *st;
   *tallies = t;
   *n = c->n;
   return CORE_OK;
+}
+
+/* Host x's rounds: those of workloads prereg runs (at most 3 each when
+ * its runs are quick) whose every arm it filled. */
+static void host_rounds(const data_counter *c, const host *x,
+                        data_host_tally *out) {
+  const proto_sheet *s = c->plan;
+  for (size_t w = 0; w < s->n_workloads; w++) {
+    const proto_workload *wl = &s->workloads[w];
+    long rounds;
+    if (!proto_workload_runs_itself(wl))
+      continue;
+    rounds = x && x->quick && wl->runs > 3 ? 3 : wl->runs;
+    for (long r = 1; x && x->p && r <= rounds; r++) {
+      size_t a = 0;
+      while (a < s->n_arms && round_filled(&x->p[w * s->n_arms + a], r))
+        a++;
+      out->rounds_done += a == s->n_arms;
+    }
+    out->rounds_planned += rounds;
+  }
+}
+
+/* One host's tallies and status; CORE_ENOMEM only. */
+static core_status one_host(const data_counter *c, const host *x,
+                            data_host_tally *out, core_err *err) {
+  const proto_sheet *s = c->plan;
+  data_status *st = &out->status;
+  if (!(out->name = core_strdup(x->name)) ||
+      !(out->tallies =
+            core_calloc(c->n_known ? c->n_known : 1, sizeof *out->tallies)))
+    return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
+  for (size_t i = 0; i < c->n_known; i++) {
+    data_tally *t = &out->tallies[i];
+    out->n_tallies = i + 1;
+    if (x->p)
+      *t = x->p[i].t;
+    t->in_sheet = 1;
+    t->planned = s->workloads[i / s->n_arms].runs;
+    t->workload = core_strdup(s->workloads[i / s->n_arms].name);
+    t->arm = core_strdup(s->arms[i % s->n_arms].name);
+    if (!t->workload || !t->arm)
+      return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
+    st->beyond_plan |= t->beyond > 0;
+    st->imported |= t->imported > 0;
+  }
+  st->planned = host_planned(c);
+  st->collected = host_collected(c, x);
+  st->incomplete = st->planned > 0 && st->collected < st->planned;
+  st->quick = x->quick;
+  st->interrupted = c->status.interrupted;
+  st->amended_after_data = c->status.amended_after_data;
+  host_rounds(c, x, out);
+  return CORE_OK;
+}
+
+core_status data_counter_hosts(const data_counter *c, data_host_tally **hosts,
+                               size_t *n, core_err *err) {
+  data_host_tally *v;
+  *hosts = NULL;
+  *n = 0;
+  if (!c->n_hosts)
+    return CORE_OK;
+  if (!(v = core_calloc(c->n_hosts, sizeof *v)))
+    return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
+  for (size_t h = 0; h < c->n_hosts; h++) {
+    core_status st = one_host(c, &c->hosts[h], &v[h], err);
+    if (st != CORE_OK) {
+      data_host_tallies_free(v, h + 1);
+      return st;
+    }
+  }
+  *hosts = v;
+  *n = c->n_hosts;
+  return CORE_OK;
+}
+
+void data_host_tallies_free(data_host_tally *h, size_t n) {
+  for (size_t i = 0; h && i < n; i++) {
+    core_free(h[i].name);
+    data_tally_free(h[i].tallies, h[i].n_tallies);
+  }
+  core_free(h);
 }
 
 void data_tally_free(data_tally *t, size_t n) {
@@ -365,11 +635,15 @@ void data_status_line(const data_status *st, char *out, size_t cap) {
     return;
   }
   for (size_t i = 0; i < n && used < cap; i++) {
-    int k = strcmp(words[i], "INCOMPLETE") == 0
-                ? snprintf(out + used, cap - used, "%sINCOMPLETE (%ld/%ld)",
-                           i ? " · " : "", st->collected, st->planned)
-                : snprintf(out + used, cap - used, "%s%s", i ? " · " : "",
-                           words[i]);
+    int k = strcmp(words[i], "INCOMPLETE") != 0
+                ? snprintf(out + used, cap - used, "%s%s", i ? " · " : "",
+                           words[i])
+            : st->hosts_short > 0
+                ? snprintf(out + used, cap - used,
+                           "%sINCOMPLETE (%ld/%ld; %s)", i ? " · " : "",
+                           st->collected, st->planned, st->short_hosts)
+                : snprintf(out + used, cap - used, "%sINCOMPLETE (%ld/%ld)",
+                           i ? " · " : "", st->collected, st->planned);
     if (k < 0)
       return;
     used += (size_t)k;
@@ -481,6 +755,7 @@ void data_counted_free(data_counted *c) {
   core_free(c->row_run);
   core_free(c->counts);
   data_tally_free(c->tallies, c->n_tallies);
+  data_host_tallies_free(c->hosts, c->n_hosts);
   memset(c, 0, sizeof *c);
 }
 
@@ -491,12 +766,10 @@ static core_status count_runs(data_counter *k, const data_rowset *rows,
   size_t cap = 0;
   for (size_t i = 0; i < rows->n;) {
     const data_row *r = &rows->rows[i];
-    data_run_in in = {r->batch,         r->workload, r->arm, r->source,
-                      r->sheet_version, r->round,    1,      0};
+    data_run_in in = data_run_in_of(r);
     size_t j = i;
     while (j < rows->n && data_same_run(&rows->rows[j], r)) {
-      in.valid &= rows->rows[j].valid != 0;
-      in.quick |= rows->rows[j].quick != 0;
+      data_run_in_add(&in, &rows->rows[j]);
       c->row_run[j++] = c->n_runs;
     }
     if (c->n_runs == cap) {
@@ -546,6 +819,8 @@ core_status data_count_rows(const proto_sheet *plan,
   if (st == CORE_OK)
     st = data_counter_end(k, b, nb, &c->tallies, &c->n_tallies, &c->status,
                           err);
+  if (st == CORE_OK)
+    st = data_counter_hosts(k, &c->hosts, &c->n_hosts, err);
   for (size_t i = 0; st == CORE_OK && i < rows->n; i++)
     c->counts[i] = (unsigned char)data_row_analysed(&c->runs[c->row_run[i]],
                                                     plan, &rows->rows[i]);
@@ -588,6 +863,12 @@ char *data_fate_why(const data_run_fate *f, const proto_sheet *plan,
         : f->what == 'a'
             ? core_asprintf("arm %s is not in this version of the sheet",
                             r->arm ? r->arm : "")
+        : f->what == 'h'
+            ? core_asprintf("host '%s' is not one of the %s",
+                            r->host ? r->host : "",
+                            plan && plan->hosts.n_nodes
+                                ? "sheet's nodes"
+                                : "hosts the sheet's count named first")
             : core_asprintf("unknown source '%s'", r->source ? r->source : "");
     break;
   case DATA_INVALID:

@@ -237,7 +237,19 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
  * Besides, a run of prereg's own (source "run", not superseded, known)
  * with 1 <= round <= runs of a workload prereg runs fills that round of
  * the plan, valid or not: `run` does not run it again. Imported runs never
- * fill a round. */
+ * fill a round, nor does a run a lost node left (DATA_NODE_LOST: run
+ * --resume runs that round again on its host).
+ *
+ * A plan with hosts (the sheet's `hosts` block) crosses every workload and
+ * arm with its hosts: the declared nodes, or for a count the first that
+ * many hosts prereg's own runs name, in collection order. A run belongs
+ * to the host its row names; a round of a (workload, arm) is filled only
+ * by a run of its own host, and the cap of `runs` applies per host. A run
+ * of prereg's own whose host is not one of the plan's is "not in sheet";
+ * an imported run (it names no host) belongs to none, and is capped
+ * against the runs of every host together. The collection is complete
+ * only when every host filled its rounds; the status names each host
+ * that has not. */
 
 /** 1 when rows a and b belong to the same run (batch, workload, arm,
  * run_id; seq when run_id is empty): what groups rows into runs for the
@@ -254,28 +266,47 @@ typedef enum data_fate {
 
 /* What the rule reads of one run (all borrowed for the call). */
 typedef struct data_run_in {
-  const char *batch, *workload, *arm, *source;
+  const char *batch, *workload, *arm, *source, *host;
   int sheet_version;
   long round;
-  int valid; /* every row of the run is valid */
-  int quick; /* collected under run --quick */
+  int valid;     /* every row of the run is valid */
+  int quick;     /* collected under run --quick */
+  int node_lost; /* a row of it is a lost node's (data_row_node_lost) */
 } data_run_in;
+
+/** What the rule reads of a run whose first row is r (strings borrowed
+ * from r; a caller that keeps in past r's life points them at copies). */
+data_run_in data_run_in_of(const data_row *r);
+/** Folds r, a further row of the same run, into in. */
+void data_run_in_add(data_run_in *in, const data_row *r);
+
+/** What the reason of every row of a round a lost node left unfinished
+ * starts with: such rows are kept (they arrived) but invalid, and they
+ * fill no round of the plan (run --resume runs it again on its host). */
+#define DATA_NODE_LOST "node lost"
+/** 1 when r is such a row. */
+int data_row_node_lost(const data_row *r);
 
 /* What the rule decided for one run. */
 typedef struct data_run_fate {
   const char *by_why;  /* DATA_SUPERSEDED: its why, borrowed from the chain */
   int by_version;      /* DATA_SUPERSEDED: the version that supersedes */
   int workload, arm;   /* indexes into the plan's sheet, -1 when not in it */
+  int host;            /* a plan with hosts: the run's host (an index into
+                          data_counter_hosts' list), -1 when none */
   unsigned char fate;  /* a data_fate (one byte: a million runs are held) */
-  unsigned char fills; /* fills round `round` of the plan (see above) */
-  char what;           /* DATA_NOT_IN_SHEET: 'w'orkload, 'a'rm or 's'ource */
+  unsigned char fills; /* fills round `round` of the plan (of its host) */
+  char what;           /* DATA_NOT_IN_SHEET: 'w'orkload, 'a'rm, 's'ource
+                          or 'h'ost */
 } data_run_fate;
 
 /* Runs of one workload and arm under the plan. Counts are of runs. */
 typedef struct data_tally {
   char *workload, *arm;
   int in_sheet; /* both are in the plan's sheet */
-  long planned; /* the plan's runs for the workload (0: no cap) */
+  long planned; /* the plan's runs for the workload (0: no cap); with
+                   hosts, of every host together in the experiment's
+                   tallies, of one in a host's */
   long counted; /* valid runs within the plan: those analysed */
   long invalid, superseded, not_in_sheet, beyond;
   long imported;  /* of the counted, imported ones */
@@ -296,10 +327,17 @@ typedef struct data_status {
   int imported;            /* imported runs are counted */
   int amended_after_data;  /* an amendment was filed after data existed */
   int unverified;          /* set by the caller: the data did not verify */
+  /* A plan with hosts: its hosts, how many of them have not run all their
+   * planned runs, and those in words ("n3 9/20, n2 19/20"; hosts of a
+   * count not yet named as "2 hosts not named yet"), cut to fit. */
+  long hosts, hosts_short;
+  char short_hosts[160];
 } data_status;
 
 /** The status line of st: "COMPLETE", or e.g. "INCOMPLETE (23/180) ·
- * INTERRUPTED". Writes at most cap bytes (NUL included) to out. */
+ * INTERRUPTED"; with hosts, the hosts short of their plan follow the
+ * count ("INCOMPLETE (49/60; n3 9/20)"). Writes at most cap bytes (NUL
+ * included) to out. */
 void data_status_line(const data_status *st, char *out, size_t cap);
 /** 1 when verdicts on these data are provisional (incomplete or quick). */
 int data_status_provisional(const data_status *st);
@@ -352,6 +390,27 @@ core_status data_counter_end(data_counter *c, const data_batch_state *batches,
 /** Frees n tallies and the array; NULL-safe. */
 void data_tally_free(data_tally *t, size_t n);
 
+/* One host of a plan with hosts, as the rule counted its runs. */
+typedef struct data_host_tally {
+  char *name;
+  data_tally *tallies; /* the plan's workloads and arms, in sheet order */
+  size_t n_tallies;
+  data_status status; /* this host's runs against its plan */
+  /* Rounds of workloads prereg runs whose every arm has a run on this
+   * host that fills the plan, and the plan's rounds (at most 3 a
+   * workload when its runs are quick). */
+  long rounds_done, rounds_planned;
+} data_host_tally;
+
+/** After data_counter_end: the hosts of a plan with hosts, in the order
+ * of fate.host (the declared nodes in order, or the hosts of a count as
+ * runs named them), each with its tallies and status. OUT: *hosts newly
+ * allocated (data_host_tallies_free), *n; NULL and 0 without hosts.
+ * CORE_ENOMEM only. */
+core_status data_counter_hosts(const data_counter *c, data_host_tally **hosts,
+                               size_t *n, core_err *err);
+void data_host_tallies_free(data_host_tally *h, size_t n);
+
 /* The rule over a loaded rowset: every run and row with its fate. */
 typedef struct data_counted {
   size_t n_runs;
@@ -365,6 +424,8 @@ typedef struct data_counted {
   data_tally *tallies;
   size_t n_tallies;
   data_status status;
+  data_host_tally *hosts; /* a plan with hosts (data_counter_hosts) */
+  size_t n_hosts;
 } data_counted;
 
 /** Applies the rule to rows (in collection order, as data_load_rows
@@ -463,6 +524,11 @@ void data_batch_abandon(data_batch *b);
  *   "none"; source null for none, digest "" for none),
  *   versions {ARM: [{command, exit_code [integer; -1: did not exit],
  *   output}]}, warmup_failures [strings],
+ *   and for a batch across hosts (backend not NULL): backend, job
+ *   [string or null], nodes {NAME: {the node's report (data_node_report),
+ *   scheduler [string or null], boot_id_end [string or null],
+ *   rounds_done, rounds_lost [integers]}}, host_threats, lost_rounds
+ *   [strings],
  * then the keys every frozen batch gets (see data_batch_freeze).
  * Strings are written as valid UTF-8: a byte that is not becomes U+FFFD.
  * Structs rather than a JSON builder: the schema stands here as types,
@@ -499,6 +565,29 @@ typedef struct data_arm_versions {
   size_t n_probes;
 } data_arm_versions;
 
+/* A node of a batch across hosts, as the node runner sees itself at the
+ * preflight (data_node_report). */
+typedef struct data_node_facts {
+  char node[65];          /* the name the plan and the scheduler use */
+  data_host_facts host;   /* load_avg_start: at the preflight */
+  char machine_id[65];    /* /etc/machine-id, "" when unreadable */
+  char boot_id[65];       /* /proc/sys/kernel/random/boot_id */
+  char smt[64];           /* /sys/devices/system/cpu/smt/control, "" */
+  long threads_per_core;  /* siblings / cpu cores of cpu 0, 0: unknown */
+  char cpus_allowed[256]; /* Cpus_allowed_list of the node runner */
+} data_node_facts;
+
+/* One host of a batch across hosts, for its facts. */
+typedef struct data_node_run {
+  const char *name;
+  const char *report;      /* the node's preflight report as it sent it
+                              (a JSON object text), NULL: none came */
+  const char *scheduler;   /* the scheduler's view of the node
+                              (scontrol show node NAME --oneliner), or NULL */
+  const char *boot_id_end; /* the boot_id its last step saw, or NULL */
+  size_t rounds_done, rounds_lost;
+} data_node_run;
+
 typedef struct data_run_facts {
   const char *protocol;
   int sheet_version;
@@ -516,7 +605,35 @@ typedef struct data_run_facts {
   size_t n_versions;
   const char *const *warmup_failures;
   size_t n_warmup_failures;
+  /* A batch across hosts: backend "slurm" (NULL for a batch here and
+   * nothing below is written), the allocation's job id, each host, the
+   * host threats found (hosts that are one machine, a reboot) and the
+   * rounds lost with their node, in words. */
+  const char *backend;
+  const char *job;
+  const data_node_run *nodes;
+  size_t n_nodes;
+  const char *const *host_threats;
+  size_t n_host_threats;
+  const char *const *lost_rounds;
+  size_t n_lost_rounds;
 } data_run_facts;
+
+/** A node's preflight report, one JSON object on one line (no newline
+ * appended): {node, host {as above}, machine_id, boot_id, smt,
+ * threads_per_core, cpus_allowed, images {ARM: {kind, source, digest}},
+ * versions {ARM: [...]}}, appended to out (check out->oom). */
+void data_node_report(const data_node_facts *f, const data_arm_image *images,
+                      size_t n_images, const data_arm_versions *versions,
+                      size_t n_versions, core_buf *out);
+/** Reads back what the coordinator checks in such a report: the facts
+ * (f) and the image digest of each arm of s (OUT: *digests, newly
+ * allocated, one per arm in the sheet's order, "" when the report names
+ * none; free with core_names_free(*digests, s->n_arms)). CORE_EINPUT when
+ * text is not a report. */
+core_status data_node_report_read(const char *text, const proto_sheet *s,
+                                  data_node_facts *f, char ***digests,
+                                  core_err *err);
 
 /** data_batch_freeze with the facts of a run batch (above); frees b. */
 core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,
@@ -537,6 +654,20 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                              const char *file, const char *arm_map,
                              const char *only, size_t *imported,
                              core_err *err);
+
+/* }==== */
+
+/* {==== Rows across hosts (data/hosts.c) ==== */
+
+/** One row as the node runner sends it to the coordinator, on one line:
+ * its CSV record (as a batch holds it) as a JSON string, appended to out
+ * without a newline (check out->oom). */
+void data_row_line(const data_row *r, core_buf *out);
+/** The row of such a text. OUT: *r with newly allocated strings (free
+ * with data_row_free_strings). CORE_EINPUT when text is not one row. */
+core_status data_row_unline(const char *text, data_row *r, core_err *err);
+/** Frees the strings of a row that owns them and zeroes it. */
+void data_row_free_strings(data_row *r);
 
 /* }==== */
 

@@ -111,14 +111,15 @@ static json_t *host_object(const data_host_facts *h, int *failed) {
   return o;
 }
 
-static json_t *images_object(const data_run_facts *f, int *failed) {
+static json_t *images_object(const data_arm_image *images, size_t n,
+                             int *failed) {
   json_t *o = json_object();
   if (!o) {
     *failed = 1;
     return NULL;
   }
-  for (size_t a = 0; a < f->n_images; a++) {
-    const data_arm_image *im = &f->images[a];
+  for (size_t a = 0; a < n; a++) {
+    const data_arm_image *im = &images[a];
     json_t *one = json_object();
     if (!one) {
       *failed = 1;
@@ -132,14 +133,15 @@ static json_t *images_object(const data_run_facts *f, int *failed) {
   return o;
 }
 
-static json_t *versions_object(const data_run_facts *f, int *failed) {
+static json_t *versions_object(const data_arm_versions *versions, size_t n,
+                               int *failed) {
   json_t *o = json_object();
   if (!o) {
     *failed = 1;
     return NULL;
   }
-  for (size_t a = 0; a < f->n_versions; a++) {
-    const data_arm_versions *av = &f->versions[a];
+  for (size_t a = 0; a < n; a++) {
+    const data_arm_versions *av = &versions[a];
     json_t *list = json_array();
     for (size_t k = 0; list && k < av->n_probes; k++) {
       const data_version_probe *vp = &av->probes[k];
@@ -169,6 +171,138 @@ static json_t *strings_array(const char *const *v, size_t n, int *failed) {
   return a;
 }
 
+/* {==== Hosts ==== */
+
+static json_t *node_object(const data_node_facts *f, int *failed) {
+  json_t *o = json_object();
+  if (!o) {
+    *failed = 1;
+    return NULL;
+  }
+  put(o, "node", text(f->node), failed);
+  put(o, "host", host_object(&f->host, failed), failed);
+  put(o, "machine_id", text_or_null(f->machine_id), failed);
+  put(o, "boot_id", text_or_null(f->boot_id), failed);
+  put(o, "smt", text_or_null(f->smt), failed);
+  put(o, "threads_per_core",
+      f->threads_per_core > 0 ? json_integer(f->threads_per_core)
+                              : json_null(),
+      failed);
+  put(o, "cpus_allowed", text_or_null(f->cpus_allowed), failed);
+  return o;
+}
+
+void data_node_report(const data_node_facts *f, const data_arm_image *images,
+                      size_t n_images, const data_arm_versions *versions,
+                      size_t n_versions, core_buf *out) {
+  int failed = 0;
+  data_json_init();
+  json_t *o = node_object(f, &failed);
+  if (o) {
+    put(o, "images", images_object(images, n_images, &failed), &failed);
+    put(o, "versions", versions_object(versions, n_versions, &failed),
+        &failed);
+  }
+  char *js =
+      o && !failed
+          ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | FACTS_PRECISION)
+          : NULL;
+  if (js)
+    core_buf_puts(out, js);
+  else
+    out->oom = 1;
+  core_free(js);
+  json_decref(o);
+}
+
+/* Copies the string o[key] into out (cap bytes), "" when absent. */
+static void get_text(json_t *o, const char *key, char *out, size_t cap) {
+  const char *v = json_string_value(json_object_get(o, key));
+  snprintf(out, cap, "%s", v ? v : "");
+}
+
+core_status data_node_report_read(const char *text, const proto_sheet *s,
+                                  data_node_facts *f, char ***digests,
+                                  core_err *err) {
+  memset(f, 0, sizeof *f);
+  *digests = NULL;
+  data_json_init();
+  json_error_t je;
+  json_t *o = json_loads(text, 0, &je);
+  if (!o || !json_is_object(o) ||
+      !json_is_string(json_object_get(o, "node"))) {
+    json_decref(o);
+    return core_fail(err, CORE_EINPUT, "not a node report: %s",
+                     o ? "no node named" : je.text);
+  }
+  get_text(o, "node", f->node, sizeof f->node);
+  get_text(o, "machine_id", f->machine_id, sizeof f->machine_id);
+  get_text(o, "boot_id", f->boot_id, sizeof f->boot_id);
+  get_text(o, "smt", f->smt, sizeof f->smt);
+  get_text(o, "cpus_allowed", f->cpus_allowed, sizeof f->cpus_allowed);
+  json_t *h = json_object_get(o, "host");
+  get_text(h, "hostname", f->host.hostname, sizeof f->host.hostname);
+  get_text(h, "kernel", f->host.kernel, sizeof f->host.kernel);
+  get_text(h, "cpu_model", f->host.cpu_model, sizeof f->host.cpu_model);
+  get_text(h, "cpu_governor", f->host.cpu_governor,
+           sizeof f->host.cpu_governor);
+  f->host.cores = (long)json_integer_value(json_object_get(h, "cores"));
+  f->threads_per_core =
+      (long)json_integer_value(json_object_get(o, "threads_per_core"));
+  char **d = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *d);
+  json_t *im = json_object_get(o, "images");
+  for (size_t a = 0; d && a < s->n_arms; a++) {
+    const char *v = json_string_value(
+        json_object_get(json_object_get(im, s->arms[a].name), "digest"));
+    if (!(d[a] = core_strdup(v ? v : ""))) {
+      core_names_free(d, a);
+      d = NULL;
+    }
+  }
+  json_decref(o);
+  if (!d)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  *digests = d;
+  return CORE_OK;
+}
+
+/* nodes {NAME: {the node's report, scheduler, boot_id_end, rounds_done,
+ * rounds_lost}}, then job, host_threats, lost_rounds. A report that does
+ * not parse is kept as the string it was. */
+static void put_hosts(json_t *o, const data_run_facts *f, int *failed) {
+  json_t *nodes = json_object();
+  if (!nodes) {
+    *failed = 1;
+    return;
+  }
+  for (size_t i = 0; i < f->n_nodes; i++) {
+    const data_node_run *n = &f->nodes[i];
+    json_t *one = n->report ? json_loads(n->report, 0, NULL) : NULL;
+    if (one && !json_is_object(one)) {
+      json_decref(one);
+      one = NULL;
+    }
+    if (!one) {
+      one = json_object();
+      put(one, "report", text(n->report), failed);
+    }
+    put(one, "scheduler", text(n->scheduler), failed);
+    put(one, "boot_id_end", text(n->boot_id_end), failed);
+    put(one, "rounds_done", json_integer((json_int_t)n->rounds_done), failed);
+    put(one, "rounds_lost", json_integer((json_int_t)n->rounds_lost), failed);
+    put(nodes, n->name, one, failed);
+  }
+  put(o, "backend", text(f->backend), failed);
+  put(o, "job", text(f->job), failed);
+  put(o, "nodes", nodes, failed);
+  put(o, "host_threats",
+      strings_array(f->host_threats, f->n_host_threats, failed), failed);
+  put(o, "lost_rounds",
+      strings_array(f->lost_rounds, f->n_lost_rounds, failed), failed);
+}
+
+/* }==== */
+
 /* The facts in the documented order; NULL when out of memory. */
 static json_t *run_facts_object(const data_batch *b, const data_run_facts *f) {
   int failed = 0;
@@ -192,11 +326,14 @@ static json_t *run_facts_object(const data_batch *b, const data_run_facts *f) {
   put(o, "runs_valid", json_integer((json_int_t)f->runs_valid), &failed);
   put(o, "runs_invalid", json_integer((json_int_t)f->runs_invalid), &failed);
   put(o, "order", text(f->order), &failed);
-  put(o, "images", images_object(f, &failed), &failed);
-  put(o, "versions", versions_object(f, &failed), &failed);
+  put(o, "images", images_object(f->images, f->n_images, &failed), &failed);
+  put(o, "versions", versions_object(f->versions, f->n_versions, &failed),
+      &failed);
   put(o, "warmup_failures",
       strings_array(f->warmup_failures, f->n_warmup_failures, &failed),
       &failed);
+  if (f->backend)
+    put_hosts(o, f, &failed);
   if (failed) {
     json_decref(o);
     return NULL;

@@ -177,6 +177,34 @@ typedef struct proto_amendment {
   int line;
 } proto_amendment;
 
+/* The hosts block: the whole registered plan is run on every node of a
+ * cluster, the host a declared factor (interface.md, "Hosts"). A sheet
+ * without one runs where prereg runs (declared == 0, all else zero). */
+typedef struct proto_hosts {
+  int declared;
+  char *backend;  /* "slurm" */
+  char **nodes;   /* the nodes by name, in the declared order ... */
+  size_t n_nodes; /* ... or none, and then count of them ... */
+  long count;     /* ... that the scheduler picks (named at the first
+                     allocation; the later batches ask for those) */
+  char *partition, *constraint; /* NULL when not given */
+  double min_completed; /* share (0, 1] of its planned rounds a host must
+                           complete to count */
+  long min_hosts;       /* counted hosts a cross-host estimate needs */
+  /* The cross-host rule: "carries over" when every counted host gives
+   * the same verdict (same_verdict) and the largest host ratio is at
+   * most max_spread times the smallest. */
+  int same_verdict;
+  double max_spread;
+  /* On paper only (run --dry-run --backend kubernetes): the container
+   * image, and the runtimeClassName of each arm (its name when not
+   * listed). */
+  char *k8s_image;
+  char **k8s_arms, **k8s_classes;
+  size_t n_k8s;
+  int line;
+} proto_hosts;
+
 typedef struct proto_sheet {
   char *path; /* as given */
   char *id, *title, *question, *author;
@@ -197,6 +225,7 @@ typedef struct proto_sheet {
   size_t n_metrics;
   proto_amendment *amendments;
   size_t n_amendments;
+  proto_hosts hosts;
   char *text; /* the exact bytes of the file */
   size_t text_len;
   char sha256[CORE_SHA256_HEX]; /* of text */
@@ -225,6 +254,10 @@ void proto_sheet_free(proto_sheet *s);
 /** Index of the arm/workload named name, or -1 (also for NULL). */
 long proto_arm_index(const proto_sheet *s, const char *name);
 long proto_workload_index(const proto_sheet *s, const char *name);
+/** The runtimeClassName of arm a under the kubernetes backend (on
+ * paper): hosts.kubernetes.runtime_classes[arm], else the arm's name.
+ * Borrowed from the sheet. */
+const char *proto_k8s_class(const proto_sheet *s, size_t a);
 /** 1 when the workload declares metric. */
 int proto_workload_has_metric(const proto_workload *w, const char *metric);
 /** 1 when prereg runs w itself: it plans runs (runs > 0), has a cmd,

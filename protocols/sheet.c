@@ -98,10 +98,21 @@ static void free_image(proto_image *img) {
   core_free(img->resident);
 }
 
+static void free_hosts(proto_hosts *h) {
+  core_free(h->backend);
+  free_strv(h->nodes, h->n_nodes);
+  core_free(h->partition);
+  core_free(h->constraint);
+  core_free(h->k8s_image);
+  free_strv(h->k8s_arms, h->n_k8s);
+  free_strv(h->k8s_classes, h->n_k8s);
+}
+
 void proto_sheet_free(proto_sheet *s) {
   if (!s)
     return;
   proto_lua_close(s);
+  free_hosts(&s->hosts);
   core_free(s->path);
   core_free(s->id);
   core_free(s->title);
@@ -171,6 +182,13 @@ void proto_sheet_free(proto_sheet *s) {
 /* }==== */
 
 /* {==== Lookups ==== */
+
+const char *proto_k8s_class(const proto_sheet *s, size_t a) {
+  for (size_t i = 0; i < s->hosts.n_k8s; i++)
+    if (strcmp(s->hosts.k8s_arms[i], s->arms[a].name) == 0)
+      return s->hosts.k8s_classes[i];
+  return s->arms[a].name;
+}
 
 long proto_arm_index(const proto_sheet *s, const char *name) {
   for (size_t i = 0; name && i < s->n_arms; i++)

@@ -124,6 +124,40 @@ void proto_rule_words(const proto_sheet *s, core_buf *out) {
                     r->min_n);
 }
 
+/* The hosts block: where the plan runs, when a host counts, the
+ * cross-host rule. */
+static void hosts_words(const proto_sheet *s, core_buf *out) {
+  const proto_hosts *h = &s->hosts;
+  core_buf_printf(out, "\nHosts      %s: ", h->backend);
+  if (h->n_nodes) {
+    for (size_t i = 0; i < h->n_nodes; i++)
+      core_buf_printf(out, "%s%s", i ? ", " : "", h->nodes[i]);
+  } else {
+    core_buf_printf(out,
+                    "%ld node%s the scheduler picks (named by the "
+                    "first allocation)",
+                    h->count, h->count == 1 ? "" : "s");
+  }
+  if (h->partition)
+    core_buf_printf(out, "; partition %s", h->partition);
+  if (h->constraint)
+    core_buf_printf(out, "; constraint %s", h->constraint);
+  core_buf_puts(out, "\n           every host runs the whole plan; a round "
+                     "never spans hosts\n");
+  core_buf_printf(out,
+                  "           a host counts with at least %g%% of its "
+                  "rounds completed; a cross-host estimate needs %ld "
+                  "counted hosts\n",
+                  h->min_completed * 100, h->min_hosts);
+  core_buf_printf(out,
+                  "           carries over when %sthe largest host ratio "
+                  "is at most %g x the smallest\n",
+                  h->same_verdict ? "every counted host gives the same "
+                                    "verdict and "
+                                  : "",
+                  h->max_spread);
+}
+
 void proto_summary(const proto_sheet *s, core_buf *out) {
   size_t wd, total = 0, warm = 0, nrun = 0, nimport = 0;
   size_t na = s->n_arms;
@@ -278,6 +312,9 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
     claim_words(s, h, out);
     core_buf_puts(out, "\n");
   }
+
+  if (s->hosts.declared)
+    hosts_words(s, out);
 
   core_buf_printf(out, "\nThreats (%zu)\n", s->n_threats);
   for (size_t i = 0; i < s->n_threats; i++)

@@ -296,7 +296,10 @@ static int make_plots(const report_input *in, report_doc *doc) {
       if (!runs_plot(in, doc, s->workloads[w].name, s->workloads[w].metrics[m],
                      doc->n_plots))
         return 0;
-  return 1;
+  /* Across hosts: the host ratios, after the plots above (it grows
+   * doc->plots). */
+  core_err e = {0};
+  return report_host_plots(in, doc, &e) == CORE_OK;
 }
 
 core_status report_render(const report_input *in, report_doc *doc,

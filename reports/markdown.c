@@ -144,7 +144,15 @@ static void status_line(core_buf *b, const report_input *in) {
     core_buf_puts(b, " The verdicts and hypothesis outcomes below are "
                      "**provisional**: the data do not complete the plan.");
   core_buf_puts(b, "\n>\n");
-  if (st->incomplete)
+  if (st->incomplete && st->hosts_short > 0)
+    core_buf_printf(b,
+                    "> - INCOMPLETE: %ld of the %ld runs the plan calls for "
+                    "were collected; every host runs the whole plan, and "
+                    "%ld of the %ld hosts %s not (runs collected of "
+                    "planned: %s).\n",
+                    st->collected, st->planned, st->hosts_short, st->hosts,
+                    st->hosts_short == 1 ? "has" : "have", st->short_hosts);
+  else if (st->incomplete)
     core_buf_printf(b,
                     "> - INCOMPLETE: %ld of the %ld runs the plan calls for "
                     "were collected.\n",
@@ -930,7 +938,8 @@ static void setup_threats(const report_input *in, const report_row_facts *f,
       core_buf_printf(b, " saw %zu different cache states (see Setup).\n", k);
     }
   }
-  if (f->hosts.n > 1) {
+  report_host_threats(in, b, count);
+  if (f->hosts.n > 1 && !in->summary->across) {
     THREAT();
     core_buf_printf(b, "The host changed between batches: %zu hosts (",
                     f->hosts.n);
@@ -1155,6 +1164,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
                   in->n_amendments == 1 ? "" : "s");
   headline(b, in, doc);
   the_data(b, in, doc);
+  report_hosts_section(b, in, doc);
   report_setup(in, f, b);
   arms_and_workloads(b, s);
   rule(b, s);

@@ -121,6 +121,23 @@ double report_text_width(const char *text, double size);
 
 /* }==== */
 
+/* {==== A sheet with hosts (reports/hosts.c) ==== */
+
+/** Appends to doc->plots one plot per cross-host comparison: each host's
+ * ratio and interval, and the cross-host estimate's ("hosts-K-...svg").
+ * Nothing for a sheet without hosts. */
+core_status report_host_plots(const report_input *in, report_doc *doc,
+                              core_err *err);
+/** The "Across hosts" section (nothing without hosts). */
+void report_hosts_section(core_buf *b, const report_input *in,
+                          const report_doc *doc);
+/** The host threats of the batch facts, as "- ..." lines, counted in
+ * *count: hosts that are one machine, a reboot within or between
+ * batches. */
+void report_host_threats(const report_input *in, core_buf *b, size_t *count);
+
+/* }==== */
+
 /** Appends report.md for in to b (the caller's buffer); doc->plots must
  * be filled already (the overview first). */
 void report_markdown(const report_input *in, const report_doc *doc,

@@ -263,9 +263,12 @@ static core_status begin(batch_ctx *c, data_experiment *exp, core_err *err) {
                          .origin = c->origin,
                          .spare = c->spare};
   c->base = (run_row_base){
-      c->s, &c->pre, c->bid,
+      c->s,
+      &c->pre,
+      c->bid,
       exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0,
-      c->p->quick};
+      c->p->quick,
+      NULL};
   c->t_start = core_monotonic();
   for (size_t i = 0; i < c->p->n; i++)
     c->total += c->p->items[i].round > 0 && !c->p->items[i].done;

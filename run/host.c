@@ -116,6 +116,34 @@ void run_host_facts(data_host_facts *h) {
   h->cores = sysconf(_SC_NPROCESSORS_ONLN);
 }
 
+/* threads per core from cpu 0's "siblings" and "cpu cores", 0 when
+ * /proc/cpuinfo does not say. */
+static long threads_per_core(void) {
+  char sib[32], cores[32];
+  if (!proc_field("/proc/cpuinfo", "siblings", sib, sizeof sib) ||
+      !proc_field("/proc/cpuinfo", "cpu cores", cores, sizeof cores))
+    return 0;
+  long a = strtol(sib, NULL, 10), b = strtol(cores, NULL, 10);
+  return a > 0 && b > 0 ? a / b : 0;
+}
+
+void run_node_facts(data_node_facts *f, const char *node) {
+  memset(f, 0, sizeof *f);
+  snprintf(f->node, sizeof f->node, "%s", node);
+  run_host_facts(&f->host);
+  f->host.has_load_start = run_load_avg(f->host.load_avg_start);
+  read_line("/etc/machine-id", f->machine_id, sizeof f->machine_id);
+  run_boot_id(f->boot_id, sizeof f->boot_id);
+  read_line("/sys/devices/system/cpu/smt/control", f->smt, sizeof f->smt);
+  f->threads_per_core = threads_per_core();
+  proc_field("/proc/self/status", "Cpus_allowed_list", f->cpus_allowed,
+             sizeof f->cpus_allowed);
+}
+
+void run_boot_id(char *out, size_t cap) {
+  read_line("/proc/sys/kernel/random/boot_id", out, cap);
+}
+
 /* }==== */
 
 /* {==== Page cache ==== */

@@ -31,10 +31,7 @@ static uint64_t fnv1a64(const char *s) {
   return h;
 }
 
-void run_round_order(unsigned long seed, const char *workload, long round,
-                     size_t n, size_t *order) {
-  uint64_t s = (uint64_t)seed * 0x9E3779B97F4A7C15ULL ^ fnv1a64(workload) ^
-               (uint64_t)round;
+static void shuffle(uint64_t s, size_t n, size_t *order) {
   for (size_t i = 0; i < n; i++)
     order[i] = i;
   for (size_t i = n; i > 1; i--) {
@@ -43,6 +40,24 @@ void run_round_order(unsigned long seed, const char *workload, long round,
     order[i - 1] = order[j];
     order[j] = t;
   }
+}
+
+void run_round_order(unsigned long seed, const char *workload, long round,
+                     size_t n, size_t *order) {
+  shuffle((uint64_t)seed * 0x9E3779B97F4A7C15ULL ^ fnv1a64(workload) ^
+              (uint64_t)round,
+          n, order);
+}
+
+/* The host's hash is rotated by 32 bits so that a host and a workload of
+ * the same name do not cancel out. */
+void run_host_round_order(unsigned long seed, const char *host,
+                          const char *workload, long round, size_t n,
+                          size_t *order) {
+  uint64_t h = fnv1a64(host);
+  shuffle((uint64_t)seed * 0x9E3779B97F4A7C15ULL ^ fnv1a64(workload) ^
+              (uint64_t)round ^ (h << 32 | h >> 32),
+          n, order);
 }
 
 /* }==== */
@@ -61,38 +76,82 @@ long run_plan_warmups(const proto_workload *w, int quick) {
   return quick && w->warmup > 1 ? 1 : w->warmup;
 }
 
-static int push(run_plan *p, size_t w, size_t a, long round, long warm) {
+static int push(run_plan *p, size_t host, size_t w, size_t a, long round,
+                long warm) {
   run_plan_item *nv = core_grow(p->items, &p->cap, p->n, sizeof *nv, 64);
   if (!nv)
     return 0;
   p->items = nv;
-  p->items[p->n++] = (run_plan_item){w, a, round, warm, 0, NULL};
+  p->items[p->n++] = (run_plan_item){w, a, round, warm, host, 0, NULL};
   p->planned += round > 0;
   return 1;
 }
 
-/* The runs of workload w, appended; 0 when out of memory. */
-static int plan_workload(run_plan *p, const proto_sheet *s, size_t w,
-                         size_t *order) {
+/* The runs of workload w on host (an index into p->hosts; 0 for a plan
+ * without hosts), appended; 0 when out of memory. */
+static int plan_workload(run_plan *p, const proto_sheet *s, size_t host,
+                         size_t w, size_t *order) {
   const proto_workload *wl = &s->workloads[w];
   long runs = run_plan_rounds(wl, p->quick);
   long warm = run_plan_warmups(wl, p->quick);
   int ok = 1;
   for (long k = 1; k <= warm; k++)
     for (size_t a = 0; a < s->n_arms; a++)
-      ok &= push(p, w, a, 0, k);
+      ok &= push(p, host, w, a, 0, k);
   if (wl->order == PROTO_ORDER_BLOCKED) {
     for (size_t a = 0; a < s->n_arms; a++)
       for (long r = 1; r <= runs; r++)
-        ok &= push(p, w, a, r, 0);
+        ok &= push(p, host, w, a, r, 0);
   } else {
     for (long r = 1; r <= runs; r++) {
-      run_round_order(s->rule.seed, wl->name, r, s->n_arms, order);
+      if (p->n_hosts)
+        run_host_round_order(s->rule.seed, p->hosts[host], wl->name, r,
+                             s->n_arms, order);
+      else
+        run_round_order(s->rule.seed, wl->name, r, s->n_arms, order);
       for (size_t i = 0; i < s->n_arms; i++)
-        ok &= push(p, w, order[i], r, 0);
+        ok &= push(p, host, w, order[i], r, 0);
     }
   }
   return ok;
+}
+
+/* Every host runs the whole plan, host after host in the item list (the
+ * backend runs the hosts side by side). */
+static core_status plan_items(run_plan *p, const proto_sheet *s,
+                              core_err *err) {
+  size_t *order = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *order);
+  if (!order)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  int ok = 1;
+  size_t hosts = p->n_hosts ? p->n_hosts : 1;
+  for (size_t h = 0; h < hosts && ok; h++)
+    for (size_t w = 0; w < s->n_workloads && ok; w++) {
+      const proto_workload *wl = &s->workloads[w];
+      if (run_workload_runnable(wl) &&
+          (!p->only || strcmp(p->only, wl->name) == 0))
+        ok = plan_workload(p, s, h, w, order);
+    }
+  core_free(order);
+  return ok ? CORE_OK : core_fail(err, CORE_ENOMEM, "out of memory");
+}
+
+core_status run_plan_set_hosts(run_plan *p, const proto_sheet *s,
+                               const char *const *hosts, size_t n,
+                               core_err *err) {
+  core_names_free(p->hosts, p->n_hosts);
+  p->hosts = NULL;
+  p->n_hosts = 0;
+  p->n = p->planned = p->collected = 0;
+  if (!n)
+    return core_fail(err, CORE_EINPUT, "a plan across hosts needs a host");
+  if (!(p->hosts = core_calloc(n, sizeof *p->hosts)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  for (; p->n_hosts < n; p->n_hosts++)
+    if (!(p->hosts[p->n_hosts] = core_strdup(hosts[p->n_hosts])))
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+  p->hosts_pending = 0;
+  return plan_items(p, s, err);
 }
 
 core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
@@ -100,21 +159,20 @@ core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
   memset(p, 0, sizeof *p);
   p->quick = quick;
   p->only = only;
-  size_t *order = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *order);
-  if (!order)
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  int ok = 1;
-  for (size_t w = 0; w < s->n_workloads && ok; w++) {
-    const proto_workload *wl = &s->workloads[w];
-    if (run_workload_runnable(wl) && (!only || strcmp(only, wl->name) == 0))
-      ok = plan_workload(p, s, w, order);
+  const proto_hosts *h = &s->hosts;
+  if (h->declared && h->n_nodes)
+    return run_plan_set_hosts(p, s, (const char *const *)h->nodes, h->n_nodes,
+                              err);
+  if (h->declared) {
+    p->hosts_pending = 1; /* named by the allocation */
+    return CORE_OK;
   }
-  core_free(order);
-  return ok ? CORE_OK : core_fail(err, CORE_ENOMEM, "out of memory");
+  return plan_items(p, s, err);
 }
 
 void run_plan_free(run_plan *p) {
   core_free(p->items);
+  core_names_free(p->hosts, p->n_hosts);
   memset(p, 0, sizeof *p);
 }
 
@@ -123,46 +181,68 @@ void run_plan_free(run_plan *p) {
 /* {==== What is collected ==== */
 
 /* Marks the recorded runs whose rounds are filled (data_count_run
- * decides, as for every command; the exit codes of the run that filled
- * it are kept, for reference parity on --resume), then the warm-ups of
- * workloads with nothing left to run. */
-static core_status mark_done(const data_experiment *exp, const proto_sheet *s,
-                             run_plan *p, const data_rowset *rs,
-                             core_err *err) {
-  data_counted c;
-  int upto = exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0;
-  core_status st = data_count_rows(s, exp, upto, rs, &c, err);
-  if (st != CORE_OK)
-    return st;
-  for (size_t i = 0; i < c.n_runs; i++) {
-    const data_run_fate *f = &c.runs[i];
-    const data_row *r = &rs->rows[c.run_first[i]];
-    if (!f->fills)
+ * decides, as for every command, and with hosts a run fills its own
+ * host's round only; the exit codes of the run that filled it are kept,
+ * for reference parity on --resume), then the warm-ups of workloads with
+ * nothing left to run on their host. */
+static void mark_filled(run_plan *p, const data_counted *c,
+                        const data_rowset *rs) {
+  for (size_t i = 0; i < c->n_runs; i++) {
+    const data_run_fate *f = &c->runs[i];
+    const data_row *r = &rs->rows[c->run_first[i]];
+    const char *host = f->host >= 0 ? c->hosts[f->host].name : NULL;
+    if (!f->fills || (p->n_hosts && !host))
       continue;
     for (size_t k = 0; k < p->n; k++) {
       run_plan_item *it = &p->items[k];
       if (it->round == r->round && (long)it->workload == f->workload &&
-          (long)it->arm == f->arm) {
+          (long)it->arm == f->arm &&
+          (!p->n_hosts || strcmp(p->hosts[it->host], host) == 0)) {
         it->done = 1;
         if (!it->collected_exit_code)
           it->collected_exit_code = r->exit_code;
       }
     }
   }
-  data_counted_free(&c);
   for (size_t k = 0; k < p->n; k++) {
     if (p->items[k].round != 0)
       continue;
     int left = 0;
     for (size_t j = 0; j < p->n && !left; j++)
       left = p->items[j].workload == p->items[k].workload &&
-             p->items[j].round > 0 && !p->items[j].done;
+             p->items[j].host == p->items[k].host && p->items[j].round > 0 &&
+             !p->items[j].done;
     p->items[k].done = !left;
   }
   p->collected = 0;
   for (size_t k = 0; k < p->n; k++)
     p->collected += p->items[k].round > 0 && p->items[k].done;
-  return CORE_OK;
+}
+
+core_status run_plan_mark(run_plan *p, const data_experiment *exp,
+                          const proto_sheet *s, const data_rowset *rs,
+                          core_err *err) {
+  data_counted c;
+  int upto = exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0;
+  core_status st = data_count_rows(s, exp, upto, rs, &c, err);
+  if (st != CORE_OK)
+    return st;
+  /* Hosts by count were named by the first allocation: the rule knows
+   * them from the runs collected since (in the order they first came). */
+  if (p->hosts_pending && c.n_hosts) {
+    const char **names = core_calloc(c.n_hosts, sizeof *names);
+    if (!names)
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    for (size_t h = 0; names && h < c.n_hosts; h++)
+      names[h] = c.hosts[h].name;
+    if (names)
+      st = run_plan_set_hosts(p, s, names, c.n_hosts, err);
+    core_free(names);
+  }
+  if (st == CORE_OK)
+    mark_filled(p, &c, rs);
+  data_counted_free(&c);
+  return st;
 }
 
 core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
@@ -184,7 +264,7 @@ core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
   }
   if ((st = data_load_rows(exp, rows, err)) != CORE_OK)
     return st;
-  return mark_done(exp, s, p, rows, err);
+  return run_plan_mark(p, exp, s, rows, err);
 }
 
 /* }==== */

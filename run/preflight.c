@@ -139,8 +139,10 @@ static core_status tree_digest(const run_image *img, size_t a,
              : core_fail(err, CORE_ENOMEM, "out of memory");
 }
 
+/* The image of arm a; its digest computed, or given (the node runner's
+ * steps after the preflight of their batch) when given is not NULL. */
 static core_status image_of(const proto_sheet *s, run_image *img, size_t a,
-                            core_err *err) {
+                            const char *given, core_err *err) {
   const proto_arm *arm = &s->arms[a];
   const proto_image *im =
       (arm->image.tree || arm->image.digest_cmd) ? &arm->image : &s->image;
@@ -160,6 +162,10 @@ static core_status image_of(const proto_sheet *s, run_image *img, size_t a,
                : core_fail(err, CORE_ENOMEM, "out of memory");
   if (!(ai->source = run_expand(s, tmpl, &x, err)))
     return err->status;
+  if (given)
+    return (ai->digest = core_strdup(given))
+               ? CORE_OK
+               : core_fail(err, CORE_ENOMEM, "out of memory");
   return im->tree ? tree_digest(img, a, arm, ai, err)
                   : digest_of(arm, ai, err);
 }
@@ -235,11 +241,11 @@ static core_status versions_of(const proto_sheet *s, data_arm_versions *av,
 
 /* }==== */
 
-core_status run_preflight_check(const proto_sheet *s, const run_plan *p,
-                                run_preflight *pre, core_err *err) {
+/* What the runs left need of this machine: the cgroup parent, dropping
+ * the caches. */
+static core_status machine_ok(const proto_sheet *s, const run_plan *p,
+                              run_preflight *pre, core_err *err) {
   int need_cold = 0, need_cg = 0;
-  core_status st;
-  memset(pre, 0, sizeof *pre);
   for (size_t i = 0; i < p->n; i++)
     if (!p->items[i].done) {
       const proto_workload *w = &s->workloads[p->items[i].workload];
@@ -248,21 +254,45 @@ core_status run_preflight_check(const proto_sheet *s, const run_plan *p,
     }
   if (need_cg && !(pre->cgparent = run_cgroup_parent(err)))
     return err->status;
-  if (need_cold && (st = run_can_drop_caches(err)) != CORE_OK)
-    return st;
-  if ((st = requires_ok(s, err)) != CORE_OK)
+  return need_cold ? run_can_drop_caches(err) : CORE_OK;
+}
+
+static core_status preflight(const proto_sheet *s, const run_plan *p,
+                             char *const *given, run_preflight *pre,
+                             core_err *err) {
+  core_status st;
+  memset(pre, 0, sizeof *pre);
+  if ((st = machine_ok(s, p, pre, err)) != CORE_OK ||
+      (!given && (st = requires_ok(s, err)) != CORE_OK))
     return st;
   size_t n = s->n_arms ? s->n_arms : 1;
   if (!(pre->img = core_calloc(n, sizeof *pre->img)) ||
       !(pre->vers = core_calloc(n, sizeof *pre->vers)))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   for (size_t a = 0; a < s->n_arms; a++)
-    if ((st = image_of(s, pre->img, a, err)) != CORE_OK)
+    if ((st = image_of(s, pre->img, a, given ? given[a] : NULL, err)) !=
+        CORE_OK)
       return st;
-  for (size_t a = 0; a < s->n_arms; a++)
+  for (size_t a = 0; a < s->n_arms; a++) {
+    if (given) {
+      pre->vers[a].arm = s->arms[a].name;
+      continue;
+    }
     if ((st = versions_of(s, &pre->vers[a], a, err)) != CORE_OK)
       return st;
+  }
   return CORE_OK;
+}
+
+core_status run_preflight_check(const proto_sheet *s, const run_plan *p,
+                                run_preflight *pre, core_err *err) {
+  return preflight(s, p, NULL, pre, err);
+}
+
+core_status run_preflight_given(const proto_sheet *s, const run_plan *p,
+                                char *const *digests, run_preflight *pre,
+                                core_err *err) {
+  return preflight(s, p, digests, pre, err);
 }
 
 void run_preflight_free(run_preflight *pre, size_t n_arms) {

@@ -47,7 +47,7 @@ static int fill_row(data_row *r, const run_row_base *base,
   r->seq = seq;
   r->run_id = core_strdup(run_id);
   r->started_at = core_strdup(o->started);
-  r->host = (char *)run_host_name();
+  r->host = (char *)(base->host ? base->host : run_host_name());
   r->image_digest = base->pre->img[item->arm].digest;
   r->cache_policy = (char *)(w->cache == PROTO_CACHE_COLD ? "cold" : "warm");
   r->cache_state = core_strdup(o->cache_state);

@@ -207,6 +207,12 @@ void run_host_facts(data_host_facts *h);
  * as the kernel prints them). Returns 1, or 0 (and zeros) when they
  * cannot be read. OUT: avg. */
 int run_load_avg(double avg[3]);
+/** The facts of this machine as a node named node of a plan across
+ * hosts: the host's (load at the call), machine-id, boot_id, SMT,
+ * threads per core, the CPUs this process may use. */
+void run_node_facts(data_node_facts *f, const char *node);
+/** This boot's /proc/sys/kernel/random/boot_id, "" when unreadable. */
+void run_boot_id(char *out, size_t cap);
 /** The host name (static buffer). */
 const char *run_host_name(void);
 /** "Cached:" of /proc/meminfo in MiB, or -1. */
@@ -237,7 +243,9 @@ core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
 typedef enum run_event_kind {
   RUN_EVENT_RUN,           /* a recorded run ended */
   RUN_EVENT_WARMUP_FAILED, /* a warm-up failed (the batch goes on) */
-  RUN_EVENT_NOTES          /* notes of the recovery of unfinished batches */
+  RUN_EVENT_NOTES,         /* notes of the recovery of unfinished batches */
+  RUN_EVENT_HOST           /* a batch across hosts: a host was lost, or a
+                              host threat was found (text) */
 } run_event_kind;
 
 /* What the engine reports while it works: a run finished (with the
@@ -245,6 +253,8 @@ typedef enum run_event_kind {
  * pointer is borrowed for the call. */
 typedef struct run_event {
   run_event_kind kind;
+  const char *host;           /* a batch across hosts: the host (RUN,
+                                 WARMUP_FAILED, HOST), else NULL */
   const char *workload, *arm; /* RUN, WARMUP_FAILED */
   long round;                 /* RUN: its round; WARMUP_FAILED: the
                                  warm-up's number */
@@ -284,6 +294,20 @@ void run_round_order(unsigned long seed, const char *workload, long round,
   "interleaved rounds: Fisher-Yates with splitmix64 seeded by seed * "        \
   "0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round (run/plan.c)"
 
+/** The arm order of one round on one host of a plan across hosts: as
+ * run_round_order, with the host's name mixed into the seed,
+ *   seed * 0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round ^
+ *   rotl64(fnv1a64(host), 32)
+ * so that each (host, workload, round) has an order of its own that
+ * anyone can re-derive from the sheet and the host's name. */
+void run_host_round_order(unsigned long seed, const char *host,
+                          const char *workload, long round, size_t n,
+                          size_t *order);
+#define RUN_HOST_ORDER_TEXT                                                   \
+  "interleaved rounds per host: Fisher-Yates with splitmix64 seeded by "      \
+  "seed * 0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round ^ "                  \
+  "rotl64(fnv1a64(host), 32) (run/plan.c)"
+
 /** 1 when `prereg run` has something to run for w
  * (proto_workload_runs_itself); a workload without is filled by `prereg
  * import`. */
@@ -298,6 +322,7 @@ typedef struct run_plan_item {
   size_t workload, arm; /* indexes into the sheet */
   long round;           /* 1-based; 0 for a warm-up */
   long warm;            /* the warm-up's number when round == 0 */
+  size_t host;          /* index into the plan's hosts; 0 without */
   int done;             /* already collected (counted, never run again) */
   /* A collected recorded run: its exit codes ("0;1"), borrowed from the
    * rows given to run_plan_collect; NULL otherwise. */
@@ -306,14 +331,20 @@ typedef struct run_plan_item {
 
 /* Per workload: the warm-ups (round-robin over the arms), then the
  * rounds: every arm once per round in the order run_round_order draws
- * (interleaved), or each arm's rounds in a row (blocked). */
+ * (interleaved), or each arm's rounds in a row (blocked). A sheet with
+ * hosts crosses that plan with its hosts: every host runs all of it, in
+ * orders of its own (run_host_round_order), the items host after host. */
 typedef struct run_plan {
   run_plan_item *items;
   size_t n, cap;
-  int quick;        /* at most 3 rounds and 1 warm-up per workload */
-  const char *only; /* the one workload, or NULL (borrowed) */
-  size_t planned;   /* recorded runs (round > 0) */
-  size_t collected; /* of those, already collected (run_plan_collect) */
+  char **hosts; /* the hosts the plan crosses (owned), none: here */
+  size_t n_hosts;
+  int hosts_pending; /* hosts by count, not yet named: no items until
+                        run_plan_set_hosts */
+  int quick;         /* at most 3 rounds and 1 warm-up per workload */
+  const char *only;  /* the one workload, or NULL (borrowed) */
+  size_t planned;    /* recorded runs (round > 0) */
+  size_t collected;  /* of those, already collected (run_plan_collect) */
 } run_plan;
 
 /** Builds the plan of the runnable workloads of s (only one, when only is
@@ -322,6 +353,13 @@ typedef struct run_plan {
 core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
                            run_plan *p, core_err *err);
 void run_plan_free(run_plan *p);
+
+/** (Re)builds the items of p, crossed with the n hosts named (copied):
+ * for a sheet whose hosts are a count, once the allocation named them.
+ * Nothing of p is collected afterwards (call run_plan_collect). */
+core_status run_plan_set_hosts(run_plan *p, const proto_sheet *s,
+                               const char *const *hosts, size_t n,
+                               core_err *err);
 
 /** Marks what the experiment already holds: with recover, first freezes
  * batches a crash left unfinished (data_recover; its notes go to progress
@@ -353,6 +391,61 @@ void run_commands_free(run_commands *c);
 
 /* }==== */
 
+/* {==== The node runner (run/node.c) ==== */
+
+/* A batch across hosts measures on the nodes: each step the coordinator
+ * starts there runs `prereg node-run`, which calls one of these and
+ * sends each line they hand over, whole and at once, back on its output
+ * (the lines are documented in run/node.c). */
+
+/** The first word of the first line of every step. */
+#define RUN_NODE_HELLO "prereg-node 1"
+/** The node runner sends "alive" this often (seconds) while it works. */
+#define RUN_NODE_HEARTBEAT_S 5.0
+
+/* Where the lines go: line(ctx, text, err) sends text and a newline;
+ * an error stops the runner. */
+typedef struct run_node_sink {
+  core_status (*line)(void *ctx, const char *text, core_err *err);
+  void *ctx;
+} run_node_sink;
+
+/** The node's preflight for the plan of s on host: every arm's
+ * `requires`, the image digests, `versions`, the machine checks, then a
+ * "facts" line with the node's facts and what it found; a failure is
+ * also sent as a "refused" line. */
+core_status run_node_preflight(const proto_sheet *s, const char *host,
+                               int quick, const run_node_sink *out,
+                               core_err *err);
+
+/* One step: one round of one workload on one host. */
+typedef struct run_node_req {
+  const char *host;     /* the node's name in the plan */
+  const char *batch;    /* the batch's id */
+  const char *bdir;     /* the batch's folder, absolute, shared with the
+                           coordinator: per-run files go there */
+  int version;          /* the sheet version the rows are collected under */
+  int quick;            /* the plan of run --quick */
+  const char *workload; /* the workload, and ... */
+  long round;           /* ... its round; 0: its warm-ups */
+  const char *arms;     /* the arms to run, "a,b" (NULL: every arm) */
+  const char *ref_exit; /* the reference arm's exit codes collected
+                           earlier when it is not run again, or NULL */
+  long seq;             /* the first run's place in the host's order */
+  char *const *digests; /* per arm: the digest the node's preflight
+                           found ("" for none) */
+} run_node_req;
+
+/** Runs the round's runs in the plan's order for q->host (warm-ups are
+ * not recorded; a failed one is sent as a "warmup" line), then sends the
+ * round's rows (after parity for expect_exit = "reference") and its end
+ * marker. CORE_EINTERRUPT, and no end marker,
+ * when run_cancel stopped it. */
+core_status run_node_round(const proto_sheet *s, const run_node_req *q,
+                           const run_node_sink *out, core_err *err);
+
+/* }==== */
+
 /* {==== A batch (run/batch.c) ==== */
 
 typedef struct run_batch_result {
@@ -375,6 +468,34 @@ core_status run_batch(data_experiment *exp, const proto_sheet *s,
                       const run_plan *p, int resume,
                       const run_progress *progress, run_batch_result *res,
                       core_err *err);
+
+/** The plan across hosts p of s as Kubernetes objects, on paper (run
+ * --dry-run --backend kubernetes; see run/kube.c): a ConfigMap with the
+ * sheet, then one Pod per run left (one per arm for its warm-ups) in the
+ * plan's order, pinned by nodeName, its arm as runtimeClassName
+ * (proto_k8s_class), multi-document YAML appended to out. CORE_EUSAGE
+ * when the hosts are a count not yet named. */
+core_status run_kube_manifest(const proto_sheet *s, const run_plan *p,
+                              core_buf *out, core_err *err);
+
+/** run_batch for a plan across hosts (a sheet with hosts, backend
+ * "slurm"): jobs of this experiment a killed coordinator left are
+ * cancelled, one exclusive allocation of the hosts with rounds left is
+ * made (for hosts by count, the first one names them), the node runner's
+ * preflight runs on each (a refusal, a node that does not answer, or an
+ * image digest unlike the others' or the earlier rows' refuses the batch
+ * before anything is written), then one step per (host, workload, round)
+ * runs, the hosts side by side. A round's rows are appended when its end
+ * marker comes; a round whose step ended without it is kept as invalid
+ * rows (DATA_NODE_LOST) and its host runs nothing more: its rounds left
+ * wait for run --resume (CORE_ERUN naming the host). The allocation is
+ * released and the batch frozen with every node's facts whatever
+ * happened. rows: the rows run_plan_collect loaded (alive for the call).
+ * OUT: *res. */
+core_status run_slurm_batch(data_experiment *exp, const proto_sheet *s,
+                            run_plan *p, const data_rowset *rows, int resume,
+                            const run_progress *progress,
+                            run_batch_result *res, core_err *err);
 
 /* }==== */
 

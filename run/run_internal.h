@@ -12,6 +12,18 @@
 #define RUN_OUTPUT_LIMIT ((size_t)1 << 20) /* per stream and run */
 #define RUN_GRACE_S 2.0                    /* SIGTERM -> SIGKILL */
 
+/* {==== The plan ==== */
+
+/** Marks the runs of p that rows of exp already fill, as the counting
+ * rule says (run_plan_collect does once it has loaded them); hosts by
+ * count not yet named are named by the rows. rows must outlive p's
+ * use. */
+core_status run_plan_mark(run_plan *p, const data_experiment *exp,
+                          const proto_sheet *s, const data_rowset *rows,
+                          core_err *err);
+
+/* }==== */
+
 /* {==== Commands ==== */
 
 /** proto_expand, with out of memory as an error too. Returns a newly
@@ -48,6 +60,14 @@ typedef struct run_preflight {
  * on error). */
 core_status run_preflight_check(const proto_sheet *s, const run_plan *p,
                                 run_preflight *pre, core_err *err);
+/** The preflight of a step of a batch across hosts, after the node's
+ * preflight of that batch (run_preflight_check) said what it found: the
+ * machine is checked again (cgroups, cold caches), the image digests
+ * are taken as given (one per arm, "" for none), nothing else is run.
+ * OUT: *pre as run_preflight_check. */
+core_status run_preflight_given(const proto_sheet *s, const run_plan *p,
+                                char *const *digests, run_preflight *pre,
+                                core_err *err);
 void run_preflight_free(run_preflight *pre, size_t n_arms);
 
 /* }==== */
@@ -104,6 +124,35 @@ core_status run_measure(run_setting *set, const run_plan_item *item,
 
 /* }==== */
 
+/* {==== The scheduler's commands (run/child.c) ==== */
+
+/* A child process started from an argv, in a process group of its own,
+ * stdin /dev/null, stdout and stderr on pipes (out, err: our ends, -1
+ * once closed), killed by SIGTERM if we die. */
+typedef struct run_child {
+  int pid; /* -1 once reaped */
+  int out, err;
+  int status; /* once reaped: exit code, 128 + signal, -1 unknown */
+} run_child;
+
+/** Starts argv[0] (looked up in PATH). OUT: *c. */
+core_status run_child_spawn(const char *const argv[], run_child *c,
+                            core_err *err);
+/** SIGKILLs the child's group. */
+void run_child_kill(run_child *c);
+/** Reaps the child (waiting when wait); 1 once reaped (status set). */
+int run_child_reap(run_child *c, int wait);
+/** Closes our ends of its pipes. */
+void run_child_close(run_child *c);
+/** Runs argv to its end, within timeout_s (then killed: *code -1): its
+ * stdout into out and stderr into errout (either may be NULL: dropped).
+ * OUT: *code its exit code (128 + signal when killed by one). */
+core_status run_child_tool(const char *const argv[], core_buf *out,
+                           core_buf *errout, int *code, double timeout_s,
+                           core_err *err);
+
+/* }==== */
+
 /* {==== Rows (run/rows.c) ==== */
 
 /* What every row of a batch shares. */
@@ -113,6 +162,8 @@ typedef struct run_row_base {
   const char *bid;
   int version; /* the sheet version the rows are collected under */
   int quick;
+  const char *host; /* the rows' host: the plan's name for the node in a
+                       batch across hosts; NULL: this machine's name */
 } run_row_base;
 
 /* A growing list of rows whose own strings (run_id, started_at,

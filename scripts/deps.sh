@@ -14,13 +14,25 @@ test="r-cran-boot python3-scipy python3-numpy hyperfine valgrind
   libreoffice-calc-nogui chromium fonts-dejavu-core clang libclang-rt-14-dev
   strace golang-go libbenchmark-dev g++ poppler-utils"
 
+# A private Slurm cluster on loopback for the tests across hosts
+# (scripts/slurm/start.sh). The packages' postinst scripts would start a
+# system munged (and slurmd, slurmctld) through invoke-rc.d: installing
+# them runs under a policy-rc.d that refuses, so nothing is left running.
+slurm="slurmctld slurmd slurm-client munge"
+# kubectl parses the Kubernetes manifests of run --dry-run --backend
+# kubernetes offline; any kubectl will do (Debian's is kubernetes-client).
+k8s="kubernetes-client"
+
 want=""
+daemons=0
 for group in "$@"; do
   case "$group" in
     build) want="$want $build" ;;
     demo) want="$want $demo" ;;
     test) want="$want $test" ;;
-    *) echo "deps.sh: unknown group '$group' (build, demo, test)" >&2; exit 2 ;;
+    slurm) want="$want $slurm"; daemons=1 ;;
+    k8s) command -v kubectl > /dev/null || want="$want $k8s" ;;
+    *) echo "deps.sh: unknown group '$group' (build, demo, test, slurm, k8s)" >&2; exit 2 ;;
   esac
 done
 
@@ -39,6 +51,14 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps.sh: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
+# No package may start a system daemon: a policy-rc.d that refuses every
+# start, ours only if the machine has none (and removed afterwards).
+guard=/usr/sbin/policy-rc.d
+if [ "$daemons" = 1 ] && [ ! -e "$guard" ]; then
+  printf '#!/bin/sh\n# written by prereg scripts/deps.sh while it installs\nexit 101\n' > "$guard"
+  chmod 755 "$guard"
+  trap 'rm -f "$guard"' EXIT
+fi
 # apt-get update once per machine boot is enough; a stale list fails below.
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -475,8 +475,64 @@ static void test_errors(void) {
   }
 }
 
+/* The two-level bootstrap across hosts: exact where the answer is known,
+ * the same numbers from the same seed, errors rather than NaN ratios. */
+static void test_hosts_bootstrap(void) {
+  double one[] = {1, 1, 1, 1}, two[] = {2, 2, 2, 2}, four[] = {4, 4, 4};
+  double zero[] = {0, 0, 0}, lo, hi, lo2, hi2;
+  core_err err = {0};
+  /* Every host's ratio is 2 whatever is drawn: the CI is [2, 2]. */
+  const double *r3[] = {one, one, one}, *c3[] = {two, two, two};
+  size_t n4[] = {4, 4, 4};
+  CHECK(analysis_bootstrap_hosts(r3, n4, c3, n4, 3, 2000, 0.95, 7, &lo, &hi,
+                                 &err) == CORE_OK);
+  CHECK_NEAR(lo, 2, 1e-12);
+  CHECK_NEAR(hi, 2, 1e-12);
+  /* Two hosts of ratio 1 and 4: a replicate is 1, 2 or 4 with chances
+   * 1/4, 1/2, 1/4 (drawing hosts is the only randomness left), so the
+   * 95% interval is [1, 4]; a single-level bootstrap of the pooled runs
+   * would not see that the hosts differ. */
+  const double *r2[] = {one, one}, *c2[] = {one, four};
+  size_t nr[] = {4, 4}, nc[] = {4, 3};
+  CHECK(analysis_bootstrap_hosts(r2, nr, c2, nc, 2, 4000, 0.95, 7, &lo, &hi,
+                                 &err) == CORE_OK);
+  CHECK_NEAR(lo, 1, 1e-12);
+  CHECK_NEAR(hi, 4, 1e-12);
+  CHECK(analysis_bootstrap_hosts(r2, nr, c2, nc, 2, 4000, 0.5, 7, &lo2, &hi2,
+                                 &err) == CORE_OK);
+  CHECK(lo2 >= 1 && hi2 <= 4 && lo2 <= 2 && hi2 >= 2);
+  /* Same seed, same numbers; noisy values. */
+  double a[] = {1.0, 1.2, 0.9, 1.1, 1.05}, b[] = {2.1, 1.9, 2.4, 2.0, 2.2};
+  double c[] = {1.5, 1.4, 1.6, 1.55}, d[] = {2.9, 3.3, 3.1, 3.0};
+  const double *ra[] = {a, c}, *ca[] = {b, d};
+  size_t na[] = {5, 4};
+  CHECK(analysis_bootstrap_hosts(ra, na, ca, na, 2, 1000, 0.95, 11, &lo, &hi,
+                                 &err) == CORE_OK);
+  CHECK(analysis_bootstrap_hosts(ra, na, ca, na, 2, 1000, 0.95, 11, &lo2, &hi2,
+                                 &err) == CORE_OK);
+  CHECK(lo == lo2 && hi == hi2 && lo < hi);
+  CHECK(lo > 1.5 && hi < 2.6);
+  /* A host whose reference median is 0, or a host without values. */
+  const double *rz[] = {one, zero}, *cz[] = {two, two};
+  size_t nz[] = {4, 3};
+  CHECK(analysis_bootstrap_hosts(rz, nz, cz, nz, 2, 100, 0.95, 1, &lo, &hi,
+                                 &err) == CORE_ESTATS);
+  CHECK(isnan(lo) && isnan(hi));
+  size_t n0[] = {4, 0};
+  CHECK(analysis_bootstrap_hosts(r2, n0, c2, nc, 2, 100, 0.95, 1, &lo, &hi,
+                                 &err) == CORE_ESTATS);
+  for (long k = 0; k < 4; k++) {
+    core_mem_fail_after(k, 1);
+    core_status st = analysis_bootstrap_hosts(r3, n4, c3, n4, 3, 100, 0.95, 7,
+                                              &lo, &hi, &err);
+    core_mem_fail_after(-1, 0);
+    CHECK(st == CORE_OK || st == CORE_ENOMEM);
+  }
+}
+
 int main(void) {
   analysis_init();
+  test_hosts_bootstrap();
   test_median();
   test_f1();
   test_f2();

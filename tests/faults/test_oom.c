@@ -77,6 +77,26 @@ static const char sheet_text[] =
     "  amendments = { { date = \"2026-10-21\", why = \"Add nice.\" } },\n"
     "}\n";
 
+/* A sheet with hosts, for the counting rule per host and the analysis
+ * and report across hosts. */
+static const char hosts_text[] =
+    "protocol {\n"
+    "  id = \"oomhosts\", title = \"Across hosts\",\n"
+    "  question = \"Does every failure come back, per host?\",\n"
+    "  arms = { { name = \"bare\", reference = true },\n"
+    "           { name = \"env\", run = \"env {cmd}\" } },\n"
+    "  workloads = { { name = \"startup\", runs = 6, cmd = \"true\" } },\n"
+    "  rule = { resamples = 200, seed = 3, verdicts = {\n"
+    "      { \"slower\", ci_excludes = 1, ratio_above = 1.1 } } },\n"
+    "  hypotheses = {\n"
+    "    { id = \"H1\", says = \"env is slower\", workload = \"startup\",\n"
+    "      metric = \"wall_s\", arms = { \"env\" }, claim = at_least(1.2) } "
+    "},\n"
+    "  hosts = { backend = \"slurm\", nodes = { \"n1\", \"n2\", \"n3\" },\n"
+    "    min_completed = 0.8, min_hosts = 2,\n"
+    "    across = { same_verdict = true, max_spread = 1.5 } },\n"
+    "}\n";
+
 /* Prints the first line where two texts differ (for diagnosis). */
 static void show_diff(const char *a, const char *b) {
   size_t line = 1, i = 0;
@@ -213,6 +233,33 @@ static void add_row(data_rowset *rs, const char *w, const char *arm,
   r->metric = core_strdup(metric);
   r->value = valid ? v : NAN;
   r->has_value = valid;
+}
+
+/* Rows of the hosts sheet: n1 whole, n2 short of its last round and with
+ * a row from a host not the sheet's, n3 with its first round twice
+ * (beyond its plan) and a lost node's run. */
+static void make_host_rows(data_rowset *rs) {
+  static const char *const arms[] = {"bare", "env"};
+  static const char *const hosts[] = {"n1", "n2", "n3"};
+  memset(rs, 0, sizeof *rs);
+  for (int h = 0; h < 3; h++)
+    for (long i = 1; i <= 6 + (h == 2); i++)
+      for (int a = 0; a < 2; a++) {
+        if (h == 1 && i == 6)
+          continue;
+        add_row(rs, "startup", arms[a], "wall_s", h == 2 && i == 7 ? 1 : i,
+                0.001 * (1 + a * 0.5) * (1 + 0.01 * (double)(i + h)), 1);
+        core_free(rs->rows[rs->n - 1].host);
+        rs->rows[rs->n - 1].host = core_strdup(hosts[h]);
+      }
+  add_row(rs, "startup", "bare", "wall_s", 2, 0.001, 1);
+  core_free(rs->rows[rs->n - 1].host);
+  rs->rows[rs->n - 1].host = core_strdup("n9");
+  add_row(rs, "startup", "env", "wall_s", 6, 0.001, 0);
+  core_free(rs->rows[rs->n - 1].host);
+  core_free(rs->rows[rs->n - 1].reason);
+  rs->rows[rs->n - 1].host = core_strdup("n2");
+  rs->rows[rs->n - 1].reason = core_strdup("node lost: no end of the round");
 }
 
 static void make_rows(data_rowset *rs) {
@@ -436,13 +483,47 @@ int main(void) {
   CHECK(report_render(&in, &doc, &err) == CORE_OK);
   CHECK(mkdtemp(dir) != NULL);
 
+  /* Across hosts: the rule per host, each host's analysis, the entries
+   * across hosts and the report's section of them. */
+  proto_sheet *hs =
+      proto_sheet_load_text("hosts.lua", hosts_text, strlen(hosts_text), &err);
+  data_rowset hrows;
+  analysis_summary *hsum = NULL;
+  report_input hin;
+  report_doc hdoc;
+  char *want_hosts = NULL;
+  CHECK(hs != NULL);
+  make_host_rows(&hrows);
+  if (hs && analysis_run(hs, hs, NULL, &hrows, 1, &hsum, &err) == CORE_OK)
+    want_hosts = summary_json(hsum);
+  CHECK(want_hosts != NULL);
+  /* The rule per host: n2 short of its plan, named; n3 beyond its own. */
+  CHECK(want_hosts && strstr(want_hosts, "INCOMPLETE (34/36; n2 10/12)"));
+  CHECK(want_hosts && strstr(want_hosts, "BEYOND PLAN"));
+  CHECK(want_hosts && strstr(want_hosts, "host 'n9' is not one of the"));
+  memset(&hin, 0, sizeof hin);
+  hin.sheet = hs;
+  hin.summary = hsum;
+  hin.rows = &hrows;
+  CHECK(hsum && report_render(&hin, &hdoc, &err) == CORE_OK);
+
   for (int sticky = 1; sticky >= 0; sticky--) {
     sweep_sheet(sticky, want_sheet);
     sweep_analysis(s, &rows, sticky, want_summary);
     sweep_render(&in, &doc, sticky);
     sweep_write(&in, &doc, dir, 1, sticky);
     sweep_write(&in, &doc, dir, 0, sticky);
+    if (want_hosts) {
+      sweep_analysis(hs, &hrows, sticky, want_hosts);
+      sweep_render(&hin, &hdoc, sticky);
+    }
   }
+  if (hsum)
+    report_doc_free(&hdoc);
+  analysis_summary_free(hsum);
+  data_rowset_free(&hrows);
+  proto_sheet_free(hs);
+  core_free(want_hosts);
 
   report_doc_free(&doc);
   analysis_summary_free(sum);

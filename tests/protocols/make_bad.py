@@ -297,6 +297,21 @@ CASES = {
       sub(('{ date = "2026-01-02", why = "A reason." },', '{ date = "2026-01-02", why = "A reason." },\n    { date = "2025-12-31", why = "Earlier?" },'))),
   "amend_supersedes_unknown": ("supersedes names an undeclared workload",
       sub(('why = "A reason." }', 'why = "A reason.", supersedes = { "startpu" } }'))),
+  # --- hosts ---
+  "hosts_nodes_and_count": ("hosts given both by name and by count",
+      sub(('  amendments = {', '  hosts = { backend = "slurm", nodes = { "n1", "n2" }, count = 2,\n    min_completed = 0.9, across = { max_spread = 1.2 } },\n  amendments = {'))),
+  "hosts_no_across": ("hosts without the cross-host rule",
+      sub(('  amendments = {', '  hosts = { backend = "slurm", nodes = { "n1", "n2" }, min_completed = 0.9 },\n  amendments = {'))),
+  "hosts_backend": ("a backend prereg does not run on",
+      sub(('  amendments = {', '  hosts = { backend = "kubernetes", nodes = { "n1" }, min_completed = 0.9,\n    across = { max_spread = 1.2 } },\n  amendments = {'))),
+  "hosts_share_zero": ("a host counts with no completed round",
+      sub(('  amendments = {', '  hosts = { backend = "slurm", nodes = { "n1", "n2" }, min_completed = 0,\n    across = { max_spread = 1.2 } },\n  amendments = {'))),
+  "hosts_spread_below_one": ("a spread below 1 can never hold",
+      sub(('  amendments = {', '  hosts = { backend = "slurm", nodes = { "n1", "n2" }, min_completed = 0.9,\n    across = { max_spread = 0.9 } },\n  amendments = {'))),
+  "hosts_node_twice": ("a node listed twice",
+      sub(('  amendments = {', '  hosts = { backend = "slurm", nodes = { "n1", "n1" }, min_completed = 0.9,\n    across = { max_spread = 1.2 } },\n  amendments = {'))),
+  "hosts_class_unknown_arm": ("a runtime class for an arm the sheet lacks",
+      sub(('  amendments = {', '  hosts = { backend = "slurm", nodes = { "n1", "n2" }, min_completed = 0.9,\n    across = { max_spread = 1.2 },\n    kubernetes = { runtime_classes = { nise = "gvisor" } } },\n  amendments = {'))),
 }
 
 here = os.path.dirname(os.path.abspath(__file__))

@@ -22,7 +22,7 @@ cleanup() {
   "$S/stop.sh" "$T/a" > /dev/null 2>&1
   [ -n "${KEEP:-}" ] || rm -rf "$T"
 }
-trap 'rc=$?; cleanup; (exit $rc); test_verdict' EXIT
+on_exit cleanup
 t0=$EPOCHREALTIME
 since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 
