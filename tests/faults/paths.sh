@@ -189,6 +189,46 @@ expect 1 "process list link: the run cannot freeze it" timeout 60 "$PREREG" run 
 check_grep "process list link: named, not written" "b0001-0001.procs.tsv: is a symbolic link, not a regular file" "$out"
 check "process list link: the outside unchanged" untouched
 
+scenario "report BUNDLE --out DIR: planted names in and beside DIR"
+fresh 12
+outside 12
+"$PREREG" import s.lua imp.csv --data "$D" >/dev/null || bad "bundle out: import"
+"$PREREG" publish s.lua --data "$D" --out "$T/pt12.tar.gz" >/dev/null || bad "bundle out: publish"
+R=$T/rep12
+mkdir -p "$R" "$T/tmp12"
+export TMPDIR=$T/tmp12 # where the bundle is extracted; checked empty at the end
+# Names earlier versions wrote through, and a link for each file the
+# report writes: the report must not write through any of them.
+ln -s "$O/file" "$R/.prereg-write-probe"
+ln -s "$O/dir/inner" "$R/.report.xlsx.tmp"
+expect 0 "bundle out, old temporary names: report works" "$PREREG" report "$T/pt12.tar.gz" --out "$R"
+check "bundle out, old temporary names: the targets unchanged" untouched
+check "bundle out, old temporary names: report.xlsx is a file of its own" bash -c "[ -f '$R/report.xlsx' ] && [ ! -L '$R/report.xlsx' ]"
+check "bundle out, old temporary names: the links left as they were" bash -c "[ \"\$(readlink '$R/.prereg-write-probe')\" = '$O/file' ] && [ \"\$(readlink '$R/.report.xlsx.tmp')\" = '$O/dir/inner' ]"
+for f in report.xlsx report.html; do
+  rm -f "$R/$f"
+  ln -s "$O/file" "$R/$f"
+  md_before=$(sha256sum "$R/report.md")
+  expect 1 "bundle out, link as $f: refused" "$PREREG" report "$T/pt12.tar.gz" --out "$R"
+  check_grep "bundle out, link as $f: names it" "$f: is a symbolic link" "$out"
+  check "bundle out, link as $f: still the link" test -L "$R/$f"
+  check "bundle out, link as $f: the target unchanged" untouched
+  check "bundle out, link as $f: nothing else replaced" bash -c "[ \"\$(sha256sum '$R/report.md')\" = '$md_before' ]"
+  rm -f "$R/$f"
+done
+# The staging folder beside DIR is named after prereg's pid: exec keeps
+# the shell's, so the planted link is at the very name prereg uses.
+before=$(cd "$R" && sha256sum -- * | sort)
+expect 1 "bundle out, link as the staging folder: refused" bash -c \
+  "ln -s '$O/dir' '$T/.rep12.tmp.'\$\$ && exec '$PREREG' report '$T/pt12.tar.gz' --out '$R'"
+check_grep "bundle out, link as the staging folder: names it" "\.rep12\.tmp\.[0-9]+: cannot create the report's staging folder" "$out"
+check "bundle out, link as the staging folder: the target unchanged" untouched
+check "bundle out, link as the staging folder: the link left" bash -c "ls -d '$T'/.rep12.tmp.* | grep -q . && [ -L \"\$(ls -d '$T'/.rep12.tmp.* | head -1)\" ]"
+check "bundle out, link as the staging folder: the report folder unchanged" bash -c "[ \"\$(cd '$R' && sha256sum -- * | sort)\" = '$before' ]"
+check "bundle out: no extracted copy left ($(ls -A "$TMPDIR"))" test -z "$(ls -A "$TMPDIR")"
+unset TMPDIR
+rm -f "$T"/.rep12.tmp.*
+
 scenario "report: the disk fills up half-way"
 fresh 10
 "$PREREG" import s.lua imp.csv --data "$D" >/dev/null || bad "import"
