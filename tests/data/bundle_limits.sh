@@ -3,8 +3,8 @@
 # itself. Through the real binary: verify streams a 256 MiB batch and a
 # 1 GiB report member with memory that does not grow with them; analyze of
 # such a bundle never writes the report member to disk, refuses data past
-# PREREG_BUNDLE_MAX_MIB, and its temporary copy is removed also when it is
-# killed by SIGINT, SIGTERM or SIGHUP.
+# PREREG_BUNDLE_MAX_MIB, and its temporary copy (analyze's, report's) is
+# removed also when it is killed by SIGINT, SIGTERM or SIGHUP.
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -171,17 +171,21 @@ TMPDIR=$T/tmp PREREG_BUNDLE_MAX_MIB=8 expect 0 "under a larger cap" \
 # }====
 
 # {==== killed while it holds the copy: the copy goes too ====
+# analyze, and report (which holds the copy while it analyses and renders;
+# its report folder is outside the copy, so it survives it).
+for cmd in analyze report; do
 for sig in INT TERM HUP; do
-  check "analyze killed by SIG$sig leaves no copy" python3 - "$PREREG" "$sig" "$T/tmp" <<'PY'
+  check "$cmd killed by SIG$sig leaves no copy" python3 - "$PREREG" "$cmd" "$sig" "$T/tmp" "$T/rep-$sig" <<'PY'
 import glob, os, signal, subprocess, sys, time
-prereg, sig, tmp = sys.argv[1:4]
+prereg, cmd, sig, tmp, rep = sys.argv[1:6]
 env = dict(os.environ, TMPDIR=tmp, PREREG_THREADS="1")
-p = subprocess.Popen([prereg, "analyze", "small.tar.gz", "--json"], env=env,
+args = ["--json"] if cmd == "analyze" else ["--out", rep]
+p = subprocess.Popen([prereg, cmd, "small.tar.gz"] + args, env=env,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 t0 = time.time()
 while not glob.glob(tmp + "/prereg-bundle-*/big/versions/v0.lua"):
     if p.poll() is not None or time.time() - t0 > 20:
-        sys.exit("the copy never appeared while analyze ran")
+        sys.exit("the copy never appeared while %s ran" % cmd)
     time.sleep(0.01)
 time.sleep(0.1)  # the analysis has begun; it takes seconds
 p.send_signal(getattr(signal, "SIG" + sig))
@@ -191,6 +195,9 @@ assert rc == -getattr(signal, "SIG" + sig), "exit %s" % rc
 assert not left, left
 PY
 done
+done
+check "a killed report wrote no report ($(ls -d rep-* 2>/dev/null))" \
+  bash -c '! ls rep-*/report.md >/dev/null 2>&1'
 # }====
 
-done_testing 15
+done_testing 19
