@@ -178,5 +178,48 @@ check "metrics: no FIFO or link left in the batch" bash -c "[ -z \"\$(find '$T/d
 check "metrics: verify passes" "$PREREG" verify met.lua --data "$T/dm"
 expect 0 "metrics: --resume is not blocked" capped "$PREREG" run met.lua --data "$T/dm" --resume
 
+
+scenario "SIGTERM to a run whose commands make \$PREREG_METRICS a link to /dev/zero or a FIFO"
+cat >term.lua <<'LUA'
+protocol {
+  id = "tm", title = "Metrics, then SIGTERM", question = "Does it end?", author = "t",
+  arms = { { name = "a", reference = true }, { name = "b" }, { name = "c" } },
+  workloads = {
+    { name = "zero", runs = 4, cmd = "sh -c 'ln -s /dev/zero \"$PREREG_METRICS\"; sleep 0.2'" },
+    { name = "fifo", runs = 4, cmd = "sh -c 'mkfifo \"$PREREG_METRICS\"; sleep 0.2'" },
+  },
+  rule = { estimator = "median", confidence = 0.95, resamples = 200, seed = 3,
+           verdicts = { { "slower", ci_excludes = 1 } } },
+}
+LUA
+"$PREREG" register term.lua --data "$T/dt" >/dev/null || bad "register"
+# Capped as above but without timeout(1), so that $! is prereg itself
+# (timeout would take the SIGTERM); it is killed below if it hangs.
+(if [ $ASAN = 0 ]; then ulimit -v 3000000; fi
+ exec "$PREREG" run term.lua --data "$T/dt") >term.out 2>term.err &
+pid=$!
+# SIGTERM once both kinds of metrics file have been met: a reader stuck
+# in the first one would never get here, and is sent SIGTERM all the same.
+for ((i = 0; i < 400; i++)); do
+  csv=$T/dt/tm/batches/b0001.csv
+  [ -f "$csv" ] && grep -q ',zero,' "$csv" && grep -q ',fifo,' "$csv" && break
+  sleep 0.05
+done
+check "SIGTERM: both kinds of metrics file were met before it" bash -c "grep -q ',zero,' '$csv' && grep -q ',fifo,' '$csv'"
+kill -TERM $pid
+t0=$(date +%s.%N)
+for ((i = 0; i < 100; i++)); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+dt=$(since "$t0")
+check "SIGTERM: prereg ends promptly (${dt}s)" below "$dt" 5
+kill -KILL $pid 2>/dev/null
+wait $pid; rc=$?
+check "SIGTERM: exit 1, as an interrupted run (rc=$rc)" [ $rc -eq 1 ]
+check_grep "SIGTERM: says interrupted and how to go on" "interrupted.*--resume" "$(cat term.err)"
+check "SIGTERM: the batch is frozen" [ -z "$(find "$T/dt/tm/batches" -name 'b*.csv' -perm -u+w)" ]
+check "SIGTERM: no FIFO or link left in the batch" bash -c "[ -z \"\$(find '$T/dt/tm/batches' ! -type f ! -type d)\" ]"
+check "SIGTERM: verify passes" "$PREREG" verify term.lua --data "$T/dt"
+check "SIGTERM: nothing doubled" env ALLOW_MISSING=1 bash -c "$(declare -f plan_check); plan_check '$T/dt/tm' zero:4:wall_s fifo:4:wall_s"
+expect 0 "SIGTERM: --resume finishes the batch" capped "$PREREG" run term.lua --data "$T/dt" --resume
+check "SIGTERM: after --resume, every run exactly once" plan_check "$T/dt/tm" zero:4:wall_s fifo:4:wall_s
 report_scenarios
-done_testing 60
+done_testing 70
