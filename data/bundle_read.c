@@ -1010,6 +1010,10 @@ static void cleanup_on_signals(void) {
   }
 }
 
+void data_bundle_copies_remove(void) {
+  cleanup_at_exit();
+}
+
 static int remember(char ***list, size_t *n, char *s) {
   static int registered;
   char **v = core_realloc(*list, (*n + 1) * sizeof *v);

@@ -781,6 +781,13 @@ core_status data_bundle_verify(const char *path, core_buf *report,
 core_status data_bundle_extract(const char *path, char **data_dir,
                                 char **sheet_path, core_err *err);
 
+/** Removes now every temporary copy this process extracted (what exit
+ * and SIGINT, SIGTERM and SIGHUP do), and frees the paths
+ * data_resolve_input handed out: none of them may be used afterwards.
+ * For a process that reads many bundles, such as a fuzzer: the copies of
+ * one process are limited to a few. */
+void data_bundle_copies_remove(void);
+
 /** 1 when arg names a bundle (ends in .tar.gz or .tgz), else 0. */
 int data_is_bundle(const char *arg);
 

@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-12}
 [ $# -gt 0 ] && shift
-TARGETS=${*:-sheet batch import_csv import_json import_go manifest sheet_cost}
+TARGETS=${*:-sheet batch import_csv import_json import_go manifest sheet_cost bundle}
 BUILD=${FUZZ_BUILD:-build-fuzz}
 JOBS=${JOBS:-2}
 
@@ -32,7 +32,16 @@ dict_for() {
   case "$1" in
     sheet|sheet_cost) echo tests/fuzz/sheet.dict ;;
     import_json) echo tests/fuzz/json.dict ;;
+    bundle) echo tests/fuzz/bundle.dict ;;
     *) echo tests/fuzz/csv.dict ;;
+  esac
+}
+
+# A real bundle's tar stream (the bundle target's seed) is about 100 KiB.
+max_len_for() {
+  case "$1" in
+    bundle) echo 262144 ;;
+    *) echo 65536 ;;
   esac
 }
 
@@ -52,7 +61,7 @@ for t in $TARGETS; do
   TMPDIR=$SCRATCH ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" \
-      -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len_for "$t")" \
       -print_final_stats=1 -dict="$(dict_for "$t")" \
       -artifact_prefix="$art" "$work" "tests/fuzz/corpus/$t" \
       >"$log" 2>&1 || rc=$?

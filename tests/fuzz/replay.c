@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "usage: fuzz_replay FOLDER...  (folders named after "
             "a target: sheet, batch, import_csv, import_json, import_go, "
-            "manifest, sheet_cost)\n");
+            "manifest, sheet_cost, bundle)\n");
     return 2;
   }
   for (int i = 1; i < argc; i++) {

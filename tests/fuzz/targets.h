@@ -20,8 +20,10 @@ typedef struct fuzz_target {
  * data_verify), import_csv, import_json (hyperfine and Google Benchmark)
  * and import_go (data_import_only into a registered experiment),
  * manifest (data_manifest_load, data_verify, data_report_inputs_load)
- * and sheet_cost (Lua given long strings to work on, as a sheet and as
- * its function claim, each bounded in CPU time). */
+ * sheet_cost (Lua given long strings to work on, as a sheet and as its
+ * function claim, each bounded in CPU time) and bundle (a bundle file, or
+ * the tar stream inside one, through what `prereg verify BUNDLE` calls:
+ * data_bundle_verify, then report_verify_bundle). */
 extern const fuzz_target fuzz_targets[];
 
 /** The target called name, or NULL. */
