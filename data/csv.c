@@ -681,6 +681,18 @@ static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
                        name, line, cols[18], f[18]);
     r->has_value = 1;
   }
+  /* prereg writes only UTF-8 (csv_field): other bytes in a row were put
+   * there by hand, and would reach the reports and the workbook's XML. */
+  for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+    const char *field = f[slot_col[i]];
+    size_t len = strlen(field), bad = core_utf8_invalid(field, len);
+    if (bad < len)
+      return core_fail(err, CORE_EINPUT,
+                       "%s:%ld: %s: not valid UTF-8 at byte %zu (0x%02X); "
+                       "prereg writes only UTF-8, so the file was edited",
+                       name, line, cols[slot_col[i]], bad + 1,
+                       (unsigned)(unsigned char)field[bad]);
+  }
   for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
     const char *field = f[slot_col[i]];
     /* Pooled strings are shared and read-only; the cast only fits the

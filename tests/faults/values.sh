@@ -140,6 +140,61 @@ for n in z.namelist():
     if n.endswith(".xml") or n.endswith(".rels"):
         minidom.parseString(z.read(n))
 PY
+# The bundle of these data: published, verified, its workbook well-formed.
+expect 0 "bytes: publish" "$PREREG" publish s.lua --data "$D" --out "$T/vl9.tar.gz"
+expect 0 "bytes: verify BUNDLE" "$PREREG" verify "$T/vl9.tar.gz"
+check "bytes: every part of the bundle's report.xlsx is well-formed XML" python3 - "$T/vl9.tar.gz" <<'PY'
+import io, sys, tarfile, zipfile
+from xml.dom import minidom
+t = tarfile.open(sys.argv[1])
+z = zipfile.ZipFile(io.BytesIO(t.extractfile("vl/report/report.xlsx").read()))
+parts = [n for n in z.namelist() if n.endswith(".xml") or n.endswith(".rels")]
+assert parts, z.namelist()
+for n in parts:
+    minidom.parseString(z.read(n))
+PY
+
+scenario "a frozen batch edited to hold bytes that are not UTF-8, its digests signed anew"
+fresh 10
+"$PREREG" import s.lua note8.csv --data "$D" >/dev/null || bad "edited: import"
+# Row 2 of the batch (line 3) gets a host with a byte 0xFF; the batch's
+# facts and the MANIFEST are given the new digests, so only the bytes
+# themselves are wrong.
+python3 - "$E" <<'PY' || bad "edited: the edit"
+import hashlib, os, re, sys
+os.chdir(sys.argv[1])
+for f in ("batches", "batches/b0001.csv", "batches/b0001.json", "MANIFEST"):
+    os.chmod(f, 0o755 if os.path.isdir(f) else 0o644)
+lines = open("batches/b0001.csv", "rb").read().split(b"\n")
+f = lines[2].split(b",")
+f[10] = b"h\xffst"
+lines[2] = b",".join(f)
+csv = b"\n".join(lines)
+open("batches/b0001.csv", "wb").write(csv)
+facts = re.sub(rb'"csv_sha256": "[0-9a-f]+"',
+               b'"csv_sha256": "%s"' % hashlib.sha256(csv).hexdigest().encode(),
+               open("batches/b0001.json", "rb").read())
+open("batches/b0001.json", "wb").write(facts)
+new = {"batches/b0001.csv": csv, "batches/b0001.json": facts}
+man = []
+for l in open("MANIFEST").read().splitlines():
+    name = l.split("  ", 1)[1]
+    man.append("%s  %s" % (hashlib.sha256(new[name]).hexdigest(), name) if name in new else l)
+open("MANIFEST", "w").write("\n".join(man) + "\n")
+for f in ("batches/b0001.csv", "batches/b0001.json", "MANIFEST", "batches"):
+    os.chmod(f, 0o555 if os.path.isdir(f) else 0o444)
+PY
+where="vl/batches/b0001.csv:3: host: not valid UTF-8 at byte 2 \(0xFF\)"
+expect 1 "edited: verify finds it" "$PREREG" verify s.lua --data "$D"
+check_grep "edited: verify names the file, line and field" "$where" "$out"
+expect 1 "edited: publish refuses" "$PREREG" publish s.lua --data "$D" --out "$T/vl10.tar.gz"
+check_grep "edited: publish names the file, line and field" "$where" "$out"
+check_grep "edited: publish says nothing was published" "nothing was published" "$out"
+check "edited: no bundle written" test ! -e "$T/vl10.tar.gz"
+expect 2 "edited: analyze refuses" "$PREREG" analyze s.lua --data "$D" --json
+check_grep "edited: analyze names the file, line and field" "$where" "$out"
+expect 1 "edited: report refuses" "$PREREG" report s.lua --data "$D"
+check "edited: no report written" test ! -e "$E/report/report.xlsx"
 
 scenario "one value per arm"
 fresh 6
