@@ -1,10 +1,13 @@
-/* test_core.c: status, memory injection, buffers, SHA-256, files, tree
- * removal, UTC times, numbers and Markdown for people.
+/* test_core.c: status, memory injection, buffers, SHA-256, files, reads
+ * that stop at a failed allocation, tree removal, UTC times, numbers and
+ * Markdown for people.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,6 +109,80 @@ static void test_sha(void) {
   core_free(f);
   CHECK(core_sha256_file("/nonexistent/x", hex, &err) == CORE_EIO);
   CHECK(strstr(err.msg, "/nonexistent/x: cannot open") != NULL);
+}
+
+/* The bytes this process has read so far (rchar of /proc/self/io), less
+ * those this very reading of it adds. */
+static long long bytes_read(void) {
+  char buf[1024];
+  const char *p;
+  int fd = open("/proc/self/io", O_RDONLY);
+  ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = '\0';
+  p = strstr(buf, "rchar: ");
+  return p ? atoll(p + 7) : -1;
+}
+
+/* Once an allocation fails, core_read_file returns CORE_ENOMEM at once:
+ * it reads nothing more (a device or a growing file would otherwise be
+ * read on, into a buffer that cannot grow). What the process read is
+ * counted by the kernel, so "nothing more" is measured, not assumed. */
+static void test_read_after_oom(void) {
+  char dir[] = "/tmp/prereg-test-oom-XXXXXX";
+  char *f, *text = (char *)"unset", *big;
+  size_t len = 99, big_len = 1 << 20;
+  long long before, used;
+  core_err err = {0};
+  CHECK(mkdtemp(dir) != NULL);
+  f = core_path_join(dir, "big");
+  big = calloc(big_len, 1);
+  CHECK(big != NULL);
+  CHECK(core_write_file_atomic(f, big, big_len, 0644, &err) == CORE_OK);
+  free(big);
+  /* The first allocation (room for the file, from its size) fails: not
+   * one byte is read. */
+  for (int sticky = 0; sticky < 2; sticky++) {
+    before = bytes_read();
+    core_mem_fail_after(0, sticky);
+    CHECK(core_read_file(f, &text, &len, &err) == CORE_ENOMEM);
+    used = bytes_read() - before;
+    CHECK(core_mem_failures() == 1);
+    core_mem_fail_after(-1, 0);
+    CHECK(text == NULL && len == 0);
+    CHECK(strstr(err.msg, "/big: out of memory reading it") != NULL);
+    CHECK(before >= 0);
+    /* Only bytes_read's own reading of /proc/self/io, under 1 KiB. */
+    CHECK(used >= 0 && used < 1024);
+  }
+  /* A file whose size fstat does not know (/proc says 0) is read into
+   * 4 KiB + 1 and grown: the growth fails, and the read stops there. */
+  if (access("/proc/self/smaps", R_OK) == 0) {
+    text = NULL;
+    CHECK(core_read_file("/proc/self/smaps", &text, &len, &err) == CORE_OK);
+    CHECK(len > 3 * 4096); /* enough that it must grow */
+    core_free(text);
+    for (int sticky = 0; sticky < 2; sticky++) {
+      text = (char *)"unset";
+      before = bytes_read();
+      core_mem_fail_after(1, sticky);
+      CHECK(core_read_file("/proc/self/smaps", &text, &len, &err) ==
+            CORE_ENOMEM);
+      used = bytes_read() - before;
+      CHECK(core_mem_failures() == 1);
+      core_mem_fail_after(-1, 0);
+      CHECK(text == NULL && len == 0);
+      CHECK(strstr(err.msg, "out of memory reading it") != NULL);
+      /* The 4097 bytes that fitted, and bytes_read's own line. */
+      CHECK(used >= 4097 && used < 4097 + 1024);
+    }
+  }
+  unlink(f);
+  rmdir(dir);
+  core_free(f);
 }
 
 /* A tree as a command may leave it: read-only and closed folders, links
@@ -283,6 +360,7 @@ int main(void) {
   test_status();
   test_mem();
   test_sha();
+  test_read_after_oom();
   test_utc();
   test_fmt_sig();
   test_md_escape();
