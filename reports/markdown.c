@@ -160,6 +160,8 @@ void report_facts_of_rows(const report_input *in, report_row_facts *f) {
     f->runs++;
     if (r->quick)
       f->quick_runs++;
+    if (r->reason && strstr(r->reason, "left running: "))
+      f->leaked_runs++;
     if (r->image_digest && *r->image_digest)
       tally_add(&f->digests, r->arm, r->image_digest);
     if ((r->cache_state && *r->cache_state) ||
@@ -327,6 +329,17 @@ static void detected_threats(const report_input *in, core_buf *b,
       esc(b, s->workloads[i].name);
       core_buf_printf(b, " saw %zu different cache states (see Setup).\n", k);
     }
+  }
+  if (f.leaked_runs) {
+    THREAT();
+    core_buf_printf(b,
+                    "Processes left running: %zu run%s left processes "
+                    "running after %s and %s cleanup had ended (prereg "
+                    "stopped them; those runs are invalid, and their "
+                    "reasons name each process).\n",
+                    f.leaked_runs, f.leaked_runs == 1 ? "" : "s",
+                    f.leaked_runs == 1 ? "it" : "they",
+                    f.leaked_runs == 1 ? "its" : "their");
   }
   if (f.hosts.n > 1) {
     THREAT();

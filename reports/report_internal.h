@@ -28,6 +28,8 @@ typedef struct report_row_facts {
   report_tally hosts;   /* group: "" */
   report_tally_entry digests_v[64], caches_v[64], hosts_v[64]; /* storage */
   size_t runs, quick_runs;
+  size_t leaked_runs; /* runs that left processes running ("left running:"
+                         in their reason), stopped by prereg */
   const char *newest; /* latest started_at, or NULL */
   /* Page cache before the runs (cached_mib=N in cache_state). */
   int has_cached;
