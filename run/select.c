@@ -608,15 +608,33 @@ static int selects_more(const run_sel *sel) {
   return sel && (sel->cgroup || sel->n_cmdline > 0);
 }
 
-/* The live (not zombie) processes sel selects now, besides the tree; 0
- * on error (nothing can be done about what cannot be listed). */
+/* 1 when pid is a process now, and not a zombie. */
+static int is_live(int pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  size_t r = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[r] = 0;
+  char *rp = strrchr(buf, ')');
+  return rp && rp[1] == ' ' && rp[2] && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+/* The live processes sel selects now, besides the tree (a cgroup's list
+ * can name one that has just ended: it is not live, and marked a zombie
+ * here); 0 on error (nothing can be done about what cannot be listed). */
 static size_t live(const run_sel *sel, run_chosen_set *cs) {
   core_err e = {0};
   if (run_select(sel, 0, 0, 0, cs, &e) != CORE_OK)
     return 0;
   size_t n = 0;
-  for (size_t i = 0; i < cs->n; i++)
+  for (size_t i = 0; i < cs->n; i++) {
+    if (!cs->v[i].zombie && !is_live(cs->v[i].pid))
+      cs->v[i].zombie = 1;
     n += !cs->v[i].zombie;
+  }
   return n;
 }
 
