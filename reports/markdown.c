@@ -848,6 +848,93 @@ static void deviations(core_buf *b, const report_input *in) {
                      "so there are no original-rule verdicts to compare.\n\n");
 }
 
+/* The host the data were measured on, from the last batch's facts. */
+static void measured_where(core_buf *b, const report_input *in) {
+  const data_report_inputs *x = in->extra;
+  const data_batch_info *last =
+      x && x->n_batches ? &x->batches[x->n_batches - 1] : NULL;
+  if (!last)
+    return;
+  const char *cpu = data_fact_get(last, "host.cpu_model");
+  const char *cores = data_fact_get(last, "host.cores");
+  const char *mem = data_fact_get(last, "host.mem_total_mib");
+  const char *kernel = data_fact_get(last, "host.kernel");
+  if (!cpu && !kernel) {
+    core_buf_puts(b, "The batches do not record the host they were measured "
+                     "on (imported data).\n\n");
+    return;
+  }
+  core_buf_puts(b, "Measured here on: ");
+  esc(b, cpu ? cpu : "an unrecorded CPU");
+  core_buf_puts(b, ", ");
+  esc(b, cores ? cores : "?");
+  core_buf_puts(b, " cores, ");
+  esc(b, mem ? mem : "?");
+  core_buf_puts(b, " MiB of memory, ");
+  esc(b, kernel ? kernel : "an unrecorded kernel");
+  core_buf_puts(b, " (batch ");
+  esc(b, last->id);
+  core_buf_puts(b, "; the tool versions are under Setup).\n\n");
+}
+
+/* The ratios a publication reports (the sheet's `published`) beside the
+ * ones measured here, with what differs. */
+static void published(core_buf *b, const report_input *in) {
+  const proto_sheet *s = in->sheet;
+  const analysis_summary *a = in->summary;
+  if (s->n_published == 0)
+    return;
+  char conf[32];
+  snprintf(conf, sizeof conf, "%.6g%%", a->confidence * 100);
+  core_buf_puts(b, "## Published and measured\n\n");
+  core_buf_printf(b,
+                  "Each ratio is the arm's median against %s's, on the same "
+                  "workload and metric: as published, and as measured "
+                  "here under this sheet's rule.\n\n",
+                  s->arms[s->reference].name);
+  core_buf_printf(b,
+                  "| Workload | Metric | Arm | Published | Measured | %s CI "
+                  "| Verdict here | Source | What differs |\n"
+                  "|---|---|---|--:|--:|---|---|---|---|\n",
+                  conf);
+  for (size_t i = 0; i < s->n_published; i++) {
+    const proto_published *p = &s->published[i];
+    const analysis_result *r = find_result(a, p->workload, p->metric, p->arm);
+    core_buf_puts(b, "| ");
+    esc(b, p->workload);
+    core_buf_puts(b, " | ");
+    esc(b, p->metric);
+    core_buf_puts(b, " | ");
+    esc(b, p->arm);
+    core_buf_puts(b, " | ");
+    sig(b, p->ratio);
+    core_buf_puts(b, "×");
+    if (p->verdict) {
+      core_buf_puts(b, " (");
+      esc(b, p->verdict);
+      core_buf_puts(b, ")");
+    }
+    if (r && !isnan(r->ratio)) {
+      core_buf_puts(b, " | ");
+      sig(b, r->ratio);
+      core_buf_puts(b, "× | ");
+      sig(b, r->ci_low);
+      core_buf_puts(b, "–");
+      sig(b, r->ci_high);
+      core_buf_puts(b, " | **");
+      esc(b, r->verdict);
+      core_buf_puts(b, "** | ");
+    } else
+      core_buf_puts(b, " | – | – | no data | ");
+    esc(b, p->source);
+    core_buf_puts(b, " | ");
+    esc(b, p->note ? p->note : "");
+    core_buf_puts(b, " |\n");
+  }
+  core_buf_puts(b, "\n");
+  measured_where(b, in);
+}
+
 static void fell(core_buf *b, const report_input *in) {
   const analysis_summary *a = in->summary;
   size_t total = 0;
@@ -995,6 +1082,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
   rule(b, s);
   hypotheses(b, in);
   results(b, in, doc);
+  published(b, in);
   deviations(b, in);
   fell(b, in);
   threats(b, in);
