@@ -24,7 +24,9 @@ E="$T/e"
 # or a leftover of an earlier run never meet ours.
 X="dkr-$(basename "$T" | tr -dc 'a-z0-9' | tr 'A-Z' 'a-z')$$"
 X=$(printf '%s' "$X" | tr 'A-Z' 'a-z')
-on_exit '[ ! -f "$E/started.pids" ] || sh "$src/scripts/docker/stop.sh" "$E" >/dev/null 2>&1; for h in /sys/fs/cgroup/*/prereg; do rmdir "$h/$X" 2>/dev/null; done; grep -q " $T/" /proc/self/mountinfo || rm -rf "$T"'
+# The engine stopped by its records; then this experiment's cgroup
+# folders (only empty ones can go) and the scratch folder.
+on_exit '[ ! -f "$E/started.pids" ] || sh "$src/scripts/docker/stop.sh" "$E" >/dev/null 2>&1; for h in /sys/fs/cgroup/*/prereg/"$X"; do [ ! -d "$h" ] || find "$h" -depth -type d -exec rmdir {} + 2>/dev/null; done; grep -q " $T/" /proc/self/mountinfo || rm -rf "$T"'
 
 expect 0 "the private engine starts" sh "$src/scripts/docker/start.sh" "$E" || done_testing
 expect 0 "the offline image is built and loaded" sh "$src/scripts/docker/image.sh" "$E" || done_testing
