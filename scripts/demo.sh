@@ -1,7 +1,8 @@
 #!/bin/sh
 # demo.sh PREREG: prereg's own experiment end to end on this machine, in a
 # scratch data folder: build the image, check the sheets, register the
-# first version of sandbox-cost and amend it as it was amended, run it with
+# first version of sandbox-cost and amend it as it was amended (twice:
+# idle-memory's command, then the gVisor arm), run its four arms with
 # --quick (at most 3 rounds per workload, recorded in every row and in the
 # report), analyze, report. `make demo` calls it after building. Every
 # step says what it did; a step that cannot be done is named, with
@@ -29,6 +30,7 @@ image=/var/tmp/prereg-sandbox-cost
 data="$src/scratch/demo-data"
 sheet=protocols/sandbox-cost.lua
 first=protocols/sandbox-cost/v0.lua
+second=protocols/sandbox-cost/v1.lua
 t0=$(date +%s)
 failed=""
 
@@ -61,18 +63,20 @@ say "Scratch data folder: $data (removed first)"
 rm -rf "$data"
 mkdir -p "$data"
 
-say "Check the three sheets"
-for s in "$sheet" protocols/agent-sandbox.lua protocols/k8s-runtimes.lua; do
+say "Check the sheets"
+for s in "$sheet" protocols/agent-sandbox.lua \
+  protocols/agent-sandbox-replication.lua protocols/k8s-runtimes.lua; do
   do_step "check $s" "$prereg" check "$s" --data "$data" || true
 done
 [ -z "$failed" ] || finish
 
-say "Register the first version ($first), then amend it ($sheet)"
+say "Register the first version ($first), then amend it ($second, $sheet)"
 do_step "register $first" "$prereg" register "$first" --data "$data" ||
   finish
+do_step "amend to $second" "$prereg" amend "$second" --data "$data" || finish
 do_step "amend to $sheet" "$prereg" amend "$sheet" --data "$data" || finish
 
-say "Run it with --quick (at most 3 rounds per workload; the rows and the report say so)"
+say "Run bare, bwrap, runc and gvisor with --quick (at most 3 rounds per workload; the rows and the report say so)"
 do_step "run $sheet --quick" "$prereg" run "$sheet" --quick --data "$data" ||
   finish
 
