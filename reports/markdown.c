@@ -294,6 +294,23 @@ static void not_interleaved(const report_input *in, core_buf *b,
 }
 
 /* Appends one "- ..." line per threat prereg detects; OUT: *count. */
+/* Runs that left processes running after they and their cleanup ended
+ * (prereg stopped them, and the runs are invalid). */
+static void leaked(core_buf *b, const report_row_facts *f, size_t *count) {
+  if (!f->leaked_runs)
+    return;
+  core_buf_puts(b, "- ");
+  (*count)++;
+  core_buf_printf(b,
+                  "Processes left running: %zu run%s left processes "
+                  "running after %s and %s cleanup had ended (prereg "
+                  "stopped them; those runs are invalid, and their "
+                  "reasons name each process).\n",
+                  f->leaked_runs, f->leaked_runs == 1 ? "" : "s",
+                  f->leaked_runs == 1 ? "it" : "they",
+                  f->leaked_runs == 1 ? "its" : "their");
+}
+
 static void detected_threats(const report_input *in, core_buf *b,
                              size_t *count) {
   const proto_sheet *s = in->sheet;
@@ -330,17 +347,7 @@ static void detected_threats(const report_input *in, core_buf *b,
       core_buf_printf(b, " saw %zu different cache states (see Setup).\n", k);
     }
   }
-  if (f.leaked_runs) {
-    THREAT();
-    core_buf_printf(b,
-                    "Processes left running: %zu run%s left processes "
-                    "running after %s and %s cleanup had ended (prereg "
-                    "stopped them; those runs are invalid, and their "
-                    "reasons name each process).\n",
-                    f.leaked_runs, f.leaked_runs == 1 ? "" : "s",
-                    f.leaked_runs == 1 ? "it" : "they",
-                    f.leaked_runs == 1 ? "its" : "their");
-  }
+  leaked(b, &f, count);
   if (f.hosts.n > 1) {
     THREAT();
     core_buf_printf(b, "The host changed between batches: %zu hosts (",
