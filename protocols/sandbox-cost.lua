@@ -2,7 +2,7 @@
 -- isolation layers Debian ships, on any Linux machine: prereg's own
 -- published example, modelled on the Docker/gVisor/Kata study in the
 -- README's sources. Build the image first: scripts/rootfs.sh
--- /var/tmp/prereg-sandbox-cost (make demo does it).
+-- /var/tmp/prereg-sandbox-cost-v2 (make demo does it).
 -- SPDX-License-Identifier: MIT
 protocol {
   id = "sandbox-cost",
@@ -17,7 +17,9 @@ protocol {
   vars = {
     -- The image and the launchers, built by scripts/rootfs.sh. An absolute
     -- path: commands run in a fresh folder per run, not in the checkout.
-    sc = "/var/tmp/prereg-sandbox-cost",
+    -- With the gvisor arm's launcher it is another image than the first
+    -- versions', in a folder of its own (second amendment).
+    sc = "/var/tmp/prereg-sandbox-cost-v2",
   },
 
   -- Every arm starts a command through a small POSIX sh launcher (one sh,
@@ -242,8 +244,11 @@ protocol {
         .. "12 ships it (runsc), which runs on this kind of machine. The "
         .. "arm runs the runc arm's OCI bundle, the same config.json, with "
         .. "runsc --network=none run (launch-gvisor), so that the two differ "
-        .. "in the runtime only. The title, the question and the threats "
-        .. "say so; the hypotheses stay as registered, about bwrap and runc. "
+        .. "in the runtime only. The image, which now holds that launcher, "
+        .. "is built into a folder of its own (/var/tmp/prereg-sandbox-cost-v2), "
+        .. "so that an image of the first versions, without it, is never "
+        .. "taken for it. The title, the question and the threats say so; "
+        .. "the hypotheses stay as registered, about bwrap and runc. "
         .. "Every workload is run again in full so that the four arms are "
         .. "interleaved in the same rounds; the earlier rows no longer "
         .. "count.",

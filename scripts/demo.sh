@@ -25,7 +25,7 @@ cd "$src" || exit 1
 
 # The sheet names this folder (an absolute path: runs happen in folders of
 # their own, not in the checkout).
-image=/var/tmp/prereg-sandbox-cost
+image=/var/tmp/prereg-sandbox-cost-v2
 # Absolute: prereg hands $PREREG_METRICS to commands as a path under it.
 data="$src/scratch/demo-data"
 sheet=protocols/sandbox-cost.lua

@@ -13,10 +13,12 @@ cp -R "$SRC/data/sandbox-cost" "$tmp/sandbox-cost"
 "$PREREG" verify "$SRC/protocols/sandbox-cost.lua" --data "$tmp" > "$tmp/verify.out" 2>&1
 rc=$?
 check "prereg verify data/sandbox-cost (exit $rc: $(head -c 300 "$tmp/verify.out"))" test $rc -eq 0
-check "the chain has the registered version and its amendment" \
-  test -f "$tmp/sandbox-cost/versions/v1.lua"
+check "the chain has the registered version and its two amendments" \
+  test -f "$tmp/sandbox-cost/versions/v2.lua"
 check "the sheet is the newest version, byte for byte" \
-  cmp -s "$SRC/protocols/sandbox-cost.lua" "$tmp/sandbox-cost/versions/v1.lua"
+  cmp -s "$SRC/protocols/sandbox-cost.lua" "$tmp/sandbox-cost/versions/v2.lua"
+check "the first amendment is the committed v1.lua" \
+  cmp -s "$SRC/protocols/sandbox-cost/v1.lua" "$tmp/sandbox-cost/versions/v1.lua"
 "$PREREG" analyze "$SRC/protocols/sandbox-cost.lua" --json --data "$tmp" > "$tmp/a.json" 2>&1
 rc=$?
 check "analyze the committed data (exit $rc)" test $rc -eq 0
@@ -24,8 +26,8 @@ n=$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 print(len({(r["workload"], r["metric"], r["arm"]) for r in d["results"]
-           if r["arm"] in ("bwrap", "runc") and r["n"] >= 10}))' "$tmp/a.json")
-check "results for both sandboxes on all seven workload metrics ($n)" test "$n" = 14
+           if r["arm"] in ("bwrap", "runc", "gvisor") and r["n"] >= 10}))' "$tmp/a.json")
+check "results for the three sandboxes on all seven workload metrics ($n)" test "$n" = 21
 # One changed byte in a frozen batch must be caught.
 f=$(ls "$tmp"/sandbox-cost/batches/*.csv | tail -n 1)
 chmod u+w "$f"
@@ -34,4 +36,4 @@ printf 'x' | dd of="$f" bs=1 seek=100 conv=notrunc 2> /dev/null
 rc=$?
 check "a changed byte fails verify (exit $rc)" test $rc -ne 0
 check "and verify names the file" grep -q "$(basename "$f")" "$tmp/verify2.out"
-done_testing 7
+done_testing 8
