@@ -7,8 +7,15 @@ set -eu
 build="build-essential cmake pkg-config liblua5.4-dev libgsl-dev
   libxlsxwriter-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libssl-dev
   libcsv-dev libjansson-dev libarchive-dev zlib1g-dev"
-# What the demo experiment runs: isolation layers, its image, its workloads.
-demo="bubblewrap runc busybox-static git gcc make procps"
+# What the demo experiment runs: isolation layers (gVisor's runsc among
+# them), its image, its workloads.
+demo="bubblewrap runc runsc busybox-static git gcc make procps"
+# A Docker engine of prereg's own (scripts/docker/start.sh), for the
+# Docker tests and the replication of the published Docker study:
+# dockerd, containerd and ctr, runc and runsc as its runtimes,
+# busybox-static for its offline image, debootstrap for the replication's
+# Debian image.
+docker="docker.io containerd runc runsc busybox-static debootstrap"
 # Independent implementations and tools the tests check against.
 test="r-cran-boot python3-scipy python3-numpy hyperfine valgrind
   libreoffice-calc-nogui chromium fonts-dejavu-core clang libclang-rt-14-dev
@@ -20,7 +27,8 @@ for group in "$@"; do
     build) want="$want $build" ;;
     demo) want="$want $demo" ;;
     test) want="$want $test" ;;
-    *) echo "deps.sh: unknown group '$group' (build, demo, test)" >&2; exit 2 ;;
+    docker) want="$want $docker" ;;
+    *) echo "deps.sh: unknown group '$group' (build, demo, test, docker)" >&2; exit 2 ;;
   esac
 done
 
@@ -39,6 +47,21 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps.sh: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
+# docker.io's maintainer script starts the system's dockerd (and with it a
+# containerd on /run/containerd) unless policy-rc.d forbids it: prereg
+# starts an engine of its own and must never leave the system one
+# running. A policy-rc.d that denies every start is put in place for the
+# install when there is none, and removed afterwards.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\n# deps.sh (prereg): no service starts while it installs\nexit 101\n' > "$policy"
+  chmod 0755 "$policy"
+  own_policy=1
+fi
+status=0
 # apt-get update once per machine boot is enough; a stale list fails below.
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+  status=$?
+[ "$own_policy" -eq 0 ] || rm -f "$policy"
+exit $status

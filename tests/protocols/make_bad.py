@@ -207,6 +207,14 @@ CASES = {
   "processes_bad": ("processes.descendants = \"yes\"",
       sub(('metrics = { "wall_s" }', 'metrics = { "pss_mib" },\n      processes = { descendants = "yes" }'),
           ('metric = "wall_s"', 'metric = "pss_mib"'))),
+  "cid_outside_selection": ("{cid} in a command, where it has no value yet",
+      sub(('cmd = "/bin/true", metrics', 'cmd = "docker rm -f {cid}", metrics'))),
+  "selection_names_no_run": ("a cmdline selection that would match anyone's sleep",
+      sub(('metrics = { "wall_s" }', 'metrics = { "pss_mib" },\n      processes = { cmdline = { "sleep" } }'),
+          ('metric = "wall_s"', 'metric = "pss_mib"'))),
+  "cgroup_names_no_run": ("a cgroup selection shared by every run",
+      sub(('metrics = { "wall_s" }', 'metrics = { "pss_mib" },\n      processes = { cgroup = "/docker" }'),
+          ('metric = "wall_s"', 'metric = "pss_mib"'))),
   "cgroup_string": ("cgroup = \"yes\"",
       sub(('name = "other", runs = 5,', 'name = "other", runs = 5, cgroup = "yes",'))),
   # --- rule ---
@@ -297,6 +305,13 @@ CASES = {
       sub(('{ date = "2026-01-02", why = "A reason." },', '{ date = "2026-01-02", why = "A reason." },\n    { date = "2025-12-31", why = "Earlier?" },'))),
   "amend_supersedes_unknown": ("supersedes names an undeclared workload",
       sub(('why = "A reason." }', 'why = "A reason.", supersedes = { "startpu" } }'))),
+  # --- published ratios ---
+  "published_reference": ("a published ratio of the reference arm",
+      sub(('  amendments = {', '  published = { { workload = "startup", metric = "wall_s", arm = "bare",\n    ratio = 1.5, source = "a paper" } },\n  amendments = {'))),
+  "published_metric": ("a published ratio of a metric the workload does not measure",
+      sub(('  amendments = {', '  published = { { workload = "startup", metric = "pss_mib", arm = "nice",\n    ratio = 1.5, source = "a paper" } },\n  amendments = {'))),
+  "published_no_source": ("a published ratio without its source",
+      sub(('  amendments = {', '  published = { { workload = "startup", metric = "wall_s", arm = "nice",\n    ratio = 1.5 } },\n  amendments = {'))),
 }
 
 here = os.path.dirname(os.path.abspath(__file__))
