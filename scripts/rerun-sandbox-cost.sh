@@ -27,7 +27,10 @@ sheet="$src/protocols/sandbox-cost.lua"
 die() { echo "rerun-sandbox-cost.sh: $*" >&2; exit 1; }
 [ -x "$prereg" ] || die "$prereg: no such program (make build)"
 sh "$src/scripts/deps.sh" demo || exit 1
-sh "$src/scripts/rootfs.sh" /var/tmp/prereg-sandbox-cost-v2 || die "the image cannot be built"
+# The image's folder, as the sheet names it (vars.sc).
+image=$(sed -n 's/^ *sc = "\(\/[^"]*\)",$/\1/p' "$sheet")
+[ -n "$image" ] || die "$sheet names no image folder (vars.sc)"
+sh "$src/scripts/rootfs.sh" "$image" || die "the image cannot be built"
 if ! "$prereg" status "$sheet" --data "$data" | grep -q "matches v"; then
   "$prereg" amend "$sheet" --data "$data" || exit 1
 fi

@@ -18,8 +18,10 @@ for s in sandbox-cost agent-sandbox agent-sandbox-replication k8s-runtimes; do
   rc=$?
   check "check $s.lua exits 0 (got $rc: $(head -c 300 "$tmp/$s.check"))" test $rc -eq 0
 done
-check "the summary names sandbox-cost's arms" \
-  sh -c "grep -q bwrap '$tmp/sandbox-cost.check' && grep -q runc '$tmp/sandbox-cost.check'"
+check "the summary names sandbox-cost's four arms" \
+  sh -c "grep -q '^Arms (4, in report order)' '$tmp/sandbox-cost.check' &&
+    grep -q '^  bwrap ' '$tmp/sandbox-cost.check' && grep -q '^  runc ' '$tmp/sandbox-cost.check' &&
+    grep -q '^  gvisor ' '$tmp/sandbox-cost.check'"
 check "the summary names the published experiment's arms" \
   sh -c "grep -q gvisor '$tmp/agent-sandbox.check' && grep -q kata-clh '$tmp/agent-sandbox.check'"
 "$PREREG" check "$P/sandbox-cost/v0.lua" > /dev/null 2>&1
@@ -42,7 +44,7 @@ check "the replication runs two arms, runc and gvisor (Kata is dropped)" \
     grep -q '^  gvisor ' '$tmp/agent-sandbox-replication.check'"
 
 # The real flow: register the first version, amend one amendment at a
-# time (the committed first amendment's version, then the sheet).
+# time (the committed amendments' versions, then the sheet).
 d="$tmp/data"
 "$PREREG" register "$P/sandbox-cost/v0.lua" --data "$d" > "$tmp/reg.out" 2>&1
 rc=$?
@@ -53,11 +55,19 @@ rc=$?
 check "amend it with its first amendment ($(head -n 2 "$tmp/amend1.out"))" test $rc -eq 0
 check "the amendment's diff holds the new idle-memory command" \
   sh -c "cat '$d'/sandbox-cost/versions/v1.diff | grep -q 'trap'"
+"$PREREG" amend "$SRC/data/sandbox-cost/versions/v2.lua" --data "$d" \
+  > "$tmp/amend2.out" 2>&1
+rc=$?
+check "then with its second ($(head -n 2 "$tmp/amend2.out"))" test $rc -eq 0
+check "whose diff names the memory word" \
+  sh -c "cat '$d'/sandbox-cost/versions/v2.diff | grep -q 'more memory'"
 "$PREREG" amend "$P/sandbox-cost.lua" --data "$d" > "$tmp/amend.out" 2>&1
 rc=$?
 check "then with the sheet ($(head -n 2 "$tmp/amend.out"))" test $rc -eq 0
-check "whose diff names the memory word" \
-  sh -c "cat '$d'/sandbox-cost/versions/v2.diff | grep -q 'more memory'"
+check "the third amendment's diff adds the gvisor arm" \
+  grep -q '^+    { name = "gvisor", run = "{sc}/launch-gvisor {cmd}"' "$d/sandbox-cost/versions/v3.diff"
+check "status: the sheet is the fourth version" \
+  sh -c "'$PREREG' status '$P/sandbox-cost.lua' --data '$d' | grep -q 'matches v3'"
 
 # The replication's chain: the published design registered, then its
 # three amendments in turn.
@@ -97,4 +107,4 @@ if command -v kubectl > /dev/null && kubectl cluster-info > /dev/null 2>&1; then
 else
   refuses k8s-runtimes 'kubectl'
 fi
-done_testing 27
+done_testing 30
