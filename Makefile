@@ -27,15 +27,19 @@ build: deps
 install: build
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
+# The daemon tests (label daemon) start a Docker engine and a Slurm
+# cluster of their own; their packages are installed here, never a system
+# daemon started.
 test: build
-	sh scripts/deps.sh demo test slurm k8s
+	sh scripts/deps.sh demo test docker slurm k8s
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@grep -h "fault scenarios ran" $(BUILD)/Testing/Temporary/LastTest.log | \
 	  awk '{ n += $$2 } END { print "faults: " n " fault scenarios ran in all" }'
 
-# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer,
-# but the tests that start daemons (label daemon: a Slurm cluster), whose
-# timing the sanitizers change.
+# The suite under AddressSanitizer and UndefinedBehaviorSanitizer, but
+# for the tests that start daemons (label daemon: a Docker engine, a
+# Slurm cluster), whose timing the sanitizers change and which exercise
+# the daemons' processes more than prereg's code.
 test-asan: deps
 	sh scripts/deps.sh demo test k8s
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Asan >/dev/null

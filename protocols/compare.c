@@ -96,7 +96,12 @@ int proto_same_workload(const proto_workload *a, const proto_workload *b) {
          a->sample_after_s == b->sample_after_s &&
          a->timeout_s == b->timeout_s && a->order == b->order &&
          a->cache == b->cache && a->expect == b->expect &&
-         a->expect_code == b->expect_code && a->source == b->source;
+         a->expect_code == b->expect_code && a->source == b->source &&
+         a->cgroup == b->cgroup &&
+         a->procs.descendants == b->procs.descendants &&
+         same_str(a->procs.cgroup, b->procs.cgroup) &&
+         same_list(a->procs.cmdline, a->procs.n_cmdline, b->procs.cmdline,
+                   b->procs.n_cmdline);
 }
 
 const char *proto_outcome_word(proto_outcome o) {

@@ -28,8 +28,9 @@ typedef struct walk {
   char path[512];
 } walk;
 
-static const char *const builtin_vars[] = {"cmd",   "arm",    "workload",
-                                           "round", "run_id", NULL};
+static const char *const builtin_vars[] = {
+    "cmd",      "arm",        "workload", "round", "run_id",
+    "batch_id", "experiment", "cidfile",  "cid",   NULL};
 
 /* The built-in metric names (interface.md §1); any other
  * [a-z][a-z0-9_]* name is one the command reports itself. */
@@ -494,9 +495,11 @@ static int get_entry(walk *w, lua_Integer i, const char *shape, size_t *mark) {
   return at;
 }
 
-/* Which built-in placeholders a template may use: {arm} and vars
- * always; T_RUN adds those with a value per run; T_CMD adds {cmd}. */
-enum { T_ARM = 0, T_RUN = 1, T_CMD = 2 };
+/* Which built-in placeholders a template may use: {arm}, {experiment}
+ * and vars always; T_RUN adds those with a value per run; T_CMD adds
+ * {cmd}; T_SEL adds {cid}, the container ID read from {cidfile} while the
+ * run goes on (only a process selection is evaluated then). */
+enum { T_ARM = 0, T_RUN = 1, T_CMD = 2, T_SEL = 4 };
 
 /* Validates the {name} placeholders of a template. */
 static void check_template(walk *w, const char *t, int allow) {
@@ -509,8 +512,13 @@ static void check_template(walk *w, const char *t, int allow) {
     if (strcmp(name, "cmd") == 0 && !(allow & T_CMD))
       fail(w, "{cmd} stands for the workload's command and may appear "
               "only in an arm's run");
+    if (strcmp(name, "cid") == 0 && !(allow & T_SEL))
+      fail(w, "{cid} is the container ID the run's command writes to "
+              "{cidfile}, known only while the run goes on; it may appear "
+              "only in processes.cgroup and processes.cmdline");
     if ((strcmp(name, "workload") == 0 || strcmp(name, "round") == 0 ||
-         strcmp(name, "run_id") == 0) &&
+         strcmp(name, "run_id") == 0 || strcmp(name, "batch_id") == 0 ||
+         strcmp(name, "cidfile") == 0) &&
         !(allow & T_RUN))
       fail(w,
            "{%s} has no value here: this command runs once per arm, "
@@ -538,8 +546,8 @@ static void check_template(walk *w, const char *t, int allow) {
         fail(w, "unknown placeholder {%s}; did you mean {%s}?", name, near);
       fail(w,
            "unknown placeholder {%s}; declare it in vars, or use one "
-           "of {cmd} {arm} {workload} {round} {run_id} (write {{ for a "
-           "literal {)",
+           "of {cmd} {arm} {workload} {round} {run_id} {batch_id} "
+           "{experiment} {cidfile} {cid} (write {{ for a literal {)",
            name);
     }
   }
@@ -552,6 +560,26 @@ static int uses_placeholder(const char *t, const char *name) {
     if (pc.placeholder && strcmp(pc.name, name) == 0)
       return 1;
   return 0;
+}
+
+/* A selection (processes.cgroup, or one of processes.cmdline) makes the
+ * processes it matches the run's: they are stopped when the run ends. A
+ * fixed pattern would stop other runs' processes, or anyone's, so it must
+ * name this run. at: the list index, 0 for a single string. */
+static void require_run_name(walk *w, const char *key, lua_Integer at,
+                             const char *t) {
+  if (uses_placeholder(t, "run_id") || uses_placeholder(t, "cid") ||
+      uses_placeholder(t, "cidfile"))
+    return;
+  size_t mark = path_key(w, key);
+  if (at > 0)
+    path_index(w, at);
+  fail(w,
+       "\"%s\" names no run: the processes it selects are the run's and are "
+       "stopped when it ends, so it must hold {run_id} or {cid} (a fixed "
+       "pattern would match other runs' processes, or anyone's)",
+       t);
+  path_pop(w, mark);
 }
 
 enum { OPT = 0, REQ = 1 };
@@ -654,7 +682,8 @@ enum {
   LIST_TEMPLATE = 1, /* per-arm commands: vars and {arm} */
   LIST_UNIQUE = 2,
   LIST_NONEMPTY = 4,
-  LIST_RUN_TEMPLATE = 8 /* per-run commands: all but {cmd} */
+  LIST_RUN_TEMPLATE = 8, /* per-run commands: all but {cmd} */
+  LIST_SEL_TEMPLATE = 16 /* process selections: also {cid} */
 };
 
 /* Reads a list of non-empty strings into *dst / *n (owned by the
@@ -684,9 +713,11 @@ static int get_string_list(walk *w, int t, const char *key, int req, int flags,
       fail(w, "must not be empty");
     (*dst)[i - 1] = dup_value(w, -1);
     lua_pop(L, 1);
-    if (flags & (LIST_TEMPLATE | LIST_RUN_TEMPLATE))
+    if (flags & (LIST_TEMPLATE | LIST_RUN_TEMPLATE | LIST_SEL_TEMPLATE))
       check_template(w, (*dst)[i - 1],
-                     flags & LIST_RUN_TEMPLATE ? T_RUN : T_ARM);
+                     flags & LIST_SEL_TEMPLATE   ? T_RUN | T_SEL
+                     : flags & LIST_RUN_TEMPLATE ? T_RUN
+                                                 : T_ARM);
     if (flags & LIST_UNIQUE)
       for (lua_Integer j = 1; j < i; j++)
         if (strcmp((*dst)[j - 1], (*dst)[i - 1]) == 0)
@@ -1152,15 +1183,17 @@ static void read_workloads(walk *w, int t) {
           fail_got(w, pt,
                    "a table { descendants = true, cgroup = "
                    "\"...\", cmdline = { \"...\" } }");
-        if (!proto_workload_has_metric(wl, "pss_mib"))
-          fail(w, "selects the processes pss_mib sums; this workload "
-                  "does not measure pss_mib");
         check_keys(w, pt, proc_keys, 0, "processes");
         get_bool(w, pt, "descendants", &wl->procs.descendants);
-        get_template(w, pt, "cgroup", OPT, T_RUN, &wl->procs.cgroup);
+        if (get_template(w, pt, "cgroup", OPT, T_RUN | T_SEL,
+                         &wl->procs.cgroup))
+          require_run_name(w, "cgroup", 0, wl->procs.cgroup);
         get_string_list(w, pt, "cmdline", OPT,
-                        LIST_RUN_TEMPLATE | LIST_NONEMPTY, "a list of strings",
+                        LIST_SEL_TEMPLATE | LIST_NONEMPTY, "a list of strings",
                         &wl->procs.cmdline, &wl->procs.n_cmdline);
+        for (size_t k = 0; k < wl->procs.n_cmdline; k++)
+          require_run_name(w, "cmdline", (lua_Integer)k + 1,
+                           wl->procs.cmdline[k]);
       }
       leave(w, m3);
     }
@@ -1755,6 +1788,67 @@ static void read_amendments(walk *w, int t) {
   leave(w, mark);
 }
 
+/* The ratios a publication reports, for the report to set beside the
+ * measured ones: each names a workload, one of its metrics and a compared
+ * arm, as a hypothesis does. */
+static void read_published(walk *w, int t) {
+  static const char *const keys[] = {"workload", "metric", "arm",  "ratio",
+                                     "verdict",  "source", "note", NULL};
+  proto_sheet *s = w->s;
+  int base_line = w->line;
+  size_t mark;
+  s->published = get_list(
+      w, t, "published", NULL,
+      "a list { { workload = \"...\", metric = \"...\", arm = \"...\", "
+      "ratio = 1.48, source = \"...\" }, ... }",
+      0, NULL, sizeof *s->published, &s->n_published, &mark);
+  if (!s->published)
+    return;
+  for (lua_Integer i = 1; i <= (lua_Integer)s->n_published; i++) {
+    proto_published *pb = &s->published[i - 1];
+    size_t m2, m3;
+    int at = get_entry(w, i, "a table { workload = \"...\", ... }", &m2);
+    long wi = -1, ai;
+    double x;
+    w->line = pb->line = entry_line(w, at, "workload", base_line);
+    check_keys(w, at, keys, 0, "a published ratio");
+    get_string(w, at, "workload", REQ, &pb->workload);
+    m3 = path_key(w, "workload");
+    check_workload_ref(w, pb->workload, &wi);
+    path_pop(w, m3);
+    get_string(w, at, "metric", REQ, &pb->metric);
+    if (!proto_workload_has_metric(&s->workloads[wi], pb->metric)) {
+      path_key(w, "metric");
+      fail(w, "workload \"%s\" does not measure \"%s\"", pb->workload,
+           pb->metric);
+    }
+    get_string(w, at, "arm", REQ, &pb->arm);
+    m3 = path_key(w, "arm");
+    if ((ai = proto_arm_index(s, pb->arm)) < 0) {
+      const char *cand[256];
+      size_t nc = 0;
+      for (size_t a = 0; a < s->n_arms && nc < 255; a++)
+        cand[nc++] = s->arms[a].name;
+      cand[nc] = NULL;
+      fail_unknown(w, "arm", pb->arm, cand, nc);
+    }
+    if ((size_t)ai == s->reference)
+      fail(w,
+           "\"%s\" is the reference arm; a published ratio is another "
+           "arm's, against it",
+           pb->arm);
+    path_pop(w, m3);
+    if (get_num(w, at, "ratio", REQ, 0, 0, 1, 1e12, "a number > 0", &x))
+      pb->ratio = x;
+    get_string(w, at, "verdict", OPT, &pb->verdict);
+    get_string(w, at, "source", REQ, &pb->source);
+    get_string(w, at, "note", OPT, &pb->note);
+    leave(w, m2);
+  }
+  w->line = base_line;
+  leave(w, mark);
+}
+
 /* }==== */
 
 /* {==== Hosts ==== */
@@ -1897,9 +1991,10 @@ static void set_top_line(walk *w, const char *key, int protocol_line) {
 
 int proto_convert(lua_State *L) {
   static const char *const keys[] = {
-      "id",         "title",   "question",   "author",  "vars",
-      "arms",       "image",   "workloads",  "metrics", "rule",
-      "hypotheses", "threats", "amendments", "hosts",   NULL};
+      "id",         "title", "question",   "author",
+      "vars",       "arms",  "image",      "workloads",
+      "metrics",    "rule",  "hypotheses", "threats",
+      "amendments", "hosts", "published",  NULL};
   walk w;
   proto_sheet *s = lua_touserdata(L, 1);
   int pl = s->lua->protocol_line;
@@ -1954,6 +2049,8 @@ int proto_convert(lua_State *L) {
   read_amendments(&w, 1);
   set_top_line(&w, "hosts", pl);
   read_hosts(&w, 1);
+  set_top_line(&w, "published", pl);
+  read_published(&w, 1);
   return 0;
 }
 

@@ -205,6 +205,18 @@ typedef struct proto_hosts {
   int line;
 } proto_hosts;
 
+/* A ratio a publication reports (sheet key `published`), to be set
+ * beside the one measured here: arm against the reference arm on the
+ * workload's metric. */
+typedef struct proto_published {
+  char *workload, *metric, *arm;
+  double ratio;  /* > 0 */
+  char *verdict; /* the publication's own verdict ("tie"), or NULL */
+  char *source;  /* where it was published */
+  char *note;    /* what differs there (versions, host), or NULL */
+  int line;
+} proto_published;
+
 typedef struct proto_sheet {
   char *path; /* as given */
   char *id, *title, *question, *author;
@@ -226,6 +238,8 @@ typedef struct proto_sheet {
   proto_amendment *amendments;
   size_t n_amendments;
   proto_hosts hosts;
+  proto_published *published;
+  size_t n_published;
   char *text; /* the exact bytes of the file */
   size_t text_len;
   char sha256[CORE_SHA256_HEX]; /* of text */
@@ -326,6 +340,11 @@ int proto_verdict_answers_to(const proto_sheet *s, const proto_verdict_rule *v,
 typedef struct proto_expand_ctx {
   const char *cmd, *arm, *workload, *run_id;
   long round;
+  const char *batch_id; /* the batch's id ("b0003") */
+  const char *cidfile;  /* the run's container ID file (a path) */
+  const char *cid;      /* the container ID read from it */
+  /* {experiment}: the sheet's id when NULL (and a sheet is given) */
+  const char *experiment;
 } proto_expand_ctx;
 
 /** Expands {name} placeholders (sheet vars, then built-ins) in tmpl.
@@ -333,6 +352,15 @@ typedef struct proto_expand_ctx {
  * naming the unknown placeholder. "{{" stands for a literal "{". */
 char *proto_expand(const proto_sheet *s, const char *tmpl,
                    const proto_expand_ctx *ctx, core_err *err);
+
+/** Expands tmpl like proto_expand, but cut at every placeholder {cut},
+ * which is left without a value: the text is parts[0] VALUE parts[1] ...
+ * VALUE parts[n-1] (n == 1 when tmpl does not use it). For a value known
+ * only later ({cid}). OUT: *parts newly allocated, each string too
+ * (free with core_names_free(*parts, *n)), *n >= 1. */
+core_status proto_expand_split(const proto_sheet *s, const char *tmpl,
+                               const proto_expand_ctx *ctx, const char *cut,
+                               char ***parts, size_t *n, core_err *err);
 
 /* }==== */
 

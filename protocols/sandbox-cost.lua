@@ -1,27 +1,31 @@
 -- sandbox-cost.lua: what it costs to isolate an agent's commands with the
 -- isolation layers Debian ships, on any Linux machine: prereg's own
--- published example (issue 6), modelled on the Docker/gVisor/Kata study in
--- the README's sources. Build the image first: scripts/rootfs.sh
--- /var/tmp/prereg-sandbox-cost (make demo does it).
+-- published example, modelled on the Docker/gVisor/Kata study in the
+-- README's sources. Build the image first: scripts/rootfs.sh
+-- /var/tmp/prereg-sandbox-cost-v3 (make demo does it).
 -- SPDX-License-Identifier: MIT
 protocol {
   id = "sandbox-cost",
-  title = "What isolating an agent's commands costs: bare, bubblewrap, runc",
+  title = "What isolating an agent's commands costs: bare, bubblewrap, "
+    .. "runc, gVisor",
   question = "How much time and memory do bubblewrap (every namespace "
-    .. "unshared) and runc (an OCI bundle, no daemon) add to the commands "
-    .. "a coding agent runs, compared with running them bare on the host?",
+    .. "unshared), runc (an OCI bundle, no daemon) and gVisor (the same "
+    .. "bundle under runsc) add to the commands a coding agent runs, "
+    .. "compared with running them bare on the host?",
   author = "prereg",
 
   vars = {
     -- The image and the launchers, built by scripts/rootfs.sh. An absolute
     -- path: commands run in a fresh folder per run, not in the checkout.
-    sc = "/var/tmp/prereg-sandbox-cost",
+    -- With the gvisor arm's launcher it is another image than the earlier
+    -- versions', in a folder of its own (third amendment).
+    sc = "/var/tmp/prereg-sandbox-cost-v3",
   },
 
   -- Every arm starts a command through a small POSIX sh launcher (one sh,
   -- one env -i, the same clean environment: PATH, HOME=/nonexistent,
   -- LC_ALL=C, TZ=UTC, no system or global git configuration) so that the
-  -- arms differ in the isolation only. All three run the image's tools
+  -- arms differ in the isolation only. All four run the image's tools
   -- (busybox-static, sc-time, the workload scripts) and the host's /usr
   -- (gcc, binutils, make, git), in the run's own folder.
   arms = {
@@ -48,6 +52,16 @@ protocol {
       -- of `runc run`, which this arm's timing and memory include.
       requires = { "runc --version", "{sc}/launch-runc true" },
       versions = { "runc --version", "dpkg-query -W runc" } },
+    { name = "gvisor", run = "{sc}/launch-gvisor {cmd}",
+      -- The runc arm's bundle (the same config.json) run by gVisor's runsc
+      -- with --network=none: the container's system calls go to gVisor's
+      -- kernel in user space (the sandbox process, platform ptrace,
+      -- runsc's default in this version), its files through the gofer
+      -- process. No daemon: sandbox and gofer are children of `runsc run`,
+      -- which this arm's timing and memory include. Added by the third
+      -- amendment.
+      requires = { "runsc --version", "{sc}/launch-gvisor true" },
+      versions = { "runsc --version", "dpkg-query -W runsc" } },
   },
 
   -- The digest of the whole image folder: root file system, launchers and
@@ -60,7 +74,8 @@ protocol {
 
     -- An idle sandbox: PSS of the launcher's process tree (for bwrap its
     -- two bwrap processes, sh and sleep; for runc `runc run` and the
-    -- container's sh and sleep), sampled 3 s after start; prereg then ends
+    -- container's sh and sleep; for gVisor `runsc run`, the sandbox and its
+    -- ptrace stubs, the gofer), sampled 3 s after start; prereg then ends
     -- the run with SIGTERM, which sh turns into a clean exit (as the
     -- container's pid 1 it would otherwise ignore it, and runc would be
     -- killed without cleaning up). Each process is listed with the reason
@@ -198,8 +213,12 @@ protocol {
     "runc runs as root without a user namespace (Docker's default); bwrap "
       .. "unshares the user namespace as well. They are not the same "
       .. "isolation, only the two that Debian ships without a daemon.",
-    "The runc arm writes a config.json per command before runc runs, as "
-      .. "Docker does; that cost is part of the arm.",
+    "The runc and gvisor arms write a config.json per command before the "
+      .. "runtime runs, as Docker does; that cost is part of the arm.",
+    "gVisor is Debian 12's runsc (a 2022 release) on its default platform, "
+      .. "ptrace, without a network stack (--network=none); newer releases "
+      .. "default to systrap, and KVM is not used: other platforms cost "
+      .. "otherwise.",
     "The replay starts a new sandbox per command; an agent that keeps one "
       .. "sandbox for its whole session pays the start-up once.",
     "Idle memory is the PSS of the launcher's process tree 3 s after start, "
@@ -228,5 +247,21 @@ protocol {
         .. "\"more memory\" on memory metrics. Only the word changes: every "
         .. "comparison is decided by the same conditions as before, and no "
         .. "rows are superseded." },
+    { date = "2026-12-01",
+      why = "gVisor is added as a fourth arm: the published studies this "
+        .. "experiment is modelled on compare runc with gVisor, and Debian "
+        .. "12 ships it (runsc), which runs on this kind of machine. The "
+        .. "arm runs the runc arm's OCI bundle, the same config.json, with "
+        .. "runsc --network=none run (launch-gvisor), so that the two differ "
+        .. "in the runtime only. The image, which now holds that launcher, "
+        .. "is built into a folder of its own (/var/tmp/prereg-sandbox-cost-v3), "
+        .. "so that an image of the earlier versions, without it, is never "
+        .. "taken for it. The title, the question and the threats say so; "
+        .. "the hypotheses stay as registered, about bwrap and runc, and so "
+        .. "do the rule and its words. Every workload is run again in full "
+        .. "so that the four arms are interleaved in the same rounds; the "
+        .. "earlier rows no longer count.",
+      supersedes = { "startup", "idle-memory", "replay", "compile",
+                     "files" } },
   },
 }

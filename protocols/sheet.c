@@ -175,6 +175,16 @@ void proto_sheet_free(proto_sheet *s) {
     free_strv(s->amendments[i].supersedes, s->amendments[i].n_supersedes);
   }
   core_free(s->amendments);
+  for (size_t i = 0; s->published && i < s->n_published; i++) {
+    proto_published *pb = &s->published[i];
+    core_free(pb->workload);
+    core_free(pb->metric);
+    core_free(pb->arm);
+    core_free(pb->verdict);
+    core_free(pb->source);
+    core_free(pb->note);
+  }
+  core_free(s->published);
   core_free(s->text);
   core_free(s);
 }
@@ -410,62 +420,101 @@ const char *proto_next_piece(const char *p, proto_piece *out) {
   return q;
 }
 
-char *proto_expand(const proto_sheet *s, const char *tmpl,
-                   const proto_expand_ctx *ctx, core_err *err) {
-  core_buf b;
-  core_buf_init(&b);
-  if (!tmpl) {
-    core_fail(err, CORE_EPROTOCOL, "%s: no template to expand",
-              s && s->path ? s->path : "sheet");
+/* The value of placeholder name: a var, then a built-in; NULL when it
+ * has none here. num: room for a number's digits. */
+static const char *value_of(const proto_sheet *s, const char *name,
+                            const proto_expand_ctx *ctx, char num[32]) {
+  for (size_t i = 0; s && i < s->n_vars; i++)
+    if (strcmp(s->vars[i].name, name) == 0)
+      return s->vars[i].value;
+  if (strcmp(name, "experiment") == 0)
+    return ctx && ctx->experiment ? ctx->experiment : s ? s->id : NULL;
+  if (!ctx)
     return NULL;
+  if (strcmp(name, "round") == 0) {
+    snprintf(num, 32, "%ld", ctx->round);
+    return num;
   }
+  static const char *const names[] = {
+      "cmd", "arm", "workload", "run_id", "batch_id", "cidfile", "cid", NULL};
+  const char *const values[] = {ctx->cmd,    ctx->arm,      ctx->workload,
+                                ctx->run_id, ctx->batch_id, ctx->cidfile,
+                                ctx->cid};
+  for (size_t i = 0; names[i]; i++)
+    if (strcmp(name, names[i]) == 0)
+      return values[i];
+  return NULL;
+}
+
+/* Ends the part in b as parts[*n]; 0 when out of memory. */
+static int end_part(core_buf *b, char ***parts, size_t *n, size_t *cap) {
+  char *part = b->oom ? NULL : b->data ? core_buf_steal(b) : core_strdup("");
+  char **nv = part ? core_grow(*parts, cap, *n, sizeof *nv, 4) : NULL;
+  if (!nv) {
+    core_free(part);
+    return 0;
+  }
+  *parts = nv;
+  (*parts)[(*n)++] = part;
+  core_buf_init(b);
+  return 1;
+}
+
+core_status proto_expand_split(const proto_sheet *s, const char *tmpl,
+                               const proto_expand_ctx *ctx, const char *cut,
+                               char ***parts, size_t *n, core_err *err) {
+  core_buf b;
+  size_t cap = 0;
+  *parts = NULL;
+  *n = 0;
+  if (!tmpl)
+    return core_fail(err, CORE_EPROTOCOL, "%s: no template to expand",
+                     s && s->path ? s->path : "sheet");
+  core_buf_init(&b);
   proto_piece pc;
   const char *p = tmpl;
-  while ((p = proto_next_piece(p, &pc)) != NULL) {
-    const char *value = NULL, *name = pc.name;
+  int ok = 1;
+  while (ok && (p = proto_next_piece(p, &pc)) != NULL) {
     char num[32];
     if (!pc.placeholder) {
       core_buf_append(&b, pc.text, pc.len);
       continue;
     }
-    for (size_t i = 0; s && i < s->n_vars; i++)
-      if (strcmp(s->vars[i].name, name) == 0)
-        value = s->vars[i].value;
-    if (!value && ctx) {
-      if (strcmp(name, "cmd") == 0)
-        value = ctx->cmd;
-      else if (strcmp(name, "arm") == 0)
-        value = ctx->arm;
-      else if (strcmp(name, "workload") == 0)
-        value = ctx->workload;
-      else if (strcmp(name, "run_id") == 0)
-        value = ctx->run_id;
-      else if (strcmp(name, "round") == 0) {
-        snprintf(num, sizeof num, "%ld", ctx->round);
-        value = num;
-      }
+    if (cut && strcmp(pc.name, cut) == 0) {
+      ok = end_part(&b, parts, n, &cap);
+      continue;
     }
+    const char *value = value_of(s, pc.name, ctx, num);
     if (!value) {
       core_buf_free(&b);
-      core_fail(err, CORE_EPROTOCOL,
-                "%s: placeholder {%s} in \"%s\" has no value here",
-                s && s->path ? s->path : "sheet", name, tmpl);
-      return NULL;
+      core_names_free(*parts, *n);
+      *parts = NULL;
+      *n = 0;
+      return core_fail(err, CORE_EPROTOCOL,
+                       "%s: placeholder {%s} in \"%s\" has no value here",
+                       s && s->path ? s->path : "sheet", pc.name, tmpl);
     }
     core_buf_puts(&b, value);
   }
-  if (b.oom) {
+  if (!ok || !end_part(&b, parts, n, &cap)) {
     core_buf_free(&b);
-    core_fail(err, CORE_ENOMEM, "out of memory expanding \"%s\"", tmpl);
+    core_names_free(*parts, *n);
+    *parts = NULL;
+    *n = 0;
+    return core_fail(err, CORE_ENOMEM, "out of memory expanding \"%s\"", tmpl);
+  }
+  return CORE_OK;
+}
+
+char *proto_expand(const proto_sheet *s, const char *tmpl,
+                   const proto_expand_ctx *ctx, core_err *err) {
+  char **parts;
+  size_t n;
+  if (proto_expand_split(s, tmpl, ctx, NULL, &parts, &n, err) != CORE_OK)
     return NULL;
-  }
-  if (!b.data) {
-    char *empty = core_strdup("");
-    if (!empty)
-      core_fail(err, CORE_ENOMEM, "out of memory");
-    return empty;
-  }
-  return core_buf_steal(&b);
+  char *out = parts[0];
+  core_free(parts);
+  return out;
 }
 
 /* }==== */

@@ -331,6 +331,16 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
       core_buf_puts(out, "\n");
     }
   }
+
+  if (s->n_published)
+    core_buf_printf(out, "\nPublished ratios to compare with (%zu)\n",
+                    s->n_published);
+  for (size_t i = 0; i < s->n_published; i++) {
+    const proto_published *p = &s->published[i];
+    core_buf_printf(out, "  - %s %s %s: %.4gx%s%s (%s)\n", p->workload,
+                    p->metric, p->arm, p->ratio, p->verdict ? ", " : "",
+                    p->verdict ? p->verdict : "", p->source);
+  }
 }
 
 void proto_starter(const char *id, core_buf *out) {

@@ -293,6 +293,8 @@ void report_facts_add(report_row_facts *f, const proto_sheet *s,
   f->runs++;
   if (r->quick)
     f->quick_runs++;
+  if (r->reason && strstr(r->reason, "left running: "))
+    f->leaked_runs++;
   if (r->image_digest && *r->image_digest &&
       !tally_add(&f->digests, r->arm, r->image_digest))
     f->oom = 1;

@@ -341,6 +341,102 @@ static void headline(core_buf *b, const report_input *in,
 
 /* }==== */
 
+/* {==== Published and measured ==== */
+
+/* The host the data were measured on, from the last batch's facts. */
+static void measured_where(core_buf *b, const report_input *in) {
+  const data_report_inputs *x = in->extra;
+  const data_batch_info *last =
+      x && x->n_batches ? &x->batches[x->n_batches - 1] : NULL;
+  if (!last)
+    return;
+  const char *cpu = data_fact_get(last, "host.cpu_model");
+  const char *cores = data_fact_get(last, "host.cores");
+  const char *mem = data_fact_get(last, "host.mem_total_mib");
+  const char *kernel = data_fact_get(last, "host.kernel");
+  if (!cpu && !kernel) {
+    core_buf_puts(b, "The batches do not record the host they were measured "
+                     "on (imported data).\n\n");
+    return;
+  }
+  core_buf_puts(b, "Measured here on: ");
+  esc(b, cpu ? cpu : "an unrecorded CPU");
+  core_buf_puts(b, ", ");
+  esc(b, cores ? cores : "?");
+  core_buf_puts(b, " cores, ");
+  esc(b, mem ? mem : "?");
+  core_buf_puts(b, " MiB of memory, ");
+  esc(b, kernel ? kernel : "an unrecorded kernel");
+  core_buf_puts(b, " (batch ");
+  esc(b, last->id);
+  core_buf_puts(b, "; the tool versions are under Setup).\n\n");
+}
+
+/* One published ratio and the one measured here, with what differs. */
+static void published_row(core_buf *b, const analysis_summary *a,
+                          const proto_published *p) {
+  const analysis_result *r =
+      report_find_result(a, p->workload, p->metric, p->arm);
+  core_buf_puts(b, "| ");
+  esc(b, p->workload);
+  core_buf_puts(b, " | ");
+  esc(b, p->metric);
+  core_buf_puts(b, " | ");
+  esc(b, p->arm);
+  core_buf_puts(b, " | ");
+  sig(b, p->ratio);
+  core_buf_puts(b, "×");
+  if (p->verdict) {
+    core_buf_puts(b, " (");
+    esc(b, p->verdict);
+    core_buf_puts(b, ")");
+  }
+  if (r && !isnan(r->ratio)) {
+    core_buf_puts(b, " | ");
+    sig(b, r->ratio);
+    core_buf_puts(b, "× | ");
+    sig(b, r->ci_low);
+    core_buf_puts(b, "–");
+    sig(b, r->ci_high);
+    core_buf_puts(b, " | **");
+    esc(b, r->verdict);
+    core_buf_puts(b, "** | ");
+  } else
+    core_buf_puts(b, " | – | – | no data | ");
+  esc(b, p->source);
+  core_buf_puts(b, " | ");
+  esc(b, p->note ? p->note : "");
+  core_buf_puts(b, " |\n");
+}
+
+/* The ratios a publication reports (the sheet's `published`) beside the
+ * ones measured here. */
+static void published(core_buf *b, const report_input *in) {
+  const proto_sheet *s = in->sheet;
+  const analysis_summary *a = in->summary;
+  if (s->n_published == 0)
+    return;
+  char conf[32];
+  snprintf(conf, sizeof conf, "%.6g%%", a->confidence * 100);
+  core_buf_puts(b, "## Published and measured\n\n");
+  core_buf_printf(b,
+                  "Each ratio is the arm's median against %s's, on the same "
+                  "workload and metric: as published, and as measured "
+                  "here under this sheet's rule.\n\n",
+                  s->arms[s->reference].name);
+  core_buf_printf(b,
+                  "| Workload | Metric | Arm | Published | Measured | %s CI "
+                  "| Verdict here | Source | What differs |\n"
+                  "|---|---|---|--:|--:|---|---|---|---|\n",
+                  conf);
+  for (size_t i = 0; i < s->n_published; i++)
+    published_row(b, a, &s->published[i]);
+  core_buf_puts(b, "\n");
+  measured_where(b, in);
+}
+
+/* }==== */
+
 /* {==== The data ==== */
 
 static void spread_row(core_buf *b, const report_input *in,
@@ -962,6 +1058,17 @@ static void setup_threats(const report_input *in, const report_row_facts *f,
                       cores);
     }
   }
+  if (f->leaked_runs) {
+    THREAT();
+    core_buf_printf(b,
+                    "Processes left running: %zu run%s left processes "
+                    "running after %s and %s cleanup had ended (prereg "
+                    "stopped them; those runs are invalid, and their "
+                    "reasons name each process).\n",
+                    f->leaked_runs, f->leaked_runs == 1 ? "" : "s",
+                    f->leaked_runs == 1 ? "it" : "they",
+                    f->leaked_runs == 1 ? "its" : "their");
+  }
   if (f->quick_runs) {
     THREAT();
     core_buf_printf(b,
@@ -1163,6 +1270,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
                   in->summary->sheet_version, in->n_amendments,
                   in->n_amendments == 1 ? "" : "s");
   headline(b, in, doc);
+  published(b, in);
   the_data(b, in, doc);
   report_hosts_section(b, in, doc);
   report_setup(in, f, b);

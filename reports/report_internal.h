@@ -48,7 +48,9 @@ typedef struct report_row_facts {
   report_tally caches;  /* group: workload */
   report_tally hosts;   /* group: "" */
   size_t rows, runs, quick_runs;
-  char newest[40]; /* latest started_at, or "" */
+  size_t leaked_runs; /* runs that left processes running ("left running:"
+                         in their reason), stopped by prereg */
+  char newest[40];    /* latest started_at, or "" */
   /* Page cache before the runs (cached_mib=N in cache_state). */
   int has_cached;
   long cached_min, cached_max;

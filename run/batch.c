@@ -260,6 +260,7 @@ static core_status begin(batch_ctx *c, data_experiment *exp, core_err *err) {
   c->set = (run_setting){.s = c->s,
                          .pre = &c->pre,
                          .bdir = c->bdir,
+                         .bid = c->bid,
                          .origin = c->origin,
                          .spare = c->spare};
   c->base = (run_row_base){

@@ -163,6 +163,10 @@ char **run_argv(const char *cmd) {
 static int helper_sock = -1;
 static pid_t helper_pid = -1;
 
+int run_helper_pid(void) {
+  return helper_sock >= 0 ? (int)helper_pid : -1;
+}
+
 void run_become_subreaper(void) {
   static int done;
   if (!done) {
@@ -1015,8 +1019,10 @@ static int exec_due(exec_run *x) {
                        &res->pss_counted, &res->pss_unreadable,
                        &perr) == CORE_OK)
       res->pss_sampled = 1;
-    else
-      snprintf(res->why, sizeof res->why, "pss sample: %.480s", perr.msg);
+    else {
+      res->pss_failed = 1;
+      snprintf(res->why, sizeof res->why, "%.500s", perr.msg);
+    }
     x->sample_at = -1;
     if (x->req->pss->stop_after && !res->timed_out) {
       res->stopped = 1;
@@ -1083,7 +1089,7 @@ static core_status exec_wait(exec_run *x, core_err *err) {
   }
   np = watch_output(pf, np, x->outp[0], &i_out);
   np = watch_output(pf, np, x->errp[0], &i_err);
-  if (run_cancel_fd >= 0 && !x->res->interrupted) {
+  if (run_cancel_fd >= 0 && !x->res->interrupted && !x->req->uncancellable) {
     pf[np] = (struct pollfd){.fd = run_cancel_fd, .events = POLLIN};
     i_can = np++;
   }

@@ -47,6 +47,7 @@ void run_add_reason(run_outcome *o, const char *fmt, ...) {
  * kept, in files made at their first byte, for recorded runs only). */
 typedef struct run_files {
   char *out, *err, *met, *procs, *work, *env_met;
+  char *cid; /* {cidfile}: where the run's command writes a container ID */
   char env_run[160], env_arm[300], env_wl[300];
   const char *env[6];
   run_sink so, se;
@@ -138,6 +139,7 @@ static core_status files_open(run_setting *set, const proto_workload *w,
   f->met = core_asprintf("%s/%s.metrics", set->bdir, run_id);
   f->procs = core_asprintf("%s/%s.procs.tsv", set->bdir, run_id);
   f->work = core_asprintf("%s/%s.work", set->bdir, run_id);
+  f->cid = core_asprintf("%s/%s.cid", set->bdir, run_id);
   f->env_met = core_asprintf("PREREG_METRICS=%s", f->met ? f->met : "");
   snprintf(f->env_run, sizeof f->env_run, "PREREG_RUN_ID=%s", run_id);
   snprintf(f->env_arm, sizeof f->env_arm, "PREREG_ARM=%s", arm->name);
@@ -145,8 +147,11 @@ static core_status files_open(run_setting *set, const proto_workload *w,
   const char *env[] = {f->env_met, f->env_run,  f->env_arm,
                        f->env_wl,  set->origin, NULL};
   memcpy(f->env, env, sizeof env);
-  if (!f->out || !f->err || !f->met || !f->procs || !f->env_met || !f->work)
+  if (!f->out || !f->err || !f->met || !f->procs || !f->env_met || !f->work ||
+      !f->cid)
     return core_fail(err, CORE_ENOMEM, "out of memory");
+  /* docker run --cidfile refuses a file that exists. */
+  unlink(f->cid);
   f->so.path = warm ? NULL : f->out;
   f->se.path = warm ? NULL : f->err;
   return work_make(set, f->work, err);
@@ -216,7 +221,10 @@ static void files_close(run_setting *set, run_files *f, int warm,
     close(f->so.fd);
   if (f->se.fd >= 0)
     close(f->se.fd);
-  char *own[] = {f->out, f->err, f->met, f->procs, f->work, f->env_met};
+  if (f->cid)
+    unlink(f->cid); /* its ID is in the process list's reasons */
+  char *own[] = {f->out,  f->err,     f->met, f->procs,
+                 f->work, f->env_met, f->cid};
   for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
     core_free(own[i]);
 }
@@ -240,13 +248,17 @@ static core_status phase(const run_setting *set, const char *name,
     return e2.status == CORE_ENOMEM ? core_fail(err, CORE_ENOMEM, "%s", e2.msg)
                                     : CORE_OK;
   }
+  /* After an interruption the cleanup still runs (a container must not
+   * outlive prereg), not cancelled, and for at most a minute. */
+  int after_cancel = o->interrupted;
   run_req q = {.cmd = cmd,
                .cwd = f->work,
                .env = f->env,
-               .timeout_s = timeout,
+               .timeout_s = after_cancel && timeout > 60 ? 60 : timeout,
                .grace_s = RUN_GRACE_S,
                .out = &f->so,
-               .err = &f->se};
+               .err = &f->se,
+               .uncancellable = after_cancel};
   run_res r;
   core_status st = run_exec(&q, &r, err);
   core_free(cmd);
@@ -313,59 +325,134 @@ static core_status cgroup_make(const run_setting *set, const proto_workload *w,
 
 /* {==== Steps ==== */
 
-/* The processes pss_mib counts, and how far the steps are with it. */
-typedef struct pss_sel {
+/* The run's processes (sheet key `processes`): what pss_mib counts and
+ * what ending the run stops; how far the steps are with the sample; the
+ * container IDs the steps wrote, for the leak check at the end. */
+typedef struct own_sel {
+  run_sel sel;
   run_pss pss;
-  char *cgroup;
-  char **cmdline;
-  size_t n_cmdline;
-  int want;       /* the workload records pss_mib */
-  int sampled;    /* the sample was taken (by an earlier step) */
-  double elapsed; /* wall time of the steps so far */
-} pss_sel;
+  run_pattern cg, *cmdline;
+  char *cids[64];
+  size_t n_cids;
+  run_cg_made made; /* the cgroup folders the run creates */
+  int want;         /* the workload records pss_mib */
+  int sampled;      /* the sample was taken (by an earlier step) */
+  int failed;       /* it could not be: o's reason says why */
+  double elapsed;   /* wall time of the steps so far */
+} own_sel;
 
-/* Selections that cannot be expanded select nothing; an error only when
- * out of memory. */
-static core_status pss_make(const run_setting *set, const proto_workload *w,
+/* The cgroup path a selection names, as far as it is known before the
+ * run: up to the folder that holds the first {cid}. */
+static void own_mark(own_sel *own) {
+  if (!own->sel.cgroup)
+    return;
+  char *known = core_strdup(own->cg.parts[0]);
+  if (known && own->cg.n_parts > 1) {
+    char *slash = strrchr(known, '/');
+    if (slash)
+      *slash = 0;
+    else
+      known[0] = 0;
+  }
+  run_cgroup_mark(known, &own->made);
+  core_free(known);
+}
+
+/* One pattern of the sheet, expanded but for {cid}. */
+static core_status own_pattern(const run_setting *set, const char *tmpl,
+                               const proto_expand_ctx *x, run_pattern *p,
+                               core_err *err) {
+  char **parts;
+  size_t n;
+  core_status st = proto_expand_split(set->s, tmpl, x, "cid", &parts, &n, err);
+  p->parts = st == CORE_OK ? parts : NULL;
+  p->n_parts = st == CORE_OK ? n : 0;
+  return st;
+}
+
+static core_status own_make(const run_setting *set, const proto_workload *w,
                             const proto_expand_ctx *x, const run_files *f,
-                            int warm, pss_sel *ps, core_err *err) {
-  memset(ps, 0, sizeof *ps);
-  ps->pss.after_s = -1;
-  if (!(ps->want = proto_workload_has_metric(w, "pss_mib")))
-    return CORE_OK;
-  core_err e2 = {0};
-  ps->pss.after_s = w->sample_after_s;
-  ps->pss.descendants = w->procs.descendants;
-  if (w->procs.cgroup)
-    ps->cgroup = run_expand(set->s, w->procs.cgroup, x, &e2);
-  ps->cmdline = core_calloc(w->procs.n_cmdline + 1, sizeof *ps->cmdline);
-  ps->n_cmdline = ps->cmdline ? w->procs.n_cmdline : 0;
-  for (size_t i = 0; i < ps->n_cmdline; i++)
-    ps->cmdline[i] = run_expand(set->s, w->procs.cmdline[i], x, &e2);
-  ps->pss.cgroup = ps->cgroup;
-  ps->pss.cmdline = (const char *const *)ps->cmdline;
-  ps->pss.n_cmdline = w->procs.n_cmdline;
-  ps->pss.list_path = warm ? NULL : f->procs;
+                            int warm, own_sel *own, core_err *err) {
+  memset(own, 0, sizeof *own);
+  own->pss.after_s = -1;
+  own->want = proto_workload_has_metric(w, "pss_mib");
+  own->sel.descendants = w->procs.descendants;
+  own->sel.cidfile = f->cid;
+  own->sel.cid_wait_s = 2;
+  own->sel.cids = (const char *const *)own->cids;
+  core_status st = CORE_OK;
+  if (w->procs.cgroup &&
+      (st = own_pattern(set, w->procs.cgroup, x, &own->cg, err)) == CORE_OK)
+    own->sel.cgroup = &own->cg;
+  if (st == CORE_OK && w->procs.n_cmdline) {
+    if (!(own->cmdline =
+              core_calloc(w->procs.n_cmdline, sizeof *own->cmdline)))
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    for (size_t i = 0; st == CORE_OK && i < w->procs.n_cmdline; i++)
+      if ((st = own_pattern(set, w->procs.cmdline[i], x, &own->cmdline[i],
+                            err)) == CORE_OK)
+        own->sel.n_cmdline = i + 1;
+    own->sel.cmdline = own->cmdline;
+  }
+  own->pss.after_s = own->want ? w->sample_after_s : -1;
+  own->pss.sel = &own->sel;
+  own->pss.list_path = warm ? NULL : f->procs;
   /* A memory-only workload (`sleep 300`) ends once sampled. */
   int only_pss = w->n_metrics > 0;
   for (size_t i = 0; i < w->n_metrics; i++)
     only_pss &= strcmp(w->metrics[i], "pss_mib") == 0;
-  ps->pss.stop_after = only_pss;
-  if (!ps->cmdline || e2.status == CORE_ENOMEM)
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  return CORE_OK;
+  own->pss.stop_after = only_pss;
+  own_mark(own);
+  return st;
 }
 
-static void pss_free(pss_sel *ps) {
-  for (size_t i = 0; i < ps->n_cmdline; i++)
-    core_free(ps->cmdline[i]);
-  core_free(ps->cmdline);
-  core_free(ps->cgroup);
+/* A step has ended (its own tree is gone): the container ID it wrote is
+ * kept for the leak check, and what its selection still holds is ended;
+ * the cidfile goes, so that the next step can write its own. */
+static void own_step_end(own_sel *own, const run_files *f) {
+  char id[129];
+  if (run_read_cid(f->cid, id, sizeof id)) {
+    int known = 0;
+    for (size_t i = 0; i < own->n_cids; i++)
+      known |= strcmp(own->cids[i], id) == 0;
+    if (!known && own->n_cids < 63 &&
+        (own->cids[own->n_cids] = core_strdup(id)) != NULL)
+      own->sel.n_cids = ++own->n_cids;
+  }
+  run_sel_end(&own->sel, RUN_GRACE_S);
+  unlink(f->cid);
+}
+
+/* The run and its cleanup are over: whatever the selection still holds
+ * (after a moment to end by itself) is a leak, stopped and named; then
+ * the cgroup folders the run made go. */
+static void own_done(own_sel *own, run_files *f, int warm, run_outcome *o) {
+  char leaks[700];
+  size_t n = run_sel_leaks(&own->sel, RUN_GRACE_S, leaks, sizeof leaks);
+  if (n) {
+    run_add_reason(o, "left running: %s", leaks);
+    if (!warm)
+      run_sink_note(&f->se,
+                    "prereg: %zu process(es) of the run were still running "
+                    "after it and its cleanup ended; stopped: %s\n",
+                    n, leaks);
+  }
+  run_cgroup_unmake(&own->made);
+}
+
+static void own_free(own_sel *own) {
+  core_names_free((char **)own->cg.parts, own->cg.n_parts);
+  for (size_t i = 0; own->cmdline && i < own->sel.n_cmdline; i++)
+    core_names_free((char **)own->cmdline[i].parts, own->cmdline[i].n_parts);
+  core_free(own->cmdline);
+  for (size_t i = 0; i < own->n_cids; i++)
+    core_free(own->cids[i]);
+  run_cgroup_unmake(&own->made);
 }
 
 /* Adds step k's times, exit status and PSS sample to o. */
 static void step_account(const run_res *r, size_t k, int warm, run_files *f,
-                         pss_sel *ps, run_outcome *o) {
+                         own_sel *ps, run_outcome *o) {
   ps->elapsed += r->wall_s;
   o->wall += r->wall_s;
   o->user += r->user_s;
@@ -396,7 +483,7 @@ static void step_account(const run_res *r, size_t k, int warm, run_files *f,
  * there (a timeout: the steps left are "-"). where: "step N", or NULL for
  * a workload's single cmd. */
 static int step_judge(const proto_workload *w, const run_res *r, size_t k,
-                      size_t nsteps, const char *where, const pss_sel *ps,
+                      size_t nsteps, const char *where, own_sel *ps,
                       run_outcome *o) {
   char pre[40] = "";
   if (where)
@@ -409,6 +496,11 @@ static int step_judge(const proto_workload *w, const run_res *r, size_t k,
               sizeof o->exit_codes - strlen(o->exit_codes) - 1);
     return 1;
   }
+  if (r->pss_failed && !ps->failed) {
+    /* The selection could not be read: that is why there is no pss_mib. */
+    ps->failed = o->pss_failed = 1;
+    run_add_reason(o, "pss_mib: %s", r->why);
+  }
   if (r->stopped)
     return 0; /* ended by us after the PSS sample: as planned */
   if (!r->spawned)
@@ -419,16 +511,18 @@ static int step_judge(const proto_workload *w, const run_res *r, size_t k,
   else if (w->expect == PROTO_EXPECT_CODE && r->exit_code != w->expect_code)
     run_add_reason(o, "%sexit code %d, expected %d", pre, r->exit_code,
                    w->expect_code);
-  if (ps->want && !r->pss_sampled && !ps->sampled && r->why[0] &&
-      k + 1 == nsteps)
+  if (ps->want && !r->pss_sampled && !ps->sampled && !ps->failed &&
+      r->why[0] && k + 1 == nsteps) {
+    o->pss_failed = 1;
     run_add_reason(o, "pss_mib: %s", r->why);
+  }
   return 0;
 }
 
 /* Runs the workload's steps (or its cmd), each inside the arm's run
  * template; stops at a timeout, a cancellation or a lost output. */
 static core_status steps(const run_setting *set, const run_plan_item *it,
-                         proto_expand_ctx x, run_files *f, pss_sel *ps,
+                         proto_expand_ctx x, run_files *f, own_sel *ps,
                          const char *cgdir, run_outcome *o, core_err *err) {
   const proto_workload *w = &set->s->workloads[it->workload];
   size_t nsteps = w->n_steps > 0 ? w->n_steps : 1;
@@ -445,7 +539,7 @@ static core_status steps(const run_setting *set, const run_plan_item *it,
                      w->n_steps ? ": " : "", e2.msg);
       return CORE_OK;
     }
-    if (ps->want && !ps->sampled)
+    if (ps->want && !ps->sampled && !ps->failed)
       ps->pss.after_s = w->sample_after_s - ps->elapsed < 0
                             ? 0
                             : w->sample_after_s - ps->elapsed;
@@ -456,11 +550,15 @@ static core_status steps(const run_setting *set, const run_plan_item *it,
                  .grace_s = RUN_GRACE_S,
                  .out = &f->so,
                  .err = &f->se,
-                 .pss = ps->want && !ps->sampled ? &ps->pss : NULL,
+                 .pss =
+                     ps->want && !ps->sampled && !ps->failed ? &ps->pss : NULL,
                  .cgroup_dir = cgdir};
     run_res r;
     core_status st = run_exec(&q, &r, err);
     core_free(cmd);
+    /* Its own tree is gone; what it started elsewhere (a container) goes
+     * now, whatever ended the step. */
+    own_step_end(ps, f);
     if (st != CORE_OK)
       return st;
     if (r.interrupted) {
@@ -480,13 +578,14 @@ static core_status steps(const run_setting *set, const run_plan_item *it,
 
 /* {==== The run ==== */
 
-/* After the steps: the cgroup's figures, cleanup, truncation notes and
- * the metrics the command reported. */
+/* After the steps (also when they were interrupted): the cgroup's
+ * figures, cleanup, truncation notes and the metrics the command
+ * reported. */
 static core_status finish(const run_setting *set, const proto_workload *w,
                           proto_expand_ctx x, run_files *f, const char *cgdir,
                           int warm, run_outcome *o, core_err *err) {
   core_status st;
-  if (cgdir) {
+  if (cgdir && !o->interrupted) {
     core_err e2 = {0};
     if (run_cgroup_read(cgdir, &o->cg_mem, &o->cg_cpu, &e2) == CORE_OK)
       o->cg_ok = 1;
@@ -515,31 +614,31 @@ static core_status finish(const run_setting *set, const proto_workload *w,
 }
 
 /* prepare (not timed, and outside the cold-cache window), the cache
- * state, the cgroup, the steps, then finish. */
+ * state, the cgroup, the steps, then finish. own: the run's processes
+ * (made before prepare, so that the cgroup folders that exist before the
+ * run are known). */
 static core_status phases(run_setting *set, const run_plan_item *it,
                           const char *run_id, run_files *f, char **cgdir,
-                          run_outcome *o, core_err *err) {
+                          own_sel *own, run_outcome *o, core_err *err) {
   const proto_workload *w = &set->s->workloads[it->workload];
   int warm = it->round == 0;
   proto_expand_ctx x = {.arm = set->s->arms[it->arm].name,
                         .workload = w->name,
                         .run_id = run_id,
-                        .round = it->round};
+                        .round = it->round,
+                        .batch_id = set->bid,
+                        .cidfile = f->cid};
   core_status st;
-  if ((st = phase(set, "prepare", w->prepare, x, f, w->timeout_s, o, err)) !=
+  if ((st = own_make(set, w, &x, f, warm, own, err)) != CORE_OK ||
+      (st = phase(set, "prepare", w->prepare, x, f, w->timeout_s, o, err)) !=
           CORE_OK ||
       o->interrupted || (st = outputs_kept(f, o, err)) != CORE_OK ||
       (st = cache_state(set, it, o, err)) != CORE_OK ||
       (st = cgroup_make(set, w, run_id, cgdir, err)) != CORE_OK)
     return st;
-  pss_sel ps;
-  if ((st = pss_make(set, w, &x, f, warm, &ps, err)) == CORE_OK) {
-    core_utc_now(o->started);
-    st = steps(set, it, x, f, &ps, *cgdir, o, err);
-  }
-  pss_free(&ps);
-  if (st != CORE_OK || o->interrupted ||
-      (st = outputs_kept(f, o, err)) != CORE_OK)
+  core_utc_now(o->started);
+  st = steps(set, it, x, f, own, *cgdir, o, err);
+  if (st != CORE_OK)
     return st;
   return finish(set, w, x, f, *cgdir, warm, o, err);
 }
@@ -555,8 +654,12 @@ core_status run_measure(run_setting *set, const run_plan_item *item,
   o->maxrss = -1;
   core_status st =
       files_open(set, w, &set->s->arms[item->arm], run_id, warm, &f, err);
+  own_sel own;
+  memset(&own, 0, sizeof own);
   if (st == CORE_OK)
-    st = phases(set, item, run_id, &f, &cgdir, o, err);
+    st = phases(set, item, run_id, &f, &cgdir, &own, o, err);
+  own_done(&own, &f, warm, o);
+  own_free(&own);
   files_close(set, &f, warm, o);
   if (cgdir) {
     run_kill_all_children();

@@ -298,10 +298,17 @@ core_status run_plan_commands(const proto_sheet *s, const run_plan_item *item,
                               core_err *err) {
   const proto_workload *w = &s->workloads[item->workload];
   const proto_arm *a = &s->arms[item->arm];
+  /* The batch is the run id's first part; the cidfile's folder is known
+   * only once the batch begins. */
+  char batch[32], cidfile[128];
+  snprintf(batch, sizeof batch, "%.*s", (int)strcspn(run_id, "-"), run_id);
+  snprintf(cidfile, sizeof cidfile, "BATCH_FOLDER/%s.cid", run_id);
   proto_expand_ctx x = {.arm = a->name,
                         .workload = w->name,
                         .run_id = run_id,
-                        .round = item->round};
+                        .round = item->round,
+                        .batch_id = batch,
+                        .cidfile = cidfile};
   memset(out, 0, sizeof *out);
   out->has_steps = w->n_steps > 0;
   size_t ns = w->n_steps ? w->n_steps : 1;

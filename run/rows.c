@@ -69,7 +69,9 @@ core_status run_rows_add(run_rows *rows, const run_row_base *base,
   const proto_workload *w = &base->s->workloads[item->workload];
   for (size_t i = 0; i < w->n_metrics; i++) {
     double v;
-    if (!metric_value(o, w->metrics[i], &v))
+    /* Not for pss_mib when the reason already says why it is missing. */
+    if (!metric_value(o, w->metrics[i], &v) &&
+        !(o->pss_failed && !strcmp(w->metrics[i], "pss_mib")))
       run_add_reason(o, "metric %s not reported", w->metrics[i]);
   }
   for (size_t i = 0; i < w->n_metrics; i++) {

@@ -64,14 +64,38 @@ void run_sink_note(run_sink *s, const char *fmt, ...)
 #endif
     ;
 
-/* Which processes a PSS sample counts, and where the list goes. */
-typedef struct run_pss {
-  double after_s;             /* sample this long after the spawn; < 0: none */
-  int descendants;            /* count the spawned process and descendants */
-  const char *cgroup;         /* a cgroup path (absolute or relative to the
-                                 cgroup v2 mount), or NULL */
-  const char *const *cmdline; /* substrings of command lines, or NULL */
+/* A selection pattern of a sheet, expanded but for the container ID
+ * ({cid}, known only once the run's command wrote it): the text is
+ * parts[0] CID parts[1] ... CID parts[n_parts-1]; n_parts == 1 when the
+ * pattern does not use {cid}. */
+typedef struct run_pattern {
+  char *const *parts;
+  size_t n_parts;
+} run_pattern;
+
+/* The processes that are a run's (sheet key `processes`): what a PSS
+ * sample counts, and what ending the run stops. Besides its own tree: the
+ * members of a cgroup and of every cgroup below it, the processes whose
+ * command line holds a pattern, and the processes below those. */
+typedef struct run_sel {
+  int descendants;            /* count the spawned process, its
+                                 descendants and the orphans adopted */
+  const run_pattern *cgroup;  /* a cgroup (see run_select), or NULL */
+  const run_pattern *cmdline; /* substrings of command lines */
   size_t n_cmdline;
+  /* The container IDs {cid} stands for: those known (an earlier step's),
+   * and the one in cidfile when it holds one. A pattern with {cid}
+   * selects nothing while there is none. */
+  const char *const *cids;
+  size_t n_cids;
+  const char *cidfile; /* or NULL */
+  double cid_wait_s;   /* how long a sample waits for the cidfile */
+} run_sel;
+
+/* A PSS sample: when, of which processes, and where the list goes. */
+typedef struct run_pss {
+  double after_s;        /* sample this long after the spawn; < 0: none */
+  const run_sel *sel;    /* the processes counted */
   const char *list_path; /* TSV process list to write, or NULL */
   int stop_after;        /* 1: end the run once sampled (a memory-only
                             workload such as `sleep 300`) */
@@ -88,6 +112,8 @@ typedef struct run_req {
   const run_pss *pss;     /* NULL: no sample */
   const char *cgroup_dir; /* per-run cgroup (absolute path) the child is
                              moved into before exec, or NULL */
+  int uncancellable;      /* 1: run_cancel_fd is not watched (the clean-up
+                             of a run that was interrupted) */
 } run_req;
 
 typedef struct run_res {
@@ -101,6 +127,7 @@ typedef struct run_res {
   double wall_s, user_s, sys_s;
   long maxrss_kib;
   int pss_sampled; /* 1: pss_kib holds the sum */
+  int pss_failed;  /* 1: the selection could not be read (why says why) */
   long pss_kib;
   size_t pss_counted, pss_unreadable;
   char why[512]; /* the failure in words, "" when none */
@@ -145,6 +172,9 @@ core_status run_exec(const run_req *req, run_res *res, core_err *err);
 void run_helper_start(void);
 void run_helper_stop(void);
 
+/** The spawn helper's process ID, or -1 when there is none. */
+int run_helper_pid(void);
+
 /** Makes the calling process a child subreaper (once), so that daemonising
  * descendants are reparented to us and can be killed. */
 void run_become_subreaper(void);
@@ -157,17 +187,94 @@ size_t run_kill_all_children(void);
 
 /* {==== Processes (run/proc.c) ==== */
 
+/* One process a selection holds, and why: "run", "descendant",
+ * "adopted", "cgroup:DIR" (a member of the cgroup folder DIR),
+ * "cmdline:TEXT" (its command line holds TEXT), "below:PID" (a descendant
+ * of selected process PID), joined by ','. */
+typedef struct run_chosen {
+  int pid;
+  int zombie; /* ended, not yet reaped: it holds nothing */
+  int kind;   /* RUN_SEL_* bits */
+  char reasons[1024];
+} run_chosen;
+
+enum {
+  RUN_SEL_TREE = 1,    /* the run's own tree */
+  RUN_SEL_CGROUP = 2,  /* in the cgroup (or below a member of it) */
+  RUN_SEL_CMDLINE = 4, /* by its command line (or below such a process) */
+  RUN_SEL_CHILD = 8    /* its parent is selected too */
+};
+
+typedef struct run_chosen_set {
+  run_chosen *v;
+  size_t n, cap;
+} run_chosen_set;
+
+void run_chosen_free(run_chosen_set *cs);
+
+/** The processes sel selects now; prereg, its ancestors and the spawn
+ * helper never. root: the run's process (<= 0: its tree has ended);
+ * adopter: the subreaper that adopts the run's orphaned descendants (see
+ * run_adopted), 0 for none. The cgroup is a cgroup path ("/prereg/x"),
+ * looked for in the memory controller's v1 hierarchy, then the other v1
+ * hierarchies, then v2 (or the one tree of a v2-only host), or a folder
+ * under the cgroup root; PREREG_CGROUP_ROOT, when set, replaces the root
+ * /sys/fs/cgroup (for tests, on fabricated trees). need = 1 (a sample):
+ * a selection that cannot be read is an error (CORE_ERUN) with the cause
+ * in err: the cgroup is not there, or it uses {cid} and sel->cidfile held
+ * no ID within sel->cid_wait_s. need = 0 (ending a run, checking for
+ * leaks): such a selection selects nothing. OUT: *out (free with
+ * run_chosen_free, also on error). */
+core_status run_select(const run_sel *sel, int root, int adopter, int need,
+                       run_chosen_set *out, core_err *err);
+
 /** PSS sample: sums the Pss: of /proc/PID/smaps_rollup of the processes
- * sel selects and writes one TSV line per process to sel->list_path: pid,
- * ppid, pss_kib (or "vanished"/"unreadable: why"/"zombie: ...", a zombie
- * counting neither as counted nor unreadable), the reasons it was
- * counted ("run", "descendant", "adopted", "cgroup", "cmdline:S"), command
- * line. root: the run's process; adopter: the subreaper that adopts the
- * run's orphaned descendants (see run_adopted), 0 for none. OUT:
- * *pss_kib, *counted, *unreadable. */
-core_status run_sample_pss(const run_pss *sel, int root, int adopter,
+ * p->sel selects (run_select with need = 1) and writes one TSV line per
+ * process to p->list_path: pid, ppid, pss_kib (or "vanished"/"unreadable:
+ * why"/"zombie: ...", a zombie counting neither as counted nor
+ * unreadable), the reasons it was counted, command line. root, adopter:
+ * as for run_select. OUT: *pss_kib, *counted, *unreadable. */
+core_status run_sample_pss(const run_pss *p, int root, int adopter,
                            long *pss_kib, size_t *counted, size_t *unreadable,
                            core_err *err);
+
+/** Ends what sel selects besides the run's tree (which has ended): at
+ * once SIGKILL to what a container is made of (the cgroup's members, and
+ * every selected process whose parent is selected too), then up to
+ * grace_s for the rest (its supervisors, such as a container's shim,
+ * which end once their container is gone) to end by themselves, then
+ * SIGKILL to what is left, waiting up to 2 s more for it to be gone.
+ * Returns the number of processes signalled. */
+size_t run_sel_end(const run_sel *sel, double grace_s);
+
+/** What sel still selects once a run and its cleanup are over, given up
+ * to settle_s to end by itself (a runtime cleaning up after the run):
+ * each process is a leak, stopped (SIGKILL, waited for up to 2 s) and
+ * described in leaks as "PID COMMAND" (joined by "; ", cut at cap).
+ * Returns how many there were. */
+size_t run_sel_leaks(const run_sel *sel, double settle_s, char *leaks,
+                     size_t cap);
+
+/** The container ID in the file at path: its first line, trimmed, when
+ * it is a word of letters, digits and _ . : - (1 to 128 bytes). OUT: id
+ * (cap >= 129). Returns 1, or 0 when there is none (yet). */
+int run_read_cid(const char *path, char *id, size_t cap);
+
+/* The cgroup folders a run's selection names that did not exist before
+ * it: in each hierarchy, the shallowest missing ancestor of the path. */
+typedef struct run_cg_made {
+  char **dirs;
+  size_t n;
+} run_cg_made;
+
+/** Notes, before a run, which folders of the cgroup path (a cgroup path
+ * or a folder under the cgroup root; see run_select) do not exist yet.
+ * OUT: *m (free with run_cgroup_unmake, which also removes them). */
+void run_cgroup_mark(const char *path, run_cg_made *m);
+/** After the run: removes (rmdir, deepest first) whatever empty cgroup
+ * folders are left where m noted none, then frees m. A folder that still
+ * holds a process, or existed before, stays. */
+void run_cgroup_unmake(run_cg_made *m);
 
 /** The parent of pid from /proc/PID/stat, or -1 when it cannot be read
  * (the process is gone). */

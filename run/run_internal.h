@@ -38,6 +38,28 @@ char *run_full_command(const proto_sheet *s, const proto_arm *arm,
 
 /* }==== */
 
+/* {==== The process table (run/proc.c) ==== */
+
+/* One process: its ID, its parent's, its state letter ('Z': a zombie). */
+typedef struct run_pent {
+  int pid, ppid;
+  char state;
+} run_pent;
+
+/** Every process of /proc (one that vanishes while it is read is not in
+ * it). OUT: *out newly allocated (core_free), *n. CORE_EIO when /proc
+ * cannot be listed, CORE_ENOMEM. */
+core_status run_proc_table(run_pent **out, size_t *n);
+
+/** Appends to out (k entries so far) the processes of t below `from`,
+ * breadth first over the ppid links, never entering `skip` or what lies
+ * below it; out doubles as the queue and must have room for every process
+ * in t. Returns the new count. */
+size_t run_walk_below(const run_pent *t, size_t nt, int from, int skip,
+                      int *out, size_t k);
+
+/* }==== */
+
 /* {==== Preflight (run/preflight.c) ==== */
 
 /* The image an arm's runs are recorded with. */
@@ -79,6 +101,7 @@ typedef struct run_setting {
   const proto_sheet *s;
   const run_preflight *pre;
   const char *bdir;   /* the batch's folder, absolute */
+  const char *bid;    /* the batch's id, for {batch_id} */
   const char *origin; /* "PREREG_ORIGIN=<where prereg was started>" */
   /* An empty working folder a finished run left, renamed for the next
    * run rather than made anew (see measure.c); NULL: none is kept. */
@@ -99,6 +122,7 @@ typedef struct run_outcome {
   double wall, user, sys;
   long maxrss;
   int pss_ok;
+  int pss_failed; /* pss_mib was not sampled; reason says why */
   double pss_mib;
   int cg_ok;
   double cg_mem, cg_cpu;

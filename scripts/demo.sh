@@ -25,14 +25,15 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src" || exit 1
 [ -x "$prereg" ] || { echo "demo: $prereg: no such program (make build)" >&2; exit 2; }
 
-# The sheet names this folder (an absolute path: runs happen in folders of
-# their own, not in the checkout).
-image=/var/tmp/prereg-sandbox-cost
+sheet=protocols/sandbox-cost.lua
+# The image's folder, as the sheet names it (its var sc: an absolute
+# path, since runs happen in folders of their own, not in the checkout).
+image=$(sed -n 's/^ *sc = "\(\/[^"]*\)",$/\1/p' "$sheet")
+[ -n "$image" ] || { echo "demo: $sheet names no image folder (vars.sc)" >&2; exit 2; }
 # Absolute: prereg hands $PREREG_METRICS to commands as a path under it.
 data=${PREREG_DEMO_DATA:-$src/scratch/demo-data}
 case "$data" in /*) ;; *) data="$src/$data" ;; esac
 log="$data.log"
-sheet=protocols/sandbox-cost.lua
 first=protocols/sandbox-cost/v0.lua
 out="$data.step"
 t0=$(date +%s)
@@ -67,8 +68,9 @@ mkdir -p "$(dirname "$data")"
 rm -rf "$data"
 mkdir -p "$data"
 : > "$log"
-what="bare vs bubblewrap vs runc on five workloads"
-[ -n "$only" ] && what="bare vs bubblewrap vs runc, workload $only"
+arms="bare vs bubblewrap vs runc vs gVisor"
+what="$arms on five workloads"
+[ -n "$only" ] && what="$arms, workload $only"
 echo "prereg demo: sandbox-cost, $what, --quick"
 echo "  (every command's whole output: $(short "$log"))"
 
@@ -77,12 +79,13 @@ done_step image "$(sed -n 's/^rootfs.sh: image in //p' "$out")"
 
 ts0=$(date +%s)
 n=0
-for s in "$sheet" protocols/agent-sandbox.lua protocols/k8s-runtimes.lua; do
+for s in "$sheet" protocols/agent-sandbox.lua \
+  protocols/agent-sandbox-replication.lua protocols/k8s-runtimes.lua; do
   step check "$prereg" check "$s" --data "$data"
   n=$((n + 1))
 done
 dt=$(($(date +%s) - ts0))
-done_step sheets "$n valid: sandbox-cost, agent-sandbox, k8s-runtimes"
+done_step sheets "$n valid: sandbox-cost, agent-sandbox, its replication, k8s"
 
 ts0=$(date +%s)
 step register "$prereg" register "$first" --data "$data"

@@ -7,32 +7,39 @@ set -eu
 build="build-essential cmake pkg-config liblua5.4-dev libgsl-dev
   libxlsxwriter-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libssl-dev
   libcsv-dev libjansson-dev libarchive-dev zlib1g-dev"
-# What the demo experiment runs: isolation layers, its image, its workloads.
-demo="bubblewrap runc busybox-static git gcc make procps"
+# What the demo experiment runs: isolation layers (gVisor's runsc among
+# them), its image, its workloads.
+demo="bubblewrap runc runsc busybox-static git gcc make procps"
+# A Docker engine of prereg's own (scripts/docker/start.sh), for the
+# Docker tests and the replication of the published Docker study:
+# dockerd, containerd and ctr, runc and runsc as its runtimes,
+# busybox-static for its offline image, debootstrap for the replication's
+# Debian image.
+docker="docker.io containerd runc runsc busybox-static debootstrap"
 # Independent implementations and tools the tests check against.
 test="r-cran-boot python3-scipy python3-numpy hyperfine valgrind
   libreoffice-calc-nogui chromium fonts-dejavu-core clang libclang-rt-14-dev
   strace golang-go libbenchmark-dev g++ poppler-utils"
-
 # A private Slurm cluster on loopback for the tests across hosts
-# (scripts/slurm/start.sh). The packages' postinst scripts would start a
-# system munged (and slurmd, slurmctld) through invoke-rc.d: installing
-# them runs under a policy-rc.d that refuses, so nothing is left running.
+# (scripts/slurm/start.sh).
 slurm="slurmctld slurmd slurm-client munge"
 # kubectl parses the Kubernetes manifests of run --dry-run --backend
 # kubernetes offline; any kubectl will do (Debian's is kubernetes-client).
 k8s="kubernetes-client"
 
 want=""
-daemons=0
 for group in "$@"; do
   case "$group" in
     build) want="$want $build" ;;
     demo) want="$want $demo" ;;
     test) want="$want $test" ;;
-    slurm) want="$want $slurm"; daemons=1 ;;
+    docker) want="$want $docker" ;;
+    slurm) want="$want $slurm" ;;
     k8s) command -v kubectl > /dev/null || want="$want $k8s" ;;
-    *) echo "deps.sh: unknown group '$group' (build, demo, test, slurm, k8s)" >&2; exit 2 ;;
+    *)
+      echo "deps.sh: unknown group '$group' (build, demo, test, docker, slurm, k8s)" >&2
+      exit 2
+      ;;
   esac
 done
 
@@ -51,14 +58,21 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps.sh: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-# No package may start a system daemon: a policy-rc.d that refuses every
-# start, ours only if the machine has none (and removed afterwards).
-guard=/usr/sbin/policy-rc.d
-if [ "$daemons" = 1 ] && [ ! -e "$guard" ]; then
-  printf '#!/bin/sh\n# written by prereg scripts/deps.sh while it installs\nexit 101\n' > "$guard"
-  chmod 755 "$guard"
-  trap 'rm -f "$guard"' EXIT
+# The postinst scripts of docker.io, munge, slurmctld and slurmd start
+# the system's daemons through invoke-rc.d unless policy-rc.d forbids it:
+# prereg's tests start daemons of their own and must never leave a system
+# one running. A policy-rc.d that denies every start is put in place for
+# the install when the machine has none, and removed afterwards.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\n# deps.sh (prereg): no service starts while it installs\nexit 101\n' > "$policy"
+  chmod 0755 "$policy"
+  own_policy=1
 fi
+status=0
 # apt-get update once per machine boot is enough; a stale list fails below.
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+  status=$?
+[ "$own_policy" -eq 0 ] || rm -f "$policy"
+exit $status

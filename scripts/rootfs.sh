@@ -10,7 +10,7 @@
 #                      compile workload builds (/opt/sc/src), empty mount
 #                      points (/usr for the host's toolchain, /work, /run/
 #                      prereg/metrics) and a minimal /etc
-#   launch-bare, launch-bwrap, launch-runc, runc-config.json
+#   launch-bare, launch-bwrap, launch-runc, launch-gvisor, runc-config.json
 #                      how each arm starts a command
 # Deterministic: the same package versions and sources give the same tree
 # digest (every mtime is set to the epoch, modes are fixed, nothing
@@ -70,7 +70,7 @@ printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$r/etc/group"
 printf '127.0.0.1 localhost sandbox\n' > "$r/etc/hosts"
 
-for f in launch-bare launch-bwrap launch-runc runc-config.json; do
+for f in launch-bare launch-bwrap launch-runc launch-gvisor runc-config.json; do
   cp "$assets/$f" "$tmp/$f"
 done
 
@@ -79,7 +79,7 @@ find "$tmp" -type d -exec chmod 0755 {} +
 find "$tmp" -type f -exec chmod 0644 {} +
 chmod 0755 "$r/bin/busybox" "$r/bin/sc-time" "$r/bin/sc-files" \
   "$r/bin/sc-compile" "$tmp/launch-bare" "$tmp/launch-bwrap" \
-  "$tmp/launch-runc"
+  "$tmp/launch-runc" "$tmp/launch-gvisor"
 chmod 1777 "$r/tmp"
 find "$tmp" -exec touch -h -d @0 {} +
 

@@ -19,8 +19,14 @@ check "a screenful: $lines lines" [ "$lines" -le 30 ]
 for s in image sheets register run report verify; do
   check_grep "a line for $s" "^  $s +[^ ].* [0-9]+ s$" "$screen"
 done
-check_grep "run: the quick runs" "^  run +9 runs, 9 valid, 0 invalid, quick" "$screen"
-check_grep "results: the arms' header" "^ +bare +bwrap( +runc)?$" "$screen"
+check_grep "run: the quick runs of the four arms" "^  run +12 runs, 12 valid, 0 invalid, quick" "$screen"
+check_grep "results: the arms' header" "^ +bare +bwrap( +runc( +gvisor)?)?$" "$screen"
+check_grep "results: gVisor has a column" "^ +(bare +bwrap +)?(runc +)?gvisor$" "$screen"
+# A verdict under each sandbox: the reference cell, then one ratio, CI
+# and verdict per other arm (bwrap, runc, gvisor), however the matrix
+# is folded to the terminal.
+n=$(grep -Eo '[0-9.]+× \[[0-9.]+, [0-9.]+\] [a-z]+' <<<"$screen" | wc -l)
+check "results: a ratio and a verdict for bwrap, runc and gvisor ($n)" [ "$n" -eq 3 ]
 check_grep "results: startup's medians" "^startup · wall_s +[0-9.]+ ms .*[0-9.]+ ms" "$screen"
 check_grep "results: startup's ratio and verdict" "^ +reference, n=[0-9]+ +[0-9.]+× \[[0-9.]+, [0-9.]+\] [a-z]+" "$screen"
 check_grep "results: hypotheses" "^Hypotheses: H1 [a-z ]+, H2 [a-z ]+, H3 [a-z ]+$" "$screen"
@@ -45,4 +51,4 @@ check_grep "the step is named" "^  amend +FAILED \(exit 1\): $T/failing amend" "
 check_grep "with its output" "    \| amend: the disk is on fire" "$out"
 check_grep "and where the log is" "demo: could not amend; the whole output is in $T/demo.log" "$out"
 check "no results after a failure" [ -z "$(grep -E '^Results|^Report:' <<<"$out")" ]
-done_testing 22
+done_testing 24

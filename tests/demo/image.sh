@@ -1,5 +1,5 @@
 #!/bin/bash
-# image.sh: the sandbox-cost image and its three launchers, with real
+# image.sh: the sandbox-cost image and its four launchers, with real
 # processes: the image builds deterministically; each sandbox really
 # isolates (pid, network, host name, read-only root, the host's files out
 # of sight) while the run's folder is shared read-write; a broken image
@@ -34,7 +34,7 @@ work="$tmp/work"
 mkdir -p "$work"
 cd "$work" || exit 1
 echo host-side > shared.txt
-for arm in bare bwrap runc; do
+for arm in bare bwrap runc gvisor; do
   l="$img/launch-$arm"
   out=$("$l" sh -c 'cat shared.txt && echo "$arm-side" > back.txt && echo ok' 2>&1)
   check "$arm: the run's folder is shared read-write ($out)" \
@@ -59,10 +59,10 @@ for arm in bare bwrap runc; do
     test "$(ls -A | tr '\n' ' ')" = "shared.txt "
 done
 
-for arm in bwrap runc; do
+for arm in bwrap runc gvisor; do
   l="$img/launch-$arm"
-  # bwrap stays pid 1 of the namespace unless --as-pid-1; runc's process
-  # is pid 1 itself.
+  # bwrap stays pid 1 of the namespace unless --as-pid-1; runc's and
+  # gVisor's process is pid 1 itself.
   check "$arm: own pid namespace" test "$("$l" sh -c 'echo $$')" -le 2
   check "$arm: own host name" test "$("$l" hostname)" = sandbox
   check "$arm: no network but loopback" \
@@ -79,7 +79,7 @@ check "bwrap: a user namespace" \
 # A missing image fails loudly in every sandboxed arm.
 cp -R "$img" "$tmp/broken"
 rm -rf "$tmp/broken/rootfs"
-for arm in bwrap runc; do
+for arm in bwrap runc gvisor; do
   "$tmp/broken/launch-$arm" true > "$tmp/broken.out" 2>&1
   rc=$?
   check "$arm: a missing image fails (exit $rc) with a message" \
@@ -88,7 +88,7 @@ done
 
 # The replay log: same exit code per step in all arms, and the five
 # failures it has on purpose.
-for arm in bare bwrap runc; do
+for arm in bare bwrap runc gvisor; do
   mkdir -p "$tmp/replay-$arm"
   (cd "$tmp/replay-$arm" &&
     while IFS= read -r step; do
@@ -100,6 +100,9 @@ check "replay: at least 40 steps" \
   test "$(wc -l < "$SRC/protocols/sandbox-cost/replay.txt")" -ge 40
 check "replay: bwrap's exit codes equal bare's" cmp -s "$tmp/codes-bare" "$tmp/codes-bwrap"
 check "replay: runc's exit codes equal bare's" cmp -s "$tmp/codes-bare" "$tmp/codes-runc"
+check "replay: gvisor's exit codes equal bare's" cmp -s "$tmp/codes-bare" "$tmp/codes-gvisor"
+check "replay: two commits made inside gVisor" \
+  test "$(git -C "$tmp/replay-gvisor" rev-list --count HEAD)" = 2
 check "replay: five steps fail on purpose, the rest succeed" \
   test "$(tr ';' '\n' < "$tmp/codes-bare" | grep -vc '^0$')" = 5
 check "replay: two commits made inside the sandbox" \
@@ -110,6 +113,10 @@ m="$tmp/metrics-compile"
 : > "$m"
 (cd "$work" && PREREG_METRICS=$m "$img/launch-bwrap" sc-time inner_s sc-compile)
 check "compile: succeeds in bwrap and times itself" grep -q '^inner_s=' "$m"
+: > "$m"
+(cd "$work" && PREREG_METRICS=$m "$img/launch-gvisor" sc-time inner_s sc-compile)
+check "compile: succeeds in gVisor and times itself" grep -q '^inner_s=' "$m"
+check "gvisor: the sandbox is gVisor's kernel" sh -c "'$img/launch-gvisor' dmesg | grep -q gVisor"
 n_c=$(find "$img/rootfs/opt/sc/src" -name '*.c' | wc -l)
 n_lines=$(find "$img/rootfs/opt/sc/src" -name '*.[ch]' -print0 | xargs -0 cat | wc -l)
 check "compile: the code base has several thousand lines ($n_lines)" test "$n_lines" -ge 3000
@@ -120,4 +127,4 @@ echo 'this is not C' > "$tmp/img2/rootfs/opt/sc/src/core/zz_broken.c"
 rc=$?
 check "compile: a file that does not compile fails the run (exit $rc, $n_c files)" test "$rc" -ne 0
 
-done_testing 45
+done_testing 61

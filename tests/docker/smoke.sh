@@ -23,7 +23,7 @@ cleanup() {
   for e in /sys/fs/cgroup/*; do rmdir "$e/prereg-smoke$$" 2> /dev/null || true; done
   grep -q " $tmp/" /proc/self/mountinfo || rm -rf "$tmp"
 }
-trap 'rc=$?; cleanup; (exit $rc); test_verdict' EXIT
+on_exit cleanup
 
 # pids_of ENGINE: "PID START" of its daemons, its shims and runtime
 # helpers (found by the container IDs on their command lines) and all

@@ -144,7 +144,11 @@ static int run_sheet(const uint8_t *data, size_t size) {
     proto_summary(s, &b);
     proto_rule_words(s, &b);
     for (size_t i = 0; i < s->n_arms; i++) {
-      proto_expand_ctx ctx = {"true", s->arms[i].name, "w", "r1", 1};
+      proto_expand_ctx ctx = {.cmd = "true",
+                              .arm = s->arms[i].name,
+                              .workload = "w",
+                              .run_id = "r1",
+                              .round = 1};
       char *x = proto_expand(s, s->arms[i].run ? s->arms[i].run : "{cmd}",
                              &ctx, &err);
       core_free(x);

@@ -207,6 +207,14 @@ CASES = {
   "processes_bad": ("processes.descendants = \"yes\"",
       sub(('metrics = { "wall_s" }', 'metrics = { "pss_mib" },\n      processes = { descendants = "yes" }'),
           ('metric = "wall_s"', 'metric = "pss_mib"'))),
+  "cid_outside_selection": ("{cid} in a command, where it has no value yet",
+      sub(('cmd = "/bin/true", metrics', 'cmd = "docker rm -f {cid}", metrics'))),
+  "selection_names_no_run": ("a cmdline selection that would match anyone's sleep",
+      sub(('metrics = { "wall_s" }', 'metrics = { "pss_mib" },\n      processes = { cmdline = { "sleep" } }'),
+          ('metric = "wall_s"', 'metric = "pss_mib"'))),
+  "cgroup_names_no_run": ("a cgroup selection shared by every run",
+      sub(('metrics = { "wall_s" }', 'metrics = { "pss_mib" },\n      processes = { cgroup = "/docker" }'),
+          ('metric = "wall_s"', 'metric = "pss_mib"'))),
   "cgroup_string": ("cgroup = \"yes\"",
       sub(('name = "other", runs = 5,', 'name = "other", runs = 5, cgroup = "yes",'))),
   # --- rule ---
@@ -312,6 +320,13 @@ CASES = {
       sub(('  amendments = {', '  hosts = { backend = "slurm", nodes = { "n1", "n1" }, min_completed = 0.9,\n    across = { max_spread = 1.2 } },\n  amendments = {'))),
   "hosts_class_unknown_arm": ("a runtime class for an arm the sheet lacks",
       sub(('  amendments = {', '  hosts = { backend = "slurm", nodes = { "n1", "n2" }, min_completed = 0.9,\n    across = { max_spread = 1.2 },\n    kubernetes = { runtime_classes = { nise = "gvisor" } } },\n  amendments = {'))),
+  # --- published ratios ---
+  "published_reference": ("a published ratio of the reference arm",
+      sub(('  amendments = {', '  published = { { workload = "startup", metric = "wall_s", arm = "bare",\n    ratio = 1.5, source = "a paper" } },\n  amendments = {'))),
+  "published_metric": ("a published ratio of a metric the workload does not measure",
+      sub(('  amendments = {', '  published = { { workload = "startup", metric = "pss_mib", arm = "nice",\n    ratio = 1.5, source = "a paper" } },\n  amendments = {'))),
+  "published_no_source": ("a published ratio without its source",
+      sub(('  amendments = {', '  published = { { workload = "startup", metric = "wall_s", arm = "nice",\n    ratio = 1.5 } },\n  amendments = {'))),
 }
 
 here = os.path.dirname(os.path.abspath(__file__))

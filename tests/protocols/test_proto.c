@@ -322,7 +322,13 @@ static void test_function_claims(void) {
 static void test_expand(void) {
   core_err err;
   proto_sheet *s = load_str("small.lua", small, &err);
-  proto_expand_ctx ctx = {"ls -l", "b", "w", "r-7", 7};
+  proto_expand_ctx ctx = {.cmd = "ls -l",
+                          .arm = "b",
+                          .workload = "w",
+                          .run_id = "r-7",
+                          .round = 7,
+                          .batch_id = "b0007",
+                          .cidfile = "/d/r-7.cid"};
   char *e;
   CHECK(s != NULL);
   if (!s)
@@ -348,6 +354,35 @@ static void test_expand(void) {
   e = proto_expand(s, "", &ctx, &err);
   CHECK_STR(e, "");
   core_free(e);
+  /* The experiment is the sheet's id unless the context names another;
+   * {cid} has a value only once the run's command wrote it. */
+  e = proto_expand(s, "{experiment}-{batch_id} {cidfile}", &ctx, &err);
+  CHECK_STR(e, "small-b0007 /d/r-7.cid");
+  core_free(e);
+  e = proto_expand(s, "x {cid}", &ctx, &err);
+  CHECK(e == NULL && err.status == CORE_EPROTOCOL);
+  {
+    char **parts = NULL;
+    size_t n = 0;
+    CHECK(proto_expand_split(s, "/p/{run_id}/{cid}-{{cid}-{cid}{dir}", &ctx,
+                             "cid", &parts, &n, &err) == CORE_OK);
+    CHECK(n == 3);
+    if (n == 3) {
+      CHECK_STR(parts[0], "/p/r-7/");
+      CHECK_STR(parts[1], "-{cid}-");
+      CHECK_STR(parts[2], "/tmp/x");
+    }
+    core_names_free(parts, n);
+    CHECK(proto_expand_split(s, "no cut", &ctx, "cid", &parts, &n, &err) ==
+              CORE_OK &&
+          n == 1);
+    if (n == 1)
+      CHECK_STR(parts[0], "no cut");
+    core_names_free(parts, n);
+    CHECK(proto_expand_split(s, "{cid}{nope}", &ctx, "cid", &parts, &n,
+                             &err) == CORE_EPROTOCOL &&
+          parts == NULL && n == 0);
+  }
   CHECK(s->n_workloads == 2 && s->workloads[1].runs == 0);
   CHECK_STR(s->arms[0].run, "{cmd}");
   CHECK(s->hypotheses[0].n_arms == 1);

@@ -238,11 +238,11 @@ static void test_pss(void) {
   snprintf(cmd, sizeof cmd,
            "sleep 60.%s & (sleep 62.%s &) ; sleep 61.%s; true", marker, marker,
            marker);
-  const char *cl[] = {other};
+  char *cl[] = {other};
+  run_pattern pat = {cl, 1};
+  run_sel tree_and_other = {.descendants = 1, .cmdline = &pat, .n_cmdline = 1};
   run_pss sel = {.after_s = 0.3,
-                 .descendants = 1,
-                 .cmdline = cl,
-                 .n_cmdline = 1,
+                 .sel = &tree_and_other,
                  .list_path = list,
                  .stop_after = 1};
   run_req q = {0};
@@ -276,15 +276,16 @@ static void test_pss(void) {
 
   /* Orphans that end before the sample: reaped by the helper as they
    * end, so no zombie of the run is listed, let alone unreadable. */
+  run_sel tree = {.descendants = 1};
   run_pss brief = {
-      .after_s = 0.7, .descendants = 1, .list_path = list, .stop_after = 1};
+      .after_s = 0.7, .sel = &tree, .list_path = list, .stop_after = 1};
   q.cmd = "(sleep 0.05 &); (sleep 0.05 &); sleep 30";
   q.pss = &brief;
   CHECK(run_exec(&q, &r, &e) == CORE_OK);
   CHECK(r.pss_sampled && r.pss_unreadable == 0 && r.pss_counted == 2);
 
   /* A command that ends before the sample is due: no sample, a reason. */
-  run_pss late = {.after_s = 5, .descendants = 1, .list_path = list};
+  run_pss late = {.after_s = 5, .sel = &tree, .list_path = list};
   q.cmd = "/bin/true";
   q.pss = &late;
   CHECK(run_exec(&q, &r, &e) == CORE_OK);
