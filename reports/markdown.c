@@ -4,7 +4,7 @@
  * then the data shown (every run per arm, in collection order, with its
  * spread), the setup, the arms and workloads, the rule, the deviations,
  * what fell, the threats, provenance in brief and the commands that
- * reproduce it; long lists go to an appendix or to provenance.md.
+ * reproduce it; long lists go to provenance.md.
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
@@ -487,7 +487,8 @@ static void workload_heading(core_buf *b, const proto_workload *w) {
     code_span(b, w->cmd);
     core_buf_puts(b, ", ");
   } else if (w->n_steps) {
-    core_buf_printf(b, "%zu commands in order (appendix), ", w->n_steps);
+    core_buf_printf(b, "%zu commands in order (listed in provenance.md), ",
+                    w->n_steps);
   } else if (w->by_arms) {
     core_buf_puts(b, "each arm's command, ");
   } else {
@@ -585,7 +586,7 @@ static void arms_and_workloads(core_buf *b, const proto_sheet *s) {
     if (w->cmd)
       esc(b, w->cmd);
     else if (w->n_steps)
-      core_buf_printf(b, "%zu steps (appendix)", w->n_steps);
+      core_buf_printf(b, "%zu steps (listed in provenance.md)", w->n_steps);
     else if (w->by_arms)
       core_buf_puts(b, "each arm's command");
     else
@@ -1099,7 +1100,7 @@ static void threats(core_buf *b, const report_input *in,
 
 /* }==== */
 
-/* {==== Provenance, reproduce, appendix ==== */
+/* {==== Provenance, reproduce ==== */
 
 /* Files under the manifest by what they are. */
 static void file_counts(core_buf *b, const data_report_inputs *x) {
@@ -1197,25 +1198,6 @@ static void reproduce(core_buf *b, const report_input *in) {
                   id);
 }
 
-static void appendix(core_buf *b, const proto_sheet *s) {
-  for (size_t w = 0; w < s->n_workloads; w++) {
-    const proto_workload *wl = &s->workloads[w];
-    if (!wl->n_steps)
-      continue;
-    core_buf_puts(b, "\n## Appendix: the steps of ");
-    esc(b, wl->name);
-    core_buf_printf(b,
-                    "\n\nEach run of %s runs these %zu commands in order, "
-                    "in a fresh folder, each through its arm:\n\n",
-                    wl->name, wl->n_steps);
-    for (size_t i = 0; i < wl->n_steps; i++) {
-      core_buf_printf(b, "%zu. ", i + 1);
-      code_span(b, wl->steps[i]);
-      core_buf_puts(b, "\n");
-    }
-  }
-}
-
 /* }==== */
 
 static void unverified(core_buf *b, const report_input *in) {
@@ -1281,7 +1263,6 @@ void report_markdown(const report_input *in, const report_doc *doc,
   threats(b, in, f);
   provenance(b, in, doc, f);
   reproduce(b, in);
-  appendix(b, s);
   if (used)
     report_facts_free(&local);
 }

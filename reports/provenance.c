@@ -97,12 +97,34 @@ static void files(core_buf *b, const data_report_inputs *x) {
   }
 }
 
+/* A many-step workload's commands, one numbered line each: too long for
+ * report.md, whose setup names how many there are. */
+static void steps(core_buf *b, const proto_sheet *s) {
+  for (size_t w = 0; w < s->n_workloads; w++) {
+    const proto_workload *wl = &s->workloads[w];
+    if (!wl->n_steps)
+      continue;
+    core_buf_puts(b, "\n## The steps of ");
+    esc(b, wl->name);
+    core_buf_printf(b,
+                    "\n\nEach run of %s runs these %zu commands in order, "
+                    "in a fresh folder, each through its arm:\n\n",
+                    wl->name, wl->n_steps);
+    for (size_t i = 0; i < wl->n_steps; i++) {
+      core_buf_printf(b, "%zu. ", i + 1);
+      report_code_span(b, wl->steps[i]);
+      core_buf_puts(b, "\n");
+    }
+  }
+}
+
 void report_provenance(const report_input *in, core_buf *b) {
   const proto_sheet *s = in->sheet;
   core_buf_puts(b, "# Provenance: ");
   esc(b, s->title ? s->title : s->id);
   core_buf_puts(b, "\n\nThe full record behind report.md: every batch fact, "
-                   "every amendment and every file's digest.\n\n");
+                   "every amendment, every file's digest and the steps of a "
+                   "many-step workload.\n\n");
   core_buf_printf(b, "- Sheet: version %d, SHA-256 `%s`.\n",
                   in->summary->sheet_version, s->sha256);
   core_buf_puts(b, "- Registered: ");
@@ -137,4 +159,5 @@ void report_provenance(const report_input *in, core_buf *b) {
   batch_facts(b, in->extra);
   amendments(b, in);
   files(b, in->extra);
+  steps(b, s);
 }
