@@ -240,6 +240,14 @@ core_status analysis_experiment(const proto_sheet *sheet,
  * that changes the words only changes no decision). */
 int analysis_same_decision(const analysis_result *a, const analysis_result *b);
 
+/** 1 when the registered sheet (version 0) had this workload, metric and
+ * arm, or when there is no registered sample to hold it against; 0 for a
+ * comparison a later amendment added (an arm, a workload, a metric): it
+ * has no registered verdict that could have changed, and is said to be
+ * beyond the registered plan instead. */
+int analysis_registered_has(const analysis_summary *s, const char *workload,
+                            const char *metric, const char *arm);
+
 /** Appends `prereg analyze --json` output (interface.md section 4, plus
  * more keys) to out (the caller's buffer): deterministic, keys in a
  * fixed order, reals in their shortest exact form. CORE_ENOMEM when out

@@ -722,6 +722,19 @@ int analysis_same_decision(const analysis_result *a,
   return strcmp(x ? x : "", y ? y : "") == 0;
 }
 
+int analysis_registered_has(const analysis_summary *s, const char *workload,
+                            const char *metric, const char *arm) {
+  if (!s->original)
+    return 1;
+  for (size_t i = 0; i < s->original->n_cells; i++) {
+    const analysis_cell *c = &s->original->cells[i];
+    if (strcmp(c->workload, workload) == 0 && strcmp(c->metric, metric) == 0 &&
+        strcmp(c->arm, arm) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 /* What changed between two parsed versions that the analysis depends on,
  * in words ("" when nothing): the rule's decisions, the hypotheses, the
  * runs planned. An amendment that changes the verdicts' words only

@@ -289,19 +289,36 @@ static json_t *status_json(const data_status *st, int *ok) {
   return o;
 }
 
+/* A comparison the registered sheet did not have (a later amendment
+ * added its arm, workload or metric). */
+static json_t *beyond_entry(const analysis_summary *s,
+                            const analysis_result *r, int *ok) {
+  json_t *c = json_object();
+  if (!c)
+    return NULL;
+  put(c, "workload", str(r->workload), ok);
+  put(c, "metric", str(r->metric), ok);
+  put(c, "arm", str(r->arm), ok);
+  if (s->across)
+    put(c, "host", r->host ? str(r->host) : json_null(), ok);
+  return c;
+}
+
 /* What the registered sample changes: why it is given and every verdict
  * and hypothesis outcome that differs from it; null when not given. */
 static json_t *registered_json(const analysis_summary *s, int *ok) {
-  json_t *o, *vc, *hc;
+  json_t *o, *vc, *hc, *nr;
   if (!s->original)
     return json_null();
   o = json_object();
   vc = json_array();
   hc = json_array();
-  if (!o || !vc || !hc) {
+  nr = json_array();
+  if (!o || !vc || !hc || !nr) {
     json_decref(o);
     json_decref(vc);
     json_decref(hc);
+    json_decref(nr);
     *ok = 0;
     return NULL;
   }
@@ -312,6 +329,10 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
     json_t *c;
     if (g && analysis_same_decision(g, r))
       continue;
+    if (!analysis_registered_has(s, r->workload, r->metric, r->arm)) {
+      append(nr, beyond_entry(s, r, ok), ok);
+      continue;
+    }
     if (!(c = json_object())) {
       *ok = 0;
       break;
@@ -348,6 +369,7 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
   put(o, "why", str(s->original_why), ok);
   put(o, "verdicts_changed", vc, ok);
   put(o, "hypotheses_changed", hc, ok);
+  put(o, "not_registered", nr, ok);
   return o;
 }
 

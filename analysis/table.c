@@ -114,7 +114,10 @@ static void cell_of(const analysis_summary *s, const analysis_cell *c,
     const analysis_result *g =
         find(s->original, c->workload, c->metric, c->arm);
     size_t k = strlen(t->marks);
-    if (!g)
+    if (!analysis_registered_has(s, c->workload, c->metric, c->arm))
+      snprintf(t->marks + k, sizeof t->marks - k,
+               "%snot in the registered plan", k ? " " : "");
+    else if (!g)
       snprintf(t->marks + k, sizeof t->marks - k,
                "%sregistered: no comparison", k ? " " : "");
     else if (!analysis_same_decision(g, r))

@@ -73,6 +73,10 @@ static void verdict(core_buf *b, const analysis_summary *a,
   g = report_find_result(a->original, r->workload, r->metric, r->arm);
   if (g && analysis_same_decision(g, r))
     return;
+  if (!analysis_registered_has(a, r->workload, r->metric, r->arm)) {
+    core_buf_puts(b, "; not in the registered plan");
+    return;
+  }
   core_buf_puts(b, "; **changed**: at the registered sample ");
   if (!g) {
     core_buf_puts(b, "no comparison");
@@ -295,25 +299,38 @@ static void matrix(core_buf *b, const report_input *in) {
 
 /* After the matrix: whether the registered sample and rule agree. */
 static void registered_summary(core_buf *b, const analysis_summary *a) {
-  size_t changed = 0;
+  size_t changed = 0, beyond = 0;
   if (!a->original)
     return;
   for (size_t i = 0; i < a->n_results; i++) {
     const analysis_result *r = &a->results[i];
     const analysis_result *g =
         report_find_result(a->original, r->workload, r->metric, r->arm);
-    changed += !g || !analysis_same_decision(g, r);
+    if (!analysis_registered_has(a, r->workload, r->metric, r->arm))
+      beyond++;
+    else
+      changed += !g || !analysis_same_decision(g, r);
   }
+  if (beyond)
+    core_buf_printf(b,
+                    "%zu comparison%s %s not in the registered plan: version "
+                    "0's sheet does not have %s arm, workload or metric (a "
+                    "later amendment added %s; see Deviations), so %s no "
+                    "registered verdict.\n\n",
+                    beyond, beyond == 1 ? "" : "s", beyond == 1 ? "is" : "are",
+                    beyond == 1 ? "its" : "their", beyond == 1 ? "it" : "them",
+                    beyond == 1 ? "it has" : "they have");
   for (size_t i = 0; i < a->n_hypotheses; i++) {
     const analysis_hypothesis *g = orig_hyp(a->original, a->hypotheses[i].id);
     changed += !g || g->outcome != a->hypotheses[i].outcome;
   }
   if (changed)
     core_buf_printf(b,
-                    "%zu verdict%s or outcome%s differ at the registered "
+                    "%zu verdict%s or outcome%s differ%s at the registered "
                     "sample and rule (version 0's runs, rule and "
                     "hypotheses; see Deviations).\n\n",
-                    changed, changed == 1 ? "" : "s", changed == 1 ? "" : "s");
+                    changed, changed == 1 ? "" : "s", changed == 1 ? "" : "s",
+                    changed == 1 ? "s" : "");
   else
     core_buf_puts(b, "At the registered sample and rule (version 0's runs, "
                      "rule and hypotheses; see Deviations) every verdict and "
@@ -735,8 +752,11 @@ static void original_rule(core_buf *b, const analysis_summary *a) {
     if (x) {
       esc(b, x->verdict);
       core_buf_printf(b, "%s (n=%zu)", prov(o), x->n);
-    } else
+    } else if (!analysis_registered_has(a, r->workload, r->metric, r->arm)) {
+      core_buf_puts(b, "(not in the registered plan)");
+    } else {
       core_buf_puts(b, "(not analysed)");
+    }
     core_buf_puts(b, " |\n");
   }
   for (size_t i = 0; i < a->n_hypotheses; i++)

@@ -271,6 +271,11 @@ static void verdict_cells(xctx *x, lxw_row_t r, const analysis_result *res) {
     x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
   put_str(x, r, 12, v, verdict_format(x, res));
   core_free(v);
+  if (a->original &&
+      !analysis_registered_has(a, res->workload, res->metric, res->arm)) {
+    put_str(x, r, 13, "not in the registered plan", x->v_other);
+    return;
+  }
   if (!a->original || !(g = report_find_result(a->original, res->workload,
                                                res->metric, res->arm)))
     return;

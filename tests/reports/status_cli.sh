@@ -150,7 +150,7 @@ check_grep "raised runs: status first" "^status: AMENDED AFTER DATA$" "$(head -n
 # under Deviations, each comparison it decides otherwise (with both n), or
 # that every one is decided the same.
 check_grep "report: the registered sample against the amended, after the matrix" \
-  '^(At the registered sample and rule \(version 0.s runs, rule and hypotheses; see Deviations\) every verdict and outcome is the same|[0-9]+ verdicts? or outcomes? differ at the registered sample and rule)' \
+  '^(At the registered sample and rule \(version 0.s runs, rule and hypotheses; see Deviations\) every verdict and outcome is the same|[0-9]+ verdicts? or outcomes? differs? at the registered sample and rule)' \
   "$(cat rep-more/report.md)"
 has rep-more/report.md "report: registered section" \
   "At the registered sample and rule (version 0), given because amendment 1"
@@ -167,4 +167,44 @@ sys.exit(0 if changed == ("**changed**: at the registered sample (n=3)" in md) e
 PY
 # }====
 
-done_testing 30
+# {==== an arm added by an amendment after data ====
+# Version 0 has no such arm: its comparisons have no registered verdict
+# to change. They are said to be beyond the registered plan, never
+# counted or marked as changed.
+write_sheet added 0.02 3
+"$PREREG" register added.lua >/dev/null || bad "register added"
+"$PREREG" run added.lua >/dev/null 2>&1 || bad "run added"
+write_sheet added 0.02 4 \
+  '{ date = "2026-10-22", why = "A longer nap as a third arm; four runs." }'
+sed -i 's/{ name = "nap", run = "sleep 0.02 \&\& {cmd}" } },/{ name = "nap", run = "sleep 0.02 \&\& {cmd}" },\n           { name = "nap2", run = "sleep 0.05 \&\& {cmd}" } },/' added.lua
+check_grep "added arm: the sheet has it" 'name = "nap2"' "$(cat added.lua)"
+"$PREREG" amend added.lua >/dev/null 2>&1 || bad "amend added"
+"$PREREG" run added.lua --resume >/dev/null 2>&1 || bad "run added --resume"
+"$PREREG" analyze added.lua --json >a2.json 2>&1 || bad "analyze added"
+check "added arm: not_registered, never verdicts_changed" python3 - a2.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rs = j["registered_sample"]
+assert rs is not None, j
+nr = [(e["workload"], e["metric"], e["arm"]) for e in rs["not_registered"]]
+assert nr == [("start", "wall_s", "nap2")], nr
+assert all(e["arm"] != "nap2" for e in rs["verdicts_changed"]), rs
+PY
+"$PREREG" analyze added.lua >table.txt 2>&1
+check_grep "added arm: the matrix says it" "not in the registered plan" "$(cat table.txt)"
+check "added arm: the matrix never says 'registered: no comparison'" \
+  sh -c '! grep -q "registered: no comparison" table.txt'
+"$PREREG" report added.lua --out rep-added >/dev/null 2>&1 || bad "report added"
+has rep-added/report.md "added arm: the report's verdict" "; not in the registered plan"
+has rep-added/report.md "added arm: one line under the matrix" \
+  "1 comparison is not in the registered plan: version 0's sheet does not have its arm"
+check "added arm: never marked changed in the report" \
+  sh -c '! grep -q "changed\*\*: at the registered sample no comparison" rep-added/report.md'
+check "added arm: the workbook's registered column says it" python3 -c '
+import sys, zipfile
+z = zipfile.ZipFile("rep-added/report.xlsx")
+sys.exit(0 if any(b"not in the registered plan" in z.read(n)
+                  for n in z.namelist() if n.startswith("xl/worksheets/")) else 1)'
+# }====
+
+done_testing 38
