@@ -16,7 +16,7 @@
  * before any analysis. */
 void analysis_init(void);
 
-/* {==== The summary of an analysis ==== */
+/* The summary of an analysis */
 
 /* A summary owns every string and array it points to, the original
  * analysis included; one analysis_summary_free frees them all. */
@@ -273,9 +273,7 @@ core_status analysis_json_compare(const char *a, size_t alen, const char *b,
 void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
                           int width, core_buf *out);
 
-/* }==== */
-
-/* {==== The bootstrap ==== */
+/* The bootstrap */
 
 /** Percentile bootstrap CI of median(cand)/median(ref): each arm
  * resampled independently at its own size, B = resamples resamples,
@@ -339,9 +337,7 @@ core_status analysis_bootstrap_hosts(
 /** The seed of replicate block `block` of a comparison. */
 unsigned long analysis_block_seed(unsigned long comparison_seed, size_t block);
 
-/* }==== */
-
-/* {==== Medians and quantiles ==== */
+/* Medians and quantiles */
 
 /** Median of x (even n: mean of the two middle values); x is not
  * modified. NaN for n == 0, and when it cannot copy more than 64 values
@@ -355,9 +351,7 @@ double analysis_median_inplace(double *x, size_t n);
 /** Type-7 quantile of sorted x at f in [0, 1] (GSL). */
 double analysis_quantile_sorted(const double *x, size_t n, double f);
 
-/* }==== */
-
-/* {==== Verdicts and claims ==== */
+/* Verdicts and claims */
 
 /** p below which a shift counts as drift (two-sided). */
 #define ANALYSIS_DRIFT_P 0.01
@@ -400,8 +394,6 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                                      const analysis_result *r,
                                      const char *workload, const char *metric,
                                      const char *arm, char **reason);
-
-/* }==== */
 
 /** The GSL version prereg was built with ("2.7.1"): a static string. */
 const char *analysis_gsl_version(void);

@@ -104,7 +104,7 @@ void acc_free(acc *c);
 core_status acc_place(acc *c, acc_strings *strs, const acc_run *run,
                       const data_run_fate *f, core_err *err);
 
-/* {==== Across hosts (hosts.c) ==== */
+/* Across hosts (hosts.c) */
 
 /** A plan with hosts: c->across, an analysis per host of c's counter. */
 core_status analysis_across_begin(acc *c, core_err *err);
@@ -121,8 +121,6 @@ core_status analysis_across_place(acc *c, acc_strings *strs,
 core_status analysis_across_end(acc *c, const analysis_stream *st, int threads,
                                 analysis_summary *s, core_err *err);
 void analysis_across_free(acc *c);
-
-/* }==== */
 
 /** Builds the summary of one gathered analysis (analyze.c). The batch
  * names are copied. OUT: *out newly allocated, NULL on error. */

@@ -12,7 +12,7 @@
 
 #include "analysis/analysis_internal.h"
 
-/* {==== Verdicts and claims ==== */
+/* Verdicts and claims */
 
 const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
                                                 double ratio, double ci_low,
@@ -119,9 +119,7 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
   }
 }
 
-/* }==== */
-
-/* {==== Summary building ==== */
+/* Summary building */
 
 static int same_str(const char *a, const char *b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
@@ -702,8 +700,6 @@ core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
   return rc;
 }
 
-/* }==== */
-
 int analysis_provisional(const analysis_summary *s, const char *host) {
   if (!s)
     return 0;
@@ -713,7 +709,7 @@ int analysis_provisional(const analysis_summary *s, const char *host) {
   return s->provisional;
 }
 
-/* {==== The registered sample ==== */
+/* The registered sample */
 
 int analysis_same_decision(const analysis_result *a,
                            const analysis_result *b) {
@@ -823,5 +819,3 @@ core_status analysis_original_reason(const proto_sheet *sheet,
   core_buf_free(&b);
   return CORE_OK;
 }
-
-/* }==== */

@@ -21,7 +21,7 @@
 
 #include "analysis/analysis.h"
 
-/* {==== The stream layout ====
+/* The stream layout:
  *
  * Everything a reader needs to reproduce our replicates with GSL alone
  * (it is also written to the JSON under "rng"):
@@ -68,7 +68,7 @@
  * 5. The B replicates are sorted ascending and the interval is the type-7
  *    quantiles (gsl_stats_quantile_from_sorted_data) at a = (1 - conf)/2
  *    and 1 - a.
- * }==== */
+ */
 
 /* The threshold in the text is the header's, expanded before it is
  * quoted. */
@@ -177,9 +177,7 @@ unsigned long analysis_block_seed(unsigned long comparison_seed,
   return seed_from_parts(parts, 3);
 }
 
-/* }==== */
-
-/* {==== Medians and quantiles ==== */
+/* Medians and quantiles */
 
 void analysis_init(void) {
   gsl_set_error_handler_off();
@@ -259,11 +257,9 @@ double analysis_quantile_sorted(const double *x, size_t n, double f) {
   return gsl_stats_quantile_from_sorted_data(x, 1, n, f);
 }
 
-/* }==== */
+/* The bootstrap */
 
-/* {==== The bootstrap ==== */
-
-/* {==== GSL's mt19937, read in batches ====
+/* GSL's mt19937, read in batches:
  *
  * The replicates come from gsl_rng_mt19937 through GSL's own samplers
  * (gsl_ran_beta, and the gamma and ziggurat Gaussian it calls), which
@@ -334,9 +330,7 @@ static const gsl_rng_type mt19937_batched = {
     "mt19937 (batched)", 0xffffffffUL, 0, sizeof(mt_stream), mt_set, mt_get,
     mt_get_double};
 
-/* }==== */
-
-/* {==== One replicate in O(1): order statistics of uniforms ====
+/* One replicate in O(1): order statistics of uniforms:
  *
  * A resample of an arm draws n indices with replacement into its values
  * sorted ascending, x[0] <= ... <= x[n-1], and takes the median. Drawing
@@ -393,9 +387,7 @@ static double beta_median(const gsl_rng *r, const double *x, size_t n) {
   return 0.5 * (lo + value_at(x, n, u + (1.0 - u) * v));
 }
 
-/* }==== */
-
-/* {==== Rank tables: the median's ranks by inverse CDF ====
+/* Rank tables: the median's ranks by inverse CDF:
  *
  * Ranks are 1-based here: K1 is the rank (in x) of the m-th smallest of
  * the n resampled indices, K2 that of the (m+1)-th.
@@ -684,8 +676,6 @@ static double table_median(const gsl_rng *r, const rank_law *law,
   return 0.5 * (x[k - 1] + x[k2 - 1]);
 }
 
-/* }==== */
-
 typedef struct job {
   const double *ref, *cand; /* sorted ascending */
   size_t n_ref, n_cand;
@@ -947,5 +937,3 @@ cleanup:
   rank_law_free(law_cand);
   return st;
 }
-
-/* }==== */

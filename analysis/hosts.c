@@ -17,7 +17,7 @@
 
 #define OOM(err) core_fail(err, CORE_ENOMEM, "analysis: out of memory")
 
-/* {==== The two-level bootstrap ==== */
+/* The two-level bootstrap */
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -80,9 +80,7 @@ done:
   return st;
 }
 
-/* }==== */
-
-/* {==== Each host, run by run ==== */
+/* Each host, run by run */
 
 /* The hosts of a plan with hosts, each with the cells of its runs; host
  * h is the counter's host h (data_run_fate.host). */
@@ -139,9 +137,7 @@ void analysis_across_free(acc *c) {
   core_free(x);
 }
 
-/* }==== */
-
-/* {==== Across hosts ==== */
+/* Across hosts */
 
 typedef struct across {
   const proto_sheet *sheet;
@@ -342,9 +338,7 @@ static core_status cross_entry(const across *x, const char *w, const char *m,
   return st;
 }
 
-/* }==== */
-
-/* {==== The summary ==== */
+/* The summary */
 
 /* The cross-host entries, in the sheet's order, for every comparison a
  * host has; each host's own entries move to s->host_results. */
@@ -520,5 +514,3 @@ core_status analysis_across_end(acc *c, const analysis_stream *st, int threads,
   data_host_tallies_free(ht, nh);
   return rc;
 }
-
-/* }==== */

@@ -546,7 +546,7 @@ core_status analysis_json(const struct analysis_summary *s, core_buf *out,
   return CORE_OK;
 }
 
-/* {==== Comparing two analyses ==== */
+/* Comparing two analyses */
 
 /* "12.5", "null", "\"slower\"": a value as the messages show it. */
 static void show(core_buf *b, json_t *v) {
@@ -712,5 +712,3 @@ core_status analysis_json_compare(const char *a, size_t alen, const char *b,
   json_decref(jb);
   return diffs->oom ? core_fail(err, CORE_ENOMEM, "out of memory") : CORE_OK;
 }
-
-/* }==== */

@@ -13,7 +13,7 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_internal.h"
 
-/* {==== Spread ==== */
+/* Spread */
 
 static int cmp_double(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
@@ -47,9 +47,7 @@ core_status analysis_spread(double *x, size_t n, analysis_cell *c,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== The rank test ==== */
+/* The rank test */
 
 /* P(U <= u) for sizes m and n without ties, by the recurrence of the
  * counts c(i, j, k) of arrangements of i and j values with U = k:
@@ -135,9 +133,7 @@ core_status analysis_rank_test(const double *a, size_t na, const double *b,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Drift ==== */
+/* Drift */
 
 /* One comparison of later values against earlier ones. */
 static core_status compare_parts(const double *x, size_t nx, const double *y,
@@ -236,5 +232,3 @@ core_status analysis_drift_of(analysis_cell *c, size_t n_batches, double low,
                      (c->drift.shift < low || c->drift.shift > high);
   return st;
 }
-
-/* }==== */

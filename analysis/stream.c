@@ -13,7 +13,7 @@
 
 #define OOM(err) core_fail(err, CORE_ENOMEM, "analysis: out of memory")
 
-/* {==== Interned strings ==== */
+/* Interned strings */
 
 static uint32_t hash_str(const char *s) {
   uint32_t h = 2166136261u;
@@ -61,9 +61,7 @@ static void strings_free(acc_strings *set) {
   memset(set, 0, sizeof *set);
 }
 
-/* }==== */
-
-/* {==== One analysis's state ==== */
+/* One analysis's state */
 
 core_status acc_init_cells(acc *c, const proto_sheet *sheet, core_err *err) {
   size_t n = 0;
@@ -136,9 +134,7 @@ static int vals_push(acc_vals *v, double x, unsigned order, unsigned batch) {
   return 1;
 }
 
-/* }==== */
-
-/* {==== Placing a run's rows ==== */
+/* Placing a run's rows */
 
 static long metric_index(const proto_workload *wl, const char *m) {
   for (size_t i = 0; m && i < wl->n_metrics; i++)
@@ -214,9 +210,7 @@ static core_status place_run(acc *c, acc_strings *strs, const acc_run *run,
   return st;
 }
 
-/* }==== */
-
-/* {==== Gathering a run ==== */
+/* Gathering a run */
 
 /* s interned, reusing *prev when it is the same text (most rows repeat
  * the previous row's batch, workload, arm and source). */
@@ -309,9 +303,7 @@ static core_status run_row(analysis_stream *st, const data_row *r,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== The stream ==== */
+/* The stream */
 
 core_status analysis_stream_begin(const proto_sheet *sheet,
                                   const proto_sheet *orig,
@@ -505,5 +497,3 @@ core_status analysis_experiment(const proto_sheet *sheet,
   proto_sheet_free(orig);
   return rc;
 }
-
-/* }==== */

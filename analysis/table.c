@@ -36,7 +36,7 @@ static const char *prov(const analysis_summary *s, const char *host) {
   return analysis_provisional(s, host) ? " (provisional)" : "";
 }
 
-/* {==== The matrix ==== */
+/* The matrix */
 
 /* Text is UTF-8 ("×", "·", "µ"): its width on a terminal is its count of
  * code points. */
@@ -281,9 +281,7 @@ static void write_matrix(const analysis_summary *s, const proto_sheet *sheet,
   core_free(cw);
 }
 
-/* }==== */
-
-/* {==== Prose, wrapped to the width ==== */
+/* Prose, wrapped to the width */
 
 /* Appends text as lines of at most width columns (a word longer than a
  * line stands alone), the first indented by first spaces, the rest by
@@ -448,8 +446,6 @@ static void write_exclusions(const analysis_summary *s, int width,
     core_buf_free(&line);
   }
 }
-
-/* }==== */
 
 /* At the registered sample and rule: only what decides otherwise. The
  * registered sample's verdicts share the data's status. */

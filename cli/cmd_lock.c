@@ -74,7 +74,7 @@ core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err) {
   return st;
 }
 
-/* {==== status ==== */
+/* status */
 
 static void print_chain(const data_experiment *exp, FILE *out) {
   fprintf(out, "versions:\n");
@@ -215,8 +215,6 @@ cleanup:
   proto_sheet_free(sheet);
   return st;
 }
-
-/* }==== */
 
 core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;

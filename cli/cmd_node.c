@@ -32,7 +32,7 @@ static core_status write_line(void *ctx, const char *text, core_err *err) {
   return st;
 }
 
-/* {==== Heartbeat ==== */
+/* Heartbeat */
 
 /* While a run takes minutes, "alive" every RUN_NODE_HEARTBEAT_S tells the
  * coordinator the node is there: a node that died and came back before
@@ -82,8 +82,6 @@ static void beat_end(pthread_t t) {
   pthread_join(t, NULL);
   pthread_cond_destroy(&beat_wake);
 }
-
-/* }==== */
 
 static core_status write_unlocked(const char *text, core_err *err) {
   size_t len = strlen(text);

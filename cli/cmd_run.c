@@ -18,7 +18,7 @@
 #include "protocols/proto.h"
 #include "run/run.h"
 
-/* {==== Progress ==== */
+/* Progress */
 
 /* Progress goes to stderr while the batch runs, since a run may take
  * hours: on a terminal one line rewritten in place, otherwise a line per
@@ -82,9 +82,7 @@ static void on_progress(void *ctx, const run_event *ev) {
   }
 }
 
-/* }==== */
-
-/* {==== What is left to do ==== */
+/* What is left to do */
 
 /* The runs of the plan not yet collected, per workload and arm in the
  * sheet's order (across hosts, host by host), with their first rounds:
@@ -150,9 +148,7 @@ static core_status refuse_partial(const proto_sheet *s, const run_plan *p,
   return st;
 }
 
-/* }==== */
-
-/* {==== Dry run ==== */
+/* Dry run */
 
 /* One run of the plan with the commands it would run. */
 static core_status print_item(const proto_sheet *s, const run_plan_item *it,
@@ -301,9 +297,7 @@ static core_status print_plan(const proto_sheet *s, const run_plan *p,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== The command ==== */
+/* The command */
 
 /* What the command holds while it runs. */
 typedef struct run_cmd {
@@ -506,5 +500,3 @@ core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
   run_helper_stop();
   return st;
 }
-
-/* }==== */

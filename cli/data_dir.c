@@ -111,7 +111,7 @@ core_status cli_check_data_dir(const cli_opts *opts, const proto_sheet *s,
   return st;
 }
 
-/* {==== A folder given for SHEET ==== */
+/* A folder given for SHEET */
 
 /* The newest frozen version in an experiment folder: its number, or -1. */
 static int newest_version(const char *exp_dir) {
@@ -212,5 +212,3 @@ core_status cli_refuse_folder(const cli_opts *opts, core_err *err) {
                    "published bundle (a .tar.gz)",
                    arg, cmd);
 }
-
-/* }==== */

@@ -12,7 +12,7 @@
 #define PREREG_NAME "prereg"
 #define PREREG_VERSION "0.1.0"
 
-/* {==== Status and errors ==== */
+/* Status and errors */
 
 /* Every fallible function returns one of these. The exit code a status
  * maps to is core_exit_code(): input errors (2) leave nothing written. */
@@ -71,9 +71,7 @@ void core_err_prefix(core_err *err, const char *fmt, ...)
 /** The process exit code for st: 0 ok, 2 bad input, 1 anything else. */
 int core_exit_code(core_status st);
 
-/* }==== */
-
-/* {==== Memory ==== */
+/* Memory */
 
 /* Every allocation of prereg's own goes through these so that tests can
  * inject failures (SQLite's faultsim). Each returns NULL when out of
@@ -111,9 +109,7 @@ void core_mem_fail_after(long countdown, int sticky);
 /** Number of allocations that failed since the last core_mem_fail_after. */
 long core_mem_failures(void);
 
-/* }==== */
-
-/* {==== Growable byte buffer ==== */
+/* Growable byte buffer */
 
 /* A buffer owns data (freed by core_buf_free). data is NUL-terminated
  * whenever len > 0 or after any append, and may move on every append: do
@@ -144,9 +140,7 @@ void core_buf_vprintf(core_buf *b, const char *fmt, va_list ap);
  * appended) and makes b empty. */
 char *core_buf_steal(core_buf *b);
 
-/* }==== */
-
-/* {==== Text for people ==== */
+/* Text for people */
 
 /** Writes x to out (size bytes, truncated as snprintf does) with `digits`
  * significant digits (1-17), rounded once by printf: in fixed notation
@@ -186,9 +180,7 @@ const char *core_parse_decimal(const char *s, double *out);
  * when all of it is. Text prereg freezes or writes must be UTF-8. */
 size_t core_utf8_invalid(const char *s, size_t len);
 
-/* }==== */
-
-/* {==== Files and folders ==== */
+/* Files and folders */
 
 /* Paths are borrowed for the call only. Failures are CORE_EIO naming the
  * path and the system's reason, or CORE_ENOMEM. */
@@ -281,9 +273,7 @@ void core_names_free(char **names, size_t n);
  * is such a failure. */
 core_status core_remove_tree(const char *path, core_err *err);
 
-/* }==== */
-
-/* {==== SHA-256 ==== */
+/* SHA-256 */
 
 /* Only core/hash.c includes libcrypto. A digest is written into the
  * caller's out as 64 lower-case hex digits and a NUL. */
@@ -310,9 +300,7 @@ void core_sha256_update(core_sha256_ctx *c, const void *p, size_t n);
  * out is "". */
 void core_sha256_end(core_sha256_ctx *c, char out[CORE_SHA256_HEX]);
 
-/* }==== */
-
-/* {==== Time ==== */
+/* Time */
 
 /** Writes the UTC time as "2026-11-30T01:37:25Z" into out. Honours
  * SOURCE_DATE_EPOCH-style pinning through PREREG_NOW (seconds since the
@@ -327,7 +315,5 @@ void core_utc_now(char out[32]);
 core_status core_parse_utc(const char *s, long long *secs, core_err *err);
 /** Monotonic clock in seconds. */
 double core_monotonic(void);
-
-/* }==== */
 
 #endif

@@ -13,7 +13,7 @@
 
 #include "core/core.h"
 
-/* {==== Reading ==== */
+/* Reading */
 
 /* What a non-regular file is, for messages. */
 static const char *kind_of(unsigned mode) {
@@ -175,8 +175,6 @@ core_status core_chmod_regular(const char *path, unsigned mode,
   close(fd);
   return st;
 }
-
-/* }==== */
 
 static char *parent_of(const char *path) {
   const char *slash = strrchr(path, '/');
@@ -454,7 +452,7 @@ core_status core_list_dir_at(int dfd, const char *dir, char ***names,
   return list_open_dir(d, dir, names, n, err);
 }
 
-/* {==== Removing a tree ==== */
+/* Removing a tree */
 
 /* The first failure of a removal, kept while it goes on. */
 static void remove_failed(core_status *st, core_err *err, const char *where,
@@ -534,5 +532,3 @@ core_status core_remove_tree(const char *path, core_err *err) {
   }
   return st;
 }
-
-/* }==== */

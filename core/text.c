@@ -82,7 +82,7 @@ void core_buf_md_escape(core_buf *b, const char *s) {
   }
 }
 
-/* {==== Reading numbers ==== */
+/* Reading numbers */
 
 static int is_blank(char c) {
   return c == ' ' || c == '\t';
@@ -143,9 +143,7 @@ const char *core_parse_decimal(const char *s, double *out) {
   return NULL;
 }
 
-/* }==== */
-
-/* {==== UTF-8 ==== */
+/* UTF-8 */
 
 size_t core_utf8_invalid(const char *s, size_t len) {
   const unsigned char *p = (const unsigned char *)s;
@@ -187,5 +185,3 @@ size_t core_utf8_invalid(const char *s, size_t len) {
   }
   return len;
 }
-
-/* }==== */

@@ -12,7 +12,7 @@
 
 #include "data/data_internal.h"
 
-/* {==== Begin, append ==== */
+/* Begin, append */
 
 static core_status next_batch_number(const char *bdir, long *next,
                                      core_err *err) {
@@ -187,9 +187,7 @@ void data_batch_abandon(data_batch *b) {
   data_batch_release(b);
 }
 
-/* }==== */
-
-/* {==== Freeze ==== */
+/* Freeze */
 
 /* Adds rel to the list of paths (which takes it over). */
 static core_status add_path(char ***paths, size_t *n, char *rel,
@@ -404,9 +402,7 @@ cleanup:
   return st;
 }
 
-/* }==== */
-
-/* {==== Loading rows ==== */
+/* Loading rows */
 
 typedef struct load_ctx {
   const char *name;
@@ -592,9 +588,7 @@ core_status data_unfinished_batches(const data_experiment *exp, char ***out,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Runs ==== */
+/* Runs */
 
 static int same_str(const char *a, const char *b) {
   return strcmp(a ? a : "", b ? b : "") == 0;
@@ -605,5 +599,3 @@ int data_same_run(const data_row *a, const data_row *b) {
          same_str(a->arm, b->arm) && same_str(a->run_id, b->run_id) &&
          ((a->run_id && a->run_id[0] != '\0') || a->seq == b->seq);
 }
-
-/* }==== */

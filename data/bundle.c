@@ -41,7 +41,7 @@
 #define BUNDLE_HEADER DATA_BUNDLE_HEADER
 #define BUNDLE_MANIFEST DATA_BUNDLE_MANIFEST
 
-/* {==== Paths ==== */
+/* Paths */
 
 int data_valid_id(const char *s, size_t n) {
   if (n == 0 ||
@@ -86,9 +86,7 @@ static int is_batch_file(const char *rel, const char *ext) {
          strchr(rel + strlen("batches/"), '/') == NULL && has_suffix(rel, ext);
 }
 
-/* }==== */
-
-/* {==== Reading JSON facts ==== */
+/* Reading JSON facts */
 
 /* A string field of a JSON object text, newly allocated, or NULL. */
 static char *json_string_field(const char *text, size_t len, const char *key) {
@@ -106,9 +104,7 @@ static char *json_string_field(const char *text, size_t len, const char *key) {
   return out;
 }
 
-/* }==== */
-
-/* {==== Writing a bundle ==== */
+/* Writing a bundle */
 
 typedef struct item {
   char *rel; /* relative to the experiment folder */
@@ -650,5 +646,3 @@ cleanup:
   core_free(dir);
   return st;
 }
-
-/* }==== */

@@ -48,7 +48,7 @@
 /* Problems listed before the rest are only counted. */
 #define PROBLEMS_SHOWN 40
 
-/* {==== Helpers ==== */
+/* Helpers */
 
 static int has_prefix(const char *s, const char *prefix) {
   return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -87,9 +87,7 @@ static int extracted(const char *rel, long long size) {
   return !has_prefix(rel, "report/");
 }
 
-/* }==== */
-
-/* {==== State ==== */
+/* State */
 
 typedef struct mf_entry {
   char *rel;
@@ -181,9 +179,7 @@ static member *member_of(const reader *r, const char *rel, mf_entry **d) {
   return e ? &r->m[e - r->declared] : NULL;
 }
 
-/* }==== */
-
-/* {==== BUNDLE-MANIFEST ==== */
+/* BUNDLE-MANIFEST */
 
 static int push_declared(reader *r, const char *rel, size_t n, const char *sha,
                          long long size) {
@@ -263,9 +259,7 @@ static int parse_bundle_manifest(reader *r, const char *name, const char *text,
   return 1;
 }
 
-/* }==== */
-
-/* {==== Reading the archive ==== */
+/* Reading the archive */
 
 typedef struct fd_src {
   int fd;
@@ -660,9 +654,7 @@ done:
   core_free(src);
 }
 
-/* }==== */
-
-/* {==== Checks of the whole ==== */
+/* Checks of the whole */
 
 /* CRC-32 as gzip's trailer has it (ISO 3309), for the check below:
  * libarchive does not compare the trailer with the data. */
@@ -765,7 +757,7 @@ done:
   return ok;
 }
 
-/* {===== The chain: versions, then batches ===== */
+/* The chain: versions, then batches */
 
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -918,9 +910,7 @@ core_status data_bundle_verify(const char *path, core_buf *report,
   return st;
 }
 
-/* }==== */
-
-/* {==== Temporary copies ==== */
+/* Temporary copies */
 
 /* Temporary copies made for this process, removed at exit and on SIGINT,
  * SIGTERM and SIGHUP: a reader's `prereg analyze BUNDLE` leaves nothing
@@ -1060,9 +1050,7 @@ static core_status temp_copy(char **dir, core_err *err) {
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Extracting ==== */
+/* Extracting */
 
 /* The bytes an extraction writes, against what it may (the default, or
  * PREREG_BUNDLE_MAX_MIB). */
@@ -1197,5 +1185,3 @@ core_status data_resolve_input(const char *arg, const char *data_dir,
     *is_bundle = 1;
   return CORE_OK;
 }
-
-/* }==== */

@@ -16,7 +16,7 @@
 
 #define MAX_ROW_PROBLEMS 5 /* per file: the first few say enough */
 
-/* {==== State ==== */
+/* State */
 
 enum { V_LUA, V_JSON, V_DIFF };
 
@@ -156,9 +156,7 @@ void data_check_problem(data_check *v, const char *rel, const char *fmt, ...) {
   mark_seen(v, rel);
 }
 
-/* }==== */
-
-/* {==== The MANIFEST ==== */
+/* The MANIFEST */
 
 void data_check_manifest(data_check *v, const char *text, size_t len) {
   core_buf probs;
@@ -241,9 +239,7 @@ void data_check_mode(data_check *v, const char *rel, unsigned mode) {
   }
 }
 
-/* }==== */
-
-/* {==== Versions and facts ==== */
+/* Versions and facts */
 
 /* "versions/v12.lua" -> 12, V_LUA; -1 when rel names no version file. */
 static long version_of(const char *rel, int *kind) {
@@ -423,9 +419,7 @@ void data_check_facts(data_check *v, const char *rel, const char *text,
   json_decref(root);
 }
 
-/* }==== */
-
-/* {==== Rows ==== */
+/* Rows */
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
@@ -575,9 +569,7 @@ static core_status on_row(void *ctx, char **f, size_t n, long line,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Streamed files ==== */
+/* Streamed files */
 
 void data_check_file_begin(data_check *v, const char *rel, int unfinished) {
   close_versions(v);
@@ -644,9 +636,7 @@ void data_check_file_end(data_check *v) {
   v->is_csv = 0;
 }
 
-/* }==== */
-
-/* {==== At the end ==== */
+/* At the end */
 
 /* The files of one version: present, consistent with its facts, and the
  * diff from the previous one what it says. */
@@ -827,5 +817,3 @@ core_status data_check_end(data_check *v, data_check_result *res,
   free_check(v);
   return st;
 }
-
-/* }==== */

@@ -17,7 +17,7 @@
  * million workloads cannot make a count quadratic or unbounded. */
 #define MAX_OTHER_PAIRS 1024
 
-/* {==== A run's input ==== */
+/* A run's input */
 
 int data_row_node_lost(const data_row *r) {
   return !r->valid && r->reason &&
@@ -38,9 +38,7 @@ void data_run_in_add(data_run_in *in, const data_row *r) {
   in->node_lost |= data_row_node_lost(r);
 }
 
-/* }==== */
-
-/* {==== The counter ==== */
+/* The counter */
 
 typedef struct pair {
   data_tally t;          /* strings owned */
@@ -276,7 +274,7 @@ static int round_filled(const pair *p, long r) {
   return byte < p->rounds_len && (p->rounds[byte] & (1u << (r % 8)));
 }
 
-/* {==== Hosts ==== */
+/* Hosts */
 
 /* The host of run r in a plan with hosts: a declared node, or for a
  * count a host named by prereg's own runs (own: r is one), the first
@@ -316,8 +314,6 @@ static pair *host_pair(data_counter *c, int h, size_t k) {
   }
   return &x->p[k];
 }
-
-/* }==== */
 
 /* The fate of a run counted under pair p and, with hosts, its host's
  * pair hp (the cap then is the host's). */
@@ -601,9 +597,7 @@ void data_tally_free(data_tally *t, size_t n) {
   core_free(t);
 }
 
-/* }==== */
-
-/* {==== The status line ==== */
+/* The status line */
 
 size_t data_status_flags(const data_status *st, const char *words[8]) {
   size_t n = 0;
@@ -654,9 +648,7 @@ int data_status_provisional(const data_status *st) {
   return st->incomplete || st->quick;
 }
 
-/* }==== */
-
-/* {==== Batch states ==== */
+/* Batch states */
 
 /* The state of batch id from its facts file (absent: neither). */
 static core_status batch_state(const data_experiment *exp, const manifest *m,
@@ -742,9 +734,7 @@ core_status data_batch_states(const data_experiment *exp,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Over a rowset ==== */
+/* Over a rowset */
 
 void data_counted_free(data_counted *c) {
   if (!c)
@@ -904,5 +894,3 @@ char *data_row_why(const data_counted *c, const proto_sheet *plan,
         reason = rows->rows[j].reason;
   return data_fate_why(&c->runs[run], plan, &rows->rows[i], reason, oom);
 }
-
-/* }==== */

@@ -13,7 +13,7 @@
 
 #include "data/data_internal.h"
 
-/* {==== Writing ==== */
+/* Writing */
 
 /* libcsv's csv_write quotes every field; we quote only where RFC 4180
  * needs it, so the files stay readable and diffable by eye. Leading or
@@ -116,9 +116,7 @@ void data_csv_row(core_buf *b, const data_row *r, const char *batch_id,
   core_buf_printf(b, ",%d\n", r->quick ? 1 : 0);
 }
 
-/* }==== */
-
-/* {==== Reading ====
+/* Reading:
  *
  * A scanner is fed text in pieces of any size (a whole file in memory, or
  * a file read a chunk at a time, so that loading a million rows never
@@ -407,9 +405,7 @@ core_status data_csvscan_end(data_csvscan *s) {
   return st;
 }
 
-/* }==== */
-
-/* {==== The string pool ====
+/* The string pool:
  *
  * A million loaded rows repeat a handful of strings (sheet digest, batch,
  * source, workload, arm, host, metric, ...) in fourteen columns: one
@@ -537,9 +533,7 @@ const char *data_strpool_intern(data_strpool *p, const char *s, size_t len) {
   return copy;
 }
 
-/* }==== */
-
-/* {==== Rows ==== */
+/* Rows */
 
 void data_row_clear(data_row *r) {
   core_free(r->sheet_sha256);
@@ -713,5 +707,3 @@ static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
   }
   return CORE_OK;
 }
-
-/* }==== */

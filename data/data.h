@@ -24,7 +24,7 @@
 #include "core/core.h"
 #include "protocols/proto.h"
 
-/* {==== Rows ==== */
+/* Rows */
 
 /* The CSV header of every batch, in this order. One row per run and
  * metric (long format, like the import format). */
@@ -74,9 +74,7 @@ typedef struct data_rowset {
  * and the array, and zeroes *rs; NULL is a no-op. */
 void data_rowset_free(data_rowset *rs);
 
-/* }==== */
-
-/* {==== The experiment folder ==== */
+/* The experiment folder */
 
 /* One entry of a sheet's `amendments` as recorded in versions/vN.json. */
 typedef struct data_amendment {
@@ -139,9 +137,7 @@ void data_experiment_free(data_experiment *exp);
  * data_experiment_free. CORE_ERUN when another process holds it. */
 core_status data_experiment_lock(data_experiment *exp, core_err *err);
 
-/* }==== */
-
-/* {==== Registration, amendments and the lock ==== */
+/* Registration, amendments and the lock */
 
 /** Freezes the sheet as version 0. Refuses (CORE_ELOCK) when a different
  * sheet is already registered under the id; registering the identical
@@ -176,9 +172,7 @@ proto_sheet *data_load_version(const data_experiment *exp, int n,
 char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
                         const char *label_a, const char *label_b);
 
-/* }==== */
-
-/* {==== Reading the data ==== */
+/* Reading the data */
 
 /** Loads every row of every batch (frozen or in progress, in batch
  * order). A frozen batch whose bytes differ from the MANIFEST is refused
@@ -212,9 +206,7 @@ core_status data_unfinished_batches(const data_experiment *exp, char ***names,
 core_status data_verify(const data_experiment *exp, core_buf *report,
                         core_err *err);
 
-/* }==== */
-
-/* {==== Which runs count ====
+/* Which runs count:
  *
  * One rule, here and nowhere else, decides what every command counts:
  * `run` (which planned runs are still to do), `status`, `analyze` and
@@ -468,9 +460,7 @@ char *data_row_why(const data_counted *c, const proto_sheet *plan,
 const data_tally *data_counted_tally(const data_counted *c,
                                      const char *workload, const char *arm);
 
-/* }==== */
-
-/* {==== Batches ==== */
+/* Batches */
 
 /* A batch being written: an open handle, owned by the caller from
  * data_batch_begin until data_batch_freeze or data_batch_abandon frees
@@ -655,9 +645,7 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                              const char *only, size_t *imported,
                              core_err *err);
 
-/* }==== */
-
-/* {==== Rows across hosts (data/hosts.c) ==== */
+/* Rows across hosts (data/hosts.c) */
 
 /** One row as the node runner sends it to the coordinator, on one line:
  * its CSV record (as a batch holds it) as a JSON string, appended to out
@@ -669,9 +657,7 @@ core_status data_row_unline(const char *text, data_row *r, core_err *err);
 /** Frees the strings of a row that owns them and zeroes it. */
 void data_row_free_strings(data_row *r);
 
-/* }==== */
-
-/* {==== What a report shows besides the rows ==== */
+/* What a report shows besides the rows */
 
 /* All of it is owned by the data_report_inputs that holds it and freed
  * with it. */
@@ -725,9 +711,7 @@ void data_report_inputs_free(data_report_inputs *in);
  * until its data_report_inputs is freed. */
 const char *data_fact_get(const data_batch_info *b, const char *key);
 
-/* }==== */
-
-/* {==== Bundles ====
+/* Bundles:
  *
  * A bundle is one .tar.gz holding an experiment folder for readers:
  *   ID/BUNDLE-MANIFEST  first file: "# prereg bundle 1", then one
@@ -801,7 +785,5 @@ core_status data_resolve_input(const char *arg, const char *data_dir,
                                const char **sheet_path,
                                const char **data_dir_out, int *is_bundle,
                                core_err *err);
-
-/* }==== */
 
 #endif

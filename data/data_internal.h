@@ -8,7 +8,7 @@
 
 #include "data/data.h"
 
-/* {==== Rows as CSV ==== */
+/* Rows as CSV */
 
 /* Number of columns of DATA_ROW_HEADER. */
 #define DATA_NCOLS 20
@@ -71,9 +71,7 @@ void data_row_clear(data_row *r);
  * failure too (its strings then freed, unless rs is pooled). */
 core_status data_rowset_push(data_rowset *rs, data_row *r, core_err *err);
 
-/* }==== */
-
-/* {==== Interned strings ==== */
+/* Interned strings */
 
 /* Interned, read-only strings in large chunks: the rows data_load_rows
  * fills share them (see data_rowset), since most columns repeat a few
@@ -102,9 +100,7 @@ core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
 core_status data_row_parse_view(data_row *r, char **f, size_t n,
                                 const char *name, long line, core_err *err);
 
-/* }==== */
-
-/* {==== Manifest ==== */
+/* Manifest */
 
 typedef struct manifest_entry {
   char *path; /* relative to the experiment folder */
@@ -136,9 +132,7 @@ const manifest_entry *data_manifest_find(const manifest *m, const char *path);
 core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
                               core_err *err);
 
-/* }==== */
-
-/* {==== Batches ==== */
+/* Batches */
 
 struct json_t; /* jansson's, for the files of data/ that include it */
 
@@ -173,9 +167,7 @@ core_status data_batch_freeze_json(data_batch *b, struct json_t *facts,
  * OUT: *num the number. */
 int data_batch_name(const char *name, const char *suffix, long *num);
 
-/* }==== */
-
-/* {==== Leftover temporary files ==== */
+/* Leftover temporary files */
 
 /** The pid in the name of a temporary file of core_write_file_atomic
  * ("NAME.tmp.PID"), or 0 when name is not one. */
@@ -184,9 +176,7 @@ long data_tmp_file_pid(const char *name);
  * it named is a leftover. EPERM (someone else's process) counts as alive. */
 int data_pid_gone(long pid);
 
-/* }==== */
-
-/* {==== Importers of other tools' files ==== */
+/* Importers of other tools' files */
 
 /* One import in progress (import.c owns it: the sheet, the file's name,
  * the rows checked so far). The readers of other tools' formats (data/
@@ -251,7 +241,7 @@ core_status data_import_go(data_import *m, const char *text, size_t len,
                            const char *only, const char *arm_map,
                            core_err *err);
 
-/* {==== The verifier ====
+/* The verifier:
  *
  * One verifier of an experiment's files, for a data folder (verify.c
  * walks it) and for a bundle (bundle.c streams its members): the same
@@ -320,9 +310,7 @@ int data_safe_rel(const char *rel);
 /** 1 when the record is DATA_ROW_HEADER exactly. */
 int data_row_header_ok(char **f, size_t n);
 
-/* }==== */
-
-/* {==== Bundles (bundle.c writes them, bundle_read.c reads them) ==== */
+/* Bundles (bundle.c writes them, bundle_read.c reads them) */
 
 #define DATA_BUNDLE_HEADER "# prereg bundle 1"
 #define DATA_BUNDLE_MANIFEST "BUNDLE-MANIFEST"
@@ -335,9 +323,7 @@ int data_row_header_ok(char **f, size_t n);
 /** The contract's id pattern: [a-z0-9][a-z0-9-]* (n bytes of s). */
 int data_valid_id(const char *s, size_t n);
 
-/* }==== */
-
-/* {==== Versions ==== */
+/* Versions */
 
 /** Fills *v (from scratch) from the text of versions/vK.json; name is
  * for messages. Bad JSON or a text without "version": k and a "sha256" is
@@ -347,9 +333,7 @@ core_status data_version_parse(const char *name, const char *text, size_t len,
                                size_t k, data_version *v, core_err *err);
 void data_version_clear(data_version *v);
 
-/* }==== */
-
-/* {==== JSON ==== */
+/* JSON */
 
 /* Batch facts are informational (load averages, sizes): 15 significant
  * digits print 3.2 rather than jansson's default 3.2000000000000002. The
@@ -358,7 +342,5 @@ void data_version_clear(data_version *v);
 
 /** Points jansson's allocator at core_malloc/core_free (idempotent). */
 void data_json_init(void);
-
-/* }==== */
 
 #endif

@@ -19,7 +19,7 @@
 #define LOCK_DIFF_BYTES 2800
 #define LOCK_LINE_BYTES 110
 
-/* {==== Versions chain ==== */
+/* Versions chain */
 
 static void amendments_free(data_amendment *a, size_t n) {
   for (size_t i = 0; i < n; i++) {
@@ -243,9 +243,7 @@ core_status data_experiment_open(const char *data_dir,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== The lock and who holds it ==== */
+/* The lock and who holds it */
 
 /* The lock file says who holds it (written when the flock is taken, taken
  * out again when it is released), so that a second command can name the
@@ -372,9 +370,7 @@ core_status data_experiment_lock(data_experiment *exp, core_err *err) {
   return load_chain(exp, err);
 }
 
-/* }==== */
-
-/* {==== Writing versions ==== */
+/* Writing versions */
 
 static json_t *amendments_json(const proto_sheet *s) {
   json_t *arr = json_array();
@@ -778,5 +774,3 @@ proto_sheet *data_load_version(const data_experiment *exp, int n,
   core_free(path);
   return s;
 }
-
-/* }==== */

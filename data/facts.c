@@ -11,7 +11,7 @@
 
 #include "data/data_internal.h"
 
-/* {==== Values ==== */
+/* Values */
 
 /* Length of a valid UTF-8 sequence at p (1..4), or 0 when invalid:
  * overlong forms, surrogates and code points above U+10FFFF are
@@ -88,9 +88,7 @@ static void put(json_t *o, const char *key, json_t *v, int *failed) {
     *failed = 1;
 }
 
-/* }==== */
-
-/* {==== The object ==== */
+/* The object */
 
 static json_t *host_object(const data_host_facts *h, int *failed) {
   json_t *o = json_object();
@@ -171,7 +169,7 @@ static json_t *strings_array(const char *const *v, size_t n, int *failed) {
   return a;
 }
 
-/* {==== Hosts ==== */
+/* Hosts */
 
 static json_t *node_object(const data_node_facts *f, int *failed) {
   json_t *o = json_object();
@@ -301,8 +299,6 @@ static void put_hosts(json_t *o, const data_run_facts *f, int *failed) {
       strings_array(f->lost_rounds, f->n_lost_rounds, failed), failed);
 }
 
-/* }==== */
-
 /* The facts in the documented order; NULL when out of memory. */
 static json_t *run_facts_object(const data_batch *b, const data_run_facts *f) {
   int failed = 0;
@@ -340,8 +336,6 @@ static json_t *run_facts_object(const data_batch *b, const data_run_facts *f) {
   }
   return o;
 }
-
-/* }==== */
 
 core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,
                                   core_err *err) {

@@ -7,7 +7,7 @@
 
 #include "data/data_internal.h"
 
-/* {==== A row on a line ==== */
+/* A row on a line */
 
 /* The line holds the CSV record, so that the coordinator reads back
  * exactly what a batch file would hold (same quoting, numbers in their
@@ -68,5 +68,3 @@ core_status data_row_unline(const char *text, data_row *r, core_err *err) {
 void data_row_free_strings(data_row *r) {
   data_row_clear(r);
 }
-
-/* }==== */

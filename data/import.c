@@ -43,7 +43,7 @@ typedef struct data_import {
   long seq;
 } imp;
 
-/* {==== Shared checks ==== */
+/* Shared checks */
 
 static core_status undeclared(const imp *m, core_err *err, const char *where,
                               const char *kind, const char *name, int arms) {
@@ -203,9 +203,7 @@ static core_status make_row(imp *m, const char *workload, const char *arm,
   return data_rowset_push(&m->rows, &r, err);
 }
 
-/* }==== */
-
-/* {==== CSV ==== */
+/* CSV */
 
 static int parse_valid(const char *s, int *out) {
   static const char *const yes[] = {"1", "true", "yes", "y"};
@@ -417,9 +415,7 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
                   has_value, err);
 }
 
-/* }==== */
-
-/* {==== Reading the file ====
+/* Reading the file:
  *
  * The file is read once, a chunk at a time, hashed as it goes. A CSV is
  * scanned as it is read (a million rows are some 50 MB, never held
@@ -517,9 +513,7 @@ static core_status import_csv(imp *m, source *s, core_err *err) {
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== hyperfine --export-json ==== */
+/* hyperfine --export-json */
 
 /* Finds the arm of a hyperfine command: --arm-from "CMD=ARM,..." (the last
  * '=' of an item splits, since commands may hold '='), else an arm of the
@@ -719,7 +713,7 @@ static core_status check_arm_map(const imp *m, const char *arm_map,
   return CORE_OK;
 }
 
-/* {==== The same source twice ==== */
+/* The same source twice */
 
 /* The batch that already imported a source of this SHA-256, if any: its
  * rows would be counted twice, and frozen rows cannot be taken back. OUT:
@@ -788,9 +782,7 @@ static core_status not_imported_before(data_experiment *exp, const char *file,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== For the readers of other formats ==== */
+/* For the readers of other formats */
 
 const proto_sheet *data_import_sheet(const data_import *m) {
   return m->sheet;
@@ -870,9 +862,7 @@ core_status data_import_row(data_import *m, const char *where,
                   valid ? "" : reason, value, has_value, err);
 }
 
-/* }==== */
-
-/* {==== The file: CSV, JSON (hyperfine, Google Benchmark) or go test ==== */
+/* The file: CSV, JSON (hyperfine, Google Benchmark) or go test */
 
 /* jansson reads a number too small for a double as 0 without a word; a
  * measurement that underflows is refused, like one in a CSV. Numbers are
@@ -1059,8 +1049,6 @@ static core_status import_source(imp *m, const char *only, const char *arm_map,
   close(s.fd);
   return st;
 }
-
-/* }==== */
 
 core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                              const char *file, const char *arm_map,

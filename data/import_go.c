@@ -17,7 +17,7 @@
 
 #define MAX_FIELDS 64
 
-/* {==== Lines ==== */
+/* Lines */
 
 /* Go's rule: "Benchmark" then the end or a character that is not a
  * lower-case letter (Benchmarks, Benchmarking are not benchmarks). */
@@ -64,9 +64,7 @@ static size_t split(char *l, char *f[MAX_FIELDS]) {
   return n;
 }
 
-/* }==== */
-
-/* {==== Units and metrics ==== */
+/* Units and metrics */
 
 /* The metric a unit gives and the factor to it: time per operation is
  * wall_s (seconds per operation); B/op, allocs/op and MB/s are
@@ -151,9 +149,7 @@ static core_status read_pairs(const char *where, char **f, size_t n, go_run *r,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Benchmark lines ==== */
+/* Benchmark lines */
 
 /* The benchmark's name without its -GOMAXPROCS suffix, in place; OUT:
  * *short_name, the name without "Benchmark" (as benchstat shows it). */
@@ -271,5 +267,3 @@ core_status data_import_go(data_import *m, const char *text, size_t len,
                    file);
   return st;
 }
-
-/* }==== */

@@ -48,7 +48,7 @@ int data_safe_rel(const char *rel) {
   }
 }
 
-/* {==== Manifest ==== */
+/* Manifest */
 
 void data_manifest_free(manifest *m) {
   for (size_t i = 0; i < m->n; i++)
@@ -218,5 +218,3 @@ cleanup:
   core_free(path);
   return st;
 }
-
-/* }==== */

@@ -78,7 +78,7 @@ static core_status metric_count(data_experiment *exp, proto_sheet **cache,
   return CORE_OK;
 }
 
-/* {==== The unfinished batch's files ==== */
+/* The unfinished batch's files */
 
 /* A batch larger than anything a run writes in one go: recovery reads
  * the whole csv (4 GiB; the rows themselves are streamed elsewhere). */
@@ -219,8 +219,6 @@ static core_status prune_leftovers(data_experiment *exp, const char *id,
   return st;
 }
 
-/* }==== */
-
 static core_status recover_one(data_experiment *exp, const char *id,
                                proto_sheet **cache, core_buf *notes,
                                core_err *err) {
@@ -356,7 +354,7 @@ cleanup:
   return st;
 }
 
-/* {==== Stale temporary files ==== */
+/* Stale temporary files */
 
 long data_tmp_file_pid(const char *name) {
   const char *t = strstr(name, ".tmp.");
@@ -440,8 +438,6 @@ static core_status remove_stale_tmp(data_experiment *exp, const char *rel,
   core_free(dir);
   return st;
 }
-
-/* }==== */
 
 core_status data_recover(data_experiment *exp, core_buf *notes,
                          core_err *err) {

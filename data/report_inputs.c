@@ -13,7 +13,7 @@
 
 #include "data/data.h"
 
-/* {==== Small growable arrays ==== */
+/* Small growable arrays */
 
 static int grow(void **p, size_t *cap, size_t n, size_t size) {
   void *q = core_grow(*p, cap, n, size, 8);
@@ -23,9 +23,7 @@ static int grow(void **p, size_t *cap, size_t n, size_t size) {
   return 1;
 }
 
-/* }==== */
-
-/* {==== Facts: flattened JSON ==== */
+/* Facts: flattened JSON */
 
 typedef struct fact_list {
   data_fact *v;
@@ -91,9 +89,7 @@ static int cmp_fact(const void *a, const void *b) {
   return strcmp(((const data_fact *)a)->key, ((const data_fact *)b)->key);
 }
 
-/* }==== */
-
-/* {==== Process lists ==== */
+/* Process lists */
 
 typedef struct str_list {
   char **v;
@@ -302,8 +298,6 @@ static core_status find_procs(const char *exp_dir, const char *rel,
   core_free(dir);
   return st;
 }
-
-/* }==== */
 
 static int is_batch_name(const char *s, const char *ext) {
   size_t n = strlen(s), e = strlen(ext);

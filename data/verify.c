@@ -21,7 +21,7 @@ typedef struct walker {
   size_t n_unfinished;
 } walker;
 
-/* {==== Files that are no frozen file ==== */
+/* Files that are no frozen file */
 
 /* 1 when rel belongs to a batch still being written. */
 static int in_unfinished(const walker *w, const char *rel) {
@@ -103,9 +103,7 @@ static void check_orphans(walker *w) {
   core_free(bdir);
 }
 
-/* }==== */
-
-/* {==== Feeding the verifier ==== */
+/* Feeding the verifier */
 
 /* The whole of a small file (versions, facts) to feed. */
 static void feed_whole(walker *w, const char *full, const char *rel,
@@ -220,8 +218,6 @@ static void walk(walker *w, const char *rel, int pass) {
   core_names_free(names, n);
   core_free(full);
 }
-
-/* }==== */
 
 /* The MANIFEST, first: everything is checked against it. Without one
  * every batch would pass for unfinished, and --resume (which refuses

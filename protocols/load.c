@@ -38,7 +38,7 @@ static const char *const builtin_metrics[] = {
     "wall_s",  "user_s",          "sys_s",    "maxrss_kib", "pss_mib",
     "inner_s", "cg_mem_peak_mib", "cg_cpu_s", NULL};
 
-/* {==== Small helpers ==== */
+/* Small helpers */
 
 static int is_lower(int c) {
   return c >= 'a' && c <= 'z';
@@ -183,9 +183,7 @@ static int find_line(const char *text, size_t len, const char *key,
   return count == 1 ? found : 0;
 }
 
-/* }==== */
-
-/* {==== Messages ==== */
+/* Messages */
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
@@ -298,9 +296,7 @@ static int fail_got(walk *w, int idx, const char *want) {
               describe(w, idx, buf, sizeof buf));
 }
 
-/* }==== */
-
-/* {==== Reading fields ==== */
+/* Reading fields */
 
 /* Pushes t[key] without metamethods; returns its type. */
 static int field(walk *w, int t, const char *key) {
@@ -760,9 +756,7 @@ static int entry_line(walk *w, int t, const char *key, int fallback) {
   return line > 0 ? line : fallback;
 }
 
-/* }==== */
-
-/* {==== The parts of a sheet ==== */
+/* The parts of a sheet */
 
 static void read_vars(walk *w, int t) {
   lua_State *L = w->L;
@@ -1849,9 +1843,7 @@ static void read_published(walk *w, int t) {
   leave(w, mark);
 }
 
-/* }==== */
-
-/* {==== Hosts ==== */
+/* Hosts */
 
 /* hosts.kubernetes (on paper): the image and a runtimeClassName per arm,
  * keyed by the arm's name. */
@@ -1980,9 +1972,7 @@ static void read_hosts(walk *w, int t) {
   leave(w, mark);
 }
 
-/* }==== */
-
-/* {==== The whole sheet ==== */
+/* The whole sheet */
 
 static void set_top_line(walk *w, const char *key, int protocol_line) {
   int line = find_line(w->s->text, w->s->text_len, key, NULL);
@@ -2053,5 +2043,3 @@ int proto_convert(lua_State *L) {
   read_published(&w, 1);
   return 0;
 }
-
-/* }==== */

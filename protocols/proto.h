@@ -9,7 +9,7 @@
 
 #include "core/core.h"
 
-/* {==== The sheet ==== */
+/* The sheet */
 
 /* A loaded sheet owns every string and array it points to (one
  * proto_sheet_free frees them all); callers read them and never free or
@@ -291,9 +291,7 @@ const char *proto_metric_unit(const char *metric);
  * pss, rss, maxrss, wall, user or sys. */
 int proto_metric_nonnegative(const char *metric);
 
-/* }==== */
-
-/* {==== What a metric measures, and the words of a verdict ==== */
+/* What a metric measures, and the words of a verdict */
 
 /** The metric's kind: the sheet's `metrics` entry, else from its name
  * (proto_metric_kind). A metric declared better = "higher" without a kind
@@ -331,9 +329,7 @@ const char *proto_verdict_word_on(const proto_sheet *s,
 int proto_verdict_answers_to(const proto_sheet *s, const proto_verdict_rule *v,
                              const char *name);
 
-/* }==== */
-
-/* {==== Command templates ==== */
+/* Command templates */
 
 /* Values for the built-in placeholders of a template, borrowed for the
  * call. Any may be NULL. */
@@ -362,9 +358,7 @@ core_status proto_expand_split(const proto_sheet *s, const char *tmpl,
                                const proto_expand_ctx *ctx, const char *cut,
                                char ***parts, size_t *n, core_err *err);
 
-/* }==== */
-
-/* {==== The sheet in words ==== */
+/* The sheet in words */
 
 /* Each appends to out, a growing buffer the caller owns (check its oom
  * at the end). */
@@ -380,9 +374,7 @@ void proto_rule_words(const proto_sheet *s, core_buf *out);
 /** The commented starter sheet for `prereg new ID`. */
 void proto_starter(const char *id, core_buf *out);
 
-/* }==== */
-
-/* {==== Evaluating hypotheses ==== */
+/* Evaluating hypotheses */
 
 /* The results a claim sees, one per workload, metric and non-reference
  * arm (filled by analysis/; the strings are the caller's, borrowed for
@@ -415,9 +407,7 @@ core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
                              proto_outcome *outcome, char **reason,
                              core_err *err);
 
-/* }==== */
-
-/* {==== Comparing versions of a sheet ==== */
+/* Comparing versions of a sheet */
 
 /* Whether an amendment changed a part of the protocol: analysis/ uses it
  * to decide when the original rule's verdicts are also due, reports/ to
@@ -437,8 +427,6 @@ int proto_same_rule_words(const proto_sheet *a, const proto_sheet *b);
 int proto_same_hypotheses(const proto_sheet *a, const proto_sheet *b);
 /** 1 when the two workloads would be run and measured alike. */
 int proto_same_workload(const proto_workload *a, const proto_workload *b);
-
-/* }==== */
 
 /** The Lua release prereg was built with ("Lua 5.4.4"): a static string. */
 const char *proto_lua_version(void);

@@ -9,7 +9,7 @@
 
 #include "protocols/proto.h"
 
-/* {==== The sandboxed Lua state ==== */
+/* The sandboxed Lua state */
 
 /* Limits of one sheet's Lua. Sheets are declarative: a real one uses a
  * few hundred KiB and some thousands of instructions, so these are far
@@ -64,9 +64,7 @@ core_status proto_eval_function(const proto_sheet *s,
                                 proto_outcome *outcome, char **reason,
                                 core_err *err);
 
-/* }==== */
-
-/* {==== From the protocol table to C ==== */
+/* From the protocol table to C */
 
 /* The claim constructors return a full userdata of this shape (memory
  * Lua's); the verdict name of verdict_is lives in its user value 1. */
@@ -90,9 +88,7 @@ int proto_convert(lua_State *L);
 const char *proto_nearest(const char *name, const char *const cand[],
                           size_t n);
 
-/* }==== */
-
-/* {==== Pieces of a command template ==== */
+/* Pieces of a command template */
 
 /* One piece of a command template: literal text, or a {name} placeholder
  * (a lower-case letter or '_', then lower-case letters, digits, '_').
@@ -110,7 +106,5 @@ typedef struct proto_piece {
  * into the template); returns where the next one starts, or NULL at the
  * end of the text. */
 const char *proto_next_piece(const char *p, proto_piece *out);
-
-/* }==== */
 
 #endif

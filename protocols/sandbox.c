@@ -12,7 +12,7 @@
 
 #include "protocols/proto_internal.h"
 
-/* {==== Allocator ==== */
+/* Allocator */
 
 /* Every byte Lua uses goes through core_realloc, so the tests' fault
  * injection reaches Lua too. Two limits: the live size (a memory bomb)
@@ -56,9 +56,7 @@ static void *sheet_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return np;
 }
 
-/* }==== */
-
-/* {==== Budget and protected calls ==== */
+/* Budget and protected calls */
 
 static void budget_hook(lua_State *L, lua_Debug *ar);
 
@@ -225,9 +223,7 @@ static core_status lua_failure(struct proto_lua *pl, int status, int c_oom,
   return st;
 }
 
-/* }==== */
-
-/* {==== What a sheet can call ==== */
+/* What a sheet can call */
 
 static int current_line(lua_State *L) {
   lua_Debug ar;
@@ -334,7 +330,7 @@ static int l_rep(lua_State *L) {
   return 1;
 }
 
-/* {==== Charging library calls by their work ==== */
+/* Charging library calls by their work */
 
 /* How a library function is priced before it runs. Every one is charged
  * for the bytes of the strings it is given (it may read them all:
@@ -536,8 +532,6 @@ static void price_libraries(lua_State *L) {
   price_string_arith(L);
 }
 
-/* }==== */
-
 static void drop(lua_State *L, const char *lib, const char *const names[]) {
   if (lib) {
     lua_getglobal(L, lib);
@@ -631,9 +625,7 @@ void proto_lua_close(proto_sheet *s) {
   s->lua = NULL;
 }
 
-/* }==== */
-
-/* {==== Running a sheet ==== */
+/* Running a sheet */
 
 /* The __index of a sheet's globals (argument 1, key 2): the library
  * table's value (upvalue 1), and for a name nobody defined an error at the
@@ -814,9 +806,7 @@ core_status proto_lua_run(proto_sheet *s, core_err *err) {
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Function claims ==== */
+/* Function claims */
 
 typedef struct eval_args {
   const proto_sheet *s;
@@ -958,5 +948,3 @@ core_status proto_eval_function(const proto_sheet *s,
     return core_fail(err, CORE_ENOMEM, "%s: out of memory", s->path);
   return CORE_OK;
 }
-
-/* }==== */

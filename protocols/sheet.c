@@ -9,7 +9,7 @@
 
 #include "protocols/proto_internal.h"
 
-/* {==== Loading and freeing ==== */
+/* Loading and freeing */
 
 proto_sheet *proto_sheet_load_text(const char *name, const char *text,
                                    size_t len, core_err *err) {
@@ -189,9 +189,7 @@ void proto_sheet_free(proto_sheet *s) {
   core_free(s);
 }
 
-/* }==== */
-
-/* {==== Lookups ==== */
+/* Lookups */
 
 const char *proto_k8s_class(const proto_sheet *s, size_t a) {
   for (size_t i = 0; i < s->hosts.n_k8s; i++)
@@ -266,9 +264,7 @@ int proto_metric_nonnegative(const char *metric) {
   return 0;
 }
 
-/* }==== */
-
-/* {==== What a metric measures ==== */
+/* What a metric measures */
 
 static const proto_metric_decl *decl_of(const proto_sheet *s,
                                         const char *metric) {
@@ -376,9 +372,7 @@ int proto_verdict_answers_to(const proto_sheet *s, const proto_verdict_rule *v,
   return 0;
 }
 
-/* }==== */
-
-/* {==== Templates ==== */
+/* Templates */
 
 static int is_name_char(int c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
@@ -517,9 +511,7 @@ char *proto_expand(const proto_sheet *s, const char *tmpl,
   return out;
 }
 
-/* }==== */
-
-/* {==== Claims ==== */
+/* Claims */
 
 static const proto_result_view *find_result(const proto_result_view *r,
                                             size_t n, const char *workload,
@@ -609,5 +601,3 @@ core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
     return core_fail(err, CORE_ENOMEM, "out of memory");
   return CORE_OK;
 }
-
-/* }==== */

@@ -6,7 +6,7 @@
 
 #include "protocols/proto_internal.h"
 
-/* {==== Pieces ==== */
+/* Pieces */
 
 static void verdict_words(const proto_verdict_rule *v, core_buf *out) {
   const char *sep = "";
@@ -76,8 +76,6 @@ static size_t wider(size_t wd, const char *name) {
   size_t n = strlen(name);
   return n > wd ? n : wd;
 }
-
-/* }==== */
 
 /* Whether some workload measures a metric of kind k. */
 static int kind_used(const proto_sheet *s, proto_metric_kind k) {

@@ -10,7 +10,7 @@
 #include "reports/report.h"
 #include "reports/report_internal.h"
 
-/* {==== Counting distinct values ==== */
+/* Counting distinct values */
 
 static int tally_add(report_tally *t, const char *group, const char *value) {
   report_tally_entry *e;
@@ -102,9 +102,7 @@ static void note_cached(report_row_facts *f, const char *state) {
   f->has_cached = 1;
 }
 
-/* }==== */
-
-/* {==== When each arm ran ==== */
+/* When each arm ran */
 
 /* A batch id's number ("b0012" -> 12; ids pass 9999 as "b10000"). */
 static long batch_number(const char *id) {
@@ -142,9 +140,7 @@ static void note_span(report_row_facts *f, const proto_sheet *s,
   sp->runs++;
 }
 
-/* }==== */
-
-/* {==== The raw columns ==== */
+/* The raw columns */
 
 const char *report_raw_name(int col) {
   static const char *const names[REPORT_RAW_COLS] = {
@@ -271,8 +267,6 @@ static void note_raw(report_row_facts *f, const data_row *r) {
   }
 }
 
-/* }==== */
-
 core_status report_facts_init(report_row_facts *f, const proto_sheet *s,
                               core_err *err) {
   memset(f, 0, sizeof *f);
@@ -347,7 +341,7 @@ core_status report_each_row(const report_input *in, data_row_fn fn, void *ctx,
   return in->exp ? data_scan_rows(in->exp, fn, ctx, err) : CORE_OK;
 }
 
-/* {==== Helpers of every page ==== */
+/* Helpers of every page */
 
 void report_sig(char *out, size_t cap, double x, int digits) {
   if (isfinite(x))
@@ -432,5 +426,3 @@ void report_md_esc(core_buf *b, const char *s) {
   else
     core_buf_md_escape(b, s);
 }
-
-/* }==== */

@@ -12,7 +12,7 @@
 #include "reports/report.h"
 #include "reports/report_internal.h"
 
-/* {==== Which workloads an amendment touched ==== */
+/* Which workloads an amendment touched */
 
 static int same_str(const char *a, const char *b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
@@ -106,8 +106,6 @@ static char *affected_words(const proto_sheet *a, const proto_sheet *b,
   }
   return core_buf_steal(&w);
 }
-
-/* }==== */
 
 static core_status amendments(report_input *in, const data_experiment *exp,
                               core_err *err) {

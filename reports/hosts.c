@@ -33,7 +33,7 @@ static const char *prov(const analysis_summary *a, const char *host) {
   return analysis_provisional(a, host) ? " (provisional)" : "";
 }
 
-/* {==== Plots ==== */
+/* Plots */
 
 /* The file of host plot k: "hosts-K-WORKLOAD-METRIC-ARM.svg" with only
  * [A-Za-z0-9_-] kept from the names. */
@@ -127,9 +127,7 @@ core_status report_host_plots(const report_input *in, report_doc *doc,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== The section ==== */
+/* The section */
 
 static const char *host_fact(const report_input *in, const char *host,
                              const char *what) {
@@ -279,9 +277,7 @@ void report_hosts_section(core_buf *b, const report_input *in,
   host_hypotheses(b, a);
 }
 
-/* }==== */
-
-/* {==== Threats ==== */
+/* Threats */
 
 /* The values of nodes.*.SUFFIX in batch bi: (host, value) pairs. */
 static size_t node_values(const data_batch_info *bi, const char *suffix,
@@ -366,5 +362,3 @@ void report_host_threats(const report_input *in, core_buf *b, size_t *count) {
     }
   }
 }
-
-/* }==== */

@@ -142,7 +142,7 @@ static core_status md_to_html(const char *md, size_t md_len, const char *title,
   return CORE_OK;
 }
 
-/* {==== The whole document ==== */
+/* The whole document */
 
 /* "plot-K-W-M.svg": only [A-Za-z0-9_-] of the names survive. */
 static char *plot_file(size_t k, const char *w, const char *m) {
@@ -370,5 +370,3 @@ void report_doc_free(report_doc *doc) {
   core_free(doc->plots);
   memset(doc, 0, sizeof *doc);
 }
-
-/* }==== */

@@ -14,7 +14,7 @@
 #include "reports/report.h"
 #include "reports/report_internal.h"
 
-/* {==== Formatting ==== */
+/* Formatting */
 
 #define esc report_md_esc
 #define code_span report_code_span
@@ -124,9 +124,7 @@ static void join_list(core_buf *b, char **v, size_t n) {
   }
 }
 
-/* }==== */
-
-/* {==== The headline ==== */
+/* The headline */
 
 /* The status line, the very first line of the page, with what each flag
  * means: how the data stand to the plan (data/count.c). */
@@ -356,9 +354,7 @@ static void headline(core_buf *b, const report_input *in,
   }
 }
 
-/* }==== */
-
-/* {==== Published and measured ==== */
+/* Published and measured */
 
 /* The host the data were measured on, from the last batch's facts. */
 static void measured_where(core_buf *b, const report_input *in) {
@@ -452,9 +448,7 @@ static void published(core_buf *b, const report_input *in) {
   measured_where(b, in);
 }
 
-/* }==== */
-
-/* {==== The data ==== */
+/* The data */
 
 static void spread_row(core_buf *b, const report_input *in,
                        const analysis_cell *c, const char *unit, double f) {
@@ -562,9 +556,7 @@ static void the_data(core_buf *b, const report_input *in,
                    "never removed.\n\n");
 }
 
-/* }==== */
-
-/* {==== Arms, workloads, rule ==== */
+/* Arms, workloads, rule */
 
 static void arms_and_workloads(core_buf *b, const proto_sheet *s) {
   core_buf_puts(b, "## Arms and workloads\n\n| Arm | Role | Runs as | "
@@ -678,9 +670,7 @@ static void rule(core_buf *b, const proto_sheet *s) {
                      "inconclusive.\n\n");
 }
 
-/* }==== */
-
-/* {==== Deviations and what fell ==== */
+/* Deviations and what fell */
 
 static void amendment(core_buf *b, const report_amendment *m) {
   core_buf_printf(b, "**Amendment %d**, dated ", m->number);
@@ -838,9 +828,7 @@ static void fell(core_buf *b, const report_input *in) {
   core_buf_puts(b, "\n");
 }
 
-/* }==== */
-
-/* {==== Threats prereg detects ==== */
+/* Threats prereg detects */
 
 /* The first number in a fact value ("0.52", "[0.52, 0.4, 0.3]"). */
 static int fact_number(const char *v, double *x) {
@@ -1118,9 +1106,7 @@ static void threats(core_buf *b, const report_input *in,
   core_buf_puts(b, n ? "\n" : "- None detected.\n\n");
 }
 
-/* }==== */
-
-/* {==== Provenance, reproduce ==== */
+/* Provenance, reproduce */
 
 /* Files under the manifest by what they are. */
 static void file_counts(core_buf *b, const data_report_inputs *x) {
@@ -1217,8 +1203,6 @@ static void reproduce(core_buf *b, const report_input *in) {
                   "commands with `%s.tar.gz` in place of the sheet.\n",
                   id);
 }
-
-/* }==== */
 
 static void unverified(core_buf *b, const report_input *in) {
   core_buf_puts(b, "> **UNVERIFIED.** `prereg verify` found problems with "

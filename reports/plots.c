@@ -28,7 +28,7 @@ static const char *const colours[] = {"#0072b2", "#e69f00", "#009e73",
                                       "#000000"};
 #define N_COLOURS (sizeof colours / sizeof colours[0])
 
-/* {==== The value axis ==== */
+/* The value axis */
 
 typedef struct vaxis {
   int log;
@@ -123,9 +123,7 @@ static void tick_text(const vaxis *a, double v, char *out, size_t cap) {
   }
 }
 
-/* }==== */
-
-/* {==== Pieces ==== */
+/* Pieces */
 
 static void text(core_buf *out, double x, double y, const char *anchor,
                  const char *extra, const char *s) {
@@ -201,9 +199,7 @@ static int cmp_double(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
-/* }==== */
-
-/* {==== The distribution per arm ==== */
+/* The distribution per arm */
 
 /* A box from the quartiles, the median across it, whiskers to the
  * extremes; then each point, or a histogram when there are many. */
@@ -275,9 +271,7 @@ static void draw_arm(core_buf *out, const vaxis *a, const report_series *s,
              " fill-opacity=\"0.6\"");
 }
 
-/* }==== */
-
-/* {==== The run order ==== */
+/* The run order */
 
 typedef struct point {
   unsigned order, batch;
@@ -395,8 +389,6 @@ static void draw_order(core_buf *out, const report_series *arms, size_t n_arms,
                " fill-opacity=\"0.8\"");
   core_free(p);
 }
-
-/* }==== */
 
 void report_runs_svg(core_buf *out, const char *title, const char *unit,
                      const report_series *arms, size_t n_arms,

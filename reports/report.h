@@ -18,7 +18,7 @@
 #include "data/data.h"
 #include "protocols/proto.h"
 
-/* {==== What a report shows ==== */
+/* What a report shows */
 
 /* One amendment, as the Deviations section shows it. */
 typedef struct report_amendment {
@@ -75,9 +75,7 @@ core_status report_gather(proto_sheet *sheet, const char *sheet_arg,
 /** Frees an input and everything it points to; NULL is a no-op. */
 void report_input_free(report_input *in);
 
-/* }==== */
-
-/* {==== Rendering and writing ==== */
+/* Rendering and writing */
 
 /* One plot: the overview of every ratio (workload and metric NULL), or
  * one workload and metric's runs (its distribution per arm and its run
@@ -148,9 +146,7 @@ core_status report_check_dir(const char *dir, core_err *err);
 core_status report_write_all(const report_input *in, const report_doc *doc,
                              const char *dir, core_err *err);
 
-/* }==== */
-
-/* {==== The report the data give now ==== */
+/* The report the data give now */
 
 /** Renders the report of the sheet at sheet_path over data_dir (as
  * `prereg report` does, verification included) into dir, which must
@@ -168,9 +164,7 @@ core_status report_render_to(const char *sheet_path, const char *data_dir,
 core_status report_verify_bundle(const char *bundle, core_buf *out,
                                  core_err *err);
 
-/* }==== */
-
-/* {==== Building blocks, exposed for tests ==== */
+/* Building blocks, exposed for tests */
 
 /** Appends s to b escaped for HTML/XML text and attributes. */
 void report_html_escape(core_buf *b, const char *s);
@@ -225,8 +219,6 @@ void report_runs_svg(core_buf *out, const char *title, const char *unit,
 /** Above this many values per arm a plot summarises instead of drawing
  * each point, so that it stays small at a million rows. */
 #define REPORT_POINTS_MAX 2000
-
-/* }==== */
 
 /** The versions behind a report: "libxlsxwriter 1.1.4" and "cmark-gfm
  * 0.29.0.gfm.6" (static strings). */

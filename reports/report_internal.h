@@ -8,7 +8,7 @@
 
 #include "reports/report.h"
 
-/* {==== What the rows say ==== */
+/* What the rows say */
 
 /* Distinct (group, value) pairs with counts, each string copied. At most
  * REPORT_TALLY_MAX pairs; the rest are counted in other, so that a
@@ -91,9 +91,7 @@ const char *report_raw_name(int col);
 core_status report_each_row(const report_input *in, data_row_fn fn, void *ctx,
                             core_err *err);
 
-/* }==== */
-
-/* {==== Helpers of every page ==== */
+/* Helpers of every page */
 
 /** x with digits significant digits; "n/a" when not finite. */
 void report_sig(char *out, size_t cap, double x, int digits);
@@ -121,9 +119,7 @@ const char *report_short_reason(const char *reason, char *buf, size_t cap);
  * so that a plot's box always holds its labels. */
 double report_text_width(const char *text, double size);
 
-/* }==== */
-
-/* {==== A sheet with hosts (reports/hosts.c) ==== */
+/* A sheet with hosts (reports/hosts.c) */
 
 /** Appends to doc->plots one plot per cross-host comparison: each host's
  * ratio and interval, and the cross-host estimate's ("hosts-K-...svg").
@@ -137,8 +133,6 @@ void report_hosts_section(core_buf *b, const report_input *in,
  * *count: hosts that are one machine, a reboot within or between
  * batches. */
 void report_host_threats(const report_input *in, core_buf *b, size_t *count);
-
-/* }==== */
 
 /** Appends report.md for in to b (the caller's buffer); doc->plots must
  * be filled already (the overview first). */

@@ -17,7 +17,7 @@ static const char *fact(const data_batch_info *b, const char *key) {
   return v && strcmp(v, "null") != 0 ? v : NULL;
 }
 
-/* {==== Hosts ==== */
+/* Hosts */
 
 static const char *const host_keys[] = {
     "host.hostname", "host.kernel",        "host.cpu_model",
@@ -92,9 +92,7 @@ static void hosts(core_buf *b, const data_report_inputs *x,
   core_buf_puts(b, ".\n\n");
 }
 
-/* }==== */
-
-/* {==== Batches and load ==== */
+/* Batches and load */
 
 static void three(core_buf *b, const data_batch_info *bi, const char *key) {
   char k[64];
@@ -151,9 +149,7 @@ static void batch_line(core_buf *b, const data_batch_info *bi) {
   core_buf_puts(b, ".\n");
 }
 
-/* }==== */
-
-/* {==== Tool versions ==== */
+/* Tool versions */
 
 /* The first line of a probe's output. */
 static void first_line(core_buf *b, const char *v) {
@@ -251,9 +247,7 @@ static void versions(core_buf *b, const report_input *in) {
   core_buf_puts(b, "No tool versions were recorded.\n\n");
 }
 
-/* }==== */
-
-/* {==== Images and caches ==== */
+/* Images and caches */
 
 static void images(core_buf *b, const report_input *in,
                    const report_row_facts *f) {
@@ -316,8 +310,6 @@ static void caches(core_buf *b, const report_row_facts *f) {
                     f->cached_min, f->cached_max);
   core_buf_puts(b, ".\n\n");
 }
-
-/* }==== */
 
 void report_setup(const report_input *in, const report_row_facts *f,
                   core_buf *b) {

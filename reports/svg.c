@@ -48,7 +48,7 @@ static int usable(const report_forest_row *r) {
          r->ratio > 0 && r->lo > 0 && r->hi > 0;
 }
 
-/* {==== The axis ==== */
+/* The axis */
 
 typedef struct axis {
   double l0, l1; /* log10 bounds */
@@ -134,9 +134,7 @@ static void bounds(axis *a, const report_forest_row *rows, size_t n,
   choose_ticks(a);
 }
 
-/* }==== */
-
-/* {==== Colours ==== */
+/* Colours */
 
 static const char *row_colour(const report_forest_row *r) {
   if (r->worse > 0)
@@ -147,8 +145,6 @@ static const char *row_colour(const report_forest_row *r) {
     return "#1f4e79"; /* a tie, or a verdict without a direction */
   return "#6b6b6b";
 }
-
-/* }==== */
 
 static void numbers(const report_forest_row *r, char *out, size_t cap) {
   char a[32], lo[32], hi[32];

@@ -18,7 +18,7 @@
 #include "reports/report.h"
 #include "reports/report_internal.h"
 
-/* {==== The staging folder ==== */
+/* The staging folder */
 
 /* dir without trailing slashes (newly allocated). */
 static char *trimmed(const char *dir) {
@@ -106,8 +106,6 @@ static core_status staging_make(const char *stage, core_err *err) {
                    stage, strerror(errno));
 }
 
-/* }==== */
-
 core_status report_check_dir(const char *dir, core_err *err) {
   char *stage;
   core_status st = core_mkdir_p(dir, 0755, err);
@@ -128,7 +126,7 @@ core_status report_check_dir(const char *dir, core_err *err) {
   return st;
 }
 
-/* {==== Writing ==== */
+/* Writing */
 
 /* One file of a report: its name and bytes; no bytes for the workbook,
  * which libxlsxwriter writes to a path itself. */
@@ -232,5 +230,3 @@ core_status report_write_all(const report_input *in, const report_doc *doc,
   core_free(stage);
   return st;
 }
-
-/* }==== */

@@ -45,7 +45,7 @@ typedef struct xctx {
   int measure;
 } xctx;
 
-/* {==== Writing cells ==== */
+/* Writing cells */
 
 /* Characters as a column shows them (UTF-8 code points). */
 static size_t chars(const char *s) {
@@ -193,9 +193,7 @@ static int decimals(double v, int digits) {
   return d < 0 ? 0 : d > 9 ? 9 : d;
 }
 
-/* }==== */
-
-/* {==== Summary ==== */
+/* Summary */
 
 static lxw_format *verdict_format(xctx *x, const analysis_result *r) {
   if (!r)
@@ -508,9 +506,7 @@ static void summary(xctx *x) {
   x->sheet = "Summary";
 }
 
-/* }==== */
-
-/* {==== Hypotheses and Deviations ==== */
+/* Hypotheses and Deviations */
 
 /* An outcome, coloured, with its marks ("held (provisional)"). */
 static void outcome_cell(xctx *x, lxw_row_t r, lxw_col_t c, proto_outcome o,
@@ -616,9 +612,7 @@ static void deviations(xctx *x) {
   fit_columns(x, 92);
 }
 
-/* }==== */
-
-/* {==== Raw ==== */
+/* Raw */
 
 typedef struct raw_ctx {
   xctx *x;
@@ -794,9 +788,7 @@ static void raw(xctx *x, const report_row_facts *f) {
   fit_columns(x, 40);
 }
 
-/* }==== */
-
-/* {==== Processes and Provenance ==== */
+/* Processes and Provenance */
 
 static void processes(xctx *x) {
   const data_report_inputs *in = x->in->extra;
@@ -883,8 +875,6 @@ static void provenance(xctx *x) {
     }
   fit_columns(x, 70);
 }
-
-/* }==== */
 
 /* The workbook's creation time, from the data and never the clock: the
  * newest run, else the registration, else a fixed date (libxlsxwriter

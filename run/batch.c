@@ -16,7 +16,7 @@
 
 #include "run/run_internal.h"
 
-/* {==== The batch in progress ==== */
+/* The batch in progress */
 
 /* The rows of one round of a "reference" workload, waiting for the round
  * to end. */
@@ -109,9 +109,7 @@ static core_status enter_workload(batch_ctx *c, size_t w, core_err *err) {
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Rows and rounds ==== */
+/* Rows and rounds */
 
 /* Moves the rows of from to the end of to (their strings with them). */
 static core_status rows_move(run_rows *to, run_rows *from, core_err *err) {
@@ -238,9 +236,7 @@ static core_status one(batch_ctx *c, size_t i, core_err *err) {
   return st;
 }
 
-/* }==== */
-
-/* {==== Begin and end ==== */
+/* Begin and end */
 
 static core_status begin(batch_ctx *c, data_experiment *exp, core_err *err) {
   core_status st;
@@ -319,8 +315,6 @@ static core_status freeze(batch_ctx *c, int resume, core_err *err) {
   core_free(im);
   return st;
 }
-
-/* }==== */
 
 /* Runs the plan's runs left, then freezes whatever was collected, also
  * after a cancellation or an error: the rows on disk are sound, and

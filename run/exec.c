@@ -28,7 +28,7 @@ extern char **environ;
 
 int run_cancel_fd = -1;
 
-/* {==== Cancellation ==== */
+/* Cancellation */
 
 static volatile sig_atomic_t cancelled;
 static int cancel_pipe[2] = {-1, -1};
@@ -65,9 +65,7 @@ int run_cancelled(void) {
   return cancelled != 0;
 }
 
-/* }==== */
-
-/* {==== Command strings ==== */
+/* Command strings */
 
 int run_needs_shell(const char *cmd) {
   /* The contract's list, plus characters whose meaning a plain split would
@@ -155,9 +153,7 @@ char **run_argv(const char *cmd) {
   return v;
 }
 
-/* }==== */
-
-/* {==== Process clean-up ==== */
+/* Process clean-up */
 
 /* The spawn helper (see below): one of our children that is not a run. */
 static int helper_sock = -1;
@@ -256,9 +252,7 @@ static void kill_tree(pid_t pid, pid_t adopter, int sig) {
   core_free(d);
 }
 
-/* }==== */
-
-/* {==== Spawning ==== */
+/* Spawning */
 
 /* environ plus the request's NAME=VALUE entries (which win). */
 static char **make_env(const char *const *extra) {
@@ -521,9 +515,7 @@ static int spawn_local(char **argv, char **envp, const char *cwd, int out_w,
   return spawn_cgroup(argv, envp, cwd, out_w, err_w, cgdir, pid, t0);
 }
 
-/* }==== */
-
-/* {==== The spawn helper ==== */
+/* The spawn helper */
 
 /* Why a helper: a child's ru_maxrss starts from the high-water mark of the
  * memory map it execs from. After fork that is a copy of ours (everything
@@ -886,9 +878,7 @@ static int helper_recv(helper_reply *r) {
   return n == (ssize_t)sizeof *r ? 0 : -1;
 }
 
-/* }==== */
-
-/* {==== Running one command ==== */
+/* Running one command */
 
 static double now_s(void) {
   return core_monotonic();
@@ -1186,5 +1176,3 @@ core_status run_exec(const run_req *req, run_res *res, core_err *err) {
   core_free(x.envp);
   return st;
 }
-
-/* }==== */

@@ -16,7 +16,7 @@
 
 #include "run/run.h"
 
-/* {==== Host facts ==== */
+/* Host facts */
 
 /* First line of a small file, trimmed; "" when unreadable. */
 static void read_line(const char *path, char *out, size_t cap) {
@@ -144,9 +144,7 @@ void run_boot_id(char *out, size_t cap) {
   read_line("/proc/sys/kernel/random/boot_id", out, cap);
 }
 
-/* }==== */
-
-/* {==== Page cache ==== */
+/* Page cache */
 
 core_status run_can_drop_caches(core_err *err) {
   int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
@@ -249,9 +247,7 @@ core_status run_resident_fraction(const char *path, double *fraction,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== cgroups v2 ==== */
+/* cgroups v2 */
 
 char *run_cgroup_parent(core_err *err) {
   const char *root = core_exists("/sys/fs/cgroup/cgroup.controllers")
@@ -334,5 +330,3 @@ core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
   }
   return CORE_OK;
 }
-
-/* }==== */

@@ -41,7 +41,7 @@ void run_add_reason(run_outcome *o, const char *fmt, ...) {
   o->valid = 0;
 }
 
-/* {==== The run's files ==== */
+/* The run's files */
 
 /* One run's files, environment and output sinks (stdout and stderr are
  * kept, in files made at their first byte, for recorded runs only). */
@@ -229,9 +229,7 @@ static void files_close(run_setting *set, run_files *f, int warm,
     core_free(own[i]);
 }
 
-/* }==== */
-
-/* {==== Phases ==== */
+/* Phases */
 
 /* Runs a helper phase (prepare/cleanup); its failure makes the run
  * invalid. Returns an error only when the engine itself failed. */
@@ -321,9 +319,7 @@ static core_status cgroup_make(const run_setting *set, const proto_workload *w,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Steps ==== */
+/* Steps */
 
 /* The run's processes (sheet key `processes`): what pss_mib counts and
  * what ending the run stops; how far the steps are with the sample; the
@@ -574,9 +570,7 @@ static core_status steps(const run_setting *set, const run_plan_item *it,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== The run ==== */
+/* The run */
 
 /* After the steps (also when they were interrupted): the cgroup's
  * figures, cleanup, truncation notes and the metrics the command
@@ -668,5 +662,3 @@ core_status run_measure(run_setting *set, const run_plan_item *item,
   core_free(cgdir);
   return st;
 }
-
-/* }==== */

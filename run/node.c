@@ -24,7 +24,7 @@
 
 #include "run/run_internal.h"
 
-/* {==== Lines ==== */
+/* Lines */
 
 static core_status send(const run_node_sink *out, core_buf *b, core_err *err) {
   if (b->oom) {
@@ -75,9 +75,7 @@ static core_status send_rows(const run_node_sink *out, run_rows *rows,
   return st;
 }
 
-/* }==== */
-
-/* {==== Preflight ==== */
+/* Preflight */
 
 /* The plan of this node alone: the orders are drawn from its name. */
 static core_status host_plan(const proto_sheet *s, const char *host, int quick,
@@ -129,9 +127,7 @@ core_status run_node_preflight(const proto_sheet *s, const char *host,
   return st;
 }
 
-/* }==== */
-
-/* {==== One round ==== */
+/* One round */
 
 typedef struct node_round {
   const proto_sheet *s;
@@ -309,5 +305,3 @@ core_status run_node_round(const proto_sheet *s, const run_node_req *q,
   run_preflight_free(&c.pre, s->n_arms);
   return st;
 }
-
-/* }==== */

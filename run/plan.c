@@ -9,7 +9,7 @@
 
 #include "run/run_internal.h"
 
-/* {==== Round order ==== */
+/* Round order */
 
 /* splitmix64 (Steele, Lea, Flood 2014): tiny, well mixed, and trivial to
  * re-implement in another language to check a recorded order. It is not
@@ -60,9 +60,7 @@ void run_host_round_order(unsigned long seed, const char *host,
           n, order);
 }
 
-/* }==== */
-
-/* {==== Building ==== */
+/* Building */
 
 int run_workload_runnable(const proto_workload *w) {
   return proto_workload_runs_itself(w);
@@ -176,9 +174,7 @@ void run_plan_free(run_plan *p) {
   memset(p, 0, sizeof *p);
 }
 
-/* }==== */
-
-/* {==== What is collected ==== */
+/* What is collected */
 
 /* Marks the recorded runs whose rounds are filled (data_count_run
  * decides, as for every command, and with hosts a run fills its own
@@ -267,9 +263,7 @@ core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
   return run_plan_mark(p, exp, s, rows, err);
 }
 
-/* }==== */
-
-/* {==== Commands ==== */
+/* Commands */
 
 char *run_expand(const proto_sheet *s, const char *tmpl,
                  const proto_expand_ctx *x, core_err *err) {
@@ -333,5 +327,3 @@ void run_commands_free(run_commands *c) {
   core_free(c->cleanup);
   memset(c, 0, sizeof *c);
 }
-
-/* }==== */

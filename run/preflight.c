@@ -11,7 +11,7 @@
 
 #define CHECK_TIMEOUT_S 120.0
 
-/* {==== Helper commands ==== */
+/* Helper commands */
 
 static void trim(char *s) {
   size_t l = strlen(s);
@@ -83,9 +83,7 @@ static core_status run_capture(const char *cmd, core_buf *out, int *code,
   return st;
 }
 
-/* }==== */
-
-/* {==== Images ==== */
+/* Images */
 
 /* The digest an image.digest command prints, trimmed. */
 static core_status digest_of(const proto_arm *arm, run_image *ai,
@@ -170,9 +168,7 @@ static core_status image_of(const proto_sheet *s, run_image *img, size_t a,
                   : digest_of(arm, ai, err);
 }
 
-/* }==== */
-
-/* {==== Requires and versions ==== */
+/* Requires and versions */
 
 /* Every arm's `requires`, once; the first failure refuses the run. A
  * missing runtime is never replaced by another arm. */
@@ -238,8 +234,6 @@ static core_status versions_of(const proto_sheet *s, data_arm_versions *av,
   }
   return CORE_OK;
 }
-
-/* }==== */
 
 /* What the runs left need of this machine: the cgroup parent, dropping
  * the caches. */

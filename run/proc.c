@@ -17,7 +17,7 @@
 
 #include "run/run_internal.h"
 
-/* {==== Process table ==== */
+/* Process table */
 
 /* The command name in /proc/PID/stat may hold spaces and ')': the state
  * and ppid follow the last ')'. */
@@ -138,9 +138,7 @@ core_status run_adopted(int adopter, int root, int **pids, size_t *n) {
   return below(adopter, root, pids, n);
 }
 
-/* }==== */
-
-/* {==== Metrics file ==== */
+/* Metrics file */
 
 /* More than any command reports about itself in name=value lines. */
 #define RUN_METRICS_MAX ((size_t)1 << 20)
@@ -258,5 +256,3 @@ core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
   *n = k;
   return CORE_OK;
 }
-
-/* }==== */

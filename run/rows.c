@@ -7,7 +7,7 @@
 
 #include "run/run_internal.h"
 
-/* {==== Rows of a run ==== */
+/* Rows of a run */
 
 /* The value of metric m in o: built in, or reported by the command. */
 static int metric_value(const run_outcome *o, const char *m, double *v) {
@@ -104,9 +104,7 @@ void run_rows_free(run_rows *rows) {
   memset(rows, 0, sizeof *rows);
 }
 
-/* }==== */
-
-/* {==== Reference parity ==== */
+/* Reference parity */
 
 /* Marks r invalid, adding why to its reason; 0 when out of memory. */
 static int invalidate(data_row *r, const char *why) {
@@ -166,5 +164,3 @@ core_status run_rows_parity(run_rows *round, const proto_sheet *s,
   }
   return CORE_OK;
 }
-
-/* }==== */

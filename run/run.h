@@ -16,7 +16,7 @@
 #include "data/data.h"
 #include "protocols/proto.h"
 
-/* {==== Command strings ==== */
+/* Command strings */
 
 /** 1 when cmd holds shell syntax and must go through /bin/sh -c: quotes,
  * $ * ? | & ; < > ( ) ` \ (the contract's list) and, because a direct exec
@@ -31,9 +31,7 @@ int run_needs_shell(const char *cmd);
 char **run_argv(const char *cmd);
 void run_argv_free(char **argv);
 
-/* }==== */
-
-/* {==== Running one command ==== */
+/* Running one command */
 
 /* Where one output stream goes. fd >= 0, or a path (the file, appended
  * to, is then created at the first byte kept, so that a command that
@@ -183,9 +181,7 @@ void run_become_subreaper(void);
  * descendants. Returns the number of processes killed. */
 size_t run_kill_all_children(void);
 
-/* }==== */
-
-/* {==== Processes (run/proc.c) ==== */
+/* Processes (run/proc.c) */
 
 /* One process a selection holds, and why: "run", "descendant",
  * "adopted", "cgroup:DIR" (a member of the cgroup folder DIR),
@@ -304,9 +300,7 @@ typedef struct run_metric {
 core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
                               core_err *err);
 
-/* }==== */
-
-/* {==== Host (run/host.c) ==== */
+/* Host (run/host.c) */
 
 /** The facts of this machine (all of *h but the load averages). */
 void run_host_facts(data_host_facts *h);
@@ -343,9 +337,7 @@ char *run_cgroup_parent(core_err *err);
 core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
                             double *cpu_s, core_err *err);
 
-/* }==== */
-
-/* {==== Progress ==== */
+/* Progress */
 
 typedef enum run_event_kind {
   RUN_EVENT_RUN,           /* a recorded run ended */
@@ -383,9 +375,7 @@ typedef struct run_progress {
   void *ctx;
 } run_progress;
 
-/* }==== */
-
-/* {==== The plan (run/plan.c) ==== */
+/* The plan (run/plan.c) */
 
 /** The arm order of one round: a Fisher-Yates shuffle of 0..n-1 driven by
  * splitmix64, seeded with
@@ -496,9 +486,7 @@ core_status run_plan_commands(const proto_sheet *s, const run_plan_item *item,
                               core_err *err);
 void run_commands_free(run_commands *c);
 
-/* }==== */
-
-/* {==== The node runner (run/node.c) ==== */
+/* The node runner (run/node.c) */
 
 /* A batch across hosts measures on the nodes: each step the coordinator
  * starts there runs `prereg node-run`, which calls one of these and
@@ -551,9 +539,7 @@ typedef struct run_node_req {
 core_status run_node_round(const proto_sheet *s, const run_node_req *q,
                            const run_node_sink *out, core_err *err);
 
-/* }==== */
-
-/* {==== A batch (run/batch.c) ==== */
+/* A batch (run/batch.c) */
 
 typedef struct run_batch_result {
   char batch[16]; /* the batch's id, "" when none was begun */
@@ -603,7 +589,5 @@ core_status run_slurm_batch(data_experiment *exp, const proto_sheet *s,
                             run_plan *p, const data_rowset *rows, int resume,
                             const run_progress *progress,
                             run_batch_result *res, core_err *err);
-
-/* }==== */
 
 #endif

@@ -12,7 +12,7 @@
 #define RUN_OUTPUT_LIMIT ((size_t)1 << 20) /* per stream and run */
 #define RUN_GRACE_S 2.0                    /* SIGTERM -> SIGKILL */
 
-/* {==== The plan ==== */
+/* The plan */
 
 /** Marks the runs of p that rows of exp already fill, as the counting
  * rule says (run_plan_collect does once it has loaded them); hosts by
@@ -22,9 +22,7 @@ core_status run_plan_mark(run_plan *p, const data_experiment *exp,
                           const proto_sheet *s, const data_rowset *rows,
                           core_err *err);
 
-/* }==== */
-
-/* {==== Commands ==== */
+/* Commands */
 
 /** proto_expand, with out of memory as an error too. Returns a newly
  * allocated string (core_free), or NULL with err filled. */
@@ -36,9 +34,7 @@ char *run_expand(const proto_sheet *s, const char *tmpl,
 char *run_full_command(const proto_sheet *s, const proto_arm *arm,
                        const char *step, proto_expand_ctx x, core_err *err);
 
-/* }==== */
-
-/* {==== The process table (run/proc.c) ==== */
+/* The process table (run/proc.c) */
 
 /* One process: its ID, its parent's, its state letter ('Z': a zombie). */
 typedef struct run_pent {
@@ -58,9 +54,7 @@ core_status run_proc_table(run_pent **out, size_t *n);
 size_t run_walk_below(const run_pent *t, size_t nt, int from, int skip,
                       int *out, size_t k);
 
-/* }==== */
-
-/* {==== Preflight (run/preflight.c) ==== */
+/* Preflight (run/preflight.c) */
 
 /* The image an arm's runs are recorded with. */
 typedef struct run_image {
@@ -92,9 +86,7 @@ core_status run_preflight_given(const proto_sheet *s, const run_plan *p,
                                 core_err *err);
 void run_preflight_free(run_preflight *pre, size_t n_arms);
 
-/* }==== */
-
-/* {==== One run (run/measure.c) ==== */
+/* One run (run/measure.c) */
 
 /* What the runs of a batch share. */
 typedef struct run_setting {
@@ -146,9 +138,7 @@ void run_add_reason(run_outcome *o, const char *fmt, ...)
 core_status run_measure(run_setting *set, const run_plan_item *item,
                         const char *run_id, run_outcome *o, core_err *err);
 
-/* }==== */
-
-/* {==== The scheduler's commands (run/child.c) ==== */
+/* The scheduler's commands (run/child.c) */
 
 /* A child process started from an argv, in a process group of its own,
  * stdin /dev/null, stdout and stderr on pipes (out, err: our ends, -1
@@ -175,9 +165,7 @@ core_status run_child_tool(const char *const argv[], core_buf *out,
                            core_buf *errout, int *code, double timeout_s,
                            core_err *err);
 
-/* }==== */
-
-/* {==== Rows (run/rows.c) ==== */
+/* Rows (run/rows.c) */
 
 /* What every row of a batch shares. */
 typedef struct run_row_base {
@@ -217,7 +205,5 @@ void run_rows_free(run_rows *rows);
 core_status run_rows_parity(run_rows *round, const proto_sheet *s,
                             long round_no, const char *ref_codes,
                             core_err *err);
-
-/* }==== */
 
 #endif

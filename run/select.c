@@ -33,7 +33,7 @@ static void pause_ms(long ms) {
     ;
 }
 
-/* {==== Cgroup hierarchies ==== */
+/* Cgroup hierarchies */
 
 static const char *cg_root(void) {
   const char *r = getenv("PREREG_CGROUP_ROOT");
@@ -133,9 +133,7 @@ static int cg_find(const char *path, char *dir, size_t cap, char *tried,
   return found;
 }
 
-/* }==== */
-
-/* {==== What a selection holds ==== */
+/* What a selection holds */
 
 void run_chosen_free(run_chosen_set *cs) {
   core_free(cs->v);
@@ -273,9 +271,7 @@ static core_status pick_cgroup_dir(picker *pk, const char *dir, int depth,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Patterns and container IDs ==== */
+/* Patterns and container IDs */
 
 int run_read_cid(const char *path, char *id, size_t cap) {
   char buf[256];
@@ -375,9 +371,7 @@ static int each_text(const run_pattern *p, const char *const *ids, size_t n,
   return 1;
 }
 
-/* }==== */
-
-/* {==== Making a selection ==== */
+/* Making a selection */
 
 typedef struct cg_pick {
   picker *pk;
@@ -516,9 +510,7 @@ core_status run_select(const run_sel *sel, int root, int adopter, int need,
   return st;
 }
 
-/* }==== */
-
-/* {==== PSS sample ==== */
+/* PSS sample */
 
 /* Pss of one process in KiB; -1 with *why filled when it could not be
  * read ("vanished" when the process is gone). */
@@ -624,9 +616,7 @@ core_status run_sample_pss(const run_pss *p, int root, int adopter,
   return st;
 }
 
-/* }==== */
-
-/* {==== Ending a run, and leaks ==== */
+/* Ending a run, and leaks */
 
 static int selects_more(const run_sel *sel) {
   return sel && (sel->cgroup || sel->n_cmdline > 0);
@@ -734,9 +724,7 @@ size_t run_sel_leaks(const run_sel *sel, double settle_s, char *leaks,
   return n;
 }
 
-/* }==== */
-
-/* {==== Cgroup folders a run made ==== */
+/* Cgroup folders a run made */
 
 /* Notes in m the shallowest folder of rel under hierarchy h that is
  * missing. */
@@ -806,5 +794,3 @@ void run_cgroup_unmake(run_cg_made *m) {
   core_free(m->dirs);
   memset(m, 0, sizeof *m);
 }
-
-/* }==== */

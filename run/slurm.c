@@ -24,7 +24,7 @@
 
 #include "run/slurm_internal.h"
 
-/* {==== Scheduler commands ==== */
+/* Scheduler commands */
 
 /* Runs a scheduler command; its stdout in out (may be NULL). A command
  * that fails is CORE_ERUN naming it and what it said. */
@@ -146,9 +146,7 @@ static void release(coord *c) {
   c->released = 1;
 }
 
-/* }==== */
-
-/* {==== Names ==== */
+/* Names */
 
 /* The job's name: the experiment's id and a digest of its folder's real
  * path, so that it names this experiment and no other. */
@@ -182,9 +180,7 @@ static core_status names(coord *c, core_err *err) {
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== The batch ==== */
+/* The batch */
 
 static void emit_host(const coord *c, const char *host, const char *text) {
   run_event ev = {.kind = RUN_EVENT_HOST, .host = host, .text = text};
@@ -319,5 +315,3 @@ core_status run_slurm_batch(data_experiment *exp, const proto_sheet *s,
   (void)emit_host;
   return st;
 }
-
-/* }==== */

@@ -15,7 +15,7 @@
 
 #include "run/slurm_internal.h"
 
-/* {==== The hosts and their steps ==== */
+/* The hosts and their steps */
 
 core_status slurm_plan_named(coord *c, const char *list, core_err *err) {
   const char *v[4096];
@@ -164,9 +164,7 @@ core_status slurm_hosts_init(coord *c, core_err *err) {
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Starting a step ==== */
+/* Starting a step */
 
 /* --digests: the agreed digests, "," and "%" escaped, "-" for none. */
 static void digest_arg(const coord *c, core_buf *b) {
@@ -253,9 +251,7 @@ static core_status start(coord *c, host_run *h, const slurm_step *st,
   return CORE_OK;
 }
 
-/* }==== */
-
-/* {==== Lines ==== */
+/* Lines */
 
 core_status slurm_journal_open(coord *c, host_run *h, core_err *err) {
   char *path = core_asprintf("%s/%s.lines", c->bdir, h->name);
@@ -417,9 +413,7 @@ static core_status lines(coord *c, host_run *h, core_err *err) {
   return st;
 }
 
-/* }==== */
-
-/* {==== A step that ended ==== */
+/* A step that ended */
 
 static void clear_got(host_run *h) {
   for (size_t i = 0; i < h->n_got; i++)
@@ -570,9 +564,7 @@ static core_status step_ended(coord *c, host_run *h, int stopping,
   return st;
 }
 
-/* }==== */
-
-/* {==== Side by side ==== */
+/* Side by side */
 
 static void cancel_step(coord *c, host_run *h, const char *why) {
   if (!h->why[0])
@@ -683,9 +675,7 @@ core_status slurm_rounds(coord *c, core_err *err) {
   return st;
 }
 
-/* }==== */
-
-/* {==== Preflight ==== */
+/* Preflight */
 
 /* The digest of arm a the rows collected before were measured with, or
  * NULL when none was. */
@@ -766,5 +756,3 @@ core_status slurm_preflight(coord *c, core_err *err) {
   core_buf_free(&why);
   return st == CORE_OK ? same_images(c, err) : st;
 }
-
-/* }==== */

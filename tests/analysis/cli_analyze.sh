@@ -101,7 +101,7 @@ print("files,gvisor,inner_s,,f10,false,hung for 120 s")
 PY
 }
 
-# {==== before registration ====
+# before registration
 write_sheet
 expect 1 "analyze before register" in_files "$PREREG" analyze sheet.lua
 has err "analyze before register" "not registered"
@@ -109,9 +109,8 @@ expect 0 "register" in_files "$PREREG" register sheet.lua
 expect 0 "analyze without data" in_files "$PREREG" analyze sheet.lua --json
 has out "analyze without data" '"results": []'
 has out "analyze without data" '"verdict": "inconclusive"'
-# }====
 
-# {==== one import, determinism ====
+# one import, determinism
 gen_csv 0 >batch1.csv
 expect 0 "import" in_files "$PREREG" import sheet.lua batch1.csv
 expect 0 "analyze --json" in_files "$PREREG" analyze sheet.lua --json
@@ -251,17 +250,15 @@ then ok; else
   bad "narrow table: fewer arms per block, no line over 70"; cat out >&2; fi
 has out "table" "H3  not held: Many small files"
 has out "table" "files / gvisor: 1 run: hung for 120 s"
-# }====
 
-# {==== an edited sheet is refused ====
+# an edited sheet is refused
 cp sheet.lua sheet.orig
 sed -i 's/seed = 17/seed = 18/' sheet.lua
 expect 1 "edited sheet" in_files "$PREREG" analyze sheet.lua
 has err "edited sheet" "differs from registered version v0"
 cp sheet.orig sheet.lua
-# }====
 
-# {==== supersession after data, with the original rule beside it ====
+# supersession after data, with the original rule beside it
 why="the files workload could fail silently; rerun"
 write_sheet "{ date = \"2026-10-22\", why = \"$why\", supersedes = { \"files\" } }"
 expect 0 "amend" in_files "$PREREG" amend sheet.lua
@@ -306,9 +303,8 @@ expect 0 "analyze amended table" in_files "$PREREG" analyze sheet.lua
 has out "amended table" \
   "At the registered sample and rule (version 0), because amendment 1"
 has out "amended table" "files / runc: 10 runs: superseded by amendment 1"
-# }====
 
-# {==== a frozen batch changed after freezing is refused ====
+# a frozen batch changed after freezing is refused
 # analyze reads the rows only through their MANIFEST digests, as report
 # and publish do: a changed batch is named, and nothing is computed.
 cp -a data pristine
@@ -324,6 +320,5 @@ expect 1 "status, changed batch" in_files "$PREREG" status sheet.lua
 has err "status names it" "batches/b0002.csv: content differs from the MANIFEST"
 rm -rf data && mv pristine data
 expect 0 "analyze restored" in_files "$PREREG" analyze sheet.lua --json
-# }====
 
 done_testing 37

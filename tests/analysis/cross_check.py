@@ -180,7 +180,7 @@ def agree(name, ours_lo, ours_hi, ours_k, tool, lo, hi, reps, pooled_sd):
                abs(own_mean - mean), tol))
 
 
-# {==== 1. Agreement on several datasets ====
+# 1. Agreement on several datasets
 
 rng = np.random.RandomState(20261130)
 datasets = {
@@ -219,9 +219,7 @@ for name, (ref, cand) in datasets.items():
     agree(name, lo, hi, (ours_lo, ours_hi), "R-boot", r_lo, r_hi, r_reps,
           pooled)
 
-# }==== */
-
-# {==== 2. The quantile step on the same replicates ====
+# 2. The quantile step on the same replicates
 
 ULP_TOL = 4
 for name, (ref, cand) in datasets.items():
@@ -256,9 +254,7 @@ for name, (ref, cand) in datasets.items():
               "%s: %s [%.17g, %.17g] vs ours [%.17g, %.17g] (%g, %g ulps)"
               % (name, tool, a, b, lo, hi, ulo, uhi))
 
-# }==== */
-
-# {==== 3. Seeds, and the law of one resample median ====
+# 3. Seeds, and the law of one resample median
 #
 # The library draws a resample median without drawing n indices: for
 # n <= 2048 (ANALYSIS_TABLE_MAX) the ranks of the middle values by inverse
@@ -473,8 +469,6 @@ for n in (25, 40, 2048, 2050):
               "n = %d: %s middle rank (%d-th of %d draws) matches its exact "
               "binomial law over %d replicates (chi-square p = %.3g)"
               % (n, which, k, n, got, p))
-
-# }==== */
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

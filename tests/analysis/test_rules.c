@@ -161,7 +161,7 @@ static void test_claims(void) {
   }
 }
 
-/* {==== analysis_run on a hand-built sheet ==== */
+/* analysis_run on a hand-built sheet */
 
 static char *metrics1[] = {S("wall_s")};
 static char *sup_files[] = {S("files")};
@@ -515,8 +515,6 @@ static void test_run(void) {
   analysis_summary_free(sum);
   free(rs.rows);
 }
-
-/* }==== */
 
 int main(void) {
   analysis_init();

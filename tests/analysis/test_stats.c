@@ -207,7 +207,7 @@ static void test_seeds(void) {
   CHECK(analysis_block_seed(a, 0) != analysis_block_seed(a, 1));
 }
 
-/* {==== The stream layout, rebuilt from its description ====
+/* The stream layout, rebuilt from its description:
  *
  * An independent reading of the layout documented in analysis/bootstrap.c
  * and in the JSON's "rng" text (analysis_rng_layout), written with GSL
@@ -440,8 +440,6 @@ static void test_layout(void) {
   free(big_r);
   free(big_c);
 }
-
-/* }==== */
 
 static void test_errors(void) {
   double ref[] = {1, 2, 3}, cand[] = {2, 3, 4}, zero[] = {0, 0, 0};

@@ -51,7 +51,7 @@ def best(f, repeat=REPEAT):
     return min(walls), min(cpus)
 
 
-# {==== prereg analyze on a sheet with those 18 comparisons ====
+# prereg analyze on a sheet with those 18 comparisons
 os.chdir(WORK)
 with open("bench.lua", "w") as f:
     f.write('protocol {\n  id = "bench", title = "bootstrap bench",\n'
@@ -114,9 +114,7 @@ def in_process():
 
 t_inp = min(in_process() for _ in range(5))
 
-# }==== */
-
-# {==== SciPy, the same 18 comparisons ====
+# SciPy, the same 18 comparisons
 
 
 def stat(c, r, axis=-1):
@@ -134,8 +132,6 @@ def scipy_all():
 
 t_sci = best(scipy_all, 3)
 
-# }==== */
-
 print("18 comparisons, %d resamples, %d-%d values per arm (SciPy %s, "
       "NumPy %s):" % (B, min(len(v) for v in data.values()),
                       max(len(v) for v in data.values()),
@@ -152,7 +148,7 @@ print("  ratio scipy / prereg bootstrap: %6.1fx %7.1fx" %
 print("  ratio scipy / prereg, both in-process (like for like): %6.1fx "
       "(target >= 10x)" % (t_sci[0] / t_inp))
 
-# {==== Two arms of 100,000 values ====
+# Two arms of 100,000 values
 big = rng.lognormal(0, 0.3, 100000), rng.lognormal(0.1, 0.3, 100000)
 text = " ".join(repr(float(x)) for x in big[0]) + "\n" + \
     " ".join(repr(float(x)) for x in big[1]) + "\n"
@@ -169,4 +165,3 @@ for threads in (0, 1):
           (B, "%d threads (all cores)" % os.cpu_count() if threads == 0
            else "1 thread", t, cpu, float(out[1]),
            float(out[2]), " (target < 10 s wall)" if threads == 0 else ""))
-# }==== */

@@ -65,7 +65,7 @@ check "amend" quiet "$PREREG" amend demo.lua
 check "import 2" quiet "$PREREG" import demo.lua m2.csv
 unset PREREG_NOW
 
-# {==== publish bundles the report its data give, never a stale one ====
+# publish bundles the report its data give, never a stale one
 # data/pubdemo/report/ was rendered from the first batch: publish renders
 # the report again from the data it bundles.
 out=$("$PREREG" publish demo.lua --out "$T/fresh.tar.gz" 2>&1)
@@ -100,7 +100,6 @@ refuses "a changed number in the bundled analysis" 1 \
 h=$(sha256sum "$T/now.json" | cut -c1-64)
 python3 "$here/tamper.py" edit "$T/fresh.tar.gz" "$T/md.tar.gz" pubdemo/report/report.md "$h" "$(tr 0-9a-f 1-9a-f0 <<<"$h")"
 refuses "report.md records another digest" 1 "pubdemo/report/report.md: records the analysis SHA-256" "$PREREG" verify "$T/md.tar.gz"
-# }====
 
 check "report" quiet "$PREREG" report demo.lua
 out=$("$PREREG" publish demo.lua); rc=$?
@@ -131,7 +130,7 @@ done
  done <MANIFEST) >"$T/differ"
 check "bundle members differ from the MANIFEST: $(cat "$T/differ")" [ ! -s "$T/differ" ]
 
-# {==== The bundle alone ====
+# The bundle alone
 mkdir reader && cp "$B" reader/ && cd reader || exit 1
 out=$("$PREREG" verify pubdemo.tar.gz 2>&1); rc=$?
 [ $rc = 0 ] && grep -q "ok: experiment pubdemo" <<<"$out" && ok || bad "prereg verify BUNDLE: $rc $out"
@@ -151,9 +150,8 @@ for f in report.xlsx $(cd "$T/data/pubdemo/report" && ls *.svg); do
 done
 ls /tmp | grep -q "^prereg-bundle-" && [ -n "$(find /tmp -maxdepth 1 -name 'prereg-bundle-*' -newer "$T/a-tool.json")" ] && bad "temporary copies left in /tmp" || ok
 cd "$T" || exit 1
-# }====
 
-# {==== Tampering, through prereg verify ====
+# Tampering, through prereg verify
 for m in $(python3 "$here/tamper.py" list "$B"); do
   python3 "$here/tamper.py" byte "$B" t.tar.gz "$m"
   refuses "one byte in $m" 1 "$m" "$PREREG" verify t.tar.gz
@@ -167,9 +165,8 @@ head -c 2000 "$B" >cut.tar.gz
 refuses "truncated" 1 "truncated" "$PREREG" verify cut.tar.gz
 echo "not a bundle" >no.tar.gz
 refuses "not a bundle" 2 "not a prereg bundle" "$PREREG" verify no.tar.gz
-# }====
 
-# {==== Publish refuses data that do not verify, or an edited sheet ====
+# Publish refuses data that do not verify, or an edited sheet
 echo "-- edited" >>demo.lua
 refuses "edited sheet" 1 "" "$PREREG" publish demo.lua --out "$T/edited.tar.gz"
 check "a bundle of an edited sheet was written" [ ! -e "$T/edited.tar.gz" ]
@@ -178,6 +175,5 @@ chmod u+w data/pubdemo/batches/b0001.csv
 sed -i 's/,w,b,/,w,a,/' data/pubdemo/batches/b0001.csv
 refuses "tampered data" 1 "batches/b0001.csv" "$PREREG" publish demo.lua --out "$T/tampered.tar.gz"
 check "a bundle of tampered data was written" [ ! -e "$T/tampered.tar.gz" ]
-# }====
 
 done_testing 90

@@ -21,7 +21,7 @@ expect_fail() {
   ok
 }
 
-# {==== A data folder by hand ====
+# A data folder by hand
 make_folder() {
   local D=$1/demo
   mkdir -p "$D/versions" "$D/batches/b0001" "$D/batches/b0002" "$D/report/plots"
@@ -60,12 +60,11 @@ make_folder() {
   printf 'PNG' >"$D/report/plots/startup.png"
   find "$D/versions" "$D/batches" -type f -exec chmod 0444 {} +
 }
-# }====
 
 make_folder "$T/a"
 B=$T/demo.tar.gz
 
-# {==== Writing: deterministic, verifiable ====
+# Writing: deterministic, verifiable
 sha1=$("$BUNDLE_TOOL" write "$T/a/demo" "$B") && ok || bad "write failed"
 [ "$sha1" = "$(sha256sum "$B" | cut -c1-64)" ] && ok || bad "printed sha256 is not the file's"
 # The same data in another folder, files with other times: same bytes.
@@ -112,9 +111,8 @@ for w in ("prereg verify demo.tar.gz", "prereg analyze demo.tar.gz",
           "add an arm", "report/report.html", "batches/b0001/"):
     assert w in readme, w
 PY
-# }====
 
-# {==== Verifying ====
+# Verifying
 out=$("$BUNDLE_TOOL" verify "$B" 2>&1); rc=$?
 [ $rc = 0 ] && grep -q "ok: experiment demo, .* versions v0..v1, 2 batches (5 rows), report included" <<<"$out" && ok || bad "verify of a good bundle: $rc $out"
 check "verify does not print the bundle's sha256: $out" grep -qF "sha256 $sha1" <<<"$out"
@@ -208,9 +206,8 @@ expect_fail "re-signed README passes, with another bundle sha256" 0 "$T/t.tar.gz
 "$BUNDLE_TOOL" verify "$T/t.tar.gz" | grep -qF "$sha1" && bad "re-signed bundle shows the original sha256" || ok
 tamper edit "$B" "$T/t.tar.gz" demo/MANIFEST "versions/v1.diff" "versions/v9.diff"
 expect_fail "MANIFEST lists a missing file" 1 "$T/t.tar.gz" "demo/versions/v9.diff: missing (listed in MANIFEST line 4)"
-# }====
 
-# {==== Writing refuses bad folders ====
+# Writing refuses bad folders
 make_folder "$T/c"
 chmod u+w "$T/c/demo/batches/b0001.csv"; echo "x" >>"$T/c/demo/batches/b0001.csv"
 out=$("$BUNDLE_TOOL" write "$T/c/demo" "$T/c.tar.gz" 2>&1); rc=$?
@@ -224,9 +221,8 @@ rm -rf "$T/e/demo/report"
 check "write without report" "$BUNDLE_TOOL" write "$T/e/demo" "$T/e.tar.gz" >/dev/null
 tar -xzOf "$T/e.tar.gz" demo/README.md | grep -q "No report was rendered" && ok || bad "README does not say the report is absent"
 "$BUNDLE_TOOL" verify "$T/e.tar.gz" | grep -q "no report" && ok || bad "verify without report"
-# }====
 
-# {==== Extracting ====
+# Extracting
 out=$(cd "$T" && "$BUNDLE_TOOL" extract "$B"); rc=$?
 check "extract: $rc $out" [ $rc = 0 ]
 check "newest sheet: $(head -1 <<<"$out")" [ "$(head -1 <<<"$out")" = "sheet demo/versions/v1.lua" ]
@@ -247,6 +243,5 @@ tamper add "$B" "$T/t.tar.gz" ../escaped
 mkdir -p "$T/tmp2"
 (cd "$T/tmp2" && TMPDIR=$T/tmp2 "$BUNDLE_TOOL" extract "$T/t.tar.gz" >/dev/null 2>&1); rc=$?
 [ $rc = 1 ] && [ ! -e "$T/escaped" ] && [ -z "$(ls "$T/tmp2")" ] && ok || bad "extract of a bad bundle: $rc"
-# }====
 
 done_testing 90

@@ -115,7 +115,7 @@ _, status, ru = os.wait4(p.pid, 0)
 print(os.waitstatus_to_exitcode(status), ru.ru_maxrss // 1024)' "$@"
 }
 
-# {==== a 256 MiB batch: streamed, not held ====
+# a 256 MiB batch: streamed, not held
 sha0=$(sha256sum data/big/versions/v0.lua | cut -c1-64)
 python3 - "$sha0" >huge.csv <<'PY'
 import sys
@@ -136,9 +136,8 @@ read -r rc mib < <(maxrss "$PREREG" verify huge.tar.gz)
 check "verify of a 256 MiB batch passes (exit $rc: $(head -c 300 cmd.err))" [ "$rc" = 0 ]
 check "verify of a 256 MiB batch: $mib MiB resident, under 64" [ "$mib" -lt 64 ]
 rm -f huge.csv
-# }====
 
-# {==== a 1 GiB report member: hashed, never extracted ====
+# a 1 GiB report member: hashed, never extracted
 python3 grow.py small.tar.gz report.tar.gz big/report/huge.bin zeros:1073741824 || bad "grow.py report"
 check "the bundle is small ($(stat -c %s report.tar.gz) bytes)" [ "$(stat -c %s report.tar.gz)" -lt 8000000 ]
 read -r rc mib < <(maxrss "$PREREG" verify report.tar.gz)
@@ -157,9 +156,8 @@ wait $pid
 check "analyze of that bundle works (exit $?: $(head -c 300 a.err))" grep -q '"protocol": "big"' a.json
 check "analyze wrote at most $most KiB to TMPDIR (the report member never)" [ "$most" -lt 10240 ]
 check "and left nothing there: $(ls tmp)" [ -z "$(ls tmp)" ]
-# }====
 
-# {==== data past PREREG_BUNDLE_MAX_MIB: refused, nothing written ====
+# data past PREREG_BUNDLE_MAX_MIB: refused, nothing written
 head -c 3000000 /dev/urandom | base64 -w 76 >blob.txt
 python3 grow.py small.tar.gz blob.tar.gz big/batches/b0001/blob.stdout blob.txt || bad "grow.py blob"
 TMPDIR=$T/tmp PREREG_BUNDLE_MAX_MIB=2 expect 1 "extraction past the cap" \
@@ -168,9 +166,8 @@ check_grep "the cap is named" "its data would take [0-9]+ MiB once extracted, mo
 check "nothing extracted past the cap: $(ls tmp)" [ -z "$(ls tmp)" ]
 TMPDIR=$T/tmp PREREG_BUNDLE_MAX_MIB=8 expect 0 "under a larger cap" \
   "$PREREG" analyze blob.tar.gz --json
-# }====
 
-# {==== killed while it holds the copy: the copy goes too ====
+# killed while it holds the copy: the copy goes too
 # analyze, and report (which holds the copy while it analyses and renders;
 # its report folder is outside the copy, so it survives it).
 for cmd in analyze report; do
@@ -198,6 +195,5 @@ done
 done
 check "a killed report wrote no report ($(ls -d rep-* 2>/dev/null))" \
   bash -c '! ls rep-*/report.md >/dev/null 2>&1'
-# }====
 
 done_testing 19

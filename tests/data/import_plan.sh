@@ -54,7 +54,7 @@ startup,bare,wall_s,0.0012,2
 startup,env,wall_s,0.0032,2
 CSV
 
-# {==== a workload prereg runs itself ====
+# a workload prereg runs itself
 before=$(snapshot)
 expect 2 "CSV into a run workload" in_files "$PREREG" import sheet.lua other.csv
 has err "run workload refused" \
@@ -69,9 +69,8 @@ expect 2 "hyperfine into a run workload" in_files "$PREREG" import sheet.lua \
   hf.json --only startup --arm-from "true=bare,env true=env"
 has err "hyperfine refused" "--only: workload 'startup' is run by prereg itself"
 check "a refused hyperfine import wrote nothing" [ "$(snapshot)" = "$before" ]
-# }====
 
-# {==== the same source twice ====
+# the same source twice
 printf 'workload,arm,metric,value\nelsewhere,bare,wall_s,1.0\nelsewhere,env,wall_s,2.0\n' >e.csv
 expect 0 "import into an import-only workload" in_files "$PREREG" import sheet.lua e.csv
 before=$(snapshot)
@@ -84,9 +83,8 @@ check "refused duplicates wrote nothing" [ "$(snapshot)" = "$before" ]
 expect 0 "status" in_files "$PREREG" status sheet.lua
 if grep -Eq '^  elsewhere +bare +import +1 +0 +0 +0$' out; then ok; else
   bad "status: elsewhere/bare counted once: $(cat out)"; fi
-# }====
 
-# {==== allowed once the sheet says so, pooled under the plan ====
+# allowed once the sheet says so, pooled under the plan
 write_sheet ', source = "both"' \
   '{ date = "2026-10-22", why = "Add the hyperfine runs of another machine." }'
 PREREG_NOW=1792627200 expect 0 "amend: source = both" in_files "$PREREG" amend sheet.lua
@@ -115,6 +113,5 @@ write_sheet ', source = "import"' \
 PREREG_NOW=1792713600 expect 0 "amend: source = import" in_files "$PREREG" amend sheet.lua
 expect 0 "run skips an import workload" in_files "$PREREG" run sheet.lua --dry-run
 has out "nothing planned for it" "no workload prereg runs itself"
-# }====
 
 done_testing 24

@@ -49,7 +49,7 @@ for r in csv.DictReader(open(f)):
     print(r["workload"], r["arm"], r["round"], r["metric"], r["value"], r["valid"], r["reason"])'
 }
 
-# {==== Google Benchmark ====
+# Google Benchmark
 command -v g++ >/dev/null && test -f /usr/include/benchmark/benchmark.h ||
   bad "g++ or libbenchmark-dev missing (scripts/deps.sh test)"
 g++ -O2 -o bm "$TOOLS/bm.cc" -lbenchmark -lpthread 2>gxx.err || bad "build bm.cc: $(cat gxx.err)"
@@ -125,9 +125,8 @@ r = [x for x in json.loads(sys.argv[1])["results"] if x["workload"] == "gb"]
 sys.exit(0 if sorted((x["metric"], x["arm"], x["reference"], x["n"], x["n_reference"]) for x in r)
          == [("cpu_s", "slow", "fast", 3, 3), ("wall_s", "slow", "fast", 3, 3)] else 1)' "$out" &&
   ok || bad "analyze: slow against fast on gb, 3 runs each: $out"
-# }====
 
-# {==== go test -bench ====
+# go test -bench
 command -v go >/dev/null || bad "go missing: apt-get install golang-go (scripts/deps.sh test)"
 cp -r "$TOOLS" gopkg && rm gopkg/bm.cc
 (cd gopkg && env GOPATH="$T/gopath" GOCACHE="$T/gocache" GOMODCACHE="$T/gopath/mod" \
@@ -195,5 +194,4 @@ check_grep "go: terms_per_op imported" "^goterms slow 3 terms_per_op 15 1 $" "$(
 grep '^BenchmarkSizes' go.txt > sizes.txt
 expect 0 "go: sub-benchmarks, mapped (the last = splits)" "$PREREG" import s.lua sizes.txt --only go --arm-from Sizes/n=5=fast,Sizes/n=20=slow
 check_grep "go: sizes: 18 rows" "imported 18 rows from sizes.txt" "$out"
-# }====
 done_testing 60

@@ -62,7 +62,7 @@ LUA
   } >sheet.lua
 }
 
-# {==== register ====
+# register
 write_sheet 3
 expect 1 "import before register" in_files "$PREREG" import sheet.lua x.csv
 has err "import before register" \
@@ -86,9 +86,8 @@ expect 1 "register a different sheet" in_files "$PREREG" register sheet.lua
 has err "register a different sheet" \
   "a different sheet is already registered under id 'locktest'"
 cp orig.lua sheet.lua
-# }====
 
-# {==== import (CSV) under the registered sheet ====
+# import (CSV) under the registered sheet
 cat >good.csv <<'CSV'
 workload,arm,metric,value,run,note
 startup,bare,wall_s,0.0011,1,
@@ -102,9 +101,8 @@ has data/locktest/batches/b0001.csv "b0001 rows" \
 has data/locktest/batches/b0001.json "b0001 facts" \
   "\"source_sha256\": \"$(sha256sum good.csv | cut -d' ' -f1)\""
 has data/locktest/batches/b0001.json "b0001 facts" '"a note, with a comma"'
-# }====
 
-# {==== edit -> refused -> amend -> accepted ====
+# edit -> refused -> amend -> accepted
 write_sheet 5
 expect 1 "import under an edited sheet" in_files "$PREREG" import sheet.lua good.csv
 has err "lock message" "sheet.lua: differs from registered version v0:"
@@ -149,9 +147,8 @@ expect 2 "amend again, unchanged" in_files "$PREREG" amend sheet.lua
 has err "amend again, unchanged" "identical to version v1; nothing to amend"
 has err "amend again, unchanged: what to append" \
   'append to `amendments` an entry { date = "'
-# }====
 
-# {==== amendments are appended, never edited ====
+# amendments are appended, never edited
 write_sheet 6 '{ date = "2026-10-22", why = "Five runs: too few before." }' \
   '{ date = "2026-10-23", why = "Six." }'
 expect 2 "edited amendment" in_files "$PREREG" amend sheet.lua
@@ -165,9 +162,8 @@ write_sheet 6 "$A1" '{ date = "2026-10-23", why = "Six." }' \
 expect 2 "two new amendments" in_files "$PREREG" amend sheet.lua
 has err "two new amendments" "2 new amendments; prereg amend records exactly one"
 write_sheet 5 "$A1"
-# }====
 
-# {==== malformed imports: nothing written ====
+# malformed imports: nothing written
 before=$(snapshot)
 printf 'workload,arm,metric,value\nstartup,bare,wall_s,0.1\nstartup,bare,wall_s,abc\n' >bad1.csv
 expect 2 "bad value" in_files "$PREREG" import sheet.lua bad1.csv
@@ -200,9 +196,8 @@ printf 'value,metric,arm,workload,exit_code\n0.2,wall_s,bare,startup,0\n0.3,wall
 expect 0 "reordered csv" in_files "$PREREG" import sheet.lua ok2.csv
 has data/locktest/batches/b0003.csv "exit code judged" \
   "startup,other,0,2,line-3,,,,,,1,0,\"exit code 1, expected 0\",wall_s,0.3,0"
-# }====
 
-# {==== hyperfine --export-json ====
+# hyperfine --export-json
 hyperfine -N --runs 3 --warmup 0 --export-json hf.json \
   'true' 'sleep 0.01' >/dev/null 2>&1 || bad "hyperfine failed"
 expect 2 "hyperfine, unmapped command" in_files "$PREREG" import sheet.lua hf.json
@@ -239,18 +234,16 @@ has err "hyperfine, bad time" "hfbad.json: results[1].times[2]: not a non-negati
 expect 2 "hyperfine, bad --only" in_files "$PREREG" import sheet.lua hf.json \
   --only nope --arm-from "true=bare,sleep 0.01=other"
 has err "hyperfine, bad --only" "--only: workload 'nope' is not declared"
-# }====
 
-# {==== the flock: a second writer is refused ====
+# the flock: a second writer is refused
 flock data/locktest/.lock sleep 3 &
 holder=$!
 sleep 0.3
 expect 1 "concurrent import" in_files "$PREREG" import sheet.lua good.csv
 has err "concurrent import" "another prereg command is writing to this experiment"
 wait "$holder"
-# }====
 
-# {==== status ====
+# status
 expect 0 "status" in_files "$PREREG" status sheet.lua
 has out "status" "locktest: The lock holds"
 has out "status" "v0   2026-10-21T00:00:00Z  sha256 $(sha256sum data/locktest/versions/v0.lua | cut -c1-12)  registered"
@@ -259,9 +252,8 @@ has out "status" "sheet: sheet.lua matches v1"
 grep -E '^  startup +other +5 +2 +1 +0 +0$' out >/dev/null && ok || { bad "status: startup/other row"; cat out >&2; }
 grep -E '^  measured +bare +import +5 +0 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare row"; cat out >&2; }
 has out "status line" "status: INCOMPLETE (0/10) · IMPORTED · AMENDED AFTER DATA"
-# }====
 
-# {==== verify ====
+# verify
 expect 0 "verify" in_files "$PREREG" verify sheet.lua
 nfiles=$(wc -l <data/locktest/MANIFEST)
 has out "verify" "ok: $nfiles files, chain of 2 versions"
@@ -311,9 +303,8 @@ expect 1 "verify, row from the future" in_files "$PREREG" verify sheet.lua
 has out "verify, row from the future" \
   "data/locktest/batches/b0001.csv:3: sheet_version 1 did not exist when the batch started (1 version then)"
 rm -rf data && cp -a pristine data
-# }====
 
-# {==== an amendment that supersedes a workload's earlier rows ====
+# an amendment that supersedes a workload's earlier rows
 write_sheet 5 "$A1" \
   '{ date = "2026-10-25", why = "Rerun startup in full.", supersedes = { "startup" } }'
 PREREG_NOW=1792800000 expect 0 "amend, superseding" in_files "$PREREG" amend sheet.lua
@@ -324,6 +315,5 @@ grep -E '^  startup +other +5 +0 +0 +3 +0$' out >/dev/null && ok || { bad "statu
 grep -E '^  measured +bare +import +5 +0 +0 +0$' out >/dev/null && ok || { bad "status: measured/bare kept"; cat out >&2; }
 expect 0 "verify, three versions" in_files "$PREREG" verify sheet.lua
 has out "verify, three versions" "chain of 3 versions"
-# }====
 
 done_testing 105

@@ -76,7 +76,7 @@ $(diff f.lines b.lines)" cmp -s f.lines b.lines
     "$(sed -n 's|^ov.tar.gz: status: |status: |p' bundle.txt)"
 }
 
-# {==== the chain ====
+# the chain
 edit versions/v1.diff 's/^+.*More data.*$/+    { date = "2026-10-22", why = "Other data." },/'
 same_verdict "a diff rewritten" \
   "versions/v1.diff: does not match the difference between versions/v0.lua and versions/v1.lua"
@@ -84,9 +84,8 @@ edit versions/v1.lua 's/More data/Less data/'
 same_verdict "an amended version rewritten" "versions/v1.lua: sha256 .* differs from versions/v1.json"
 edit versions/v1.json 's/"filed_at": "[^"]*"/"filed_at": "yesterday"/'
 same_verdict "a version without a filing time" "versions/v1.json: has no UTC filed_at time"
-# }====
 
-# {==== rows against the chain ====
+# rows against the chain
 edit batches/b0002.csv '2s/^1,[0-9a-f]*,/1,0000000000000000000000000000000000000000000000000000000000000000,/'
 same_verdict "a row under another sheet" \
   "batches/b0002.csv:2: sheet_sha256 is not the SHA-256 of versions/v1.lua"
@@ -98,9 +97,8 @@ same_verdict "a row of another batch" "batches/b0002.csv:3: batch 'b0009' in a r
 edit batches/b0001.csv '2s/,import,w,a,0,1,/,run,w,a,0,1,/; 2s/,line-2,,/,line-2,2020-01-01T00:00:00Z,/'
 same_verdict "a run older than the registration" \
   "batches/b0001.csv:2: started at 2020-01-01T00:00:00Z, before version 0 was filed .*: older than the registration"
-# }====
 
-# {==== what both see alike, and pass alike ====
+# what both see alike, and pass alike
 rm -rf data && cp -a pristine data
 "$PREREG" verify ov.lua >folder.txt 2>&1 || bad "pristine folder"
 "$BUNDLE_TOOL" write data/ov ov.tar.gz >/dev/null
@@ -108,6 +106,5 @@ rm -rf data && cp -a pristine data
 check "the same status line from both" \
   test "$(grep '^status: ' folder.txt)" = "$(sed -n 's|^ov.tar.gz: status: |status: |p' bundle.txt)"
 check_grep "the status line" '^status: IMPORTED · AMENDED AFTER DATA \(runs: 4 counted' "$(cat folder.txt)"
-# }====
 
 done_testing 51

@@ -42,7 +42,7 @@ static int run(const char *fmt, const char *a, const char *b) {
   return system(cmd);
 }
 
-/* {==== Diff ==== */
+/* Diff */
 
 /* Our diff must be byte-identical to GNU diff -u where the alignment is
  * unambiguous (one hunk per change, context merged or not). */
@@ -131,9 +131,7 @@ static void test_diff(void) {
   }
 }
 
-/* }==== */
-
-/* {==== CSV ==== */
+/* CSV */
 
 typedef struct got_rows {
   data_rowset rs;
@@ -447,9 +445,7 @@ static void test_csv_file(void) {
   core_buf_free(&b);
 }
 
-/* }==== */
-
-/* {==== Manifest, batches, recovery ==== */
+/* Manifest, batches, recovery */
 
 /* A real sheet: recovery loads the frozen version to learn how many
  * metrics a run of a workload has. The struct filled from it by hand
@@ -675,8 +671,6 @@ static void test_flock(void) {
     CHECK(data_experiment_lock(b, &err) == CORE_OK);
   data_experiment_free(b);
 }
-
-/* }==== */
 
 int main(void) {
   char cmd[700];

@@ -150,7 +150,7 @@ static void check_failure(sweep *sw, long k, core_status st,
   }
 }
 
-/* {==== Sheet loader ==== */
+/* Sheet loader */
 
 static char *sheet_fingerprint(const proto_sheet *s) {
   core_buf b;
@@ -197,9 +197,7 @@ static void sweep_sheet(int sticky, const char *want) {
   sweep_report(&sw, sticky);
 }
 
-/* }==== */
-
-/* {==== Analysis ==== */
+/* Analysis */
 
 static void add_row(data_rowset *rs, const char *w, const char *arm,
                     const char *metric, long round, double v, int valid) {
@@ -331,9 +329,7 @@ static void sweep_analysis(const proto_sheet *s, const data_rowset *rows,
   sweep_report(&sw, sticky);
 }
 
-/* }==== */
-
-/* {==== Reports ==== */
+/* Reports */
 
 static int same_doc(const report_doc *a, const report_doc *b) {
   if (a->md_len != b->md_len || memcmp(a->md, b->md, a->md_len) ||
@@ -447,8 +443,6 @@ static void sweep_write(const report_input *in, const report_doc *doc,
   CHECK(sw.points > 0 && sw.points < MAX_POINTS);
   sweep_report(&sw, sticky);
 }
-
-/* }==== */
 
 int main(void) {
   core_err err = {0};

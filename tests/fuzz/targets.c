@@ -27,7 +27,7 @@
 #error "FUZZ_SHEET_PATH (tests/fuzz/fuzz.lua) must be defined by the build"
 #endif
 
-/* {==== Scratch experiment ==== */
+/* Scratch experiment */
 
 /* Data readers take folders, not buffers, so every target works in one
  * registered experiment under a private scratch folder (on /dev/shm when
@@ -128,9 +128,7 @@ static void reset(void) {
   chmod(manifest_path, 0444);
 }
 
-/* }==== */
-
-/* {==== Targets ==== */
+/* Targets */
 
 static int run_sheet(const uint8_t *data, size_t size) {
   core_err err = {0};
@@ -166,7 +164,7 @@ static int run_sheet(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* {==== Sheets that make the interpreter work ==== */
+/* Sheets that make the interpreter work */
 
 /* The input is Lua run twice, as the main chunk of a sheet and as the
  * body of its function claim, after a prelude that gives it long strings
@@ -250,8 +248,6 @@ static int run_sheet_cost(const uint8_t *data, size_t size) {
   core_buf_free(&text);
   return 0;
 }
-
-/* }==== */
 
 static void load_and_verify(void) {
   data_rowset rows;
@@ -365,7 +361,7 @@ static int run_manifest(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* {==== Bundles ==== */
+/* Bundles */
 
 /* CRC-32 of gzip's trailer (ISO 3309). */
 static uint32_t crc32_of(const uint8_t *p, size_t n) {
@@ -432,8 +428,6 @@ static int run_bundle(const uint8_t *data, size_t size) {
   core_free(path);
   return 0;
 }
-
-/* }==== */
 
 const fuzz_target fuzz_targets[] = {
     {"sheet", run_sheet},

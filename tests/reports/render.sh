@@ -89,7 +89,7 @@ check "report" "$PREREG" report $S --data d --out out
 check "analyze --json" test -s analysis.json
 R=$W/out
 
-# {==== The HTML in Chromium ====
+# The HTML in Chromium
 chrome() {
   chromium --headless --no-sandbox --disable-gpu --disable-quic \
     --no-first-run --disable-background-networking \
@@ -200,9 +200,8 @@ judge exdom.out python3 judge_dom.py exdom.html "bare|bwrap|runc|gvisor" \
   "startup · wall_s|idle-memory · pss_mib|replay · wall_s|compile · wall_s|compile · inner_s|files · wall_s|files · inner_s"
 chrome --window-size=1280,2400 --screenshot="$W/page.png" "file://$R/report.html" >/dev/null
 check "a screenshot of the page" test -s page.png
-# }====
 
-# {==== The workbook through LibreOffice ====
+# The workbook through LibreOffice
 cat >judge_pdf.py <<'PY'
 # judge_pdf.py TEXT JSON NAMES: the workbook as LibreOffice printed it
 # (pdftotext -layout), against analyze --json; NAMES ("|"-joined) must
@@ -262,5 +261,4 @@ print("|".join("%s %s" % (h["id"], h["verdict"])
                for h in json.load(open(sys.argv[1]))["hypotheses"]))' exa.json)
 judge expdf.out python3 judge_pdf.py exbook.txt exa.json \
   "idle-memory|bwrap|runc|gvisor|reference|$exhyp"
-# }====
 done_testing 70

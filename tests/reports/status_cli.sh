@@ -98,7 +98,7 @@ PY
     "$(xlsx_text "rep-$name/report.xlsx" 1)"
 }
 
-# {==== interrupted part way ====
+# interrupted part way
 write_sheet cut 0.1 10
 "$PREREG" register cut.lua >/dev/null || bad "register cut"
 "$PREREG" run cut.lua >/dev/null 2>run.err &
@@ -108,16 +108,14 @@ kill -TERM $pid
 wait $pid
 check_grep "the run was interrupted" "interrupted; [0-9]+ runs kept" "$(cat run.err)"
 provisional_everywhere interrupted cut.lua 'INCOMPLETE \([0-9]+/20\) · INTERRUPTED'
-# }====
 
-# {==== a --quick run ====
+# a --quick run
 write_sheet quick 0.02 10
 "$PREREG" register quick.lua >/dev/null || bad "register quick"
 "$PREREG" run quick.lua --quick >/dev/null 2>&1 || bad "run --quick"
 provisional_everywhere quick quick.lua 'INCOMPLETE \(6/20\) · QUICK'
-# }====
 
-# {==== runs raised by an amendment after data ====
+# runs raised by an amendment after data
 write_sheet more 0.02 3
 "$PREREG" register more.lua >/dev/null || bad "register more"
 "$PREREG" run more.lua >/dev/null 2>&1 || bad "run more"
@@ -165,9 +163,8 @@ md = open(sys.argv[2]).read()
 changed = bool(j["registered_sample"]["verdicts_changed"])
 sys.exit(0 if changed == ("**changed**: at the registered sample (n=3)" in md) else 1)
 PY
-# }====
 
-# {==== an arm added by an amendment after data ====
+# an arm added by an amendment after data
 # Version 0 has no such arm: its comparisons have no registered verdict
 # to change. They are said to be beyond the registered plan, never
 # counted or marked as changed.
@@ -205,6 +202,5 @@ import sys, zipfile
 z = zipfile.ZipFile("rep-added/report.xlsx")
 sys.exit(0 if any(b"not in the registered plan" in z.read(n)
                   for n in z.namelist() if n.startswith("xl/worksheets/")) else 1)'
-# }====
 
 done_testing 38

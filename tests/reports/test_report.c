@@ -24,7 +24,7 @@ static char **list(const char *a, const char *b) {
   return v;
 }
 
-/* {==== A small experiment built by hand ==== */
+/* A small experiment built by hand */
 
 static proto_sheet *make_sheet(const char *title) {
   proto_sheet *s = core_calloc(1, sizeof *s);
@@ -208,8 +208,6 @@ static report_input *make_input(const char *title) {
   in->data_arg = S("my data");
   return in;
 }
-
-/* }==== */
 
 static void test_svg(void) {
   report_forest_row rows[3] = {
