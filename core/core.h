@@ -198,6 +198,14 @@ size_t core_utf8_invalid(const char *s, size_t len);
  * -1 on error), *size (may be NULL) from fstat. */
 core_status core_open_regular(const char *path, int follow, int *fd,
                               size_t *size, core_err *err);
+/** Opens path for writing in place, created when missing (mode 0644),
+ * inside a folder prereg keeps where a command may have left something
+ * by that name: a link is never written through and a FIFO or device
+ * never waited on, each refused by name. flags: O_WRONLY or O_RDWR, with
+ * O_TRUNC or O_APPEND as wanted. OUT: *fd (the caller closes it; -1 on
+ * error). */
+core_status core_open_regular_write(const char *path, int flags, int *fd,
+                                    core_err *err);
 /** Reads the regular file open at fd (path for messages): at most max
  * bytes, a longer file is an error found without reading past max + 1.
  * OUT: *data newly allocated (NUL-terminated; core_free), *len. */

@@ -39,6 +39,27 @@ core_status core_not_regular(core_err *err, const char *path, unsigned mode) {
                    path, kind_of(mode));
 }
 
+core_status core_open_regular_write(const char *path, int flags, int *fd,
+                                    core_err *err) {
+  struct stat sb;
+  *fd =
+      open(path, flags | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (*fd < 0) {
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+      return core_not_regular(err, path, (unsigned)sb.st_mode);
+    return core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
+                     strerror(errno));
+  }
+  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(*fd);
+    *fd = -1;
+    return core_not_regular(err, path, (unsigned)sb.st_mode);
+  }
+  /* O_NONBLOCK only kept the open from waiting on a FIFO. */
+  fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK);
+  return CORE_OK;
+}
+
 core_status core_open_regular(const char *path, int follow, int *fd,
                               size_t *size, core_err *err) {
   struct stat before, sb;

@@ -301,26 +301,6 @@ static void read_holder(int fd, char *out, size_t size) {
     }
 }
 
-/* Opens DIR/.lock: created anew or a regular file already there, never
- * through a link (its holder line would be written into the target). */
-static core_status open_lock(const char *path, int *fd, core_err *err) {
-  struct stat sb;
-  *fd =
-      open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-  if (*fd < 0) {
-    if (errno == ELOOP && lstat(path, &sb) == 0)
-      return core_not_regular(err, path, (unsigned)sb.st_mode);
-    return core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
-                     strerror(errno));
-  }
-  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    close(*fd);
-    *fd = -1;
-    return core_not_regular(err, path, (unsigned)sb.st_mode);
-  }
-  return CORE_OK;
-}
-
 static core_status lock_busy(const char *path, int fd, core_err *err) {
   char who[HOLDER_MAX];
   read_holder(fd, who, sizeof who);
@@ -341,7 +321,7 @@ core_status data_experiment_lock(data_experiment *exp, core_err *err) {
     return st;
   if (!(path = core_path_join(exp->dir, ".lock")))
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  if ((st = open_lock(path, &fd, err)) != CORE_OK) {
+  if ((st = core_open_regular_write(path, O_RDWR, &fd, err)) != CORE_OK) {
     core_free(path);
     return st;
   }

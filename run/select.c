@@ -566,29 +566,6 @@ static void count_chosen(const run_chosen_set *cs, FILE *list, char *cmdl,
   }
 }
 
-/* The process list, in the batch folder, where the measured command could
- * have left a link or a FIFO by that name: never written through, never
- * waited on. */
-static core_status open_list(const char *path, FILE **out, core_err *err) {
-  int fd = open(
-      path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-      0644);
-  struct stat sb;
-  if ((fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) ||
-      (fd < 0 && lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))) {
-    if (fd >= 0)
-      close(fd);
-    return core_not_regular(err, path, (unsigned)sb.st_mode);
-  }
-  if (fd < 0 || !(*out = fdopen(fd, "w"))) {
-    core_status st = core_fail(err, CORE_EIO, "%s: %s", path, strerror(errno));
-    if (fd >= 0)
-      close(fd);
-    return st;
-  }
-  return CORE_OK;
-}
-
 core_status run_sample_pss(const run_pss *p, int root, int adopter,
                            long *pss_kib, size_t *counted, size_t *unreadable,
                            core_err *err) {
@@ -600,8 +577,16 @@ core_status run_sample_pss(const run_pss *p, int root, int adopter,
   if (!cmdl)
     return core_fail(err, CORE_ENOMEM, "out of memory sampling PSS");
   core_status st = run_select(p->sel, root, adopter, 1, &cs, err);
-  if (st == CORE_OK && p->list_path)
-    st = open_list(p->list_path, &list, err);
+  if (st == CORE_OK && p->list_path) {
+    /* In the batch folder, where the measured command could have left a
+     * link or a FIFO by that name. */
+    int fd = -1;
+    st = core_open_regular_write(p->list_path, O_WRONLY | O_TRUNC, &fd, err);
+    if (st == CORE_OK && !(list = fdopen(fd, "w"))) {
+      st = core_fail(err, CORE_EIO, "%s: %s", p->list_path, strerror(errno));
+      close(fd);
+    }
+  }
   if (st == CORE_OK) {
     if (list)
       fputs("pid\tppid\tpss_kib\tstatus\treasons\tcmdline\n", list);
