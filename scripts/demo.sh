@@ -9,6 +9,8 @@
 # to the log. A step that cannot be done is named, with the end of its
 # output, and the demo ends with exit status 1. It never pretends.
 # PREREG_DEMO_DATA: the scratch data folder (default scratch/demo-data).
+# SC_TIME: the static inner clock the image holds (default: the sc-time
+# the build made beside PREREG).
 # SPDX-License-Identifier: MIT
 set -u
 
@@ -25,7 +27,9 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src" || exit 1
 [ -x "$prereg" ] || { echo "demo: $prereg: no such program (make build)" >&2; exit 2; }
 
-sheet=protocols/sandbox-cost.lua
+# The study is a repository of its own: its sheets, assets and data.
+study=studies/sandbox-cost
+sheet=$study/protocols/sandbox-cost.lua
 # The image's folder, as the sheet names it (its var sc: an absolute
 # path, since runs happen in folders of their own, not in the checkout).
 image=$(sed -n 's/^ *sc = "\(\/[^"]*\)",$/\1/p' "$sheet")
@@ -34,7 +38,8 @@ image=$(sed -n 's/^ *sc = "\(\/[^"]*\)",$/\1/p' "$sheet")
 data=${PREREG_DEMO_DATA:-$src/scratch/demo-data}
 case "$data" in /*) ;; *) data="$src/$data" ;; esac
 log="$data.log"
-first=protocols/sandbox-cost/v0.lua
+versions=$study/data/sandbox-cost/versions
+first=$versions/v0.lua
 out="$data.step"
 t0=$(date +%s)
 
@@ -74,13 +79,15 @@ what="$arms on five workloads"
 echo "prereg demo: sandbox-cost, $what, --quick"
 echo "  (every command's whole output: $(short "$log"))"
 
-step image sh scripts/rootfs.sh "$image"
+step image env SC_TIME="${SC_TIME:-$(dirname "$prereg")/sc-time}" \
+  sh scripts/rootfs.sh "$image"
 done_step image "$(sed -n 's/^rootfs.sh: image in //p' "$out")"
 
 ts0=$(date +%s)
 n=0
-for s in "$sheet" protocols/agent-sandbox.lua \
-  protocols/agent-sandbox-replication.lua protocols/k8s-runtimes.lua; do
+for s in "$sheet" studies/agent-sandbox/protocols/agent-sandbox.lua \
+  studies/agent-sandbox-replication/protocols/agent-sandbox-replication.lua \
+  studies/k8s-runtimes/protocols/k8s-runtimes.lua; do
   step check "$prereg" check "$s" --data "$data"
   n=$((n + 1))
 done
@@ -92,13 +99,13 @@ step register "$prereg" register "$first" --data "$data"
 # Amended as it was, one amendment at a time: through the versions the
 # committed experiment froze, then the sheet itself if it is newer.
 nv=0
-for v in $(ls data/sandbox-cost/versions/ |
+for v in $(ls "$versions" |
   sed -n 's/^v\([1-9][0-9]*\)\.lua$/\1/p' | sort -n); do
-  step amend "$prereg" amend "data/sandbox-cost/versions/v$v.lua" \
+  step amend "$prereg" amend "$versions/v$v.lua" \
     --data "$data"
   nv=$v
 done
-if ! cmp -s "data/sandbox-cost/versions/v$nv.lua" "$sheet"; then
+if ! cmp -s "$versions/v$nv.lua" "$sheet"; then
   step amend "$prereg" amend "$sheet" --data "$data"
   nv=$((nv + 1))
 fi

@@ -6,7 +6,9 @@
 # registered and amended as it was written (v0.lua, the published design,
 # then each amendment in turn), the full run, the report and verify; the
 # engine is stopped afterwards by its recorded PIDs, whatever happened.
-# DATA defaults to the repository's data/ (where the committed run lives).
+# DATA defaults to the study's data folder,
+# studies/agent-sandbox-replication/data (where the committed run lives);
+# the chain's versions are the ones frozen there.
 # Prints the wall time of the run. Needs root and scripts/deps.sh docker.
 # SPDX-License-Identifier: MIT
 set -u
@@ -20,7 +22,8 @@ case "$1" in
   *) prereg="$(pwd)/$1" ;;
 esac
 src=$(cd "$(dirname "$0")/.." && pwd)
-data="$src/data"
+study="$src/studies/agent-sandbox-replication"
+data="$study/data"
 quick=
 for a in "${2-}" "${3-}"; do
   case "$a" in
@@ -31,9 +34,9 @@ for a in "${2-}" "${3-}"; do
   esac
 done
 engine=/var/tmp/prereg-engine
-sheet="$src/protocols/agent-sandbox-replication.lua"
-chain="$src/protocols/agent-sandbox-replication"
 id=agent-sandbox-replication
+sheet="$study/protocols/$id.lua"
+chain="$study/data/$id/versions"
 
 die() { echo "replicate-agent-sandbox.sh: $*" >&2; exit 1; }
 [ -x "$prereg" ] || die "$prereg: no such program (make build)"
@@ -58,7 +61,8 @@ stop_engine() {
 trap stop_engine EXIT
 trap 'exit 130' INT TERM
 sh "$src/scripts/docker/start.sh" "$engine" > /dev/null || die "the engine does not start"
-image=$(sh "$src/scripts/docker/agent-image.sh" "$engine") || die "the image cannot be built"
+image=$(SC_TIME=${SC_TIME:-$(dirname "$prereg")/sc-time} \
+  sh "$src/scripts/docker/agent-image.sh" "$engine") || die "the image cannot be built"
 echo "image: $image"
 
 # The chain as written: the published design registered first, then each

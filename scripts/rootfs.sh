@@ -4,9 +4,11 @@
 # or made so) receives:
 #   rootfs/            the root file system: busybox-static (/bin/busybox
 #                      and one symlink per applet, /bin/sh among them),
-#                      sc-time (the inner clock, built static from
-#                      protocols/sandbox-cost/sc-time.c), the workload
-#                      scripts sc-files and sc-compile, the code base the
+#                      sc-time (the inner clock, the build's static
+#                      executable: $SC_TIME, default build/sc-time), the
+#                      workload scripts sc-files and sc-compile (from
+#                      studies/sandbox-cost/protocols/sandbox-cost/), the
+#                      code base the
 #                      compile workload builds (/opt/sc/src), empty mount
 #                      points (/usr for the host's toolchain, /work, /run/
 #                      prereg/metrics) and a minimal /etc
@@ -24,7 +26,8 @@ if [ $# -ne 1 ]; then
   exit 2
 fi
 src=$(cd "$(dirname "$0")/.." && pwd)
-assets="$src/protocols/sandbox-cost"
+assets="$src/studies/sandbox-cost/protocols/sandbox-cost"
+sc_time=${SC_TIME:-$src/build/sc-time}
 case "$1" in
   /*) dir=$1 ;;
   *) dir="$(pwd)/$1" ;;
@@ -34,7 +37,7 @@ die() { echo "rootfs.sh: $*" >&2; exit 1; }
 [ -x /bin/busybox ] || die "/bin/busybox missing: apt-get install busybox-static"
 /bin/busybox --list > /dev/null 2>&1 ||
   die "/bin/busybox does not run (is it busybox-static?)"
-command -v gcc > /dev/null || die "gcc missing: apt-get install gcc"
+[ -x "$sc_time" ] || die "$sc_time: no sc-time (make build; SC_TIME names another)"
 [ -f "$assets/compile-src.tar.gz" ] ||
   die "$assets/compile-src.tar.gz: the compile code base is missing"
 
@@ -57,8 +60,7 @@ for applet in $(/bin/busybox --list | LC_ALL=C sort); do
   [ "$applet" = busybox ] || ln -s busybox "$r/bin/$applet"
 done
 
-gcc -std=c11 -O2 -Wall -Wextra -Werror -static -o "$r/bin/sc-time" \
-  "$assets/sc-time.c" || die "cannot build sc-time statically (libc6-dev?)"
+cp "$sc_time" "$r/bin/sc-time"
 cp "$assets/sc-files" "$assets/sc-compile" "$r/bin/"
 cp "$assets/compile.mk" "$r/opt/sc/compile.mk"
 # A frozen snapshot of prereg's own C sources (a real code base of about

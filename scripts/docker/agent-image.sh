@@ -1,6 +1,6 @@
 #!/bin/sh
 # agent-image.sh DIR [TAG]: builds the image of the replication of the
-# published Docker study (protocols/agent-sandbox-replication.lua) from
+# published Docker study (studies/agent-sandbox-replication) from
 # Debian 12 packages and loads it into the private engine of DIR under TAG
 # (default prereg/agent-sandbox:bookworm); prints its ID.
 #   - a debootstrap --variant=minbase of bookworm with git, gcc, libc6-dev,
@@ -8,8 +8,8 @@
 #   - /src/lua-5.4.4: Lua's sources from Debian's lua5.4 source package
 #     (Lua 5.4.7, the study's, is not in Debian 12), fetched with apt-get
 #     source and checked against its signed index;
-#   - /usr/local/bin/inner-time (protocols/sandbox-cost/sc-time.c, static)
-#     and /usr/local/bin/files-workload;
+#   - /usr/local/bin/inner-time (the build's static sc-time: $SC_TIME,
+#     default build/sc-time) and /usr/local/bin/files-workload;
 #   - /usr/local/bin/ls: busybox's, first on PATH. Debian 12's gVisor
 #     (runsc 20221219) fails statx with AT_NO_AUTOMOUNT, which GNU ls 9.1
 #     calls, with EINVAL: under it every GNU `ls` exits 2;
@@ -38,10 +38,12 @@ cache=${AGENT_IMAGE_CACHE:-/var/tmp/prereg-agent-image}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
 packages=git,gcc,libc6-dev,make,python3,python3-venv,busybox-static
+sc_time=${SC_TIME:-$src/build/sc-time}
 
 die() { echo "agent-image.sh: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap)"
 command -v debootstrap > /dev/null || die "debootstrap missing: sh scripts/deps.sh docker"
+[ -x "$sc_time" ] || die "$sc_time: no sc-time (make build; SC_TIME names another)"
 [ -S "$dir/docker.sock" ] || die "no engine at $dir (scripts/docker/start.sh $dir)"
 case "$tag" in
   *[!a-z0-9._/:-]*) die "tag '$tag': lower-case letters, digits and ._/:- only" ;;
@@ -95,9 +97,8 @@ mkdir -p "$r/src" "$r/work" "$r/run/prereg" "$r/usr/local/bin"
 tar -xzf "$orig" -C "$r/src" --no-same-owner
 sha256sum "$orig" | sed "s|  .*/|  |" > "$r/src/$(basename "$orig").sha256"
 : > "$r/run/prereg/metrics"
-gcc -std=c11 -O2 -Wall -Wextra -Werror -static -o "$r/usr/local/bin/inner-time" \
-  "$src/protocols/sandbox-cost/sc-time.c" || die "cannot build inner-time statically (libc6-dev?)"
-cp "$src/protocols/agent-sandbox-replication/files-workload" "$r/usr/local/bin/files-workload"
+cp "$sc_time" "$r/usr/local/bin/inner-time"
+cp "$src/studies/agent-sandbox-replication/protocols/agent-sandbox-replication/files-workload" "$r/usr/local/bin/files-workload"
 chmod 0755 "$r/usr/local/bin/inner-time" "$r/usr/local/bin/files-workload"
 [ -x "$r/bin/busybox" ] || die "busybox-static is not in the tree"
 ln -s /bin/busybox "$r/usr/local/bin/ls"

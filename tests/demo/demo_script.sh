@@ -6,7 +6,7 @@
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/../lib.sh"
-: "${PREREG:?}" "${SRC:?}"
+: "${PREREG:?}" "${SRC:?}" "${BUILD:?}"
 
 T=$(mktemp -d /tmp/prereg-demo-script-XXXXXX)
 on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
@@ -32,10 +32,10 @@ check_grep "results: startup's ratio and verdict" "^ +reference, n=[0-9]+ +[0-9.
 check_grep "results: hypotheses" "^Hypotheses: H1 [a-z ]+, H2 [a-z ]+, H3 [a-z ]+$" "$screen"
 check_grep "ends with the report's path" "Report: $T/demo/sandbox-cost/report/report.html"$'\n'"Done in [0-9]+ s\.$" "$(tail -n 2 <<<"$screen")"
 check "the report is there" test -s "$T/demo/sandbox-cost/report/report.html"
-check "no sheet dumped on the screen" [ -z "$(grep -E '^Sheet +protocols|^Arms \(' <<<"$screen")" ]
+check "no sheet dumped on the screen" [ -z "$(grep -E '^Sheet +[a-z]|^Arms \(' <<<"$screen")" ]
 check "no YAML on the screen" [ -z "$(grep -E 'apiVersion|kind: ' <<<"$screen")" ]
 log=$T/demo.log
-check "the log holds the summaries" grep -q '^Sheet      protocols/k8s-runtimes.lua' "$log"
+check "the log holds the summaries" grep -q '^Sheet      studies/k8s-runtimes/protocols/k8s-runtimes.lua' "$log"
 check "the log holds the amendment's diff" grep -q '^+++ versions/v1.lua' "$log"
 check "the log holds the analysis" grep -q '^startup · wall_s' "$log"
 
@@ -46,7 +46,8 @@ cat > "$T/failing" <<SH
 exec "$PREREG" "\$@"
 SH
 chmod +x "$T/failing"
-expect 1 "a failing step ends the demo" sh "$SRC/scripts/demo.sh" "$T/failing" startup
+SC_TIME=$BUILD/sc-time expect 1 "a failing step ends the demo" \
+  sh "$SRC/scripts/demo.sh" "$T/failing" startup
 check_grep "the step is named" "^  amend +FAILED \(exit 1\): $T/failing amend" "$out"
 check_grep "with its output" "    \| amend: the disk is on fire" "$out"
 check_grep "and where the log is" "demo: could not amend; the whole output is in $T/demo.log" "$out"

@@ -94,10 +94,10 @@ for arm in bare bwrap runc gvisor; do
     while IFS= read -r step; do
       sh -c "'$img/launch-$arm' $step" < /dev/null > /dev/null 2>&1
       printf '%s;' $?
-    done < "$SRC/protocols/sandbox-cost/replay.txt") > "$tmp/codes-$arm"
+    done < "$SRC/studies/sandbox-cost/protocols/sandbox-cost/replay.txt") > "$tmp/codes-$arm"
 done
 check "replay: at least 40 steps" \
-  test "$(wc -l < "$SRC/protocols/sandbox-cost/replay.txt")" -ge 40
+  test "$(wc -l < "$SRC/studies/sandbox-cost/protocols/sandbox-cost/replay.txt")" -ge 40
 check "replay: bwrap's exit codes equal bare's" cmp -s "$tmp/codes-bare" "$tmp/codes-bwrap"
 check "replay: runc's exit codes equal bare's" cmp -s "$tmp/codes-bare" "$tmp/codes-runc"
 check "replay: gvisor's exit codes equal bare's" cmp -s "$tmp/codes-bare" "$tmp/codes-gvisor"

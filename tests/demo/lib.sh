@@ -7,6 +7,6 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/prereg-demo-test.XXXXXX")
 on_exit 'rm -rf "$tmp"'
 # build_image DIR: the experiment's image, as make demo builds it.
 build_image() {
-  sh "$SRC/scripts/rootfs.sh" "$1" > "$tmp/rootfs.log" 2>&1 ||
+  SC_TIME="${BUILD:?}/sc-time" sh "$SRC/scripts/rootfs.sh" "$1" > "$tmp/rootfs.log" 2>&1 ||
     { cat "$tmp/rootfs.log" >&2; return 1; }
 }

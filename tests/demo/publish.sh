@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# publish.sh: the project's own published example, data/sandbox-cost,
-# goes through publish -> verify -> report from the bundle alone, and the
-# re-rendered report equals the committed one byte for byte; the analysis
+# publish.sh: the project's own published example (the data folder of
+# studies/sandbox-cost) goes through publish -> verify -> report from the
+# bundle alone, and the re-rendered report equals the committed one byte for byte; the analysis
 # from the bundle equals the analysis from the checkout; one changed byte
 # in the bundle is caught.
 # SPDX-License-Identifier: MIT
@@ -13,8 +13,8 @@ on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
 # quiet CMD...: CMD with its output kept in $T/out, shown (its first
 # 2000 bytes) when a check on it fails.
 quiet() { "$@" >"$T/out" 2>&1 || { head -c 2000 "$T/out" >&2; return 1; }; }
-ex="$SRC/data/sandbox-cost"
-sheet="$SRC/protocols/sandbox-cost.lua"
+ex="$SRC/studies/sandbox-cost/data/sandbox-cost"
+sheet="$SRC/studies/sandbox-cost/protocols/sandbox-cost.lua"
 # A copy, so that nothing is written into the checkout.
 mkdir "$T/data" && cp -a "$ex" "$T/data/" && rm -rf "$T/data/sandbox-cost/report"
 check "verify the committed example" quiet "$PREREG" verify "$sheet" --data "$T/data"

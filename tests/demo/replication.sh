@@ -1,6 +1,6 @@
 #!/bin/bash
 # replication.sh: the committed replication of the published Docker study,
-# data/agent-sandbox-replication (registered as published, amended, run
+# studies/agent-sandbox-replication (registered as published, amended, run
 # in full on a private engine, frozen and reported), still verifies: its
 # chain is the committed sheets' (v0.lua the published design, then each
 # amendment, the sheet last), every run of the plan is there and valid on
@@ -11,12 +11,13 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 : "${PREREG:?PREREG must name the prereg binary}"
-sheet="$SRC/protocols/agent-sandbox-replication.lua"
-R="$SRC/protocols/agent-sandbox-replication"
-cp -R "$SRC/data/agent-sandbox-replication" "$tmp/agent-sandbox-replication"
+S="$SRC/studies/agent-sandbox-replication"
+sheet="$S/protocols/agent-sandbox-replication.lua"
+R="$S/data/agent-sandbox-replication/versions"
+cp -R "$S/data/agent-sandbox-replication" "$tmp/agent-sandbox-replication"
 d="$tmp/agent-sandbox-replication"
 
-expect 0 "prereg verify data/agent-sandbox-replication" \
+expect 0 "prereg verify the committed data folder" \
   "$PREREG" verify "$sheet" --data "$tmp"
 check_grep "every planned run counted, none invalid" \
   "status: COMPLETE \(runs: 140 counted, 0 invalid" "$out"
@@ -45,7 +46,7 @@ PY
 
 expect 0 "the report renders from the copy" \
   "$PREREG" report "$sheet" --data "$tmp" --out "$tmp/out"
-golden="$SRC/data/agent-sandbox-replication/report"
+golden="$S/data/agent-sandbox-replication/report"
 check "the same files as the committed report" test "$(ls "$golden")" = "$(ls "$tmp/out")"
 for f in "$golden"/*; do
   check "$(basename "$f") re-renders byte for byte" cmp -s "$f" "$tmp/out/$(basename "$f")"

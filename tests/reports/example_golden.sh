@@ -1,9 +1,10 @@
 #!/bin/bash
 # example_golden.sh: the committed example's report, rendered again from
-# the checkout (protocols/sandbox-cost.lua over data/), equals
-# data/sandbox-cost/report/ byte for byte: report.md, report.html, every
-# plot, provenance.md and report.xlsx (whose timestamps come from the
-# data, not the clock, so it is byte-identical too). A difference fails,
+# the checkout (studies/sandbox-cost: protocols/sandbox-cost.lua over
+# data/), equals data/sandbox-cost/report/ there byte for byte:
+# report.md, report.html, every plot, provenance.md and report.xlsx (whose
+# timestamps come from the data, not the clock, so it is byte-identical
+# too). A difference fails,
 # showing the first differing lines (of the XML parts, for the XLSX).
 # Nothing is written into the checkout, and the comparison is shown to
 # catch one changed byte in each kind of file.
@@ -11,8 +12,9 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 : "${PREREG:?}" "${SRC:?}"
-sheet=$SRC/protocols/sandbox-cost.lua
-golden=$SRC/data/sandbox-cost/report
+study=$SRC/studies/sandbox-cost
+sheet=$study/protocols/sandbox-cost.lua
+golden=$study/data/sandbox-cost/report
 T=$(mktemp -d)
 on_exit 'rm -rf "$T"'
 
@@ -20,7 +22,7 @@ on_exit 'rm -rf "$T"'
 quiet() { "$@" >"$T/cmd.out" 2>&1 || { head -c 2000 "$T/cmd.out" >&2; return 1; }; }
 # Every name, size, mode and time under data/, and every file's SHA-256.
 snapshot() {
-  (cd "$SRC/data" && find . -printf '%p %s %m %T@\n' | LC_ALL=C sort &&
+  (cd "$study/data" && find . -printf '%p %s %m %T@\n' | LC_ALL=C sort &&
     find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
 }
 # same_file GOLDEN GOT: equal byte for byte; otherwise prints where they
@@ -60,7 +62,7 @@ PY
 
 snapshot >"$T/before"
 check "prereg report renders the committed example" \
-  quiet "$PREREG" report "$sheet" --data "$SRC/data" --out "$T/out"
+  quiet "$PREREG" report "$sheet" --data "$study/data" --out "$T/out"
 check "nothing is written into the checkout's data/" \
   cmp -s "$T/before" <(snapshot)
 check "the same files as the committed report: $(ls "$T/out" | tr '\n' ' ')" \

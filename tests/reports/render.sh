@@ -192,7 +192,7 @@ judge dom.out python3 judge_dom.py dom.html "bare|bwrap|a-rather-long-arm-name" 
 check "the batch boundary named" grep -q '>b0002</text>' $R/plot-3-build-wall_s.svg
 # The committed example, as it is in the checkout.
 mkdir ex
-cp "$SRC"/data/sandbox-cost/report/* ex/
+cp "$SRC"/studies/sandbox-cost/data/sandbox-cost/report/* ex/
 sed 's#</body>#<script src="measure.js"></script></body>#' ex/report.html >ex/check.html
 cp measure.js ex/
 chrome --window-size=1280,900 --dump-dom "file://$W/ex/check.html" >exdom.html
@@ -247,7 +247,8 @@ check "its pages as PNG" test -s "$(ls pdf/page-*.png | head -n 1)"
 judge pdf.out python3 judge_pdf.py book.txt analysis.json \
   "a-rather-long-arm-name|idle-memory-of-the-sandbox|reference|H1 held"
 # The committed example's workbook.
-"$PREREG" analyze "$SRC/protocols/sandbox-cost.lua" --data "$SRC/data" --json >exa.json
+"$PREREG" analyze "$SRC/studies/sandbox-cost/protocols/sandbox-cost.lua" \
+  --data "$SRC/studies/sandbox-cost/data" --json >exa.json
 HOME=$W/lohome timeout 300 soffice --headless --convert-to pdf --outdir expdf \
   ex/report.xlsx >>lo.log 2>&1
 check "LibreOffice printed the example's workbook" test -s expdf/report.pdf

@@ -53,7 +53,7 @@ PY
 check "each pod on its host, its arm's runtime class, the plan's orders: $(cat pods.check)" \
   grep -qx ok pods.check
 expect 2 "--backend without --dry-run is refused" "$PREREG" run shell.lua --backend kubernetes --data d
-expect 2 "--backend needs a hosts block" "$PREREG" run "$SRC/protocols/sandbox-cost.lua" --dry-run --backend kubernetes --data d
+expect 2 "--backend needs a hosts block" "$PREREG" run "$SRC/studies/sandbox-cost/protocols/sandbox-cost.lua" --dry-run --backend kubernetes --data d
 check_grep "it says so" "needs a hosts block" "$out"
 sed 's/nodes = { "n1", "n2", "n3" }/count = 3, partition = "loop"/' shell.lua > count.lua
 expect 2 "hosts by count cannot be pinned before the allocation names them" \

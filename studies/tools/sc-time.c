@@ -1,8 +1,9 @@
 /* sc-time.c: the inner clock of the sandbox-cost experiment. Runs a
  * command and appends "NAME=SECONDS" to the file named by $PREREG_METRICS,
  * so that a workload is also timed from inside the sandbox, without the
- * sandbox's own start-up. Built statically into the image by
- * scripts/rootfs.sh (busybox's date has no sub-second clock).
+ * sandbox's own start-up. Built statically by CMake (target sc-time,
+ * build/sc-time) and copied into the images by scripts/rootfs.sh and
+ * scripts/docker/agent-image.sh (busybox's date has no sub-second clock).
  * SPDX-License-Identifier: MIT
  *
  * Usage: sc-time NAME COMMAND [ARG...]
