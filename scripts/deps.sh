@@ -16,6 +16,11 @@ demo="bubblewrap runc runsc busybox-static git gcc make procps"
 # busybox-static for its offline image, debootstrap for the replication's
 # Debian image.
 docker="docker.io containerd runc runsc busybox-static debootstrap"
+# A containerd of prereg's own (scripts/containerd/start.sh) for the
+# container-runtimes study: containerd and ctr, runc and runsc, and the
+# workloads its image is built from (scripts/containerd/bench-image.sh).
+containerd="containerd runc runsc busybox-static sysbench fio nginx-light wrk
+  iperf3 gcc libc6-dev"
 # Independent implementations and tools the tests check against.
 test="r-cran-boot python3-scipy python3-numpy hyperfine valgrind
   libreoffice-calc-nogui chromium fonts-dejavu-core clang libclang-rt-14-dev
@@ -34,10 +39,11 @@ for group in "$@"; do
     demo) want="$want $demo" ;;
     test) want="$want $test" ;;
     docker) want="$want $docker" ;;
+    containerd) want="$want $containerd" ;;
     slurm) want="$want $slurm" ;;
     k8s) command -v kubectl > /dev/null || want="$want $k8s" ;;
     *)
-      echo "deps.sh: unknown group '$group' (build, demo, test, docker, slurm, k8s)" >&2
+      echo "deps.sh: unknown group '$group' (build, demo, test, docker, containerd, slurm, k8s)" >&2
       exit 2
       ;;
   esac
