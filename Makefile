@@ -31,7 +31,7 @@ install: build
 # cluster of their own; their packages are installed here, never a system
 # daemon started.
 test: build
-	sh scripts/deps.sh demo test docker slurm k8s
+	sh scripts/deps.sh demo test docker containerd slurm k8s
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@grep -h "fault scenarios ran" $(BUILD)/Testing/Temporary/LastTest.log | \
 	  awk '{ n += $$2 } END { print "faults: " n " fault scenarios ran in all" }'

@@ -3,8 +3,8 @@
 # runtimes study end to end: a private containerd (scripts/containerd/
 # start.sh in /var/tmp/prereg-containerd, the folder the sheet names),
 # the image (scripts/containerd/bench-image.sh), the sheet's chain
-# registered and amended as it was written (container-runtimes/v0.lua with
-# the CRI-O arm, whose run is refused here, then the sheet's amendment),
+# registered and amended as it was written (the committed data folder's
+# versions/v0.lua, with the CRI-O arm, whose run is refused here, then the sheet's amendment),
 # the full run, the report and verify; the containerd is stopped
 # afterwards by its recorded PID, whatever happened. DATA defaults to the
 # study's data folder (studies/container-runtimes/data, where the
@@ -35,7 +35,8 @@ for a in "${2-}" "${3-}"; do
 done
 ctrd=/var/tmp/prereg-containerd
 sheet="$study/protocols/container-runtimes.lua"
-v0="$study/protocols/container-runtimes/v0.lua"
+# The first version as it was frozen: the committed record is its only copy.
+v0="$study/data/container-runtimes/versions/v0.lua"
 id=container-runtimes
 
 die() { echo "rerun-container-runtimes.sh: $*" >&2; exit 1; }

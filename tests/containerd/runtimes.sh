@@ -40,7 +40,7 @@ digest=$(printf '%s\n' "$out" | tail -n 1)
 check_grep "bench-image.sh prints the manifest digest" '^sha256:[0-9a-f]{64}$' "$digest"
 
 # The sheets as committed, pointed at this containerd and under this id.
-for f in "$study/container-runtimes/v0.lua" "$study/container-runtimes.lua"; do
+for f in "$study/../data/container-runtimes/versions/v0.lua" "$study/container-runtimes.lua"; do
   sed -e "s|/var/tmp/prereg-containerd|$E|g" -e "s|id = \"container-runtimes\"|id = \"$X\"|" \
     "$f" > "$T/$(basename "$f")"
 done
