@@ -21,8 +21,13 @@ typedef struct cli_opts {
   int data_given;       /* 1: --data was given (or a bundle stands in) */
   const char *out;      /* --out DIR|FILE */
   const char *only;     /* --only WORKLOAD */
-  const char *arm_flag; /* --arm-from NAME=ARM,... (hyperfine import) */
-  const char *backend;  /* run --dry-run --backend slurm|kubernetes */
+  const char *arm_flag; /* the last --arm-from NAME=ARM,... (import) */
+  /* import: every --arm-from and --where (they accumulate), --arm-map
+   * FILE, --ignore-unmapped */
+  const char *arm_from[32], *where[32];
+  int n_arm_from, n_where, ignore_unmapped;
+  const char *arm_map;
+  const char *backend; /* run --dry-run --backend slurm|kubernetes */
   /* node-run, the node runner a batch across hosts starts on each node:
    * the step the coordinator asks for (see run_node_req). */
   const char *host, *batch, *work, *round, *seq, *sha256, *arms, *ref_exit,

@@ -82,20 +82,31 @@ static const command_spec commands[] = {
      "each\n"
      "  node; it writes what it measures as lines on standard output.\n",
      cli_cmd_node_run},
-    {"import", 2, 2, "arm-from only ",
+    {"import", 2, 2, "arm-from arm-map where ignore-unmapped only ",
      "usage: prereg import SHEET FILE [--only WORKLOAD] "
      "[--arm-from NAME=ARM,...]\n"
+     "                     [--arm-map FILE] [--where KEY=VALUE] "
+     "[--ignore-unmapped]\n"
      "                     [--data DIR]\n"
      "  FILE is a CSV (workload,arm,metric,value[,...]), hyperfine or "
      "Google\n"
-     "  Benchmark JSON, or the output of go test -bench.\n"
+     "  Benchmark JSON, or the output of go test -bench (also -v, -json).\n"
      "  --only WORKLOAD        the workload the benchmarks of such a file "
      "measured\n"
      "  --arm-from NAME=ARM,... which arm each named measurement is: a\n"
      "                         hyperfine command (its -n NAME, or the\n"
      "                         command), a benchmark; not needed for names\n"
      "                         that are arms (hyperfine -n ARM), or\n"
-     "                         commands that are the arms' whole commands\n",
+     "                         commands that are the arms' whole commands;\n"
+     "                         may be given again; a flag whose text before\n"
+     "                         its last = is a name of the file is one\n"
+     "                         mapping, commas and all; {KEY=VALUE}NAME\n"
+     "                         names a go benchmark under one configuration\n"
+     "  --arm-map FILE         NAME<TAB>ARM lines, for names of any shape\n"
+     "  --where KEY=VALUE      go test output: only the results under the\n"
+     "                         configuration line 'KEY: VALUE' (repeatable)\n"
+     "  --ignore-unmapped      import only the names that map to an arm;\n"
+     "                         the others are listed\n",
      cli_cmd_import},
     {"analyze", 1, 1, "json ",
      "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n",
@@ -152,6 +163,8 @@ static const char **value_slot(cli_opts *o, const char *name) {
     return &o->only;
   if (strcmp(name, "arm-from") == 0)
     return &o->arm_flag;
+  if (strcmp(name, "arm-map") == 0)
+    return &o->arm_map;
   static const struct {
     const char *name;
     size_t offset;
@@ -187,11 +200,41 @@ static int *flag_slot(cli_opts *o, const char *name) {
       {"version", offsetof(cli_opts, version)},
       {"quick", offsetof(cli_opts, quick)},
       {"preflight", offsetof(cli_opts, preflight)},
+      {"ignore-unmapped", offsetof(cli_opts, ignore_unmapped)},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
     if (strcmp(flags[i].name, name) == 0)
       return (int *)((char *)o + flags[i].offset);
   return NULL;
+}
+
+/* An option that may be given again, each value kept: --arm-from (also
+ * the last one in arm_flag) and --where. eq: its "=VALUE", or NULL when
+ * the value is the next argument (*i moves past it). */
+static core_status repeated(cli_opts *o, const char *name, const char *eq,
+                            int argc, char **argv, int *i, core_err *err) {
+  int is_arm = name[0] == 'a';
+  const char **list = is_arm ? o->arm_from : o->where;
+  int *n = is_arm ? &o->n_arm_from : &o->n_where;
+  const char *v;
+  if (eq)
+    v = eq + 1;
+  else if (*i + 1 < argc)
+    v = argv[++*i];
+  else
+    return core_fail(err, CORE_EUSAGE, "option '--%s' needs a value", name);
+  if (!*v)
+    return core_fail(err, CORE_EUSAGE, "option '--%s' needs a non-empty value",
+                     name);
+  if (*n == (int)(sizeof o->arm_from / sizeof o->arm_from[0]))
+    return core_fail(err, CORE_EUSAGE,
+                     "--%s given more than %d times; put the mappings in "
+                     "--arm-map FILE",
+                     name, *n);
+  list[(*n)++] = v;
+  if (is_arm)
+    o->arm_flag = v;
+  return CORE_OK;
 }
 
 core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
@@ -222,7 +265,11 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
       if (n_given == sizeof given / sizeof given[0])
         return core_fail(err, CORE_EUSAGE, "too many options at '%s'", a);
       given[n_given++] = a;
-      if ((vs = value_slot(o, name)) != NULL) {
+      if (!strcmp(name, "arm-from") || !strcmp(name, "where")) {
+        core_status st = repeated(o, name, eq, argc, argv, &i, err);
+        if (st != CORE_OK)
+          return st;
+      } else if ((vs = value_slot(o, name)) != NULL) {
         o->data_given |= vs == &o->data_dir;
         if (eq)
           *vs = eq + 1;
