@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "core/core.h"
+#include "core/limits.h"
 
 /* What the user asked for. Strings point into argv (borrowed). */
 typedef struct cli_opts {
@@ -24,7 +25,7 @@ typedef struct cli_opts {
   const char *arm_flag; /* the last --arm-from NAME=ARM,... (import) */
   /* import: every --arm-from and --where (they accumulate), --arm-map
    * FILE, --ignore-unmapped */
-  const char *arm_from[32], *where[32];
+  const char *arm_from[IMPORT_FLAGS_MAX], *where[IMPORT_FLAGS_MAX];
   int n_arm_from, n_where, ignore_unmapped;
   const char *arm_map;
   const char *backend; /* run --dry-run --backend slurm|kubernetes */

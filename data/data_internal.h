@@ -283,11 +283,13 @@ long data_names_arm(const data_names *n, const char *name, long cfg);
  * (each string and the array core_free'd), *count. */
 core_status data_names_left_out(const data_names *n, char ***out,
                                 size_t *count, core_err *err);
-/** Records that run_id was imported under cfg (once per run). */
-core_status data_names_add_run(data_names *n, long cfg, const char *run_id,
+/** Records that the run at line (of the file) was imported under cfg;
+ * the rows of one run may record it again. */
+core_status data_names_add_run(data_names *n, long cfg, long line,
                                core_err *err);
-/** [{"configuration": {KEY: VALUE...}, "runs": [RUN_ID...]}...] for the
- * batch facts; NULL when out of memory. */
+/** [{"configuration": {KEY: VALUE...}, "lines": [[FIRST, LAST]...]}...]
+ * for the batch facts (the lines of the runs imported under each); NULL
+ * when out of memory. */
 struct json_t *data_names_configs_json(const data_names *n);
 
 /* The verifier:

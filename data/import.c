@@ -44,8 +44,9 @@ typedef struct data_import {
   long seq;
   const data_import_opts *opts;
   data_names *names;
-  int collect;  /* the first reading: names learnt, rows checked only */
-  long cur_cfg; /* the configuration of the result being read */
+  int collect;   /* the first reading: names learnt, rows checked only */
+  long cur_cfg;  /* the configuration of the result being read */
+  long cur_line; /* and its line */
   const proto_workload *by_command; /* hyperfine: arms by their command */
 } imp;
 
@@ -854,6 +855,7 @@ long data_import_arm(data_import *m, const char *name, const char *alt,
   if (!data_names_where_ok(m->names, cfg))
     return -3;
   m->cur_cfg = cfg;
+  m->cur_line = line;
   if (m->collect)
     return data_names_see(m->names, name, alt, cfg, line, err) == CORE_OK ? 0
                                                                           : -2;
@@ -911,7 +913,8 @@ core_status data_import_row(data_import *m, const char *where,
                      where);
   if (m->collect)
     return CORE_OK;
-  if ((st = data_names_add_run(m->names, m->cur_cfg, run_id, err)) != CORE_OK)
+  if ((st = data_names_add_run(m->names, m->cur_cfg, m->cur_line, err)) !=
+      CORE_OK)
     return st;
   return make_row(m, workload, arm, metric, run_id, round, "", "", valid,
                   valid ? "" : reason, value, has_value, err);

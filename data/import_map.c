@@ -121,11 +121,11 @@ typedef struct pair {
 typedef struct cfg_ent {
   char *text; /* "key: value\n" lines, sorted by key */
   int where_ok;
-  json_t *runs; /* run ids of the rows imported under it */
+  json_t *runs; /* [[FIRST, LAST]...]: the file lines of its runs */
 } cfg_ent;
 
 struct data_names {
-  smap names, pairs, by_item;
+  smap names, pairs, by_item, by_cfg;
   name_ent *ents;
   size_t n_ents, cap_ents;
   pair *pairs_v;
@@ -134,7 +134,7 @@ struct data_names {
   size_t n_cfgs, cap_cfgs, cfg_bytes;
   item *items;
   size_t n_items, cap_items;
-  size_t seen_where; /* pairs under a configuration --where selects */
+  long last_run_cfg; /* the configuration of the last run recorded */
 };
 
 data_names *data_names_new(void) {
@@ -147,6 +147,7 @@ void data_names_free(data_names *n) {
   smap_free(&n->names);
   smap_free(&n->pairs);
   smap_free(&n->by_item);
+  smap_free(&n->by_cfg);
   for (size_t i = 0; i < n->n_ents; i++) {
     core_free(n->ents[i].name);
     core_free(n->ents[i].alt);
@@ -221,9 +222,9 @@ core_status data_names_config(data_names *n, const char *text,
                               core_err *err) {
   core_buf w;
   int ok;
-  for (size_t i = n->n_cfgs; i-- > 0;)
-    if (!strcmp(n->cfgs[i].text, text))
-      return *idx = (long)i, CORE_OK;
+  long known = smap_get(&n->by_cfg, text);
+  if (known >= 0)
+    return *idx = known, CORE_OK;
   if (n->n_cfgs >= IMPORT_CONFIGS_MAX)
     return core_fail(err, CORE_EINPUT,
                      "more than %d different configurations (go key: value "
@@ -241,6 +242,8 @@ core_status data_names_config(data_names *n, const char *text,
   n->cfgs[n->n_cfgs].where_ok = ok;
   n->cfgs[n->n_cfgs].runs = NULL;
   *idx = (long)n->n_cfgs++;
+  if (!smap_put(&n->by_cfg, text, *idx))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
   return CORE_OK;
 }
 
@@ -708,20 +711,28 @@ core_status data_names_left_out(const data_names *n, char ***out,
   return CORE_OK;
 }
 
-core_status data_names_add_run(data_names *n, long cfg, const char *run_id,
+core_status data_names_add_run(data_names *n, long cfg, long line,
                                core_err *err) {
   cfg_ent *c;
+  json_t *last;
   size_t k;
   if (cfg < 0)
     return CORE_OK;
   c = &n->cfgs[cfg];
   if (!c->runs && !(c->runs = json_array()))
     return core_fail(err, CORE_ENOMEM, "out of memory");
+  /* Runs in a row under one configuration are one range of lines. */
   k = json_array_size(c->runs);
-  if (k && !strcmp(json_string_value(json_array_get(c->runs, k - 1)), run_id))
-    return CORE_OK;
-  if (json_array_append_new(c->runs, json_string(run_id)) != 0)
+  last = k ? json_array_get(c->runs, k - 1) : NULL;
+  if (last && n->last_run_cfg == cfg &&
+      json_integer_value(json_array_get(last, 1)) <= line) {
+    json_array_set_new(last, 1, json_integer(line));
+  } else if (!(last =
+                   json_pack("[I,I]", (json_int_t)line, (json_int_t)line)) ||
+             json_array_append_new(c->runs, last) != 0) {
     return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  n->last_run_cfg = cfg;
   return CORE_OK;
 }
 
@@ -744,7 +755,7 @@ json_t *data_names_configs_json(const data_names *n) {
       core_free(v);
       p += ll + (nl ? 1 : 0);
     }
-    c = json_pack("{s:o,s:O}", "configuration", kv, "runs", n->cfgs[i].runs);
+    c = json_pack("{s:o,s:O}", "configuration", kv, "lines", n->cfgs[i].runs);
     if (!c || json_array_append_new(all, c) != 0) {
       json_decref(all);
       return NULL;

@@ -89,7 +89,7 @@ gorun -run '^$' -bench Sum -benchtime 100x -count 3 -cpu 1,2 ./bbb > cpu.txt 2> 
 check_grep "go: ./... starts with the package without tests" '^\?.*example.com/multi/aa.*no test files' "$(head -1 all.txt)"
 check_grep "go: -v prints the bare name and the logs" '^BenchmarkCopy$' "$(cat v.txt)"
 check_grep "go: -v prints RUN lines" '^=== RUN +TestAdd' "$(cat v.txt)"
-check_grep "go: -json splits results over events" '"Output":"BenchmarkSum-2 +\\t"' "$(cat j.txt)"
+check_grep "go: -json writes events" '^\{"Time":.*"Action":"output","Package":"example.com/multi/bbb","Output":"pkg: ' "$(cat j.txt)"
 # govals FILE PKG NAME [json]: the ns/op of BenchmarkNAME under pkg PKG
 # (any -P suffix; "-P" in NAME: only that one), one a line, in seconds.
 govals() {
@@ -139,7 +139,8 @@ import json, sys
 b = json.load(open(sys.argv[1]))
 c = b["configurations"]
 sys.exit(0 if len(c) == 1 and c[0]["configuration"]["pkg"] == "example.com/multi/aaa"
-         and c[0]["configuration"]["goos"] == "linux" and len(c[0]["runs"]) == 6
+         and c[0]["configuration"]["goos"] == "linux"
+         and sum(b - a + 1 for a, b in c[0]["lines"]) >= 6
          and sorted(b["left_out"]) == ["Alloc", "Fill", "Scan"] else 1)
 PY
 
@@ -169,6 +170,30 @@ refuse "go: two -cpu values are two results" "cpu.txt:[0-9]+: Sum is measured un
 expect 0 "go: --where gomaxprocs=2" "$PREREG" import s.lua cpu.txt --only go --where gomaxprocs=2 \
   --arm-from Sum=fast --data "$D"
 cell "go: -cpu 1,2: the -2 runs" go wall_s fast "$(govals cpu.txt $B Sum-2 | stats)"
+
+# benchfmt's note groups, in the shape of golang/perf's benchstat test
+# file issue19565.txt (written here, with values of our own): A before
+# and after, B only before, C only after.
+{
+  printf 'note: before\n\n'
+  for v in 101 99 103 98 100 102; do printf 'BenchmarkA 10 %s ns/op\n' $v; done
+  for v in 9000 9100 9050; do printf 'BenchmarkB 10 %s ns/op\n' $v; done
+  printf '\nnote: after\n\n'
+  for v in 120 119 125 121 118 122; do printf 'BenchmarkA 10 %s ns/op\n' $v; done
+  for v in 7000 7100; do printf 'BenchmarkC 10 %s ns/op\n' $v; done
+} > notes.txt
+notevals() { # NOTE NAME: the ns/op of BenchmarkNAME under note NOTE, in s
+  awk -v n="$1" -v b="Benchmark$2" '/^note: /{cur=$2} $1==b && cur==n {print $3 * 1e-9}' notes.txt
+}
+fresh
+refuse "go: note groups are not pooled" \
+  "notes.txt:15: A is measured under two configurations that differ in note \('before' at line 3, 'after' at line 15\)" \
+  notes.txt --only go --arm-from A=fast --ignore-unmapped
+expect 0 "go: each note group its arm" "$PREREG" import s.lua notes.txt --only go \
+  --arm-from '{note=before}A=fast' --arm-from '{note=after}A=slow' --ignore-unmapped --data "$D"
+check "go: notes: B and C left out" [ "$(printf '%s\n' "$out" | sed -n 's/^  //p' | sort | tr '\n' ' ')" = "B C " ]
+cell "go: notes: A before" go wall_s fast "$(notevals before A | stats)"
+cell "go: notes: A after" go wall_s slow "$(notevals after A | stats)"
 
 # Google Benchmark: names with commas; the schema before run_type and
 # skipped rows (1.7.1 writes neither: copies of its file, changed).
@@ -296,4 +321,4 @@ for v in 2.81e-8 2.83e-8 2.9e-8; do printf 'go,fast,wall_s,%s\ngo,slow,wall_s,%s
 expect 0 "ns: import" "$PREREG" import s.lua ns.csv --data "$D"
 expect 0 "ns: analyze" "$PREREG" analyze s.lua --data "$D"
 check_grep "ns: 28.3 ns, its IQR in ns too" "28\.3 ns \(IQR [0-9]\.[0-9]+\)" "$out"
-done_testing 74
+done_testing 81
