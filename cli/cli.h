@@ -11,7 +11,9 @@
 #include <stdio.h>
 
 #include "core/core.h"
-#include "core/limits.h"
+
+/* The most options one command line may give. */
+#define CLI_OPTIONS_MAX 32
 
 /* What the user asked for. Strings point into argv (borrowed). */
 typedef struct cli_opts {
@@ -22,10 +24,9 @@ typedef struct cli_opts {
   int data_given;       /* 1: --data was given (or a bundle stands in) */
   const char *out;      /* --out DIR|FILE */
   const char *only;     /* --only WORKLOAD */
-  const char *arm_flag; /* the last --arm-from NAME=ARM,... (import) */
-  /* import: every --arm-from and --where (they accumulate), --arm-map
-   * FILE, --ignore-unmapped */
-  const char *arm_from[IMPORT_FLAGS_MAX], *where[IMPORT_FLAGS_MAX];
+  /* import: every --arm-from and --where (they accumulate; no more than
+   * the options cli_parse takes), --arm-map FILE, --ignore-unmapped */
+  const char *arm_from[CLI_OPTIONS_MAX], *where[CLI_OPTIONS_MAX];
   int n_arm_from, n_where, ignore_unmapped;
   const char *arm_map;
   const char *backend; /* run --dry-run --backend slurm|kubernetes */

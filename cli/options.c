@@ -161,8 +161,11 @@ static const char **value_slot(cli_opts *o, const char *name) {
     return &o->out;
   if (strcmp(name, "only") == 0)
     return &o->only;
+  /* Given again, each value is kept (no more than the options given). */
   if (strcmp(name, "arm-from") == 0)
-    return &o->arm_flag;
+    return &o->arm_from[o->n_arm_from++];
+  if (strcmp(name, "where") == 0)
+    return &o->where[o->n_where++];
   if (strcmp(name, "arm-map") == 0)
     return &o->arm_map;
   static const struct {
@@ -208,40 +211,11 @@ static int *flag_slot(cli_opts *o, const char *name) {
   return NULL;
 }
 
-/* An option that may be given again, each value kept: --arm-from (also
- * the last one in arm_flag) and --where. eq: its "=VALUE", or NULL when
- * the value is the next argument (*i moves past it). */
-static core_status repeated(cli_opts *o, const char *name, const char *eq,
-                            int argc, char **argv, int *i, core_err *err) {
-  int is_arm = name[0] == 'a';
-  const char **list = is_arm ? o->arm_from : o->where;
-  int *n = is_arm ? &o->n_arm_from : &o->n_where;
-  const char *v;
-  if (eq)
-    v = eq + 1;
-  else if (*i + 1 < argc)
-    v = argv[++*i];
-  else
-    return core_fail(err, CORE_EUSAGE, "option '--%s' needs a value", name);
-  if (!*v)
-    return core_fail(err, CORE_EUSAGE, "option '--%s' needs a non-empty value",
-                     name);
-  if (*n == (int)(sizeof o->arm_from / sizeof o->arm_from[0]))
-    return core_fail(err, CORE_EUSAGE,
-                     "--%s given more than %d times; put the mappings in "
-                     "--arm-map FILE",
-                     name, *n);
-  list[(*n)++] = v;
-  if (is_arm)
-    o->arm_flag = v;
-  return CORE_OK;
-}
-
 core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
   const command_spec *spec = NULL;
   /* The options given, checked against the command once it is known (it
    * may come after them). */
-  const char *given[32];
+  const char *given[CLI_OPTIONS_MAX];
   size_t n_given = 0;
   memset(o, 0, sizeof *o);
   o->data_dir = "data";
@@ -265,11 +239,7 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
       if (n_given == sizeof given / sizeof given[0])
         return core_fail(err, CORE_EUSAGE, "too many options at '%s'", a);
       given[n_given++] = a;
-      if (!strcmp(name, "arm-from") || !strcmp(name, "where")) {
-        core_status st = repeated(o, name, eq, argc, argv, &i, err);
-        if (st != CORE_OK)
-          return st;
-      } else if ((vs = value_slot(o, name)) != NULL) {
+      if ((vs = value_slot(o, name)) != NULL) {
         o->data_given |= vs == &o->data_dir;
         if (eq)
           *vs = eq + 1;

@@ -20,8 +20,6 @@
 #define IMPORT_CONFIG_BYTES_MAX ((size_t)16 << 20)
 /* Bytes of an --arm-map file (one name and arm a line). */
 #define IMPORT_ARM_MAP_MAX ((size_t)16 << 20)
-/* Times --arm-from and --where may each be given on one command line. */
-#define IMPORT_FLAGS_MAX 32
 /* Bytes of a name, a list of names or a value quoted in a message, so
  * that the hint after it always fits. */
 #define IMPORT_QUOTE_MAX 300
