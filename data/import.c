@@ -58,14 +58,18 @@ static core_status undeclared(const imp *m, core_err *err, const char *where,
   size_t n = arms ? m->sheet->n_arms : m->sheet->n_workloads;
   core_status st;
   core_buf_init(&b);
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n && b.len < IMPORT_QUOTE_MAX; i++)
     core_buf_printf(&b, "%s%s", i ? ", " : "",
                     arms ? m->sheet->arms[i].name
                          : m->sheet->workloads[i].name);
-  st = core_fail(err, CORE_EINPUT,
-                 "%s: %s '%s' is not declared in %s (declared: %s)", where,
-                 kind, name, m->sheet->path ? m->sheet->path : "the sheet",
-                 b.data ? b.data : "none");
+  if (b.len >= IMPORT_QUOTE_MAX)
+    core_buf_printf(&b, ", ... (%zu in all)", n);
+  /* Quoted up to a bound: the list is the hint and must not be cut. */
+  st = core_fail(
+      err, CORE_EINPUT,
+      "%s: %s '%.*s%s' is not declared in %s (declared: %.600s)", where, kind,
+      IMPORT_QUOTE_MAX, name, strlen(name) > IMPORT_QUOTE_MAX ? "..." : "",
+      m->sheet->path ? m->sheet->path : "the sheet", b.data ? b.data : "none");
   core_buf_free(&b);
   return st;
 }

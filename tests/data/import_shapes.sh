@@ -269,6 +269,10 @@ refuse "gbench: a 5000-byte name keeps the hint" \
   "'BM_x{290,}\.\.\.' is not an arm of s.lua \(arms: fast, slow\); map it with --arm-from 'BM_x+\.\.\.=ARM' \(the name is too long to quote here: write it in --arm-map FILE, as a line NAME<TAB>ARM\); or import only the mapped names with --ignore-unmapped$" \
   long.json --only gb
 
+printf 'workload,arm,metric,value\ngo,%s,wall_s,1\n' "$(printf 'a%.0s' $(seq 5000))" > longarm.csv
+refuse "csv: a 5000-byte arm keeps the list of arms" \
+  "longarm.csv:2: arm 'a{300}\.\.\.' is not declared in s.lua \(declared: fast, slow\)$" longarm.csv
+
 # hyperfine 1.15: exit codes (real), memory_usage_byte and null (a copy
 # with the field hyperfine 1.20 writes, and with a null exit code).
 command -v hyperfine >/dev/null || bad "hyperfine missing (scripts/deps.sh test)"
@@ -321,4 +325,4 @@ for v in 2.81e-8 2.83e-8 2.9e-8; do printf 'go,fast,wall_s,%s\ngo,slow,wall_s,%s
 expect 0 "ns: import" "$PREREG" import s.lua ns.csv --data "$D"
 expect 0 "ns: analyze" "$PREREG" analyze s.lua --data "$D"
 check_grep "ns: 28.3 ns, its IQR in ns too" "28\.3 ns \(IQR [0-9]\.[0-9]+\)" "$out"
-done_testing 81
+done_testing 84
