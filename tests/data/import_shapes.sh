@@ -151,6 +151,13 @@ cell "go: qualified: aaa's Sum" go wall_s fast "$(govals all.txt $A Sum | stats)
 cell "go: qualified: bbb's Sum" go wall_s slow "$(govals all.txt $B Sum | stats)"
 
 fresh
+printf '{pkg=%s}Sum\tslow\n\n{pkg=%s}Sum\tfast\r\n' "$B" "$A" > go.map
+expect 0 "go: qualified names in --arm-map (CRLF, a blank line)" "$PREREG" import s.lua all.txt --only go \
+  --arm-map go.map --ignore-unmapped --data "$D"
+cell "go: --arm-map: aaa's Sum" go wall_s fast "$(govals all.txt $A Sum | stats)"
+cell "go: --arm-map: bbb's Sum" go wall_s slow "$(govals all.txt $B Sum | stats)"
+
+fresh
 expect 0 "go: -v output (bare names, RUN and BENCH lines skipped)" "$PREREG" import s.lua v.txt --only go \
   --arm-from Sum=fast --arm-from Copy=slow --data "$D"
 cell "go: -v: Sum" go wall_s fast "$(govals v.txt $A Sum | stats)"
@@ -325,4 +332,4 @@ for v in 2.81e-8 2.83e-8 2.9e-8; do printf 'go,fast,wall_s,%s\ngo,slow,wall_s,%s
 expect 0 "ns: import" "$PREREG" import s.lua ns.csv --data "$D"
 expect 0 "ns: analyze" "$PREREG" analyze s.lua --data "$D"
 check_grep "ns: 28.3 ns, its IQR in ns too" "28\.3 ns \(IQR [0-9]\.[0-9]+\)" "$out"
-done_testing 84
+done_testing 87
