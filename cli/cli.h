@@ -12,6 +12,9 @@
 
 #include "core/core.h"
 
+/* The most options one command line may give. */
+#define CLI_OPTIONS_MAX 32
+
 /* What the user asked for. Strings point into argv (borrowed). */
 typedef struct cli_opts {
   const char *command; /* "check", "run", ...; NULL with --help/--version */
@@ -21,8 +24,12 @@ typedef struct cli_opts {
   int data_given;       /* 1: --data was given (or a bundle stands in) */
   const char *out;      /* --out DIR|FILE */
   const char *only;     /* --only WORKLOAD */
-  const char *arm_flag; /* --arm-from NAME=ARM,... (hyperfine import) */
-  const char *backend;  /* run --dry-run --backend slurm|kubernetes */
+  /* import: every --arm-from and --where (they accumulate; no more than
+   * the options cli_parse takes), --arm-map FILE, --ignore-unmapped */
+  const char *arm_from[CLI_OPTIONS_MAX], *where[CLI_OPTIONS_MAX];
+  int n_arm_from, n_where, ignore_unmapped;
+  const char *arm_map;
+  const char *backend; /* run --dry-run --backend slurm|kubernetes */
   /* node-run, the node runner a batch across hosts starts on each node:
    * the step the coordinator asks for (see run_node_req). */
   const char *host, *batch, *work, *round, *seq, *sha256, *arms, *ref_exit,

@@ -82,20 +82,31 @@ static const command_spec commands[] = {
      "each\n"
      "  node; it writes what it measures as lines on standard output.\n",
      cli_cmd_node_run},
-    {"import", 2, 2, "arm-from only ",
+    {"import", 2, 2, "arm-from arm-map where ignore-unmapped only ",
      "usage: prereg import SHEET FILE [--only WORKLOAD] "
      "[--arm-from NAME=ARM,...]\n"
+     "                     [--arm-map FILE] [--where KEY=VALUE] "
+     "[--ignore-unmapped]\n"
      "                     [--data DIR]\n"
      "  FILE is a CSV (workload,arm,metric,value[,...]), hyperfine or "
      "Google\n"
-     "  Benchmark JSON, or the output of go test -bench.\n"
+     "  Benchmark JSON, or the output of go test -bench (also -v, -json).\n"
      "  --only WORKLOAD        the workload the benchmarks of such a file "
      "measured\n"
      "  --arm-from NAME=ARM,... which arm each named measurement is: a\n"
      "                         hyperfine command (its -n NAME, or the\n"
      "                         command), a benchmark; not needed for names\n"
      "                         that are arms (hyperfine -n ARM), or\n"
-     "                         commands that are the arms' whole commands\n",
+     "                         commands that are the arms' whole commands;\n"
+     "                         may be given again; a flag whose text before\n"
+     "                         its last = is a name of the file is one\n"
+     "                         mapping, commas and all; {KEY=VALUE}NAME\n"
+     "                         names a go benchmark under one configuration\n"
+     "  --arm-map FILE         NAME<TAB>ARM lines, for names of any shape\n"
+     "  --where KEY=VALUE      go test output: only the results under the\n"
+     "                         configuration line 'KEY: VALUE' (repeatable)\n"
+     "  --ignore-unmapped      import only the names that map to an arm;\n"
+     "                         the others are listed\n",
      cli_cmd_import},
     {"analyze", 1, 1, "json ",
      "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n",
@@ -150,8 +161,13 @@ static const char **value_slot(cli_opts *o, const char *name) {
     return &o->out;
   if (strcmp(name, "only") == 0)
     return &o->only;
+  /* Given again, each value is kept (no more than the options given). */
   if (strcmp(name, "arm-from") == 0)
-    return &o->arm_flag;
+    return &o->arm_from[o->n_arm_from++];
+  if (strcmp(name, "where") == 0)
+    return &o->where[o->n_where++];
+  if (strcmp(name, "arm-map") == 0)
+    return &o->arm_map;
   static const struct {
     const char *name;
     size_t offset;
@@ -187,6 +203,7 @@ static int *flag_slot(cli_opts *o, const char *name) {
       {"version", offsetof(cli_opts, version)},
       {"quick", offsetof(cli_opts, quick)},
       {"preflight", offsetof(cli_opts, preflight)},
+      {"ignore-unmapped", offsetof(cli_opts, ignore_unmapped)},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
     if (strcmp(flags[i].name, name) == 0)
@@ -198,7 +215,7 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
   const command_spec *spec = NULL;
   /* The options given, checked against the command once it is known (it
    * may come after them). */
-  const char *given[32];
+  const char *given[CLI_OPTIONS_MAX];
   size_t n_given = 0;
   memset(o, 0, sizeof *o);
   o->data_dir = "data";

@@ -152,8 +152,9 @@ char *core_buf_steal(core_buf *b);
 void core_fmt_sig(char *out, size_t size, double x, int digits);
 
 /** The unit to show values of about x in when they are measured in unit:
- * seconds below 1 as ms and below 1 ms as µs (so that 0.00343 s reads
- * "3.43 ms"); any other unit as it is. OUT: *factor what a value is
+ * seconds below 1 as ms, below 1 ms as µs and below 1 µs as ns (so that
+ * 0.00343 s reads "3.43 ms" and 2.83e-08 s "28.3 ns"); any other unit as
+ * it is. OUT: *factor what a value is
  * multiplied by to be in the returned unit (a static string, or unit
  * itself). */
 const char *core_scale_unit(const char *unit, double x, double *factor);

@@ -50,8 +50,12 @@ const char *core_scale_unit(const char *unit, double x, double *factor) {
     *factor = 1e3;
     return "ms";
   }
-  *factor = 1e6;
-  return "µs";
+  if (fabs(x) >= 1e-6) {
+    *factor = 1e6;
+    return "µs";
+  }
+  *factor = 1e9;
+  return "ns";
 }
 
 void core_buf_md_escape(core_buf *b, const char *s) {

@@ -645,6 +645,33 @@ core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
                              const char *only, size_t *imported,
                              core_err *err);
 
+/* What `prereg import` was told about the file's names and results
+ * (borrowed for the call). */
+typedef struct data_import_opts {
+  const char *only;            /* --only WORKLOAD or NULL */
+  const char *const *arm_from; /* each --arm-from, in order */
+  size_t n_arm_from;           /* they accumulate */
+  const char *arm_map;         /* --arm-map FILE (NAME<TAB>ARM lines) */
+  const char *const *where;    /* each --where KEY=VALUE */
+  size_t n_where;              /* all must hold */
+  int ignore_unmapped;         /* --ignore-unmapped */
+} data_import_opts;
+
+/* What an import did. */
+typedef struct data_import_result {
+  size_t imported; /* rows */
+  char **left_out; /* names --ignore-unmapped left out (newly allocated) */
+  size_t n_left_out;
+} data_import_result;
+
+/** data_import_only with every option of `prereg import` (see
+ * docs/interface.md section 3). OUT: *res, freed with
+ * data_import_result_free (also on failure). */
+core_status data_import_with(data_experiment *exp, const proto_sheet *sheet,
+                             const char *file, const data_import_opts *opts,
+                             data_import_result *res, core_err *err);
+void data_import_result_free(data_import_result *res);
+
 /* Rows across hosts (data/hosts.c) */
 
 /** One row as the node runner sends it to the coordinator, on one line:

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "data/data_internal.h"
 
 enum {
@@ -41,6 +42,12 @@ typedef struct data_import {
   size_t n_cols;
   int header_seen;
   long seq;
+  const data_import_opts *opts;
+  data_names *names;
+  int collect;   /* the first reading: names learnt, rows checked only */
+  long cur_cfg;  /* the configuration of the result being read */
+  long cur_line; /* and its line */
+  const proto_workload *by_command; /* hyperfine: arms by their command */
 } imp;
 
 /* Shared checks */
@@ -51,14 +58,18 @@ static core_status undeclared(const imp *m, core_err *err, const char *where,
   size_t n = arms ? m->sheet->n_arms : m->sheet->n_workloads;
   core_status st;
   core_buf_init(&b);
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n && b.len < IMPORT_QUOTE_MAX; i++)
     core_buf_printf(&b, "%s%s", i ? ", " : "",
                     arms ? m->sheet->arms[i].name
                          : m->sheet->workloads[i].name);
-  st = core_fail(err, CORE_EINPUT,
-                 "%s: %s '%s' is not declared in %s (declared: %s)", where,
-                 kind, name, m->sheet->path ? m->sheet->path : "the sheet",
-                 b.data ? b.data : "none");
+  if (b.len >= IMPORT_QUOTE_MAX)
+    core_buf_printf(&b, ", ... (%zu in all)", n);
+  /* Quoted up to a bound: the list is the hint and must not be cut. */
+  st = core_fail(
+      err, CORE_EINPUT,
+      "%s: %s '%.*s%s' is not declared in %s (declared: %.600s)", where, kind,
+      IMPORT_QUOTE_MAX, name, strlen(name) > IMPORT_QUOTE_MAX ? "..." : "",
+      m->sheet->path ? m->sheet->path : "the sheet", b.data ? b.data : "none");
   core_buf_free(&b);
   return st;
 }
@@ -515,47 +526,6 @@ static core_status import_csv(imp *m, source *s, core_err *err) {
 
 /* hyperfine --export-json */
 
-/* Finds the arm of a hyperfine command: --arm-from "CMD=ARM,..." (the last
- * '=' of an item splits, since commands may hold '='), else an arm of the
- * same name. */
-static long arm_for(const imp *m, const char *arm_map, const char *cmd,
-                    core_err *err, const char **bad) {
-  *bad = NULL;
-  if (arm_map) {
-    const char *p = arm_map;
-    while (*p) {
-      const char *comma = strchr(p, ',');
-      size_t ilen = comma ? (size_t)(comma - p) : strlen(p);
-      const char *eq = NULL;
-      for (const char *q = p; q < p + ilen; q++)
-        if (*q == '=')
-          eq = q;
-      if (!eq) {
-        *bad = "item without '='";
-        core_fail(err, CORE_EUSAGE,
-                  "--arm-from: '%.*s' lacks '='; write CMD=ARM,CMD2=ARM2",
-                  (int)ilen, p);
-        return -2;
-      }
-      if ((size_t)(eq - p) == strlen(cmd) &&
-          strncmp(p, cmd, (size_t)(eq - p)) == 0) {
-        char arm[256];
-        long a;
-        snprintf(arm, sizeof arm, "%.*s", (int)(p + ilen - eq - 1), eq + 1);
-        if ((a = proto_arm_index(m->sheet, arm)) < 0) {
-          undeclared(m, err, "--arm-from", "arm", arm, 1);
-          if (err)
-            err->status = CORE_EUSAGE;
-          return -2;
-        }
-        return a;
-      }
-      p = comma ? comma + 1 : p + ilen;
-    }
-  }
-  return proto_arm_index(m->sheet, cmd);
-}
-
 /* The arm whose whole command is cmd, as hyperfine names a command given
  * without -n; -1 when none, or more than one, is. */
 static long arm_by_command(const imp *m, const proto_workload *w,
@@ -571,6 +541,43 @@ static long arm_by_command(const imp *m, const proto_workload *w,
     core_free(full);
   }
   return found < 0 ? -1 : found;
+}
+
+/* The refusal of a name that maps to no arm, at where. The name and the
+ * list of arms are quoted up to a bound so that the hint after them is
+ * never cut; a name too long to quote is mapped in --arm-map FILE. */
+static core_status no_arm(const imp *m, const char *where, const char *name,
+                          int hyperfine, core_err *err) {
+  core_buf b;
+  core_status st;
+  int q = IMPORT_QUOTE_MAX;
+  const char *cut = strlen(name) > IMPORT_QUOTE_MAX ? "..." : "";
+  const char *long_hint = cut[0] ? " (the name is too long to quote here: "
+                                   "write it in --arm-map FILE, as a line "
+                                   "NAME<TAB>ARM)"
+                                 : "";
+  const char *more = "; or import only the mapped names with "
+                     "--ignore-unmapped";
+  if (hyperfine)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: '%.*s%s' is not an arm; map it with --arm-from "
+                     "'%.*s%s=ARM', or name each command after its arm when "
+                     "running hyperfine (-n ARM)%s%s",
+                     where, q, name, cut, q, name, cut, long_hint, more);
+  core_buf_init(&b);
+  for (size_t i = 0; i < m->sheet->n_arms && b.len < IMPORT_QUOTE_MAX; i++)
+    core_buf_printf(&b, "%s%s", i ? ", " : "", m->sheet->arms[i].name);
+  if (b.len >= IMPORT_QUOTE_MAX)
+    core_buf_printf(&b, ", ... (%zu arms)", m->sheet->n_arms);
+  st = core_fail(err, CORE_EINPUT,
+                 "%s: '%.*s%s' is not an arm of %.*s (arms: %.600s); map it "
+                 "with "
+                 "--arm-from '%.*s%s=ARM'%s%s",
+                 where, q, name, cut, q,
+                 m->sheet->path ? m->sheet->path : "the sheet",
+                 b.data ? b.data : "none", q, name, cut, long_hint, more);
+  core_buf_free(&b);
+  return st;
 }
 
 static core_status pick_workload(imp *m, const char *only, long *wi,
@@ -599,8 +606,106 @@ static core_status pick_workload(imp *m, const char *only, long *wi,
   return CORE_OK;
 }
 
+/* A run's exit code from exit_codes (c; NULL when the file has none).
+ * OUT: code its text, why the reason the run is invalid ("" when valid
+ * as far as the code tells). */
+static core_status hf_code(const imp *m, const proto_workload *w, json_t *c,
+                           size_t j, size_t i, char code[32], char why[128],
+                           core_err *err) {
+  code[0] = why[0] = '\0';
+  if (c && json_is_null(c)) {
+    /* hyperfine writes null when the command was ended by a signal: it
+     * did not finish, whatever its time says. */
+    snprintf(why, 128,
+             "hyperfine recorded no exit code (ended by a "
+             "signal)");
+    return CORE_OK;
+  }
+  if (c) {
+    if (!json_is_integer(c) || json_integer_value(c) < INT_MIN ||
+        json_integer_value(c) > INT_MAX)
+      return core_fail(err, CORE_EINPUT,
+                       "%s: results[%zu].exit_codes[%zu]: not an "
+                       "integer exit code",
+                       m->file, j, i);
+    snprintf(code, 32, "%" JSON_INTEGER_FORMAT, json_integer_value(c));
+  }
+  code_meets(w, code, why, 128);
+  return CORE_OK;
+}
+
+/* The maxrss_kib row of run i from memory_usage_byte (hyperfine 1.20 and
+ * later: the peak resident memory of each run, in bytes). */
+static core_status hf_memory(imp *m, const proto_workload *w, const char *arm,
+                             json_t *mem, size_t j, size_t i,
+                             const char *run_id, const char *code, int valid,
+                             const char *why, core_err *err) {
+  json_t *b = json_array_get(mem, i);
+  double v = 0;
+  if (b && !json_is_null(b) &&
+      (!json_is_number(b) || !isfinite(v = json_number_value(b)) || v < 0))
+    return core_fail(err, CORE_EINPUT,
+                     "%s: results[%zu].memory_usage_byte[%zu]: not a "
+                     "non-negative number",
+                     m->file, j, i);
+  if (!b || json_is_null(b))
+    return make_row(
+        m, w->name, arm, "maxrss_kib", run_id, (long)i + 1, "", code, 0,
+        valid ? "hyperfine recorded no memory usage" : why, NAN, 0, err);
+  return make_row(m, w->name, arm, "maxrss_kib", run_id, (long)i + 1, "", code,
+                  valid, valid ? "" : why, v / 1024, 1, err);
+}
+
+/* The runs of results[j], arm a. */
+static core_status hf_runs(imp *m, const proto_workload *w, long a,
+                           json_t *res, size_t j, core_err *err) {
+  json_t *times = json_object_get(res, "times");
+  json_t *codes = json_object_get(res, "exit_codes");
+  json_t *mem = json_object_get(res, "memory_usage_byte"), *t;
+  int want_mem = proto_workload_has_metric(w, "maxrss_kib");
+  const char *arm = m->sheet->arms[a].name;
+  size_t i;
+  if (codes && !json_is_null(codes) &&
+      (!json_is_array(codes) ||
+       json_array_size(codes) != json_array_size(times)))
+    return core_fail(err, CORE_EINPUT,
+                     "%s: results[%zu].exit_codes: not an array as long "
+                     "as times",
+                     m->file, j);
+  if (want_mem && mem &&
+      (!json_is_array(mem) || json_array_size(mem) != json_array_size(times)))
+    return core_fail(err, CORE_EINPUT,
+                     "%s: results[%zu].memory_usage_byte: not an array as "
+                     "long as times",
+                     m->file, j);
+  json_array_foreach(times, i, t) {
+    json_t *c = json_is_array(codes) ? json_array_get(codes, i) : NULL;
+    char code[32], run_id[64], why[128];
+    double v;
+    core_status st;
+    if (!json_is_number(t) || !isfinite(v = json_number_value(t)) || v < 0)
+      return core_fail(err, CORE_EINPUT,
+                       "%s: results[%zu].times[%zu]: not a non-negative "
+                       "number",
+                       m->file, j, i);
+    if ((st = hf_code(m, w, c, j, i, code, why, err)) != CORE_OK)
+      return st;
+    if (m->collect)
+      continue;
+    snprintf(run_id, sizeof run_id, "h%zu-%zu", j + 1, i + 1);
+    if ((st = make_row(m, w->name, arm, "wall_s", run_id, (long)i + 1, "",
+                       code, !why[0], why, v, 1, err)) != CORE_OK)
+      return st;
+    if (want_mem && mem &&
+        (st = hf_memory(m, w, arm, mem, j, i, run_id, code, !why[0], why,
+                        err)) != CORE_OK)
+      return st;
+  }
+  return CORE_OK;
+}
+
 static core_status import_hyperfine(imp *m, json_t *root, const char *only,
-                                    const char *arm_map, core_err *err) {
+                                    core_err *err) {
   json_t *results = json_object_get(root, "results"), *res;
   const proto_workload *w;
   size_t j;
@@ -615,100 +720,34 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
     return runs_itself(m, err, only ? "--only" : m->file, w);
   if (!proto_workload_has_metric(w, "wall_s"))
     return undeclared_metric(m, err, m->file, w, "wall_s");
+  m->by_command = w;
   json_array_foreach(results, j, res) {
     json_t *cmd = json_object_get(res, "command");
     json_t *times = json_object_get(res, "times");
-    json_t *codes = json_object_get(res, "exit_codes");
-    const char *bad;
-    char where[600];
+    const char *name;
     long a;
-    size_t i;
-    json_t *t;
     if (!json_is_string(cmd))
       return core_fail(err, CORE_EINPUT,
                        "%s: results[%zu].command: not a "
                        "string",
                        m->file, j);
-    a = arm_for(m, arm_map, json_string_value(cmd), err, &bad);
-    if (a == -2)
+    name = json_string_value(cmd);
+    if ((a = data_import_arm(m, name, NULL, -1, 0, err)) == -2)
       return err ? err->status : CORE_EUSAGE;
-    if (a < 0)
-      a = arm_by_command(m, w, json_string_value(cmd));
+    if (a == -3)
+      continue;
     if (a < 0) {
+      char where[600];
       snprintf(where, sizeof where, "%s: results[%zu].command", m->file, j);
-      return core_fail(err, CORE_EINPUT,
-                       "%s: '%s' is not an arm; map it with --arm-from "
-                       "'%s=ARM', or name each command after its arm when "
-                       "running hyperfine (-n ARM)",
-                       where, json_string_value(cmd), json_string_value(cmd));
+      return no_arm(m, where, name, 1, err);
     }
     if (!json_is_array(times) || json_array_size(times) == 0)
       return core_fail(err, CORE_EINPUT,
                        "%s: results[%zu].times: missing or empty (export "
                        "with hyperfine --export-json)",
                        m->file, j);
-    if (codes && !json_is_null(codes) &&
-        (!json_is_array(codes) ||
-         json_array_size(codes) != json_array_size(times)))
-      return core_fail(err, CORE_EINPUT,
-                       "%s: results[%zu].exit_codes: not an array as long "
-                       "as times",
-                       m->file, j);
-    json_array_foreach(times, i, t) {
-      json_t *c = json_is_array(codes) ? json_array_get(codes, i) : NULL;
-      char code[32] = "", run_id[64], why[128] = "";
-      double v;
-      int valid;
-      if (!json_is_number(t) || !isfinite(v = json_number_value(t)) || v < 0)
-        return core_fail(err, CORE_EINPUT,
-                         "%s: results[%zu].times[%zu]: not a non-negative "
-                         "number",
-                         m->file, j, i);
-      if (c && !json_is_null(c)) {
-        if (!json_is_integer(c) || json_integer_value(c) < INT_MIN ||
-            json_integer_value(c) > INT_MAX)
-          return core_fail(err, CORE_EINPUT,
-                           "%s: results[%zu].exit_codes[%zu]: not an "
-                           "integer exit code",
-                           m->file, j, i);
-        snprintf(code, sizeof code, "%" JSON_INTEGER_FORMAT,
-                 json_integer_value(c));
-      }
-      valid = code_meets(w, code, why, sizeof why);
-      snprintf(run_id, sizeof run_id, "h%zu-%zu", j + 1, i + 1);
-      if ((st = make_row(m, w->name, m->sheet->arms[a].name, "wall_s", run_id,
-                         (long)i + 1, "", code, valid, why, v, 1, err)) !=
-          CORE_OK)
-        return st;
-    }
-  }
-  return CORE_OK;
-}
-
-/* Every item of --arm-from must name a declared arm, whatever the file
- * holds: a typo should not wait for the one command it maps. */
-static core_status check_arm_map(const imp *m, const char *arm_map,
-                                 core_err *err) {
-  const char *bad;
-  const char *p = arm_map;
-  while (p && *p) {
-    const char *comma = strchr(p, ',');
-    size_t ilen = comma ? (size_t)(comma - p) : strlen(p);
-    const char *eq = NULL;
-    char cmd[512];
-    for (const char *q = p; q < p + ilen; q++)
-      if (*q == '=')
-        eq = q;
-    if (eq && (size_t)(eq - p) < sizeof cmd) {
-      snprintf(cmd, sizeof cmd, "%.*s", (int)(eq - p), p);
-      if (arm_for(m, arm_map, cmd, err, &bad) == -2)
-        return err ? err->status : CORE_EUSAGE;
-    } else if (!eq) {
-      return core_fail(err, CORE_EUSAGE,
-                       "--arm-from: '%.*s' lacks '='; write CMD=ARM,CMD2=ARM2",
-                       (int)ilen, p);
-    }
-    p = comma ? comma + 1 : p + ilen;
+    if ((st = hf_runs(m, w, a, res, j, err)) != CORE_OK)
+      return st;
   }
   return CORE_OK;
 }
@@ -804,26 +843,44 @@ core_status data_import_workload(data_import *m, const char *only,
   return st;
 }
 
-long data_import_arm(const data_import *m, const char *arm_map,
-                     const char *name, core_err *err) {
-  const char *bad;
-  return arm_for(m, arm_map, name, err, &bad);
+/* The arm a name has without a mapping: the arm of that name, else (for
+ * hyperfine) the arm whose whole command it is. */
+static long arm_fallback(void *ctx, const char *name) {
+  imp *m = ctx;
+  long a = proto_arm_index(m->sheet, name);
+  if (a < 0 && m->by_command)
+    a = arm_by_command(m, m->by_command, name);
+  return a;
+}
+
+long data_import_arm(data_import *m, const char *name, const char *alt,
+                     long cfg, long line, core_err *err) {
+  long a;
+  if (!data_names_where_ok(m->names, cfg))
+    return -3;
+  m->cur_cfg = cfg;
+  m->cur_line = line;
+  if (m->collect)
+    return data_names_see(m->names, name, alt, cfg, line, err) == CORE_OK ? 0
+                                                                          : -2;
+  a = data_names_arm(m->names, name, cfg);
+  return a == -1 && alt ? data_names_arm(m->names, alt, cfg) : a;
+}
+
+core_status data_import_config(data_import *m, const char *text, long *cfg,
+                               core_err *err) {
+  core_status st = data_names_config(m->names, text, m->opts, cfg, err);
+  if (st != CORE_OK && err && err->status == CORE_EINPUT) {
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    core_fail(err, CORE_EINPUT, "%s: %s", m->file, msg);
+  }
+  return st;
 }
 
 core_status data_import_no_arm(const data_import *m, const char *where,
                                const char *name, core_err *err) {
-  core_buf b;
-  core_status st;
-  core_buf_init(&b);
-  for (size_t i = 0; i < m->sheet->n_arms; i++)
-    core_buf_printf(&b, "%s%s", i ? ", " : "", m->sheet->arms[i].name);
-  st = core_fail(err, CORE_EINPUT,
-                 "%s: '%s' is not an arm of %s (arms: %s); map it with "
-                 "--arm-from '%s=ARM'",
-                 where, name, m->sheet->path ? m->sheet->path : "the sheet",
-                 b.data ? b.data : "none", name);
-  core_buf_free(&b);
-  return st;
+  return no_arm(m, where, name, 0, err);
 }
 
 core_status data_import_undeclared_metric(const data_import *m,
@@ -858,6 +915,11 @@ core_status data_import_row(data_import *m, const char *where,
           (reason ? strlen(reason) : 0))
     return core_fail(err, CORE_EINPUT, "%s: a run id or reason is not UTF-8",
                      where);
+  if (m->collect)
+    return CORE_OK;
+  if ((st = data_names_add_run(m->names, m->cur_cfg, m->cur_line, err)) !=
+      CORE_OK)
+    return st;
   return make_row(m, workload, arm, metric, run_id, round, "", "", valid,
                   valid ? "" : reason, value, has_value, err);
 }
@@ -925,8 +987,44 @@ static core_status read_rest(source *s, core_buf *all, core_err *err) {
   return st;
 }
 
-static core_status import_json(imp *m, source *s, const char *only,
-                               const char *arm_map, const char **format,
+/* The file read twice: first to learn its names and configurations (and
+ * check every row), then, the mappings resolved against them, for its
+ * rows. configs: the format has configurations (--where applies). */
+typedef core_status (*reader_fn)(imp *m, void *ctx, core_err *err);
+
+static core_status read_twice(imp *m, reader_fn fn, void *ctx, int configs,
+                              core_err *err) {
+  core_status st;
+  if (m->opts->n_where && !configs)
+    return core_fail(err, CORE_EUSAGE,
+                     "%s: --where selects among the configurations (`key: "
+                     "value` lines) of go test output; this file has none",
+                     m->file);
+  m->collect = 1;
+  if ((st = fn(m, ctx, err)) != CORE_OK)
+    return st;
+  if (m->opts->n_where && data_names_count(m->names) == 0)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: no result under --where %.*s%s (every --where "
+                     "must hold: KEY=VALUE as the line 'KEY: VALUE')",
+                     m->file, IMPORT_QUOTE_MAX, m->opts->where[0],
+                     m->opts->n_where > 1 ? " and the others" : "");
+  if ((st = data_names_resolve(m->names, m->sheet, m->opts, m->file,
+                               arm_fallback, m, err)) != CORE_OK)
+    return st;
+  m->collect = 0;
+  return fn(m, ctx, err);
+}
+
+static core_status read_gbench(imp *m, void *root, core_err *err) {
+  return data_import_gbench(m, root, m->opts->only, err);
+}
+
+static core_status read_hyperfine(imp *m, void *root, core_err *err) {
+  return import_hyperfine(m, root, m->opts->only, err);
+}
+
+static core_status import_json(imp *m, source *s, const char **format,
                                core_err *err) {
   core_buf all;
   json_error_t je;
@@ -959,35 +1057,240 @@ static core_status import_json(imp *m, source *s, const char *only,
                      je.line, je.text);
   if (json_is_object(root) && json_object_get(root, "benchmarks")) {
     *format = "gbench";
-    st = data_import_gbench(m, root, only, arm_map, err);
+    st = read_twice(m, read_gbench, root, 0, err);
   } else if (!json_is_object(root) || !json_object_get(root, "results"))
     st = core_fail(err, CORE_EINPUT,
                    "%s: a JSON object without \"results\" (hyperfine "
                    "--export-json) or \"benchmarks\" (Google Benchmark "
                    "--benchmark_format=json); prereg imports those, CSV "
-                   "and go test -bench output",
+                   "and go test -bench output (also with -json)",
                    m->file);
   else
-    st = import_hyperfine(m, root, only, arm_map, err);
+    st = read_twice(m, read_hyperfine, root, 0, err);
   json_decref(root);
   return st;
 }
 
+/* go test -bench output as text, with the line of the file each of its
+ * lines came from (NULL: the same). */
+typedef struct go_text {
+  const char *text;
+  size_t len;
+  const long *line_of;
+} go_text;
+
+static core_status read_go(imp *m, void *ctx, core_err *err) {
+  go_text *g = ctx;
+  return data_import_go(m, g->text, g->len, g->line_of, m->opts->only, err);
+}
+
 /* go test -bench output, read whole (it is line-oriented but small: one
  * line per run), within the same limit as JSON. */
-static core_status import_go_text(imp *m, source *s, const char *only,
-                                  const char *arm_map, core_err *err) {
-  core_buf all;
-  core_status st;
-  core_buf_init(&all);
-  if ((st = read_rest(s, &all, err)) == CORE_OK) {
-    const char *text = all.data ? all.data : "";
-    if (memchr(text, '\0', all.len))
-      st = core_fail(err, CORE_EINPUT,
+static core_status import_go_text(imp *m, const char *text, size_t len,
+                                  core_err *err) {
+  go_text g = {text, len, NULL};
+  if (memchr(text, '\0', len))
+    return core_fail(err, CORE_EINPUT,
                      "%s: contains a NUL byte; go test -bench output is text",
                      m->file);
-    else
-      st = data_import_go(m, text, all.len, only, arm_map, err);
+  return read_twice(m, read_go, &g, 1, err);
+}
+
+/* go test -json: one event a line; the Output of each package's events,
+ * in order, is the text go test -bench prints. */
+typedef struct go_pkg {
+  char *name;
+  core_buf text;
+  long *line_of; /* the JSON line of each line of text */
+  size_t n_lines, cap_lines;
+  int open; /* its last line has no newline yet */
+} go_pkg;
+
+/* Appends out (from JSON line) to p. 0 when out of memory. */
+static int pkg_append(go_pkg *p, const char *out, long line) {
+  for (const char *q = out; *q; q++) {
+    if (!p->open) {
+      if (p->n_lines == p->cap_lines) {
+        size_t c = p->cap_lines ? p->cap_lines * 2 : 64;
+        long *l = core_realloc(p->line_of, c * sizeof *l);
+        if (!l)
+          return 0;
+        p->line_of = l;
+        p->cap_lines = c;
+      }
+      p->line_of[p->n_lines++] = line;
+      p->open = 1;
+    }
+    if (*q == '\n')
+      p->open = 0;
+  }
+  core_buf_append(&p->text, out, strlen(out));
+  return !p->text.oom;
+}
+
+/* The package of an event, found or added to pk. NULL when out of
+ * memory. */
+static go_pkg *pkg_of(go_pkg **pk, size_t *n, const char *name) {
+  go_pkg *g;
+  for (size_t i = 0; i < *n; i++)
+    if (!strcmp((*pk)[i].name, name))
+      return &(*pk)[i];
+  if (!(g = core_realloc(*pk, (*n + 1) * sizeof *g)))
+    return NULL;
+  *pk = g;
+  g = &g[(*n)++];
+  memset(g, 0, sizeof *g);
+  core_buf_init(&g->text);
+  if (!(g->name = core_strdup(name)))
+    return NULL;
+  return g;
+}
+
+/* The packages' Output joined, each package's text after the other's,
+ * each ending in a newline. OUT: *all, *line_of (newly allocated). */
+static int pkgs_join(go_pkg *pk, size_t n, core_buf *all, long **line_of) {
+  size_t lines = 0, k = 0;
+  for (size_t i = 0; i < n; i++)
+    lines += pk[i].n_lines;
+  if (!(*line_of = core_calloc(lines + 1, sizeof **line_of)))
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    core_buf_append(all, pk[i].text.data ? pk[i].text.data : "",
+                    pk[i].text.len);
+    if (pk[i].open)
+      core_buf_append(all, "\n", 1);
+    memcpy(*line_of + k, pk[i].line_of, pk[i].n_lines * sizeof **line_of);
+    k += pk[i].n_lines;
+  }
+  return !all->oom;
+}
+
+/* One line of go test -json output: an event whose Output goes to its
+ * package. Lines that are not JSON objects (go prints a few of its own,
+ * such as a build failure) are skipped, as test2json's readers do. */
+static int go_event(go_pkg **pk, size_t *n, const char *l, size_t len,
+                    long line) {
+  json_t *ev = json_loadb(l, len, 0, NULL);
+  json_t *out = json_object_get(ev, "Output");
+  json_t *pkg = json_object_get(ev, "Package");
+  go_pkg *g;
+  int ok = 1;
+  if (json_is_string(out)) {
+    g = pkg_of(pk, n, json_is_string(pkg) ? json_string_value(pkg) : "");
+    ok = g && pkg_append(g, json_string_value(out), line);
+  }
+  json_decref(ev);
+  return ok;
+}
+
+static core_status import_go_json(imp *m, source *s, core_err *err) {
+  core_buf all, text;
+  go_pkg *pk = NULL;
+  size_t n = 0;
+  long *line_of = NULL, line = 0;
+  core_status st;
+  core_buf_init(&all);
+  core_buf_init(&text);
+  st = read_rest(s, &all, err);
+  for (const char *p = all.data, *end = all.data + all.len;
+       st == CORE_OK && p && p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    line++;
+    if (!go_event(&pk, &n, p, len, line))
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    p = nl ? nl + 1 : end;
+  }
+  core_buf_free(&all);
+  if (st == CORE_OK && !pkgs_join(pk, n, &text, &line_of))
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  if (st == CORE_OK && memchr(text.data ? text.data : "", '\0', text.len))
+    st = core_fail(err, CORE_EINPUT,
+                   "%s: an Output holds a NUL byte; go test output is text",
+                   m->file);
+  if (st == CORE_OK) {
+    go_text g = {text.data ? text.data : "", text.len, line_of};
+    st = read_twice(m, read_go, &g, 1, err);
+  }
+  for (size_t i = 0; i < n; i++) {
+    core_free(pk[i].name);
+    core_buf_free(&pk[i].text);
+    core_free(pk[i].line_of);
+  }
+  core_free(pk);
+  core_free(line_of);
+  core_buf_free(&text);
+  return st;
+}
+
+/* Whether the first line of buf is an event of go test -json (an object
+ * with "Action"). */
+static int is_go_json(const char *buf, size_t n) {
+  const char *nl = memchr(buf, '\n', n);
+  json_t *ev = json_loadb(buf, nl ? (size_t)(nl - buf) : n, 0, NULL);
+  int yes = json_is_string(json_object_get(ev, "Action"));
+  json_decref(ev);
+  return yes;
+}
+
+/* Whether the first line of buf is a header of the import CSV: every
+ * field (blanks and quotes around it aside) a column name. */
+static int is_csv_header(const char *buf, size_t n) {
+  const char *end = memchr(buf, '\n', n), *p = buf;
+  if (!end)
+    end = buf + n;
+  if (end - p >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
+    p += 3;
+  while (p < end) {
+    const char *c = memchr(p, ',', (size_t)(end - p)), *e = c ? c : end;
+    int known = 0;
+    while (p < e && strchr(" \t\"", *p))
+      p++;
+    while (e > p && strchr(" \t\r\"", e[-1]))
+      e--;
+    for (int k = 0; k < C_COUNT && !known; k++)
+      known = strlen(col_names[k]) == (size_t)(e - p) &&
+              !strncmp(p, col_names[k], (size_t)(e - p));
+    if (!known)
+      return 0;
+    p = c ? c + 1 : end;
+  }
+  return 1;
+}
+
+/* A file that is neither JSON nor a CSV by its header: go test output
+ * when any of its lines is a result or a configuration line, else the
+ * CSV it would be (whose header the CSV reader then refuses). */
+static core_status import_text(imp *m, source *s, size_t size,
+                               const char **format, core_err *err) {
+  core_buf all;
+  core_status st;
+  csvscan_result res;
+  data_csvscan *sc;
+  if (size > IMPORT_WHOLE_MAX) {
+    if (!data_is_go_bench(s->buf, s->n))
+      return import_csv(m, s, err);
+    return core_fail(err, CORE_EINPUT,
+                     "%s: is %zu bytes; prereg imports JSON files and go "
+                     "test output of at most %zu MiB",
+                     m->file, size, IMPORT_WHOLE_MAX >> 20);
+  }
+  core_buf_init(&all);
+  if ((st = read_rest(s, &all, err)) == CORE_OK &&
+      data_is_go_bench(all.data ? all.data : "", all.len)) {
+    *format = "go";
+    st = import_go_text(m, all.data, all.len, err);
+  } else if (st == CORE_OK) {
+    sc = data_csvscan_begin(m->file, on_csv, m, &res, err);
+    st = sc ? data_csvscan_feed(sc, all.data ? all.data : "", all.len)
+            : CORE_ENOMEM;
+    if (sc && data_csvscan_end(sc) != CORE_OK && st == CORE_OK)
+      st = err ? err->status : CORE_EINPUT;
+    if (st == CORE_OK)
+      st = core_fail(err, CORE_EINPUT,
+                     "%s: neither a CSV with a header (workload,arm,metric,"
+                     "value), JSON, nor go test -bench output",
+                     m->file);
   }
   core_buf_free(&all);
   return st;
@@ -995,11 +1298,11 @@ static core_status import_go_text(imp *m, source *s, const char *only,
 
 /* Opens the file the user named: a regular file (a FIFO would block, a
  * device never end; both are refused at once), of a size prereg imports.
- * Then JSON by its first character after a byte order mark and blanks,
- * go test output by its first line, else CSV. OUT: *format, hex the
- * file's SHA-256. */
-static core_status import_source(imp *m, const char *only, const char *arm_map,
-                                 const char **format,
+ * Then by its content: JSON (hyperfine, Google Benchmark) or go test
+ * -json events by the first character after a byte order mark and
+ * blanks, a CSV by its header, else go test output. OUT: *format, hex
+ * the file's SHA-256. */
+static core_status import_source(imp *m, const char **format,
                                  char hex[CORE_SHA256_HEX], core_err *err) {
   source s = {.file = m->file, .fd = -1};
   size_t size, k = 0;
@@ -1030,19 +1333,28 @@ static core_status import_source(imp *m, const char *only, const char *arm_map,
     while (k < s.n && strchr(" \t\r\n", s.buf[k]) && s.buf[k])
       k++;
     int json = k < s.n && s.buf[k] == '{';
-    int go = !json && data_is_go_bench(s.buf + k, s.n - k);
-    *format = json ? "hyperfine" : go ? "go" : "csv";
-    if ((json || go) && size > IMPORT_WHOLE_MAX)
+    int gojson = json && is_go_json(s.buf + k, s.n - k);
+    *format = gojson ? "go" : json ? "hyperfine" : "csv";
+    if (json && size > IMPORT_WHOLE_MAX)
       st = core_fail(err, CORE_EINPUT,
                      "%s: is %zu bytes; prereg imports JSON files and go "
                      "test output of at most %zu MiB",
                      m->file, size, IMPORT_WHOLE_MAX >> 20);
+    else if (gojson)
+      st = import_go_json(m, &s, err);
     else if (json)
-      st = import_json(m, &s, only, arm_map, format, err);
-    else if (go)
-      st = import_go_text(m, &s, only, arm_map, err);
-    else
-      st = import_csv(m, &s, err);
+      st = import_json(m, &s, format, err);
+    else if (is_csv_header(s.buf, s.n)) {
+      if (m->opts->n_where || m->opts->arm_map || m->opts->ignore_unmapped)
+        st = core_fail(err, CORE_EUSAGE,
+                       "%s: a CSV names each row's arm in its arm column; "
+                       "--where, --arm-map and --ignore-unmapped are for "
+                       "the files of other tools",
+                       m->file);
+      else
+        st = import_csv(m, &s, err);
+    } else
+      st = import_text(m, &s, size, format, err);
   }
   core_sha256_end(s.sha, hex);
   core_free(s.buf);
@@ -1050,67 +1362,123 @@ static core_status import_source(imp *m, const char *only, const char *arm_map,
   return st;
 }
 
-core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
-                             const char *file, const char *arm_map,
-                             const char *only, size_t *imported,
-                             core_err *err) {
-  imp m;
+/* The batch facts: the file, and for go test output the configuration
+ * of every run; the names --ignore-unmapped left out. */
+static json_t *import_facts(imp *m, const char *format, const char *hex,
+                            char **left, size_t n_left) {
+  char now[32];
+  json_t *facts, *cfgs = data_names_configs_json(m->names), *l;
+  core_utc_now(now);
+  facts = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:O}", "kind", "import",
+                    "format", format, "source", m->file, "source_sha256", hex,
+                    "imported_at", now, "rows_imported", (json_int_t)m->rows.n,
+                    "notes", m->notes);
+  if (!facts || !cfgs) {
+    json_decref(facts);
+    json_decref(cfgs);
+    return NULL;
+  }
+  if (json_array_size(cfgs))
+    json_object_set_new(facts, "configurations", cfgs);
+  else
+    json_decref(cfgs);
+  if (m->opts->ignore_unmapped) {
+    if (!(l = json_array()) || json_object_set_new(facts, "left_out", l)) {
+      json_decref(facts);
+      return NULL;
+    }
+    for (size_t i = 0; i < n_left; i++)
+      json_array_append_new(l, json_string(left[i]));
+  }
+  return facts;
+}
+
+void data_import_result_free(data_import_result *res) {
+  if (!res)
+    return;
+  for (size_t i = 0; i < res->n_left_out; i++)
+    core_free(res->left_out[i]);
+  core_free(res->left_out);
+  memset(res, 0, sizeof *res);
+}
+
+/* The rows checked: frozen as one batch, under the lock. */
+static core_status import_freeze(imp *m, const char *format, const char *hex,
+                                 data_import_result *res, core_err *err) {
   char *facts_text = NULL;
-  char hex[CORE_SHA256_HEX], now[32];
-  const char *format = "csv";
-  json_t *facts = NULL;
+  json_t *facts;
   data_batch *b = NULL;
   core_status st;
+  if ((st = data_names_left_out(m->names, &res->left_out, &res->n_left_out,
+                                err)) != CORE_OK)
+    return st;
+  if (m->rows.n == 0)
+    return core_fail(err, CORE_EINPUT, "%s: no rows to import%s", m->file,
+                     res->n_left_out ? " (--ignore-unmapped left out every "
+                                       "result)"
+                                     : "");
+  if ((st = not_imported_before(m->exp, m->file, hex, err)) != CORE_OK)
+    return st;
+  /* Everything checked: only now does anything touch the data folder. */
+  facts = import_facts(m, format, hex, res->left_out, res->n_left_out);
+  if (!facts || !(facts_text = json_dumps(facts, JSON_PRESERVE_ORDER |
+                                                     FACTS_PRECISION))) {
+    json_decref(facts);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  json_decref(facts);
+  if ((st = data_batch_begin(m->exp, "import", &b, err)) == CORE_OK) {
+    if ((st = data_batch_append(b, m->rows.rows, m->rows.n, err)) != CORE_OK)
+      data_batch_abandon(b);
+    else if ((st = data_batch_freeze(b, facts_text, err)) == CORE_OK)
+      res->imported = m->rows.n;
+  }
+  core_free(facts_text);
+  return st;
+}
+
+core_status data_import_with(data_experiment *exp, const proto_sheet *sheet,
+                             const char *file, const data_import_opts *opts,
+                             data_import_result *res, core_err *err) {
+  imp m;
+  char hex[CORE_SHA256_HEX];
+  const char *format = "csv";
+  core_status st;
   memset(&m, 0, sizeof m);
+  memset(res, 0, sizeof *res);
   m.exp = exp;
   m.sheet = sheet;
   m.file = file;
-  *imported = 0;
+  m.opts = opts;
+  m.cur_cfg = -1;
   data_json_init();
   /* The lock first: no data goes in under an unrecorded sheet. */
   if ((st = data_check_lock(exp, sheet, err)) != CORE_OK)
     return st;
-  if ((st = check_arm_map(&m, arm_map, err)) != CORE_OK)
+  if ((st = data_names_check_flags(sheet, opts, err)) != CORE_OK)
     return st;
-  if (!(m.notes = json_array()))
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  if (!(m.rows.pool = data_strpool_new())) {
+  if (!(m.notes = json_array()) || !(m.names = data_names_new()) ||
+      !(m.rows.pool = data_strpool_new()))
     st = core_fail(err, CORE_ENOMEM, "out of memory");
-    goto cleanup;
-  }
-  st = import_source(&m, only, arm_map, &format, hex, err);
-  if (st != CORE_OK)
-    goto cleanup;
-  if (m.rows.n == 0) {
-    st = core_fail(err, CORE_EINPUT, "%s: no rows to import", file);
-    goto cleanup;
-  }
-  if ((st = not_imported_before(exp, file, hex, err)) != CORE_OK)
-    goto cleanup;
-  /* Everything checked: only now does anything touch the data folder. */
-  core_utc_now(now);
-  facts =
-      json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:O}", "kind", "import", "format",
-                format, "source", file, "source_sha256", hex, "imported_at",
-                now, "rows_imported", (json_int_t)m.rows.n, "notes", m.notes);
-  if (!facts || !(facts_text = json_dumps(facts, JSON_PRESERVE_ORDER |
-                                                     FACTS_PRECISION))) {
-    st = core_fail(err, CORE_ENOMEM, "out of memory");
-    goto cleanup;
-  }
-  if ((st = data_batch_begin(exp, "import", &b, err)) != CORE_OK)
-    goto cleanup;
-  if ((st = data_batch_append(b, m.rows.rows, m.rows.n, err)) != CORE_OK) {
-    data_batch_abandon(b);
-    goto cleanup;
-  }
-  st = data_batch_freeze(b, facts_text, err);
   if (st == CORE_OK)
-    *imported = m.rows.n;
-cleanup:
-  json_decref(facts);
+    st = import_source(&m, &format, hex, err);
+  if (st == CORE_OK)
+    st = import_freeze(&m, format, hex, res, err);
   json_decref(m.notes);
-  core_free(facts_text);
+  data_names_free(m.names);
   data_rowset_free(&m.rows);
+  return st;
+}
+
+core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
+                             const char *file, const char *arm_map,
+                             const char *only, size_t *imported,
+                             core_err *err) {
+  data_import_opts o = {
+      .only = only, .arm_from = &arm_map, .n_arm_from = arm_map ? 1 : 0};
+  data_import_result res;
+  core_status st = data_import_with(exp, sheet, file, &o, &res, err);
+  *imported = res.imported;
+  data_import_result_free(&res);
   return st;
 }

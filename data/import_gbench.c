@@ -1,7 +1,11 @@
 /* import_gbench.c: Google Benchmark's --benchmark_format=json (also
- * --benchmark_out_format=json): each repetition of a benchmark (run_type
- * "iteration") is a run of the arm its name maps to; aggregates (mean,
- * median, stddev, cv) are statistics of those runs and are not imported.
+ * --benchmark_out_format=json), of every schema since 2016: each
+ * repetition of a benchmark is a run of the arm its name maps to;
+ * aggregates (mean, median, stddev, cv, and the complexity fits) are
+ * statistics of those runs and are not imported. They are known by
+ * run_type "aggregate" (2019 on), by aggregate_name, and in older files by
+ * the suffix (_mean, _median, _stddev, _cv, _BigO, _RMS) of a name whose
+ * base is also in the file.
  * SPDX-License-Identifier: MIT
  */
 #include <jansson.h>
@@ -73,6 +77,7 @@ static core_status one_run(data_import *m, json_t *b, size_t i, const char *bn,
   json_t *u = json_object_get(b, "time_unit");
   json_t *it = json_object_get(b, "iterations");
   json_t *failed = json_object_get(b, "error_occurred");
+  json_t *skipped = json_object_get(b, "skipped");
   char where[600], run_id[64];
   double per_s;
   snprintf(where, sizeof where, "%s: benchmarks[%zu] (%s)", file, i, bn);
@@ -83,13 +88,18 @@ static core_status one_run(data_import *m, json_t *b, size_t i, const char *bn,
                      "%s: time_unit '%s' is not one of ns, us, ms, s", where,
                      json_string_value(u));
   snprintf(run_id, sizeof run_id, "gb%zu", i + 1);
-  if (json_is_true(failed)) {
+  if (json_is_true(failed) || json_is_true(skipped)) {
     /* A skipped or failed benchmark measured nothing: its run is kept as
-     * invalid, with the library's reason. */
+     * invalid, with the library's reason, never its zero times. */
     json_t *why = json_object_get(b, "error_message");
     char reason[300];
-    snprintf(reason, sizeof reason, "Google Benchmark: %s",
-             json_is_string(why) ? json_string_value(why) : "error");
+    if (!json_is_string(why))
+      why = json_object_get(b, "skip_message");
+    snprintf(reason, sizeof reason, "Google Benchmark: %s%s",
+             json_is_true(failed) ? "" : "skipped: ",
+             json_is_string(why)    ? json_string_value(why)
+             : json_is_true(failed) ? "error"
+                                    : "no message");
     for (size_t k = 0; k < w->n_metrics; k++) {
       core_status st = data_import_row(m, where, w->name, arm, w->metrics[k],
                                        run_id, round, 0, reason, 0, 0, err);
@@ -123,11 +133,83 @@ static long round_of(json_t *b, long *seen) {
              : *seen;
 }
 
+/* The suffixes of an aggregate's name in files without run_type. */
+static const char *const agg_suffix[] = {"_mean", "_median", "_stddev",
+                                         "_cv",   "_BigO",   "_RMS"};
+
+/* The length of name without an aggregate suffix, or 0 when it has none. */
+static size_t agg_base(const char *name) {
+  size_t n = strlen(name);
+  for (size_t k = 0; k < sizeof agg_suffix / sizeof agg_suffix[0]; k++) {
+    size_t l = strlen(agg_suffix[k]);
+    if (n > l && !strcmp(name + n - l, agg_suffix[k]))
+      return n - l;
+  }
+  return 0;
+}
+
+/* Whether name, in a file that says nothing of run types, is an
+ * aggregate: it has a suffix and its base is also in the file (names: a
+ * set of every name), as a repetition or as another aggregate. */
+static int old_aggregate(json_t *names, const char *name) {
+  size_t base = agg_base(name);
+  char *key;
+  int found = 0;
+  if (!base || !(key = core_malloc(base + 8)))
+    return 0;
+  memcpy(key, name, base);
+  key[base] = '\0';
+  found = json_object_get(names, key) != NULL;
+  for (size_t k = 0; !found && k < sizeof agg_suffix / sizeof agg_suffix[0];
+       k++) {
+    snprintf(key + base, 8, "%s", agg_suffix[k]);
+    found = strcmp(key, name) != 0 && json_object_get(names, key);
+  }
+  core_free(key);
+  return found;
+}
+
+/* Every entry's name, as the keys of an object (NULL when out of
+ * memory). */
+static json_t *name_set(json_t *list) {
+  json_t *set = json_object(), *b;
+  size_t i;
+  json_array_foreach(list, i, b) {
+    json_t *nm = json_object_get(b, "name");
+    if (set && json_is_string(nm))
+      json_object_set_new(set, json_string_value(nm), json_true());
+  }
+  return set;
+}
+
+/* Whether entry i is an aggregate; CORE_EINPUT for a run_type of
+ * neither kind. */
+static core_status is_aggregate(const data_import *m, json_t *names, size_t i,
+                                json_t *b, const char *bn, int *agg,
+                                core_err *err) {
+  json_t *type = json_object_get(b, "run_type");
+  *agg = 0;
+  if (json_is_string(type) && !strcmp(json_string_value(type), "aggregate"))
+    return *agg = 1, CORE_OK;
+  if (type &&
+      !(json_is_string(type) && !strcmp(json_string_value(type), "iteration")))
+    return core_fail(err, CORE_EINPUT,
+                     "%s: benchmarks[%zu] (%s): run_type is neither "
+                     "\"iteration\" nor \"aggregate\"",
+                     data_import_file(m), i, bn);
+  if (!type)
+    *agg =
+        json_is_string(json_object_get(b, "aggregate_name")) ||
+        (!json_object_get(b, "aggregate_name") &&
+         old_aggregate(names, json_string_value(json_object_get(b, "name"))));
+  return CORE_OK;
+}
+
 core_status data_import_gbench(data_import *m, json_t *root, const char *only,
-                               const char *arm_map, core_err *err) {
+                               core_err *err) {
   const proto_sheet *s = data_import_sheet(m);
   const char *file = data_import_file(m);
-  json_t *list = json_object_get(root, "benchmarks"), *b;
+  json_t *list = json_object_get(root, "benchmarks"), *b, *names;
   size_t i, runs = 0, aggregates = 0;
   long wi;
   long *seen;
@@ -137,51 +219,51 @@ core_status data_import_gbench(data_import *m, json_t *root, const char *only,
   if ((st = data_import_workload(m, only, "Google Benchmark results", &wi,
                                  err)) != CORE_OK)
     return st;
-  if (!(seen = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *seen)))
+  seen = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *seen);
+  if (!seen || !(names = name_set(list))) {
+    core_free(seen);
     return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
   json_array_foreach(list, i, b) {
     json_t *name = json_object_get(b, "run_name");
-    json_t *type = json_object_get(b, "run_type");
     const char *bn;
+    char where[600];
     long a;
+    int agg;
     if (!json_is_string(name))
       name = json_object_get(b, "name");
-    if (!json_is_object(b) || !json_is_string(name)) {
+    if (!json_is_object(b) || !json_is_string(name) ||
+        !json_is_string(json_object_get(b, "name"))) {
       st =
           core_fail(err, CORE_EINPUT,
                     "%s: benchmarks[%zu]: not an object with a name", file, i);
       break;
     }
     bn = json_string_value(name);
-    if (json_is_string(type) &&
-        !strcmp(json_string_value(type), "aggregate")) {
+    if ((st = is_aggregate(m, names, i, b, bn, &agg, err)) != CORE_OK)
+      break;
+    if (agg) {
       aggregates++;
       continue;
     }
-    if (type && !(json_is_string(type) &&
-                  !strcmp(json_string_value(type), "iteration"))) {
-      st = core_fail(err, CORE_EINPUT,
-                     "%s: benchmarks[%zu] (%s): run_type is neither "
-                     "\"iteration\" nor \"aggregate\"",
-                     file, i, bn);
-      break;
-    }
-    if ((a = data_import_arm(m, arm_map, bn, err)) == -2) {
+    runs++;
+    if ((a = data_import_arm(m, bn, NULL, -1, 0, err)) == -2) {
       st = err ? err->status : CORE_EUSAGE;
       break;
     }
+    if (a == -3)
+      continue;
+    snprintf(where, sizeof where, "%s: benchmarks[%zu]", file, i);
     if (a < 0) {
-      char where[600];
-      snprintf(where, sizeof where, "%s: benchmarks[%zu]", file, i);
       st = data_import_no_arm(m, where, bn, err);
       break;
     }
-    runs++;
     if ((st = one_run(m, b, i, bn, &s->workloads[wi], s->arms[a].name,
                       round_of(b, &seen[a]), err)) != CORE_OK)
       break;
   }
   core_free(seen);
+  json_decref(names);
   if (st != CORE_OK)
     return st;
   if (runs == 0 && aggregates > 0)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/limits.h"
 #include "data/data_internal.h"
 
 #define MAX_FIELDS 64
@@ -25,25 +26,60 @@ static int bench_line(const char *l) {
   return !strncmp(l, "Benchmark", 9) && !islower((unsigned char)l[9]);
 }
 
-/* "key: value" with a key of non-blank characters that starts with a
- * lower-case letter (goos, goarch, pkg, cpu, or the user's own). */
-static int config_line(const char *l) {
+/* benchfmt's configuration line: "key:" then blanks and a value (or
+ * nothing), the key starting with a lower-case letter and holding no
+ * blank or upper-case letter (goos, goarch, pkg, cpu, note, or the
+ * user's own). OUT: *klen the key's length, *value its value. */
+static int config_kv(const char *l, size_t *klen, const char **value) {
   const char *p = l;
   if (!islower((unsigned char)*p))
     return 0;
-  while (*p && *p != ':' && *p != ' ' && *p != '\t')
+  while (*p && *p != ':' && !isspace((unsigned char)*p) &&
+         !isupper((unsigned char)*p))
     p++;
-  return p[0] == ':' && (p[1] == ' ' || p[1] == '\0');
+  if (p[0] != ':' || (p[1] && p[1] != ' ' && p[1] != '\t'))
+    return 0;
+  *klen = (size_t)(p - l);
+  for (p++; *p == ' ' || *p == '\t';)
+    p++;
+  *value = p;
+  return 1;
+}
+
+static int config_line(const char *l) {
+  size_t k;
+  const char *v;
+  return config_kv(l, &k, &v);
+}
+
+/* A result line: a Benchmark name, an iteration count, a value. */
+static int result_line(const char *l) {
+  const char *p = l;
+  if (!bench_line(l))
+    return 0;
+  while (*p && !isspace((unsigned char)*p))
+    p++;
+  while (*p == ' ' || *p == '\t')
+    p++;
+  if (!isdigit((unsigned char)*p))
+    return 0;
+  while (isdigit((unsigned char)*p))
+    p++;
+  return *p == ' ' || *p == '\t';
 }
 
 int data_is_go_bench(const char *text, size_t len) {
-  char first[256];
-  size_t n = 0;
-  while (n < len && n < sizeof first - 1 && text[n] != '\n' && text[n] != '\r')
-    n++;
-  memcpy(first, text, n);
-  first[n] = '\0';
-  return bench_line(first) || config_line(first);
+  char l[512];
+  for (const char *p = text, *end = text + len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    snprintf(l, sizeof l, "%.*s", (int)(n < sizeof l - 1 ? n : sizeof l - 1),
+             p);
+    if (result_line(l) || config_line(l))
+      return 1;
+    p = nl ? nl + 1 : end;
+  }
+  return 0;
 }
 
 /* Splits l in place on blanks. Returns the number of fields (at most
@@ -149,35 +185,172 @@ static core_status read_pairs(const char *where, char **f, size_t n, go_run *r,
   return CORE_OK;
 }
 
+/* Configurations */
+
+/* The `key: value` lines in effect, sorted by key, and the text of the
+ * configuration they make (built again after a change). */
+typedef struct go_config {
+  char *key[IMPORT_CONFIG_KEYS_MAX], *value[IMPORT_CONFIG_KEYS_MAX];
+  size_t n;
+  int dirty;
+  long cfg;       /* its index (data_import_config), -1 before one */
+  char procs[24]; /* the -P suffix of the last result, "" when none */
+  size_t built;   /* bytes of configuration text built so far */
+} go_config;
+
+static void config_free(go_config *c) {
+  for (size_t i = 0; i < c->n; i++) {
+    core_free(c->key[i]);
+    core_free(c->value[i]);
+  }
+  c->n = 0;
+}
+
+/* strcmp of key and the klen bytes at k. */
+static int keycmp(const char *key, const char *k, size_t klen) {
+  int c = strncmp(key, k, klen);
+  return c ? c : key[klen] ? 1 : 0;
+}
+
+/* Sets key (klen bytes) to value, or deletes it when value is empty (as
+ * benchfmt does). */
+static core_status config_set(go_config *c, const char *where, const char *k,
+                              size_t klen, const char *value, core_err *err) {
+  size_t i = 0;
+  int cmp = 1;
+  while (i < c->n && (cmp = keycmp(c->key[i], k, klen)) < 0)
+    i++;
+  if (cmp == 0) {
+    if (!value[0] || strcmp(c->value[i], value) != 0)
+      c->dirty = 1;
+    core_free(c->value[i]);
+    if (!value[0]) {
+      core_free(c->key[i]);
+      memmove(c->key + i, c->key + i + 1, (c->n - i - 1) * sizeof *c->key);
+      memmove(c->value + i, c->value + i + 1,
+              (c->n - i - 1) * sizeof *c->value);
+      c->n--;
+      return CORE_OK;
+    }
+    return (c->value[i] = core_strdup(value))
+               ? CORE_OK
+               : core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  if (!value[0])
+    return CORE_OK;
+  if (c->n == IMPORT_CONFIG_KEYS_MAX)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: more than %d configuration keys in effect at once",
+                     where, IMPORT_CONFIG_KEYS_MAX);
+  memmove(c->key + i + 1, c->key + i, (c->n - i) * sizeof *c->key);
+  memmove(c->value + i + 1, c->value + i, (c->n - i) * sizeof *c->value);
+  c->n++;
+  c->key[i] = core_strndup(k, klen);
+  c->value[i] = core_strdup(value);
+  c->dirty = 1;
+  if (!c->key[i] || !c->value[i])
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  return CORE_OK;
+}
+
+/* The configuration of a result with -P suffix procs: the lines in
+ * effect, and gomaxprocs from the suffix (results at two -cpu values are
+ * two results). */
+static core_status config_now(data_import *m, go_config *c, const char *where,
+                              const char *procs, core_err *err) {
+  core_buf b;
+  core_status st;
+  int gm = 0;
+  if (!c->dirty && c->cfg >= 0 && !strcmp(c->procs, procs))
+    return CORE_OK;
+  snprintf(c->procs, sizeof c->procs, "%s", procs);
+  core_buf_init(&b);
+  for (size_t i = 0; i <= c->n; i++) {
+    /* gomaxprocs in its sorted place, unless a line sets it */
+    if (!gm && procs[0] &&
+        (i == c->n || strcmp(c->key[i], "gomaxprocs") >= 0)) {
+      gm = 1;
+      if (i == c->n || strcmp(c->key[i], "gomaxprocs") != 0)
+        core_buf_printf(&b, "gomaxprocs: %s\n", procs);
+    }
+    if (i < c->n)
+      core_buf_printf(&b, "%s: %s\n", c->key[i], c->value[i]);
+  }
+  c->built += b.len;
+  if (b.oom)
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  else if (c->built > IMPORT_CONFIG_BYTES_MAX)
+    st = core_fail(err, CORE_EINPUT,
+                   "%s: the configuration changes more often than prereg "
+                   "follows (%zu MiB of configuration text)",
+                   where, IMPORT_CONFIG_BYTES_MAX >> 20);
+  else
+    st = data_import_config(m, b.data ? b.data : "", &c->cfg, err);
+  c->dirty = 0;
+  core_buf_free(&b);
+  return st;
+}
+
 /* Benchmark lines */
 
 /* The benchmark's name without its -GOMAXPROCS suffix, in place; OUT:
- * *short_name, the name without "Benchmark" (as benchstat shows it). */
-static void bench_name(char *name, const char **short_name) {
+ * *short_name, the name without "Benchmark" (as benchstat shows it),
+ * procs the suffix's digits ("" when none). */
+static void bench_name(char *name, const char **short_name, char procs[24]) {
   char *dash = strrchr(name, '-');
+  procs[0] = '\0';
   if (dash && dash[1]) {
     char *p = dash + 1;
     while (isdigit((unsigned char)*p))
       p++;
-    if (!*p)
+    if (!*p && p - dash - 1 < 20) {
+      snprintf(procs, 24, "%s", dash + 1);
       *dash = '\0';
+    }
   }
   *short_name = name[9] ? name + 9 : name;
 }
 
-/* One Benchmark line (l, a copy the function may cut up) at line: a run
- * of the arm its name maps to, round the arm's count so far. */
-static core_status one_line(data_import *m, char *l, long line,
-                            const proto_workload *w, const char *arm_map,
-                            long *seen, core_err *err) {
+/* The rows of one result line r of arm a. */
+static core_status line_rows(data_import *m, const char *where,
+                             const char *bench, const go_run *r,
+                             const proto_workload *w, const char *arm,
+                             const char *run_id, long round, core_err *err) {
+  for (size_t k = 0; k < w->n_metrics; k++) {
+    size_t j = 0;
+    core_status st;
+    while (j < r->n && strcmp(r->metric[j], w->metrics[k]) != 0)
+      j++;
+    if (j == r->n)
+      return core_fail(err, CORE_EINPUT,
+                       "%s: %s reports no value for the metric %s (wall_s "
+                       "is ns/op or another time per op, bytes_per_op B/op, "
+                       "allocs_per_op allocs/op, mb_per_s MB/s)",
+                       where, bench, w->metrics[k]);
+    if ((st = data_import_row(m, where, w->name, arm, w->metrics[k], run_id,
+                              round, 1, "", r->value[j], 1, err)) != CORE_OK)
+      return st;
+  }
+  return CORE_OK;
+}
+
+/* One Benchmark line (l, a copy the function may cut up) at line (the
+ * file's line file_line): a run of the arm its name maps to, round the
+ * arm's count so far. A name alone on its line (what -v prints before
+ * the result) is skipped, as benchstat skips it. */
+static core_status one_line(data_import *m, char *l, long line, long file_line,
+                            const proto_workload *w, go_config *c, long *seen,
+                            core_err *err) {
   const proto_sheet *s = data_import_sheet(m);
-  char where[600], run_id[64], *f[MAX_FIELDS], *end;
+  char where[600], run_id[64], *f[MAX_FIELDS], *end, procs[24];
   const char *short_name;
   size_t n = split(l, f);
   go_run r;
   long a, iters;
   core_status st;
-  snprintf(where, sizeof where, "%s:%ld", data_import_file(m), line);
+  snprintf(where, sizeof where, "%s:%ld", data_import_file(m), file_line);
+  if (n == 1)
+    return CORE_OK;
   if (n > MAX_FIELDS)
     return core_fail(err, CORE_EINPUT, "%s: more than %d fields", where,
                      MAX_FIELDS);
@@ -190,56 +363,80 @@ static core_status one_line(data_import *m, char *l, long line,
                      where, f[0], n > 1 ? f[1] : "");
   if ((st = read_pairs(where, f + 2, n - 2, &r, err)) != CORE_OK)
     return st;
-  bench_name(f[0], &short_name);
-  if ((a = data_import_arm(m, arm_map, f[0], err)) == -1)
-    a = data_import_arm(m, arm_map, short_name, err);
+  bench_name(f[0], &short_name, procs);
+  if ((st = config_now(m, c, where, procs, err)) != CORE_OK)
+    return st;
+  a = data_import_arm(m, f[0], short_name, c->cfg, file_line, err);
   if (a == -2)
     return err ? err->status : CORE_EUSAGE;
+  if (a == -3)
+    return CORE_OK;
   if (a < 0)
     return data_import_no_arm(m, where, short_name, err);
-  snprintf(run_id, sizeof run_id, "go%ld", line);
+  snprintf(run_id, sizeof run_id, "go%ld", file_line);
   seen[a]++;
-  for (size_t k = 0; k < w->n_metrics; k++) {
-    size_t j = 0;
-    while (j < r.n && strcmp(r.metric[j], w->metrics[k]) != 0)
-      j++;
-    if (j == r.n)
-      return core_fail(err, CORE_EINPUT,
-                       "%s: %s reports no value for the metric %s (wall_s "
-                       "is ns/op or another time per op, bytes_per_op B/op, "
-                       "allocs_per_op allocs/op, mb_per_s MB/s)",
-                       where, f[0], w->metrics[k]);
-    if ((st = data_import_row(m, where, w->name, s->arms[a].name,
-                              w->metrics[k], run_id, seen[a], 1, "",
-                              r.value[j], 1, err)) != CORE_OK)
-      return st;
-  }
-  return CORE_OK;
+  (void)line;
+  return line_rows(m, where, f[0], &r, w, s->arms[a].name, run_id, seen[a],
+                   err);
+}
+
+/* One line of the output at line (file_line in the file): a result, a
+ * configuration line, a failure, or anything else (skipped). */
+static core_status go_line(data_import *m, char *l, long line, long file_line,
+                           const proto_workload *w, go_config *c, long *seen,
+                           size_t *results, core_err *err) {
+  const char *file = data_import_file(m), *v;
+  size_t klen;
+  char where[600];
+  snprintf(where, sizeof where, "%s:%ld", file, file_line);
+  if (core_utf8_invalid(l, strlen(l)) < strlen(l))
+    return core_fail(err, CORE_EINPUT,
+                     "%s: not UTF-8; go test output is UTF-8 text", where);
+  if (!strncmp(l, "--- FAIL: Benchmark", 19))
+    return core_fail(err, CORE_EINPUT,
+                     "%s: a benchmark failed (%.300s); its numbers are not "
+                     "measurements to import",
+                     where, l);
+  if (config_kv(l, &klen, &v))
+    return config_set(c, where, l, klen, v, err);
+  if (!bench_line(l))
+    return CORE_OK;
+  *results += result_line(l) || strchr(l, '\t') || strchr(l, ' ');
+  return one_line(m, l, line, file_line, w, c, seen, err);
 }
 
 core_status data_import_go(data_import *m, const char *text, size_t len,
-                           const char *only, const char *arm_map,
+                           const long *line_of, const char *only,
                            core_err *err) {
   const proto_sheet *s = data_import_sheet(m);
   const char *file = data_import_file(m), *p = text, *end = text + len;
   long wi, line = 0, *seen;
   size_t runs = 0;
+  go_config *c;
   core_status st;
   if ((st = data_import_workload(m, only, "go test -bench results", &wi,
                                  err)) != CORE_OK)
     return st;
-  if (!(seen = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *seen)))
+  seen = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *seen);
+  c = core_calloc(1, sizeof *c);
+  if (!seen || !c) {
+    core_free(seen);
+    core_free(c);
     return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  c->cfg = -1;
   while (p < end && st == CORE_OK) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    long fl;
     char *l;
     line++;
+    fl = line_of ? line_of[line - 1] : line;
     if (memchr(p, '\0', n)) {
       st = core_fail(err, CORE_EINPUT,
                      "%s:%ld: contains a NUL byte; is this go test -bench "
                      "output?",
-                     file, line);
+                     file, fl);
       break;
     }
     if (n && p[n - 1] == '\r')
@@ -249,16 +446,11 @@ core_status data_import_go(data_import *m, const char *text, size_t len,
       break;
     }
     p = nl ? nl + 1 : end;
-    if (!strncmp(l, "--- FAIL: Benchmark", 19))
-      st = core_fail(err, CORE_EINPUT,
-                     "%s:%ld: a benchmark failed (%s); its numbers are not "
-                     "measurements to import",
-                     file, line, l);
-    else if (bench_line(l) && (st = one_line(m, l, line, &s->workloads[wi],
-                                             arm_map, seen, err)) == CORE_OK)
-      runs++;
+    st = go_line(m, l, line, fl, &s->workloads[wi], c, seen, &runs, err);
     core_free(l);
   }
+  config_free(c);
+  core_free(c);
   core_free(seen);
   if (st == CORE_OK && runs == 0)
     st = core_fail(err, CORE_EINPUT,
