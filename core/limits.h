@@ -14,7 +14,14 @@
  * a batch's plan holds every run it will make. */
 #define CORE_MAX_HYPOTHESES 500           /* hypotheses of a sheet */
 #define CORE_MAX_RESAMPLE_WORK 100000000L /* comparisons x resamples */
-#define CORE_MAX_CELLS 100000L            /* arms x workloads' metrics */
+#define CORE_MAX_CELLS 20000L             /* arms x workloads' metrics */
 #define CORE_MAX_PLANNED_RUNS 1000000L    /* runs and warm-ups of a plan */
+/* Lists that validation and every lookup walk for each use (a var per
+ * placeholder, a declared metric per cell, the verdicts against each
+ * other): small in any honest sheet, capped so that no pass over them
+ * grows with the square of a hostile one. */
+#define CORE_MAX_VARS 1000         /* entries of vars */
+#define CORE_MAX_METRIC_DECLS 1000 /* entries of metrics */
+#define CORE_MAX_VERDICTS 64       /* rule.verdicts */
 
 #endif

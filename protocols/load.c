@@ -866,6 +866,8 @@ static void read_vars(walk *w, int t) {
     }
     n++;
   }
+  if (n > CORE_MAX_VARS)
+    fail(w, "has %zu vars; a sheet may declare at most %d", n, CORE_MAX_VARS);
   s->vars = alloc_array(w, n, sizeof *s->vars);
   s->n_vars = n;
   lua_pushnil(L);
@@ -1398,6 +1400,11 @@ static void read_metrics(walk *w, int t) {
     }
     n++;
   }
+  if (n > CORE_MAX_METRIC_DECLS)
+    fail(w,
+         "declares %zu metrics; a sheet may declare at most %d (only those "
+         "whose name does not say what they measure need an entry)",
+         n, CORE_MAX_METRIC_DECLS);
   s->metrics = alloc_array(w, n, sizeof *s->metrics);
   s->n_metrics = n;
   lua_pushnil(L);
@@ -1530,6 +1537,9 @@ static void read_rule(walk *w, int t) {
       "a list of verdict rules { { \"name\", ... }, ... }", 1,
       "needs at least one verdict rule", sizeof *r->verdicts, &r->n_verdicts,
       &vmark);
+  if (r->n_verdicts > CORE_MAX_VERDICTS)
+    fail(w, "has %zu verdict rules; a rule may have at most %d", r->n_verdicts,
+         CORE_MAX_VERDICTS);
   for (lua_Integer i = 1; i <= (lua_Integer)r->n_verdicts; i++) {
     proto_verdict_rule *v = &r->verdicts[i - 1];
     size_t m2;
