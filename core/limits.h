@@ -14,7 +14,7 @@
  * a batch's plan holds every run it will make. */
 #define CORE_MAX_HYPOTHESES 500           /* hypotheses of a sheet */
 #define CORE_MAX_RESAMPLE_WORK 100000000L /* comparisons x resamples */
-#define CORE_MAX_CELLS 20000L             /* arms x workloads' metrics */
+#define CORE_MAX_CELLS 10000L             /* arms x workloads' metrics */
 #define CORE_MAX_PLANNED_RUNS 1000000L    /* runs and warm-ups of a plan */
 /* Lists that validation and every lookup walk for each use (a var per
  * placeholder, a declared metric per cell, the verdicts against each

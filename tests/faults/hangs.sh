@@ -242,7 +242,7 @@ end
 protocol { id = "cells", title = "Cells", arms = a, workloads = w,
   rule = { resamples = 100, seed = 3, verdicts = { { "slower", ci_excludes = 1 } } } }
 LUA
-CAP_CELLS="cells.lua:[0-9]+: workloads: declares 5000000 cells .*at most 20000"
+CAP_CELLS="cells.lua:[0-9]+: workloads: declares 5000000 cells .*at most 10000"
 for c in check status analyze report; do
   bounded "1000 arms x 1000 workloads x 5 metrics: $c" 3 "$CAP_CELLS" "$PREREG" $c cells.lua --data "$T/dcells"
 done
