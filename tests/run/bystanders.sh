@@ -142,4 +142,25 @@ check "cgroup /prereg/{cid} with '..': vim is alive" alive "$vim_pid"
 check_grep "... and the row says the ID is none" "which is not a container ID" \
   "$(field "$T/data/cgcid/batches/b0001.csv" b0001-0001 pss_mib reason)"
 
-done_testing 37
+# A var's value can put ".." in a cgroup path only after substitution; a
+# link in the tree can lead out of the cgroup root: both select nothing.
+sheet cgvar.lua cgvar "{ name = \"w\", runs = 1, metrics = { \"pss_mib\" }, sample_after_s = 0.1,
+    cmd = \"sleep 0.5\", processes = { cgroup = \"/prereg/{up}/{experiment}/{run_id}\" } }"
+sed -i 's/^  id = "cgvar",/  id = "cgvar", vars = { up = ".." },/' cgvar.lua
+expect 0 "a var in a cgroup path passes check" "$PREREG" check cgvar.lua
+PREREG_CGROUP_ROOT=$V2 run_sheet cgvar.lua
+check "cgroup with '..' from a var: vim is alive" alive "$vim_pid"
+check_grep "... the row says why nothing was selected" \
+  "^pss_mib: cgroup /prereg/\.\./cgvar/b0001-0001: has a \. or \.\. component" \
+  "$(field "$T/data/cgvar/batches/b0001.csv" b0001-0001 pss_mib reason)"
+mkdir -p "$T/outside" "$V2/prereg/cgsym"
+echo "$vim_pid" >"$T/outside/cgroup.procs"
+ln -s "$T/outside" "$V2/prereg/cgsym/b0001-0001"
+sheet cgsym.lua cgsym '{ name = "w", runs = 1, metrics = { "pss_mib" }, sample_after_s = 0.1,
+    cmd = "sleep 0.5", processes = { cgroup = "/prereg/{experiment}/{run_id}" } }'
+PREREG_CGROUP_ROOT=$V2 run_sheet cgsym.lua
+check "cgroup through a link out of the root: vim is alive" alive "$vim_pid"
+check_grep "... the row says it leads out" "leads out of the cgroup root" \
+  "$(field "$T/data/cgsym/batches/b0001.csv" b0001-0001 pss_mib reason)"
+
+done_testing 42
