@@ -196,7 +196,7 @@ core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err) {
     return core_fail(err, CORE_EUSAGE, "node-run needs --host NAME");
   run_helper_start();
   run_become_subreaper();
-  proto_sheet *s = proto_sheet_load(opts->args[0], err);
+  proto_sheet *s = proto_sheet_load_to_run(opts->args[0], err);
   core_status st = s ? CORE_OK : err->status ? err->status : CORE_EPROTOCOL;
   if (st == CORE_OK && opts->sha256 && strcmp(opts->sha256, s->sha256) != 0)
     st = core_fail(err, CORE_EPROTOCOL,

@@ -371,7 +371,7 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
                            core_err *err) {
   const char *data_dir = opts->data_dir ? opts->data_dir : "data";
   core_status st;
-  if (!(c->s = proto_sheet_load(opts->args[0], err)))
+  if (!(c->s = proto_sheet_load_to_run(opts->args[0], err)))
     return err->status != CORE_OK ? err->status : CORE_EPROTOCOL;
   if ((st = cli_check_data_dir(opts, c->s, err)) != CORE_OK ||
       (st = check_only(c->s, opts->only, err)) != CORE_OK ||

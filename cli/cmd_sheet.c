@@ -114,7 +114,7 @@ core_status cli_cmd_new(const cli_opts *opts, FILE *out, core_err *err) {
 
 core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   core_buf b;
-  proto_sheet *s = proto_sheet_load(opts->args[0], err);
+  proto_sheet *s = proto_sheet_load_to_run(opts->args[0], err);
   if (!s)
     return err->status ? err->status : CORE_EPROTOCOL;
   core_buf_init(&b);

@@ -1,5 +1,8 @@
-/* limits.h: the caps prereg puts on what untrusted input may make it
- * hold or do, in one place, each with why it is where it is.
+/* limits.h: the caps prereg puts on what untrusted input (a sheet, an
+ * import file, a data folder, a bundle) may make it hold or do, in one
+ * place, each with why it is where it is. Each is far above what an honest
+ * study declares; docs/interface.md states each one with the error it
+ * gives.
  * SPDX-License-Identifier: MIT
  */
 #ifndef PREREG_CORE_LIMITS_H
@@ -23,5 +26,22 @@
 /* Bytes of a name, a list of names or a value quoted in a message, so
  * that the hint after it always fits. */
 #define IMPORT_QUOTE_MAX 300
+
+/* What a sheet declares. Analysis time grows with the hypotheses and with
+ * comparisons x resamples (each comparison is bootstrapped resamples
+ * times); memory with the declared cells (arms x the metrics of every
+ * workload), which status, analyze and report keep one entry each for;
+ * a batch's plan holds every run it will make. */
+#define CORE_MAX_HYPOTHESES 500           /* hypotheses of a sheet */
+#define CORE_MAX_RESAMPLE_WORK 100000000L /* comparisons x resamples */
+#define CORE_MAX_CELLS 10000L             /* arms x workloads' metrics */
+#define CORE_MAX_PLANNED_RUNS 1000000L    /* runs and warm-ups of a plan */
+/* Lists that validation and every lookup walk for each use (a var per
+ * placeholder, a declared metric per cell, the verdicts against each
+ * other): small in any honest sheet, capped so that no pass over them
+ * grows with the square of a hostile one. */
+#define CORE_MAX_VARS 1000         /* entries of vars */
+#define CORE_MAX_METRIC_DECLS 1000 /* entries of metrics */
+#define CORE_MAX_VERDICTS 64       /* rule.verdicts */
 
 #endif

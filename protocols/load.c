@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/limits.h"
 #include "protocols/proto_internal.h"
 
 typedef struct walk {
@@ -491,6 +492,52 @@ static int get_entry(walk *w, lua_Integer i, const char *shape, size_t *mark) {
   return at;
 }
 
+/* Names seen so far, to refuse a repeated one in time linear in the
+ * list (a comparison with every earlier entry made a 40,000-entry list
+ * take seconds). Open addressing over memory Lua owns (a userdata held in
+ * the registry), so that a raise in the middle frees it with the state. */
+typedef struct name_set {
+  const char **name;
+  size_t *at; /* 1-based index of the entry that has the name */
+  size_t mask;
+  int ref;
+} name_set;
+
+static void set_open(walk *w, name_set *h, size_t n) {
+  size_t cap = 16;
+  while (cap < 2 * n + 1)
+    cap *= 2;
+  void *mem =
+      lua_newuserdatauv(w->L, cap * (sizeof(char *) + sizeof(size_t)), 0);
+  memset(mem, 0, cap * (sizeof(char *) + sizeof(size_t)));
+  h->ref = luaL_ref(w->L, LUA_REGISTRYINDEX);
+  h->name = mem;
+  h->at = (size_t *)(void *)((char *)mem + cap * sizeof(char *));
+  h->mask = cap - 1;
+}
+
+/* Adds name as entry at (1-based); returns the entry that had it
+ * already, or 0. The set holds at most the n entries it was opened for. */
+static size_t set_put(name_set *h, const char *name, size_t at) {
+  size_t x = 2166136261u;
+  for (const char *p = name; *p; p++)
+    x = (x ^ (unsigned char)*p) * 16777619u;
+  for (size_t i = x & h->mask;; i = (i + 1) & h->mask) {
+    if (!h->name[i]) {
+      h->name[i] = name;
+      h->at[i] = at;
+      return 0;
+    }
+    if (strcmp(h->name[i], name) == 0)
+      return h->at[i];
+  }
+}
+
+static void set_close(walk *w, name_set *h) {
+  luaL_unref(w->L, LUA_REGISTRYINDEX, h->ref);
+  memset(h, 0, sizeof *h);
+}
+
 /* Which built-in placeholders a template may use: {arm}, {experiment}
  * and vars always; T_RUN adds those with a value per run; T_CMD adds
  * {cmd}; T_SEL adds {cid}, the container ID read from {cidfile} while the
@@ -559,23 +606,56 @@ static int uses_placeholder(const char *t, const char *name) {
 }
 
 /* A selection (processes.cgroup, or one of processes.cmdline) makes the
- * processes it matches the run's: they are stopped when the run ends. A
- * fixed pattern would stop other runs' processes, or anyone's, so it must
- * name this run. at: the list index, 0 for a single string. */
+ * processes it matches the run's: they are stopped when the run ends and
+ * their memory is counted. Run ids repeat across experiments and data
+ * folders (every experiment has a b0001-0001), so a string names this
+ * run only with both {experiment} and {run_id}, or with {cid}, a
+ * container ID, which is unique by itself. at: the list index, 0 for a
+ * single string. */
 static void require_run_name(walk *w, const char *key, lua_Integer at,
                              const char *t) {
-  if (uses_placeholder(t, "run_id") || uses_placeholder(t, "cid") ||
-      uses_placeholder(t, "cidfile"))
+  if (uses_placeholder(t, "cid") ||
+      (uses_placeholder(t, "experiment") && uses_placeholder(t, "run_id")))
+    return;
+  /* A sheet read or recorded, not run: its history may predate the rule,
+   * when a selection had to name the run only by {run_id}. */
+  if (!w->s->lua->strict &&
+      (uses_placeholder(t, "run_id") || uses_placeholder(t, "cidfile")))
     return;
   size_t mark = path_key(w, key);
   if (at > 0)
     path_index(w, at);
   fail(w,
-       "\"%s\" names no run: the processes it selects are the run's and are "
-       "stopped when it ends, so it must hold {run_id} or {cid} (a fixed "
-       "pattern would match other runs' processes, or anyone's)",
+       "\"%s\" could name processes that are not this run's: the processes "
+       "a selection names are stopped when the run ends and their memory "
+       "is counted, and run ids repeat across experiments and data "
+       "folders (every experiment has a b0001-0001). Hold both "
+       "{experiment} and {run_id} (name the container or process "
+       "prereg-{experiment}-{run_id}, cgroup /prereg/{experiment}/{run_id}),"
+       " or {cid}, the container ID the run's command writes to {cidfile}",
        t);
   path_pop(w, mark);
+}
+
+/* A cgroup path is looked up under the cgroup root: a "." or ".."
+ * component could lead out of it (to a file that is not a cgroup's list)
+ * or up to a hierarchy's root, which holds every process. */
+static void check_cgroup_path(walk *w, const char *t) {
+  for (const char *p = t; *p;) {
+    size_t n = strcspn(p, "/");
+    if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+      size_t mark = path_key(w, "cgroup");
+      fail(w,
+           "\"%s\" has a \"%.*s\" component; a cgroup path goes down from "
+           "the cgroup root only (write it without . and .., such as "
+           "/prereg/{experiment}/{run_id})",
+           t, (int)n, p);
+      path_pop(w, mark);
+    }
+    p += n;
+    while (*p == '/')
+      p++;
+  }
 }
 
 enum { OPT = 0, REQ = 1 };
@@ -701,6 +781,9 @@ static int get_string_list(walk *w, int t, const char *key, int req, int flags,
     fail(w, "must not be empty");
   *dst = alloc_array(w, (size_t)len, sizeof **dst);
   *n = (size_t)len;
+  name_set seen = {0};
+  if (flags & LIST_UNIQUE)
+    set_open(w, &seen, (size_t)len);
   for (lua_Integer i = 1; i <= len; i++) {
     size_t m2 = path_index(w, i);
     if (lua_rawgeti(L, -1, i) != LUA_TSTRING)
@@ -714,13 +797,15 @@ static int get_string_list(walk *w, int t, const char *key, int req, int flags,
                      flags & LIST_SEL_TEMPLATE   ? T_RUN | T_SEL
                      : flags & LIST_RUN_TEMPLATE ? T_RUN
                                                  : T_ARM);
-    if (flags & LIST_UNIQUE)
-      for (lua_Integer j = 1; j < i; j++)
-        if (strcmp((*dst)[j - 1], (*dst)[i - 1]) == 0)
-          fail(w, "\"%s\" is listed twice (also at [%lld])", (*dst)[i - 1],
-               (long long)j);
+    if (flags & LIST_UNIQUE) {
+      size_t j = set_put(&seen, (*dst)[i - 1], (size_t)i);
+      if (j)
+        fail(w, "\"%s\" is listed twice (also at [%zu])", (*dst)[i - 1], j);
+    }
     path_pop(w, m2);
   }
+  if (flags & LIST_UNIQUE)
+    set_close(w, &seen);
   leave(w, mark);
   return 1;
 }
@@ -781,6 +866,8 @@ static void read_vars(walk *w, int t) {
     }
     n++;
   }
+  if (n > CORE_MAX_VARS)
+    fail(w, "has %zu vars; a sheet may declare at most %d", n, CORE_MAX_VARS);
   s->vars = alloc_array(w, n, sizeof *s->vars);
   s->n_vars = n;
   lua_pushnil(L);
@@ -879,6 +966,8 @@ static void read_arms(walk *w, int t) {
       "a list of arms { { name = ... }, ... }", 2,
       "needs at least two arms: the reference and one to compare with it",
       sizeof *s->arms, &s->n_arms, &mark);
+  name_set seen;
+  set_open(w, &seen, s->n_arms);
   for (lua_Integer i = 1; i <= (lua_Integer)s->n_arms; i++) {
     proto_arm *a = &s->arms[i - 1];
     size_t m2;
@@ -887,14 +976,14 @@ static void read_arms(walk *w, int t) {
     check_keys(w, at, keys, 0, "an arm");
     get_string(w, at, "name", REQ, &a->name);
     check_name(w, a->name, "arm");
-    for (lua_Integer j = 1; j < i; j++)
-      if (strcmp(s->arms[j - 1].name, a->name) == 0) {
-        path_key(w, "name");
-        fail(w,
-             "\"%s\" is already the name of arms[%lld]; arm names "
-             "must be unique",
-             a->name, (long long)j);
-      }
+    size_t j = set_put(&seen, a->name, (size_t)i);
+    if (j) {
+      path_key(w, "name");
+      fail(w,
+           "\"%s\" is already the name of arms[%zu]; arm names "
+           "must be unique",
+           a->name, j);
+    }
     get_bool(w, at, "reference", &a->reference);
     if (a->reference) {
       if (have_ref) {
@@ -919,6 +1008,7 @@ static void read_arms(walk *w, int t) {
     read_image(w, at, &a->image);
     leave(w, m2);
   }
+  set_close(w, &seen);
   w->line = base_line;
   if (!have_ref)
     fail(w, "no arm has reference = true; mark exactly one, the arm the "
@@ -1046,6 +1136,8 @@ static void read_workloads(walk *w, int t) {
       "a list of workloads { { name = ... }, ... }", 1,
       "needs at least one workload", sizeof *s->workloads, &s->n_workloads,
       &mark);
+  name_set seen;
+  set_open(w, &seen, s->n_workloads);
   for (lua_Integer i = 1; i <= (lua_Integer)s->n_workloads; i++) {
     proto_workload *wl = &s->workloads[i - 1];
     size_t m2;
@@ -1059,14 +1151,14 @@ static void read_workloads(walk *w, int t) {
     wl->procs.descendants = 1;
     get_string(w, at, "name", REQ, &wl->name);
     check_name(w, wl->name, "workload");
-    for (lua_Integer j = 1; j < i; j++)
-      if (strcmp(s->workloads[j - 1].name, wl->name) == 0) {
-        path_key(w, "name");
-        fail(w,
-             "\"%s\" is already the name of workloads[%lld]; workload "
-             "names must be unique",
-             wl->name, (long long)j);
-      }
+    size_t j = set_put(&seen, wl->name, (size_t)i);
+    if (j) {
+      path_key(w, "name");
+      fail(w,
+           "\"%s\" is already the name of workloads[%zu]; workload "
+           "names must be unique",
+           wl->name, j);
+    }
     get_template(w, at, "cmd", OPT, T_RUN, &wl->cmd);
     get_string_list(w, at, "steps", OPT, LIST_RUN_TEMPLATE | LIST_NONEMPTY,
                     "a list of commands", &wl->steps, &wl->n_steps);
@@ -1180,8 +1272,10 @@ static void read_workloads(walk *w, int t) {
         check_keys(w, pt, proc_keys, 0, "processes");
         get_bool(w, pt, "descendants", &wl->procs.descendants);
         if (get_template(w, pt, "cgroup", OPT, T_RUN | T_SEL,
-                         &wl->procs.cgroup))
+                         &wl->procs.cgroup)) {
+          check_cgroup_path(w, wl->procs.cgroup);
           require_run_name(w, "cgroup", 0, wl->procs.cgroup);
+        }
         get_string_list(w, pt, "cmdline", OPT,
                         LIST_SEL_TEMPLATE | LIST_NONEMPTY, "a list of strings",
                         &wl->procs.cmdline, &wl->procs.n_cmdline);
@@ -1193,8 +1287,33 @@ static void read_workloads(walk *w, int t) {
     }
     leave(w, m2);
   }
+  set_close(w, &seen);
   w->line = base_line;
   leave(w, mark);
+}
+
+/* prereg measures a built-in metric itself, in its own unit: a sheet may
+ * restate what it is, never change it (seconds printed as "ms", memory
+ * read as a time). */
+static void check_builtin_decl(walk *w, const proto_metric_decl *d) {
+  proto_metric_kind k = proto_metric_kind_of(NULL, d->name);
+  const char *unit = proto_metric_unit(d->name);
+  const char *what = NULL;
+  if (d->has_kind && d->kind != k)
+    what = "kind";
+  else if (d->higher_better)
+    what = "better";
+  else if (d->unit && strcmp(d->unit, unit) != 0)
+    what = "unit";
+  if (!what)
+    return;
+  path_key(w, what);
+  fail(w,
+       "%s is a built-in metric, which prereg measures itself: kind = "
+       "\"%s\", better = \"lower\", unit = \"%s\"; a sheet may restate "
+       "that, not change it (remove %s; a value the command reports "
+       "itself goes under a name of its own)",
+       d->name, proto_kind_word(k), unit, what);
 }
 
 /* One entry of `metrics`: d->name is set, its path pushed; the table's
@@ -1251,6 +1370,8 @@ static void read_metric_entry(walk *w, int t, proto_metric_decl *d) {
     path_key(w, "unit");
     fail(w, "must be 1 to 16 bytes, such as \"ops/s\"");
   }
+  if (is_builtin_metric(d->name))
+    check_builtin_decl(w, d);
 }
 
 /* The `metrics` table: what a metric measures, where its name does not
@@ -1279,6 +1400,11 @@ static void read_metrics(walk *w, int t) {
     }
     n++;
   }
+  if (n > CORE_MAX_METRIC_DECLS)
+    fail(w,
+         "declares %zu metrics; a sheet may declare at most %d (only those "
+         "whose name does not say what they measure need an entry)",
+         n, CORE_MAX_METRIC_DECLS);
   s->metrics = alloc_array(w, n, sizeof *s->metrics);
   s->n_metrics = n;
   lua_pushnil(L);
@@ -1411,6 +1537,9 @@ static void read_rule(walk *w, int t) {
       "a list of verdict rules { { \"name\", ... }, ... }", 1,
       "needs at least one verdict rule", sizeof *r->verdicts, &r->n_verdicts,
       &vmark);
+  if (r->n_verdicts > CORE_MAX_VERDICTS)
+    fail(w, "has %zu verdict rules; a rule may have at most %d", r->n_verdicts,
+         CORE_MAX_VERDICTS);
   for (lua_Integer i = 1; i <= (lua_Integer)r->n_verdicts; i++) {
     proto_verdict_rule *v = &r->verdicts[i - 1];
     size_t m2;
@@ -1534,6 +1663,12 @@ static void read_hypotheses(walk *w, int t) {
                sizeof *s->hypotheses, &s->n_hypotheses, &mark);
   if (!s->hypotheses)
     return;
+  if (s->n_hypotheses > CORE_MAX_HYPOTHESES)
+    fail(w,
+         "has %zu hypotheses; a sheet may state at most %d (each is "
+         "evaluated by every command that analyses): keep the claims the "
+         "study is about",
+         s->n_hypotheses, CORE_MAX_HYPOTHESES);
   for (lua_Integer i = 1; i <= (lua_Integer)s->n_hypotheses; i++) {
     proto_hypothesis *h = &s->hypotheses[i - 1];
     size_t m2;
@@ -1979,6 +2114,56 @@ static void set_top_line(walk *w, const char *key, int protocol_line) {
   w->line = line > 0 ? line : protocol_line;
 }
 
+/* The caps on what a sheet asks of every later command (core/limits.h):
+ * the cells status, analyze and report hold, the bootstrap's work, the
+ * runs a batch plans. Counted in doubles: no product can wrap. */
+static void check_caps(walk *w, int protocol_line) {
+  const proto_sheet *s = w->s;
+  double metrics = 0, runs = 0;
+  for (size_t i = 0; i < s->n_workloads; i++) {
+    const proto_workload *wl = &s->workloads[i];
+    metrics += (double)wl->n_metrics;
+    if (proto_workload_runs_itself(wl))
+      runs += (double)wl->runs + (double)wl->warmup;
+  }
+  double cells = metrics * (double)s->n_arms;
+  double work = metrics * (double)(s->n_arms - 1) * (double)s->rule.resamples;
+  double hosts = s->hosts.n_nodes     ? (double)s->hosts.n_nodes
+                 : s->hosts.count > 0 ? (double)s->hosts.count
+                                      : 1;
+  double plan = runs * (double)s->n_arms * hosts;
+  path_pop(w, 0);
+  if (cells > (double)CORE_MAX_CELLS) {
+    set_top_line(w, "workloads", protocol_line);
+    path_key(w, "workloads");
+    fail(w,
+         "declares %.0f cells (%zu arms x %.0f metrics, those of its %zu "
+         "workloads together); "
+         "a sheet may declare at most %ld: status, analyze and report "
+         "keep one entry per cell, data or not",
+         cells, s->n_arms, metrics, s->n_workloads, CORE_MAX_CELLS);
+  }
+  if (work > (double)CORE_MAX_RESAMPLE_WORK) {
+    set_top_line(w, "rule", protocol_line);
+    path_key(w, "rule");
+    path_key(w, "resamples");
+    fail(w,
+         "%ld resamples x %.0f comparisons is %.3g resamples per analysis; "
+         "at most %.3g are allowed: lower resamples or compare fewer cells",
+         s->rule.resamples, metrics * (double)(s->n_arms - 1), work,
+         (double)CORE_MAX_RESAMPLE_WORK);
+  }
+  if (plan > (double)CORE_MAX_PLANNED_RUNS) {
+    set_top_line(w, "workloads", protocol_line);
+    path_key(w, "workloads");
+    fail(w,
+         "plans %.0f runs and warm-ups per batch (%zu arms x (runs + warmup) "
+         "summed over the workloads%s); a batch may plan at most %ld: lower "
+         "runs",
+         plan, s->n_arms, hosts > 1 ? ", x hosts" : "", CORE_MAX_PLANNED_RUNS);
+  }
+}
+
 int proto_convert(lua_State *L) {
   static const char *const keys[] = {
       "id",         "title", "question",   "author",
@@ -2041,5 +2226,6 @@ int proto_convert(lua_State *L) {
   read_hosts(&w, 1);
   set_top_line(&w, "published", pl);
   read_published(&w, 1);
+  check_caps(&w, pl);
   return 0;
 }

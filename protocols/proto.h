@@ -256,9 +256,15 @@ typedef struct proto_sheet {
  * unreadable file too: it is bad input). */
 proto_sheet *proto_sheet_load(const char *path, core_err *err);
 
+/** Same, for a sheet a command checks or runs: its process selections
+ * must also name only the run (docs/interface.md, "Which processes are
+ * the run's"). A registered sheet's history may predate that rule, so
+ * the commands that only read or record a sheet use proto_sheet_load. */
+proto_sheet *proto_sheet_load_to_run(const char *path, core_err *err);
+
 /** Same, from len bytes of text (copied; the sheet keeps its own) and a
  * name used in messages and as the sheet's path (a frozen version, a
- * bundle member). */
+ * bundle member), read as it was written, as proto_sheet_load does. */
 proto_sheet *proto_sheet_load_text(const char *name, const char *text,
                                    size_t len, core_err *err);
 

@@ -14,7 +14,8 @@
 /* Limits of one sheet's Lua. Sheets are declarative: a real one uses a
  * few hundred KiB and some thousands of instructions, so these are far
  * away from any honest sheet and close enough to stop a hostile one in
- * well under a second. */
+ * well under a second. The budgets (allocation, instructions, CPU) are
+ * for everything a sheet's Lua does in one command, its claims' too. */
 #define PROTO_MEM_CAP ((size_t)64 << 20)       /* live bytes */
 #define PROTO_ALLOC_BUDGET ((size_t)256 << 20) /* bytes allocated in total */
 #define PROTO_INSTR_BUDGET 10000000            /* VM instructions */
@@ -39,7 +40,13 @@ struct proto_lua {
   int protocol_calls;  /* how often the sheet called protocol{} */
   int protocol_line;   /* line of the first call */
   int c_oom;           /* a core_malloc of the converter failed */
+  int strict;          /* a sheet a command is given (to check, register, run):
+                          its selections must name only the run; a frozen version
+                          or a bundle's sheet is read as it was written */
   long long instr;     /* instructions (and charged work) so far */
+  double cpu_left;     /* seconds of CPU its Lua may still use in this
+                          command (all evaluations together) */
+  double started;      /* process CPU time the running evaluation began */
   double cpu_deadline; /* process CPU time at which the sheet stops */
   double checked_at;   /* monotonic time of the last look at the CPU */
 };
@@ -56,7 +63,8 @@ void proto_lua_close(proto_sheet *s);
  * table given to protocol{} into s (proto_convert) under protection too. */
 core_status proto_lua_run(proto_sheet *s, core_err *err);
 
-/** Calls the function claim h over results, under a fresh budget; the
+/** Calls the function claim h over results, under what is left of the
+ * sheet's budget (one for the sheet and all its claims); the
  * contract is proto_eval_claim's. */
 core_status proto_eval_function(const proto_sheet *s,
                                 const proto_hypothesis *h,

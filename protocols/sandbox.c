@@ -144,14 +144,23 @@ static void charge(lua_State *L, double cost) {
   check_budget(L, pl);
 }
 
-/* Restarts the instruction and allocation budgets (per evaluation). */
-static void reset_budget(struct proto_lua *pl) {
-  pl->total = 0;
-  pl->instr = 0;
+/* One budget for everything the sheet's Lua does in a command: the
+ * sheet itself and every function claim draw on the same instructions,
+ * bytes allocated and CPU time, so that many claims (or one evaluated
+ * many times) cost no more than one. The CPU clock runs only while Lua
+ * runs: start_budget before an evaluation, stop_budget after it. */
+static void start_budget(struct proto_lua *pl) {
   pl->refusal = PROTO_REFUSED_NONE;
-  pl->cpu_deadline = cpu_now() + PROTO_CPU_LIMIT;
+  pl->started = cpu_now();
+  pl->cpu_deadline = pl->started + pl->cpu_left;
   pl->checked_at = mono_now();
   lua_sethook(pl->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+}
+
+static void stop_budget(struct proto_lua *pl) {
+  double used = cpu_now() - pl->started;
+  lua_sethook(pl->L, NULL, 0, 0);
+  pl->cpu_left = used >= pl->cpu_left ? 0 : pl->cpu_left - used;
 }
 
 /* The message handler of every protected call: gives a position to the
@@ -613,6 +622,8 @@ core_status proto_lua_open(proto_sheet *s, core_err *err) {
   status = docall(pl->L, 1, 0);
   if (status != LUA_OK)
     return lua_failure(pl, status, 0, err);
+  pl->total = 0; /* the budget is the sheet's: the libraries cost nothing */
+  pl->cpu_left = PROTO_CPU_LIMIT;
   return CORE_OK;
 }
 
@@ -751,8 +762,10 @@ static int run_sheet(lua_State *L) {
   lua_setmetatable(L, -2);
   if (!lua_setupvalue(L, -2, 1))
     lua_pop(L, 1);
-  reset_budget(pl);
+  start_budget(pl);
   lua_call(L, 0, 0);
+  /* The conversion runs no Lua (raw reads, no metatables in a sheet). */
+  stop_budget(pl);
   if (pl->protocol_calls == 0)
     return luaL_error(L,
                       "%s: the sheet never calls protocol { ... }; "
@@ -800,7 +813,8 @@ core_status proto_lua_run(proto_sheet *s, core_err *err) {
   lua_pushcfunction(pl->L, run_sheet);
   lua_pushlightuserdata(pl->L, s);
   status = docall(pl->L, 1, 0);
-  lua_sethook(pl->L, NULL, 0, 0);
+  if (lua_gethook(pl->L))
+    stop_budget(pl); /* the sheet raised */
   if (status != LUA_OK)
     return lua_failure(pl, status, pl->c_oom, err);
   return CORE_OK;
@@ -846,6 +860,9 @@ static int eval_fn(lua_State *L) {
   lua_createtable(L, (int)(a->n > 1000000 ? 1000000 : a->n), 0);
   for (size_t i = 0; i < a->n; i++) {
     const proto_result_view *r = &a->results[i];
+    /* Building the list is work of the claim's too: charged as the dozen
+     * instructions a sheet would spend on it. */
+    charge(L, 12);
     lua_createtable(L, 0, 12);
     set_str(L, "workload", r->workload);
     set_str(L, "metric", r->metric);
@@ -933,11 +950,11 @@ core_status proto_eval_function(const proto_sheet *s,
                      s->path, h->id);
   L = pl->L;
   lua_settop(L, 0);
-  reset_budget(pl);
+  start_budget(pl);
   lua_pushcfunction(L, eval_fn);
   lua_pushlightuserdata(L, &a);
   status = docall(L, 1, 2);
-  lua_sethook(L, NULL, 0, 0);
+  stop_budget(pl);
   if (status != LUA_OK)
     return lua_failure(pl, status, 0, err);
   *outcome = (proto_outcome)lua_tointeger(L, -2);

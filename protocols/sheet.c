@@ -11,8 +11,10 @@
 
 /* Loading and freeing */
 
-proto_sheet *proto_sheet_load_text(const char *name, const char *text,
-                                   size_t len, core_err *err) {
+/* strict: the sheet a command was given, rather than a frozen version
+ * or a bundle's (proto_lua's strict). */
+static proto_sheet *load_text(const char *name, const char *text, size_t len,
+                              int strict, core_err *err) {
   proto_sheet *s = core_calloc(1, sizeof *s);
   core_status st;
   if (!s) {
@@ -29,8 +31,10 @@ proto_sheet *proto_sheet_load_text(const char *name, const char *text,
   s->text_len = len;
   core_sha256_hex(s->text, len, s->sha256);
   st = proto_lua_open(s, err);
-  if (st == CORE_OK)
+  if (st == CORE_OK) {
+    s->lua->strict = strict;
     st = proto_lua_run(s, err);
+  }
   if (st != CORE_OK) {
     proto_sheet_free(s);
     return NULL;
@@ -44,6 +48,11 @@ proto_sheet *proto_sheet_load_text(const char *name, const char *text,
       proto_lua_close(s);
   }
   return s;
+}
+
+proto_sheet *proto_sheet_load_text(const char *name, const char *text,
+                                   size_t len, core_err *err) {
+  return load_text(name, text, len, 0, err);
 }
 
 /* The sheet the user named (a link to it is followed): a regular file
@@ -67,7 +76,7 @@ static core_status read_sheet(const char *path, char **text, size_t *len,
   return st;
 }
 
-proto_sheet *proto_sheet_load(const char *path, core_err *err) {
+static proto_sheet *load_path(const char *path, int strict, core_err *err) {
   char *text;
   size_t len;
   proto_sheet *s;
@@ -79,9 +88,17 @@ proto_sheet *proto_sheet_load(const char *path, core_err *err) {
       err->status = CORE_EPROTOCOL;
     return NULL;
   }
-  s = proto_sheet_load_text(path, text, len, err);
+  s = load_text(path, text, len, strict, err);
   core_free(text);
   return s;
+}
+
+proto_sheet *proto_sheet_load(const char *path, core_err *err) {
+  return load_path(path, 0, err);
+}
+
+proto_sheet *proto_sheet_load_to_run(const char *path, core_err *err) {
+  return load_path(path, 1, err);
 }
 
 static void free_strv(char **v, size_t n) {

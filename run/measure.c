@@ -41,6 +41,25 @@ void run_add_reason(run_outcome *o, const char *fmt, ...) {
   o->valid = 0;
 }
 
+/* Adds a note to o's reason (joined by "; ") that leaves o valid: what
+ * a reader of the row should know, not a fault of the run. */
+static void run_add_note(run_outcome *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void run_add_note(run_outcome *o, const char *fmt, ...) {
+  size_t l = strlen(o->reason);
+  if (l && l < sizeof o->reason - 2) {
+    memcpy(o->reason + l, "; ", 3);
+    l += 2;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(o->reason + l, sizeof o->reason - l, fmt, ap);
+  va_end(ap);
+}
+
 /* The run's files */
 
 /* One run's files, environment and output sinks (stdout and stderr are
@@ -405,9 +424,10 @@ static core_status own_make(const run_setting *set, const proto_workload *w,
 /* A step has ended (its own tree is gone): the container ID it wrote is
  * kept for the leak check, and what its selection still holds is ended;
  * the cidfile goes, so that the next step can write its own. */
-static void own_step_end(own_sel *own, const run_files *f) {
-  char id[129];
-  if (run_read_cid(f->cid, id, sizeof id)) {
+static void own_step_end(own_sel *own, run_files *f, int warm,
+                         run_outcome *o) {
+  char id[129], outside[700];
+  if (run_read_cid(f->cid, id, sizeof id) == 1) {
     int known = 0;
     for (size_t i = 0; i < own->n_cids; i++)
       known |= strcmp(own->cids[i], id) == 0;
@@ -415,8 +435,17 @@ static void own_step_end(own_sel *own, const run_files *f) {
         (own->cids[own->n_cids] = core_strdup(id)) != NULL)
       own->sel.n_cids = ++own->n_cids;
   }
-  run_sel_end(&own->sel, RUN_GRACE_S);
+  run_sel_end(&own->sel, RUN_GRACE_S, outside, sizeof outside);
   unlink(f->cid);
+  /* Named, not held against the run: a container's processes are the
+   * run's, yet a reader should see everything prereg ended. */
+  if (outside[0] && !warm) {
+    run_add_note(o, "ended outside the run's tree: %s", outside);
+    run_sink_note(&f->se,
+                  "prereg: ended processes outside the run's own tree, "
+                  "which its selection named: %s\n",
+                  outside);
+  }
 }
 
 /* The run and its cleanup are over: whatever the selection still holds
@@ -554,7 +583,7 @@ static core_status steps(const run_setting *set, const run_plan_item *it,
     core_free(cmd);
     /* Its own tree is gone; what it started elsewhere (a container) goes
      * now, whatever ended the step. */
-    own_step_end(ps, f);
+    own_step_end(ps, f, it->round == 0, o);
     if (st != CORE_OK)
       return st;
     if (r.interrupted) {

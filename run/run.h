@@ -240,8 +240,12 @@ core_status run_sample_pss(const run_pss *p, int root, int adopter,
  * grace_s for the rest (its supervisors, such as a container's shim,
  * which end once their container is gone) to end by themselves, then
  * SIGKILL to what is left, waiting up to 2 s more for it to be gone.
- * Returns the number of processes signalled. */
-size_t run_sel_end(const run_sel *sel, double grace_s);
+ * Those not descended from prereg (outside the run's own tree: a
+ * container's processes, or anything else the selection named) are
+ * described in outside as "PID COMMAND (REASONS)" (joined by "; ", cut
+ * at cap). Returns the number of processes signalled. */
+size_t run_sel_end(const run_sel *sel, double grace_s, char *outside,
+                   size_t cap);
 
 /** What sel still selects once a run and its cleanup are over, given up
  * to settle_s to end by itself (a runtime cleaning up after the run):
@@ -252,8 +256,9 @@ size_t run_sel_leaks(const run_sel *sel, double settle_s, char *leaks,
                      size_t cap);
 
 /** The container ID in the file at path: its first line, trimmed, when
- * it is a word of letters, digits and _ . : - (1 to 128 bytes). OUT: id
- * (cap >= 129). Returns 1, or 0 when there is none (yet). */
+ * it is 12 to 128 hex digits. OUT: id (cap >= 129). Returns 1; 0 when
+ * there is none (yet); -1 when the line is no container ID (id then
+ * holds its first 40 bytes, for a message). */
 int run_read_cid(const char *path, char *id, size_t cap);
 
 /* The cgroup folders a run's selection names that did not exist before

@@ -25,7 +25,7 @@
 
 #include "run/run_internal.h"
 
-enum { CMDLINE_CAP = 8192, CG_PATH = 1024, CG_MAX = 32 };
+enum { CMDLINE_CAP = 8192, CG_PATH = 1024, CG_MAX = 32, RUN_CID_MIN = 12 };
 
 static void pause_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -288,12 +288,18 @@ int run_read_cid(const char *path, char *id, size_t cap) {
   size_t n = strcspn(s, "\r\n");
   while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
     n--;
-  if (n == 0 || n > 128 || n >= cap)
+  if (n == 0)
     return 0;
+  /* What it holds, shown in the reason when it is no ID. */
+  snprintf(id, cap, "%.*s", (int)(n < 40 ? n : 40), s);
+  /* A container ID, as docker and podman write it: hex digits, 64 of
+   * them (12 when shortened). Anything shorter or other ("e", "..", a
+   * word) would match any command line or cgroup path that holds it. */
+  if (n < RUN_CID_MIN || n > 128 || n >= cap)
+    return -1;
   for (size_t i = 0; i < n; i++)
-    if (!(s[i] >= 'a' && s[i] <= 'z') && !(s[i] >= 'A' && s[i] <= 'Z') &&
-        !(s[i] >= '0' && s[i] <= '9') && !strchr("_.:-", s[i]))
-      return 0;
+    if (!strchr("0123456789abcdefABCDEF", s[i]))
+      return -1;
   memcpy(id, s, n);
   id[n] = 0;
   return 1;
@@ -319,15 +325,21 @@ static core_status current_cids(const run_sel *sel, int need, const char **ids,
     return CORE_OK;
   double until = core_monotonic() + (need ? sel->cid_wait_s : 0);
   int got = run_read_cid(sel->cidfile, file_id, 129);
-  while (!got && *n == 0 && sel->cidfile && core_monotonic() < until) {
+  while (got != 1 && *n == 0 && sel->cidfile && core_monotonic() < until) {
     pause_ms(10);
     got = run_read_cid(sel->cidfile, file_id, 129);
   }
   int known = 0;
-  for (size_t i = 0; got && i < *n; i++)
+  for (size_t i = 0; got == 1 && i < *n; i++)
     known |= strcmp(ids[i], file_id) == 0;
-  if (got && !known)
+  if (got == 1 && !known)
     ids[(*n)++] = file_id;
+  if (*n == 0 && need && got < 0)
+    return core_fail(err, CORE_ERUN,
+                     "{cid}: %s holds \"%s\", which is not a container ID "
+                     "(at least %d hex digits, as docker run --cidfile "
+                     "writes); nothing was selected by it",
+                     sel->cidfile, file_id, RUN_CID_MIN);
   if (*n == 0 && need)
     return sel->cidfile
                ? core_fail(err, CORE_ERUN,
@@ -380,12 +392,56 @@ typedef struct cg_pick {
   core_status st;
 } cg_pick;
 
+/* 1 when path has a "." or ".." component: a value put in the path (a
+ * var) could lead it out of the cgroup root or up to a hierarchy's root,
+ * which holds every process. */
+static int has_dot_part(const char *path) {
+  for (const char *p = path; *p;) {
+    size_t n = strcspn(p, "/");
+    if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+      return 1;
+    p += n;
+    while (*p == '/')
+      p++;
+  }
+  return 0;
+}
+
+/* 1 when the folder dir, links resolved, is below the cgroup root (links
+ * resolved too). */
+static int stays_under_root(const char *dir) {
+  char *rd = realpath(dir, NULL), *rr = realpath(cg_root(), NULL);
+  size_t l = rr ? strlen(rr) : 0;
+  int ok = rd && rr && strncmp(rd, rr, l) == 0 && rd[l] == '/';
+  free(rd); /* realpath's, from malloc */
+  free(rr);
+  return ok;
+}
+
 static void pick_cgroup_text(void *ctx, const char *text) {
   cg_pick *c = ctx;
   char dir[CG_PATH], tried[2048];
   if (c->st != CORE_OK)
     return;
-  if (cg_find(text, dir, sizeof dir, tried, sizeof tried))
+  if (has_dot_part(text)) {
+    if (c->need)
+      c->st = core_fail(c->err, CORE_ERUN,
+                        "cgroup %s: has a . or .. component; a cgroup path "
+                        "goes down from the cgroup root only, nothing was "
+                        "selected by it",
+                        text);
+    return;
+  }
+  int found = cg_find(text, dir, sizeof dir, tried, sizeof tried);
+  if (found && !stays_under_root(dir)) {
+    if (c->need)
+      c->st = core_fail(c->err, CORE_ERUN,
+                        "cgroup %s: %s leads out of the cgroup root %s; "
+                        "nothing was selected by it",
+                        text, dir, cg_root());
+    return;
+  }
+  if (found)
     c->st = pick_cgroup_dir(c->pk, dir, 0, c->err);
   else if (c->need)
     c->st = core_fail(c->err, CORE_ERUN, "cgroup %s: not found in %s", text,
@@ -637,12 +693,38 @@ static size_t live(const run_sel *sel, run_chosen_set *cs) {
   return n;
 }
 
-/* SIGKILL to the live processes of cs that match mask (0: all). */
-static size_t kill_chosen(const run_chosen_set *cs, int mask) {
+/* 1 when pid descends from prereg: the run's own tree (prereg runs one
+ * run at a time and adopts its orphans). */
+static int below_prereg(int pid) {
+  int me = (int)getpid();
+  for (int i = 0; i < 256 && pid > 1; i++)
+    if ((pid = run_proc_ppid(pid)) == me)
+      return 1;
+  return 0;
+}
+
+/* A process ended that is not in the run's tree, added to out as
+ * "PID COMMAND (REASONS)" (joined by "; ", cut at cap). */
+static void name_outside(const run_chosen *c, char *out, size_t cap) {
+  char cmdl[160];
+  size_t l = cap ? strlen(out) : 0;
+  if (!cap || l + 1 >= cap || below_prereg(c->pid))
+    return;
+  read_cmdline(c->pid, cmdl, sizeof cmdl);
+  snprintf(out + l, cap - l, "%s%d %s (%s)", l ? "; " : "", c->pid,
+           cmdl[0] ? cmdl : "(no command line)", c->reasons);
+}
+
+/* SIGKILL to the live processes of cs that match mask (0: all); those
+ * outside the run's tree named in out (cap 0: not named). */
+static size_t kill_chosen(const run_chosen_set *cs, int mask, char *out,
+                          size_t cap) {
   size_t n = 0;
   for (size_t i = 0; i < cs->n; i++)
-    if (!cs->v[i].zombie && (!mask || (cs->v[i].kind & mask)))
+    if (!cs->v[i].zombie && (!mask || (cs->v[i].kind & mask))) {
+      name_outside(&cs->v[i], out, cap);
       n += kill(cs->v[i].pid, SIGKILL) == 0;
+    }
   return n;
 }
 
@@ -661,7 +743,10 @@ static int wait_gone(const run_sel *sel, double s) {
   }
 }
 
-size_t run_sel_end(const run_sel *sel, double grace_s) {
+size_t run_sel_end(const run_sel *sel, double grace_s, char *outside,
+                   size_t cap) {
+  if (cap)
+    outside[0] = 0;
   if (!selects_more(sel))
     return 0;
   run_chosen_set cs;
@@ -673,12 +758,12 @@ size_t run_sel_end(const run_sel *sel, double grace_s) {
   /* The container itself first: its supervisors then end on their own,
    * cleanly (a shim killed before its container leaves the runtime's
    * state behind). */
-  killed += kill_chosen(&cs, RUN_SEL_CGROUP | RUN_SEL_CHILD);
+  killed += kill_chosen(&cs, RUN_SEL_CGROUP | RUN_SEL_CHILD, outside, cap);
   run_chosen_free(&cs);
   if (wait_gone(sel, grace_s))
     return killed;
   if (live(sel, &cs) > 0)
-    killed += kill_chosen(&cs, 0);
+    killed += kill_chosen(&cs, 0, outside, cap);
   run_chosen_free(&cs);
   wait_gone(sel, 2.0);
   return killed;
@@ -703,7 +788,7 @@ size_t run_sel_leaks(const run_sel *sel, double settle_s, char *leaks,
                             cs.v[i].pid, cmdl[0] ? cmdl : "(no command line)");
     n++;
   }
-  kill_chosen(&cs, 0);
+  kill_chosen(&cs, 0, NULL, 0);
   run_chosen_free(&cs);
   wait_gone(sel, 2.0);
   return n;

@@ -1,8 +1,8 @@
 #!/bin/bash
 # heldout.sh: a small Docker sheet as a new user writes it, not tuned to
 # prereg: runc against runsc, idle-memory selecting the descendants, the
-# cgroup named by --cgroup-parent /prereg/{run_id} and the container's
-# --name (no {cid}, no {experiment}), and no cleanup of its own. Every
+# cgroup named by --cgroup-parent /prereg/{experiment}/{run_id} and the
+# container's --name (no {cid}), and no cleanup of its own. Every
 # run must give a valid pss_mib whose process list holds the container's
 # own processes (runc's sleep; gVisor's runsc-sandbox and runsc-gofer),
 # each with its reason, and no container or runtime process of any run
@@ -30,8 +30,8 @@ daemons=$(awk '{ printf "%s ", $2 }' "$E/started.pids")
 cat > "$T/heldout.lua" <<LUA
 local function docker(runtime)
   return "$D -H $DH run --rm --pull never --runtime=" .. runtime
-    .. " --network none --cgroup-parent /prereg/{run_id}"
-    .. " --name prereg-{run_id} prereg/busybox:1 {cmd}"
+    .. " --network none --cgroup-parent /prereg/{experiment}/{run_id}"
+    .. " --name prereg-{experiment}-{run_id} prereg/busybox:1 {cmd}"
 end
 protocol {
   id = "heldout-docker",
@@ -43,8 +43,9 @@ protocol {
   workloads = {
     { name = "idle-memory", runs = 4, cmd = "sleep 300",
       metrics = { "pss_mib" }, sample_after_s = 3, timeout_s = 60,
-      processes = { descendants = true, cgroup = "/prereg/{run_id}",
-                    cmdline = { "prereg-{run_id}" } } },
+      processes = { descendants = true,
+                    cgroup = "/prereg/{experiment}/{run_id}",
+                    cmdline = { "prereg-{experiment}-{run_id}" } } },
   },
   rule = { seed = 3, verdicts = { { "more", ci_excludes = 1 } } },
 }
@@ -80,9 +81,9 @@ for r in rows:
     procs = list(csv.DictReader(open(lst), delimiter="\t", quoting=csv.QUOTE_NONE))
     for p in procs:
         need(p["reasons"] != "", "%s: pid %s (%s) without a reason" % (rid, p["pid"], p["cmdline"]))
-    # The container's processes are in /prereg/RUN_ID/CID of the memory
-    # hierarchy (cgroup v1 on this kind of machine).
-    cg = r"cgroup:/sys/fs/cgroup/memory/prereg/%s/[0-9a-f]{64}" % rid
+    # The container's processes are in /prereg/EXPERIMENT/RUN_ID/CID of
+    # the memory hierarchy (cgroup v1 on this kind of machine).
+    cg = r"cgroup:/sys/fs/cgroup/memory/prereg/heldout-docker/%s/[0-9a-f]{64}" % rid
     def counted(cmd):
         return [p for p in procs if p["cmdline"].startswith(cmd)
                 and p["status"] == "counted" and re.search(cg, p["reasons"])]
@@ -92,7 +93,8 @@ for r in rows:
         need(counted("runsc-sandbox"), rid + ": runsc-sandbox not counted by its cgroup")
         need(counted("runsc-gofer"), rid + ": runsc-gofer not counted by its cgroup")
     need(any(p["cmdline"].startswith("/usr/bin/docker") and "run" in p["reasons"]
-             and "cmdline:prereg-" + rid in p["reasons"] for p in procs),
+             and "cmdline:prereg-heldout-docker-" + rid in p["reasons"]
+             for p in procs),
          rid + ": the docker client is not listed as the run, named by --name")
 for e in errs:
     print(e, file=sys.stderr)

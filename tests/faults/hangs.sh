@@ -221,5 +221,62 @@ check "SIGTERM: verify passes" "$PREREG" verify term.lua --data "$T/dt"
 check "SIGTERM: nothing doubled" env ALLOW_MISSING=1 bash -c "$(declare -f plan_check); plan_check '$T/dt/tm' zero:4:wall_s fifo:4:wall_s"
 expect 0 "SIGTERM: --resume finishes the batch" capped "$PREREG" run term.lua --data "$T/dt" --resume
 check "SIGTERM: after --resume, every run exactly once" plan_check "$T/dt/tm" zero:4:wall_s fifo:4:wall_s
+scenario "100 function claims, each near the budget: one budget for them all"
+{ echo 'local function busy() local n = 0 for i = 1, 4000000 do n = n + i end return "held" end'
+  echo 'local h = {}'
+  echo 'for i = 1, 100 do h[i] = { id = "H" .. i, says = "busy", claim = busy } end'
+  decl 'hypotheses = h,'; } >claims.lua
+"$PREREG" register claims.lua --data "$T/dm" >/dev/null || bad "claims: register"
+"$PREREG" import claims.lua imp.csv --data "$T/dm" >/dev/null || bad "claims: import"
+# Each claim alone would spend the whole budget (0.1 s or more): 100 of
+# them took 10 s when each had its own.
+CODE=0 bounded "100 claims in analyze" 3 "H100 +inconclusive" "$PREREG" analyze claims.lua --data "$T/dm"
+
+scenario "caps on what a sheet declares"
+cat >cells.lua <<'LUA'
+local a, w = {}, {}
+for i = 1, 1000 do a[i] = { name = "a" .. i, reference = i == 1 } end
+for i = 1, 1000 do
+  w[i] = { name = "w" .. i, metrics = { "wall_s", "user_s", "sys_s", "maxrss_kib", "m5" } }
+end
+protocol { id = "cells", title = "Cells", arms = a, workloads = w,
+  rule = { resamples = 100, seed = 3, verdicts = { { "slower", ci_excludes = 1 } } } }
+LUA
+CAP_CELLS="cells.lua:[0-9]+: workloads: declares 5000000 cells .*at most 10000"
+for c in check status analyze report; do
+  bounded "1000 arms x 1000 workloads x 5 metrics: $c" 3 "$CAP_CELLS" "$PREREG" $c cells.lua --data "$T/dcells"
+done
+cat >plan.lua <<'LUA'
+local a, w = {}, {}
+for i = 1, 10 do a[i] = { name = "a" .. i, reference = i == 1 } end
+for i = 1, 100 do w[i] = { name = "w" .. i, runs = 1000000, cmd = "true" } end
+protocol { id = "plan", title = "Plan", arms = a, workloads = w,
+  rule = { resamples = 100, seed = 3, verdicts = { { "slower", ci_excludes = 1 } } } }
+LUA
+bounded "10^9 planned runs: run --dry-run" 3 "plan.lua:[0-9]+: workloads: plans 1000000000 runs .*at most 1000000" \
+  "$PREREG" run plan.lua --data "$T/dplan" --dry-run
+cat >hyp.lua <<'LUA'
+local h = {}
+for i = 1, 20000 do h[i] = { id = "H" .. i, says = "x", workload = "imp", metric = "wall_s", arms = { "b" }, claim = below(0.5) } end
+LUA
+decl 'hypotheses = h,' >>hyp.lua
+bounded "20000 hypotheses" 3 "hyp.lua:[0-9]+: hypotheses: has 20000 hypotheses; a sheet may state at most 500" "$PREREG" check hyp.lua
+cat >res.lua <<'LUA'
+local w = {}
+for i = 1, 5000 do w[i] = { name = "w" .. i } end
+protocol { id = "res", title = "R", arms = { { name = "a", reference = true }, { name = "b" } }, workloads = w,
+  rule = { resamples = 1e7, seed = 3, verdicts = { { "slower", ci_excludes = 1 } } } }
+LUA
+bounded "5000 workloads x 10^7 resamples" 3 "res.lua:[0-9]+: rule.resamples: 10000000 resamples x 5000 comparisons .* at most 1e\+08" "$PREREG" check res.lua
+# 40,000 workloads in a 300-byte sheet: validation compared each name
+# with every earlier one (12 s to check); now the names go through a
+# hash and the cells cap refuses the sheet as soon as it is read.
+cat >many.lua <<'LUA'
+local w = {}
+for i = 1, 40000 do w[i] = { name = "w" .. i } end
+protocol { id = "many", title = "M", arms = { { name = "a", reference = true }, { name = "b" } }, workloads = w,
+  rule = { resamples = 100, seed = 3, verdicts = { { "slower", ci_excludes = 1 } } } }
+LUA
+bounded "40000 workloads: check" 3 "many.lua:[0-9]+: workloads: declares 80000 cells" "$PREREG" check many.lua
 report_scenarios
-done_testing 70
+done_testing 90

@@ -68,7 +68,7 @@ static void test_seed_fields(void) {
   CHECK_NEAR(w->sample_after_s, 10, 0);
   CHECK_NEAR(w->timeout_s, 60, 0);
   CHECK(w->procs.n_cmdline == 1);
-  CHECK_STR(w->procs.cmdline[0], "{run_id}");
+  CHECK_STR(w->procs.cmdline[0], "{experiment}-{run_id}");
   w = &s->workloads[2];
   CHECK(w->n_steps == 3 && w->cmd == NULL);
   CHECK(w->expect == PROTO_EXPECT_REFERENCE);
@@ -296,14 +296,6 @@ static void test_function_claims(void) {
   CHECK(proto_eval_claim(s, &s->hypotheses[3], &r, 1, &o, &why, &err) ==
         CORE_EPROTOCOL);
   CHECK(strstr(err.msg, "returned \"yes\"") != NULL);
-  CHECK(proto_eval_claim(s, &s->hypotheses[4], &r, 1, &o, &why, &err) ==
-        CORE_EPROTOCOL);
-  CHECK_STR(err.msg, "fn.lua:13: instruction budget exceeded (10 million "
-                     "instructions); a sheet should declare, not compute");
-  /* The budget starts afresh for every evaluation. */
-  CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
-        CORE_OK);
-  core_free(why);
   CHECK(proto_eval_claim(s, &s->hypotheses[5], &r, 1, &o, &why, &err) ==
         CORE_EPROTOCOL);
   CHECK_STR(err.msg, "fn.lua:14: no");
@@ -316,6 +308,15 @@ static void test_function_claims(void) {
   CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
         CORE_OK);
   core_free(why);
+  CHECK(proto_eval_claim(s, &s->hypotheses[4], &r, 1, &o, &why, &err) ==
+        CORE_EPROTOCOL);
+  CHECK_STR(err.msg, "fn.lua:13: instruction budget exceeded (10 million "
+                     "instructions); a sheet should declare, not compute");
+  /* One budget for the sheet and all its claims: once spent, every
+   * later evaluation stops at once. */
+  CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
+        CORE_EPROTOCOL);
+  CHECK(strstr(err.msg, "instruction budget exceeded") != NULL);
   proto_sheet_free(s);
 }
 

@@ -11,7 +11,8 @@
 local function docker(runtime)
   return "docker run --rm --runtime=" .. runtime
     .. " --cpus 2 --memory 2g --network none"
-    .. " --cgroup-parent /prereg/{run_id} --name prereg-{run_id}"
+    .. " --cgroup-parent /prereg/{experiment}/{run_id}"
+    .. " --name prereg-{experiment}-{run_id}"
     .. " -v \"$PWD\":/work -w /work {image} {cmd}"
 end
 
@@ -78,8 +79,9 @@ protocol {
     -- Fixed by the fourth amendment; rerun in full.
     { name = "idle-memory", runs = 10, cmd = "sleep 300",
       metrics = { "pss_mib" }, sample_after_s = 10, timeout_s = 120,
-      processes = { descendants = true, cgroup = "/prereg/{run_id}",
-                    cmdline = { "prereg-{run_id}" } } },
+      processes = { descendants = true,
+                    cgroup = "/prereg/{experiment}/{run_id}",
+                    cmdline = { "prereg-{experiment}-{run_id}" } } },
 
     -- The recorded agent commands, in order, in a git repository with its
     -- first commit; stdin closed, each step capped at 120 s (Kata waited on

@@ -23,7 +23,7 @@ local extract = table.concat({
 }, " ")
 
 local function pod(class)
-  local name = "prereg-{run_id}"
+  local name = "prereg-{experiment}-{run_id}"
   local yaml = "apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: " .. name
     .. "\\nspec:\\n  runtimeClassName: " .. class
     .. "\\n  restartPolicy: Never\\n  containers:\\n  - name: bench"

@@ -22,7 +22,7 @@ protocol {
     { name = "startup", runs = 30, warmup = 1, cmd = "true" },
     { name = "idle-memory", runs = 10, cmd = "sleep 300", metrics = { "pss_mib" },
       sample_after_s = 10, timeout_s = 60,
-      processes = { descendants = true, cmdline = { "{run_id}" } } },
+      processes = { descendants = true, cmdline = { "{experiment}-{run_id}" } } },
     { name = "replay", runs = 10, steps = { "git init -q .", "ls", "cat missing" },
       expect_exit = "reference" },
     { name = "compile", runs = 10, cmd = "sh build.sh", metrics = { "wall_s", "inner_s" },
