@@ -456,6 +456,43 @@ static void hosts_short(const data_counter *c, data_status *st) {
              c->max_hosts - c->n_hosts == 1 ? "" : "s");
 }
 
+/* Whether cell t has fewer valid runs than the rule asks while nothing
+ * more is to come for it: its planned runs were all made (valid or not),
+ * or it is a workload only imports fill and it holds imported rows. */
+static int too_few(const data_counter *c, const data_tally *t) {
+  long wi = c->plan ? proto_workload_index(c->plan, t->workload) : -1;
+  if (!t->in_sheet || wi < 0 || t->counted >= c->plan->rule.min_n)
+    return 0;
+  if (proto_workload_runs_itself(&c->plan->workloads[wi]))
+    return t->planned > 0 && t->collected >= t->planned;
+  return t->counted + t->invalid > 0;
+}
+
+/* The cells with too few valid runs, in words, into st. */
+static void too_few_cells(const data_counter *c, const data_tally *t, size_t n,
+                          data_status *st) {
+  size_t used = 0, cap = sizeof st->too_few_cells;
+  for (size_t i = 0; i < n; i++) {
+    int k;
+    if (!too_few(c, &t[i]))
+      continue;
+    st->too_few++;
+    if (used >= cap - 1)
+      continue;
+    k = snprintf(st->too_few_cells + used, cap - used, "%s%s/%s %ld of %ld",
+                 used ? ", " : "", t[i].workload, t[i].arm, t[i].counted,
+                 c->plan->rule.min_n);
+    if (k < 0 || (size_t)k >= cap - used) {
+      st->too_few_cells[used] = '\0';
+      if (used + 6 < cap)
+        snprintf(st->too_few_cells + used, cap - used, ", ...");
+      used = cap - 1;
+      continue;
+    }
+    used += (size_t)k;
+  }
+}
+
 static void status_of(const data_counter *c, const data_tally *t, size_t n,
                       const data_batch_state *b, size_t nb, data_status *st) {
   memset(st, 0, sizeof *st);
@@ -470,6 +507,7 @@ static void status_of(const data_counter *c, const data_tally *t, size_t n,
   }
   if (c->max_hosts)
     hosts_short(c, st);
+  too_few_cells(c, t, n, st);
   st->incomplete =
       st->planned > 0 && (st->collected < st->planned || st->hosts_short > 0);
   st->quick = c->quick;
@@ -615,6 +653,8 @@ size_t data_status_flags(const data_status *st, const char *words[8]) {
     words[n++] = "AMENDED AFTER DATA";
   if (st->unverified)
     words[n++] = "UNVERIFIED";
+  if (st->too_few)
+    words[n++] = "TOO FEW VALID";
   return n;
 }
 
@@ -629,7 +669,10 @@ void data_status_line(const data_status *st, char *out, size_t cap) {
     return;
   }
   for (size_t i = 0; i < n && used < cap; i++) {
-    int k = strcmp(words[i], "INCOMPLETE") != 0
+    int k = strcmp(words[i], "TOO FEW VALID") == 0
+                ? snprintf(out + used, cap - used, "%sTOO FEW VALID (%s)",
+                           i ? " · " : "", st->too_few_cells)
+            : strcmp(words[i], "INCOMPLETE") != 0
                 ? snprintf(out + used, cap - used, "%s%s", i ? " · " : "",
                            words[i])
             : st->hosts_short > 0

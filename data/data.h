@@ -324,10 +324,15 @@ typedef struct data_status {
    * count not yet named as "2 hosts not named yet"), cut to fit. */
   long hosts, hosts_short;
   char short_hosts[160];
+  /* Cells (workload and arm) whose collection is done, or that hold
+   * imported rows, with fewer valid runs than the rule's min_n, and
+   * those in words ("w/b 1 of 3, w/c 0 of 3"), cut to fit. */
+  long too_few;
+  char too_few_cells[160];
 } data_status;
 
 /** The status line of st: "COMPLETE", or e.g. "INCOMPLETE (23/180) ·
- * INTERRUPTED"; with hosts, the hosts short of their plan follow the
+ * INTERRUPTED" or "TOO FEW VALID (w/b 1 of 3)"; with hosts, the hosts short of their plan follow the
  * count ("INCOMPLETE (49/60; n3 9/20)"). Writes at most cap bytes (NUL
  * included) to out. */
 void data_status_line(const data_status *st, char *out, size_t cap);
