@@ -96,7 +96,39 @@ typedef struct data_version {
   size_t n_supersedes;
   data_amendment *amendments; /* the sheet's list when filed */
   size_t n_amendments;
+  struct data_input *inputs; /* the sheet's inputs when filed, by path */
+  size_t n_inputs;
 } data_version;
+
+/* One file of a sheet's `inputs` (a listed file, or a file under a
+ * listed folder): its path relative to the sheet's folder and digest. */
+typedef struct data_input {
+  char *path;
+  char sha256[CORE_SHA256_HEX]; /* "" when the file is missing */
+  long long bytes;
+} data_input;
+
+/* The files of a sheet's inputs, sorted by path (owned). */
+typedef struct data_inputs {
+  data_input *v;
+  size_t n;
+} data_inputs;
+
+/** Hashes the files of sheet s's `inputs` under s->sheet_dir (none when
+ * it has none, or no folder). A listed path that is missing is kept with
+ * sha256 "" (for the lock to name it); a symbolic link, in a listed
+ * folder too, anything but files and folders, or more than the caps of
+ * core/limits.h is CORE_EPROTOCOL naming it (bad input). OUT: *out
+ * filled from scratch (data_inputs_free, also on error). */
+core_status data_inputs_scan(const proto_sheet *s, data_inputs *out,
+                             core_err *err);
+void data_inputs_free(data_inputs *in);
+/** What differs between the inputs recorded (rec, n) and those found
+ * (cur), one "  changed work.sh (sha256 1a2b3c4d5e6f, recorded
+ * 0a1b2c3d4e5f)" line each ("missing", "added"), appended to b. Returns
+ * how many differ. */
+size_t data_inputs_diff(const data_input *rec, size_t n,
+                        const data_inputs *cur, core_buf *b);
 
 /* An open experiment folder. It owns every string and array it points
  * to. The chain (versions) is read again, and its old pointers freed, by
@@ -523,7 +555,7 @@ void data_batch_abandon(data_batch *b);
  *   [string or null], nodes {NAME: {the node's report (data_node_report),
  *   scheduler [string or null], boot_id_end [string or null],
  *   rounds_done, rounds_lost [integers]}}, host_threats, lost_rounds
- *   [strings],
+ *   [strings], and for a sheet with inputs: inputs {PATH: sha256},
  * then the keys every frozen batch gets (see data_batch_freeze).
  * Strings are written as valid UTF-8: a byte that is not becomes U+FFFD.
  * Structs rather than a JSON builder: the schema stands here as types,
@@ -612,6 +644,9 @@ typedef struct data_run_facts {
   size_t n_host_threats;
   const char *const *lost_rounds;
   size_t n_lost_rounds;
+  /* The sheet's inputs the batch ran with (written as inputs {PATH:
+   * sha256} when there are any), or NULL. */
+  const data_inputs *inputs;
 } data_run_facts;
 
 /** A node's preflight report, one JSON object on one line (no newline

@@ -330,6 +330,13 @@ static json_t *run_facts_object(const data_batch *b, const data_run_facts *f) {
       &failed);
   if (f->backend)
     put_hosts(o, f, &failed);
+  if (f->inputs && f->inputs->n) {
+    json_t *in = json_object();
+    for (size_t i = 0; in && i < f->inputs->n; i++)
+      put(in, f->inputs->v[i].path, json_string(f->inputs->v[i].sha256),
+          &failed);
+    put(o, "inputs", in, &failed);
+  }
   if (failed) {
     json_decref(o);
     return NULL;

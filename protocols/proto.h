@@ -240,6 +240,13 @@ typedef struct proto_sheet {
   proto_hosts hosts;
   proto_published *published;
   size_t n_published;
+  /* Files and folders the commands use, relative to the sheet's folder
+   * (`inputs`): locked with the sheet (data_inputs_scan). */
+  char **inputs;
+  size_t n_inputs;
+  /* {sheet_dir}: the sheet's folder, absolute (NULL for a sheet given as
+   * text); {origin}: the folder prereg was started from. */
+  char *sheet_dir, *origin;
   char *text; /* the exact bytes of the file */
   size_t text_len;
   char sha256[CORE_SHA256_HEX]; /* of text */

@@ -45,10 +45,11 @@ typedef struct batch_ctx {
   double t_start, run_time; /* run_time: of the recorded runs */
   char **warn;              /* warm-up failures, in words */
   size_t n_warn, cap_warn;
-  run_rows rows;  /* of the run just measured */
-  round_buf *rb;  /* per round of the current workload (reference) */
-  long rb_n;      /* entries of rb */
-  size_t current; /* the workload of the last run, or (size_t)-1 */
+  run_rows rows;      /* of the run just measured */
+  round_buf *rb;      /* per round of the current workload (reference) */
+  long rb_n;          /* entries of rb */
+  size_t current;     /* the workload of the last run, or (size_t)-1 */
+  data_inputs inputs; /* the sheet's inputs the batch runs with */
 } batch_ctx;
 
 static void emit(const batch_ctx *c, const run_event *ev) {
@@ -242,6 +243,8 @@ static core_status begin(batch_ctx *c, data_experiment *exp, core_err *err) {
   core_status st;
   core_utc_now(c->started);
   c->has_load_start = run_load_avg(c->load_start);
+  if ((st = data_inputs_scan(c->s, &c->inputs, err)) != CORE_OK)
+    return st;
   if ((st = data_batch_begin(exp, "run", &c->batch, err)) != CORE_OK)
     return st;
   snprintf(c->bid, sizeof c->bid, "%s", data_batch_id(c->batch));
@@ -294,7 +297,8 @@ static core_status freeze(batch_ctx *c, int resume, core_err *err) {
                       .versions = c->pre.vers,
                       .n_versions = s->n_arms,
                       .warmup_failures = (const char *const *)c->warn,
-                      .n_warmup_failures = c->n_warn};
+                      .n_warmup_failures = c->n_warn,
+                      .inputs = &c->inputs};
   char now[32];
   core_utc_now(now);
   f.ended_at = now;
@@ -367,6 +371,7 @@ core_status run_batch(data_experiment *exp, const proto_sheet *s,
   run_rows_free(&c.rows);
   free_rounds(&c);
   core_names_free(c.warn, c.n_warn);
+  data_inputs_free(&c.inputs);
   run_preflight_free(&c.pre, s->n_arms);
   return st;
 }
