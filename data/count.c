@@ -24,11 +24,26 @@ int data_row_node_lost(const data_row *r) {
          strncmp(r->reason, DATA_NODE_LOST, strlen(DATA_NODE_LOST)) == 0;
 }
 
+int data_row_setup_failure(const data_row *r) {
+  return !r->valid && r->reason &&
+         strncmp(r->reason, DATA_SETUP_FAILURE, strlen(DATA_SETUP_FAILURE)) ==
+             0;
+}
+
 data_run_in data_run_in_of(const data_row *r) {
-  data_run_in in = {
-      r->batch,         r->workload, r->arm,        r->source,     r->host,
-      r->sheet_version, r->round,    r->valid != 0, r->quick != 0, 0};
+  data_run_in in = {r->batch,
+                    r->workload,
+                    r->arm,
+                    r->source,
+                    r->host,
+                    r->sheet_version,
+                    r->round,
+                    r->valid != 0,
+                    r->quick != 0,
+                    0,
+                    0};
   in.node_lost = data_row_node_lost(r);
+  in.setup_failure = data_row_setup_failure(r);
   return in;
 }
 
@@ -36,6 +51,7 @@ void data_run_in_add(data_run_in *in, const data_row *r) {
   in->valid &= r->valid != 0;
   in->quick |= r->quick != 0;
   in->node_lost |= data_row_node_lost(r);
+  in->setup_failure |= data_row_setup_failure(r);
 }
 
 /* The counter */
@@ -379,9 +395,10 @@ data_run_fate data_count_run(data_counter *c, const data_run_in *r) {
   }
   /* Prereg's own run of a planned round fills it (its host's, with
    * hosts), valid or not: an invalid run is a result, not a gap to run
-   * again. A round a lost node left is a gap. */
+   * again. A round a lost node left is a gap, and so is one a setup
+   * mistake stopped at. */
   if (own && w && proto_workload_runs_itself(w) && r->round >= 1 &&
-      r->round <= w->runs && !r->node_lost) {
+      r->round <= w->runs && !r->node_lost && !r->setup_failure) {
     f.fills = 1;
     if (fill_round(c, hp ? hp : p, r->round)) {
       p->t.collected++;

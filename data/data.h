@@ -296,6 +296,7 @@ typedef struct data_run_in {
   int valid;     /* every row of the run is valid */
   int quick;     /* collected under run --quick */
   int node_lost; /* a row of it is a lost node's (data_row_node_lost) */
+  int setup_failure; /* a row of it is marked a setup failure */
 } data_run_in;
 
 /** What the rule reads of a run whose first row is r (strings borrowed
@@ -310,6 +311,13 @@ void data_run_in_add(data_run_in *in, const data_row *r);
 #define DATA_NODE_LOST "node lost"
 /** 1 when r is such a row. */
 int data_row_node_lost(const data_row *r);
+/** What the reason of a run `run` stopped at as a setup mistake starts
+ * with (an arm whose first run failed before any of its planned runs was
+ * collected): kept, invalid, and filling no round of the plan, so that
+ * the plan is run whole once the mistake is fixed. */
+#define DATA_SETUP_FAILURE "setup failure"
+/** 1 when r is such a row. */
+int data_row_setup_failure(const data_row *r);
 
 /* What the rule decided for one run. */
 typedef struct data_run_fate {

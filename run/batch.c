@@ -26,6 +26,14 @@ typedef struct round_buf {
   long pending; /* runs of the round still to come */
 } round_buf;
 
+/* What tells a setup mistake from a result, per workload and arm: its
+ * warm-ups in this batch and how many failed, whether any of its planned
+ * runs was collected before, and whether its first run here ended. */
+typedef struct setup_cell {
+  long warm_planned, warm_done, warm_failed;
+  int collected_before, first_ended;
+} setup_cell;
+
 typedef struct batch_ctx {
   const proto_sheet *s;
   const run_plan *p;
@@ -50,6 +58,9 @@ typedef struct batch_ctx {
   long rb_n;          /* entries of rb */
   size_t current;     /* the workload of the last run, or (size_t)-1 */
   data_inputs inputs; /* the sheet's inputs the batch runs with */
+  setup_cell *cells;  /* per workload x arm: what tells a setup mistake */
+  int setup_failed;   /* the batch stopped before the plan (setup_msg) */
+  char setup_msg[2800];
 } batch_ctx;
 
 static void emit(const batch_ctx *c, const run_event *ev) {
@@ -212,6 +223,85 @@ static core_status warmup_ended(batch_ctx *c, const run_plan_item *it,
   return CORE_OK;
 }
 
+/* Setup failures */
+
+static setup_cell *cell_of(batch_ctx *c, const run_plan_item *it) {
+  return c->cells ? &c->cells[it->workload * c->s->n_arms + it->arm] : NULL;
+}
+
+static core_status setup_cells(batch_ctx *c, core_err *err) {
+  size_t n = c->s->n_workloads * c->s->n_arms;
+  if (!(c->cells = core_calloc(n ? n : 1, sizeof *c->cells)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  for (size_t k = 0; k < c->p->n; k++) {
+    const run_plan_item *it = &c->p->items[k];
+    setup_cell *x = cell_of(c, it);
+    if (it->round == 0 && !it->done)
+      x->warm_planned++;
+    else if (it->round > 0 && it->done)
+      x->collected_before = 1;
+  }
+  return CORE_OK;
+}
+
+/* Whether the run of item it that just ended tells a setup mistake (the
+ * rule is in docs/interface.md): every warm-up of its arm in this batch
+ * failed, or its first run here failed while none of its planned runs
+ * was collected before and no warm-up of it here succeeded. */
+static int setup_mistake(batch_ctx *c, const run_plan_item *it,
+                         const run_outcome *o) {
+  setup_cell *x = cell_of(c, it);
+  if (!x)
+    return 0;
+  if (it->round == 0) {
+    x->warm_done++;
+    x->warm_failed += !o->valid;
+    return x->warm_done == x->warm_planned &&
+           x->warm_failed == x->warm_planned;
+  }
+  if (x->first_ended)
+    return 0;
+  x->first_ended = 1;
+  return !o->valid && !x->collected_before && x->warm_failed == x->warm_done;
+}
+
+/* Stops the batch before the plan, saying what failed; a recorded run's
+ * rows are kept, their reason marked, and fill no round of the plan. */
+static void setup_stop(batch_ctx *c, const run_plan_item *it,
+                       const char *run_id, run_outcome *o) {
+  char what[160];
+  const setup_cell *x = cell_of(c, it);
+  run_commands rc;
+  core_err e = {0};
+  const char *cmd =
+      run_plan_commands(c->s, it, run_id, &rc, &e) == CORE_OK && rc.n_steps
+          ? rc.steps[0]
+          : NULL;
+  if (it->round == 0)
+    snprintf(what, sizeof what, "its %ld warm-up%s failed", x->warm_planned,
+             x->warm_planned == 1 ? "" : "s all");
+  else
+    snprintf(what, sizeof what, "its first run failed before any of its");
+  snprintf(c->setup_msg, sizeof c->setup_msg,
+           "%.100s / %.100s: %s%s: %.400s%s%.400s%s; `run` stopped before the "
+           "plan, and nothing it measured fills a planned run. Fix what the "
+           "command needs and run again: the plan is intact, no amendment "
+           "needed (commands run in a fresh folder of their own, "
+           "%.600s/RUN.work: files beside the sheet are {sheet_dir}/FILE)",
+           c->s->workloads[it->workload].name, c->s->arms[it->arm].name, what,
+           it->round == 0 ? "" : " planned runs was collected", o->reason,
+           cmd ? "; command: " : "", cmd ? cmd : "",
+           rc.n_steps > 1 ? " (its first step)" : "", c->bdir);
+  if (o->err_tail[0]) {
+    size_t l = strlen(c->setup_msg);
+    snprintf(c->setup_msg + l, sizeof c->setup_msg - l,
+             "; the end of its stderr: %s", o->err_tail);
+  }
+  run_commands_free(&rc);
+  c->setup_failed = 1;
+  c->stopped = 1;
+}
+
 /* Runs plan item i (not yet collected). */
 static core_status one(batch_ctx *c, size_t i, core_err *err) {
   const run_plan_item *it = &c->p->items[i];
@@ -227,6 +317,15 @@ static core_status one(batch_ctx *c, size_t i, core_err *err) {
   run_outcome o;
   double t0 = core_monotonic();
   st = run_measure(&c->set, it, run_id, &o, err);
+  int mistake = st == CORE_OK && !o.interrupted && setup_mistake(c, it, &o);
+  if (mistake)
+    setup_stop(c, it, run_id, &o);
+  if (mistake && it->round > 0) {
+    char why[sizeof o.reason];
+    snprintf(why, sizeof why, "%s", o.reason);
+    snprintf(o.reason, sizeof o.reason, "%s: %.1000s", DATA_SETUP_FAILURE,
+             why);
+  }
   if (st == CORE_OK && o.interrupted)
     c->stopped = 1;
   else if (st == CORE_OK && it->round == 0)
@@ -272,7 +371,7 @@ static core_status begin(batch_ctx *c, data_experiment *exp, core_err *err) {
   c->t_start = core_monotonic();
   for (size_t i = 0; i < c->p->n; i++)
     c->total += c->p->items[i].round > 0 && !c->p->items[i].done;
-  return CORE_OK;
+  return setup_cells(c, err);
 }
 
 /* Freezes the batch with its facts (see data_run_facts). */
@@ -345,6 +444,8 @@ static core_status collect(batch_ctx *c, data_experiment *exp, int resume,
     st = core_fail(err, CORE_EINTERRUPT,
                    "interrupted; %zu runs kept, resume with --resume",
                    c->valid + c->invalid);
+  else if (st == CORE_OK && c->setup_failed)
+    st = core_fail(err, CORE_ERUN, "setup failure: %s", c->setup_msg);
   return st;
 }
 
@@ -372,6 +473,7 @@ core_status run_batch(data_experiment *exp, const proto_sheet *s,
   free_rounds(&c);
   core_names_free(c.warn, c.n_warn);
   data_inputs_free(&c.inputs);
+  core_free(c.cells);
   run_preflight_free(&c.pre, s->n_arms);
   return st;
 }

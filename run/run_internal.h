@@ -122,6 +122,8 @@ typedef struct run_outcome {
   size_t n_m;
   char started[32];
   char cache_state[128];
+  char err_tail[240]; /* a failed run (warm-up too): the end of its
+                         stderr, one line, unprintable bytes as '?' */
 } run_outcome;
 
 /** Adds a reason (joined to earlier ones by "; ") and makes o invalid. */
