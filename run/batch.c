@@ -255,14 +255,14 @@ static int setup_mistake(batch_ctx *c, const run_plan_item *it,
     return 0;
   if (it->round == 0) {
     x->warm_done++;
-    x->warm_failed += !o->valid;
+    x->warm_failed += o->failed;
     return x->warm_done == x->warm_planned &&
            x->warm_failed == x->warm_planned;
   }
   if (x->first_ended)
     return 0;
   x->first_ended = 1;
-  return !o->valid && !x->collected_before && x->warm_failed == x->warm_done;
+  return o->failed && !x->collected_before && x->warm_failed == x->warm_done;
 }
 
 /* Stops the batch before the plan, saying what failed; a recorded run's

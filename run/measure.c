@@ -300,12 +300,13 @@ static core_status phase(const run_setting *set, const char *name,
   if (r.interrupted)
     o->interrupted = 1;
   else if (r.timed_out)
-    run_add_reason(o, "%s: timeout after %g s", name, timeout);
+    o->failed = 1, run_add_reason(o, "%s: timeout after %g s", name, timeout);
   else if (!r.spawned)
-    run_add_reason(o, "%s: %s", name, r.why);
+    o->failed = 1, run_add_reason(o, "%s: %s", name, r.why);
   else if (!r.exited)
-    run_add_reason(o, "%s: killed by signal %d", name, r.signo);
+    o->failed = 1, run_add_reason(o, "%s: killed by signal %d", name, r.signo);
   else if (r.exit_code != 0)
+    o->failed = 1,
     run_add_reason(o, "%s: exit code %d, expected 0", name, r.exit_code);
   return CORE_OK;
 }
@@ -520,6 +521,7 @@ static int step_judge(const proto_workload *w, const run_res *r, size_t k,
   if (where)
     snprintf(pre, sizeof pre, "%s: ", where);
   if (r->timed_out) {
+    o->failed = 1;
     run_add_reason(o, "timeout after %g s%s%s", w->timeout_s,
                    where ? " in " : "", where ? where : "");
     for (size_t j = k + 1; j < nsteps; j++)
@@ -535,13 +537,13 @@ static int step_judge(const proto_workload *w, const run_res *r, size_t k,
   if (r->stopped)
     return 0; /* ended by us after the PSS sample: as planned */
   if (!r->spawned)
-    run_add_reason(o, "%s%s", pre, r->why);
+    o->failed = 1, run_add_reason(o, "%s%s", pre, r->why);
   else if (!r->exited)
-    run_add_reason(o, "%skilled by signal %d (%s)", pre, r->signo,
-                   strsignal(r->signo));
+    o->failed = 1, run_add_reason(o, "%skilled by signal %d (%s)", pre,
+                                  r->signo, strsignal(r->signo));
   else if (w->expect == PROTO_EXPECT_CODE && r->exit_code != w->expect_code)
-    run_add_reason(o, "%sexit code %d, expected %d", pre, r->exit_code,
-                   w->expect_code);
+    o->failed = 1, run_add_reason(o, "%sexit code %d, expected %d", pre,
+                                  r->exit_code, w->expect_code);
   if (ps->want && !r->pss_sampled && !ps->sampled && !ps->failed &&
       r->why[0] && k + 1 == nsteps) {
     o->pss_failed = 1;

@@ -110,6 +110,8 @@ typedef struct run_outcome {
   char exit_codes[512]; /* "0", per step "0;1;-", "stopped" */
   char reason[1024];    /* why invalid, "" when valid */
   int valid;
+  int failed;      /* its command (or prepare) exited non-zero or not as
+                      expected, was not found, was killed or timed out */
   int interrupted; /* not recorded: cancelled, or its output was lost */
   double wall, user, sys;
   long maxrss;
