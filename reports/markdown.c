@@ -191,10 +191,11 @@ static void hypothesis_sentences(core_buf *b, const report_input *in) {
     core_buf_puts(b, "- ");
     esc(b, h->id);
     core_buf_printf(b, " **%s**%s", proto_outcome_word(h->outcome), prov(a));
-    if (a->original && (!g || g->outcome != h->outcome))
+    if (a->original && !g)
+      core_buf_puts(b, "; not in the registered plan");
+    else if (a->original && g->outcome != h->outcome)
       core_buf_printf(b, "; **changed**: at the registered sample %s%s",
-                      g ? proto_outcome_word(g->outcome) : "not stated",
-                      g ? prov(a->original) : "");
+                      proto_outcome_word(g->outcome), prov(a->original));
     core_buf_puts(b, ": ");
     esc(b, h->says);
     if (h->reason && *h->reason) {
@@ -297,7 +298,7 @@ static void matrix(core_buf *b, const report_input *in) {
 
 /* After the matrix: whether the registered sample and rule agree. */
 static void registered_summary(core_buf *b, const analysis_summary *a) {
-  size_t changed = 0, beyond = 0;
+  size_t changed = 0, beyond = 0, added = 0;
   if (!a->original)
     return;
   for (size_t i = 0; i < a->n_results; i++) {
@@ -320,8 +321,17 @@ static void registered_summary(core_buf *b, const analysis_summary *a) {
                     beyond == 1 ? "it has" : "they have");
   for (size_t i = 0; i < a->n_hypotheses; i++) {
     const analysis_hypothesis *g = orig_hyp(a->original, a->hypotheses[i].id);
-    changed += !g || g->outcome != a->hypotheses[i].outcome;
+    changed += g && g->outcome != a->hypotheses[i].outcome;
+    added += !g;
   }
+  if (added)
+    core_buf_printf(b,
+                    "%zu hypothes%s %s not in the registered plan: version "
+                    "0's sheet does not state %s (a later amendment added "
+                    "%s; see Deviations), so %s no registered outcome.\n\n",
+                    added, added == 1 ? "is" : "es", added == 1 ? "is" : "are",
+                    added == 1 ? "it" : "them", added == 1 ? "it" : "them",
+                    added == 1 ? "it has" : "they have");
   if (changed)
     core_buf_printf(b,
                     "%zu verdict%s or outcome%s differ%s at the registered "
@@ -704,11 +714,8 @@ static void original_rule(core_buf *b, const analysis_summary *a) {
     differ += !x || !analysis_same_decision(x, r);
   }
   for (size_t i = 0; i < a->n_hypotheses; i++) {
-    int same = 0;
-    for (size_t j = 0; j < o->n_hypotheses; j++)
-      same |= strcmp(o->hypotheses[j].id, a->hypotheses[i].id) == 0 &&
-              o->hypotheses[j].outcome == a->hypotheses[i].outcome;
-    hyp += !same;
+    const analysis_hypothesis *g = orig_hyp(o, a->hypotheses[i].id);
+    hyp += !g || g->outcome != a->hypotheses[i].outcome;
   }
   core_buf_puts(b, "At the registered sample and rule (version 0), given "
                    "because ");
@@ -749,16 +756,19 @@ static void original_rule(core_buf *b, const analysis_summary *a) {
     }
     core_buf_puts(b, " |\n");
   }
-  for (size_t i = 0; i < a->n_hypotheses; i++)
-    for (size_t j = 0; j < o->n_hypotheses; j++)
-      if (strcmp(o->hypotheses[j].id, a->hypotheses[i].id) == 0 &&
-          o->hypotheses[j].outcome != a->hypotheses[i].outcome) {
-        core_buf_puts(b, "| hypothesis ");
-        esc(b, a->hypotheses[i].id);
-        core_buf_printf(b, " | %s%s | %s%s |\n",
-                        proto_outcome_word(a->hypotheses[i].outcome), prov(a),
-                        proto_outcome_word(o->hypotheses[j].outcome), prov(o));
-      }
+  for (size_t i = 0; i < a->n_hypotheses; i++) {
+    const analysis_hypothesis *g = orig_hyp(o, a->hypotheses[i].id);
+    if (g && g->outcome == a->hypotheses[i].outcome)
+      continue;
+    core_buf_puts(b, "| hypothesis ");
+    esc(b, a->hypotheses[i].id);
+    core_buf_printf(b, " | %s%s | ",
+                    proto_outcome_word(a->hypotheses[i].outcome), prov(a));
+    if (g)
+      core_buf_printf(b, "%s%s |\n", proto_outcome_word(g->outcome), prov(o));
+    else
+      core_buf_puts(b, "(not in the registered plan) |\n");
+  }
   core_buf_puts(b, "\n");
 }
 
