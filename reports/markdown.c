@@ -499,8 +499,68 @@ static void spread_row(core_buf *b, const report_input *in,
   (void)in;
 }
 
-/* "### startup: `true`, 30 runs per arm, interleaved, cache warm" */
-static void workload_heading(core_buf *b, const proto_workload *w) {
+/* The import formats the values of workload w came from (bit 0 csv,
+ * 1 hyperfine, 2 gbench, 3 go), and whether any came from prereg's own
+ * runs (*own): from the batches' facts. */
+static unsigned import_formats(const report_input *in, const char *w,
+                               int *own) {
+  static const char *const names[] = {"csv", "hyperfine", "gbench", "go"};
+  const analysis_summary *a = in->summary;
+  unsigned seen = 0;
+  *own = 0;
+  for (size_t i = 0; in->extra && i < a->n_cells; i++) {
+    const analysis_cell *c = &a->cells[i];
+    if (strcmp(c->workload, w) != 0 || !c->batch)
+      continue;
+    for (size_t k = 0; k < c->n_valid; k++) {
+      const char *id =
+          c->batch[k] < a->n_batches ? a->batches[c->batch[k]] : NULL;
+      const char *kind = NULL, *fmt = NULL;
+      for (size_t j = 0; id && j < in->extra->n_batches; j++)
+        if (strcmp(in->extra->batches[j].id, id) == 0) {
+          kind = data_fact_get(&in->extra->batches[j], "kind");
+          fmt = data_fact_get(&in->extra->batches[j], "format");
+        }
+      if (!kind || strcmp(kind, "import") != 0) {
+        *own = 1;
+        continue;
+      }
+      for (unsigned f = 0; f < 4; f++)
+        if (fmt && strcmp(fmt, names[f]) == 0)
+          seen |= 1u << f;
+    }
+  }
+  return seen;
+}
+
+/* How imported values were collected, in words: the tools, and that they
+ * ran each arm's runs in one block where they do. */
+static void imported_how(core_buf *b, unsigned formats) {
+  static const char *const tools[] = {"a CSV file", "hyperfine",
+                                      "Google Benchmark", "go test -bench"};
+  size_t k = 0;
+  core_buf_puts(b, "imported from ");
+  for (unsigned f = 0; f < 4; f++)
+    if (formats & (1u << f))
+      core_buf_printf(b, "%s%s", k++ ? " and " : "", tools[f]);
+  if (formats & 0xEu)
+    core_buf_puts(b, formats & 1u ? " (the tools ran each arm's runs in one "
+                                    "block, not interleaved)"
+                                  : ", which ran each arm's runs in one "
+                                    "block, not interleaved");
+  if (formats & 1u)
+    core_buf_puts(b, formats & 0xEu ? "; the CSV file does not say in what "
+                                      "order its runs were collected"
+                                    : ", which does not say in what order its "
+                                      "runs were collected");
+}
+
+/* "### startup: `true`, 30 runs per arm, interleaved, cache warm"; for
+ * data imported from a tool, how that tool collected them. */
+static void workload_heading(core_buf *b, const report_input *in,
+                             const proto_workload *w) {
+  int own = 0;
+  unsigned formats = import_formats(in, w->name, &own);
   core_buf_puts(b, "### ");
   esc(b, w->name);
   core_buf_puts(b, ": ");
@@ -515,13 +575,27 @@ static void workload_heading(core_buf *b, const proto_workload *w) {
   } else {
     core_buf_puts(b, "imported data, ");
   }
-  if (w->runs > 0)
-    core_buf_printf(b, "%ld runs per arm, %s, cache %s\n\n", w->runs,
+  if (w->runs > 0 && formats && !own) {
+    core_buf_printf(b, "%ld runs per arm, ", w->runs);
+    imported_how(b, formats);
+    core_buf_puts(b, "\n\n");
+  } else if (w->runs > 0) {
+    core_buf_printf(b, "%ld runs per arm, %s, cache %s", w->runs,
                     w->order == PROTO_ORDER_BLOCKED ? "blocked"
                                                     : "interleaved",
                     w->cache == PROTO_CACHE_COLD ? "cold" : "warm");
-  else
+    if (formats) {
+      core_buf_puts(b, "; some ");
+      imported_how(b, formats);
+    }
+    core_buf_puts(b, "\n\n");
+  } else if (formats) {
+    core_buf_puts(b, "as many runs as imported, ");
+    imported_how(b, formats);
+    core_buf_puts(b, "\n\n");
+  } else {
     core_buf_puts(b, "as many runs as imported\n\n");
+  }
 }
 
 static void the_data(core_buf *b, const report_input *in,
@@ -535,7 +609,7 @@ static void the_data(core_buf *b, const report_input *in,
                    "extremes), and the runs in the order they were "
                    "collected, batch boundaries dashed.\n\n");
   for (size_t w = 0; w < s->n_workloads; w++) {
-    workload_heading(b, &s->workloads[w]);
+    workload_heading(b, in, &s->workloads[w]);
     for (size_t m = 0; m < s->workloads[w].n_metrics; m++)
       if (plot < doc->n_plots &&
           strcmp(doc->plots[plot].workload, s->workloads[w].name) == 0 &&

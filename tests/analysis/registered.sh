@@ -77,4 +77,29 @@ check_grep "report: the rest is the same" "every verdict and outcome is the same
 check_grep "report: Deviations names it" \
   "^\| hypothesis H2 \| held \| \(not in the registered plan\) \|$" "$md"
 
-done_testing 14
+# --- an imported workload says how its data were collected ---------------
+cat >hf.lua <<'LUA'
+protocol {
+  id = "hf", title = "Imported", question = "Which starts faster?", author = "t",
+  arms = { { name = "sh", reference = true, run = "sh -c true" },
+           { name = "perl", run = "perl -e 1" } },
+  workloads = { { name = "start", runs = 3, source = "import" } },
+  rule = { estimator = "median", confidence = 0.95, resamples = 200, seed = 7,
+           verdicts = { { "slower", ci_excludes = 1, ratio_above = 1.2 } } },
+}
+LUA
+cat >hf.json <<'JSON'
+{"results": [
+ {"command": "sh", "mean": 0.001, "times": [0.0010, 0.0011, 0.0009], "exit_codes": [0, 0, 0]},
+ {"command": "perl", "mean": 0.002, "times": [0.0020, 0.0021, 0.0019], "exit_codes": [0, 0, 0]}
+]}
+JSON
+"$PREREG" register hf.lua --data "$D" >/dev/null || bad "register hf"
+expect 0 "import a hyperfine file" "$PREREG" import hf.lua hf.json --data "$D"
+expect 0 "report it" "$PREREG" report hf.lua --data "$D" --out "$T/hfrep"
+heading=$(grep '^### start' "$T/hfrep/report.md")
+check_grep "the tool and its blocks" \
+  "^### start: each arm's command, 3 runs per arm, imported from hyperfine, which ran each arm's runs in one block, not interleaved$" "$heading"
+check "not 'interleaved, cache warm'" bash -c '! grep -q "interleaved, cache" <<<"$1"' _ "$heading"
+
+done_testing 18
