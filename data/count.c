@@ -528,8 +528,11 @@ static void status_of(const data_counter *c, const data_tally *t, size_t n,
   st->incomplete =
       st->planned > 0 && (st->collected < st->planned || st->hosts_short > 0);
   st->quick = c->quick;
+  /* INTERRUPTED while a batch holding runs that count is unfinished, or
+   * was interrupted and the plan is not complete yet: once --resume has
+   * completed it, the report keeps the interruption on the record. */
   for (size_t i = 0; i < nb; i++) {
-    if (!b[i].interrupted && !b[i].unfinished)
+    if (!b[i].unfinished && !(b[i].interrupted && st->incomplete))
       continue;
     for (size_t k = 0; k < c->n_batches; k++)
       st->interrupted |= strcmp(c->batches[k], b[i].id) == 0;

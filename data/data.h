@@ -353,8 +353,9 @@ typedef struct data_status {
                               prereg runs; collected: of those, run */
   int incomplete;          /* collected < planned */
   int quick;               /* a run that counts was collected with --quick */
-  int interrupted;         /* a batch holding runs that count was cut
-                              short (interrupted, or still unfinished) */
+  int interrupted;         /* a batch holding runs that count is still
+                              unfinished, or was cut short while the plan
+                              is not yet complete */
   int beyond_plan;         /* valid runs past the plan, not analysed */
   int imported;            /* imported runs are counted */
   int amended_after_data;  /* an amendment was filed after data existed */
@@ -673,6 +674,12 @@ core_status data_node_report_read(const char *text, const proto_sheet *s,
                                   data_node_facts *f, char ***digests,
                                   core_err *err);
 
+/** Writes the facts a run batch has at its start (interrupted true, no
+ * end yet) as its batches/BATCH.json, not frozen, so that a batch ended
+ * by kill -9 or a power loss keeps its host facts: recovery freezes
+ * them with its rows, and a freeze replaces them. */
+core_status data_batch_start_run(data_batch *b, const data_run_facts *facts,
+                                 core_err *err);
 /** data_batch_freeze with the facts of a run batch (above); frees b. */
 core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,
                                   core_err *err);

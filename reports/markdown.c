@@ -1151,6 +1151,40 @@ static void setup_threats(const report_input *in, const report_row_facts *f,
                       cores);
     }
   }
+  for (size_t i = 0; in->extra && i < in->extra->n_batches; i++) {
+    const data_batch_info *bi = &in->extra->batches[i];
+    const char *intr = data_fact_get(bi, "interrupted");
+    const char *at = data_fact_get(bi, "interrupted_at");
+    const char *end = data_fact_get(bi, "ended_at");
+    const char *runs = data_fact_get(bi, "runs_recorded");
+    const char *planned = data_fact_get(bi, "runs_planned");
+    int recovered = data_fact_get(bi, "recovered") &&
+                    strcmp(data_fact_get(bi, "recovered"), "true") == 0;
+    if (!intr || strcmp(intr, "true") != 0)
+      continue;
+    THREAT();
+    core_buf_puts(b, "Interrupted batch: ");
+    esc(b, bi->id);
+    core_buf_puts(b, " was interrupted");
+    if (recovered ? at != NULL : end != NULL) {
+      core_buf_puts(b, recovered ? " after the run started at " : " at ");
+      esc(b, recovered ? at : end);
+    }
+    core_buf_puts(b, ", at ");
+    esc(b, runs ? runs : "0");
+    core_buf_puts(b, " runs");
+    if (planned) {
+      core_buf_puts(b, " of the ");
+      esc(b, planned);
+      core_buf_puts(b, " it planned");
+    }
+    core_buf_puts(b, recovered ? " (prereg ended without freezing it: a kill "
+                                 "-9, a crash or a power loss; `run "
+                                 "--resume` froze what it held and ran the "
+                                 "rest in a later batch).\n"
+                               : " (a signal ended it; `run --resume` ran "
+                                 "the rest in a later batch).\n");
+  }
   if (f->leaked_runs) {
     THREAT();
     core_buf_printf(b,

@@ -338,7 +338,10 @@ static core_status one(batch_ctx *c, size_t i, core_err *err) {
 
 /* Begin and end */
 
-static core_status begin(batch_ctx *c, data_experiment *exp, core_err *err) {
+static core_status note_start(batch_ctx *c, int resume, core_err *err);
+
+static core_status begin(batch_ctx *c, data_experiment *exp, int resume,
+                         core_err *err) {
   core_status st;
   core_utc_now(c->started);
   c->has_load_start = run_load_avg(c->load_start);
@@ -371,17 +374,21 @@ static core_status begin(batch_ctx *c, data_experiment *exp, core_err *err) {
   c->t_start = core_monotonic();
   for (size_t i = 0; i < c->p->n; i++)
     c->total += c->p->items[i].round > 0 && !c->p->items[i].done;
-  return setup_cells(c, err);
+  if ((st = setup_cells(c, err)) != CORE_OK)
+    return st;
+  return note_start(c, resume, err);
 }
 
-/* Freezes the batch with its facts (see data_run_facts). */
-static core_status freeze(batch_ctx *c, int resume, core_err *err) {
+/* The batch's facts as they stand (see data_run_facts): im one per arm,
+ * now the time for ended_at. */
+static data_run_facts facts_now(batch_ctx *c, int resume, data_arm_image *im,
+                                const char *now) {
   const proto_sheet *s = c->s;
-  data_arm_image *im = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *im);
   data_run_facts f = {.protocol = s->id,
                       .sheet_version = c->base.version,
                       .sheet_sha256 = s->sha256,
                       .started_at = c->started,
+                      .ended_at = now,
                       .quick = c->p->quick,
                       .resume = resume,
                       .only = c->p->only,
@@ -398,16 +405,40 @@ static core_status freeze(batch_ctx *c, int resume, core_err *err) {
                       .warmup_failures = (const char *const *)c->warn,
                       .n_warmup_failures = c->n_warn,
                       .inputs = &c->inputs};
-  char now[32];
-  core_utc_now(now);
-  f.ended_at = now;
   run_host_facts(&f.host);
   memcpy(f.host.load_avg_start, c->load_start, sizeof c->load_start);
   f.host.has_load_start = c->has_load_start;
-  f.host.has_load_end = run_load_avg(f.host.load_avg_end);
+  f.host.has_load_end = now ? run_load_avg(f.host.load_avg_end) : 0;
   for (size_t a = 0; im && a < s->n_arms; a++)
     im[a] = (data_arm_image){s->arms[a].name, c->pre.img[a].kind,
                              c->pre.img[a].source, c->pre.img[a].digest};
+  return f;
+}
+
+/* The facts at the start, on disk until the freeze replaces them: an
+ * interrupted batch, until it ends otherwise, so that kill -9 leaves its
+ * host facts for recovery to freeze. */
+static core_status note_start(batch_ctx *c, int resume, core_err *err) {
+  data_arm_image *im =
+      core_calloc(c->s->n_arms ? c->s->n_arms : 1, sizeof *im);
+  core_status st;
+  if (!im)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  c->interrupted = 1;
+  data_run_facts f = facts_now(c, resume, im, NULL);
+  c->interrupted = 0;
+  st = data_batch_start_run(c->batch, &f, err);
+  core_free(im);
+  return st;
+}
+
+/* Freezes the batch with its facts (see data_run_facts). */
+static core_status freeze(batch_ctx *c, int resume, core_err *err) {
+  data_arm_image *im =
+      core_calloc(c->s->n_arms ? c->s->n_arms : 1, sizeof *im);
+  char now[32];
+  core_utc_now(now);
+  data_run_facts f = facts_now(c, resume, im, now);
   data_batch *b = c->batch;
   c->batch = NULL;
   if (!im) {
@@ -424,7 +455,7 @@ static core_status freeze(batch_ctx *c, int resume, core_err *err) {
  * --resume continues from them. */
 static core_status collect(batch_ctx *c, data_experiment *exp, int resume,
                            core_err *err) {
-  core_status st = begin(c, exp, err);
+  core_status st = begin(c, exp, resume, err);
   if (st != CORE_OK)
     return st;
   for (size_t i = 0; i < c->p->n && st == CORE_OK && !c->stopped; i++)
