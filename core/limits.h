@@ -44,4 +44,14 @@
 #define CORE_MAX_METRIC_DECLS 1000 /* entries of metrics */
 #define CORE_MAX_VERDICTS 64       /* rule.verdicts */
 
+/* A sheet's `inputs` are hashed before every batch and copied into the
+ * data folder with each version, so they stay small: scripts,
+ * configuration and small data (larger trees are an `image` digest).
+ * The most bytes all inputs of a sheet may hold together: */
+#define PREREG_INPUTS_MAX_BYTES ((long long)16 << 20)
+/* The most files they may hold (a folder's files each count): */
+#define PREREG_INPUTS_MAX_FILES 1000
+/* The deepest folder nesting under an input folder: */
+#define PREREG_INPUTS_MAX_DEPTH 16
+
 #endif
