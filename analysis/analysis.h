@@ -265,6 +265,15 @@ core_status analysis_json_compare(const char *a, size_t alen, const char *b,
                                   size_t blen, core_buf *diffs, size_t *n,
                                   core_err *err);
 
+/** Appends the summary `prereg run` ends with, which fits a screen, to
+ * out: the status line (where "provisional" is said once), a line per
+ * comparison as hyperfine writes it (the factor above or below the
+ * reference, its CI, the verdict), each hypothesis's outcome, each reason
+ * a row did not count once, and the command that prints the whole table
+ * (sheet_path: the sheet as the user named it, may be NULL). */
+void analysis_write_brief(const analysis_summary *s, const char *sheet_path,
+                          int width, core_buf *out);
+
 /** Appends the terminal summary to out (the caller's buffer): the matrix
  * of workloads and metrics down, arms across (median, IQR, ratio, CI,
  * verdict), cut into blocks of as many arms as fit in width columns, then

@@ -519,3 +519,101 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   if (s->original)
     write_original(s, width, out);
 }
+
+/* The brief summary */
+
+/* A comparison as hyperfine says it: the factor by which the arm's value
+ * stands above the reference's ("2.08× [1.59–3.41] of a") or, below it,
+ * the inverse ("6.80× [5.29–10.0] below gzip"), then the verdict. */
+static void brief_line(const analysis_result *r, core_buf *line) {
+  char ra[32], lo[32], hi[32];
+  const char *ref = r->reference ? r->reference : "the reference";
+  core_buf_printf(line, "%s · %s  %s  ", r->workload, r->metric, r->arm);
+  if (isnan(r->ratio)) {
+    core_buf_printf(line, "no ratio to %s: %s", ref, r->verdict);
+    return;
+  }
+  int below = r->ratio > 0 && r->ratio < 1;
+  sig3(below ? 1 / r->ratio : r->ratio, ra, sizeof ra);
+  if (isnan(r->ci_low) || isnan(r->ci_high)) {
+    core_buf_printf(line, "%s× (no CI) %s %s: %s", ra, below ? "below" : "of",
+                    ref, r->verdict);
+    return;
+  }
+  sig3(below ? 1 / r->ci_high : r->ci_low, lo, sizeof lo);
+  sig3(below ? 1 / r->ci_low : r->ci_high, hi, sizeof hi);
+  core_buf_printf(line, "%s× [%s–%s] %s %s: %s", ra, lo, hi,
+                  below ? "below" : "of", ref, r->verdict);
+}
+
+/* What did not count, each reason once with the workloads and arms it
+ * applies to. */
+static void brief_exclusions(const analysis_summary *s, int width,
+                             core_buf *out) {
+  if (s->n_exclusions)
+    core_buf_puts(out, "\nNot counted\n");
+  for (size_t i = 0; i < s->n_exclusions; i++) {
+    const analysis_exclusion *e = &s->exclusions[i];
+    size_t j = 0;
+    while (j < i && strcmp(s->exclusions[j].reason, e->reason) != 0)
+      j++;
+    if (j < i)
+      continue; /* said with its first */
+    core_buf line;
+    core_buf_init(&line);
+    for (size_t k = i; k < s->n_exclusions; k++) {
+      const analysis_exclusion *x = &s->exclusions[k];
+      if (strcmp(x->reason, e->reason) == 0)
+        core_buf_printf(&line, "%s%s / %s (%zu run%s)", k > i ? ", " : "",
+                        x->workload, x->arm, x->runs, x->runs == 1 ? "" : "s");
+    }
+    core_buf_printf(&line, ": %s", e->reason);
+    if (line.data)
+      wrap(out, line.data, width, 2, 6);
+    if (line.oom)
+      out->oom = 1;
+    core_buf_free(&line);
+  }
+}
+
+void analysis_write_brief(const analysis_summary *s, const char *sheet_path,
+                          int width, core_buf *out) {
+  char line[256], conf[32];
+  if (width < 40)
+    width = 40;
+  data_status_line(&s->status, line, sizeof line);
+  core_buf_printf(out, "status: %s%s\n", line,
+                  s->provisional ? " (verdicts are provisional)" : "");
+  snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
+  core_buf_printf(out, "%s (sheet version %d): %s ratio, %s%% CI\n",
+                  s->protocol, s->sheet_version, s->estimator, conf);
+  for (size_t i = 0; i < s->n_results; i++) {
+    const analysis_result *r = &s->results[i];
+    if (r->host)
+      continue; /* a host's own: in analyze's Hosts part */
+    core_buf b;
+    core_buf_init(&b);
+    brief_line(r, &b);
+    if (b.data)
+      wrap(out, b.data, width, 2, 6);
+    if (b.oom)
+      out->oom = 1;
+    core_buf_free(&b);
+  }
+  for (size_t i = 0; i < s->n_hypotheses; i++) {
+    const analysis_hypothesis *h = &s->hypotheses[i];
+    core_buf b;
+    core_buf_init(&b);
+    core_buf_printf(&b, "%s %s: %s", h->id, proto_outcome_word(h->outcome),
+                    h->says);
+    if (b.data)
+      wrap(out, b.data, width, 2, 6);
+    core_buf_free(&b);
+  }
+  brief_exclusions(s, width, out);
+  if (s->original)
+    core_buf_puts(out, "\nan amendment changed the plan: analyze says what "
+                       "the registered sample and rule decide\n");
+  core_buf_printf(out, "the whole table: prereg analyze %s\n",
+                  sheet_path ? sheet_path : "SHEET");
+}
