@@ -142,6 +142,70 @@ static const command_spec *find_command(const char *name) {
   return NULL;
 }
 
+/* Did you mean */
+
+enum { MAX_NAMES = 96 }; /* command and option names, for did-you-mean */
+
+/* The nearest command name to name (a typo's), or NULL. */
+static const char *near_command(const char *name) {
+  const char *names[MAX_NAMES];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0] && n < MAX_NAMES;
+       i++)
+    names[n++] = commands[i].name;
+  return core_nearest(name, names, n);
+}
+
+/* The nearest option name to name among those of spec (every command's
+ * when NULL), written into out without its dashes; NULL when none is
+ * near. */
+static const char *near_option(const command_spec *spec, const char *name,
+                               char *out, size_t cap) {
+  static const char all[] = "data help version ";
+  char words[2048];
+  const char *names[MAX_NAMES];
+  size_t n = 0, len = 0;
+  len += (size_t)snprintf(words, sizeof words, "%s", all);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if ((!spec || spec == &commands[i]) && len < sizeof words)
+      len += (size_t)snprintf(words + len, sizeof words - len, "%s",
+                              commands[i].options);
+  for (char *p = words; *p && n < MAX_NAMES;) {
+    char *e = strchr(p, ' ');
+    if (!e)
+      break;
+    *e = '\0';
+    names[n++] = p;
+    p = e + 1;
+  }
+  const char *best = core_nearest(name, names, n);
+  if (!best)
+    return NULL;
+  snprintf(out, cap, "%s", best);
+  return out;
+}
+
+static const command_spec *find_command(const char *name);
+
+/* An unknown option's refusal, with the nearest option when one is: of
+ * the command the arguments name, if any. */
+static core_status unknown_option(int argc, char **argv, const char *a,
+                                  core_err *err) {
+  char name[64], near[64];
+  size_t len = strcspn(a + 2, "=");
+  const command_spec *spec = NULL;
+  for (int i = 1; i < argc && !spec; i++)
+    spec = find_command(argv[i]);
+  snprintf(name, sizeof name, "%.*s", (int)len, a + 2);
+  if (strncmp(a, "--", 2) == 0 && near_option(spec, name, near, sizeof near))
+    return core_fail(err, CORE_EUSAGE,
+                     "unknown option '%s'; did you mean '--%s'? see 'prereg "
+                     "--help'",
+                     a, near);
+  return core_fail(err, CORE_EUSAGE,
+                   "unknown option '%s'; see 'prereg --help'", a);
+}
+
 /* Options that take a value: "--data DIR" or "--data=DIR". */
 static const char **value_slot(cli_opts *o, const char *name) {
   if (strcmp(name, "data") == 0)
@@ -213,10 +277,7 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
       const char **vs;
       int *fs;
       if (len >= sizeof name)
-        return core_fail(err, CORE_EUSAGE,
-                         "unknown option '%s'; see "
-                         "'prereg --help'",
-                         a);
+        return unknown_option(argc, argv, a, err);
       memcpy(name, a + 2, len);
       name[len] = '\0';
       if (n_given == sizeof given / sizeof given[0])
@@ -237,8 +298,7 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
       } else if ((fs = flag_slot(o, name)) != NULL && !eq) {
         *fs = 1;
       } else {
-        return core_fail(err, CORE_EUSAGE,
-                         "unknown option '%s'; see 'prereg --help'", a);
+        return unknown_option(argc, argv, a, err);
       }
     } else if (!o->command && strcmp(a, "-") != 0 && a[0] == '-') {
       return core_fail(err, CORE_EUSAGE,
@@ -258,6 +318,12 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
                      "no command given; see "
                      "'prereg --help'");
   spec = find_command(o->command);
+  const char *near = spec ? NULL : near_command(o->command);
+  if (!spec && near)
+    return core_fail(err, CORE_EUSAGE,
+                     "unknown command '%s'; did you mean '%s'? see 'prereg "
+                     "--help'",
+                     o->command, near);
   if (!spec)
     return core_fail(err, CORE_EUSAGE,
                      "unknown command '%s'; see 'prereg --help'", o->command);
@@ -266,6 +332,12 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
     size_t len = strcspn(given[i] + 2, "=");
     memcpy(name, given[i] + 2, len); /* < 64: checked when parsed */
     name[len] = '\0';
+    char alt[64];
+    if (!takes_option(spec, name) &&
+        near_option(spec, name, alt, sizeof alt) && strcmp(alt, name) != 0)
+      return core_fail(err, CORE_EUSAGE,
+                       "%s does not take '--%s'; did you mean '--%s'?\n%s",
+                       o->command, name, alt, spec->usage);
     if (!takes_option(spec, name))
       return core_fail(err, CORE_EUSAGE, "%s does not take '--%s'\n%s",
                        o->command, name, spec->usage);

@@ -151,6 +151,11 @@ char *core_buf_steal(core_buf *b);
  * word of their own. */
 void core_fmt_sig(char *out, size_t size, double x, int digits);
 
+/** The closest of the n names in cand to name when close enough to be a
+ * typo (a few edits, a swap of neighbours counting once), for
+ * did-you-mean; else NULL. Borrowed from cand. */
+const char *core_nearest(const char *name, const char *const cand[], size_t n);
+
 /** The unit to show values of about x in when they are measured in unit:
  * seconds below 1 as ms and below 1 ms as µs (so that 0.00343 s reads
  * "3.43 ms"); any other unit as it is. OUT: *factor what a value is

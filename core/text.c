@@ -185,3 +185,43 @@ size_t core_utf8_invalid(const char *s, size_t len) {
   }
   return len;
 }
+
+/* Optimal string alignment distance: a swap of neighbours counts once,
+ * the commonest typo. Inputs are cut at 32 bytes; names are short. */
+static size_t osa_distance(const char *a, const char *b) {
+  size_t d[33][33];
+  size_t la = strlen(a), lb = strlen(b);
+  la = la > 32 ? 32 : la;
+  lb = lb > 32 ? 32 : lb;
+  for (size_t i = 0; i <= la; i++)
+    d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++)
+    d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      size_t v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < v)
+        v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v)
+        v = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[la][lb];
+}
+
+const char *core_nearest(const char *name, const char *const cand[],
+                         size_t n) {
+  const char *best = NULL;
+  size_t bd = (size_t)-1, len = strlen(name);
+  for (size_t i = 0; i < n && cand[i]; i++) {
+    size_t d = osa_distance(name, cand[i]);
+    if (d < bd) {
+      bd = d;
+      best = cand[i];
+    }
+  }
+  return best && bd <= 1 + len / 3 && bd < len ? best : NULL;
+}
