@@ -29,6 +29,8 @@ static const char usage_all[] =
     "  verify SHEET|BUNDLE       check every frozen file and the chain\n"
     "  publish SHEET [--out FILE]\n"
     "                            one verifiable .tar.gz of it all\n"
+    "  export SHEET [--format csv|json] [--all]\n"
+    "                            the rows as the analysis counts them\n"
     "  analyze and report also take a BUNDLE in place of SHEET.\n"
     "\n"
     "Options: --data DIR (default: data), --help, --version.\n"
@@ -110,6 +112,15 @@ static const command_spec commands[] = {
     {"publish", 1, 1, "out ",
      "usage: prereg publish SHEET [--out FILE] [--data DIR]\n",
      cli_cmd_publish},
+    {"export", 1, 1, "format all ",
+     "usage: prereg export SHEET [--format csv|json] [--all] [--data DIR]\n"
+     "  The rows as the analysis counts them, one per run and metric, to\n"
+     "  standard output: workload, arm, metric, value, unit, run_id, batch,\n"
+     "  host, status and reason.\n"
+     "  --format csv|json  CSV (the default) or a JSON array\n"
+     "  --all              every row with its status (superseded, invalid,\n"
+     "                     beyond the plan, ...), not only those counted\n",
+     cli_cmd_export},
 };
 
 /* Whether the command takes option `name` (see command_spec.options). */
@@ -216,6 +227,8 @@ static const char **value_slot(cli_opts *o, const char *name) {
     return &o->only;
   if (strcmp(name, "arm-from") == 0)
     return &o->arm_flag;
+  if (strcmp(name, "format") == 0)
+    return &o->format;
   static const struct {
     const char *name;
     size_t offset;
@@ -251,6 +264,8 @@ static int *flag_slot(cli_opts *o, const char *name) {
       {"version", offsetof(cli_opts, version)},
       {"quick", offsetof(cli_opts, quick)},
       {"preflight", offsetof(cli_opts, preflight)},
+      {"all", offsetof(cli_opts, all)},
+      {"pairs", offsetof(cli_opts, pairs)},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
     if (strcmp(flags[i].name, name) == 0)
