@@ -171,6 +171,7 @@ void analysis_summary_free(analysis_summary *s) {
   core_free(s->estimator);
   core_free(s->reference);
   acc_results_free(s->results, s->n_results);
+  acc_results_free(s->pairs, s->n_pairs);
   for (size_t i = 0; i < s->n_cells; i++)
     free_cell(&s->cells[i]);
   core_free(s->cells);
@@ -363,7 +364,7 @@ static core_status judge(const proto_rule *rule, analysis_result *r,
  * from the sorted values of both: the ratio, its CI, and the verdict in
  * the words of the metric, or ANALYSIS_INSUFFICIENT under min_n. */
 static core_status compare_arm(const acc *c, analysis_result *r, size_t w,
-                               size_t m, size_t a, const double *ref,
+                               size_t m, size_t a, size_t b, const double *ref,
                                size_t rn, const double *cand, size_t cn,
                                int threads, core_err *err) {
   const proto_sheet *sh = c->sheet;
@@ -374,13 +375,18 @@ static core_status compare_arm(const acc *c, analysis_result *r, size_t w,
   r->workload = core_strdup(wl->name);
   r->metric = core_strdup(wl->metrics[m]);
   r->arm = core_strdup(sh->arms[a].name);
-  r->reference = core_strdup(sh->arms[sh->reference].name);
+  r->reference = core_strdup(sh->arms[b].name);
   r->n = cn;
   r->n_reference = rn;
   r->median = analysis_quantile_sorted(cand, cn, 0.5);
   r->median_reference = analysis_quantile_sorted(ref, rn, 0.5);
-  r->seed = analysis_comparison_seed(sh->rule.seed, wl->name, wl->metrics[m],
-                                     sh->arms[a].name);
+  /* A pair's seed names both arms, so that it is not the seed of the
+   * arm's comparison with the reference. */
+  char both[512];
+  snprintf(both, sizeof both, "%s vs %s", sh->arms[a].name, sh->arms[b].name);
+  r->seed =
+      analysis_comparison_seed(sh->rule.seed, wl->name, wl->metrics[m],
+                               b == sh->reference ? sh->arms[a].name : both);
   if (r->seed == ANALYSIS_SEED_NONE || !r->arm || !r->reference)
     return OOM(err);
   if ((st = judge(&sh->rule, r, ref, cand, threads, err)) != CORE_OK)
@@ -419,14 +425,65 @@ static core_status add_results(const acc *c, analysis_summary *s,
         core_status st;
         if (a == sh->reference || cc->n_valid == 0)
           continue;
-        st = compare_arm(c, &s->results[s->n_results++], w, m, a,
-                         sorted[base + sh->reference], rc->n_valid,
-                         sorted[base + a], cc->n_valid, threads, err);
+        st =
+            compare_arm(c, &s->results[s->n_results++], w, m, a, sh->reference,
+                        sorted[base + sh->reference], rc->n_valid,
+                        sorted[base + a], cc->n_valid, threads, err);
         if (st != CORE_OK)
           return st;
       }
     }
   return CORE_OK;
+}
+
+/* The rule's pairs: each later arm against each earlier one, the
+ * reference left out (its comparisons are the results). */
+static core_status add_pairs(const acc *c, analysis_summary *s,
+                             double *const *sorted, int threads,
+                             core_err *err) {
+  const proto_sheet *sh = c->sheet;
+  size_t na = sh->n_arms, n = 0;
+  if (!sh->rule.pairs || na < 3)
+    return CORE_OK;
+  s->pairs_exploratory = sh->rule.pairs == PROTO_PAIRS_EXPLORATORY;
+  size_t cap = 0;
+  for (size_t w = 0; w < sh->n_workloads; w++)
+    cap += sh->workloads[w].n_metrics;
+  cap *= proto_comparisons_per_metric(sh) - (na - 1);
+  s->pairs = core_calloc(cap + 1, sizeof *s->pairs);
+  if (!s->pairs)
+    return OOM(err);
+  for (size_t w = 0; w < sh->n_workloads; w++)
+    for (size_t m = 0; m < sh->workloads[w].n_metrics; m++) {
+      size_t base = c->cell_base[w] + m * na;
+      for (size_t a = 0; a < na; a++)
+        for (size_t b = 0; b < a; b++) {
+          const analysis_cell *ca = &s->cells[base + a],
+                              *cb = &s->cells[base + b];
+          if (a == sh->reference || b == sh->reference || !ca->n_valid ||
+              !cb->n_valid)
+            continue;
+          core_status st = compare_arm(
+              c, &s->pairs[n++], w, m, a, b, sorted[base + b], cb->n_valid,
+              sorted[base + a], ca->n_valid, threads, err);
+          s->n_pairs = n;
+          if (st != CORE_OK)
+            return st;
+        }
+    }
+  return CORE_OK;
+}
+
+const analysis_result *analysis_registered_pair(const analysis_summary *s,
+                                                const analysis_result *r) {
+  const analysis_summary *o = s ? s->original : NULL;
+  for (size_t i = 0; o && i < o->n_pairs; i++) {
+    const analysis_result *g = &o->pairs[i];
+    if (!strcmp(g->workload, r->workload) && !strcmp(g->metric, r->metric) &&
+        !strcmp(g->arm, r->arm) && !strcmp(g->reference, r->reference))
+      return g;
+  }
+  return NULL;
 }
 
 static const analysis_result *find_result(const analysis_summary *s,
@@ -688,6 +745,7 @@ core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
   if ((rc = summary_head(c, st, sha256, version, s, err)) != CORE_OK ||
       (rc = add_cells(c, s, keep_values, sorted, err)) != CORE_OK ||
       (rc = add_results(c, s, sorted, threads, err)) != CORE_OK ||
+      (rc = add_pairs(c, s, sorted, threads, err)) != CORE_OK ||
       (rc = add_hypotheses(c, s, err)) != CORE_OK ||
       (rc = add_exclusions(c, s, err)) != CORE_OK) {
     analysis_summary_free(s);

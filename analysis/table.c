@@ -485,6 +485,37 @@ static void write_original(const analysis_summary *s, int width,
   write_hypotheses(s->original, width, out);
 }
 
+/* Pairs that no registered rule made are said so under the status. */
+static void write_exploratory(const analysis_summary *s, core_buf *out) {
+  if (s->pairs_exploratory && s->n_pairs)
+    core_buf_printf(out,
+                    "exploratory: analyze --pairs adds %zu comparison%s of "
+                    "pairs of arms that the registered rule does not make\n",
+                    s->n_pairs, s->n_pairs == 1 ? "" : "s");
+}
+
+static void brief_line(const analysis_result *r, core_buf *line);
+
+/* The rule's pairs, a line each as the run's summary writes them. */
+static void write_pairs(const analysis_summary *s, int width, core_buf *out) {
+  if (!s->n_pairs)
+    return;
+  core_buf_printf(out,
+                  "\nPairs (each later arm against each earlier one, "
+                  "the same rule%s)\n",
+                  s->pairs_exploratory ? "; exploratory: not registered" : "");
+  for (size_t i = 0; i < s->n_pairs; i++) {
+    core_buf b;
+    core_buf_init(&b);
+    brief_line(&s->pairs[i], &b);
+    if (b.data)
+      wrap(out, b.data, width, 2, 6);
+    if (b.oom)
+      out->oom = 1;
+    core_buf_free(&b);
+  }
+}
+
 void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
                           int width, core_buf *out) {
   char conf[32], line[256];
@@ -495,6 +526,7 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   data_status_line(&s->status, line, sizeof line);
   core_buf_printf(out, "status: %s%s\n", line,
                   s->provisional ? " (verdicts are provisional)" : "");
+  write_exploratory(s, out);
   /* "95", "99.9": the level as the sheet wrote it. */
   snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
   core_buf_init(&head);
@@ -511,6 +543,7 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   core_buf_free(&head);
   core_buf_puts(out, "\n");
   write_matrix(s, sheet, width, out);
+  write_pairs(s, width, out);
   write_notes(s, width, out);
   if (s->across)
     write_hosts(s, out);
@@ -584,11 +617,13 @@ void analysis_write_brief(const analysis_summary *s, const char *sheet_path,
   data_status_line(&s->status, line, sizeof line);
   core_buf_printf(out, "status: %s%s\n", line,
                   s->provisional ? " (verdicts are provisional)" : "");
+  write_exploratory(s, out);
   snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
   core_buf_printf(out, "%s (sheet version %d): %s ratio, %s%% CI\n",
                   s->protocol, s->sheet_version, s->estimator, conf);
-  for (size_t i = 0; i < s->n_results; i++) {
-    const analysis_result *r = &s->results[i];
+  for (size_t i = 0; i < s->n_results + s->n_pairs; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->pairs[i - s->n_results];
     if (r->host)
       continue; /* a host's own: in analyze's Hosts part */
     core_buf b;

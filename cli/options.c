@@ -23,7 +23,8 @@ static const char usage_all[] =
     "  import SHEET FILE [--arm-from NAME=ARM,...]\n"
     "                            add measurements (CSV, hyperfine or Google\n"
     "                            Benchmark JSON, go test -bench output)\n"
-    "  analyze SHEET [--json]    medians, ratios, CIs, verdicts, hypotheses\n"
+    "  analyze SHEET [--json] [--pairs]\n"
+    "                            medians, ratios, CIs, verdicts, hypotheses\n"
     "  report SHEET [--out DIR] [--force]\n"
     "                            report.md, report.html, report.xlsx, plots\n"
     "  verify SHEET|BUNDLE       check every frozen file and the chain\n"
@@ -99,8 +100,11 @@ static const command_spec commands[] = {
      "                         that are arms (hyperfine -n ARM), or\n"
      "                         commands that are the arms' whole commands\n",
      cli_cmd_import},
-    {"analyze", 1, 1, "json ",
-     "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n",
+    {"analyze", 1, 1, "json pairs ",
+     "usage: prereg analyze SHEET|BUNDLE [--json] [--pairs] [--data DIR]\n"
+     "  --pairs  also every pair of arms (each later one against each\n"
+     "           earlier one), under the same rule; exploratory, and said\n"
+     "           so, unless the rule registered pairs = \"all\"\n",
      cli_cmd_analyze},
     {"report", 1, 1, "out force ",
      "usage: prereg report SHEET|BUNDLE [--out DIR] [--force] "
