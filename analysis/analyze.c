@@ -38,6 +38,19 @@ const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
   return NULL;
 }
 
+/* A measured a and a given b (a threshold, written as the sheet may
+ * have: 3, not 3.00) to 3 significant digits, as a sentence writes
+ * numbers, with more digits where 3 would show two different numbers
+ * alike (a CI end of 1.09932 against 1.1: "1.099 < 1.1"). */
+static void sig_apart(double a, double b, char *ta, char *tb, size_t cap) {
+  for (int d = 3; d <= 17; d++) {
+    core_fmt_sig(ta, cap, a, d);
+    snprintf(tb, cap, "%.*g", d, b);
+    if (a == b || strtod(ta, NULL) != strtod(tb, NULL))
+      return;
+  }
+}
+
 const char *analysis_verdict(const proto_rule *rule, double ratio,
                              double ci_low, double ci_high) {
   const proto_verdict_rule *v =
@@ -65,34 +78,31 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                             r->note ? r->note : "it could not be computed");
     return PROTO_INCONCLUSIVE;
   }
+  char lo[40], hi[40], xl[40], xh[40];
+  sig_apart(r->ci_low, h->x, lo, xl, sizeof lo);
+  sig_apart(r->ci_high, h->x, hi, xh, sizeof hi);
   switch (h->kind) {
   case PROTO_CLAIM_AT_LEAST:
     if (r->ci_low >= h->x) {
-      *reason =
-          core_asprintf("%s: CI low end %.6g >= %g", arm, r->ci_low, h->x);
+      *reason = core_asprintf("%s: CI low end %s >= %s", arm, lo, xl);
       return PROTO_HELD;
     }
     if (r->ci_high < h->x) {
-      *reason =
-          core_asprintf("%s: CI high end %.6g < %g", arm, r->ci_high, h->x);
+      *reason = core_asprintf("%s: CI high end %s < %s", arm, hi, xh);
       return PROTO_NOT_HELD;
     }
-    *reason = core_asprintf("%s: CI [%.6g, %.6g] contains %g", arm, r->ci_low,
-                            r->ci_high, h->x);
+    *reason = core_asprintf("%s: CI [%s, %s] contains %s", arm, lo, hi, xl);
     return PROTO_INCONCLUSIVE;
   case PROTO_CLAIM_BELOW:
     if (r->ci_high < h->x) {
-      *reason =
-          core_asprintf("%s: CI high end %.6g < %g", arm, r->ci_high, h->x);
+      *reason = core_asprintf("%s: CI high end %s < %s", arm, hi, xh);
       return PROTO_HELD;
     }
     if (r->ci_low >= h->x) {
-      *reason =
-          core_asprintf("%s: CI low end %.6g >= %g", arm, r->ci_low, h->x);
+      *reason = core_asprintf("%s: CI low end %s >= %s", arm, lo, xl);
       return PROTO_NOT_HELD;
     }
-    *reason = core_asprintf("%s: CI [%.6g, %.6g] contains %g", arm, r->ci_low,
-                            r->ci_high, h->x);
+    *reason = core_asprintf("%s: CI [%s, %s] contains %s", arm, lo, hi, xl);
     return PROTO_INCONCLUSIVE;
   case PROTO_CLAIM_VERDICT_IS: {
     const char *want = h->verdict ? h->verdict : "";
@@ -326,11 +336,15 @@ static core_status judge(const proto_rule *rule, analysis_result *r,
   if (r->median_reference == 0.0 || !isfinite(r->ratio)) {
     if (r->median_reference == 0.0)
       note(r, "ratio not finite: reference median is 0");
-    else
+    else {
+      char mr[40], m[40];
+      sig_apart(r->median_reference, r->median, mr, m, sizeof mr);
+      core_fmt_sig(m, sizeof m, r->median, 3);
       note(r,
-           "ratio not finite: the reference median %g is too small beside "
-           "%g",
-           r->median_reference, r->median);
+           "ratio not finite: the reference median %s is too small beside "
+           "%s",
+           mr, m);
+    }
     r->ratio = NAN;
     return CORE_OK;
   }

@@ -163,12 +163,14 @@ const char *core_nearest(const char *name, const char *const cand[], size_t n);
  * itself). */
 const char *core_scale_unit(const char *unit, double x, double *factor);
 
-/** Appends s (NULL: nothing) to b so that Markdown shows it literally, on
- * one line: newlines and tabs become spaces and every ASCII punctuation
- * character that could start a construct is backslash-escaped (links,
- * images, raw HTML, emphasis, code, table cell breaks, list markers);
- * '.', '-', ':', '\'', '%', '=' and ';' inside a word are left as they
- * are, for readability. */
+/** Appends s (NULL: nothing) to b so that Markdown (CommonMark with GFM
+ * tables and strikethrough) shows it literally, on one line, escaping
+ * only what it would read as markup: newlines and tabs become spaces; a
+ * backslash, `, *, [, ], | and ~ always; _ at a word's edge; < before a
+ * letter, /, ! or ? (raw HTML, autolinks); & before a letter, digit or #
+ * (entities); at the start (which may start a line) #, >, -, +, = and the
+ * . or ) after leading digits (headings, quotes, lists). "gzip -6
+ * (level 6)" stays as it is. */
 void core_buf_md_escape(core_buf *b, const char *s);
 
 /** Reads the decimal number s as prereg accepts one from a file: blanks

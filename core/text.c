@@ -54,31 +54,59 @@ const char *core_scale_unit(const char *unit, double x, double *factor) {
   return "µs";
 }
 
+static int is_alnum(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+         (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
+/* Whether c at s[i] (text t) must be escaped to stay literal: only what
+ * CommonMark and the GFM tables and strikethrough read as markup. */
+static int md_needs(const char *t, size_t i) {
+  unsigned char c = (unsigned char)t[i], next = (unsigned char)t[i + 1];
+  unsigned char prev = i ? (unsigned char)t[i - 1] : ' ';
+  switch (c) {
+  case '\\': /* an escape */
+  case '`':  /* code */
+  case '*':  /* emphasis, also inside a word */
+  case '[':  /* links and images ('!' and '(' are inert without it) */
+  case ']':
+  case '|': /* a table cell break */
+  case '~': /* strikethrough */
+    return 1;
+  case '_': /* emphasis only at a word's edge (wall_s is a word) */
+    return !is_alnum(prev) || !is_alnum(next);
+  case '<': /* raw HTML and autolinks begin with a letter, /, ! or ? */
+    return is_alnum(next) || next == '/' || next == '!' || next == '?';
+  case '&': /* an entity: &amp; &#38; */
+    return is_alnum(next) || next == '#';
+  default:
+    break;
+  }
+  /* At the start, where the text may begin a line: headings, quotes,
+   * list items, thematic breaks and setext underlines. */
+  if (i == 0 && strchr("#>-+=", c))
+    return 1;
+  if ((c == '.' || c == ')') && i > 0) {
+    size_t k = 0;
+    while (k < i && t[k] >= '0' && t[k] <= '9')
+      k++;
+    return k == i; /* "1." or "1)" at the start: an ordered list */
+  }
+  return 0;
+}
+
 void core_buf_md_escape(core_buf *b, const char *s) {
-  int start = 1;
   if (!s)
     return;
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
+  for (size_t i = 0; s[i]; i++) {
+    unsigned char c = (unsigned char)s[i];
     if (c == '\n' || c == '\r' || c == '\t') {
       core_buf_puts(b, " ");
       continue;
     }
-    /* Every ASCII punctuation character may be backslash-escaped in
-     * CommonMark, and an escaped one is always literal. Escaping all of
-     * them keeps any sheet text from becoming a link, an image, raw HTML,
-     * emphasis, a table cell break or a list marker. */
-    if (strchr("\\`*_{}[]()<>#+-.!|~&\"'=:$%^;", c)) {
-      /* ... except the common, harmless ones inside a word (neither first
-       * nor after a space), for a readable report.md: there a '.', '-' or
-       * ':' cannot start any construct (autolinks are not enabled). */
-      int mid = !start && (c == '.' || c == '-' || c == ':' || c == '\'' ||
-                           c == '%' || c == '=' || c == ';');
-      if (!mid)
-        core_buf_puts(b, "\\");
-    }
-    core_buf_append(b, s, 1);
-    start = (c == ' ');
+    if (md_needs(s, i))
+      core_buf_puts(b, "\\");
+    core_buf_append(b, s + i, 1);
   }
 }
 

@@ -66,7 +66,7 @@ check "completion: the sheet's workloads after --only ($wl)" \
   [ -n "$wl" ] && [ "$(complete_words prereg run "$sheet" --only '')" = "$wl" ]
 check "report written" test -s data/my-exp/report/report.md
 check "report: the tool versions of the starter's arms" grep -qF \
-  '` → nice \(GNU coreutils\)' data/my-exp/report/report.md
+  '` → nice (GNU coreutils)' data/my-exp/report/report.md
 check "bundle published" test -n "$(find . -name 'my-exp*.tar.gz')"
 expect 0 "the bundle verifies" prereg verify "$(find . -name 'my-exp*.tar.gz' | head -1)"
 done_testing 28
