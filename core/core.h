@@ -168,9 +168,10 @@ const char *core_scale_unit(const char *unit, double x, double *factor);
  * only what it would read as markup: newlines and tabs become spaces; a
  * backslash, `, *, [, ], | and ~ always; _ at a word's edge; < before a
  * letter, /, ! or ? (raw HTML, autolinks); & before a letter, digit or #
- * (entities); at the start (which may start a line) #, >, -, +, = and the
- * . or ) after leading digits (headings, quotes, lists). "gzip -6
- * (level 6)" stays as it is. */
+ * (entities); at the start (which may start a line) what would begin a
+ * quote, a heading, a list item or a rule (>, "# ", "- ", "+ ", a line
+ * of - or =, the . or ) after leading digits). "gzip -6 (level 6)" and
+ * "--cpus 2" stay as they are. */
 void core_buf_md_escape(core_buf *b, const char *s);
 
 /** Reads the decimal number s as prereg accepts one from a file: blanks

@@ -82,9 +82,20 @@ static int md_needs(const char *t, size_t i) {
   default:
     break;
   }
-  /* At the start, where the text may begin a line: headings, quotes,
-   * list items, thematic breaks and setext underlines. */
-  if (i == 0 && strchr("#>-+=", c))
+  /* At the start, where the text may begin a line: a quote; a heading
+   * ("# " to "###### "), a list item ("- ", "+ "); a thematic break or
+   * setext underline (only -, =, * or spaces). */
+  if (i == 0 && c == '>')
+    return 1;
+  if (i == 0 && c == '#') {
+    size_t k = 0;
+    while (t[k] == '#')
+      k++;
+    return k <= 6 && (t[k] == ' ' || t[k] == '\0');
+  }
+  if (i == 0 && (c == '-' || c == '+') && (next == ' ' || next == '\0'))
+    return 1;
+  if (i == 0 && (c == '-' || c == '=') && t[strspn(t, "-= ")] == '\0')
     return 1;
   if ((c == '.' || c == ')') && i > 0) {
     size_t k = 0;

@@ -358,6 +358,14 @@ static void test_md_escape(void) {
   CHECK_STR(b.data, "12\\. first");
   core_buf_free(&b);
   core_buf_init(&b);
+  core_buf_md_escape(&b, "--cpus 2 #5 ");
+  CHECK_STR(b.data, "--cpus 2 #5 ");
+  core_buf_md_escape(&b, "## h");
+  core_buf_md_escape(&b, "---");
+  core_buf_md_escape(&b, "> q");
+  CHECK_STR(b.data, "--cpus 2 #5 \\## h\\---\\> q");
+  core_buf_free(&b);
+  core_buf_init(&b);
   core_buf_md_escape(&b, "~~gone~~ `x` a\\b");
   CHECK_STR(b.data, "\\~\\~gone\\~\\~ \\`x\\` a\\\\b");
   core_buf_free(&b);
