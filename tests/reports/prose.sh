@@ -17,6 +17,8 @@ t = open(sys.argv[1], encoding="utf-8").read()
 # a name or a version ("runsc 0.0~20221219.0", "b0001") is a name.
 p = re.sub(r"```.*?```", "", t, flags=re.S)
 p = re.sub(r"`[^`\n]*`", "", p)
+# Tables are not prose (their cells hold names and versions as given).
+p = "\n".join(l for l in p.split("\n") if not l.startswith("|"))
 long = []
 for m in re.finditer(r"(?<![\w.~+-])\d+\.\d+(?:e[-+]?\d+)?(?![\w.~+-])", p):
     digits = re.sub(r"e.*", "", m.group(0)).replace(".", "").lstrip("0")
