@@ -46,6 +46,8 @@ static void sig_apart(double a, double b, char *ta, char *tb, size_t cap) {
   for (int d = 3; d <= 17; d++) {
     core_fmt_sig(ta, cap, a, d);
     snprintf(tb, cap, "%.*g", d, b);
+    if (a == b)
+      snprintf(ta, cap, "%s", tb); /* equal: written alike, "3 >= 3" */
     if (a == b || strtod(ta, NULL) != strtod(tb, NULL))
       return;
   }
