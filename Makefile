@@ -6,8 +6,10 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 BUILD_TYPE ?= RelWithDebInfo
-# make install: $(DESTDIR)$(PREFIX)/bin/prereg, and the README and the
-# interface in $(PREFIX)/share/doc/prereg. DESTDIR stages a package.
+# make install: $(DESTDIR)$(PREFIX)/bin/prereg, the README and the
+# interface in $(PREFIX)/share/doc/prereg, and the bash and zsh
+# completions in share/bash-completion and share/zsh. DESTDIR stages a
+# package.
 PREFIX     ?= /usr/local
 
 .PHONY: all deps build test test-asan demo clean format format-check install

@@ -136,6 +136,17 @@ typedef struct analysis_summary {
   char *reference; /* the reference arm's name */
   analysis_result *results;
   size_t n_results;
+  /* The rule's pairs (proto_pairs): every pair of the arms besides the
+   * reference, each later arm in sheet order as `arm` against each
+   * earlier one as `reference`, in workload, metric, arm, reference
+   * order; none unless the rule's pairs = "all" (registered) or analyze
+   * --pairs (exploratory: pairs_exploratory). Kept apart from results,
+   * whose entries are keyed by (workload, metric, arm) against the
+   * sheet's reference; a pair is keyed by (workload, metric, arm,
+   * reference). */
+  analysis_result *pairs;
+  size_t n_pairs;
+  int pairs_exploratory;
   analysis_cell *cells;
   size_t n_cells;
   analysis_hypothesis *hypotheses;
@@ -240,6 +251,11 @@ core_status analysis_experiment(const proto_sheet *sheet,
  * that changes the words only changes no decision). */
 int analysis_same_decision(const analysis_result *a, const analysis_result *b);
 
+/** The pair of s->original for the same comparison as pair r (workload,
+ * metric, arm and reference), or NULL: a pair is registered when the
+ * registered rule made it. */
+const analysis_result *analysis_registered_pair(const analysis_summary *s,
+                                                const analysis_result *r);
 /** 1 when the registered sheet (version 0) had this workload, metric and
  * arm, or when there is no registered sample to hold it against; 0 for a
  * comparison a later amendment added (an arm, a workload, a metric): it
@@ -264,6 +280,15 @@ core_status analysis_json(const analysis_summary *s, core_buf *out,
 core_status analysis_json_compare(const char *a, size_t alen, const char *b,
                                   size_t blen, core_buf *diffs, size_t *n,
                                   core_err *err);
+
+/** Appends the summary `prereg run` ends with, which fits a screen, to
+ * out: the status line (where "provisional" is said once), a line per
+ * comparison as hyperfine writes it (the factor above or below the
+ * reference, its CI, the verdict), each hypothesis's outcome, each reason
+ * a row did not count once, and the command that prints the whole table
+ * (sheet_path: the sheet as the user named it, may be NULL). */
+void analysis_write_brief(const analysis_summary *s, const char *sheet_path,
+                          int width, core_buf *out);
 
 /** Appends the terminal summary to out (the caller's buffer): the matrix
  * of workloads and metrics down, arms across (median, IQR, ratio, CI,

@@ -38,6 +38,21 @@ const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
   return NULL;
 }
 
+/* A measured a and a given b (a threshold, written as the sheet may
+ * have: 3, not 3.00) to 3 significant digits, as a sentence writes
+ * numbers, with more digits where 3 would show two different numbers
+ * alike (a CI end of 1.09932 against 1.1: "1.099 < 1.1"). */
+static void sig_apart(double a, double b, char *ta, char *tb, size_t cap) {
+  for (int d = 3; d <= 17; d++) {
+    core_fmt_sig(ta, cap, a, d);
+    snprintf(tb, cap, "%.*g", d, b);
+    if (a == b)
+      snprintf(ta, cap, "%s", tb); /* equal: written alike, "3 >= 3" */
+    if (a == b || strtod(ta, NULL) != strtod(tb, NULL))
+      return;
+  }
+}
+
 const char *analysis_verdict(const proto_rule *rule, double ratio,
                              double ci_low, double ci_high) {
   const proto_verdict_rule *v =
@@ -65,34 +80,31 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                             r->note ? r->note : "it could not be computed");
     return PROTO_INCONCLUSIVE;
   }
+  char lo[40], hi[40], xl[40], xh[40];
+  sig_apart(r->ci_low, h->x, lo, xl, sizeof lo);
+  sig_apart(r->ci_high, h->x, hi, xh, sizeof hi);
   switch (h->kind) {
   case PROTO_CLAIM_AT_LEAST:
     if (r->ci_low >= h->x) {
-      *reason =
-          core_asprintf("%s: CI low end %.6g >= %g", arm, r->ci_low, h->x);
+      *reason = core_asprintf("%s: CI low end %s >= %s", arm, lo, xl);
       return PROTO_HELD;
     }
     if (r->ci_high < h->x) {
-      *reason =
-          core_asprintf("%s: CI high end %.6g < %g", arm, r->ci_high, h->x);
+      *reason = core_asprintf("%s: CI high end %s < %s", arm, hi, xh);
       return PROTO_NOT_HELD;
     }
-    *reason = core_asprintf("%s: CI [%.6g, %.6g] contains %g", arm, r->ci_low,
-                            r->ci_high, h->x);
+    *reason = core_asprintf("%s: CI [%s, %s] contains %s", arm, lo, hi, xl);
     return PROTO_INCONCLUSIVE;
   case PROTO_CLAIM_BELOW:
     if (r->ci_high < h->x) {
-      *reason =
-          core_asprintf("%s: CI high end %.6g < %g", arm, r->ci_high, h->x);
+      *reason = core_asprintf("%s: CI high end %s < %s", arm, hi, xh);
       return PROTO_HELD;
     }
     if (r->ci_low >= h->x) {
-      *reason =
-          core_asprintf("%s: CI low end %.6g >= %g", arm, r->ci_low, h->x);
+      *reason = core_asprintf("%s: CI low end %s >= %s", arm, lo, xl);
       return PROTO_NOT_HELD;
     }
-    *reason = core_asprintf("%s: CI [%.6g, %.6g] contains %g", arm, r->ci_low,
-                            r->ci_high, h->x);
+    *reason = core_asprintf("%s: CI [%s, %s] contains %s", arm, lo, hi, xl);
     return PROTO_INCONCLUSIVE;
   case PROTO_CLAIM_VERDICT_IS: {
     const char *want = h->verdict ? h->verdict : "";
@@ -171,6 +183,7 @@ void analysis_summary_free(analysis_summary *s) {
   core_free(s->estimator);
   core_free(s->reference);
   acc_results_free(s->results, s->n_results);
+  acc_results_free(s->pairs, s->n_pairs);
   for (size_t i = 0; i < s->n_cells; i++)
     free_cell(&s->cells[i]);
   core_free(s->cells);
@@ -325,11 +338,15 @@ static core_status judge(const proto_rule *rule, analysis_result *r,
   if (r->median_reference == 0.0 || !isfinite(r->ratio)) {
     if (r->median_reference == 0.0)
       note(r, "ratio not finite: reference median is 0");
-    else
+    else {
+      char mr[40], m[40];
+      sig_apart(r->median_reference, r->median, mr, m, sizeof mr);
+      core_fmt_sig(m, sizeof m, r->median, 3);
       note(r,
-           "ratio not finite: the reference median %g is too small beside "
-           "%g",
-           r->median_reference, r->median);
+           "ratio not finite: the reference median %s is too small beside "
+           "%s",
+           mr, m);
+    }
     r->ratio = NAN;
     return CORE_OK;
   }
@@ -363,7 +380,7 @@ static core_status judge(const proto_rule *rule, analysis_result *r,
  * from the sorted values of both: the ratio, its CI, and the verdict in
  * the words of the metric, or ANALYSIS_INSUFFICIENT under min_n. */
 static core_status compare_arm(const acc *c, analysis_result *r, size_t w,
-                               size_t m, size_t a, const double *ref,
+                               size_t m, size_t a, size_t b, const double *ref,
                                size_t rn, const double *cand, size_t cn,
                                int threads, core_err *err) {
   const proto_sheet *sh = c->sheet;
@@ -374,13 +391,18 @@ static core_status compare_arm(const acc *c, analysis_result *r, size_t w,
   r->workload = core_strdup(wl->name);
   r->metric = core_strdup(wl->metrics[m]);
   r->arm = core_strdup(sh->arms[a].name);
-  r->reference = core_strdup(sh->arms[sh->reference].name);
+  r->reference = core_strdup(sh->arms[b].name);
   r->n = cn;
   r->n_reference = rn;
   r->median = analysis_quantile_sorted(cand, cn, 0.5);
   r->median_reference = analysis_quantile_sorted(ref, rn, 0.5);
-  r->seed = analysis_comparison_seed(sh->rule.seed, wl->name, wl->metrics[m],
-                                     sh->arms[a].name);
+  /* A pair's seed names both arms, so that it is not the seed of the
+   * arm's comparison with the reference. */
+  char both[512];
+  snprintf(both, sizeof both, "%s vs %s", sh->arms[a].name, sh->arms[b].name);
+  r->seed =
+      analysis_comparison_seed(sh->rule.seed, wl->name, wl->metrics[m],
+                               b == sh->reference ? sh->arms[a].name : both);
   if (r->seed == ANALYSIS_SEED_NONE || !r->arm || !r->reference)
     return OOM(err);
   if ((st = judge(&sh->rule, r, ref, cand, threads, err)) != CORE_OK)
@@ -419,14 +441,65 @@ static core_status add_results(const acc *c, analysis_summary *s,
         core_status st;
         if (a == sh->reference || cc->n_valid == 0)
           continue;
-        st = compare_arm(c, &s->results[s->n_results++], w, m, a,
-                         sorted[base + sh->reference], rc->n_valid,
-                         sorted[base + a], cc->n_valid, threads, err);
+        st =
+            compare_arm(c, &s->results[s->n_results++], w, m, a, sh->reference,
+                        sorted[base + sh->reference], rc->n_valid,
+                        sorted[base + a], cc->n_valid, threads, err);
         if (st != CORE_OK)
           return st;
       }
     }
   return CORE_OK;
+}
+
+/* The rule's pairs: each later arm against each earlier one, the
+ * reference left out (its comparisons are the results). */
+static core_status add_pairs(const acc *c, analysis_summary *s,
+                             double *const *sorted, int threads,
+                             core_err *err) {
+  const proto_sheet *sh = c->sheet;
+  size_t na = sh->n_arms, n = 0;
+  if (!sh->rule.pairs || na < 3)
+    return CORE_OK;
+  s->pairs_exploratory = sh->rule.pairs == PROTO_PAIRS_EXPLORATORY;
+  size_t cap = 0;
+  for (size_t w = 0; w < sh->n_workloads; w++)
+    cap += sh->workloads[w].n_metrics;
+  cap *= proto_comparisons_per_metric(sh) - (na - 1);
+  s->pairs = core_calloc(cap + 1, sizeof *s->pairs);
+  if (!s->pairs)
+    return OOM(err);
+  for (size_t w = 0; w < sh->n_workloads; w++)
+    for (size_t m = 0; m < sh->workloads[w].n_metrics; m++) {
+      size_t base = c->cell_base[w] + m * na;
+      for (size_t a = 0; a < na; a++)
+        for (size_t b = 0; b < a; b++) {
+          const analysis_cell *ca = &s->cells[base + a],
+                              *cb = &s->cells[base + b];
+          if (a == sh->reference || b == sh->reference || !ca->n_valid ||
+              !cb->n_valid)
+            continue;
+          core_status st = compare_arm(
+              c, &s->pairs[n++], w, m, a, b, sorted[base + b], cb->n_valid,
+              sorted[base + a], ca->n_valid, threads, err);
+          s->n_pairs = n;
+          if (st != CORE_OK)
+            return st;
+        }
+    }
+  return CORE_OK;
+}
+
+const analysis_result *analysis_registered_pair(const analysis_summary *s,
+                                                const analysis_result *r) {
+  const analysis_summary *o = s ? s->original : NULL;
+  for (size_t i = 0; o && i < o->n_pairs; i++) {
+    const analysis_result *g = &o->pairs[i];
+    if (!strcmp(g->workload, r->workload) && !strcmp(g->metric, r->metric) &&
+        !strcmp(g->arm, r->arm) && !strcmp(g->reference, r->reference))
+      return g;
+  }
+  return NULL;
 }
 
 static const analysis_result *find_result(const analysis_summary *s,
@@ -688,6 +761,7 @@ core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
   if ((rc = summary_head(c, st, sha256, version, s, err)) != CORE_OK ||
       (rc = add_cells(c, s, keep_values, sorted, err)) != CORE_OK ||
       (rc = add_results(c, s, sorted, threads, err)) != CORE_OK ||
+      (rc = add_pairs(c, s, sorted, threads, err)) != CORE_OK ||
       (rc = add_hypotheses(c, s, err)) != CORE_OK ||
       (rc = add_exclusions(c, s, err)) != CORE_OK) {
     analysis_summary_free(s);

@@ -87,6 +87,57 @@ static json_t *registered_result(const analysis_result *r, int provisional,
   return o;
 }
 
+/* One comparison's entry; pair: one of the rule's pairs (its registered
+ * counterpart is the registered rule's same pair). */
+static json_t *result_json(const analysis_summary *s,
+                           const analysis_summary *reg, int top,
+                           const analysis_result *r, int pair, int *ok) {
+  json_t *o = json_object();
+  if (!o) {
+    *ok = 0;
+    return NULL;
+  }
+  put(o, "workload", str(r->workload), ok);
+  put(o, "metric", str(r->metric), ok);
+  put(o, "arm", str(r->arm), ok);
+  put(o, "reference", str(r->reference), ok);
+  put(o, "n", json_integer((json_int_t)r->n), ok);
+  put(o, "n_reference", json_integer((json_int_t)r->n_reference), ok);
+  put(o, "median", num(r->median), ok);
+  put(o, "median_reference", num(r->median_reference), ok);
+  put(o, "ratio", num(r->ratio), ok);
+  put(o, "ci_low", num(r->ci_low), ok);
+  put(o, "ci_high", num(r->ci_high), ok);
+  put(o, "verdict", str(r->verdict), ok);
+  put(o, "seed", json_integer((json_int_t)r->seed), ok);
+  put(o, "rule_verdict", str(r->rule_verdict), ok);
+  put(o, "metric_kind", json_string(proto_kind_word(r->kind)), ok);
+  put(o, "better", json_string(r->higher_better ? "higher" : "lower"), ok);
+  if (r->note)
+    put(o, "note", str(r->note), ok);
+  if (pair) {
+    put(o, "pair", json_true(), ok);
+    put(o, "exploratory", json_boolean(s->pairs_exploratory), ok);
+  }
+  if (s->across) {
+    put(o, "host", r->host ? str(r->host) : json_null(), ok);
+    if (r->across) {
+      put(o, "hosts_counted", json_integer((json_int_t)r->hosts_counted), ok);
+      put(o, "host_spread", num(r->spread), ok);
+      put(o, "why", str(r->why), ok);
+    }
+  }
+  if (top) {
+    const analysis_result *g = !reg   ? NULL
+                               : pair ? analysis_registered_pair(s, r)
+                                      : find_result(reg, r);
+    put(o, "provisional", json_boolean(analysis_provisional(s, r->host)), ok);
+    put(o, "registered",
+        registered_result(g, g && analysis_provisional(reg, g->host), ok), ok);
+  }
+  return o;
+}
+
 /* reg: the registered-sample analysis (the top level's only), or NULL;
  * top: whether the entries carry the fields of the top level. */
 static json_t *results_json(const analysis_summary *s,
@@ -96,50 +147,18 @@ static json_t *results_json(const analysis_summary *s,
     *ok = 0;
     return NULL;
   }
-  /* Across hosts: the entries across hosts, then each host's. */
-  for (size_t i = 0; i < s->n_results + s->n_host_results; i++) {
+  /* Across hosts: the entries across hosts, then each host's; then the
+   * rule's pairs. */
+  for (size_t i = 0; i < s->n_results + s->n_host_results + s->n_pairs; i++) {
     const analysis_result *r =
-        i < s->n_results ? &s->results[i] : &s->host_results[i - s->n_results];
-    json_t *o = json_object();
-    if (!o) {
-      *ok = 0;
+        i < s->n_results ? &s->results[i]
+        : i < s->n_results + s->n_host_results
+            ? &s->host_results[i - s->n_results]
+            : &s->pairs[i - s->n_results - s->n_host_results];
+    int pair = i >= s->n_results + s->n_host_results;
+    json_t *o = result_json(s, reg, top, r, pair, ok);
+    if (!o)
       break;
-    }
-    put(o, "workload", str(r->workload), ok);
-    put(o, "metric", str(r->metric), ok);
-    put(o, "arm", str(r->arm), ok);
-    put(o, "reference", str(r->reference), ok);
-    put(o, "n", json_integer((json_int_t)r->n), ok);
-    put(o, "n_reference", json_integer((json_int_t)r->n_reference), ok);
-    put(o, "median", num(r->median), ok);
-    put(o, "median_reference", num(r->median_reference), ok);
-    put(o, "ratio", num(r->ratio), ok);
-    put(o, "ci_low", num(r->ci_low), ok);
-    put(o, "ci_high", num(r->ci_high), ok);
-    put(o, "verdict", str(r->verdict), ok);
-    put(o, "seed", json_integer((json_int_t)r->seed), ok);
-    put(o, "rule_verdict", str(r->rule_verdict), ok);
-    put(o, "metric_kind", json_string(proto_kind_word(r->kind)), ok);
-    put(o, "better", json_string(r->higher_better ? "higher" : "lower"), ok);
-    if (r->note)
-      put(o, "note", str(r->note), ok);
-    if (s->across) {
-      put(o, "host", r->host ? str(r->host) : json_null(), ok);
-      if (r->across) {
-        put(o, "hosts_counted", json_integer((json_int_t)r->hosts_counted),
-            ok);
-        put(o, "host_spread", num(r->spread), ok);
-        put(o, "why", str(r->why), ok);
-      }
-    }
-    if (top) {
-      const analysis_result *g = reg ? find_result(reg, r) : NULL;
-      put(o, "provisional", json_boolean(analysis_provisional(s, r->host)),
-          ok);
-      put(o, "registered",
-          registered_result(g, g && analysis_provisional(reg, g->host), ok),
-          ok);
-    }
     append(a, o, ok);
   }
   return a;
@@ -346,6 +365,28 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
     put(c, "registered", g ? str(g->verdict) : json_null(), ok);
     append(vc, c, ok);
   }
+  /* The rule's pairs, each keyed by its reference too: one the
+   * registered rule did not make is not registered. */
+  for (size_t i = 0; i < s->n_pairs; i++) {
+    const analysis_result *r = &s->pairs[i];
+    const analysis_result *g = analysis_registered_pair(s, r);
+    json_t *c = g && analysis_same_decision(g, r) ? NULL : json_object();
+    if (g && !c)
+      continue;
+    if (!c) {
+      *ok = 0;
+      break;
+    }
+    put(c, "workload", str(r->workload), ok);
+    put(c, "metric", str(r->metric), ok);
+    put(c, "arm", str(r->arm), ok);
+    put(c, "reference", str(r->reference), ok);
+    if (g) {
+      put(c, "verdict", str(r->verdict), ok);
+      put(c, "registered", str(g->verdict), ok);
+    }
+    append(g ? vc : nr, c, ok);
+  }
   for (size_t i = 0; i < s->n_hypotheses + s->n_host_hypotheses; i++) {
     const analysis_hypothesis *h =
         i < s->n_hypotheses ? &s->hypotheses[i]
@@ -440,6 +481,9 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   put(rule, "min_n", json_integer((json_int_t)s->min_n), ok);
   put(o, "rule", rule, ok);
   put(o, "results", results_json(s, s->original, top, ok), ok);
+  if (s->pairs)
+    put(o, "pairs",
+        json_string(s->pairs_exploratory ? "exploratory" : "registered"), ok);
   put(o, "hypotheses", hypotheses_json(s, s->original, top, ok), ok);
   /* Then ours. */
   if (top) {
@@ -614,6 +658,26 @@ static json_t *entry(json_t *list, const char *host, const char *k1,
   return NULL;
 }
 
+static int same_key(json_t *a, json_t *b, const char *k) {
+  const char *x = json_string_value(json_object_get(a, k));
+  const char *y = json_string_value(json_object_get(b, k));
+  return x && y ? strcmp(x, y) == 0 : x == y;
+}
+
+/* The entry of list for the same comparison as e: workload, metric, arm
+ * and reference (with pairs an arm has several), on the same host. */
+static json_t *same_comparison(json_t *list, json_t *e) {
+  size_t i;
+  json_t *o;
+  json_array_foreach(list, i, o) {
+    if (same_key(o, e, "workload") && same_key(o, e, "metric") &&
+        same_key(o, e, "arm") && same_key(o, e, "reference") &&
+        same_host(host_key(o), host_key(e)))
+      return o;
+  }
+  return NULL;
+}
+
 /* "workload/metric/arm", and " on HOST" for a host's entry. */
 static void entry_name(char *what, size_t cap, const char *w, const char *m,
                        const char *arm, const char *host) {
@@ -638,8 +702,7 @@ static void compare_results(json_t *a, json_t *b, core_buf *diffs, size_t *n) {
     if (!w || !m || !arm)
       continue;
     entry_name(what, sizeof what, w, m, arm, host_key(e));
-    if (!(o = entry(rb, host_key(e), "workload", w, "metric", m, "arm",
-                    arm))) {
+    if (!(o = same_comparison(rb, e))) {
       core_buf_printf(diffs,
                       "%s: bundled, but no such comparison in the "
                       "re-derived analysis\n",
@@ -664,8 +727,7 @@ static void compare_results(json_t *a, json_t *b, core_buf *diffs, size_t *n) {
     const char *m = json_string_value(json_object_get(e, "metric"));
     const char *arm = json_string_value(json_object_get(e, "arm"));
     char what[600];
-    if (w && m && arm &&
-        !entry(ra, host_key(e), "workload", w, "metric", m, "arm", arm)) {
+    if (w && m && arm && !same_comparison(ra, e)) {
       entry_name(what, sizeof what, w, m, arm, host_key(e));
       core_buf_printf(
           diffs, "%s: re-derived, but not in the bundled analysis\n", what);

@@ -518,6 +518,37 @@ static void write_original(const analysis_summary *s, int width,
                     s->original->n_hypotheses == 1 ? "is" : "es");
 }
 
+/* Pairs that no registered rule made are said so under the status. */
+static void write_exploratory(const analysis_summary *s, core_buf *out) {
+  if (s->pairs_exploratory && s->n_pairs)
+    core_buf_printf(out,
+                    "exploratory: analyze --pairs adds %zu comparison%s of "
+                    "pairs of arms that the registered rule does not make\n",
+                    s->n_pairs, s->n_pairs == 1 ? "" : "s");
+}
+
+static void brief_line(const analysis_result *r, core_buf *line);
+
+/* The rule's pairs, a line each as the run's summary writes them. */
+static void write_pairs(const analysis_summary *s, int width, core_buf *out) {
+  if (!s->n_pairs)
+    return;
+  core_buf_printf(out,
+                  "\nPairs (each later arm against each earlier one, "
+                  "the same rule%s)\n",
+                  s->pairs_exploratory ? "; exploratory: not registered" : "");
+  for (size_t i = 0; i < s->n_pairs; i++) {
+    core_buf b;
+    core_buf_init(&b);
+    brief_line(&s->pairs[i], &b);
+    if (b.data)
+      wrap(out, b.data, width, 2, 6);
+    if (b.oom)
+      out->oom = 1;
+    core_buf_free(&b);
+  }
+}
+
 void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
                           int width, core_buf *out) {
   char conf[32], line[256];
@@ -528,6 +559,7 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   data_status_line(&s->status, line, sizeof line);
   core_buf_printf(out, "status: %s%s\n", line,
                   s->provisional ? " (verdicts are provisional)" : "");
+  write_exploratory(s, out);
   /* "95", "99.9": the level as the sheet wrote it. */
   snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
   core_buf_init(&head);
@@ -544,6 +576,7 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   core_buf_free(&head);
   core_buf_puts(out, "\n");
   write_matrix(s, sheet, width, out);
+  write_pairs(s, width, out);
   write_notes(s, width, out);
   if (s->across)
     write_hosts(s, out);
@@ -551,4 +584,104 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   write_exclusions(s, width, out);
   if (s->original)
     write_original(s, width, out);
+}
+
+/* The brief summary */
+
+/* A comparison as hyperfine says it: the factor by which the arm's value
+ * stands above the reference's ("2.08× [1.59–3.41] of a") or, below it,
+ * the inverse ("6.80× [5.29–10.0] below gzip"), then the verdict. */
+static void brief_line(const analysis_result *r, core_buf *line) {
+  char ra[32], lo[32], hi[32];
+  const char *ref = r->reference ? r->reference : "the reference";
+  core_buf_printf(line, "%s · %s  %s  ", r->workload, r->metric, r->arm);
+  if (isnan(r->ratio)) {
+    core_buf_printf(line, "no ratio to %s: %s", ref, r->verdict);
+    return;
+  }
+  int below = r->ratio > 0 && r->ratio < 1;
+  sig3(below ? 1 / r->ratio : r->ratio, ra, sizeof ra);
+  if (isnan(r->ci_low) || isnan(r->ci_high)) {
+    core_buf_printf(line, "%s× (no CI) %s %s: %s", ra, below ? "below" : "of",
+                    ref, r->verdict);
+    return;
+  }
+  sig3(below ? 1 / r->ci_high : r->ci_low, lo, sizeof lo);
+  sig3(below ? 1 / r->ci_low : r->ci_high, hi, sizeof hi);
+  core_buf_printf(line, "%s× [%s–%s] %s %s: %s", ra, lo, hi,
+                  below ? "below" : "of", ref, r->verdict);
+}
+
+/* What did not count, each reason once with the workloads and arms it
+ * applies to. */
+static void brief_exclusions(const analysis_summary *s, int width,
+                             core_buf *out) {
+  if (s->n_exclusions)
+    core_buf_puts(out, "\nNot counted\n");
+  for (size_t i = 0; i < s->n_exclusions; i++) {
+    const analysis_exclusion *e = &s->exclusions[i];
+    size_t j = 0;
+    while (j < i && strcmp(s->exclusions[j].reason, e->reason) != 0)
+      j++;
+    if (j < i)
+      continue; /* said with its first */
+    core_buf line;
+    core_buf_init(&line);
+    for (size_t k = i; k < s->n_exclusions; k++) {
+      const analysis_exclusion *x = &s->exclusions[k];
+      if (strcmp(x->reason, e->reason) == 0)
+        core_buf_printf(&line, "%s%s / %s (%zu run%s)", k > i ? ", " : "",
+                        x->workload, x->arm, x->runs, x->runs == 1 ? "" : "s");
+    }
+    core_buf_printf(&line, ": %s", e->reason);
+    if (line.data)
+      wrap(out, line.data, width, 2, 6);
+    if (line.oom)
+      out->oom = 1;
+    core_buf_free(&line);
+  }
+}
+
+void analysis_write_brief(const analysis_summary *s, const char *sheet_path,
+                          int width, core_buf *out) {
+  char line[256], conf[32];
+  if (width < 40)
+    width = 40;
+  data_status_line(&s->status, line, sizeof line);
+  core_buf_printf(out, "status: %s%s\n", line,
+                  s->provisional ? " (verdicts are provisional)" : "");
+  write_exploratory(s, out);
+  snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
+  core_buf_printf(out, "%s (sheet version %d): %s ratio, %s%% CI\n",
+                  s->protocol, s->sheet_version, s->estimator, conf);
+  for (size_t i = 0; i < s->n_results + s->n_pairs; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->pairs[i - s->n_results];
+    if (r->host)
+      continue; /* a host's own: in analyze's Hosts part */
+    core_buf b;
+    core_buf_init(&b);
+    brief_line(r, &b);
+    if (b.data)
+      wrap(out, b.data, width, 2, 6);
+    if (b.oom)
+      out->oom = 1;
+    core_buf_free(&b);
+  }
+  for (size_t i = 0; i < s->n_hypotheses; i++) {
+    const analysis_hypothesis *h = &s->hypotheses[i];
+    core_buf b;
+    core_buf_init(&b);
+    core_buf_printf(&b, "%s %s: %s", h->id, proto_outcome_word(h->outcome),
+                    h->says);
+    if (b.data)
+      wrap(out, b.data, width, 2, 6);
+    core_buf_free(&b);
+  }
+  brief_exclusions(s, width, out);
+  if (s->original)
+    core_buf_puts(out, "\nan amendment changed the plan: analyze says what "
+                       "the registered sample and rule decide\n");
+  core_buf_printf(out, "the whole table: prereg analyze %s\n",
+                  sheet_path ? sheet_path : "SHEET");
 }

@@ -35,6 +35,9 @@ typedef struct cli_opts {
   const char *host, *batch, *work, *round, *seq, *sha256, *arms, *ref_exit,
       *digests, *sheet_version;
   int resume, dry_run, json, force, help, version, quick, preflight;
+  const char *format; /* export --format csv|json */
+  int all;            /* export --all: every row, with its status */
+  int pairs;          /* analyze --pairs: every pair of arms, exploratory */
 } cli_opts;
 
 /** Parses argv into opts (options may stand before or after positional

@@ -25,6 +25,7 @@ core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_export(const cli_opts *opts, FILE *out, core_err *err);
 
 /** The width to fit a table to: $COLUMNS, else out's terminal, else 80. */
 int cli_term_width(FILE *out);

@@ -64,6 +64,17 @@ core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
    * analysis: the text must be the newest version, as for run. */
   if ((st = data_check_lock(exp, sheet, err)) != CORE_OK)
     goto done;
+  /* --pairs: every pair of arms under the same rule, exploratory (the
+   * output says so) unless the rule registered them. */
+  if (opts->pairs && sheet->hosts.declared) {
+    st = core_fail(err, CORE_EUSAGE,
+                   "%s: --pairs is not made across hosts yet: the "
+                   "cross-host estimate is of each arm against the reference",
+                   opts->args[0]);
+    goto done;
+  }
+  if (opts->pairs && sheet->rule.pairs == PROTO_PAIRS_NONE)
+    sheet->rule.pairs = PROTO_PAIRS_EXPLORATORY;
   if ((st = analysis_experiment(sheet, exp, threads, &sum, err)) != CORE_OK)
     goto done;
   if (opts->json) {

@@ -8,9 +8,11 @@
  * and rounds, each run's rows on disk as it ends, the batch frozen).
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli_internal.h"
@@ -21,11 +23,23 @@
 /* Progress */
 
 /* Progress goes to stderr while the batch runs, since a run may take
- * hours: on a terminal one line rewritten in place, otherwise a line per
- * run. Recovery notes go with the command's output. */
+ * hours: on a terminal one line rewritten in place; otherwise (a pipe, a
+ * CI log) a line per tenth of the batch's runs and at least one a
+ * minute, a ticker thread saying so while a long run goes on. Each run's
+ * own line is in the batch's log, which the engine keeps. Recovery notes
+ * go with the command's output. */
+enum { PROGRESS_FAILURES_SHOWN = 3 }; /* off a terminal, then the log */
+
 typedef struct progress_state {
   FILE *out;
   int tty, open; /* open: the rewritten line is on the screen */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t ticker;
+  int ticking, stop;                  /* the ticker runs; it is told to end */
+  size_t done, total, invalid, tenth; /* tenth: the last tenth printed */
+  double t_event, t_line, elapsed, eta; /* monotonic; the last event's */
+  int told_log;                         /* the log's path was printed */
 } progress_state;
 
 static void fmt_dur(double s, char *out, size_t cap) {
@@ -42,24 +56,101 @@ static void progress_end(progress_state *ps) {
   ps->open = 0;
 }
 
+/* One progress line off a terminal, under ps->mu: the runs done of
+ * planned, the time left at the pace so far (less the time since the
+ * last run ended, when the ticker speaks). */
+static void progress_line(progress_state *ps, double now, const char *log) {
+  char el[32], left[32];
+  double since = now - ps->t_event, eta = ps->eta - since;
+  fmt_dur(ps->elapsed + since, el, sizeof el);
+  fmt_dur(eta > 0 ? eta : 0, left, sizeof left);
+  fprintf(stderr, "prereg: [%zu/%zu] %zu%%, %zu invalid, elapsed %s, %s left",
+          ps->done, ps->total, ps->total ? ps->done * 100 / ps->total : 100,
+          ps->invalid, el, left);
+  if (log && !ps->told_log)
+    fprintf(stderr, " (each run's line: %s)", log);
+  ps->told_log |= log != NULL;
+  fputs("\n", stderr);
+  fflush(stderr);
+  ps->t_line = now;
+}
+
+/* Off a terminal, a line at least every minute while runs are slow. */
+static void *ticker(void *arg) {
+  progress_state *ps = arg;
+  pthread_mutex_lock(&ps->mu);
+  while (!ps->stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 5;
+    pthread_cond_timedwait(&ps->cv, &ps->mu, &ts);
+    double now = core_monotonic();
+    if (!ps->stop && ps->done > 0 && now - ps->t_line >= 60)
+      progress_line(ps, now, NULL);
+  }
+  pthread_mutex_unlock(&ps->mu);
+  return NULL;
+}
+
+/* The ticker starts with the batch, SIGINT and SIGTERM blocked in it so
+ * that they wake the engine's poll, not the ticker. */
+static void ticker_start(progress_state *ps) {
+  if (ps->tty)
+    return;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  ps->ticking = pthread_create(&ps->ticker, NULL, ticker, ps) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void ticker_stop(progress_state *ps) {
+  if (!ps->ticking)
+    return;
+  pthread_mutex_lock(&ps->mu);
+  ps->stop = 1;
+  pthread_cond_signal(&ps->cv);
+  pthread_mutex_unlock(&ps->mu);
+  pthread_join(ps->ticker, NULL);
+  ps->ticking = 0;
+}
+
 static void run_ended(progress_state *ps, const run_event *ev) {
   char el[32], eta[32];
-  fmt_dur(ev->elapsed_s, el, sizeof el);
-  fmt_dur(ev->eta_s, eta, sizeof eta);
   const char *h = ev->host ? ev->host : "", *sp = ev->host ? " " : "";
   if (ps->tty) {
+    fmt_dur(ev->elapsed_s, el, sizeof el);
+    fmt_dur(ev->eta_s, eta, sizeof eta);
     if (ev->failure)
       fprintf(stderr, "\r\033[K%s%s%s %s round %ld: %s\n", h, sp, ev->workload,
               ev->arm, ev->round, ev->failure);
     fprintf(stderr, "\r\033[K[%zu/%zu] %s%s%s %s  elapsed %s  ETA %s",
             ev->done, ev->total, h, sp, ev->workload, ev->arm, el, eta);
     ps->open = 1;
-  } else {
-    fprintf(stderr, "prereg: [%zu/%zu] %s%s%s %s round %ld: %s (%.4g s)\n",
-            ev->done, ev->total, h, sp, ev->workload, ev->arm, ev->round,
-            ev->failure ? ev->failure : "ok", ev->wall_s);
+    fflush(stderr);
+    return;
   }
-  fflush(stderr);
+  pthread_mutex_lock(&ps->mu);
+  /* The first invalid runs are told at once, the rest in the log. */
+  if (ev->failure && ps->invalid < PROGRESS_FAILURES_SHOWN)
+    fprintf(stderr, "prereg: %s%s%s %s round %ld: %s\n", h, sp, ev->workload,
+            ev->arm, ev->round, ev->failure);
+  else if (ev->failure && ps->invalid == PROGRESS_FAILURES_SHOWN)
+    fprintf(stderr, "prereg: more invalid runs: each in %s\n", ev->log);
+  double now = core_monotonic();
+  size_t tenth = ev->total ? ev->done * 10 / ev->total : 10;
+  int first = ps->done == 0;
+  ps->done = ev->done;
+  ps->total = ev->total;
+  ps->invalid += ev->failure != NULL;
+  ps->t_event = now;
+  ps->elapsed = ev->elapsed_s;
+  ps->eta = ev->eta_s;
+  if (first || tenth > ps->tenth || now - ps->t_line >= 60) {
+    ps->tenth = tenth;
+    progress_line(ps, now, ev->log);
+  }
+  pthread_mutex_unlock(&ps->mu);
 }
 
 static void on_progress(void *ctx, const run_event *ev) {
@@ -457,7 +548,7 @@ static void print_summary(run_cmd *c, FILE *out) {
   core_buf text;
   core_buf_init(&text);
   if (analysis_experiment(c->s, c->exp, 0, &sum, &err) == CORE_OK)
-    analysis_write_table(sum, c->s, cli_term_width(out), &text);
+    analysis_write_brief(sum, c->s->path, cli_term_width(out), &text);
   if (sum && !text.oom && text.len) {
     fputs("\n", out);
     fwrite(text.data, 1, text.len, out);
@@ -488,11 +579,13 @@ static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
   sigaction(SIGPIPE, &sa, &old_pipe);
   run_progress pr = {on_progress, &c->ps};
   run_batch_result res;
+  ticker_start(&c->ps);
   core_status st =
       c->s->hosts.declared
           ? run_slurm_batch(c->exp, c->s, &c->plan, &c->rows, opts->resume,
                             &pr, &res, err)
           : run_batch(c->exp, c->s, &c->plan, opts->resume, &pr, &res, err);
+  ticker_stop(&c->ps);
   progress_end(&c->ps);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
@@ -517,7 +610,10 @@ core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
   run_become_subreaper();
   run_cmd c;
   memset(&c, 0, sizeof c);
-  c.ps = (progress_state){.out = out, .tty = isatty(2)};
+  c.ps = (progress_state){.out = out,
+                          .tty = isatty(2),
+                          .mu = PTHREAD_MUTEX_INITIALIZER,
+                          .cv = PTHREAD_COND_INITIALIZER};
   core_status st = prepare(opts, out, &c, err);
   if (st == CORE_OK && !c.answered)
     st = collect(opts, out, &c, err);

@@ -23,12 +23,15 @@ static const char usage_all[] =
     "  import SHEET FILE [--arm-from NAME=ARM,...]\n"
     "                            add measurements (CSV, hyperfine or Google\n"
     "                            Benchmark JSON, go test -bench output)\n"
-    "  analyze SHEET [--json]    medians, ratios, CIs, verdicts, hypotheses\n"
+    "  analyze SHEET [--json] [--pairs]\n"
+    "                            medians, ratios, CIs, verdicts, hypotheses\n"
     "  report SHEET [--out DIR] [--force]\n"
     "                            report.md, report.html, report.xlsx, plots\n"
     "  verify SHEET|BUNDLE       check every frozen file and the chain\n"
     "  publish SHEET [--out FILE]\n"
     "                            one verifiable .tar.gz of it all\n"
+    "  export SHEET [--format csv|json] [--all]\n"
+    "                            the rows as the analysis counts them\n"
     "  analyze and report also take a BUNDLE in place of SHEET.\n"
     "\n"
     "Options: --data DIR (default: data), --help, --version.\n"
@@ -108,8 +111,11 @@ static const command_spec commands[] = {
      "  --ignore-unmapped      import only the names that map to an arm;\n"
      "                         the others are listed\n",
      cli_cmd_import},
-    {"analyze", 1, 1, "json ",
-     "usage: prereg analyze SHEET|BUNDLE [--json] [--data DIR]\n",
+    {"analyze", 1, 1, "json pairs ",
+     "usage: prereg analyze SHEET|BUNDLE [--json] [--pairs] [--data DIR]\n"
+     "  --pairs  also every pair of arms (each later one against each\n"
+     "           earlier one), under the same rule; exploratory, and said\n"
+     "           so, unless the rule registered pairs = \"all\"\n",
      cli_cmd_analyze},
     {"report", 1, 1, "out force ",
      "usage: prereg report SHEET|BUNDLE [--out DIR] [--force] "
@@ -121,6 +127,15 @@ static const command_spec commands[] = {
     {"publish", 1, 1, "out ",
      "usage: prereg publish SHEET [--out FILE] [--data DIR]\n",
      cli_cmd_publish},
+    {"export", 1, 1, "format all ",
+     "usage: prereg export SHEET [--format csv|json] [--all] [--data DIR]\n"
+     "  The rows as the analysis counts them, one per run and metric, to\n"
+     "  standard output: workload, arm, metric, value, unit, run_id, batch,\n"
+     "  host, status and reason.\n"
+     "  --format csv|json  CSV (the default) or a JSON array\n"
+     "  --all              every row with its status (superseded, invalid,\n"
+     "                     beyond the plan, ...), not only those counted\n",
+     cli_cmd_export},
 };
 
 /* Whether the command takes option `name` (see command_spec.options). */
@@ -153,6 +168,70 @@ static const command_spec *find_command(const char *name) {
   return NULL;
 }
 
+/* Did you mean */
+
+enum { MAX_NAMES = 96 }; /* command and option names, for did-you-mean */
+
+/* The nearest command name to name (a typo's), or NULL. */
+static const char *near_command(const char *name) {
+  const char *names[MAX_NAMES];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0] && n < MAX_NAMES;
+       i++)
+    names[n++] = commands[i].name;
+  return core_nearest(name, names, n);
+}
+
+/* The nearest option name to name among those of spec (every command's
+ * when NULL), written into out without its dashes; NULL when none is
+ * near. */
+static const char *near_option(const command_spec *spec, const char *name,
+                               char *out, size_t cap) {
+  static const char all[] = "data help version ";
+  char words[2048];
+  const char *names[MAX_NAMES];
+  size_t n = 0, len = 0;
+  len += (size_t)snprintf(words, sizeof words, "%s", all);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if ((!spec || spec == &commands[i]) && len < sizeof words)
+      len += (size_t)snprintf(words + len, sizeof words - len, "%s",
+                              commands[i].options);
+  for (char *p = words; *p && n < MAX_NAMES;) {
+    char *e = strchr(p, ' ');
+    if (!e)
+      break;
+    *e = '\0';
+    names[n++] = p;
+    p = e + 1;
+  }
+  const char *best = core_nearest(name, names, n);
+  if (!best)
+    return NULL;
+  snprintf(out, cap, "%s", best);
+  return out;
+}
+
+static const command_spec *find_command(const char *name);
+
+/* An unknown option's refusal, with the nearest option when one is: of
+ * the command the arguments name, if any. */
+static core_status unknown_option(int argc, char **argv, const char *a,
+                                  core_err *err) {
+  char name[64], near[64];
+  size_t len = strcspn(a + 2, "=");
+  const command_spec *spec = NULL;
+  for (int i = 1; i < argc && !spec; i++)
+    spec = find_command(argv[i]);
+  snprintf(name, sizeof name, "%.*s", (int)len, a + 2);
+  if (strncmp(a, "--", 2) == 0 && near_option(spec, name, near, sizeof near))
+    return core_fail(err, CORE_EUSAGE,
+                     "unknown option '%s'; did you mean '--%s'? see 'prereg "
+                     "--help'",
+                     a, near);
+  return core_fail(err, CORE_EUSAGE,
+                   "unknown option '%s'; see 'prereg --help'", a);
+}
+
 /* Options that take a value: "--data DIR" or "--data=DIR". */
 static const char **value_slot(cli_opts *o, const char *name) {
   if (strcmp(name, "data") == 0)
@@ -168,6 +247,8 @@ static const char **value_slot(cli_opts *o, const char *name) {
     return &o->where[o->n_where++];
   if (strcmp(name, "arm-map") == 0)
     return &o->arm_map;
+  if (strcmp(name, "format") == 0)
+    return &o->format;
   static const struct {
     const char *name;
     size_t offset;
@@ -204,6 +285,8 @@ static int *flag_slot(cli_opts *o, const char *name) {
       {"quick", offsetof(cli_opts, quick)},
       {"preflight", offsetof(cli_opts, preflight)},
       {"ignore-unmapped", offsetof(cli_opts, ignore_unmapped)},
+      {"all", offsetof(cli_opts, all)},
+      {"pairs", offsetof(cli_opts, pairs)},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
     if (strcmp(flags[i].name, name) == 0)
@@ -230,10 +313,7 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
       const char **vs;
       int *fs;
       if (len >= sizeof name)
-        return core_fail(err, CORE_EUSAGE,
-                         "unknown option '%s'; see "
-                         "'prereg --help'",
-                         a);
+        return unknown_option(argc, argv, a, err);
       memcpy(name, a + 2, len);
       name[len] = '\0';
       if (n_given == sizeof given / sizeof given[0])
@@ -254,8 +334,7 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
       } else if ((fs = flag_slot(o, name)) != NULL && !eq) {
         *fs = 1;
       } else {
-        return core_fail(err, CORE_EUSAGE,
-                         "unknown option '%s'; see 'prereg --help'", a);
+        return unknown_option(argc, argv, a, err);
       }
     } else if (!o->command && strcmp(a, "-") != 0 && a[0] == '-') {
       return core_fail(err, CORE_EUSAGE,
@@ -275,6 +354,12 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
                      "no command given; see "
                      "'prereg --help'");
   spec = find_command(o->command);
+  const char *near = spec ? NULL : near_command(o->command);
+  if (!spec && near)
+    return core_fail(err, CORE_EUSAGE,
+                     "unknown command '%s'; did you mean '%s'? see 'prereg "
+                     "--help'",
+                     o->command, near);
   if (!spec)
     return core_fail(err, CORE_EUSAGE,
                      "unknown command '%s'; see 'prereg --help'", o->command);
@@ -283,6 +368,12 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
     size_t len = strcspn(given[i] + 2, "=");
     memcpy(name, given[i] + 2, len); /* < 64: checked when parsed */
     name[len] = '\0';
+    char alt[64];
+    if (!takes_option(spec, name) &&
+        near_option(spec, name, alt, sizeof alt) && strcmp(alt, name) != 0)
+      return core_fail(err, CORE_EUSAGE,
+                       "%s does not take '--%s'; did you mean '--%s'?\n%s",
+                       o->command, name, alt, spec->usage);
     if (!takes_option(spec, name))
       return core_fail(err, CORE_EUSAGE, "%s does not take '--%s'\n%s",
                        o->command, name, spec->usage);

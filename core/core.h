@@ -151,6 +151,11 @@ char *core_buf_steal(core_buf *b);
  * word of their own. */
 void core_fmt_sig(char *out, size_t size, double x, int digits);
 
+/** The closest of the n names in cand to name when close enough to be a
+ * typo (a few edits, a swap of neighbours counting once), for
+ * did-you-mean; else NULL. Borrowed from cand. */
+const char *core_nearest(const char *name, const char *const cand[], size_t n);
+
 /** The unit to show values of about x in when they are measured in unit:
  * seconds below 1 as ms, below 1 ms as µs and below 1 µs as ns (so that
  * 0.00343 s reads "3.43 ms" and 2.83e-08 s "28.3 ns"); any other unit as
@@ -159,12 +164,15 @@ void core_fmt_sig(char *out, size_t size, double x, int digits);
  * itself). */
 const char *core_scale_unit(const char *unit, double x, double *factor);
 
-/** Appends s (NULL: nothing) to b so that Markdown shows it literally, on
- * one line: newlines and tabs become spaces and every ASCII punctuation
- * character that could start a construct is backslash-escaped (links,
- * images, raw HTML, emphasis, code, table cell breaks, list markers);
- * '.', '-', ':', '\'', '%', '=' and ';' inside a word are left as they
- * are, for readability. */
+/** Appends s (NULL: nothing) to b so that Markdown (CommonMark with GFM
+ * tables and strikethrough) shows it literally, on one line, escaping
+ * only what it would read as markup: newlines and tabs become spaces; a
+ * backslash, `, *, [, ], | and ~ always; _ at a word's edge; < before a
+ * letter, /, ! or ? (raw HTML, autolinks); & before a letter, digit or #
+ * (entities); at the start (which may start a line) what would begin a
+ * quote, a heading, a list item or a rule (>, "# ", "- ", "+ ", a line
+ * of - or =, the . or ) after leading digits). "gzip -6 (level 6)" and
+ * "--cpus 2" stay as they are. */
 void core_buf_md_escape(core_buf *b, const char *s);
 
 /** Reads the decimal number s as prereg accepts one from a file: blanks

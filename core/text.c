@@ -58,31 +58,70 @@ const char *core_scale_unit(const char *unit, double x, double *factor) {
   return "ns";
 }
 
+static int is_alnum(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+         (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
+/* Whether c at s[i] (text t) must be escaped to stay literal: only what
+ * CommonMark and the GFM tables and strikethrough read as markup. */
+static int md_needs(const char *t, size_t i) {
+  unsigned char c = (unsigned char)t[i], next = (unsigned char)t[i + 1];
+  unsigned char prev = i ? (unsigned char)t[i - 1] : ' ';
+  switch (c) {
+  case '\\': /* an escape */
+  case '`':  /* code */
+  case '*':  /* emphasis, also inside a word */
+  case '[':  /* links and images ('!' and '(' are inert without it) */
+  case ']':
+  case '|': /* a table cell break */
+  case '~': /* strikethrough */
+    return 1;
+  case '_': /* emphasis only at a word's edge (wall_s is a word) */
+    return !is_alnum(prev) || !is_alnum(next);
+  case '<': /* raw HTML and autolinks begin with a letter, /, ! or ? */
+    return is_alnum(next) || next == '/' || next == '!' || next == '?';
+  case '&': /* an entity: &amp; &#38; */
+    return is_alnum(next) || next == '#';
+  default:
+    break;
+  }
+  /* At the start, where the text may begin a line: a quote; a heading
+   * ("# " to "###### "), a list item ("- ", "+ "); a thematic break or
+   * setext underline (only -, =, * or spaces). */
+  if (i == 0 && c == '>')
+    return 1;
+  if (i == 0 && c == '#') {
+    size_t k = 0;
+    while (t[k] == '#')
+      k++;
+    return k <= 6 && (t[k] == ' ' || t[k] == '\0');
+  }
+  if (i == 0 && (c == '-' || c == '+') && (next == ' ' || next == '\0'))
+    return 1;
+  if (i == 0 && (c == '-' || c == '=') && t[strspn(t, "-= ")] == '\0')
+    return 1;
+  if ((c == '.' || c == ')') && i > 0) {
+    size_t k = 0;
+    while (k < i && t[k] >= '0' && t[k] <= '9')
+      k++;
+    return k == i; /* "1." or "1)" at the start: an ordered list */
+  }
+  return 0;
+}
+
 void core_buf_md_escape(core_buf *b, const char *s) {
-  int start = 1;
   if (!s)
     return;
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
+  for (size_t i = 0; s[i]; i++) {
+    unsigned char c = (unsigned char)s[i];
     if (c == '\n' || c == '\r' || c == '\t') {
       core_buf_puts(b, " ");
       continue;
     }
-    /* Every ASCII punctuation character may be backslash-escaped in
-     * CommonMark, and an escaped one is always literal. Escaping all of
-     * them keeps any sheet text from becoming a link, an image, raw HTML,
-     * emphasis, a table cell break or a list marker. */
-    if (strchr("\\`*_{}[]()<>#+-.!|~&\"'=:$%^;", c)) {
-      /* ... except the common, harmless ones inside a word (neither first
-       * nor after a space), for a readable report.md: there a '.', '-' or
-       * ':' cannot start any construct (autolinks are not enabled). */
-      int mid = !start && (c == '.' || c == '-' || c == ':' || c == '\'' ||
-                           c == '%' || c == '=' || c == ';');
-      if (!mid)
-        core_buf_puts(b, "\\");
-    }
-    core_buf_append(b, s, 1);
-    start = (c == ' ');
+    if (md_needs(s, i))
+      core_buf_puts(b, "\\");
+    core_buf_append(b, s + i, 1);
   }
 }
 
@@ -188,4 +227,44 @@ size_t core_utf8_invalid(const char *s, size_t len) {
     i += n + 1;
   }
   return len;
+}
+
+/* Optimal string alignment distance: a swap of neighbours counts once,
+ * the commonest typo. Inputs are cut at 32 bytes; names are short. */
+static size_t osa_distance(const char *a, const char *b) {
+  size_t d[33][33];
+  size_t la = strlen(a), lb = strlen(b);
+  la = la > 32 ? 32 : la;
+  lb = lb > 32 ? 32 : lb;
+  for (size_t i = 0; i <= la; i++)
+    d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++)
+    d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      size_t v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < v)
+        v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v)
+        v = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[la][lb];
+}
+
+const char *core_nearest(const char *name, const char *const cand[],
+                         size_t n) {
+  const char *best = NULL;
+  size_t bd = (size_t)-1, len = strlen(name);
+  for (size_t i = 0; i < n && cand[i]; i++) {
+    size_t d = osa_distance(name, cand[i]);
+    if (d < bd) {
+      bd = d;
+      best = cand[i];
+    }
+  }
+  return best && bd <= 1 + len / 3 && bd < len ? best : NULL;
 }

@@ -51,6 +51,10 @@ static void csv_field(core_buf *b, const char *s) {
   core_buf_append(b, "\"", 1);
 }
 
+void data_csv_field(core_buf *b, const char *s) {
+  csv_field(b, s);
+}
+
 static void csv_field_utf8(core_buf *b, const char *s) {
   size_t len = strlen(s), off = 0;
   char *copy = core_strdup(s);

@@ -506,6 +506,26 @@ char *data_row_why(const data_counted *c, const proto_sheet *plan,
 const data_tally *data_counted_tally(const data_counted *c,
                                      const char *workload, const char *arm);
 
+/* Export */
+
+/* The columns of `prereg export --format csv`, in this order. */
+#define DATA_EXPORT_HEADER                                                    \
+  "workload,arm,metric,value,unit,run_id,batch,host,status,reason"
+
+/** The rows of exp as the analysis under sheet (its newest version)
+ * counts them, by the rule above, appended to out: CSV (DATA_EXPORT_HEADER
+ * then a line per row) or, json, an array of objects with those keys (a
+ * value without a number is empty, null in JSON). status: "counted",
+ * "imported" (an imported row that counts), "superseded", "invalid",
+ * "beyond the plan", "not in the sheet", or "not analysed" (a row of a
+ * counted run without a value or with a metric its workload does not
+ * declare), with reason (data_row_why) for those that do not count.
+ * all: every row, else only those that count. CSV values are the
+ * shortest text (15 to 17 significant digits) that reads back as the same
+ * double; JSON's are 17 digits. */
+core_status data_export(const data_experiment *exp, const proto_sheet *sheet,
+                        int json, int all, core_buf *out, core_err *err);
+
 /* Batches */
 
 /* A batch being written: an open handle, owned by the caller from

@@ -393,5 +393,8 @@ void data_version_clear(data_version *v);
 
 /** Points jansson's allocator at core_malloc/core_free (idempotent). */
 void data_json_init(void);
+/** Appends s as one CSV field, quoted only where RFC 4180 needs it (the
+ * batches' own writing). */
+void data_csv_field(core_buf *b, const char *s);
 
 #endif

@@ -24,7 +24,7 @@ int proto_same_rule(const proto_rule *a, const proto_rule *b) {
   if (!same_str(a->estimator, b->estimator) ||
       a->confidence != b->confidence || a->resamples != b->resamples ||
       a->seed != b->seed || a->min_n != b->min_n ||
-      a->n_verdicts != b->n_verdicts)
+      a->n_verdicts != b->n_verdicts || a->pairs != b->pairs)
     return 0;
   for (size_t i = 0; i < a->n_verdicts; i++) {
     const proto_verdict_rule *x = &a->verdicts[i], *y = &b->verdicts[i];

@@ -1482,7 +1482,7 @@ static void check_verdict_words(walk *w) {
 static void read_rule(walk *w, int t) {
   static const char *const keys[] = {"estimator", "confidence", "resamples",
                                      "seed",      "min_n",      "verdicts",
-                                     NULL};
+                                     "pairs",     NULL};
   static const char *const vkeys[] = {
       "ci_excludes", "ratio_above", "ratio_below", "ci_within", "names", NULL};
   lua_State *L = w->L;
@@ -1529,6 +1529,15 @@ static void read_rule(walk *w, int t) {
               "a verdict)",
               &x))
     r->min_n = (long)x;
+  size_t pmark = path_key(w, "pairs");
+  if (field(w, rt, "pairs") != LUA_TNIL) {
+    if (!lua_isstring(L, -1) || lua_type(L, -1) != LUA_TSTRING ||
+        strcmp(lua_tostring(L, -1), "all") != 0)
+      fail(w, "must be \"all\": every pair of arms, each later one in the "
+              "sheet against each earlier one, under this rule");
+    r->pairs = PROTO_PAIRS_ALL;
+  }
+  leave(w, pmark);
 
   size_t vmark;
   r->verdicts = get_list(
@@ -2248,6 +2257,13 @@ int proto_convert(lua_State *L) {
   read_amendments(&w, 1);
   set_top_line(&w, "hosts", pl);
   read_hosts(&w, 1);
+  if (s->rule.pairs && s->hosts.declared) {
+    set_top_line(&w, "rule", pl);
+    path_key(&w, "rule");
+    path_key(&w, "pairs");
+    fail(&w, "is not made across hosts yet: the cross-host estimate is "
+             "of each arm against the reference; remove pairs or hosts");
+  }
   set_top_line(&w, "published", pl);
   read_published(&w, 1);
   set_top_line(&w, "inputs", pl);

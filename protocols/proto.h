@@ -146,7 +146,18 @@ typedef struct proto_rule {
   long min_n;         /* fewest values per arm for a verdict (1 to 1000000) */
   proto_verdict_rule *verdicts;
   size_t n_verdicts;
+  int pairs; /* a proto_pairs: which comparisons besides the reference's */
 } proto_rule;
+
+/* The comparisons the rule makes: each arm against the reference, and
+ * with pairs = "all" (registered) or `analyze --pairs` (exploratory, set
+ * by the command, never by a sheet) every pair of the other arms too:
+ * each later arm in sheet order against each earlier one. */
+typedef enum proto_pairs {
+  PROTO_PAIRS_NONE,
+  PROTO_PAIRS_ALL,
+  PROTO_PAIRS_EXPLORATORY
+} proto_pairs;
 
 typedef enum {
   PROTO_CLAIM_AT_LEAST,
@@ -252,6 +263,12 @@ typedef struct proto_sheet {
   char sha256[CORE_SHA256_HEX]; /* of text */
   struct proto_lua *lua;        /* private: kept for function claims */
 } proto_sheet;
+
+/** The comparisons the rule makes per workload and metric: each arm but
+ * the reference against it, and with pairs every pair of those arms
+ * (n - 1 + (n - 1)(n - 2) / 2 for n arms): what a cap on comparisons
+ * counts. */
+size_t proto_comparisons_per_metric(const proto_sheet *s);
 
 /* The most bytes a sheet's text may have; readers of frozen versions
  * read no more. */

@@ -86,6 +86,11 @@ static int kind_used(const proto_sheet *s, proto_metric_kind k) {
   return 0;
 }
 
+size_t proto_comparisons_per_metric(const proto_sheet *s) {
+  size_t k = s->n_arms ? s->n_arms - 1 : 0;
+  return k + (s->rule.pairs && k > 1 ? k * (k - 1) / 2 : 0);
+}
+
 void proto_rule_words(const proto_sheet *s, core_buf *out) {
   const proto_rule *r = &s->rule;
   core_buf_printf(out,
@@ -95,6 +100,10 @@ void proto_rule_words(const proto_sheet *s, core_buf *out) {
                   "matching rule: ",
                   r->estimator, s->arms[s->reference].name,
                   r->confidence * 100, r->resamples, r->seed);
+  if (r->pairs)
+    core_buf_puts(out, "(and, pairs = \"all\", the ratio of every pair of "
+                       "the other arms, each later one in the sheet to each "
+                       "earlier one, decided alike) ");
   for (size_t i = 0; i < r->n_verdicts; i++) {
     const proto_verdict_rule *v = &r->verdicts[i];
     int shown = 0;
@@ -285,6 +294,9 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
                   "percentile bootstrap CI (%ld resamples, seed %lu)\n",
                   s->rule.estimator, s->arms[s->reference].name,
                   s->rule.confidence * 100, s->rule.resamples, s->rule.seed);
+  if (s->rule.pairs)
+    core_buf_puts(out, "Pairs      all: each later arm against each earlier "
+                       "one, under the same rule\n");
   if (s->rule.min_n > 1)
     core_buf_printf(out,
                     "Verdicts (first match wins; no match: inconclusive; "

@@ -345,6 +345,46 @@ static void registered_summary(core_buf *b, const analysis_summary *a) {
                      "outcome is the same.\n\n");
 }
 
+/* The rule's pairs (pairs = "all"), each later arm against each earlier
+ * one, with the pair's verdict; one the registered rule did not make
+ * says so. */
+static void pairs_table(core_buf *b, const analysis_summary *a) {
+  if (!a->n_pairs)
+    return;
+  core_buf_printf(b,
+                  "Pairs, each later arm against each earlier one under "
+                  "the same rule (`pairs = \"all\"`%s):\n\n",
+                  a->pairs_exploratory ? "; exploratory, not registered" : "");
+  core_buf_puts(b, "| Workload · metric | Arm | Against | Ratio [CI] | "
+                   "Verdict |\n|---|---|---|---|---|\n");
+  for (size_t i = 0; i < a->n_pairs; i++) {
+    const analysis_result *r = &a->pairs[i];
+    const analysis_result *g = analysis_registered_pair(a, r);
+    core_buf_puts(b, "| ");
+    esc(b, r->workload);
+    core_buf_puts(b, " · ");
+    esc(b, r->metric);
+    core_buf_puts(b, " | ");
+    esc(b, r->arm);
+    core_buf_puts(b, " | ");
+    esc(b, r->reference);
+    core_buf_puts(b, " | ");
+    ratio_ci(b, r);
+    core_buf_printf(b, " | **");
+    esc(b, r->verdict);
+    core_buf_printf(b, "**%s", prov(a));
+    if (a->original && !g)
+      core_buf_puts(b, "; not in the registered plan");
+    else if (g && !analysis_same_decision(g, r)) {
+      core_buf_printf(b, "; **changed**: at the registered sample (n=%zu) ",
+                      g->n);
+      esc(b, g->verdict);
+    }
+    core_buf_puts(b, " |\n");
+  }
+  core_buf_puts(b, "\n");
+}
+
 static void headline(core_buf *b, const report_input *in,
                      const report_doc *doc) {
   core_buf_puts(b, "## Summary\n\n");
@@ -353,6 +393,7 @@ static void headline(core_buf *b, const report_input *in,
     core_buf_puts(b, "No comparison yet: no arm has valid data beside the "
                      "reference.\n\n");
   matrix(b, in);
+  pairs_table(b, in->summary);
   registered_summary(b, in->summary);
   if (doc->n_plots && !doc->plots[0].workload) {
     core_buf_puts(b, "![Every ratio to ");

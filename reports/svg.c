@@ -173,10 +173,52 @@ static void text(core_buf *out, double x, double y, const char *anchor,
   core_buf_puts(out, "</text>\n");
 }
 
-/* Lines and labels of the rule's thresholds, behind the rows. */
+#define MARK_FONT 11.0 /* the marks' labels */
+#define MARK_LINE 14.0 /* between their lines */
+#define MARK_GAP 6.0   /* between two labels on a line */
+#define MARK_MAX 16    /* marks laid out (the overview passes 16 at most) */
+
+/* Where mark i's label is centred: over its line, or its band's middle. */
+static double mark_x(const axis *a, const report_forest_mark *m) {
+  return m->x2 > m->x ? (xpos(a, m->x) + xpos(a, m->x2)) / 2 : xpos(a, m->x);
+}
+
+/* The line of each mark's label (0 nearest the rows): taken left to
+ * right, each goes on the first line where it clears the labels already
+ * there, so that no two labels overlap however close their marks are.
+ * OUT: line[i]; returns how many lines are used. */
+static size_t place_marks(const axis *a, const report_forest_mark *marks,
+                          size_t nm, size_t *line) {
+  double end[MARK_MAX];
+  int done[MARK_MAX] = {0};
+  size_t lines = 0;
+  for (size_t k = 0; k < nm && k < MARK_MAX; k++) {
+    size_t i = MARK_MAX;
+    for (size_t j = 0; j < nm && j < MARK_MAX; j++)
+      if (!done[j] &&
+          (i == MARK_MAX || mark_x(a, &marks[j]) < mark_x(a, &marks[i])))
+        i = j;
+    done[i] = 1;
+    double w =
+        report_text_width(marks[i].label ? marks[i].label : "", MARK_FONT);
+    double left = mark_x(a, &marks[i]) - w / 2;
+    size_t l = 0;
+    while (l < lines && end[l] + MARK_GAP > left)
+      l++;
+    if (l == lines)
+      lines++;
+    end[l] = left + w;
+    line[i] = l;
+  }
+  return lines;
+}
+
+/* Lines and labels of the rule's thresholds, behind the rows, each label
+ * on the line place_marks gave it. */
 static void draw_marks(core_buf *out, const axis *a, double y0, double y1,
-                       const report_forest_mark *marks, size_t nm) {
-  for (size_t i = 0; i < nm; i++) {
+                       const report_forest_mark *marks, size_t nm,
+                       const size_t *line) {
+  for (size_t i = 0; i < nm && i < MARK_MAX; i++) {
     const report_forest_mark *m = &marks[i];
     double x = xpos(a, m->x), lx = x;
     if (!(m->x > 0))
@@ -194,9 +236,7 @@ static void draw_marks(core_buf *out, const axis *a, double y0, double y1,
                       "stroke=\"#b03a2e\" stroke-dasharray=\"2 3\"/>\n",
                       x, y0, x, y1);
     }
-    /* Labels alternate between two lines so that close marks do not
-     * overlap. */
-    text(out, lx, y0 - 6 - (double)(i % 2) * 14, "middle",
+    text(out, lx, y0 - 6 - (double)line[i] * MARK_LINE, "middle",
          " font-size=\"11\" fill=\"#555555\"", m->label ? m->label : "");
   }
 }
@@ -275,7 +315,11 @@ void report_forest_svg(core_buf *out, const char *title,
   width = a.x1 + PAD + num_w + PAD;
   width = fmax(width, PAD + 1.1 * report_text_width(title, FONT) + PAD);
   width = fmax(width, PAD + head_w + PAD);
-  height = TOP + ROW * (double)n + GROUP * (double)groups + BOTTOM;
+  /* Two lines of labels fit under the title; more push the rows down. */
+  size_t line[MARK_MAX] = {0};
+  size_t lines = place_marks(&a, marks, n_marks, line);
+  double top = TOP + (lines > 2 ? (double)(lines - 2) * MARK_LINE : 0);
+  height = top + ROW * (double)n + GROUP * (double)groups + BOTTOM;
   if (n == 0)
     height += ROW;
   core_buf_printf(out,
@@ -288,9 +332,9 @@ void report_forest_svg(core_buf *out, const char *title,
   core_buf_puts(out, "</title>\n<rect width=\"100%\" height=\"100%\" "
                      "fill=\"#ffffff\"/>\n");
   text(out, PAD, 18, NULL, " font-weight=\"bold\"", title);
-  draw_marks(out, &a, TOP - 4, height - BOTTOM + 4, marks, n_marks);
-  draw_axis(out, &a, TOP - 4, height - BOTTOM + 4, what);
-  y = TOP;
+  draw_marks(out, &a, top - 4, height - BOTTOM + 4, marks, n_marks, line);
+  draw_axis(out, &a, top - 4, height - BOTTOM + 4, what);
+  y = top;
   for (size_t i = 0; i < n; i++) {
     if (rows[i].group && (i == 0 || !rows[i - 1].group ||
                           strcmp(rows[i].group, rows[i - 1].group) != 0)) {

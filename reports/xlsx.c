@@ -1,7 +1,8 @@
 /* xlsx.c: report.xlsx with libxlsxwriter: Summary (the hypotheses, every
  * arm's median, spread and ratio, verdicts coloured, and a native chart of
  * the ratios with their intervals), Hypotheses, Deviations, Raw (the
- * rows, up to REPORT_RAW_MAX), Processes, Provenance.
+ * rows, up to REPORT_RAW_MAX), Processes, Provenance, Manifest (Raw and
+ * Manifest hidden, so not printed).
  * SPDX-License-Identifier: MIT
  *
  * Made to print: every sheet fits one page wide, columns are as wide as
@@ -37,6 +38,7 @@ typedef struct xctx {
   lxw_error e;       /* the first error */
   lxw_format *bold, *title, *wrap, *stamp, *mono, *head, *label;
   lxw_format *v_worse, *v_better, *v_tie, *v_other, *h_held, *h_not;
+  lxw_format *h_other;             /* an outcome neither held nor not held */
   lxw_format *num[10], *ratio[10]; /* by decimals */
   const report_input *in;
   /* The widths the current sheet's columns need, in characters, while
@@ -327,17 +329,35 @@ static int drawable(const analysis_result *r) {
          isfinite(r->ci_high);
 }
 
+/* The chart's log axis: from the decade below the lowest interval end
+ * (or 0.9) to the decade above the highest (or 1.2). */
+static void chart_axis(const analysis_summary *a, double *lo, double *hi) {
+  *lo = 1;
+  *hi = 1;
+  for (size_t i = 0; i < a->n_results; i++)
+    if (drawable(&a->results[i])) {
+      *lo = fmin(*lo, a->results[i].ci_low);
+      *hi = fmax(*hi, a->results[i].ci_high);
+    }
+  *lo = pow(10, floor(log10(fmin(*lo, 0.9))));
+  *hi = pow(10, ceil(log10(fmax(*hi, 1.2))));
+}
+
 /* The chart's numbers, on a hidden sheet: per comparison its label, the
  * interval's low end (the invisible start of its bar), then the bar from
- * there to the ratio and from the ratio to the high end. */
+ * there to the ratio and from the ratio to the high end. Each part is
+ * drawn at least CHART_MIN_PART of the axis wide, so that a narrow
+ * interval (equal values in every run) still shows its bar; the label
+ * gives the numbers. OUT: the axis' bounds. */
+#define CHART_MIN_PART 0.006
 static size_t chart_data(xctx *x, double *lo, double *hi) {
   const analysis_summary *a = x->in->summary;
   size_t n = 0;
   if (!add_sheet(x, "Chart data"))
     return 0;
   worksheet_hide(x->ws);
-  *lo = 1;
-  *hi = 1;
+  chart_axis(a, lo, hi);
+  double part = pow(*hi / *lo, CHART_MIN_PART);
   for (size_t i = 0; i < a->n_results && n < CHART_MAX && !x->e; i++) {
     const analysis_result *res = &a->results[i];
     char *label;
@@ -351,11 +371,11 @@ static size_t chart_data(xctx *x, double *lo, double *hi) {
     }
     put_str(x, (lxw_row_t)n, 0, label, NULL);
     core_free(label);
-    put_num(x, (lxw_row_t)n, 1, res->ci_low, NULL, 3);
-    put_num(x, (lxw_row_t)n, 2, res->ratio - res->ci_low, NULL, 3);
-    put_num(x, (lxw_row_t)n, 3, res->ci_high - res->ratio, NULL, 3);
-    *lo = fmin(*lo, res->ci_low);
-    *hi = fmax(*hi, res->ci_high);
+    double l = fmax(*lo, fmin(res->ci_low, res->ratio / part));
+    double h = fmin(*hi, fmax(res->ci_high, res->ratio * part));
+    put_num(x, (lxw_row_t)n, 1, l, NULL, 3);
+    put_num(x, (lxw_row_t)n, 2, res->ratio - l, NULL, 3);
+    put_num(x, (lxw_row_t)n, 3, h - res->ratio, NULL, 3);
     n++;
   }
   return n;
@@ -444,8 +464,8 @@ static void summary_chart(xctx *x, lxw_worksheet *summary, lxw_row_t at) {
   chart_title_set_name(ch, "Ratio to the reference, with its interval (log "
                            "scale; the ratio where the shades meet)");
   chart_axis_set_log_base(ch->x_axis, 10);
-  chart_axis_set_min(ch->x_axis, pow(10, floor(log10(fmin(lo, 0.9)))));
-  chart_axis_set_max(ch->x_axis, pow(10, ceil(log10(fmax(hi, 1.2)))));
+  chart_axis_set_min(ch->x_axis, lo);
+  chart_axis_set_max(ch->x_axis, hi);
   chart_axis_set_num_format(ch->x_axis, "General\"×\"");
   /* The first comparison on top, and the ratio axis below. */
   chart_axis_set_reverse(ch->y_axis);
@@ -517,7 +537,7 @@ static void outcome_cell(xctx *x, lxw_row_t r, lxw_col_t c, proto_outcome o,
   put_str(x, r, c, v,
           o == PROTO_HELD       ? x->h_held
           : o == PROTO_NOT_HELD ? x->h_not
-                                : x->v_other);
+                                : x->h_other);
   core_free(v);
 }
 
@@ -536,7 +556,9 @@ static void hypotheses(xctx *x) {
     double ht =
         fmax(row_height(hy->says, WRAP_AT), row_height(hy->reason, WRAP_AT));
     x->e = worksheet_set_row(x->ws, r, ht, NULL);
-    put_str(x, r, 0, hy->id, NULL);
+    /* Every cell of the row top-aligned, so that a long Says stays
+     * beside its own ID. */
+    put_str(x, r, 0, hy->id, x->wrap);
     put_str(x, r, 1, hy->says, x->wrap);
     outcome_cell(x, r, 2, hy->outcome, prov(a), "");
     put_str(x, r, 3, hy->reason, x->wrap);
@@ -663,12 +685,14 @@ static void raw_begin(raw_ctx *rc) {
   rc->begun = 1;
   if (!add_sheet(x, "Raw"))
     return;
+  /* Pages of rows nobody reads on paper: hidden, so not printed. */
+  worksheet_hide(x->ws);
   r = stamp(x, 0);
   if (rc->total > REPORT_RAW_MAX) {
     char *t = core_asprintf(
         "Rows 1 to %d of %zu, in the order of the data; every row is in the "
         "frozen batch files (batches/BATCH.csv, their digests on the "
-        "Provenance sheet).",
+        "Manifest sheet).",
         REPORT_RAW_MAX, rc->total);
     if (!t)
       x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
@@ -861,13 +885,10 @@ static void provenance(xctx *x) {
            PREREG_NAME, PREREG_VERSION, proto_lua_version(),
            analysis_gsl_version(), LXW_VERSION, report_cmark_version());
   r = key_value(x, r, "Software", sw);
-  r++;
-  put_str(x, r, 0, "File", x->head);
-  put_str(x, r++, 1, "SHA-256", x->head);
-  for (size_t i = 0; in && i < in->n_manifest; i++, r++) {
-    put_str(x, r, 0, in->manifest[i].path, NULL);
-    put_str(x, r, 1, in->manifest[i].sha256, NULL);
-  }
+  r = key_value(x, r, "Not printed",
+                "the Raw and Manifest sheets (every row, every file's "
+                "digest) are hidden, so that the workbook prints what is "
+                "read on paper; show them to see them");
   r++;
   put_str(x, r, 0, "Batch fact", x->head);
   put_str(x, r, 1, "Value", x->head);
@@ -878,6 +899,24 @@ static void provenance(xctx *x) {
       put_str(x, r, 1, in->batches[b].facts[i].value, x->wrap);
       put_str(x, r, 2, in->batches[b].id, NULL);
     }
+  fit_columns(x, 70);
+}
+
+/* Every file of the data folder's MANIFEST with its digest: hidden, so
+ * not printed (pages of hashes). */
+static void manifest(xctx *x) {
+  const data_report_inputs *in = x->in->extra;
+  lxw_row_t r;
+  if (!add_sheet(x, "Manifest"))
+    return;
+  worksheet_hide(x->ws);
+  r = stamp(x, 0);
+  put_str(x, r, 0, "File", x->head);
+  put_str(x, r++, 1, "SHA-256", x->head);
+  for (size_t i = 0; in && i < in->n_manifest; i++, r++) {
+    put_str(x, r, 0, in->manifest[i].path, NULL);
+    put_str(x, r, 1, in->manifest[i].sha256, NULL);
+  }
   fit_columns(x, 70);
 }
 
@@ -935,6 +974,11 @@ static void formats(xctx *x) {
   x->v_other = fmt(x, 1, NULL, 0xEEEEEE, 0);
   x->h_held = fmt(x, 1, NULL, 0xD9EAD3, 0);
   x->h_not = fmt(x, 1, NULL, 0xF4CCCC, 0);
+  x->h_other = fmt(x, 1, NULL, 0xEEEEEE, 0);
+  lxw_format *top[] = {x->h_held, x->h_not, x->h_other};
+  for (size_t i = 0; i < 3; i++)
+    if (top[i])
+      format_set_align(top[i], LXW_ALIGN_VERTICAL_TOP);
   for (int d = 0; d < 10; d++) {
     snprintf(num, sizeof num, "0%s%.*s", d ? "." : "", d, "000000000");
     x->num[d] = fmt(x, 0, num, 0, 0);
@@ -982,6 +1026,7 @@ core_status report_write_xlsx(const report_input *in, const char *path,
   raw(&x, facts);
   processes(&x);
   provenance(&x);
+  manifest(&x);
   if (used)
     report_facts_free(&local);
   if (x.e) {

@@ -70,8 +70,10 @@ static void emit(const batch_ctx *c, const run_event *ev) {
 
 /* A recorded run ended: done of total, and how long the rest will take
  * at the pace of the runs so far. */
-static void report_run(const batch_ctx *c, const run_plan_item *it,
-                       const run_outcome *o) {
+static core_status report_run(const batch_ctx *c, const run_plan_item *it,
+                              const run_outcome *o, core_err *err) {
+  char log[PATH_MAX + 32];
+  snprintf(log, sizeof log, "%s/%s.log", c->bdir, c->bid);
   run_event ev = {.kind = RUN_EVENT_RUN,
                   .workload = c->s->workloads[it->workload].name,
                   .arm = c->s->arms[it->arm].name,
@@ -80,10 +82,13 @@ static void report_run(const batch_ctx *c, const run_plan_item *it,
                   .total = c->total,
                   .failure = o->valid ? NULL : o->reason,
                   .wall_s = o->wall,
-                  .elapsed_s = core_monotonic() - c->t_start};
+                  .elapsed_s = core_monotonic() - c->t_start,
+                  .log = log};
   if (c->done)
     ev.eta_s = c->run_time / (double)c->done * (double)(c->total - c->done);
+  core_status st = run_log_run(c->bdir, c->bid, &ev, err);
   emit(c, &ev);
+  return st;
 }
 
 static void free_rounds(batch_ctx *c) {
@@ -183,15 +188,16 @@ static core_status record(batch_ctx *c, const run_plan_item *it,
     o->valid ? c->valid++ : c->invalid++;
     st = data_batch_append(c->batch, c->rows.v, c->rows.n, err);
     run_rows_clear(&c->rows);
-    report_run(c, it, o);
-    return st;
+    core_status lst = report_run(c, it, o, err);
+    return st != CORE_OK ? st : lst;
   }
   round_buf *b = &c->rb[it->round];
   if ((st = rows_move(&b->rows, &c->rows, err)) != CORE_OK)
     return st;
   if (!(b->codes[it->arm] = core_strdup(o->exit_codes)))
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  report_run(c, it, o);
+  if ((st = report_run(c, it, o, err)) != CORE_OK)
+    return st;
   return --b->pending == 0 ? flush_round(c, it->workload, it->round, err)
                            : CORE_OK;
 }

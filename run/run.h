@@ -371,6 +371,8 @@ typedef struct run_event {
   double wall_s;              /* RUN: the run's wall time */
   double elapsed_s, eta_s;    /* RUN: since the batch began; estimated
                                  for the runs left */
+  const char *log;            /* RUN: the batch's log file, where the
+                                 engine keeps a line per run */
 } run_event;
 
 /* Where events go: fn(ctx, ev), called on the engine's thread as things

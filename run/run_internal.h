@@ -210,4 +210,12 @@ core_status run_rows_parity(run_rows *round, const proto_sheet *s,
                             long round_no, const char *ref_codes,
                             core_err *err);
 
+/* The batch's log (run/log.c) */
+
+/** Appends the run ev tells of (RUN) to BDIR/BID.log, the batch's log:
+ * done of total, host, workload, arm, round, "ok" or why not, wall
+ * time. */
+core_status run_log_run(const char *bdir, const char *bid, const run_event *ev,
+                        core_err *err);
+
 #endif

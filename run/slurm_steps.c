@@ -451,6 +451,8 @@ static int rows_fit(const coord *c, const host_run *h, char *why, size_t cap) {
  * and told. */
 static core_status keep(coord *c, host_run *h, core_err *err) {
   core_status st = data_batch_append(c->batch, h->got, h->n_got, err);
+  char log[PATH_MAX + 32];
+  snprintf(log, sizeof log, "%s/%s.log", c->bdir, c->bid);
   for (size_t i = 0; i < h->n_got && st == CORE_OK; i++) {
     const data_row *r = &h->got[i];
     if (i && !strcmp(r->run_id, h->got[i - 1].run_id))
@@ -469,7 +471,9 @@ static core_status keep(coord *c, host_run *h, core_err *err) {
                     .wall_s = r->has_value ? r->value : 0,
                     .elapsed_s = el,
                     .eta_s =
-                        el / (double)c->done * (double)(c->total - c->done)};
+                        el / (double)c->done * (double)(c->total - c->done),
+                    .log = log};
+    st = run_log_run(c->bdir, c->bid, &ev, err);
     emit(c, &ev);
   }
   return st;

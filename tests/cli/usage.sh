@@ -14,4 +14,17 @@ check "run --help prints the command's usage" test $? -eq 0
 check "an unknown command exits 2" test $? -eq 2
 err=$("$PREREG" check 2>&1)
 check "check without a sheet exits 2 ($err)" test $? -eq 2
-done_testing 5
+# Did you mean: a typo of a command or an option names the nearest one.
+expect 2 "a misspelt command exits 2" "$PREREG" anaylze x.lua
+check_grep "a misspelt command: did you mean" \
+  "^prereg: unknown command 'anaylze'; did you mean 'analyze'\?" "$out"
+expect 2 "a misspelt option exits 2" "$PREREG" run x.lua --dry-rn
+check_grep "a misspelt option: did you mean" \
+  "unknown option '--dry-rn'; did you mean '--dry-run'\?" "$out"
+expect 2 "a misspelt option of the command named" "$PREREG" analyze --jsn x.lua
+check_grep "the command's option is the one suggested" \
+  "did you mean '--json'\?" "$out"
+expect 2 "a word far from every command" "$PREREG" frobnicate
+check "far from every command: no guess" test "$out" = \
+  "prereg: unknown command 'frobnicate'; see 'prereg --help'"
+done_testing 13

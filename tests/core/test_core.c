@@ -340,12 +340,34 @@ static void test_md_escape(void) {
   core_buf b;
   core_buf_init(&b);
   core_buf_md_escape(&b, "<script>x</script> *a* [l](u) |c| 1. _u_ #h");
-  CHECK_STR(b.data, "\\<script\\>x\\</script\\> \\*a\\* \\[l\\]\\(u\\) "
-                    "\\|c\\| 1. \\_u\\_ \\#h");
+  CHECK_STR(b.data, "\\<script>x\\</script> \\*a\\* \\[l\\](u) "
+                    "\\|c\\| 1. \\_u\\_ #h");
   core_buf_free(&b);
   core_buf_init(&b);
-  core_buf_md_escape(&b, "- item\nnext & more");
-  CHECK_STR(b.data, "\\- item next \\& more");
+  core_buf_md_escape(&b, "- item\nnext & more &amp; &#38;");
+  CHECK_STR(b.data, "\\- item next & more \\&amp; \\&#38;");
+  core_buf_free(&b);
+  /* What needs nothing stays as it is: a command, a parenthesis, a
+   * comparison, a word with an underscore. */
+  core_buf_init(&b);
+  core_buf_md_escape(&b, "gzip -6 (Debian docs) 0.189 < 0.333 wall_s 1.5x!");
+  CHECK_STR(b.data, "gzip -6 (Debian docs) 0.189 < 0.333 wall_s 1.5x!");
+  core_buf_free(&b);
+  core_buf_init(&b);
+  core_buf_md_escape(&b, "12. first");
+  CHECK_STR(b.data, "12\\. first");
+  core_buf_free(&b);
+  core_buf_init(&b);
+  core_buf_md_escape(&b, "--cpus 2 #5 ");
+  CHECK_STR(b.data, "--cpus 2 #5 ");
+  core_buf_md_escape(&b, "## h");
+  core_buf_md_escape(&b, "---");
+  core_buf_md_escape(&b, "> q");
+  CHECK_STR(b.data, "--cpus 2 #5 \\## h\\---\\> q");
+  core_buf_free(&b);
+  core_buf_init(&b);
+  core_buf_md_escape(&b, "~~gone~~ `x` a\\b");
+  CHECK_STR(b.data, "\\~\\~gone\\~\\~ \\`x\\` a\\\\b");
   core_buf_free(&b);
   /* A table cell of the bundle's README: one line, no cell break. */
   core_buf_init(&b);

@@ -46,9 +46,9 @@ import json, sys
 r = [x for x in json.load(sys.stdin)["results"] if x["arm"] == "gvisor"][0]
 print("%.3g" % r["ratio"])')
 check_grep "gvisor: published and measured ratios, the source and what differs" \
-  "^\\| startup \\| wall\\\\_s \\| gvisor \\| 1\\.48× \\| ${ratio}× \\| [0-9.]+–[0-9.]+ \\| \\*\\*slower\\*\\* \\| the study, table 1 \\| runsc 2026 with systrap; here ptrace \\|$" "$md"
+  "^\\| startup \\| wall_s \\| gvisor \\| 1\\.48× \\| ${ratio}× \\| [0-9.]+–[0-9.]+ \\| \\*\\*slower\\*\\* \\| the study, table 1 \\| runsc 2026 with systrap; here ptrace \\|$" "$md"
 check_grep "kata: the published verdict, and no data here" \
-  "^\\| startup \\| wall\\\\_s \\| kata \\| 31\\.7× \\(slower\\) \\| – \\| – \\| no data \\| the study, table 1 \\| – \\|$" "$md"
+  "^\\| startup \\| wall_s \\| kata \\| 31\\.7× \\(slower\\) \\| – \\| – \\| no data \\| the study, table 1 \\| – \\|$" "$md"
 check_grep "imported rows: the report says their host is not recorded" \
   "^The batches do not record the host they were measured on" "$md"
 check_grep "the HTML has the table too" "<td align=\"right\">31.7× \\(slower\\)</td>" \

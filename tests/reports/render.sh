@@ -102,10 +102,11 @@ cat >measure.js <<'EOF'
 (function () {
   var out = {svgs: [], tables: [], cut: [], page: document.documentElement.clientWidth};
   document.querySelectorAll("svg").forEach(function (svg) {
-    var vb = svg.viewBox.baseVal, texts = [];
+    var vb = svg.viewBox.baseVal, texts = [], boxes = [];
     svg.querySelectorAll("text").forEach(function (t) {
       var b = t.getBBox();
       texts.push(t.textContent);
+      boxes.push({t: t.textContent, x: b.x, y: b.y, w: b.width, h: b.height});
       if (b.width <= 0 || b.x < -0.5 || b.y < -0.5 ||
           b.x + b.width > vb.width + 0.5 || b.y + b.height > vb.height + 0.5)
         out.cut.push({svg: svg.querySelector("title").textContent,
@@ -113,7 +114,7 @@ cat >measure.js <<'EOF'
                       h: b.height, vw: vb.width, vh: vb.height});
     });
     out.svgs.push({title: svg.querySelector("title").textContent,
-                   texts: texts, shapes: svg.querySelectorAll(
+                   texts: texts, boxes: boxes, shapes: svg.querySelectorAll(
                      "circle,rect,path,line").length});
   });
   document.querySelectorAll("table").forEach(function (tb) {
@@ -164,6 +165,14 @@ if over:
         "grouped by workload and metric")
     say(sum("more memory" in x for x in t) == len(arms) - 1,
         "memory reads more memory")
+    # No two boxes of text intersect (the rule's labels above all: close
+    # thresholds once printed "slowetie above 1.1").
+    bx = over[0]["boxes"]
+    hit = [(p["t"], q["t"]) for i, p in enumerate(bx) for q in bx[i + 1:]
+           if p["x"] < q["x"] + q["w"] - 0.5 and q["x"] < p["x"] + p["w"] - 0.5
+           and p["y"] < q["y"] + q["h"] - 0.5 and q["y"] < p["y"] + p["h"] - 0.5]
+    say(len(bx) > 10 and not hit,
+        "no two labels of the overview overlap (%d boxes): %s" % (len(bx), hit[:4]))
 for w in plots:
     s = svgs.get(w)
     say(s is not None and "every valid run per arm" in s["texts"] and
@@ -262,4 +271,66 @@ print("|".join("%s %s" % (h["id"], h["verdict"])
                for h in json.load(open(sys.argv[1]))["hypotheses"]))' exa.json)
 judge expdf.out python3 judge_pdf.py exbook.txt exa.json \
   "idle-memory|bwrap|runc|gvisor|reference|$exhyp"
-done_testing 70
+# The workbook's own parts: Raw and Manifest hidden (so not printed),
+# every comparison drawn in the chart (each part of its bar wide enough to
+# see), the Hypotheses rows top-aligned in every cell.
+cat >judge_book.py <<'PY'
+# judge_book.py XLSX JSON PDFTEXT: the parts of the workbook, judged.
+import json, math, re, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+j = json.load(open(sys.argv[2]))
+pages = open(sys.argv[3], encoding="utf-8").read().split("\f")
+def say(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what)
+wb = z.read("xl/workbook.xml").decode()
+sheets = re.findall(r'<sheet name="([^"]+)" sheetId="(\d+)"( state="hidden")?', wb)
+hidden = [n for n, _, h in sheets if h]
+say(set(hidden) == {"Chart data", "Raw", "Manifest"},
+    "Raw and Manifest hidden, not printed (%s)" % hidden)
+part = {n: "xl/worksheets/sheet%d.xml" % (i + 1) for i, (n, _, _) in enumerate(sheets)}
+def cells(name):
+    x = z.read(part[name]).decode()
+    out = {}
+    for ref, attrs, body in re.findall(r'<c r="([A-Z]+\d+)"([^>]*)>(.*?)</c>', x):
+        v = re.search(r"<v>(.*?)</v>|<t[^>]*>(.*?)</t>", body)
+        st = re.search(r' s="(\d+)"', attrs)
+        out[ref] = ((v.group(1) or v.group(2)) if v else None,
+                    int(st.group(1)) if st else 0)
+    return out
+cd = cells("Chart data")
+rows = sorted({int(re.sub(r"[A-Z]", "", r)) for r in cd})
+drawable = [r for r in j["results"] if r["ci_low"] and r["ci_high"] and
+            r["ci_low"] > 0 and r["ci_low"] <= r["ratio"] <= r["ci_high"]]
+say(len(rows) == len(drawable),
+    "the chart has a bar per comparison (%d of %d)" % (len(rows), len(drawable)))
+lo = [float(cd["B%d" % r][0]) for r in rows]
+a = [float(cd["C%d" % r][0]) for r in rows]
+b = [float(cd["D%d" % r][0]) for r in rows]
+span = math.log10(max(l + x + y for l, x, y in zip(lo, a, b)) / min(lo))
+say(all(math.log10((l + x) / l) > 0.002 * span and
+        math.log10((l + x + y) / (l + x)) > 0.002 * span
+        for l, x, y in zip(lo, a, b)),
+    "each bar's two parts wide enough to see, narrow intervals too")
+st = z.read("xl/styles.xml").decode()
+xfs = re.findall(r"<xf [^>]*?(?:/>|>.*?</xf>)",
+                 re.search(r"<cellXfs[^>]*>(.*?)</cellXfs>", st, re.S).group(1), re.S)
+hy = cells("Hypotheses")
+top = lambda ref: 'vertical="top"' in xfs[hy[ref][1]]
+hrows = sorted({int(re.sub(r"[A-Z]", "", r)) for r in hy
+                if r.startswith("A") and re.match(r"H\w*$", hy[r][0] or "")})
+say(hrows and all(top("%s%d" % (c, r)) for r in hrows for c in "ABCD"
+                  if "%s%d" % (c, r) in hy),
+    "the Hypotheses rows top-aligned in every cell (rows %s)" % hrows)
+text = "".join(pages)
+listed = re.findall(r"(?:versions|batches)/\S+\s+[0-9a-f]{64}", text)
+hashes = len(re.findall(r"\b[0-9a-f]{64}\b", text))
+say(not listed and hashes <= 40,
+    "no pages of hashes printed (%d digests, %d manifest lines)"
+    % (hashes, len(listed)))
+PY
+judge book.out python3 judge_book.py $R/report.xlsx analysis.json book.txt
+judge exbook.out python3 judge_book.py ex/report.xlsx exa.json exbook.txt
+expages=$(tr -cd '\f' <exbook.txt | wc -c)
+check "the example's workbook prints on at most 14 pages ($expages; 26 with Raw and the manifest)" \
+  [ "$expages" -le 14 ]
+done_testing 80

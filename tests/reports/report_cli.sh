@@ -89,7 +89,7 @@ check "same html with --out" cmp -s first/report.html elsewhere/report.html
 
 # Contents that must be there.
 md=$R/report.md
-check "title escaped in md" grep -qxF '# Report \<script\>alert\(1\)\</script\> \| test' $md
+check "title escaped in md" grep -qxF '# Report \<script>alert(1)\</script> \| test' $md
 for s in '## Summary' '- H1 **' '| Workload · metric | n | bare (reference) | bwrap | slow |' \
   '](overview.svg)' '## The data' '](plot-1-imported-wall_s.svg)' '### Spread' \
   '## Setup' '## Arms and workloads' '## Decision rule' \
@@ -214,7 +214,7 @@ check "report after amend" "$PREREG" report $S --data d
 for s in '**Amendment 1**, dated 2026-10-22' \
   'after 28 runs had been collected' \
   'Stricter \`\`\`slower\`\`\`.' 'Its diff is in provenance.md' \
-  'all workloads \(decision rule changed\)' 'sheet version 1, 1 amendment' \
+  'all workloads (decision rule changed)' 'sheet version 1, 1 amendment' \
   'At the registered sample and rule (version 0), given because amendment 1'; do
   check "amended md has $s" grep -qF -- "$s" $md
 done

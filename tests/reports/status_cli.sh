@@ -87,7 +87,7 @@ PY
   has "rep-$name/report.md" "$name: report.md says provisional" \
     "The verdicts and hypothesis outcomes below are **provisional**"
   check_grep "$name: report.md verdict provisional, in the matrix" \
-    '^\| start · wall\\_s \| .* · [0-9.]+× \[[0-9.]+–[0-9.]+\] \*\*[a-z]+\*\* \(provisional\) \|$' \
+    '^\| start · wall_s \| .* · [0-9.]+× \[[0-9.]+–[0-9.]+\] \*\*[a-z]+\*\* \(provisional\) \|$' \
     "$(cat "rep-$name/report.md")"
   check_grep "$name: report.md hypothesis provisional" \
     '^- H1 \*\*[a-z ]+\*\* \(provisional\): a nap costs' "$(cat "rep-$name/report.md")"
@@ -154,7 +154,7 @@ has rep-more/report.md "report: registered section" \
   "At the registered sample and rule (version 0), given because amendment 1"
 has rep-more/report.md "report: says what changed" "raised runs of start from 3 to 6"
 check_grep "report: which changed" \
-  '(every one of the 1 comparisons is decided the same|^\| start · wall\\_s · nap \| [a-z]+ \(n=6\) \| [a-z]+ \(n=3\) \|$)' \
+  '(every one of the 1 comparisons is decided the same|^\| start · wall_s · nap \| [a-z]+ \(n=6\) \| [a-z]+ \(n=3\) \|$)' \
   "$(cat rep-more/report.md)"
 python3 - m.json rep-more/report.md <<'PY' && ok || bad "report: a changed verdict is marked in the matrix exactly when the JSON lists it"
 import json, sys

@@ -331,15 +331,15 @@ static void test_render(void) {
   CHECK(strstr(d1.html, "@media print") != NULL);
   /* The headline: hypotheses, then the matrix, then the overview. */
   CHECK(strstr(d1.md, "- H1 **held**: bwrap takes at least 3x as long (CI "
-                      "low 3.10 \\>= 3).") != NULL);
+                      "low 3.10 >= 3).") != NULL);
   CHECK(strstr(d1.md, "| Workload · metric | n | bare (reference) | bwrap "
                       "|") != NULL);
-  CHECK(strstr(d1.md, "| startup · wall\\_s | 30 | 1.20 ms (IQR 0) | 4.10 ms "
+  CHECK(strstr(d1.md, "| startup · wall_s | 30 | 1.20 ms (IQR 0) | 4.10 ms "
                       "(IQR 0) · 3.42× [3.10–3.80] **slower** |") != NULL);
   CHECK(strstr(d1.md, "](overview.svg)") != NULL &&
         strstr(d1.md, "](overview.svg)") < strstr(d1.md, "## The data"));
   CHECK(strstr(d1.md, "](plot-1-startup-wall_s.svg)") != NULL);
-  CHECK(strstr(d1.md, "| startup · wall\\_s | bwrap | 30 of 30 | 4.10 ms "
+  CHECK(strstr(d1.md, "| startup · wall_s | bwrap | 30 of 30 | 4.10 ms "
                       "|") != NULL);
   /* Deviations in brief, the diff in provenance.md. */
   CHECK(strstr(d1.md, "## Deviations") != NULL);

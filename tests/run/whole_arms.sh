@@ -96,7 +96,7 @@ sys.exit(0 if ok else 1)' "$out" && ok || bad "analyze: perl and python3 against
 expect 0 "report" "$PREREG" report start.lua --data "$D"
 MD=$D/start/report/report.md
 check "report written" test -s "$MD" -a -s "$D/start/report/report.html"
-check_grep "report: perl's command in the arms table" '\| perl \| compared \| perl \\-e 1 \|' "$(cat "$MD")"
+check_grep "report: perl's command in the arms table" '\| perl \| compared \| perl -e 1 \|' "$(cat "$MD")"
 check_grep "report: the workload runs the arms' commands" "\| start \| 5 \| 1 \| each arm's command \|" "$(cat "$MD")"
 expect 0 "verify" "$PREREG" verify start.lua --data "$D"
 
