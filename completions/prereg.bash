@@ -22,7 +22,8 @@ _prereg() {
   prog=${COMP_WORDS[0]}
   for ((i = 1; i < COMP_CWORD; i++)); do
     case ${COMP_WORDS[i]} in
-    --data | --out | --only | --arm-from | --backend | --format) ((i++)) ;;
+    --data | --out | --only | --arm-from | --arm-map | --where | --backend | \
+    --format) ((i++)) ;;
     -*) ;;
     *)
       if [ -z "$cmd" ]; then cmd=${COMP_WORDS[i]}
