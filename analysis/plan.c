@@ -54,6 +54,8 @@ typedef struct sizelaw {
   size_t n;
   analysis_median_atom *a;
   size_t na;
+  size_t *rows; /* n_rows + 1: where each k1's atoms start, then na */
+  size_t n_rows;
 } sizelaw;
 
 /* The pilot's values of one cell, sorted. */
@@ -72,6 +74,7 @@ typedef struct ctx {
   long sims;
   double *bounds; /* the rule's interval bounds, sorted, distinct */
   size_t n_bounds;
+  size_t max_pilot; /* the most values of a pilot cell */
   pthread_mutex_t lock;
   size_t next; /* under lock */
 } ctx;
@@ -80,95 +83,120 @@ typedef struct worker {
   ctx *c;
   gsl_rng *rng;
   double *xr, *xc;
-  atom *ar, *ac;
+  atom *ar, *ac, *tr, *tc; /* each arm's atoms and merge space */
+  size_t *bounds;          /* merge_rows' runs */
+  double *dv, *acc;        /* distinct values, atoms summed by value */
+  uint32_t *dk;            /* rank -> distinct value */
+  size_t *rows2;           /* rows of the summed atoms */
   double *cum;
   double *le, *lt; /* per bound: H(c), H(c-) */
+  unsigned *count; /* draws per pilot index (draw) */
   int failed;
 } worker;
 
-/* Sorting atoms by value */
-
-static void atoms_insertion(atom *a, size_t n) {
-  for (size_t i = 1; i < n; i++) {
-    atom t = a[i];
-    size_t j = i;
-    for (; j > 0 && a[j - 1].v > t.v; j--)
-      a[j] = a[j - 1];
-    a[j] = t;
-  }
-}
-
-/* Quicksort (median of three, the smaller side first on an explicit
- * stack) down to runs of 16, then one insertion pass. */
-static void atoms_sort(atom *a, size_t n) {
-  size_t stack[128], top = 0, lo = 0, hi = n;
-  for (;;) {
-    while (hi - lo > 16) {
-      size_t mid = lo + (hi - lo) / 2, i = lo, j = hi - 1;
-      double x = a[lo].v, y = a[mid].v, z = a[hi - 1].v;
-      double p = x < y ? (y < z ? y : (x < z ? z : x))
-                       : (x < z ? x : (y < z ? z : y));
-      for (;;) {
-        while (a[i].v < p)
-          i++;
-        while (a[j].v > p)
-          j--;
-        if (i >= j)
-          break;
-        atom t = a[i];
-        a[i++] = a[j];
-        a[j--] = t;
-      }
-      /* [lo, j] and [j + 1, hi): push the larger. */
-      if (j + 1 - lo < hi - (j + 1)) {
-        stack[top++] = j + 1;
-        stack[top++] = hi;
-        hi = j + 1;
-      } else {
-        stack[top++] = lo;
-        stack[top++] = j + 1;
-        lo = j + 1;
-      }
+/* The atoms of one k1 are sorted already (x is, and k2 grows): merging
+ * the rows pairwise, log2(rows) passes, sorts them all. Returns the
+ * array that holds them sorted (a or tmp). */
+static atom *merge_rows(atom *a, atom *tmp, const size_t *rows, size_t n_rows,
+                        size_t *bounds) {
+  memcpy(bounds, rows, (n_rows + 1) * sizeof *bounds);
+  while (n_rows > 1) {
+    size_t out = 0;
+    for (size_t r = 0; r < n_rows; r += 2) {
+      size_t i = bounds[r], mid = bounds[r + 1];
+      size_t end = r + 2 <= n_rows ? bounds[r + 2] : mid, j = mid, k = i;
+      while (i < mid && j < end)
+        tmp[k++] = a[j].v < a[i].v ? a[j++] : a[i++];
+      while (i < mid)
+        tmp[k++] = a[i++];
+      while (j < end)
+        tmp[k++] = a[j++];
+      bounds[out++] = bounds[r];
     }
-    if (top == 0)
-      break;
-    hi = stack[--top];
-    lo = stack[--top];
+    bounds[out] = bounds[n_rows];
+    n_rows = out;
+    atom *t = a;
+    a = tmp;
+    tmp = t;
   }
-  atoms_insertion(a, n);
+  return a;
 }
 
 /* One simulated experiment */
 
+/* The distinct values of sorted x (n values) in dv, and for each rank
+ * k = 1..n the index of its value in dk[k]; returns how many. */
+static size_t distinct(const double *x, size_t n, double *dv, uint32_t *dk) {
+  size_t d = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (d == 0 || x[k] != dv[d - 1])
+      dv[d++] = x[k];
+    dk[k + 1] = (uint32_t)(d - 1);
+  }
+  return d;
+}
+
+/* The atoms of equal values summed: with a pilot of few values a sample
+ * of hundreds has only a few distinct ones, and the (value, value) pairs
+ * of the law then number far fewer than its (rank, rank) atoms. Rows of
+ * the first value, each sorted by the second. */
+static size_t law_by_value(worker *w, const sizelaw *L, size_t d, atom *out,
+                           size_t *n_rows) {
+  double *sum = w->acc;
+  size_t m = 0, odd = L->n % 2, wide = odd ? 1 : d;
+  memset(sum, 0, d * wide * sizeof *sum);
+  for (size_t i = 0; i < L->na; i++)
+    sum[w->dk[L->a[i].k1] * wide + (odd ? 0 : w->dk[L->a[i].k2])] += L->a[i].p;
+  *n_rows = 0;
+  for (size_t a = 0; a < d; a++) {
+    w->rows2[(*n_rows)++] = m;
+    for (size_t b = a; b < (odd ? a + 1 : d); b++)
+      if (sum[a * wide + (odd ? 0 : b)] > 0.0)
+        out[m++] = (atom){a == b ? w->dv[a] : 0.5 * (w->dv[a] + w->dv[b]),
+                          sum[a * wide + (odd ? 0 : b)]};
+  }
+  w->rows2[*n_rows] = m;
+  return m;
+}
+
 /* The law of the median of a resample of sorted x (n values) as atoms
- * sorted by value; returns their total mass. */
-static double law_of(const sizelaw *L, const double *x, atom *out) {
+ * sorted by value, in out or tmp (*sorted says which, *n_out how many);
+ * returns their total mass. */
+static double law_of(worker *w, const sizelaw *L, const double *x, atom *out,
+                     atom *tmp, atom **sorted, size_t *n_out) {
   double total = 0.0;
+  size_t d = distinct(x, L->n, w->dv, w->dk), n_rows;
+  for (size_t i = 0; i < L->na; i++)
+    total += L->a[i].p;
+  if (L->n % 2 == 1 || 2 * d * d <= L->na) {
+    *n_out = law_by_value(w, L, d, out, &n_rows);
+    *sorted = merge_rows(out, tmp, w->rows2, n_rows, w->bounds);
+    return total;
+  }
   for (size_t i = 0; i < L->na; i++) {
     const analysis_median_atom *m = &L->a[i];
     out[i].v =
         m->k1 == m->k2 ? x[m->k1 - 1] : 0.5 * (x[m->k1 - 1] + x[m->k2 - 1]);
     out[i].w = m->p;
-    total += m->p;
   }
-  if (L->n % 2 == 0)
-    atoms_sort(out, L->na);
+  *n_out = L->na;
+  *sorted = merge_rows(out, tmp, L->rows, L->n_rows, w->bounds);
   return total;
 }
 
 /* H(c) and H(c-) of cand / ref for every bound, one merge pass each: ref
  * and cand sorted ascending and positive, so cand[j] / ref[i] falls as i
  * grows and the cand atoms at or below the bound only grow. */
-static void ratio_cdfs(worker *w, size_t na) {
+static void ratio_cdfs(worker *w, const atom *r, size_t nr, const atom *k,
+                       size_t na) {
   const ctx *c = w->c;
-  const atom *r = w->ar, *k = w->ac;
   w->cum[0] = 0.0;
   for (size_t j = 0; j < na; j++)
     w->cum[j + 1] = w->cum[j] + k[j].w;
   for (size_t b = 0; b < c->n_bounds; b++) {
     double t = c->bounds[b], le = 0.0, lt = 0.0;
     size_t jle = 0, jlt = 0;
-    for (size_t i = 0; i < na; i++) {
+    for (size_t i = 0; i < nr; i++) {
       double a = r[i].v;
       while (jle < na && k[jle].v / a <= t)
         jle++;
@@ -205,11 +233,23 @@ static double median_sorted(const double *x, size_t n) {
   return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
+/* n values drawn from the sorted pilot (np values), sorted: by counting
+ * the indices drawn when the pilot is small (its values are sorted, so
+ * the indices in order give the values in order), else by sorting. */
 static void draw(const gsl_rng *r, const double *pilot, size_t np, double *x,
-                 size_t n) {
+                 size_t n, unsigned *count) {
+  if (np > 4 * n + 64) {
+    for (size_t i = 0; i < n; i++)
+      x[i] = pilot[gsl_rng_uniform_int(r, (unsigned long)np)];
+    gsl_sort(x, 1, n);
+    return;
+  }
+  memset(count, 0, np * sizeof *count);
   for (size_t i = 0; i < n; i++)
-    x[i] = pilot[gsl_rng_uniform_int(r, (unsigned long)np)];
-  gsl_sort(x, 1, n);
+    count[gsl_rng_uniform_int(r, (unsigned long)np)]++;
+  for (size_t k = 0, at = 0; k < np; k++)
+    for (unsigned c = count[k]; c > 0; c--)
+      x[at++] = pilot[k];
 }
 
 /* The outcome index of one simulated experiment. */
@@ -220,13 +260,16 @@ static size_t one_experiment(worker *w, const task *t) {
   size_t n = L->n;
   const double *cand = t->null ? p->ref : p->cand;
   size_t n_cand = t->null ? p->n_ref : p->n_cand;
-  draw(w->rng, p->ref, p->n_ref, w->xr, n);
-  draw(w->rng, cand, n_cand, w->xc, n);
+  draw(w->rng, p->ref, p->n_ref, w->xr, n, w->count);
+  draw(w->rng, cand, n_cand, w->xc, n, w->count);
   if ((long)n < c->rule->min_n)
     return c->n_outcomes - 1;
   double ratio = median_sorted(w->xc, n) / median_sorted(w->xr, n);
-  double mass = law_of(L, w->xr, w->ar) * law_of(L, w->xc, w->ac);
-  ratio_cdfs(w, L->na);
+  atom *sr, *sc;
+  size_t nr, nc;
+  double mass = law_of(w, L, w->xr, w->ar, w->tr, &sr, &nr);
+  mass *= law_of(w, L, w->xc, w->ac, w->tc, &sc, &nc);
+  ratio_cdfs(w, sr, nr, sc, nc);
   double a = (1.0 - c->rule->confidence) / 2.0;
   double lo = placed_end(w, a * mass), hi = placed_end(w, (1.0 - a) * mass);
   const proto_verdict_rule *v = analysis_verdict_rule(c->rule, ratio, lo, hi);
@@ -267,6 +310,19 @@ static void *worker_main(void *arg) {
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* Where each k1's atoms start (they come in order of k1, then k2). */
+static core_status law_rows(sizelaw *L, core_err *err) {
+  L->rows = core_malloc((L->na + 1) * sizeof *L->rows);
+  if (!L->rows)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  L->n_rows = 0;
+  for (size_t i = 0; i < L->na; i++)
+    if (i == 0 || L->a[i].k1 != L->a[i - 1].k1)
+      L->rows[L->n_rows++] = i;
+  L->rows[L->n_rows] = L->na;
+  return CORE_OK;
 }
 
 /* The rule's interval bounds (ci_excludes, ci_within), sorted, distinct. */
@@ -320,8 +376,10 @@ static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
     core_free(c->cells[i].ref);
     core_free(c->cells[i].cand);
   }
-  for (size_t i = 0; c->laws && i < n_sizes; i++)
+  for (size_t i = 0; c->laws && i < n_sizes; i++) {
     core_free(c->laws[i].a);
+    core_free(c->laws[i].rows);
+  }
   core_free(c->cells);
   core_free(c->laws);
   core_free(c->tasks);
@@ -362,10 +420,18 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
                           err)) != CORE_OK)
       return st;
   }
+  for (size_t i = 0; i < n_cells; i++) {
+    if (c->cells[i].n_ref > c->max_pilot)
+      c->max_pilot = c->cells[i].n_ref;
+    if (c->cells[i].n_cand > c->max_pilot)
+      c->max_pilot = c->cells[i].n_cand;
+  }
   for (size_t s = 0; s < n_sizes; s++) {
     c->laws[s].n = sizes[s];
     if ((st = analysis_median_law(sizes[s], PLAN_ATOM_FLOOR, &c->laws[s].a,
                                   &c->laws[s].na, err)) != CORE_OK)
+      return st;
+    if ((st = law_rows(&c->laws[s], err)) != CORE_OK)
       return st;
   }
   /* Tasks: every cell at every size, then the null simulations, one per
@@ -405,11 +471,21 @@ static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
     w->xc = core_malloc(max_n * sizeof *w->xc);
     w->ar = core_malloc(max_atoms * sizeof *w->ar);
     w->ac = core_malloc(max_atoms * sizeof *w->ac);
+    w->tr = core_malloc(max_atoms * sizeof *w->tr);
+    w->tc = core_malloc(max_atoms * sizeof *w->tc);
+    w->bounds = core_malloc((max_atoms + max_n + 2) * sizeof *w->bounds);
+    w->dv = core_malloc(max_n * sizeof *w->dv);
+    w->dk = core_malloc((max_n + 1) * sizeof *w->dk);
+    /* d * d <= max_atoms / 2 when summed (even n), d <= n (odd n). */
+    w->acc = core_malloc((max_atoms + max_n + 1) * sizeof *w->acc);
+    w->rows2 = core_malloc((max_n + 2) * sizeof *w->rows2);
     w->cum = core_malloc((max_atoms + 1) * sizeof *w->cum);
     w->le = core_malloc((c->n_bounds + 1) * sizeof *w->le);
     w->lt = core_malloc((c->n_bounds + 1) * sizeof *w->lt);
+    w->count = core_malloc((c->max_pilot + 1) * sizeof *w->count);
     if (!w->rng || !w->xr || !w->xc || !w->ar || !w->ac || !w->cum || !w->le ||
-        !w->lt)
+        !w->lt || !w->count || !w->tr || !w->tc || !w->bounds || !w->dv ||
+        !w->dk || !w->acc || !w->rows2)
       st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
   }
   if (!ws || !tids)
@@ -437,6 +513,14 @@ static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
     core_free(ws[i].cum);
     core_free(ws[i].le);
     core_free(ws[i].lt);
+    core_free(ws[i].count);
+    core_free(ws[i].tr);
+    core_free(ws[i].tc);
+    core_free(ws[i].bounds);
+    core_free(ws[i].dv);
+    core_free(ws[i].dk);
+    core_free(ws[i].acc);
+    core_free(ws[i].rows2);
   }
   core_free(ws);
   core_free(tids);
