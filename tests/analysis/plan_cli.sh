@@ -130,6 +130,10 @@ expect 0 "publish" "$PREREG" publish run.lua --out p.tar.gz
 check "bundle: the pilot's rows" \
   sh -c 'tar -tzf p.tar.gz | grep -q "pilot/batches/b0001.csv"'
 expect 0 "verify the bundle" "$PREREG" verify p.tar.gz
+expect 0 "plan from the bundle" "$PREREG" plan run.lua --pilot p.tar.gz \
+  --sims 50 --sizes 4,8 --json
+check_grep "plan: from the bundle's counted runs" \
+  '"kind": "bundle", .*"runs": 4' "$out"
 chmod u+w data/piloted/pilot/batches/b0001.csv
 echo "a,x,wall_s,9" >>data/piloted/pilot/batches/b0001.csv
 expect 1 "verify: a changed pilot file fails" "$PREREG" verify run.lua
@@ -200,4 +204,4 @@ check_grep "plan.power named" "plan.power" "$out"
 sed 's/source = "experiment"/source = "guess"/' w.lua >bad.lua
 expect 2 "plan.pilot.source unknown" "$PREREG" check bad.lua
 check_grep "plan.pilot.source named" "plan.pilot.source" "$out"
-done_testing 70
+done_testing 72
