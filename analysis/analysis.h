@@ -423,4 +423,70 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
 /** The GSL version prereg was built with ("2.7.1"): a static string. */
 const char *analysis_gsl_version(void);
 
+/* The plan: how many runs the rule needs, simulated from a pilot */
+
+/* One comparison to plan: the pilot's values of the reference and of the
+ * arm (borrowed for the call; any order, all positive and finite). */
+typedef struct analysis_plan_cell {
+  const char *workload, *metric, *arm;
+  const double *ref, *cand;
+  size_t n_ref, n_cand;
+} analysis_plan_cell;
+
+/* What the simulation found for one comparison. Outcome o of size s is
+ * at [s * n_outcomes + o] (the plan's outcomes). */
+typedef struct analysis_plan_result {
+  char *workload, *metric, *arm;
+  size_t pilot_n_ref, pilot_n_cand;
+  /* The pilot's own ratio of medians and its percentile bootstrap CI
+   * under the rule (analysis_bootstrap_ratio): what "why" reads. */
+  double pilot_ratio, pilot_ci_low, pilot_ci_high;
+  double *p_verdicts; /* arms drawn from the pilot's two cells */
+  double *p_null;     /* both arms drawn from the reference's cell */
+  double *p_decided;  /* per size: any outcome but inconclusive and
+                         insufficient data */
+  double *p_false;    /* per size, null: a verdict with a direction */
+  double *p_false_up, *p_false_down; /* ... split by that direction */
+} analysis_plan_result;
+
+/* Per workload: the smallest candidate size at which every comparison
+ * of it reaches the power, or 0 and why not. */
+typedef struct analysis_plan_pick {
+  char *workload;
+  long runs; /* 0: none of the sizes */
+  char *why; /* runs 0: the comparison that does not and why; else NULL */
+} analysis_plan_pick;
+
+typedef struct analysis_plan {
+  size_t *sizes;
+  size_t n_sizes;
+  long sims;
+  double power;
+  /* The rule's verdict names in order, then "inconclusive", then
+   * ANALYSIS_INSUFFICIENT. */
+  char **outcomes;
+  size_t n_outcomes;
+  analysis_plan_result *results;
+  size_t n_results;
+  analysis_plan_pick *picks;
+  size_t n_picks;
+} analysis_plan;
+
+/** Simulates, for each cell and size n, sims experiments of n values per
+ * arm drawn with replacement from the pilot's values (and as many with
+ * both arms drawn from the reference's), each decided by sheet's rule
+ * as analysis_run decides (analysis_verdict_rule, min_n), its interval
+ * the percentile interval of the exact law of the resampled ratio of
+ * medians (docs/interface.md, "prereg plan", gives every step). threads
+ * as analysis_run's; numbers never depend on it. Cells must cover every
+ * comparison of a workload for its pick. OUT: *out newly allocated (free
+ * with analysis_plan_free). */
+core_status analysis_plan_run(const proto_sheet *sheet,
+                              const analysis_plan_cell *cells, size_t n_cells,
+                              const size_t *sizes, size_t n_sizes, long sims,
+                              double power, int threads, analysis_plan **out,
+                              core_err *err);
+/** Frees a plan; NULL is a no-op. */
+void analysis_plan_free(analysis_plan *p);
+
 #endif

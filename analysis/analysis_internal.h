@@ -6,6 +6,8 @@
 #ifndef PREREG_ANALYSIS_INTERNAL_H
 #define PREREG_ANALYSIS_INTERNAL_H
 
+#include <stdint.h>
+
 #include "analysis/analysis.h"
 
 /* The values of one cell (workload x metric x arm) that count, in the
@@ -143,5 +145,33 @@ core_status analysis_original_reason(const proto_sheet *sheet,
  * low to high. */
 core_status analysis_drift_of(analysis_cell *c, size_t n_batches, double low,
                               double high, core_err *err);
+
+/* The exact law of a resample median, for the plan */
+
+/* One atom of the law of the median of n values drawn with replacement
+ * from n sorted values x[0..n-1]: the median is
+ * 0.5 * (x[k1 - 1] + x[k2 - 1]) (k1 == k2 for odd n and for an even n
+ * without a gap) with probability p, the law table_median draws from. */
+typedef struct analysis_median_atom {
+  uint32_t k1, k2;
+  double p;
+} analysis_median_atom;
+
+/** The atoms of that law for 1 <= n <= ANALYSIS_TABLE_MAX, in order of
+ * k1 then k2, without those whose probability is below floor (what they
+ * leave out is at most their count times floor). OUT: *atoms newly
+ * allocated (core_free), *n_atoms. */
+core_status analysis_median_law(size_t n, double floor,
+                                analysis_median_atom **atoms, size_t *n_atoms,
+                                core_err *err);
+
+/** The seed of the plan's simulated experiments of one comparison at size
+ * n: the first 4 bytes, big-endian, of SHA-256("prereg-plan-v1" NUL S NUL
+ * W NUL M NUL A NUL n NUL T), S the rule seed and n in decimal, T
+ * "reference-only" when both arms draw from the reference (null), else
+ * "pilot". ANALYSIS_SEED_NONE when out of memory. */
+unsigned long analysis_plan_seed(unsigned long rule_seed, const char *workload,
+                                 const char *metric, const char *arm, size_t n,
+                                 int null);
 
 #endif

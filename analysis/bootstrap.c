@@ -19,7 +19,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-#include "analysis/analysis.h"
+#include "analysis/analysis_internal.h"
 
 /* The stream layout:
  *
@@ -936,4 +936,94 @@ cleanup:
   rank_law_free(law_ref);
   rank_law_free(law_cand);
   return st;
+}
+
+/* The exact law of a resample median, for the plan */
+
+/* Appends one atom, growing the array; 0 when out of memory. */
+static int law_push(analysis_median_atom **a, size_t *n, size_t *cap,
+                    size_t k1, size_t k2, double p) {
+  if (*n == *cap) {
+    size_t nc = *cap ? 2 * *cap : 64;
+    analysis_median_atom *g = core_realloc(*a, nc * sizeof *g);
+    if (!g)
+      return 0;
+    *a = g;
+    *cap = nc;
+  }
+  (*a)[(*n)++] = (analysis_median_atom){(uint32_t)k1, (uint32_t)k2, p};
+  return 1;
+}
+
+/* The even-n atoms of rank k1 (probability pk of K1 = k1): K2 = k1 with
+ * 1 - q[k1], else k1 + J, P(J <= j) = 1 - G(k1, j), as the draws of
+ * table_median read them. */
+static int law_even_row(const rank_law *law, size_t k, double pk, double floor,
+                        analysis_median_atom **a, size_t *n, size_t *cap) {
+  const rank_row *row = &law->row[k];
+  double q = 1.0 - row->stay, below = 0.0;
+  size_t span = law->n - k, e = law->n - law->m;
+  if (pk * row->stay >= floor && !law_push(a, n, cap, k, k, pk * row->stay))
+    return 0;
+  for (size_t j = 1; q > 0.0 && j <= span; j++) {
+    double c = j < span ? gap_cdf(span, e, j) : 1.0, p = pk * q * (c - below);
+    below = c;
+    if (p >= floor && !law_push(a, n, cap, k, k + j, p))
+      return 0;
+    if (pk * q * (1.0 - c) < floor)
+      break; /* the rest of the row together is below the floor */
+  }
+  return 1;
+}
+
+core_status analysis_median_law(size_t n, double floor,
+                                analysis_median_atom **out, size_t *n_out,
+                                core_err *err) {
+  analysis_median_atom *a = NULL;
+  size_t na = 0, cap = 0;
+  rank_law *law;
+  *out = NULL;
+  *n_out = 0;
+  if (n == 0 || n > ANALYSIS_TABLE_MAX)
+    return core_fail(err, CORE_ESTATS,
+                     "median law: %zu values (1 to %d are tabled)", n,
+                     ANALYSIS_TABLE_MAX);
+  if (!(law = rank_law_new(n)))
+    return core_fail(err, CORE_ENOMEM, "median law: out of memory");
+  for (size_t k = 1; k <= n; k++) {
+    double pk = law->row[k].cdf - law->row[k - 1].cdf;
+    int ok = 1;
+    if (pk < floor)
+      continue;
+    if (n % 2 == 1)
+      ok = law_push(&a, &na, &cap, k, k, pk);
+    else
+      ok = law_even_row(law, k, pk, floor, &a, &na, &cap);
+    if (!ok) {
+      core_free(a);
+      rank_law_free(law);
+      return core_fail(err, CORE_ENOMEM, "median law: out of memory");
+    }
+  }
+  rank_law_free(law);
+  *out = a;
+  *n_out = na;
+  return CORE_OK;
+}
+
+unsigned long analysis_plan_seed(unsigned long rule_seed, const char *workload,
+                                 const char *metric, const char *arm, size_t n,
+                                 int null) {
+  char s[32], k[32];
+  const char *parts[7];
+  snprintf(s, sizeof s, "%lu", rule_seed);
+  snprintf(k, sizeof k, "%zu", n);
+  parts[0] = "prereg-plan-v1";
+  parts[1] = s;
+  parts[2] = workload;
+  parts[3] = metric;
+  parts[4] = arm;
+  parts[5] = k;
+  parts[6] = null ? "reference-only" : "pilot";
+  return seed_from_parts(parts, 7);
 }

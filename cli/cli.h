@@ -34,10 +34,13 @@ typedef struct cli_opts {
    * the step the coordinator asks for (see run_node_req). */
   const char *host, *batch, *work, *round, *seq, *sha256, *arms, *ref_exit,
       *digests, *sheet_version;
+  /* pilot --runs N; plan --pilot PATH --power P --sizes A,B --sims K */
+  const char *runs, *pilot, *power, *sizes, *sims;
   int resume, dry_run, json, force, help, version, quick, preflight;
   const char *format; /* export --format csv|json */
   int all;            /* export --all: every row, with its status */
   int pairs;          /* analyze --pairs: every pair of arms, exploratory */
+  int write; /* plan --write */
 } cli_opts;
 
 /** Parses argv into opts (options may stand before or after positional

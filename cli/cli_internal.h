@@ -26,6 +26,12 @@ core_status cli_cmd_report(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_export(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_pilot(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err);
+
+struct data_experiment;
+/** The status line of exp's pilot, when it has one (cmd_pilot.c). */
+void cli_pilot_status(const struct data_experiment *exp, FILE *out);
 
 /** The width to fit a table to: $COLUMNS, else out's terminal, else 80. */
 int cli_term_width(FILE *out);

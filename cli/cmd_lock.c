@@ -203,6 +203,7 @@ core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
   if (exp->n_versions == 0) {
     fprintf(out, "not registered (%s); run prereg register %s\n", exp->dir,
             sheet->path);
+    cli_pilot_status(exp, out);
     goto cleanup;
   }
   print_chain(exp, out);
@@ -222,6 +223,7 @@ core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
       goto cleanup;
     print_runs(&c, out);
   }
+  cli_pilot_status(exp, out);
   if ((st = data_unfinished_batches(exp, &open_batches, &n_open, err)) !=
       CORE_OK)
     goto cleanup;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli_internal.h"
+#include "cli/plan_internal.h"
 
 static const char usage_all[] =
     "usage: prereg COMMAND [ARGS] [--data DIR]\n"
@@ -23,6 +24,12 @@ static const char usage_all[] =
     "  import SHEET FILE [--arm-from NAME=ARM,...]\n"
     "                            add measurements (CSV, hyperfine or Google\n"
     "                            Benchmark JSON, go test -bench output)\n"
+    "  pilot SHEET [--runs N]    a few rounds (5) into DATA/ID/pilot, never\n"
+    "                            counted, to plan from\n"
+    "  plan SHEET --pilot PATH [--power P] [--sizes A,B,...] [--sims K]\n"
+    "            [--json] [--write]\n"
+    "                            how often the rule decides at each size;\n"
+    "                            the runs to register\n"
     "  analyze SHEET [--json] [--pairs]\n"
     "                            medians, ratios, CIs, verdicts, hypotheses\n"
     "  report SHEET [--out DIR] [--force]\n"
@@ -111,6 +118,30 @@ static const command_spec commands[] = {
      "  --ignore-unmapped      import only the names that map to an arm;\n"
      "                         the others are listed\n",
      cli_cmd_import},
+    {"pilot", 1, 1, "runs ",
+     "usage: prereg pilot SHEET [--runs N] [--data DIR]\n"
+     "  Runs every arm and workload N rounds (default 5) as run measures "
+     "them,\n"
+     "  into DATA/ID/pilot (frozen, verified, bundled), before or after\n"
+     "  registering; pilot runs never count for the plan, the analysis or "
+     "the\n"
+     "  verdicts. prereg plan reads them.\n",
+     cli_cmd_pilot},
+    {"plan", 1, 1, "pilot power sizes sims json write ",
+     "usage: prereg plan SHEET --pilot PATH [--power P] [--sizes A,B,...]\n"
+     "                   [--sims K] [--json] [--write] [--data DIR]\n"
+     "  PATH: a pilot folder (DATA/ID/pilot), an experiment's folder "
+     "(DATA/ID,\n"
+     "  its counted rows) or a bundle. For each comparison and size n, K\n"
+     "  simulated experiments (default 1000) draw n values per arm from "
+     "PATH's\n"
+     "  values and apply the sheet's rule; the recommendation is the "
+     "smallest\n"
+     "  size (default sizes " PLAN_SIZES_DEFAULT ") where every comparison "
+     "of\n"
+     "  a workload decides with probability P (default 0.8).\n"
+     "  --write  the recommended runs and a plan block into the sheet\n",
+     cli_cmd_plan},
     {"analyze", 1, 1, "json pairs ",
      "usage: prereg analyze SHEET|BUNDLE [--json] [--pairs] [--data DIR]\n"
      "  --pairs  also every pair of arms (each later one against each\n"
@@ -264,6 +295,11 @@ static const char **value_slot(cli_opts *o, const char *name) {
       {"ref-exit", offsetof(cli_opts, ref_exit)},
       {"digests", offsetof(cli_opts, digests)},
       {"sheet-version", offsetof(cli_opts, sheet_version)},
+      {"runs", offsetof(cli_opts, runs)},
+      {"pilot", offsetof(cli_opts, pilot)},
+      {"power", offsetof(cli_opts, power)},
+      {"sizes", offsetof(cli_opts, sizes)},
+      {"sims", offsetof(cli_opts, sims)},
   };
   for (size_t i = 0; i < sizeof node / sizeof node[0]; i++)
     if (strcmp(node[i].name, name) == 0)
@@ -287,6 +323,7 @@ static int *flag_slot(cli_opts *o, const char *name) {
       {"ignore-unmapped", offsetof(cli_opts, ignore_unmapped)},
       {"all", offsetof(cli_opts, all)},
       {"pairs", offsetof(cli_opts, pairs)},
+      {"write", offsetof(cli_opts, write)},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
     if (strcmp(flags[i].name, name) == 0)

@@ -888,4 +888,30 @@ core_status data_resolve_input(const char *arg, const char *data_dir,
                                const char **data_dir_out, int *is_bundle,
                                core_err *err);
 
+/* The pilot */
+
+/* DATA/ID/pilot: rounds `prereg pilot` ran to plan the sample size. It
+ * is laid out like an experiment folder of its own (versions/v0 the sheet
+ * piloted, batches/, its MANIFEST), so nothing that reads DATA/ID's
+ * batches (the counting rule, run's to-do, analyze, report) ever reads
+ * its rows; DATA/ID's MANIFEST lists its frozen files under pilot/, so
+ * verify checks them and publish bundles them. */
+#define DATA_PILOT_DIR "pilot"
+
+/** Opens the experiment-like folder dir under id (nothing created).
+ * OUT: *out as data_experiment_open's. */
+core_status data_experiment_open_dir(const char *dir, const char *id,
+                                     data_experiment **out, core_err *err);
+/** Opens exp's pilot folder (DATA/ID/pilot). OUT: as above. */
+core_status data_pilot_open(const data_experiment *exp, data_experiment **out,
+                            core_err *err);
+/** The runs in exp's pilot folder and how many of them are valid, or -1
+ * and -1 when it has none. */
+core_status data_pilot_count(const data_experiment *exp, long *runs,
+                             long *valid, core_err *err);
+/** Lists in exp's MANIFEST, under pilot/, every file pilot's MANIFEST
+ * lists that it does not list yet (the caller holds exp's lock). */
+core_status data_pilot_cover(const data_experiment *exp,
+                             const data_experiment *pilot, core_err *err);
+
 #endif

@@ -921,3 +921,104 @@ proto_sheet *data_load_version(const data_experiment *exp, int n,
   core_free(path);
   return s;
 }
+
+/* The pilot */
+
+core_status data_experiment_open_dir(const char *dir, const char *id,
+                                     data_experiment **out, core_err *err) {
+  data_experiment *exp;
+  core_status st;
+  *out = NULL;
+  data_json_init();
+  if (!(exp = core_calloc(1, sizeof *exp)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  exp->lock_fd = -1;
+  exp->id = core_strdup(id);
+  exp->dir = core_strdup(dir);
+  if (!exp->id || !exp->dir) {
+    data_experiment_free(exp);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  if ((st = load_chain(exp, err)) != CORE_OK) {
+    data_experiment_free(exp);
+    return st;
+  }
+  *out = exp;
+  return CORE_OK;
+}
+
+core_status data_pilot_open(const data_experiment *exp, data_experiment **out,
+                            core_err *err) {
+  char *dir = core_path_join(exp->dir, DATA_PILOT_DIR);
+  core_status st;
+  if (!dir)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  st = data_experiment_open_dir(dir, exp->id, out, err);
+  core_free(dir);
+  return st;
+}
+
+core_status data_pilot_cover(const data_experiment *exp,
+                             const data_experiment *pilot, core_err *err) {
+  manifest have, pm;
+  char **add = NULL;
+  size_t n = 0;
+  core_status st = data_manifest_load(exp->dir, &have, NULL, err);
+  if (st != CORE_OK)
+    return st;
+  if ((st = data_manifest_load(pilot->dir, &pm, NULL, err)) != CORE_OK) {
+    data_manifest_free(&have);
+    return st;
+  }
+  if (!(add = core_calloc(pm.n + 1, sizeof *add)))
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  for (size_t i = 0; st == CORE_OK && i < pm.n; i++) {
+    char *rel = core_path_join(DATA_PILOT_DIR, pm.e[i].path);
+    if (!rel) {
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    } else if (data_manifest_find(&have, rel)) {
+      core_free(rel);
+    } else {
+      add[n++] = rel;
+    }
+  }
+  if (st == CORE_OK && n > 0)
+    st = data_manifest_add(exp->dir, add, n, err);
+  core_names_free(add, n);
+  data_manifest_free(&have);
+  data_manifest_free(&pm);
+  return st;
+}
+
+typedef struct pilot_tally {
+  long runs, valid;
+  char last[128];
+} pilot_tally;
+
+/* Rows of one run come one after the other: a run is a change of id. */
+static core_status tally_row(void *ctx, const data_row *r, core_err *err) {
+  pilot_tally *t = ctx;
+  (void)err;
+  if (r->run_id && strncmp(t->last, r->run_id, sizeof t->last) == 0)
+    return CORE_OK;
+  snprintf(t->last, sizeof t->last, "%s", r->run_id ? r->run_id : "");
+  t->runs++;
+  t->valid += r->valid != 0;
+  return CORE_OK;
+}
+
+core_status data_pilot_count(const data_experiment *exp, long *runs,
+                             long *valid, core_err *err) {
+  data_experiment *pilot = NULL;
+  pilot_tally t;
+  core_status st = data_pilot_open(exp, &pilot, err);
+  memset(&t, 0, sizeof t);
+  *runs = *valid = -1;
+  if (st == CORE_OK && pilot->n_versions > 0 &&
+      (st = data_scan_rows(pilot, tally_row, &t, err)) == CORE_OK) {
+    *runs = t.runs;
+    *valid = t.valid;
+  }
+  data_experiment_free(pilot);
+  return st;
+}

@@ -165,6 +165,11 @@ static void feed_entry(walker *w, const char *full, const char *rel,
   int want = is_version ? 0 : is_facts ? 1 : 2;
   if (want != pass || lstat(full, &sb) != 0)
     return;
+  /* The pilot's folder has files of its own (its MANIFEST, its lock):
+   * what DATA/ID's MANIFEST vouches for is what it lists there. */
+  if (strncmp(rel, DATA_PILOT_DIR "/", sizeof DATA_PILOT_DIR) == 0 &&
+      !data_check_listed(w->v, rel))
+    return;
   if (debris(w, full, name))
     return;
   if (!S_ISREG(sb.st_mode)) {
@@ -216,6 +221,14 @@ static void walk(walker *w, const char *rel, int pass) {
     core_free(f);
   }
   core_names_free(names, n);
+  core_free(full);
+}
+
+/* The pilot's files DATA/ID's MANIFEST lists, when it has a pilot. */
+static void walk_pilot(walker *w) {
+  char *full = core_path_join(w->exp->dir, DATA_PILOT_DIR);
+  if (full && core_is_dir(full))
+    walk(w, DATA_PILOT_DIR, 2);
   core_free(full);
 }
 
@@ -274,6 +287,7 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
     walk(&w, "batches", pass);
     walk(&w, "inputs", pass);
   }
+  walk_pilot(&w);
   check_orphans(&w);
   for (size_t i = 0; i < w.n_unfinished; i++)
     core_buf_printf(report,

@@ -2140,6 +2140,103 @@ static void read_inputs(walk *w, int t) {
   }
 }
 
+/* The plan block */
+
+/* plan.sizes: increasing integers from 1 to PLAN_MAX_SIZE. */
+static void read_plan_sizes(walk *w, int t, proto_plan *p) {
+  const char *want = "a list of increasing sizes { 5, 10, 20, ... }";
+  size_t mark = path_key(w, "sizes");
+  if (field(w, t, "sizes") != LUA_TTABLE)
+    fail_got(w, -1, want);
+  lua_Integer n = list_len(w, -1, want);
+  if (n < 1 || n > PLAN_MAX_SIZES)
+    fail(w, "must hold 1 to %d sizes", PLAN_MAX_SIZES);
+  p->sizes = alloc_array(w, (size_t)n, sizeof *p->sizes);
+  p->n_sizes = (size_t)n;
+  for (lua_Integer i = 1; i <= n; i++) {
+    size_t m2 = path_index(w, i);
+    lua_rawgeti(w->L, -1, i);
+    if (!lua_isinteger(w->L, -1) || lua_tointeger(w->L, -1) < 1 ||
+        lua_tointeger(w->L, -1) > PLAN_MAX_SIZE ||
+        (i > 1 && lua_tointeger(w->L, -1) <= p->sizes[i - 2]))
+      fail_got(w, -1, "an integer size above the one before it");
+    p->sizes[i - 1] = (long)lua_tointeger(w->L, -1);
+    leave(w, m2);
+  }
+  leave(w, mark);
+}
+
+/* plan.pilot: what the plan was simulated from. */
+static void read_plan_pilot(walk *w, int t, proto_plan *p) {
+  static const char *const keys[] = {"sha256", "runs", "source", NULL};
+  static const char *const sources[] = {"pilot", "experiment", "bundle", NULL};
+  size_t mark = path_key(w, "pilot");
+  double x;
+  int src = 0;
+  if (field(w, t, "pilot") != LUA_TTABLE)
+    fail_got(w, -1,
+             "a table { sha256 = \"...\", runs = 5, source = "
+             "\"pilot\" }");
+  int at = lua_gettop(w->L);
+  check_keys(w, at, keys, 0, "the plan's pilot");
+  get_string(w, at, "sha256", REQ, &p->pilot_sha256);
+  for (size_t i = 0; i < 64; i++)
+    if (strlen(p->pilot_sha256) != 64 ||
+        !strchr("0123456789abcdef", p->pilot_sha256[i])) {
+      path_key(w, "sha256");
+      fail(w, "must be 64 lowercase hex digits (a SHA-256), got \"%s\"",
+           p->pilot_sha256);
+    }
+  if (get_num(w, at, "runs", REQ, 1, 1, 0, 1e9, "an integer >= 1", &x))
+    p->pilot_runs = (long)x;
+  if (get_enum(w, at, "source", sources, &src))
+    p->pilot_source = dup_str(w, sources[src]);
+  else
+    fail(w, "source is required (\"pilot\", \"experiment\" or "
+            "\"bundle\")");
+  leave(w, mark);
+}
+
+static void read_plan(walk *w, int t) {
+  static const char *const keys[] = {
+      "power", "sizes", "sims", "pilot", "expected", "comparisons", NULL};
+  proto_plan *p = &w->s->plan;
+  size_t mark = path_key(w, "plan");
+  double x;
+  int ty = field(w, t, "plan");
+  if (ty == LUA_TNIL) {
+    leave(w, mark);
+    return;
+  }
+  if (ty != LUA_TTABLE)
+    fail_got(w, -1,
+             "a table { power = 0.8, sizes = { ... }, sims = 1000, "
+             "pilot = { ... } } (prereg plan --write writes it)");
+  int at = lua_gettop(w->L);
+  p->line = w->line;
+  p->declared = 1;
+  p->expected = p->comparisons = -1;
+  check_keys(w, at, keys, 0, "the plan");
+  if (get_num(w, at, "power", REQ, 0, 0, 1, 1, "a probability in (0, 1)",
+              &x)) {
+    if (x >= 1.0) {
+      path_key(w, "power");
+      fail(w, "must be below 1, got %g", x);
+    }
+    p->power = x;
+  }
+  if (get_num(w, at, "sims", REQ, 1, 1, 0, PLAN_MAX_SIMS,
+              "an integer from 1 to the plan's budget", &x))
+    p->sims = (long)x;
+  read_plan_sizes(w, at, p);
+  read_plan_pilot(w, at, p);
+  if (get_num(w, at, "comparisons", OPT, 1, 0, 0, 1e9, "an integer >= 0", &x))
+    p->comparisons = (long)x;
+  if (get_num(w, at, "expected", OPT, 0, 0, 0, 1e9, "a number >= 0", &x))
+    p->expected = x;
+  leave(w, mark);
+}
+
 /* The whole sheet */
 
 static void set_top_line(walk *w, const char *key, int protocol_line) {
@@ -2202,7 +2299,7 @@ int proto_convert(lua_State *L) {
       "id",         "title",   "question",   "author",  "vars",
       "arms",       "image",   "workloads",  "metrics", "rule",
       "hypotheses", "threats", "amendments", "hosts",   "published",
-      "inputs",     NULL};
+      "inputs",     "plan",       NULL};
   walk w;
   proto_sheet *s = lua_touserdata(L, 1);
   int pl = s->lua->protocol_line;
@@ -2269,5 +2366,7 @@ int proto_convert(lua_State *L) {
   set_top_line(&w, "inputs", pl);
   read_inputs(&w, 1);
   check_caps(&w, pl);
+  set_top_line(&w, "plan", pl);
+  read_plan(&w, 1);
   return 0;
 }

@@ -228,6 +228,23 @@ typedef struct proto_published {
   int line;
 } proto_published;
 
+/* The sheet's `plan` block: how its runs were chosen (prereg plan
+ * --write writes it; register freezes it with the rest). */
+typedef struct proto_plan {
+  int declared;
+  double power;
+  long *sizes; /* the candidate sizes tried, increasing */
+  size_t n_sizes;
+  long sims;          /* simulated experiments per comparison and size */
+  char *pilot_sha256; /* the digest of the values planned from */
+  long pilot_runs;    /* the fewest values of a cell in them */
+  char *pilot_source; /* "pilot", "experiment" or "bundle" */
+  double expected;    /* comparisons the plan expected to decide at the
+                         runs chosen (-1: not given) */
+  long comparisons;   /* of how many (-1: not given) */
+  int line;
+} proto_plan;
+
 typedef struct proto_sheet {
   char *path; /* as given */
   char *id, *title, *question, *author;
@@ -258,7 +275,8 @@ typedef struct proto_sheet {
   /* {sheet_dir}: the sheet's folder, absolute (NULL for a sheet given as
    * text); {origin}: the folder prereg was started from. */
   char *sheet_dir, *origin;
-  char *text; /* the exact bytes of the file */
+  proto_plan plan; /* declared 0 without a plan block */
+  char *text;      /* the exact bytes of the file */
   size_t text_len;
   char sha256[CORE_SHA256_HEX]; /* of text */
   struct proto_lua *lua;        /* private: kept for function claims */

@@ -163,6 +163,9 @@ void proto_sheet_free(proto_sheet *s) {
     return;
   proto_lua_close(s);
   free_hosts(&s->hosts);
+  core_free(s->plan.sizes);
+  core_free(s->plan.pilot_sha256);
+  core_free(s->plan.pilot_source);
   core_free(s->path);
   free_strv(s->inputs, s->n_inputs);
   core_free(s->sheet_dir);

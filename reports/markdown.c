@@ -1421,6 +1421,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
   report_setup(in, f, b);
   arms_and_workloads(b, s);
   rule(b, s);
+  report_plan_section(b, in);
   deviations(b, in);
   fell(b, in);
   threats(b, in, f);

@@ -154,4 +154,8 @@ void report_md_esc(core_buf *b, const char *s);
  * one. Not for table cells ('|' would end the cell). */
 void report_code_span(core_buf *b, const char *text);
 
+/** The "Sample size" section (plan.c): the sheet's plan block and the
+ * pilot, when it has either; nothing otherwise. */
+void report_plan_section(core_buf *b, const report_input *in);
+
 #endif

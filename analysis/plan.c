@@ -1,0 +1,839 @@
+/* plan.c: how often the registered rule decides at each candidate size,
+ * simulated from a pilot's values: each simulated experiment's interval
+ * comes from the exact law of the resampled median (no resampling), its
+ * verdict from the analysis's own verdict code.
+ * SPDX-License-Identifier: MIT
+ *
+ * One simulated experiment of a comparison at size n:
+ * 1. n values of the reference drawn with replacement from its pilot
+ *    values (sorted ascending first, so the rows' order does not matter),
+ *    value = pilot[gsl_rng_uniform_int(r, N)], then n of the arm alike
+ *    (of the reference again in the null simulation);
+ * 2. the ratio = median(arm) / median(reference), as analyze computes it;
+ * 3. the interval: the type-7 percentile interval analyze's bootstrap
+ *    converges to as its resamples grow, i.e. the quantiles at
+ *    a = (1 - confidence) / 2 and 1 - a of the exact law of
+ *    median(arm resample) / median(reference resample), each median's law
+ *    from the rank tables of bootstrap.c (analysis_median_law). Only
+ *    where the interval's ends lie against each bound of the rule matters
+ *    to the verdict, and that is exact: with H(c) = P(ratio <= c) and
+ *    H(c-) = P(ratio < c), the quantile at u is <= c exactly when
+ *    H(c) >= u and < c exactly when H(c-) >= u;
+ * 4. the verdict: analysis_verdict_rule on the ratio and on interval ends
+ *    placed exactly so against every bound (equal to a bound, or strictly
+ *    between the same two), or "insufficient data" when n < min_n.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+
+#include "analysis/analysis_internal.h"
+#include "core/limits.h"
+
+/* One value of a resample median's law. */
+typedef struct atom {
+  double v, w;
+} atom;
+
+/* A simulation to run: one cell (or a workload and metric's reference
+ * alone) at one size. */
+typedef struct task {
+  size_t cell, size;
+  int null;
+  long *counts; /* n_outcomes slots */
+} task;
+
+typedef struct sizelaw {
+  size_t n;
+  analysis_median_atom *a;
+  size_t na;
+  size_t *rows; /* n_rows + 1: where each k1's atoms start, then na */
+  size_t n_rows;
+} sizelaw;
+
+/* The pilot's values of one cell, sorted. */
+typedef struct pcell {
+  double *ref, *cand;
+  size_t n_ref, n_cand;
+  const char *workload, *metric, *arm;
+} pcell;
+
+typedef struct ctx {
+  const proto_rule *rule;
+  pcell *cells;
+  sizelaw *laws;
+  task *tasks;
+  size_t n_tasks, n_outcomes;
+  long sims;
+  double *bounds; /* the rule's interval bounds, sorted, distinct */
+  size_t n_bounds;
+  size_t max_pilot; /* the most values of a pilot cell */
+  pthread_mutex_t lock;
+  size_t next; /* under lock */
+} ctx;
+
+typedef struct worker {
+  ctx *c;
+  gsl_rng *rng;
+  double *xr, *xc;
+  atom *ar, *ac, *tr, *tc; /* each arm's atoms and merge space */
+  size_t *bounds;          /* merge_rows' runs */
+  double *dv, *acc;        /* distinct values, atoms summed by value */
+  uint32_t *dk;            /* rank -> distinct value */
+  size_t *rows2;           /* rows of the summed atoms */
+  double *cum;
+  double *le, *lt; /* per bound: H(c), H(c-) */
+  unsigned *count; /* draws per pilot index (draw) */
+  int failed;
+} worker;
+
+/* The atoms of one k1 are sorted already (x is, and k2 grows): merging
+ * the rows pairwise, log2(rows) passes, sorts them all. Returns the
+ * array that holds them sorted (a or tmp). */
+static atom *merge_rows(atom *a, atom *tmp, const size_t *rows, size_t n_rows,
+                        size_t *bounds) {
+  memcpy(bounds, rows, (n_rows + 1) * sizeof *bounds);
+  while (n_rows > 1) {
+    size_t out = 0;
+    for (size_t r = 0; r < n_rows; r += 2) {
+      size_t i = bounds[r], mid = bounds[r + 1];
+      size_t end = r + 2 <= n_rows ? bounds[r + 2] : mid, j = mid, k = i;
+      while (i < mid && j < end)
+        tmp[k++] = a[j].v < a[i].v ? a[j++] : a[i++];
+      while (i < mid)
+        tmp[k++] = a[i++];
+      while (j < end)
+        tmp[k++] = a[j++];
+      bounds[out++] = bounds[r];
+    }
+    bounds[out] = bounds[n_rows];
+    n_rows = out;
+    atom *t = a;
+    a = tmp;
+    tmp = t;
+  }
+  return a;
+}
+
+/* One simulated experiment */
+
+/* The distinct values of sorted x (n values) in dv, and for each rank
+ * k = 1..n the index of its value in dk[k]; returns how many. */
+static size_t distinct(const double *x, size_t n, double *dv, uint32_t *dk) {
+  size_t d = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (d == 0 || x[k] != dv[d - 1])
+      dv[d++] = x[k];
+    dk[k + 1] = (uint32_t)(d - 1);
+  }
+  return d;
+}
+
+/* The atoms of equal values summed: with a pilot of few values a sample
+ * of hundreds has only a few distinct ones, and the (value, value) pairs
+ * of the law then number far fewer than its (rank, rank) atoms. Rows of
+ * the first value, each sorted by the second. */
+static size_t law_by_value(worker *w, const sizelaw *L, size_t d, atom *out,
+                           size_t *n_rows) {
+  double *sum = w->acc;
+  size_t m = 0, odd = L->n % 2, wide = odd ? 1 : d;
+  memset(sum, 0, d * wide * sizeof *sum);
+  for (size_t i = 0; i < L->na; i++)
+    sum[w->dk[L->a[i].k1] * wide + (odd ? 0 : w->dk[L->a[i].k2])] += L->a[i].p;
+  *n_rows = 0;
+  for (size_t a = 0; a < d; a++) {
+    w->rows2[(*n_rows)++] = m;
+    for (size_t b = a; b < (odd ? a + 1 : d); b++)
+      if (sum[a * wide + (odd ? 0 : b)] > 0.0)
+        out[m++] = (atom){a == b ? w->dv[a] : 0.5 * (w->dv[a] + w->dv[b]),
+                          sum[a * wide + (odd ? 0 : b)]};
+  }
+  w->rows2[*n_rows] = m;
+  return m;
+}
+
+/* The law of the median of a resample of sorted x (n values) as atoms
+ * sorted by value, in out or tmp (*sorted says which, *n_out how many);
+ * returns their total mass. */
+static double law_of(worker *w, const sizelaw *L, const double *x, atom *out,
+                     atom *tmp, atom **sorted, size_t *n_out) {
+  double total = 0.0;
+  size_t d = distinct(x, L->n, w->dv, w->dk), n_rows;
+  for (size_t i = 0; i < L->na; i++)
+    total += L->a[i].p;
+  if (L->n % 2 == 1 || 2 * d * d <= L->na) {
+    *n_out = law_by_value(w, L, d, out, &n_rows);
+    *sorted = merge_rows(out, tmp, w->rows2, n_rows, w->bounds);
+    return total;
+  }
+  for (size_t i = 0; i < L->na; i++) {
+    const analysis_median_atom *m = &L->a[i];
+    out[i].v =
+        m->k1 == m->k2 ? x[m->k1 - 1] : 0.5 * (x[m->k1 - 1] + x[m->k2 - 1]);
+    out[i].w = m->p;
+  }
+  *n_out = L->na;
+  *sorted = merge_rows(out, tmp, L->rows, L->n_rows, w->bounds);
+  return total;
+}
+
+/* H(c) and H(c-) of cand / ref for every bound, one merge pass each: ref
+ * and cand sorted ascending and positive, so cand[j] / ref[i] falls as i
+ * grows and the cand atoms at or below the bound only grow. */
+static void ratio_cdfs(worker *w, const atom *r, size_t nr, const atom *k,
+                       size_t na) {
+  const ctx *c = w->c;
+  w->cum[0] = 0.0;
+  for (size_t j = 0; j < na; j++)
+    w->cum[j + 1] = w->cum[j] + k[j].w;
+  for (size_t b = 0; b < c->n_bounds; b++) {
+    double t = c->bounds[b], le = 0.0, lt = 0.0;
+    size_t jle = 0, jlt = 0;
+    for (size_t i = 0; i < nr; i++) {
+      double a = r[i].v;
+      while (jle < na && k[jle].v / a <= t)
+        jle++;
+      while (jlt < jle && k[jlt].v / a < t)
+        jlt++;
+      le += r[i].w * w->cum[jle];
+      lt += r[i].w * w->cum[jlt];
+    }
+    w->le[b] = le;
+    w->lt[b] = lt;
+  }
+}
+
+/* An interval end with the quantile's place against every bound: the
+ * bound itself when the quantile is it, else a value strictly between
+ * the same two bounds. u is already scaled by the law's total mass. */
+static double placed_end(const worker *w, double u) {
+  const ctx *c = w->c;
+  size_t m = c->n_bounds, i = 0;
+  if (m == 0)
+    return 1.0;
+  while (i < m && !(w->le[i] >= u))
+    i++;
+  if (i == m)
+    return c->bounds[m - 1] + fabs(c->bounds[m - 1]) + 1.0;
+  if (!(w->lt[i] >= u))
+    return c->bounds[i]; /* H(c-) < u <= H(c): the quantile is c */
+  if (i == 0)
+    return c->bounds[0] - fabs(c->bounds[0]) - 1.0;
+  return 0.5 * (c->bounds[i - 1] + c->bounds[i]);
+}
+
+static double median_sorted(const double *x, size_t n) {
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* n values drawn from the sorted pilot (np values), sorted: by counting
+ * the indices drawn when the pilot is small (its values are sorted, so
+ * the indices in order give the values in order), else by sorting. */
+static void draw(const gsl_rng *r, const double *pilot, size_t np, double *x,
+                 size_t n, unsigned *count) {
+  if (np > 4 * n + 64) {
+    for (size_t i = 0; i < n; i++)
+      x[i] = pilot[gsl_rng_uniform_int(r, (unsigned long)np)];
+    gsl_sort(x, 1, n);
+    return;
+  }
+  memset(count, 0, np * sizeof *count);
+  for (size_t i = 0; i < n; i++)
+    count[gsl_rng_uniform_int(r, (unsigned long)np)]++;
+  for (size_t k = 0, at = 0; k < np; k++)
+    for (unsigned c = count[k]; c > 0; c--)
+      x[at++] = pilot[k];
+}
+
+/* The outcome index of one simulated experiment. */
+static size_t one_experiment(worker *w, const task *t) {
+  const ctx *c = w->c;
+  const pcell *p = &c->cells[t->cell];
+  const sizelaw *L = &c->laws[t->size];
+  size_t n = L->n;
+  const double *cand = t->null ? p->ref : p->cand;
+  size_t n_cand = t->null ? p->n_ref : p->n_cand;
+  draw(w->rng, p->ref, p->n_ref, w->xr, n, w->count);
+  draw(w->rng, cand, n_cand, w->xc, n, w->count);
+  if ((long)n < c->rule->min_n)
+    return c->n_outcomes - 1;
+  double ratio = median_sorted(w->xc, n) / median_sorted(w->xr, n);
+  atom *sr, *sc;
+  size_t nr, nc;
+  double mass = law_of(w, L, w->xr, w->ar, w->tr, &sr, &nr);
+  mass *= law_of(w, L, w->xc, w->ac, w->tc, &sc, &nc);
+  ratio_cdfs(w, sr, nr, sc, nc);
+  double a = (1.0 - c->rule->confidence) / 2.0;
+  double lo = placed_end(w, a * mass), hi = placed_end(w, (1.0 - a) * mass);
+  const proto_verdict_rule *v = analysis_verdict_rule(c->rule, ratio, lo, hi);
+  return v ? (size_t)(v - c->rule->verdicts) : c->n_outcomes - 2;
+}
+
+static void run_task(worker *w, const task *t) {
+  const ctx *c = w->c;
+  const pcell *p = &c->cells[t->cell];
+  unsigned long seed =
+      analysis_plan_seed(c->rule->seed, p->workload, p->metric,
+                         t->null ? "" : p->arm, c->laws[t->size].n, t->null);
+  if (seed == ANALYSIS_SEED_NONE) {
+    w->failed = 1;
+    return;
+  }
+  gsl_rng_set(w->rng, seed);
+  for (long s = 0; s < c->sims; s++)
+    t->counts[one_experiment(w, t)]++;
+}
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  ctx *c = w->c;
+  for (;;) {
+    pthread_mutex_lock(&c->lock);
+    size_t k = c->next++;
+    pthread_mutex_unlock(&c->lock);
+    if (k >= c->n_tasks)
+      break;
+    run_task(w, &c->tasks[k]);
+  }
+  return NULL;
+}
+
+/* Setting up and running */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Where each k1's atoms start (they come in order of k1, then k2). */
+static core_status law_rows(sizelaw *L, core_err *err) {
+  L->rows = core_malloc((L->na + 1) * sizeof *L->rows);
+  if (!L->rows)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  L->n_rows = 0;
+  for (size_t i = 0; i < L->na; i++)
+    if (i == 0 || L->a[i].k1 != L->a[i - 1].k1)
+      L->rows[L->n_rows++] = i;
+  L->rows[L->n_rows] = L->na;
+  return CORE_OK;
+}
+
+/* The rule's interval bounds (ci_excludes, ci_within), sorted, distinct. */
+static core_status collect_bounds(ctx *c, core_err *err) {
+  const proto_rule *r = c->rule;
+  size_t n = 0;
+  c->bounds = core_malloc((3 * r->n_verdicts + 1) * sizeof *c->bounds);
+  if (!c->bounds)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t i = 0; i < r->n_verdicts; i++) {
+    const proto_verdict_rule *v = &r->verdicts[i];
+    if (v->has_ci_excludes)
+      c->bounds[n++] = v->ci_excludes;
+    if (v->has_ci_within) {
+      c->bounds[n++] = v->ci_within[0];
+      c->bounds[n++] = v->ci_within[1];
+    }
+  }
+  qsort(c->bounds, n, sizeof *c->bounds, cmp_double);
+  c->n_bounds = 0;
+  for (size_t i = 0; i < n; i++)
+    if (c->n_bounds == 0 || c->bounds[c->n_bounds - 1] != c->bounds[i])
+      c->bounds[c->n_bounds++] = c->bounds[i];
+  return CORE_OK;
+}
+
+static core_status copy_sorted(const double *x, size_t n, const char *what,
+                               const analysis_plan_cell *cell, double **out,
+                               core_err *err) {
+  if (n == 0 || n > (size_t)PLAN_MAX_PILOT)
+    return core_fail(err, CORE_EINPUT,
+                     "pilot: %s/%s/%s: %zu values of the %s (1 to %ld can be "
+                     "planned from)",
+                     cell->workload, cell->metric, cell->arm, n, what,
+                     PLAN_MAX_PILOT);
+  for (size_t i = 0; i < n; i++)
+    if (!(isfinite(x[i]) && x[i] > 0.0))
+      return core_fail(err, CORE_EINPUT,
+                       "pilot: %s/%s: a value of the %s is %g; the plan's "
+                       "ratios need positive, finite values",
+                       cell->workload, cell->metric, what, x[i]);
+  if (!(*out = core_malloc(n * sizeof **out)))
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  memcpy(*out, x, n * sizeof **out);
+  gsl_sort(*out, 1, n);
+  return CORE_OK;
+}
+
+static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
+  for (size_t i = 0; c->cells && i < n_cells; i++) {
+    core_free(c->cells[i].ref);
+    core_free(c->cells[i].cand);
+  }
+  for (size_t i = 0; c->laws && i < n_sizes; i++) {
+    core_free(c->laws[i].a);
+    core_free(c->laws[i].rows);
+  }
+  core_free(c->cells);
+  core_free(c->laws);
+  core_free(c->tasks);
+  core_free(c->bounds);
+}
+
+/* Whether cell i is the first of its workload and metric: the one whose
+ * task holds the null simulation they all share. */
+static size_t null_owner(const analysis_plan_cell *cells, size_t i) {
+  for (size_t j = 0; j < i; j++)
+    if (!strcmp(cells[j].workload, cells[i].workload) &&
+        !strcmp(cells[j].metric, cells[i].metric))
+      return j;
+  return i;
+}
+
+static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
+                             size_t n_cells, const size_t *sizes,
+                             size_t n_sizes, long *counts, core_err *err) {
+  core_status st;
+  c->cells = core_calloc(n_cells ? n_cells : 1, sizeof *c->cells);
+  c->laws = core_calloc(n_sizes, sizeof *c->laws);
+  c->tasks = core_calloc(2 * n_cells * n_sizes + 1, sizeof *c->tasks);
+  if (!c->cells || !c->laws || !c->tasks)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  if ((st = collect_bounds(c, err)) != CORE_OK)
+    return st;
+  for (size_t i = 0; i < n_cells; i++) {
+    pcell *p = &c->cells[i];
+    p->workload = cells[i].workload;
+    p->metric = cells[i].metric;
+    p->arm = cells[i].arm;
+    p->n_ref = cells[i].n_ref;
+    p->n_cand = cells[i].n_cand;
+    if ((st = copy_sorted(cells[i].ref, p->n_ref, "reference", &cells[i],
+                          &p->ref, err)) != CORE_OK ||
+        (st = copy_sorted(cells[i].cand, p->n_cand, "arm", &cells[i], &p->cand,
+                          err)) != CORE_OK)
+      return st;
+  }
+  for (size_t i = 0; i < n_cells; i++) {
+    if (c->cells[i].n_ref > c->max_pilot)
+      c->max_pilot = c->cells[i].n_ref;
+    if (c->cells[i].n_cand > c->max_pilot)
+      c->max_pilot = c->cells[i].n_cand;
+  }
+  for (size_t s = 0; s < n_sizes; s++) {
+    c->laws[s].n = sizes[s];
+    if ((st = analysis_median_law(sizes[s], PLAN_ATOM_FLOOR, &c->laws[s].a,
+                                  &c->laws[s].na, err)) != CORE_OK)
+      return st;
+    if ((st = law_rows(&c->laws[s], err)) != CORE_OK)
+      return st;
+  }
+  /* Tasks: every cell at every size, then the null simulations, one per
+   * workload and metric. counts: [cell][size][null][outcome]. */
+  for (int null = 0; null < 2; null++)
+    for (size_t i = 0; i < n_cells; i++)
+      for (size_t s = 0; s < n_sizes; s++) {
+        if (null && null_owner(cells, i) != i)
+          continue;
+        c->tasks[c->n_tasks++] = (task){
+            i, s, null,
+            counts + ((i * n_sizes + s) * 2 + (size_t)null) * c->n_outcomes};
+      }
+  return CORE_OK;
+}
+
+static int threads_online(int threads) {
+  long n = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
+                               int threads, core_err *err) {
+  size_t nw = (size_t)threads_online(threads), started = 0;
+  worker *ws;
+  pthread_t *tids;
+  core_status st = CORE_OK;
+  if (nw > c->n_tasks)
+    nw = c->n_tasks ? c->n_tasks : 1;
+  ws = core_calloc(nw, sizeof *ws);
+  tids = core_calloc(nw, sizeof *tids);
+  for (size_t i = 0; ws && tids && i < nw; i++) {
+    worker *w = &ws[i];
+    w->c = c;
+    w->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    w->xr = core_malloc(max_n * sizeof *w->xr);
+    w->xc = core_malloc(max_n * sizeof *w->xc);
+    w->ar = core_malloc(max_atoms * sizeof *w->ar);
+    w->ac = core_malloc(max_atoms * sizeof *w->ac);
+    w->tr = core_malloc(max_atoms * sizeof *w->tr);
+    w->tc = core_malloc(max_atoms * sizeof *w->tc);
+    w->bounds = core_malloc((max_atoms + max_n + 2) * sizeof *w->bounds);
+    w->dv = core_malloc(max_n * sizeof *w->dv);
+    w->dk = core_malloc((max_n + 1) * sizeof *w->dk);
+    /* d * d <= max_atoms / 2 when summed (even n), d <= n (odd n). */
+    w->acc = core_malloc((max_atoms + max_n + 1) * sizeof *w->acc);
+    w->rows2 = core_malloc((max_n + 2) * sizeof *w->rows2);
+    w->cum = core_malloc((max_atoms + 1) * sizeof *w->cum);
+    w->le = core_malloc((c->n_bounds + 1) * sizeof *w->le);
+    w->lt = core_malloc((c->n_bounds + 1) * sizeof *w->lt);
+    w->count = core_malloc((c->max_pilot + 1) * sizeof *w->count);
+    if (!w->rng || !w->xr || !w->xc || !w->ar || !w->ac || !w->cum || !w->le ||
+        !w->lt || !w->count || !w->tr || !w->tc || !w->bounds || !w->dv ||
+        !w->dk || !w->acc || !w->rows2)
+      st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  }
+  if (!ws || !tids)
+    st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  if (st == CORE_OK) {
+    pthread_mutex_init(&c->lock, NULL);
+    for (; nw > 1 && started < nw; started++)
+      if (pthread_create(&tids[started], NULL, worker_main, &ws[started]))
+        break;
+    if (started == 0)
+      worker_main(&ws[0]);
+    for (size_t i = 0; i < started; i++)
+      pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&c->lock);
+  }
+  for (size_t i = 0; ws && i < nw; i++) {
+    if (ws[i].failed && st == CORE_OK)
+      st = core_fail(err, CORE_ENOMEM, "plan: out of memory for a seed");
+    if (ws[i].rng)
+      gsl_rng_free(ws[i].rng);
+    core_free(ws[i].xr);
+    core_free(ws[i].xc);
+    core_free(ws[i].ar);
+    core_free(ws[i].ac);
+    core_free(ws[i].cum);
+    core_free(ws[i].le);
+    core_free(ws[i].lt);
+    core_free(ws[i].count);
+    core_free(ws[i].tr);
+    core_free(ws[i].tc);
+    core_free(ws[i].bounds);
+    core_free(ws[i].dv);
+    core_free(ws[i].dk);
+    core_free(ws[i].acc);
+    core_free(ws[i].rows2);
+  }
+  core_free(ws);
+  core_free(tids);
+  return st;
+}
+
+/* The results */
+
+static void result_free(analysis_plan_result *r) {
+  core_free(r->workload);
+  core_free(r->metric);
+  core_free(r->arm);
+  core_free(r->p_verdicts);
+  core_free(r->p_null);
+  core_free(r->p_decided);
+  core_free(r->p_false);
+  core_free(r->p_false_up);
+  core_free(r->p_false_down);
+}
+
+void analysis_plan_free(analysis_plan *p) {
+  if (!p)
+    return;
+  for (size_t i = 0; i < p->n_results; i++)
+    result_free(&p->results[i]);
+  for (size_t i = 0; i < p->n_picks; i++) {
+    core_free(p->picks[i].workload);
+    core_free(p->picks[i].why);
+  }
+  core_names_free(p->outcomes, p->n_outcomes);
+  core_free(p->results);
+  core_free(p->picks);
+  core_free(p->sizes);
+  core_free(p);
+}
+
+/* Counts to probabilities for result r (cell i). */
+static core_status fill_result(const ctx *c, const proto_rule *rule,
+                               analysis_plan *p, size_t i, const long *counts,
+                               size_t owner, core_err *err) {
+  analysis_plan_result *r = &p->results[i];
+  size_t ns = p->n_sizes, no = p->n_outcomes;
+  r->p_verdicts = core_calloc(ns * no, sizeof(double));
+  r->p_null = core_calloc(ns * no, sizeof(double));
+  r->p_decided = core_calloc(ns, sizeof(double));
+  r->p_false = core_calloc(ns, sizeof(double));
+  r->p_false_up = core_calloc(ns, sizeof(double));
+  r->p_false_down = core_calloc(ns, sizeof(double));
+  if (!r->p_verdicts || !r->p_null || !r->p_decided || !r->p_false ||
+      !r->p_false_up || !r->p_false_down)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t s = 0; s < ns; s++) {
+    const long *alt = counts + ((i * ns + s) * 2) * no;
+    const long *nul = counts + ((owner * ns + s) * 2 + 1) * no;
+    for (size_t o = 0; o < no; o++) {
+      r->p_verdicts[s * no + o] = (double)alt[o] / (double)c->sims;
+      r->p_null[s * no + o] = (double)nul[o] / (double)c->sims;
+      if (o + 2 < no)
+        r->p_decided[s] += r->p_verdicts[s * no + o];
+      if (o + 2 < no) {
+        int d = proto_verdict_direction(&rule->verdicts[o]);
+        double q = r->p_null[s * no + o];
+        if (d > 0)
+          r->p_false_up[s] += q;
+        if (d < 0)
+          r->p_false_down[s] += q;
+        if (d != 0)
+          r->p_false[s] += q;
+      }
+    }
+  }
+  return CORE_OK;
+}
+
+/* The pilot's own ratio and interval under the rule. */
+static core_status pilot_interval(const proto_sheet *sh, const pcell *pc,
+                                  analysis_plan_result *r, int threads,
+                                  core_err *err) {
+  r->pilot_n_ref = pc->n_ref;
+  r->pilot_n_cand = pc->n_cand;
+  r->pilot_ratio =
+      median_sorted(pc->cand, pc->n_cand) / median_sorted(pc->ref, pc->n_ref);
+  return analysis_bootstrap_ratio(
+      pc->ref, pc->n_ref, pc->cand, pc->n_cand, sh->rule.resamples,
+      sh->rule.confidence,
+      analysis_comparison_seed(sh->rule.seed, pc->workload, pc->metric,
+                               pc->arm),
+      threads, &r->pilot_ci_low, &r->pilot_ci_high, NULL, err);
+}
+
+static core_status fill_outcomes(const proto_rule *rule, analysis_plan *p,
+                                 core_err *err) {
+  p->n_outcomes = rule->n_verdicts + 2;
+  if (!(p->outcomes = core_calloc(p->n_outcomes, sizeof *p->outcomes)))
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t o = 0; o < rule->n_verdicts; o++)
+    p->outcomes[o] = core_strdup(rule->verdicts[o].name);
+  p->outcomes[rule->n_verdicts] = core_strdup("inconclusive");
+  p->outcomes[rule->n_verdicts + 1] = core_strdup(ANALYSIS_INSUFFICIENT);
+  for (size_t o = 0; o < p->n_outcomes; o++)
+    if (!p->outcomes[o])
+      return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  return CORE_OK;
+}
+
+/* Recommendations */
+
+/* Why comparison r does not reach the power at the largest size. */
+static char *why_not(const proto_rule *rule, const analysis_plan *p,
+                     const analysis_plan_result *r) {
+  size_t last = p->n_sizes - 1, nmax = p->sizes[last];
+  size_t np =
+      r->pilot_n_ref < r->pilot_n_cand ? r->pilot_n_ref : r->pilot_n_cand;
+  double f = sqrt((double)np / (double)nmax), x = r->pilot_ratio;
+  double lo = x * pow(r->pilot_ci_low / x, f);
+  double hi = x * pow(r->pilot_ci_high / x, f), at = NAN;
+  for (size_t i = 0; i < rule->n_verdicts; i++) {
+    const proto_verdict_rule *v = &rule->verdicts[i];
+    double b[4] = {v->has_ratio_above ? v->ratio_above : NAN,
+                   v->has_ratio_below ? v->ratio_below : NAN,
+                   v->has_ci_excludes ? v->ci_excludes : NAN,
+                   v->has_ci_within ? v->ci_within[1] : NAN};
+    for (int k = 0; k < 4; k++)
+      if (b[k] >= lo && b[k] <= hi &&
+          (isnan(at) || fabs(b[k] - x) < fabs(at - x)))
+        at = b[k];
+    if (v->has_ci_within && v->ci_within[0] >= lo && v->ci_within[0] <= hi &&
+        (isnan(at) || fabs(v->ci_within[0] - x) < fabs(at - x)))
+      at = v->ci_within[0];
+  }
+  /* Where the interval shrinks to as n grows: the pilot ratio itself. */
+  const proto_verdict_rule *limit = analysis_verdict_rule(rule, x, x, x);
+  char head[512];
+  snprintf(head, sizeof head,
+           "%s/%s/%s decides in %.1f%% of simulated experiments at n = %zu, "
+           "under the power %.0f%%",
+           r->workload, r->metric, r->arm, 100.0 * r->p_decided[last], nmax,
+           100.0 * p->power);
+  if (!limit)
+    return core_asprintf("%s: its pilot ratio %.3g lies between the rule's "
+                         "bounds, where no verdict holds even for an "
+                         "interval of no width; change the rule or the "
+                         "metric",
+                         head, x);
+  if (!isnan(at) && fabs(x / at - 1.0) <= 0.02)
+    return core_asprintf("%s: its pilot ratio %.3g sits at the rule's bound "
+                         "%g; change the rule or the metric, or plan larger "
+                         "sizes",
+                         head, x, at);
+  if (!isnan(at))
+    return core_asprintf("%s: its spread is too wide: the interval expected "
+                         "at n = %zu is about [%.3g, %.3g] around its pilot "
+                         "ratio %.3g, across the rule's bound %g",
+                         head, nmax, lo, hi, x, at);
+  return core_asprintf("%s: its spread is too wide: the interval expected "
+                       "at n = %zu is about [%.3g, %.3g] around its pilot "
+                       "ratio %.3g",
+                       head, nmax, lo, hi, x);
+}
+
+static core_status pick_for(const proto_rule *rule, analysis_plan *p,
+                            const char *workload, analysis_plan_pick *k,
+                            core_err *err) {
+  const analysis_plan_result *weak = NULL;
+  k->workload = core_strdup(workload);
+  for (size_t s = 0; s < p->n_sizes && k->runs == 0; s++) {
+    int all = 1;
+    for (size_t i = 0; i < p->n_results; i++)
+      if (!strcmp(p->results[i].workload, workload) &&
+          !(p->results[i].p_decided[s] >= p->power))
+        all = 0;
+    if (all)
+      k->runs = (long)p->sizes[s];
+  }
+  for (size_t i = 0; k->runs == 0 && i < p->n_results; i++) {
+    const analysis_plan_result *r = &p->results[i];
+    size_t last = p->n_sizes - 1;
+    if (!strcmp(r->workload, workload) &&
+        (!weak || r->p_decided[last] < weak->p_decided[last]))
+      weak = r;
+  }
+  if (weak)
+    k->why = why_not(rule, p, weak);
+  if (!k->workload || (weak && !k->why))
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  return CORE_OK;
+}
+
+static core_status fill_picks(const proto_sheet *sh, analysis_plan *p,
+                              core_err *err) {
+  p->picks = core_calloc(sh->n_workloads + 1, sizeof *p->picks);
+  if (!p->picks)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t w = 0; w < sh->n_workloads; w++) {
+    int has = 0;
+    for (size_t i = 0; i < p->n_results; i++)
+      has |= !strcmp(p->results[i].workload, sh->workloads[w].name);
+    if (!has)
+      continue;
+    core_status st = pick_for(&sh->rule, p, sh->workloads[w].name,
+                              &p->picks[p->n_picks++], err);
+    if (st != CORE_OK)
+      return st;
+  }
+  return CORE_OK;
+}
+
+/* The plan */
+
+static core_status check_request(const size_t *sizes, size_t n_sizes,
+                                 size_t n_cells, long sims, double power,
+                                 core_err *err) {
+  double draws = 0.0;
+  if (n_sizes == 0 || n_sizes > PLAN_MAX_SIZES)
+    return core_fail(err, CORE_EUSAGE, "--sizes: 1 to %d sizes",
+                     PLAN_MAX_SIZES);
+  for (size_t s = 0; s < n_sizes; s++) {
+    if (sizes[s] < 1 || sizes[s] > (size_t)PLAN_MAX_SIZE)
+      return core_fail(err, CORE_EUSAGE, "--sizes: %zu is not from 1 to %ld",
+                       sizes[s], PLAN_MAX_SIZE);
+    if (s > 0 && sizes[s] <= sizes[s - 1])
+      return core_fail(err, CORE_EUSAGE,
+                       "--sizes: sizes must increase (%zu after %zu)",
+                       sizes[s], sizes[s - 1]);
+    draws += (double)sizes[s];
+  }
+  if (sims < 1 || sims > PLAN_MAX_SIMS)
+    return core_fail(err, CORE_EUSAGE, "--sims: %ld is not from 1 to %ld",
+                     sims, PLAN_MAX_SIMS);
+  if (!(power > 0.0 && power < 1.0))
+    return core_fail(err, CORE_EUSAGE,
+                     "--power: %g is not between 0 and 1 (exclusive)", power);
+  draws *= 4.0 * (double)sims * (double)n_cells;
+  if (draws > PLAN_MAX_DRAWS)
+    return core_fail(err, CORE_EUSAGE,
+                     "plan: %.3g values to draw, over the budget of %.3g "
+                     "(fewer --sims or smaller --sizes)",
+                     draws, PLAN_MAX_DRAWS);
+  return CORE_OK;
+}
+
+static core_status plan_fill(const proto_sheet *sh, const ctx *c,
+                             const analysis_plan_cell *cells, size_t n_cells,
+                             const long *counts, int threads, analysis_plan *p,
+                             core_err *err) {
+  core_status st;
+  if (!(p->results = core_calloc(n_cells ? n_cells : 1, sizeof *p->results)))
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t i = 0; i < n_cells; i++) {
+    analysis_plan_result *r = &p->results[p->n_results++];
+    r->workload = core_strdup(cells[i].workload);
+    r->metric = core_strdup(cells[i].metric);
+    r->arm = core_strdup(cells[i].arm);
+    if (!r->workload || !r->metric || !r->arm)
+      return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+    if ((st = fill_result(c, &sh->rule, p, i, counts, null_owner(cells, i),
+                          err)) != CORE_OK ||
+        (st = pilot_interval(sh, &c->cells[i], r, threads, err)) != CORE_OK)
+      return st;
+  }
+  return fill_picks(sh, p, err);
+}
+
+core_status analysis_plan_run(const proto_sheet *sh,
+                              const analysis_plan_cell *cells, size_t n_cells,
+                              const size_t *sizes, size_t n_sizes, long sims,
+                              double power, int threads, analysis_plan **out,
+                              core_err *err) {
+  ctx c;
+  analysis_plan *p;
+  long *counts = NULL;
+  size_t max_atoms = 1;
+  core_status st;
+  *out = NULL;
+  if ((st = check_request(sizes, n_sizes, n_cells, sims, power, err)) !=
+      CORE_OK)
+    return st;
+  memset(&c, 0, sizeof c);
+  c.rule = &sh->rule;
+  c.sims = sims;
+  if (!(p = core_calloc(1, sizeof *p)) ||
+      !(p->sizes = core_malloc(n_sizes * sizeof *p->sizes))) {
+    core_free(p);
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  }
+  memcpy(p->sizes, sizes, n_sizes * sizeof *sizes);
+  p->n_sizes = n_sizes;
+  p->sims = sims;
+  p->power = power;
+  if ((st = fill_outcomes(&sh->rule, p, err)) != CORE_OK)
+    goto done;
+  c.n_outcomes = p->n_outcomes;
+  counts = core_calloc(2 * (n_cells ? n_cells : 1) * n_sizes * p->n_outcomes,
+                       sizeof *counts);
+  if (!counts) {
+    st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
+    goto done;
+  }
+  if ((st = ctx_setup(&c, cells, n_cells, sizes, n_sizes, counts, err)) !=
+      CORE_OK)
+    goto done;
+  for (size_t s = 0; s < n_sizes; s++)
+    if (c.laws[s].na > max_atoms)
+      max_atoms = c.laws[s].na;
+  if ((st = run_workers(&c, sizes[n_sizes - 1], max_atoms, threads, err)) ==
+      CORE_OK)
+    st = plan_fill(sh, &c, cells, n_cells, counts, threads, p, err);
+done:
+  ctx_free(&c, n_cells, n_sizes);
+  core_free(counts);
+  if (st != CORE_OK)
+    analysis_plan_free(p);
+  else
+    *out = p;
+  return st;
+}

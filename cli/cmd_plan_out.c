@@ -1,0 +1,237 @@
+/* cmd_plan_out.c: the `prereg plan` command and what it prints: a table
+ * per comparison (the probability of each verdict per size), the
+ * recommended runs per workload, or the same as JSON (--json).
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_internal.h"
+#include "cli/plan_internal.h"
+#include "data/data.h"
+#include "protocols/proto.h"
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void cli_plan_sort(double *x, size_t n) {
+  qsort(x, n, sizeof *x, cmp_double);
+}
+
+/* Text */
+
+static void row(core_buf *b, const char *label, const double *p, size_t n,
+                size_t stride) {
+  core_buf_printf(b, "  %-20s", label);
+  for (size_t s = 0; s < n; s++)
+    core_buf_printf(b, " %6.1f%%", 100.0 * p[s * stride]);
+  core_buf_puts(b, "\n");
+}
+
+static void text_result(core_buf *b, const analysis_plan *p,
+                        const analysis_plan_result *r) {
+  core_buf_printf(b,
+                  "\n%s / %s / %s: pilot ratio %.4g, interval [%.4g, %.4g] "
+                  "(%zu and %zu values)\n",
+                  r->workload, r->metric, r->arm, r->pilot_ratio,
+                  r->pilot_ci_low, r->pilot_ci_high, r->pilot_n_ref,
+                  r->pilot_n_cand);
+  core_buf_printf(b, "  %-20s", "runs per arm");
+  for (size_t s = 0; s < p->n_sizes; s++)
+    core_buf_printf(b, " %7zu", p->sizes[s]);
+  core_buf_puts(b, "\n");
+  row(b, "decided", r->p_decided, p->n_sizes, 1);
+  for (size_t o = 0; o < p->n_outcomes; o++)
+    row(b, p->outcomes[o], r->p_verdicts + o, p->n_sizes, p->n_outcomes);
+  row(b, "false (no difference)", r->p_false, p->n_sizes, 1);
+}
+
+static void text_plan(core_buf *b, const proto_sheet *s,
+                      const analysis_plan *p, const plan_values *pv,
+                      const char *digest, long fewest) {
+  core_buf_printf(b,
+                  "plan for %s from the %s %s (at least %ld values per "
+                  "cell; sha256 %.12s)\n",
+                  s->id, pv->kind, pv->path, fewest, digest);
+  core_buf_printf(b,
+                  "%ld simulated experiments per comparison and size, power "
+                  "%.0f%%, the sheet's rule (confidence %g, min_n %ld); "
+                  "\"false\": both arms drawn from the reference's values, "
+                  "a verdict with a direction\n",
+                  p->sims, 100.0 * p->power, s->rule.confidence,
+                  s->rule.min_n);
+  for (size_t i = 0; i < p->n_results; i++)
+    text_result(b, p, &p->results[i]);
+  core_buf_puts(b, "\nrecommended runs per arm:\n");
+  for (size_t i = 0; i < p->n_picks; i++) {
+    const analysis_plan_pick *k = &p->picks[i];
+    if (k->runs > 0)
+      core_buf_printf(b, "  %s: %ld\n", k->workload, k->runs);
+    else
+      core_buf_printf(b, "  %s: none of %zu..%zu: %s\n", k->workload,
+                      p->sizes[0], p->sizes[p->n_sizes - 1], k->why);
+  }
+}
+
+/* JSON */
+
+static void json_str(core_buf *b, const char *s) {
+  core_buf_puts(b, "\"");
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      core_buf_printf(b, "\\%c", *p);
+    else if (*p < 0x20)
+      core_buf_printf(b, "\\u%04x", *p);
+    else
+      core_buf_printf(b, "%c", *p);
+  }
+  core_buf_puts(b, "\"");
+}
+
+static void json_reals(core_buf *b, const double *p, size_t n, size_t stride) {
+  core_buf_puts(b, "[");
+  for (size_t s = 0; s < n; s++)
+    core_buf_printf(b, "%s%.10g", s ? ", " : "", p[s * stride]);
+  core_buf_puts(b, "]");
+}
+
+static void json_outcomes(core_buf *b, const analysis_plan *p,
+                          const double *v) {
+  core_buf_puts(b, "{");
+  for (size_t o = 0; o < p->n_outcomes; o++) {
+    core_buf_puts(b, o ? ", " : "");
+    json_str(b, p->outcomes[o]);
+    core_buf_puts(b, ": ");
+    json_reals(b, v + o, p->n_sizes, p->n_outcomes);
+  }
+  core_buf_puts(b, "}");
+}
+
+static void json_result(core_buf *b, const analysis_plan *p,
+                        const analysis_plan_result *r) {
+  core_buf_puts(b, "    {\"workload\": ");
+  json_str(b, r->workload);
+  core_buf_puts(b, ", \"metric\": ");
+  json_str(b, r->metric);
+  core_buf_puts(b, ", \"arm\": ");
+  json_str(b, r->arm);
+  core_buf_puts(b, ",\n     \"sizes\": [");
+  for (size_t s = 0; s < p->n_sizes; s++)
+    core_buf_printf(b, "%s%zu", s ? ", " : "", p->sizes[s]);
+  core_buf_puts(b, "],\n     \"p_decided\": ");
+  json_reals(b, r->p_decided, p->n_sizes, 1);
+  core_buf_puts(b, ",\n     \"p_verdicts\": ");
+  json_outcomes(b, p, r->p_verdicts);
+  core_buf_puts(b, ",\n     \"p_false\": ");
+  json_reals(b, r->p_false, p->n_sizes, 1);
+  core_buf_puts(b, ", \"p_false_up\": ");
+  json_reals(b, r->p_false_up, p->n_sizes, 1);
+  core_buf_puts(b, ", \"p_false_down\": ");
+  json_reals(b, r->p_false_down, p->n_sizes, 1);
+  core_buf_puts(b, ",\n     \"p_verdicts_no_difference\": ");
+  json_outcomes(b, p, r->p_null);
+  core_buf_printf(b,
+                  ",\n     \"pilot_n_reference\": %zu, \"pilot_n\": %zu, "
+                  "\"pilot_ratio\": %.17g, \"pilot_ci\": [%.17g, %.17g]}",
+                  r->pilot_n_ref, r->pilot_n_cand, r->pilot_ratio,
+                  r->pilot_ci_low, r->pilot_ci_high);
+}
+
+static void json_plan(core_buf *b, const proto_sheet *s,
+                      const analysis_plan *p, const plan_values *pv,
+                      const char *digest, long fewest) {
+  core_buf_puts(b, "{\n  \"protocol\": ");
+  json_str(b, s->id);
+  core_buf_puts(b, ",\n  \"pilot\": {\"path\": ");
+  json_str(b, pv->path);
+  core_buf_printf(b,
+                  ", \"kind\": \"%s\", \"sha256\": \"%s\", \"runs\": %ld},\n"
+                  "  \"power\": %.10g, \"sims\": %ld, \"seed\": %lu,\n"
+                  "  \"comparisons\": [\n",
+                  pv->kind, digest, fewest, p->power, p->sims, s->rule.seed);
+  for (size_t i = 0; i < p->n_results; i++) {
+    json_result(b, p, &p->results[i]);
+    core_buf_puts(b, i + 1 < p->n_results ? ",\n" : "\n");
+  }
+  core_buf_puts(b, "  ],\n  \"recommended\": {");
+  for (size_t i = 0; i < p->n_picks; i++) {
+    core_buf_puts(b, i ? ", " : "");
+    json_str(b, p->picks[i].workload);
+    if (p->picks[i].runs > 0)
+      core_buf_printf(b, ": %ld", p->picks[i].runs);
+    else
+      core_buf_puts(b, ": null");
+  }
+  core_buf_puts(b, "},\n  \"why\": {");
+  for (size_t i = 0, k = 0; i < p->n_picks; i++) {
+    if (!p->picks[i].why)
+      continue;
+    core_buf_puts(b, k++ ? ", " : "");
+    json_str(b, p->picks[i].workload);
+    core_buf_puts(b, ": ");
+    json_str(b, p->picks[i].why);
+  }
+  core_buf_puts(b, "}\n}\n");
+}
+
+/* The command */
+
+static core_status plan_print(const cli_opts *opts, const proto_sheet *s,
+                              const analysis_plan *p, const plan_values *pv,
+                              const char *digest, long fewest, FILE *out,
+                              core_err *err) {
+  core_buf b;
+  core_status st = CORE_OK;
+  core_buf_init(&b);
+  if (opts->json)
+    json_plan(&b, s, p, pv, digest, fewest);
+  else
+    text_plan(&b, s, p, pv, digest, fewest);
+  if (b.oom)
+    st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  else if (b.len && fwrite(b.data, 1, b.len, out) != b.len)
+    st = core_fail(err, CORE_EIO, "plan: cannot write the output");
+  core_buf_free(&b);
+  return st;
+}
+
+static int plan_threads(void) {
+  const char *v = getenv("PREREG_THREADS");
+  char *end;
+  long n = v && *v ? strtol(v, &end, 10) : 0;
+  return v && *v && !*end && n >= 1 && n <= 256 ? (int)n : 0;
+}
+
+core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err) {
+  plan_args a;
+  plan_values pv;
+  proto_sheet *s = NULL;
+  analysis_plan_cell *cells = NULL;
+  analysis_plan *p = NULL;
+  size_t n = 0;
+  char digest[CORE_SHA256_HEX];
+  long fewest = 0;
+  core_status st;
+  memset(&pv, 0, sizeof pv);
+  if ((st = cli_plan_args(opts, &a, err)) != CORE_OK)
+    return st;
+  if (!(s = proto_sheet_load(opts->args[0], err)))
+    return err->status != CORE_OK ? err->status : CORE_EPROTOCOL;
+  if ((st = cli_plan_values(opts->pilot, s, &pv, err)) == CORE_OK &&
+      (st = cli_plan_cells(s, &pv, &cells, &n, err)) == CORE_OK &&
+      (st = cli_plan_digest(cells, n, digest, &fewest, err)) == CORE_OK &&
+      (st = analysis_plan_run(s, cells, n, a.sizes, a.n_sizes, a.sims, a.power,
+                              plan_threads(), &p, err)) == CORE_OK)
+    st = plan_print(opts, s, p, &pv, digest, fewest, out, err);
+  if (st == CORE_OK && opts->write)
+    st = cli_plan_write(opts, s, p, &pv, digest, fewest,
+                        opts->json ? stderr : out, err);
+  analysis_plan_free(p);
+  core_free(cells);
+  cli_plan_values_free(&pv);
+  proto_sheet_free(s);
+  return st;
+}
