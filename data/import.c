@@ -329,6 +329,19 @@ static core_status csv_run(const char *where, const char *run, long *round,
   return CORE_OK;
 }
 
+/* started_at orders runs: read in full, as prereg writes it (s empty:
+ * not given). */
+static core_status check_started(const char *where, const char *s,
+                                 core_err *err) {
+  long long secs;
+  if (s[0] && core_parse_utc(s, &secs, NULL) != CORE_OK)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: started_at '%.80s' is not a UTC time written as "
+                     "2026-10-21T09:30:00Z",
+                     where, s);
+  return CORE_OK;
+}
+
 static core_status on_csv(void *vctx, char **f, size_t n, long line,
                           core_err *err) {
   imp *m = vctx;
@@ -385,16 +398,8 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
                      "may lack a value",
                      where);
   }
-  {
-    /* started_at orders runs: read in full, as prereg writes it. */
-    const char *s = field(m, f, C_STARTED);
-    long long secs;
-    if (s[0] && core_parse_utc(s, &secs, NULL) != CORE_OK)
-      return core_fail(err, CORE_EINPUT,
-                       "%s: started_at '%.80s' is not a UTC time written as "
-                       "2026-10-21T09:30:00Z",
-                       where, s);
-  }
+  if ((st = check_started(where, field(m, f, C_STARTED), err)) != CORE_OK)
+    return st;
   if (run[0]) {
     if ((st = csv_run(where, run, &round, err)) != CORE_OK)
       return st;
@@ -599,6 +604,44 @@ static core_status pick_workload(imp *m, const char *only, long *wi,
   return CORE_OK;
 }
 
+/* The rows of results[j] of a hyperfine export: one wall_s per entry of
+ * its times, of arm a, valid when its exit code meets w's rule. */
+static core_status hyperfine_times(imp *m, const proto_workload *w, long a,
+                                   size_t j, json_t *times, json_t *codes,
+                                   core_err *err) {
+  size_t i;
+  json_t *t;
+  core_status st;
+  json_array_foreach(times, i, t) {
+    json_t *c = json_is_array(codes) ? json_array_get(codes, i) : NULL;
+    char code[32] = "", run_id[64], why[128] = "";
+    double v;
+    int valid;
+    if (!json_is_number(t) || !isfinite(v = json_number_value(t)) || v < 0)
+      return core_fail(err, CORE_EINPUT,
+                       "%s: results[%zu].times[%zu]: not a non-negative "
+                       "number",
+                       m->file, j, i);
+    if (c && !json_is_null(c)) {
+      if (!json_is_integer(c) || json_integer_value(c) < INT_MIN ||
+          json_integer_value(c) > INT_MAX)
+        return core_fail(err, CORE_EINPUT,
+                         "%s: results[%zu].exit_codes[%zu]: not an "
+                         "integer exit code",
+                         m->file, j, i);
+      snprintf(code, sizeof code, "%" JSON_INTEGER_FORMAT,
+               json_integer_value(c));
+    }
+    valid = code_meets(w, code, why, sizeof why);
+    snprintf(run_id, sizeof run_id, "h%zu-%zu", j + 1, i + 1);
+    if ((st = make_row(m, w->name, m->sheet->arms[a].name, "wall_s", run_id,
+                       (long)i + 1, "", code, valid, why, v, 1, err)) !=
+        CORE_OK)
+      return st;
+  }
+  return CORE_OK;
+}
+
 static core_status import_hyperfine(imp *m, json_t *root, const char *only,
                                     const char *arm_map, core_err *err) {
   json_t *results = json_object_get(root, "results"), *res;
@@ -622,8 +665,6 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
     const char *bad;
     char where[600];
     long a;
-    size_t i;
-    json_t *t;
     if (!json_is_string(cmd))
       return core_fail(err, CORE_EINPUT,
                        "%s: results[%zu].command: not a "
@@ -654,33 +695,8 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
                        "%s: results[%zu].exit_codes: not an array as long "
                        "as times",
                        m->file, j);
-    json_array_foreach(times, i, t) {
-      json_t *c = json_is_array(codes) ? json_array_get(codes, i) : NULL;
-      char code[32] = "", run_id[64], why[128] = "";
-      double v;
-      int valid;
-      if (!json_is_number(t) || !isfinite(v = json_number_value(t)) || v < 0)
-        return core_fail(err, CORE_EINPUT,
-                         "%s: results[%zu].times[%zu]: not a non-negative "
-                         "number",
-                         m->file, j, i);
-      if (c && !json_is_null(c)) {
-        if (!json_is_integer(c) || json_integer_value(c) < INT_MIN ||
-            json_integer_value(c) > INT_MAX)
-          return core_fail(err, CORE_EINPUT,
-                           "%s: results[%zu].exit_codes[%zu]: not an "
-                           "integer exit code",
-                           m->file, j, i);
-        snprintf(code, sizeof code, "%" JSON_INTEGER_FORMAT,
-                 json_integer_value(c));
-      }
-      valid = code_meets(w, code, why, sizeof why);
-      snprintf(run_id, sizeof run_id, "h%zu-%zu", j + 1, i + 1);
-      if ((st = make_row(m, w->name, m->sheet->arms[a].name, "wall_s", run_id,
-                         (long)i + 1, "", code, valid, why, v, 1, err)) !=
-          CORE_OK)
-        return st;
-    }
+    if ((st = hyperfine_times(m, w, a, j, times, codes, err)) != CORE_OK)
+      return st;
   }
   return CORE_OK;
 }
