@@ -20,6 +20,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "analysis/analysis.h"
+#include "analysis/analysis_internal.h"
 
 /* The stream layout:
  *

@@ -154,4 +154,15 @@ void report_md_esc(core_buf *b, const char *s);
  * one. Not for table cells ('|' would end the cell). */
 void report_code_span(core_buf *b, const char *text);
 
+/* Used by the files of reports/ only */
+
+const char *report_cmark_version(void);
+
+/** The versions behind a report: "libxlsxwriter 1.1.4" and "cmark-gfm
+ * 0.29.0.gfm.6" (static strings). */
+const char *report_xlsxwriter_version(void);
+
+/** Appends s to b escaped for HTML/XML text and attributes. */
+void report_html_escape(core_buf *b, const char *s);
+
 #endif

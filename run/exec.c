@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "run/run.h"
+#include "run/run_internal.h"
 
 extern char **environ;
 
