@@ -17,11 +17,6 @@ T=$(mktemp -d /tmp/prereg-status-cli.XXXXXX)
 on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
 cd "$T" || exit 1
 
-has() { # has FILE NAME TEXT
-  if grep -qF -- "$3" "$1"; then ok; else
-    bad "$2: '$3' not in $1: $(head -c 1500 "$1")"
-  fi
-}
 # The text of every cell of a sheet of an XLSX, in order, one per line
 # (libxlsxwriter's constant-memory mode writes inline strings).
 xlsx_text() { # xlsx_text FILE SHEET-NUMBER
