@@ -225,11 +225,14 @@ expect 2 "hyperfine, bad --only" in_files "$PREREG" import sheet.lua hf.json \
 has err "hyperfine, bad --only" "--only: workload 'nope' is not declared"
 
 # the flock: a second writer is refused
-flock data/locktest/.lock sleep 3 &
+# The holder says when it holds the lock, and holds it until told, so
+# that the check never depends on how fast it got there.
+flock data/locktest/.lock sh -c ': >held; while [ -e held ]; do sleep 0.05; done' &
 holder=$!
-sleep 0.3
+for _ in $(seq 600); do [ -e held ] && break; sleep 0.1; done
 expect 1 "concurrent import" in_files "$PREREG" import sheet.lua good.csv
 has err "concurrent import" "another prereg command is writing to this experiment"
+rm -f held
 wait "$holder"
 
 # status
