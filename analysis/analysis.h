@@ -369,10 +369,6 @@ unsigned long analysis_block_seed(unsigned long comparison_seed, size_t block);
  * (out of memory). */
 double analysis_median(const double *x, size_t n);
 
-/** analysis_median without a copy: reorders x. Never allocates, so it
- * cannot fail. */
-double analysis_median_inplace(double *x, size_t n);
-
 /** Type-7 quantile of sorted x at f in [0, 1] (GSL). */
 double analysis_quantile_sorted(const double *x, size_t n, double f);
 
@@ -380,25 +376,6 @@ double analysis_quantile_sorted(const double *x, size_t n, double f);
 
 /** p below which a shift counts as drift (two-sided). */
 #define ANALYSIS_DRIFT_P 0.01
-
-/** Spread of x (n values, reordered): q1, median, q3, MAD, min, max and
- * the count beyond Tukey's fences, into c (the rest of c untouched).
- * CORE_ENOMEM when the scratch copy fails. */
-core_status analysis_spread(double *x, size_t n, analysis_cell *c,
-                            core_err *err);
-
-/** Two-sided p of the Mann-Whitney rank test of a against b (ties get
- * mid-ranks): exact without ties for up to 60 values in all, else the
- * normal approximation with tie and continuity corrections. 1 when
- * either side is empty. CORE_ENOMEM when its scratch fails. */
-core_status analysis_rank_test(const double *a, size_t na, const double *b,
-                               size_t nb, double *p, core_err *err);
-
-/** The first rule in rule->verdicts that matches, or NULL (see
- * analysis_verdict). */
-const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
-                                                double ratio, double ci_low,
-                                                double ci_high);
 
 /* The verdict of a comparison where an arm or the reference has fewer
  * values than the rule's min_n. No verdict rule may have this name. */

@@ -174,4 +174,29 @@ unsigned long analysis_plan_seed(unsigned long rule_seed, const char *workload,
                                  const char *metric, const char *arm, size_t n,
                                  int null);
 
+/* Used by the files of analysis/ only */
+
+/** analysis_median without a copy: reorders x. Never allocates, so it
+ * cannot fail. */
+double analysis_median_inplace(double *x, size_t n);
+
+/** Two-sided p of the Mann-Whitney rank test of a against b (ties get
+ * mid-ranks): exact without ties for up to 60 values in all, else the
+ * normal approximation with tie and continuity corrections. 1 when
+ * either side is empty. CORE_ENOMEM when its scratch fails. */
+core_status analysis_rank_test(const double *a, size_t na, const double *b,
+                               size_t nb, double *p, core_err *err);
+
+/** Spread of x (n values, reordered): q1, median, q3, MAD, min, max and
+ * the count beyond Tukey's fences, into c (the rest of c untouched).
+ * CORE_ENOMEM when the scratch copy fails. */
+core_status analysis_spread(double *x, size_t n, analysis_cell *c,
+                            core_err *err);
+
+/** The first rule in rule->verdicts that matches, or NULL (see
+ * analysis_verdict). */
+const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
+                                                double ratio, double ci_low,
+                                                double ci_high);
+
 #endif

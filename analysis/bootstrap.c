@@ -19,6 +19,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "analysis/analysis.h"
 #include "analysis/analysis_internal.h"
 
 /* The stream layout:
@@ -794,23 +795,10 @@ static core_status sorted_copy(const double *x, size_t n, const char *what,
   return CORE_OK;
 }
 
-core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
-                                     const double *cand, size_t n_cand,
-                                     long resamples, double confidence,
-                                     unsigned long seed, int threads,
-                                     double *lo, double *hi,
-                                     double *replicates, core_err *err) {
-  job j;
-  worker *ws = NULL;
-  pthread_t *tids = NULL;
-  double *sref = NULL, *scand = NULL, *out = NULL;
-  rank_law *law_ref = NULL, *law_cand = NULL;
-  size_t n_workers, started = 0;
-  double a;
-  int bad = 0;
-  core_status st = CORE_OK;
-
-  *lo = *hi = NAN;
+/* The arguments analysis_bootstrap_ratio refuses before any work. */
+static core_status check_args(size_t n_ref, size_t n_cand, long resamples,
+                              double confidence, unsigned long seed,
+                              core_err *err) {
   if (resamples < 1)
     return core_fail(err, CORE_ESTATS,
                      "bootstrap: resamples must be at least 1 (got %ld)",
@@ -827,6 +815,102 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
     return core_fail(err, CORE_ESTATS,
                      "bootstrap: more than %lu values in one arm",
                      (unsigned long)ANALYSIS_MAX_ARM);
+  return CORE_OK;
+}
+
+/* How many workers take j's blocks when threads (0 or less: the
+ * default) are asked for. */
+static size_t workers_for(const job *j, int threads) {
+  if (threads <= 0)
+    threads = threads_default();
+  if (j->resamples < 4 * ANALYSIS_BLOCK_SIZE)
+    threads = 1;
+  return (size_t)threads < j->n_blocks ? (size_t)threads : j->n_blocks;
+}
+
+/* The central confidence interval of the n replicates out: sorted when
+ * they are the caller's (kept), else by selection. */
+static void interval(double *out, size_t n, int keep, double confidence,
+                     double *lo, double *hi) {
+  double a = (1.0 - confidence) / 2.0;
+  if (keep) {
+    gsl_sort(out, 1, n);
+    *lo = analysis_quantile_sorted(out, n, a);
+    *hi = analysis_quantile_sorted(out, n, 1.0 - a);
+  } else {
+    *lo = quantile_by_selection(out, n, a);
+    *hi = quantile_by_selection(out, n, 1.0 - a);
+  }
+}
+
+/* Ties the n_workers workers ws to j, each with its generator; fails when
+ * j's output, ws or tids could not be allocated. */
+static core_status make_workers(job *j, worker *ws, const pthread_t *tids,
+                                size_t n_workers, core_err *err) {
+  if (!j->out || !ws || !tids)
+    return core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
+  for (size_t i = 0; i < n_workers; i++) {
+    ws[i].j = j;
+    /* gsl_rng_alloc uses malloc, not core_malloc: a NULL is out of
+     * memory all the same. */
+    ws[i].rng = gsl_rng_alloc(&mt19937_batched);
+    if (!ws[i].rng)
+      return core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
+  }
+  return CORE_OK;
+}
+
+/* Runs every block of j on the n_workers workers ws (their generators
+ * allocated): in this thread for one, else on threads tids, each taking
+ * blocks from the shared counter. */
+static core_status run_workers(job *j, worker *ws, pthread_t *tids,
+                               size_t n_workers, core_err *err) {
+  size_t started;
+  int bad = 0;
+  if (n_workers == 1) {
+    for (size_t k = 0; k < j->n_blocks; k++)
+      run_block(&ws[0], k);
+  } else {
+    if (pthread_mutex_init(&j->lock, NULL) != 0)
+      return core_fail(err, CORE_ESTATS, "bootstrap: cannot create a mutex");
+    for (started = 0; started < n_workers; started++)
+      if (pthread_create(&tids[started], NULL, worker_main, &ws[started]) != 0)
+        break;
+    /* If a thread could not start, the ones that did (or this thread)
+     * still take every block: the shared counter hands out all of them. */
+    if (started == 0)
+      worker_main(&ws[0]);
+    for (size_t i = 0; i < started; i++)
+      pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&j->lock);
+  }
+  for (size_t i = 0; i < n_workers; i++)
+    bad |= ws[i].bad;
+  if (bad)
+    return core_fail(err, CORE_ESTATS,
+                     "bootstrap: a resample's reference median is 0, so the "
+                     "ratio is undefined");
+  return CORE_OK;
+}
+
+core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
+                                     const double *cand, size_t n_cand,
+                                     long resamples, double confidence,
+                                     unsigned long seed, int threads,
+                                     double *lo, double *hi,
+                                     double *replicates, core_err *err) {
+  job j;
+  worker *ws = NULL;
+  pthread_t *tids = NULL;
+  double *sref = NULL, *scand = NULL, *out = NULL;
+  rank_law *law_ref = NULL, *law_cand = NULL;
+  size_t n_workers;
+  core_status st = CORE_OK;
+
+  *lo = *hi = NAN;
+  if ((st = check_args(n_ref, n_cand, resamples, confidence, seed, err)) !=
+      CORE_OK)
+    return st;
   if ((st = sorted_copy(ref, n_ref, "reference", &sref, err)) != CORE_OK ||
       (st = sorted_copy(cand, n_cand, "candidate", &scand, err)) != CORE_OK)
     goto cleanup;
@@ -856,70 +940,21 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
    * number of replicates decides whether threads pay off: starting and
    * joining one costs tens of microseconds, about what a block of 500
    * replicates takes. The numbers are the same either way. */
-  if (threads <= 0)
-    threads = threads_default();
-  if (j.resamples < 4 * ANALYSIS_BLOCK_SIZE)
-    threads = 1;
-  n_workers = (size_t)threads < j.n_blocks ? (size_t)threads : j.n_blocks;
+  n_workers = workers_for(&j, threads);
 
   /* Everything is allocated here, before any thread starts: core_malloc's
    * fault injection is not thread-safe. */
   out = replicates ? replicates : core_malloc(j.resamples * sizeof *out);
   ws = core_calloc(n_workers, sizeof *ws);
   tids = core_calloc(n_workers, sizeof *tids);
-  if (!out || !ws || !tids) {
-    st = core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
-    goto cleanup;
-  }
   j.out = out;
-  for (size_t i = 0; i < n_workers; i++) {
-    ws[i].j = &j;
-    /* gsl_rng_alloc uses malloc, not core_malloc: a NULL is out of
-     * memory all the same. */
-    ws[i].rng = gsl_rng_alloc(&mt19937_batched);
-    if (!ws[i].rng) {
-      st = core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
-      goto cleanup;
-    }
-  }
-
-  if (n_workers == 1) {
-    for (size_t k = 0; k < j.n_blocks; k++)
-      run_block(&ws[0], k);
-  } else {
-    if (pthread_mutex_init(&j.lock, NULL) != 0) {
-      st = core_fail(err, CORE_ESTATS, "bootstrap: cannot create a mutex");
-      goto cleanup;
-    }
-    for (started = 0; started < n_workers; started++)
-      if (pthread_create(&tids[started], NULL, worker_main, &ws[started]) != 0)
-        break;
-    /* If a thread could not start, the ones that did (or this thread)
-     * still take every block: the shared counter hands out all of them. */
-    if (started == 0)
-      worker_main(&ws[0]);
-    for (size_t i = 0; i < started; i++)
-      pthread_join(tids[i], NULL);
-    pthread_mutex_destroy(&j.lock);
-  }
-  for (size_t i = 0; i < n_workers; i++)
-    bad |= ws[i].bad;
-  if (bad) {
-    st = core_fail(err, CORE_ESTATS,
-                   "bootstrap: a resample's reference median is 0, so the "
-                   "ratio is undefined");
+  if ((st = make_workers(&j, ws, tids, n_workers, err)) != CORE_OK)
     goto cleanup;
-  }
 
-  a = (1.0 - confidence) / 2.0;
-  if (replicates) {
-    gsl_sort(out, 1, j.resamples);
-    *lo = analysis_quantile_sorted(out, j.resamples, a);
-    *hi = analysis_quantile_sorted(out, j.resamples, 1.0 - a);
-  } else {
-    *lo = quantile_by_selection(out, j.resamples, a);
-    *hi = quantile_by_selection(out, j.resamples, 1.0 - a);
-  }
+  if ((st = run_workers(&j, ws, tids, n_workers, err)) != CORE_OK)
+    goto cleanup;
+
+  interval(out, j.resamples, replicates != NULL, confidence, lo, hi);
 
 cleanup:
   if (ws)

@@ -539,12 +539,15 @@ static void put_shortest_real(core_buf *b, double x) {
     snprintf(text, sizeof text, "%.*e", digits - 1, x);
     if (strtod(text, NULL) != x)
       continue;
-    int exp10 = atoi(strchr(text, 'e') + 1);
-    if (exp10 >= -4 && exp10 < 16) {
-      int decimals = digits - 1 - exp10;
+    /* %e always writes its exponent, a signed integer, last. */
+    char *end;
+    long exp10 = strtol(strchr(text, 'e') + 1, &end, 10);
+    if (*end == '\0' && exp10 >= -4 && exp10 < 16) {
+      int decimals = digits - 1 - (int)exp10;
       snprintf(text, sizeof text, "%.*f", decimals > 0 ? decimals : 0, x);
+      size_t len = strlen(text);
       if (!strchr(text, '.'))
-        strcat(text, ".0");
+        snprintf(text + len, sizeof text - len, ".0");
     }
     break;
   }

@@ -331,6 +331,29 @@ static int *flag_slot(cli_opts *o, const char *name) {
   return NULL;
 }
 
+/* Every option given (given[0..n-1], each "--NAME" or "--NAME=VALUE")
+ * is one the command spec takes. */
+static core_status check_given(const command_spec *spec, const cli_opts *o,
+                               const char *const *given, size_t n,
+                               core_err *err) {
+  for (size_t i = 0; i < n; i++) {
+    char name[64];
+    size_t len = strcspn(given[i] + 2, "=");
+    memcpy(name, given[i] + 2, len); /* < 64: checked when parsed */
+    name[len] = '\0';
+    char alt[64];
+    if (!takes_option(spec, name) &&
+        near_option(spec, name, alt, sizeof alt) && strcmp(alt, name) != 0)
+      return core_fail(err, CORE_EUSAGE,
+                       "%s does not take '--%s'; did you mean '--%s'?\n%s",
+                       o->command, name, alt, spec->usage);
+    if (!takes_option(spec, name))
+      return core_fail(err, CORE_EUSAGE, "%s does not take '--%s'\n%s",
+                       o->command, name, spec->usage);
+  }
+  return CORE_OK;
+}
+
 core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
   const command_spec *spec = NULL;
   /* The options given, checked against the command once it is known (it
@@ -400,21 +423,9 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
   if (!spec)
     return core_fail(err, CORE_EUSAGE,
                      "unknown command '%s'; see 'prereg --help'", o->command);
-  for (size_t i = 0; i < n_given; i++) {
-    char name[64];
-    size_t len = strcspn(given[i] + 2, "=");
-    memcpy(name, given[i] + 2, len); /* < 64: checked when parsed */
-    name[len] = '\0';
-    char alt[64];
-    if (!takes_option(spec, name) &&
-        near_option(spec, name, alt, sizeof alt) && strcmp(alt, name) != 0)
-      return core_fail(err, CORE_EUSAGE,
-                       "%s does not take '--%s'; did you mean '--%s'?\n%s",
-                       o->command, name, alt, spec->usage);
-    if (!takes_option(spec, name))
-      return core_fail(err, CORE_EUSAGE, "%s does not take '--%s'\n%s",
-                       o->command, name, spec->usage);
-  }
+  core_status st = check_given(spec, o, given, n_given, err);
+  if (st != CORE_OK)
+    return st;
   if (o->n_args < spec->min_args || o->n_args > spec->max_args)
     return core_fail(err, CORE_EUSAGE, "%s: wrong number of arguments\n%s",
                      o->command, spec->usage);

@@ -308,6 +308,37 @@ core_status data_batch_freeze(data_batch *b, const char *facts_json,
   return data_batch_freeze_json(b, facts, err);
 }
 
+/* Closes b's CSV (synced) and fills hex with its SHA-256, which must be
+ * that of the rows b appended. */
+static core_status close_csv(data_batch *b, char hex[CORE_SHA256_HEX],
+                             core_err *err) {
+  core_status st;
+  if (b->fd >= 0) {
+    if (fsync(b->fd) != 0 || close(b->fd) != 0) {
+      b->fd = -1;
+      return core_fail(err, CORE_EIO, "%s: cannot close: %s", b->csv,
+                       strerror(errno));
+    }
+    b->fd = -1;
+  }
+  if ((st = core_sha256_file(b->csv, hex, err)) != CORE_OK)
+    return st;
+  if (b->written) {
+    char ours[CORE_SHA256_HEX];
+    core_sha256_end(b->written, ours);
+    b->written = NULL;
+    if (strcmp(ours, hex) != 0)
+      return core_fail(err, CORE_EVERIFY,
+                       "%s: changed by something other than prereg while "
+                       "the run wrote it (its SHA-256 is not that of the "
+                       "rows appended); it is left unfrozen: restore it "
+                       "from a backup or remove it, then run prereg run "
+                       "--resume",
+                       b->csv);
+  }
+  return CORE_OK;
+}
+
 core_status data_batch_freeze_json(data_batch *b, json_t *facts,
                                    core_err *err) {
   char *js = NULL, *text = NULL, *rel_dir = NULL, **paths = NULL;
@@ -318,31 +349,8 @@ core_status data_batch_freeze_json(data_batch *b, json_t *facts,
     data_batch_release(b);
     return core_fail(err, CORE_ENOMEM, "out of memory");
   }
-  if (b->fd >= 0) {
-    if (fsync(b->fd) != 0 || close(b->fd) != 0) {
-      b->fd = -1;
-      st = core_fail(err, CORE_EIO, "%s: cannot close: %s", b->csv,
-                     strerror(errno));
-      goto cleanup;
-    }
-    b->fd = -1;
-  }
-  if ((st = core_sha256_file(b->csv, hex, err)) != CORE_OK)
+  if ((st = close_csv(b, hex, err)) != CORE_OK)
     goto cleanup;
-  if (b->written) {
-    char ours[CORE_SHA256_HEX];
-    core_sha256_end(b->written, ours);
-    b->written = NULL;
-    if (strcmp(ours, hex) != 0) {
-      st = core_fail(err, CORE_EVERIFY,
-                     "%s: changed by something other than prereg while the "
-                     "run wrote it (its SHA-256 is not that of the rows "
-                     "appended); it is left unfrozen: restore it from a "
-                     "backup or remove it, then run prereg run --resume",
-                     b->csv);
-      goto cleanup;
-    }
-  }
   core_utc_now(now);
   /* Our bookkeeping keys go last and win over the caller's: verify relies
    * on them, so a key that could not be set (out of memory) stops here. */

@@ -244,10 +244,9 @@ static int add_parents(item_list *l) {
   return 1;
 }
 
-static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
-                   const item_list *l, int has_report) {
-  long max_version = -1;
-  size_t n_batches = 0;
+/* The README's title, question, what a bundle is and how to check it. */
+static void readme_head(core_buf *b, const char *id,
+                        const proto_sheet *sheet) {
   core_buf_printf(b, "# Published experiment `%s`\n\n", id);
   if (sheet && sheet->title) {
     core_buf_puts(b, "**");
@@ -289,6 +288,65 @@ static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
       "every other file. A\nbundle cannot vouch for itself: compare its own "
       "SHA-256 with the one the\nauthor published.\n\n",
       id, id, id, id);
+}
+
+/* The README's row of sheet version v (the file it): when it was filed,
+ * and why for an amendment, from its versions/vN.json in l. */
+static void version_row(core_buf *b, const item_list *l, const item *it,
+                        long v) {
+  const item *js;
+  char *jrel = core_asprintf("versions/v%ld.json", v);
+  char *filed = NULL, *why = NULL;
+  js = jrel ? items_find(l, jrel) : NULL;
+  if (js) {
+    filed = json_string_field(js->data, js->len, "filed_at");
+    why = json_string_field(js->data, js->len, "why");
+  }
+  core_buf_printf(b, "| `%s` | ", it->rel);
+  if (v == 0)
+    core_buf_printf(b, "the sheet as registered%s%s, before any data",
+                    filed ? " on " : "", filed ? filed : "");
+  else {
+    core_buf_printf(b, "amended version %ld%s%s", v, filed ? " of " : "",
+                    filed ? filed : "");
+    if (why) {
+      core_buf_puts(b, ": ");
+      core_buf_md_escape(b, why);
+    }
+  }
+  core_buf_puts(b, " |\n");
+  core_free(jrel);
+  core_free(filed);
+  core_free(why);
+}
+
+/* Per-run files can be many: one README row per batch folder, not per
+ * file. l is sorted, so each folder's files are contiguous. */
+static void batch_folder_rows(core_buf *b, const item_list *l) {
+  for (size_t i = 0; i < l->n;) {
+    const char *r = l->v[i].rel, *slash;
+    size_t count = 0, plen;
+    if (l->v[i].is_dir || !has_prefix(r, "batches/") ||
+        !(slash = strchr(r + strlen("batches/"), '/'))) {
+      i++;
+      continue;
+    }
+    plen = (size_t)(slash - r) + 1;
+    while (i + count < l->n && strncmp(l->v[i + count].rel, r, plen) == 0)
+      count++;
+    core_buf_printf(b,
+                    "| `%.*s` | %zu file%s of per-run output and "
+                    "process lists (what `pss_mib` summed) |\n",
+                    (int)plen, r, count, count == 1 ? "" : "s");
+    i += count;
+  }
+}
+
+static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
+                   const item_list *l, int has_report) {
+  long max_version = -1;
+  size_t n_batches = 0;
+  readme_head(b, id, sheet);
   core_buf_puts(b, "## What each file is\n\n| File | What it is |\n"
                    "|---|---|\n");
   core_buf_puts(b, "| `BUNDLE-MANIFEST` | SHA-256 and size of every other "
@@ -303,32 +361,9 @@ static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
     if (it->is_dir)
       continue;
     if ((v = version_number(it->rel, ".lua")) >= 0) {
-      const item *js;
-      char *jrel = core_asprintf("versions/v%ld.json", v);
-      char *filed = NULL, *why = NULL;
-      js = jrel ? items_find(l, jrel) : NULL;
-      if (js) {
-        filed = json_string_field(js->data, js->len, "filed_at");
-        why = json_string_field(js->data, js->len, "why");
-      }
       if (v > max_version)
         max_version = v;
-      core_buf_printf(b, "| `%s` | ", it->rel);
-      if (v == 0)
-        core_buf_printf(b, "the sheet as registered%s%s, before any data",
-                        filed ? " on " : "", filed ? filed : "");
-      else {
-        core_buf_printf(b, "amended version %ld%s%s", v, filed ? " of " : "",
-                        filed ? filed : "");
-        if (why) {
-          core_buf_puts(b, ": ");
-          core_buf_md_escape(b, why);
-        }
-      }
-      core_buf_puts(b, " |\n");
-      core_free(jrel);
-      core_free(filed);
-      core_free(why);
+      version_row(b, l, it, v);
     } else if (version_number(it->rel, ".json") >= 0) {
       core_buf_printf(b,
                       "| `%s` | when that version was filed, its "
@@ -353,25 +388,7 @@ static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
       core_free(kind);
     }
   }
-  /* Per-run files can be many: one line per batch folder, not per file.
-   * l is sorted, so each folder's files are contiguous. */
-  for (size_t i = 0; i < l->n;) {
-    const char *r = l->v[i].rel, *slash;
-    size_t count = 0, plen;
-    if (l->v[i].is_dir || !has_prefix(r, "batches/") ||
-        !(slash = strchr(r + strlen("batches/"), '/'))) {
-      i++;
-      continue;
-    }
-    plen = (size_t)(slash - r) + 1;
-    while (i + count < l->n && strncmp(l->v[i + count].rel, r, plen) == 0)
-      count++;
-    core_buf_printf(b,
-                    "| `%.*s` | %zu file%s of per-run output and "
-                    "process lists (what `pss_mib` summed) |\n",
-                    (int)plen, r, count, count == 1 ? "" : "s");
-    i += count;
-  }
+  batch_folder_rows(b, l);
   if (has_report) {
     for (size_t i = 0; i < l->n; i++)
       if (!l->v[i].is_dir && has_prefix(l->v[i].rel, "report/"))
@@ -536,19 +553,65 @@ static core_status add_frozen(item_list *l, const char *dir, const char *mpath,
   return st;
 }
 
+/* Adds the README and then BUNDLE-MANIFEST, the digest and size of every
+ * other member, to l; leaves l sorted, the top folder id first. */
+static core_status add_readme_and_manifest(item_list *l, const char *id,
+                                           const proto_sheet *sheet,
+                                           int has_report, core_err *err) {
+  core_buf bm, rd;
+  core_status st = CORE_OK;
+  core_buf_init(&bm);
+  core_buf_init(&rd);
+  qsort(l->v, l->n, sizeof *l->v, cmp_item);
+  readme(&rd, id, sheet, l, has_report);
+  {
+    size_t rlen = rd.len;
+    char *text = rd.oom ? NULL : core_buf_steal(&rd);
+    if (!text || !items_add(l, "README.md", 0, text, rlen)) {
+      core_free(text);
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+      goto done;
+    }
+  }
+
+  qsort(l->v, l->n, sizeof *l->v, cmp_item);
+  core_buf_puts(&bm, BUNDLE_HEADER "\n");
+  for (size_t i = 0; i < l->n; i++)
+    if (!l->v[i].is_dir)
+      core_buf_printf(&bm, "%s %zu %s\n", l->v[i].sha, l->v[i].len,
+                      l->v[i].rel);
+  if (bm.oom || !items_add(l, BUNDLE_MANIFEST, 0, NULL, 0)) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+    goto done;
+  }
+  l->v[l->n - 1].len = bm.len;
+  l->v[l->n - 1].data = core_buf_steal(&bm);
+  core_sha256_hex(l->v[l->n - 1].data, l->v[l->n - 1].len, l->v[l->n - 1].sha);
+  if (!add_parents(l) || !items_add(l, id, 1, NULL, 0)) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+    goto done;
+  }
+  /* The top folder is named like a member; give it a key sorting first. */
+  l->v[l->n - 1].key[0] = '\0';
+  qsort(l->v, l->n, sizeof *l->v, cmp_item);
+
+done:
+  core_buf_free(&bm);
+  core_buf_free(&rd);
+  return st;
+}
+
 core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
                               const char *report_dir, const char *out_path,
                               char sha256[CORE_SHA256_HEX], core_err *err) {
   item_list l = {0};
-  core_buf bm, rd, tgz;
+  core_buf tgz;
   char *mtext = NULL, *mpath = NULL, *dir = NULL;
   size_t mlen = 0;
   const char *id;
   int has_report;
   core_status st;
 
-  core_buf_init(&bm);
-  core_buf_init(&rd);
   core_buf_init(&tgz);
   dir = core_strdup(exp_dir);
   if (!dir)
@@ -582,38 +645,9 @@ core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
   if (has_report && (st = add_tree(&l, report_dir, "report", err)) != CORE_OK)
     goto cleanup;
 
-  qsort(l.v, l.n, sizeof *l.v, cmp_item);
-  readme(&rd, id, sheet, &l, has_report);
-  {
-    size_t rlen = rd.len;
-    char *text = rd.oom ? NULL : core_buf_steal(&rd);
-    if (!text || !items_add(&l, "README.md", 0, text, rlen)) {
-      core_free(text);
-      st = core_fail(err, CORE_ENOMEM, "out of memory");
-      goto cleanup;
-    }
-  }
-
-  qsort(l.v, l.n, sizeof *l.v, cmp_item);
-  core_buf_puts(&bm, BUNDLE_HEADER "\n");
-  for (size_t i = 0; i < l.n; i++)
-    if (!l.v[i].is_dir)
-      core_buf_printf(&bm, "%s %zu %s\n", l.v[i].sha, l.v[i].len, l.v[i].rel);
-  if (bm.oom || !items_add(&l, BUNDLE_MANIFEST, 0, NULL, 0)) {
-    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  if ((st = add_readme_and_manifest(&l, id, sheet, has_report, err)) !=
+      CORE_OK)
     goto cleanup;
-  }
-  l.v[l.n - 1].len = bm.len;
-  l.v[l.n - 1].data = core_buf_steal(&bm);
-  core_sha256_hex(l.v[l.n - 1].data, l.v[l.n - 1].len, l.v[l.n - 1].sha);
-  if (!add_parents(&l) || !items_add(&l, id, 1, NULL, 0)) {
-    st = core_fail(err, CORE_ENOMEM, "out of memory");
-    goto cleanup;
-  }
-  /* The top folder is named like a member; give it a key sorting first. */
-  l.v[l.n - 1].key[0] = '\0';
-  qsort(l.v, l.n, sizeof *l.v, cmp_item);
-
   if ((st = write_archive(id, &l, newest_time(&l), &tgz, err)) != CORE_OK)
     goto cleanup;
   {
@@ -638,8 +672,6 @@ core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
 
 cleanup:
   items_free(&l);
-  core_buf_free(&bm);
-  core_buf_free(&rd);
   core_buf_free(&tgz);
   core_free(mtext);
   core_free(mpath);

@@ -628,6 +628,25 @@ core_status data_row_parse_view(data_row *r, char **f, size_t n,
   return parse_row(r, f, n, name, line, NULL, 1, err);
 }
 
+/* prereg writes only UTF-8 (csv_field): other bytes in a row were put
+ * there by hand, and would reach the reports and the workbook's XML. The
+ * fields checked are f[col[0..n-1]], named by names. */
+static core_status check_utf8(char **f, const int *col, size_t n,
+                              const char *const *names, const char *name,
+                              long line, core_err *err) {
+  for (size_t i = 0; i < n; i++) {
+    const char *field = f[col[i]];
+    size_t len = strlen(field), bad = core_utf8_invalid(field, len);
+    if (bad < len)
+      return core_fail(err, CORE_EINPUT,
+                       "%s:%ld: %s: not valid UTF-8 at byte %zu (0x%02X); "
+                       "prereg writes only UTF-8, so the file was edited",
+                       name, line, names[col[i]], bad + 1,
+                       (unsigned)(unsigned char)field[bad]);
+  }
+  return CORE_OK;
+}
+
 static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
                              long line, data_strpool *pool, int borrow,
                              core_err *err) {
@@ -679,18 +698,10 @@ static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
                        name, line, cols[18], f[18]);
     r->has_value = 1;
   }
-  /* prereg writes only UTF-8 (csv_field): other bytes in a row were put
-   * there by hand, and would reach the reports and the workbook's XML. */
-  for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
-    const char *field = f[slot_col[i]];
-    size_t len = strlen(field), bad = core_utf8_invalid(field, len);
-    if (bad < len)
-      return core_fail(err, CORE_EINPUT,
-                       "%s:%ld: %s: not valid UTF-8 at byte %zu (0x%02X); "
-                       "prereg writes only UTF-8, so the file was edited",
-                       name, line, cols[slot_col[i]], bad + 1,
-                       (unsigned)(unsigned char)field[bad]);
-  }
+  core_status st = check_utf8(f, slot_col, sizeof slots / sizeof slots[0],
+                              cols, name, line, err);
+  if (st != CORE_OK)
+    return st;
   for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
     const char *field = f[slot_col[i]];
     /* Pooled strings are shared and read-only; the cast only fits the

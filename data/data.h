@@ -309,15 +309,11 @@ void data_run_in_add(data_run_in *in, const data_row *r);
  * starts with: such rows are kept (they arrived) but invalid, and they
  * fill no round of the plan (run --resume runs it again on its host). */
 #define DATA_NODE_LOST "node lost"
-/** 1 when r is such a row. */
-int data_row_node_lost(const data_row *r);
 /** What the reason of a run `run` stopped at as a setup mistake starts
  * with (an arm whose first run failed before any of its planned runs was
  * collected): kept, invalid, and filling no round of the plan, so that
  * the plan is run whole once the mistake is fixed. */
 #define DATA_SETUP_FAILURE "setup failure"
-/** 1 when r is such a row. */
-int data_row_setup_failure(const data_row *r);
 
 /* What the rule decided for one run. */
 typedef struct data_run_fate {
@@ -493,18 +489,6 @@ int data_row_analysed(const data_run_fate *f, const proto_sheet *plan,
  * analysis); data_row_why says the same of a counted rowset. */
 char *data_fate_why(const data_run_fate *f, const proto_sheet *plan,
                     const data_row *r, const char *invalid_reason, int *oom);
-
-/** Why row i (of the rows given to data_count_rows) is not analysed, in
- * the words the report shows ("superseded by amendment 1: ...", "beyond
- * the plan (runs = 10)", "timeout after 120 s"), or NULL when it is.
- * Newly allocated (core_free); also NULL when out of memory, which
- * *oom says. */
-char *data_row_why(const data_counted *c, const proto_sheet *plan,
-                   const data_rowset *rows, size_t i, int *oom);
-
-/** The tally of workload and arm in c, or NULL: borrowed from c. */
-const data_tally *data_counted_tally(const data_counted *c,
-                                     const char *workload, const char *arm);
 
 /* Export */
 

@@ -397,4 +397,24 @@ void data_json_init(void);
  * batches' own writing). */
 void data_csv_field(core_buf *b, const char *s);
 
+/* The counting rule's pieces, used by data/count.c only */
+
+/** The tally of workload and arm in c, or NULL: borrowed from c. */
+const data_tally *data_counted_tally(const data_counted *c,
+                                     const char *workload, const char *arm);
+
+/** 1 when r is such a row. */
+int data_row_node_lost(const data_row *r);
+/** 1 when r is a row of a run stopped as a setup mistake (its reason
+ * starts with DATA_SETUP_FAILURE). */
+int data_row_setup_failure(const data_row *r);
+
+/** Why row i (of the rows given to data_count_rows) is not analysed, in
+ * the words the report shows ("superseded by amendment 1: ...", "beyond
+ * the plan (runs = 10)", "timeout after 120 s"), or NULL when it is.
+ * Newly allocated (core_free); also NULL when out of memory, which
+ * *oom says. */
+char *data_row_why(const data_counted *c, const proto_sheet *plan,
+                   const data_rowset *rows, size_t i, int *oom);
+
 #endif

@@ -776,35 +776,17 @@ core_status data_check_lock(const data_experiment *exp,
   return st;
 }
 
-core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
-                       core_err *err) {
-  const data_version *last;
+/* The sheet's amendments are last's, unchanged, plus exactly one new
+ * one; otherwise the message names what is wrong (now: the date to
+ * suggest). */
+static core_status check_new_amendment(const data_experiment *exp,
+                                       const data_version *last,
+                                       const proto_sheet *sheet,
+                                       const char *now, core_err *err) {
   const char *name = sheet_name(sheet);
-  const proto_amendment *na;
-  char *diff = NULL, *shown = NULL;
-  char label_b[64], now[32];
-  json_t *root, *state = NULL, *sup;
-  data_inputs in;
-  size_t k, common;
+  char *diff;
+  size_t common;
   core_status st;
-  if (exp->n_versions == 0)
-    return core_fail(err, CORE_ELOCK,
-                     "%s: not registered; run prereg register %s", name, name);
-  if ((st = data_experiment_lock(exp, err)) != CORE_OK)
-    return st;
-  last = &exp->versions[exp->n_versions - 1];
-  /* What is wrong below is the sheet given (bad input, exit 2): an
-   * amendment missing, edited, removed or more than one. */
-  core_utc_now(now);
-  if (strcmp(last->sha256, sheet->sha256) == 0)
-    return core_fail(err, CORE_EINPUT,
-                     "%s: identical to version v%d; nothing to amend. To "
-                     "change the protocol, edit the sheet and append to "
-                     "`amendments` an entry { date = \"%.10s\", why = \"what "
-                     "changed and why\" } (with supersedes = { \"WORKLOAD\" } "
-                     "when earlier rows stop counting), then run prereg "
-                     "amend %s",
-                     name, last->number, now, name);
   /* Amendments are appended, never edited: compare the recorded list
    * entry by entry before anything else, so the message names the one
    * that changed. */
@@ -856,6 +838,40 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
                      "amend, then add the next",
                      name, sheet->amendments[last->n_amendments].line,
                      sheet->n_amendments - last->n_amendments);
+  return CORE_OK;
+}
+
+core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
+                       core_err *err) {
+  const data_version *last;
+  const char *name = sheet_name(sheet);
+  const proto_amendment *na;
+  char *diff = NULL, *shown = NULL;
+  char label_b[64], now[32];
+  json_t *root, *state = NULL, *sup;
+  data_inputs in;
+  size_t k;
+  core_status st;
+  if (exp->n_versions == 0)
+    return core_fail(err, CORE_ELOCK,
+                     "%s: not registered; run prereg register %s", name, name);
+  if ((st = data_experiment_lock(exp, err)) != CORE_OK)
+    return st;
+  last = &exp->versions[exp->n_versions - 1];
+  /* What is wrong below is the sheet given (bad input, exit 2): an
+   * amendment missing, edited, removed or more than one. */
+  core_utc_now(now);
+  if (strcmp(last->sha256, sheet->sha256) == 0)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: identical to version v%d; nothing to amend. To "
+                     "change the protocol, edit the sheet and append to "
+                     "`amendments` an entry { date = \"%.10s\", why = \"what "
+                     "changed and why\" } (with supersedes = { \"WORKLOAD\" } "
+                     "when earlier rows stop counting), then run prereg "
+                     "amend %s",
+                     name, last->number, now, name);
+  if ((st = check_new_amendment(exp, last, sheet, now, err)) != CORE_OK)
+    return st;
   k = exp->n_versions;
   na = &sheet->amendments[sheet->n_amendments - 1];
   snprintf(label_b, sizeof label_b, "versions/v%zu.lua", k);

@@ -340,6 +340,19 @@ static core_status csv_run(const char *where, const char *run, long *round,
   return CORE_OK;
 }
 
+/* started_at orders runs: read in full, as prereg writes it (s empty:
+ * not given). */
+static core_status check_started(const char *where, const char *s,
+                                 core_err *err) {
+  long long secs;
+  if (s[0] && core_parse_utc(s, &secs, NULL) != CORE_OK)
+    return core_fail(err, CORE_EINPUT,
+                     "%s: started_at '%.80s' is not a UTC time written as "
+                     "2026-10-21T09:30:00Z",
+                     where, s);
+  return CORE_OK;
+}
+
 static core_status on_csv(void *vctx, char **f, size_t n, long line,
                           core_err *err) {
   imp *m = vctx;
@@ -396,16 +409,8 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
                      "may lack a value",
                      where);
   }
-  {
-    /* started_at orders runs: read in full, as prereg writes it. */
-    const char *s = field(m, f, C_STARTED);
-    long long secs;
-    if (s[0] && core_parse_utc(s, &secs, NULL) != CORE_OK)
-      return core_fail(err, CORE_EINPUT,
-                       "%s: started_at '%.80s' is not a UTC time written as "
-                       "2026-10-21T09:30:00Z",
-                       where, s);
-  }
+  if ((st = check_started(where, field(m, f, C_STARTED), err)) != CORE_OK)
+    return st;
   if (run[0]) {
     if ((st = csv_run(where, run, &round, err)) != CORE_OK)
       return st;

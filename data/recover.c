@@ -232,6 +232,93 @@ static void interrupted_at(json_t *facts, const data_rowset *rows, size_t n) {
                         json_string(rows->rows[n - 1].started_at));
 }
 
+/* What recovery drops from the end of the CSV text scanned into c and
+ * res: a torn or unparsable last line, and the last run of c's rows when
+ * it has fewer rows than its workload's metrics (its one write was cut
+ * short). *keep is set to the offset in text where the dropped tail
+ * starts, *dropped to the rows dropped; each gets a note in notes and
+ * notes_json. */
+static core_status tail_to_drop(data_experiment *exp, proto_sheet **cache,
+                                const rec_ctx *c, const csvscan_result *res,
+                                const char *csv, const char *text, size_t len,
+                                core_buf *notes, json_t *notes_json,
+                                size_t *keep, long *dropped, core_err *err) {
+  core_status st;
+  if (res->torn || c->bad_line) {
+    long line = c->bad_line ? c->bad_line : res->torn_line;
+    *keep = line_offset(text, len, line);
+    core_buf_printf(notes, "%s:%ld: %s last line dropped\n", csv, line,
+                    c->bad_line ? "unparsable" : "torn (no final newline)");
+    json_array_append_new(
+        notes_json, json_sprintf("line %ld: torn last line dropped", line));
+  }
+  /* The rows of one run are appended in one write; fewer than the
+   * workload's metrics means the write was cut short. Imported rows
+   * carry whatever metrics the source had, so only runs are checked. */
+  if (c->rows.n > 0) {
+    size_t last = c->rows.n - 1, first = last;
+    const data_row *r = &c->rows.rows[last];
+    long want = 0;
+    while (first > 0 && data_same_run(&c->rows.rows[first - 1], r))
+      first--;
+    if (strcmp(r->source, "import") != 0) {
+      if ((st = metric_count(exp, cache, r->sheet_version, r->workload, &want,
+                             err)) != CORE_OK)
+        return st;
+      if (want > 0 && (long)(last - first + 1) < want) {
+        *keep = line_offset(text, len, c->lines[first]);
+        *dropped = (long)(last - first + 1);
+        core_buf_printf(notes,
+                        "%s:%ld: run %s of %s/%s cut short (%ld of %ld "
+                        "metrics); its rows dropped, --resume runs it "
+                        "again\n",
+                        csv, c->lines[first], r->run_id, r->workload, r->arm,
+                        *dropped, want);
+        json_array_append_new(
+            notes_json,
+            json_sprintf("line %ld: run %s of %s/%s cut short (%ld of %ld "
+                         "metrics); dropped",
+                         c->lines[first], r->run_id, r->workload, r->arm,
+                         *dropped, want));
+      }
+    }
+  }
+  return CORE_OK;
+}
+
+/* b's start time and the versions there were then, from the facts a
+ * freeze wrote before the crash, else the first row's start. */
+static void start_from_facts(data_batch *b, json_t *facts,
+                             const data_rowset *rows) {
+  const char *sa = json_string_value(json_object_get(facts, "started_at"));
+  json_t *v = json_object_get(facts, "sheet_versions_at_start");
+  if (sa)
+    snprintf(b->started_at, sizeof b->started_at, "%s", sa);
+  else if (rows->n > 0 && rows->rows[0].started_at[0])
+    snprintf(b->started_at, sizeof b->started_at, "%s",
+             rows->rows[0].started_at);
+  if (json_is_integer(v))
+    b->versions_at_start = (size_t)json_integer_value(v);
+}
+
+/* The facts of a recovered batch (taking facts and notes_json): those a
+ * freeze wrote before the crash, else its kind from its rows, marked
+ * recovered with the notes. */
+static json_t *recovered_facts(json_t *facts, const data_rowset *rows,
+                               json_t *notes_json) {
+  if (!facts) {
+    facts = json_object();
+    json_object_set_new(
+        facts, "kind",
+        json_string(rows->n > 0 && strcmp(rows->rows[0].source, "import") == 0
+                        ? "import"
+                        : "run"));
+  }
+  json_object_set_new(facts, "recovered", json_true());
+  json_object_set_new(facts, "recovery_notes", notes_json);
+  return facts;
+}
+
 static core_status recover_one(data_experiment *exp, const char *id,
                                proto_sheet **cache, core_buf *notes,
                                core_err *err) {
@@ -266,45 +353,9 @@ static core_status recover_one(data_experiment *exp, const char *id,
   } else {
     if ((st = data_csv_scan(csv, text, len, on_rec, &c, &res, err)) != CORE_OK)
       goto cleanup;
-    if (res.torn || c.bad_line) {
-      long line = c.bad_line ? c.bad_line : res.torn_line;
-      keep = line_offset(text, len, line);
-      core_buf_printf(notes, "%s:%ld: %s last line dropped\n", csv, line,
-                      c.bad_line ? "unparsable" : "torn (no final newline)");
-      json_array_append_new(
-          notes_json, json_sprintf("line %ld: torn last line dropped", line));
-    }
-    /* The rows of one run are appended in one write; fewer than the
-     * workload's metrics means the write was cut short. Imported rows
-     * carry whatever metrics the source had, so only runs are checked. */
-    if (c.rows.n > 0) {
-      size_t last = c.rows.n - 1, first = last;
-      const data_row *r = &c.rows.rows[last];
-      long want = 0;
-      while (first > 0 && data_same_run(&c.rows.rows[first - 1], r))
-        first--;
-      if (strcmp(r->source, "import") != 0) {
-        if ((st = metric_count(exp, cache, r->sheet_version, r->workload,
-                               &want, err)) != CORE_OK)
-          goto cleanup;
-        if (want > 0 && (long)(last - first + 1) < want) {
-          keep = line_offset(text, len, c.lines[first]);
-          dropped = (long)(last - first + 1);
-          core_buf_printf(notes,
-                          "%s:%ld: run %s of %s/%s cut short (%ld of %ld "
-                          "metrics); its rows dropped, --resume runs it "
-                          "again\n",
-                          csv, c.lines[first], r->run_id, r->workload, r->arm,
-                          dropped, want);
-          json_array_append_new(
-              notes_json,
-              json_sprintf("line %ld: run %s of %s/%s cut short (%ld of %ld "
-                           "metrics); dropped",
-                           c.lines[first], r->run_id, r->workload, r->arm,
-                           dropped, want));
-        }
-      }
-    }
+    if ((st = tail_to_drop(exp, cache, &c, &res, csv, text, len, notes,
+                           notes_json, &keep, &dropped, err)) != CORE_OK)
+      goto cleanup;
   }
   if ((keep < len || fix_header) &&
       (st = cut_tail(csv, fd, keep, err)) != CORE_OK)
@@ -314,19 +365,9 @@ static core_status recover_one(data_experiment *exp, const char *id,
     goto cleanup;
   if ((st = prune_leftovers(exp, id, notes, err)) != CORE_OK)
     goto cleanup;
-  if (!facts) {
-    facts = json_object();
-    json_object_set_new(
-        facts, "kind",
-        json_string(c.rows.n > 0 &&
-                            strcmp(c.rows.rows[0].source, "import") == 0
-                        ? "import"
-                        : "run"));
-  }
+  facts = recovered_facts(facts, &c.rows, notes_json);
   if (json_is_true(json_object_get(facts, "interrupted")))
     interrupted_at(facts, &c.rows, c.rows.n - (size_t)dropped);
-  json_object_set_new(facts, "recovered", json_true());
-  json_object_set_new(facts, "recovery_notes", notes_json);
   notes_json = NULL;
   if (!(facts_text =
             json_dumps(facts, JSON_PRESERVE_ORDER | FACTS_PRECISION)) ||
@@ -335,19 +376,7 @@ static core_status recover_one(data_experiment *exp, const char *id,
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }
-  {
-    const char *sa = json_string_value(json_object_get(facts, "started_at"));
-    if (sa)
-      snprintf(b->started_at, sizeof b->started_at, "%s", sa);
-    else if (c.rows.n > 0 && c.rows.rows[0].started_at[0])
-      snprintf(b->started_at, sizeof b->started_at, "%s",
-               c.rows.rows[0].started_at);
-  }
-  {
-    json_t *v = json_object_get(facts, "sheet_versions_at_start");
-    if (json_is_integer(v))
-      b->versions_at_start = (size_t)json_integer_value(v);
-  }
+  start_from_facts(b, facts, &c.rows);
   b->rows = (long)c.rows.n - dropped;
   st = data_batch_freeze(b, facts_text, err);
   b = NULL;

@@ -329,8 +329,6 @@ int proto_workload_runs_itself(const proto_workload *w);
 /** 1 when `prereg import` may add rows to w: its source is "import" or
  * "both". */
 int proto_workload_takes_imports(const proto_workload *w);
-/** The source as the sheet writes it: "run", "import" or "both". */
-const char *proto_source_word(proto_source s);
 /** Unit of a metric, from its suffix: "s", "MiB", "KiB" or "" (a static
  * string). */
 const char *proto_metric_unit(const char *metric);

@@ -115,4 +115,9 @@ typedef struct proto_piece {
  * end of the text. */
 const char *proto_next_piece(const char *p, proto_piece *out);
 
+/* Used by the files of protocols/ only */
+
+/** The source as the sheet writes it: "run", "import" or "both". */
+const char *proto_source_word(proto_source s);
+
 #endif

@@ -845,18 +845,9 @@ static void set_num(lua_State *L, const char *k, double v) {
 
 /* Run protected: argument 1 is an eval_args. Returns the outcome as an
  * integer and the reason (a string or nil). */
-static int eval_fn(lua_State *L) {
-  const eval_args *a = lua_touserdata(L, 1);
-  const proto_hypothesis *h = a->h;
-  size_t hi = (size_t)(h - a->s->hypotheses) + 1;
-  lua_Debug ar;
-  int line;
-  const char *got;
-  lua_settop(L, 0);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);
-  lua_pushvalue(L, 1);
-  lua_getinfo(L, ">S", &ar);
-  line = ar.linedefined;
+/* Pushes the claim function's argument: a list with a table per result
+ * of a. */
+static void push_results(lua_State *L, const eval_args *a) {
   lua_createtable(L, (int)(a->n > 1000000 ? 1000000 : a->n), 0);
   for (size_t i = 0; i < a->n; i++) {
     const proto_result_view *r = &a->results[i];
@@ -880,6 +871,21 @@ static int eval_fn(lua_State *L) {
     lua_setfield(L, -2, "n_reference");
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
+}
+
+static int eval_fn(lua_State *L) {
+  const eval_args *a = lua_touserdata(L, 1);
+  const proto_hypothesis *h = a->h;
+  size_t hi = (size_t)(h - a->s->hypotheses) + 1;
+  lua_Debug ar;
+  int line;
+  const char *got;
+  lua_settop(L, 0);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);
+  lua_pushvalue(L, 1);
+  lua_getinfo(L, ">S", &ar);
+  line = ar.linedefined;
+  push_results(L, a);
   lua_call(L, 1, 2);
   /* stack: result, reason */
   if (lua_type(L, 1) == LUA_TSTRING) {

@@ -165,9 +165,8 @@ static void hosts_words(const proto_sheet *s, core_buf *out) {
                   h->max_spread);
 }
 
-void proto_summary(const proto_sheet *s, core_buf *out) {
-  size_t wd, total = 0, warm = 0, nrun = 0, nimport = 0;
-  size_t na = s->n_arms;
+/* The summary's first lines: the sheet, its vars and its image. */
+static void summary_head(const proto_sheet *s, core_buf *out) {
   core_buf_printf(out, "Sheet      %s\n", s->path);
   core_buf_printf(out, "Title      %s\n", s->title);
   core_buf_printf(out, "ID         %s\n", s->id);
@@ -188,7 +187,11 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
   else if (s->image.digest_cmd)
     core_buf_printf(out, "\nImage      digest printed by: %s\n",
                     s->image.digest_cmd);
+}
 
+/* The summary's arms, in report order. */
+static void summary_arms(const proto_sheet *s, core_buf *out) {
+  size_t na = s->n_arms, wd;
   core_buf_printf(out, "\nArms (%zu, in report order)\n", na);
   wd = 0;
   for (size_t i = 0; i < na; i++)
@@ -210,7 +213,53 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
       core_buf_printf(out, "  %-*s  image: digest printed by %s\n",
                       (int)wd + 11, "", a->image.digest_cmd);
   }
+}
 
+/* The lines under a workload's first: its metrics, commands and what
+ * counts, indented past names wd wide. */
+static void workload_details(const proto_workload *w, int wd, core_buf *out) {
+  core_buf_printf(out, "  %-*s  metrics: ", wd, "");
+  for (size_t k = 0; k < w->n_metrics; k++)
+    core_buf_printf(out, "%s%s", k ? ", " : "", w->metrics[k]);
+  if (proto_workload_has_metric(w, "pss_mib") && runs_anything(w))
+    core_buf_printf(out, " (pss_mib sampled %gs after start)",
+                    w->sample_after_s);
+  core_buf_puts(out, "\n");
+  if (w->source == PROTO_SOURCE_BOTH)
+    core_buf_printf(out,
+                    "  %-*s  imports pooled with its runs (source = "
+                    "\"both\")\n",
+                    wd, "");
+  if (w->cmd)
+    core_buf_printf(out, "  %-*s  cmd: %s\n", wd, "", w->cmd);
+  if (w->by_arms)
+    core_buf_printf(out, "  %-*s  runs each arm's own command\n", wd, "");
+  for (size_t k = 0; k < w->n_steps; k++)
+    core_buf_printf(out, "  %-*s  step %zu: %s\n", wd, "", k + 1, w->steps[k]);
+  if (w->prepare)
+    core_buf_printf(out, "  %-*s  prepare: %s\n", wd, "", w->prepare);
+  if (w->cleanup)
+    core_buf_printf(out, "  %-*s  cleanup: %s\n", wd, "", w->cleanup);
+  if (runs_anything(w)) {
+    if (w->expect == PROTO_EXPECT_ANY)
+      core_buf_printf(out, "  %-*s  any exit code counts\n", wd, "");
+    else if (w->expect == PROTO_EXPECT_REFERENCE)
+      core_buf_printf(out,
+                      "  %-*s  exit codes must match the "
+                      "reference arm's, step by step\n",
+                      wd, "");
+    else if (w->expect_code != 0)
+      core_buf_printf(out, "  %-*s  expected exit code %d\n", wd, "",
+                      w->expect_code);
+    if (w->cgroup)
+      core_buf_printf(out, "  %-*s  each run in its own cgroup\n", wd, "");
+  }
+}
+
+/* The summary's workloads and the runs they plan. */
+static void summary_workloads(const proto_sheet *s, core_buf *out) {
+  size_t wd, total = 0, warm = 0, nrun = 0, nimport = 0;
+  size_t na = s->n_arms;
   core_buf_printf(out, "\nWorkloads (%zu)\n", s->n_workloads);
   wd = 0;
   for (size_t i = 0; i < s->n_workloads; i++)
@@ -239,45 +288,7 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
       else
         core_buf_puts(out, "import only\n");
     }
-    core_buf_printf(out, "  %-*s  metrics: ", (int)wd, "");
-    for (size_t k = 0; k < w->n_metrics; k++)
-      core_buf_printf(out, "%s%s", k ? ", " : "", w->metrics[k]);
-    if (proto_workload_has_metric(w, "pss_mib") && runs_anything(w))
-      core_buf_printf(out, " (pss_mib sampled %gs after start)",
-                      w->sample_after_s);
-    core_buf_puts(out, "\n");
-    if (w->source == PROTO_SOURCE_BOTH)
-      core_buf_printf(out,
-                      "  %-*s  imports pooled with its runs (source = "
-                      "\"both\")\n",
-                      (int)wd, "");
-    if (w->cmd)
-      core_buf_printf(out, "  %-*s  cmd: %s\n", (int)wd, "", w->cmd);
-    if (w->by_arms)
-      core_buf_printf(out, "  %-*s  runs each arm's own command\n", (int)wd,
-                      "");
-    for (size_t k = 0; k < w->n_steps; k++)
-      core_buf_printf(out, "  %-*s  step %zu: %s\n", (int)wd, "", k + 1,
-                      w->steps[k]);
-    if (w->prepare)
-      core_buf_printf(out, "  %-*s  prepare: %s\n", (int)wd, "", w->prepare);
-    if (w->cleanup)
-      core_buf_printf(out, "  %-*s  cleanup: %s\n", (int)wd, "", w->cleanup);
-    if (runs_anything(w)) {
-      if (w->expect == PROTO_EXPECT_ANY)
-        core_buf_printf(out, "  %-*s  any exit code counts\n", (int)wd, "");
-      else if (w->expect == PROTO_EXPECT_REFERENCE)
-        core_buf_printf(out,
-                        "  %-*s  exit codes must match the "
-                        "reference arm's, step by step\n",
-                        (int)wd, "");
-      else if (w->expect_code != 0)
-        core_buf_printf(out, "  %-*s  expected exit code %d\n", (int)wd, "",
-                        w->expect_code);
-      if (w->cgroup)
-        core_buf_printf(out, "  %-*s  each run in its own cgroup\n", (int)wd,
-                        "");
-    }
+    workload_details(w, (int)wd, out);
   }
   core_buf_printf(out, "\nPlanned    %zu runs", total);
   if (warm)
@@ -288,7 +299,11 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
     core_buf_printf(out, "; %zu workload%s by import only", nimport,
                     nimport == 1 ? "" : "s");
   core_buf_puts(out, "\n");
+}
 
+/* The summary's rule and its verdicts. */
+static void summary_rule(const proto_sheet *s, core_buf *out) {
+  size_t wd;
   core_buf_printf(out,
                   "\nRule       %s per arm and its ratio to %s, %g%% "
                   "percentile bootstrap CI (%ld resamples, seed %lu)\n",
@@ -313,7 +328,13 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
     verdict_words(&s->rule.verdicts[i], out);
     core_buf_puts(out, "\n");
   }
+}
 
+void proto_summary(const proto_sheet *s, core_buf *out) {
+  summary_head(s, out);
+  summary_arms(s, out);
+  summary_workloads(s, out);
+  summary_rule(s, out);
   core_buf_printf(out, "\nHypotheses (%zu)\n", s->n_hypotheses);
   for (size_t i = 0; i < s->n_hypotheses; i++) {
     const proto_hypothesis *h = &s->hypotheses[i];
@@ -353,24 +374,10 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
   }
 }
 
-void proto_starter(const char *id, core_buf *out) {
-  core_buf_printf(
+/* The starter sheet after its header: an example of every part. */
+static void starter_body(core_buf *out) {
+  core_buf_puts(
       out,
-      "-- %s.lua: a prereg protocol sheet (Lua 5.4, run in a sandbox).\n"
-      "--\n"
-      "-- Write it before any data exists: what you will measure, what you\n"
-      "-- expect and how you will decide. Then:\n"
-      "--   prereg check protocols/%s.lua      validate and summarise\n"
-      "--   prereg register protocols/%s.lua   freeze it\n"
-      "-- After that, change it only by appending to `amendments` and\n"
-      "-- running `prereg amend`.\n"
-      "protocol {\n"
-      "  id       = \"%s\",  -- [a-z0-9][a-z0-9-]*: names the data folder\n"
-      "  title    = \"What does running a command under nice cost?\",\n"
-      "  question = \"Does nice -n 10 slow down starting a short "
-      "command?\",\n"
-      "  author   = \"Your Name\",\n"
-      "\n"
       "  -- {name} in any command is replaced by vars.name; built in:\n"
       "  -- {cmd} {arm} {workload} {round} {run_id}. {{ is a literal {.\n"
       "  vars = { bin = \"/bin\" },\n"
@@ -432,6 +439,27 @@ void proto_starter(const char *id, core_buf *out) {
       "  -- Append only, one at a time, each recorded by `prereg amend`:\n"
       "  -- { date = \"YYYY-MM-DD\", why = \"what changed and why\" },\n"
       "  amendments = {},\n"
-      "}\n",
+      "}\n");
+}
+
+void proto_starter(const char *id, core_buf *out) {
+  core_buf_printf(
+      out,
+      "-- %s.lua: a prereg protocol sheet (Lua 5.4, run in a sandbox).\n"
+      "--\n"
+      "-- Write it before any data exists: what you will measure, what you\n"
+      "-- expect and how you will decide. Then:\n"
+      "--   prereg check protocols/%s.lua      validate and summarise\n"
+      "--   prereg register protocols/%s.lua   freeze it\n"
+      "-- After that, change it only by appending to `amendments` and\n"
+      "-- running `prereg amend`.\n"
+      "protocol {\n"
+      "  id       = \"%s\",  -- [a-z0-9][a-z0-9-]*: names the data folder\n"
+      "  title    = \"What does running a command under nice cost?\",\n"
+      "  question = \"Does nice -n 10 slow down starting a short "
+      "command?\",\n"
+      "  author   = \"Your Name\",\n"
+      "\n",
       id, id, id, id);
+  starter_body(out);
 }

@@ -35,6 +35,14 @@ static const char *prov(const analysis_summary *a, const char *host) {
 
 /* Plots */
 
+/* c as a file name keeps it: [A-Za-z0-9_-] as is, anything else '_'. */
+static char file_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '_' || c == '-'
+             ? c
+             : '_';
+}
+
 /* The file of host plot k: "hosts-K-WORKLOAD-METRIC-ARM.svg" with only
  * [A-Za-z0-9_-] kept from the names. */
 static char *plot_file(size_t k, const analysis_result *x) {
@@ -45,12 +53,7 @@ static char *plot_file(size_t k, const analysis_result *x) {
   for (size_t i = 0; i < 3; i++) {
     core_buf_puts(&b, "-");
     for (const char *s = parts[i]; *s; s++)
-      core_buf_printf(&b, "%c",
-                      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                              (*s >= '0' && *s <= '9') || *s == '_' ||
-                              *s == '-'
-                          ? *s
-                          : '_');
+      core_buf_printf(&b, "%c", file_char(*s));
   }
   core_buf_puts(&b, ".svg");
   if (b.oom) {
@@ -58,6 +61,25 @@ static char *plot_file(size_t k, const analysis_result *x) {
     return NULL;
   }
   return core_buf_steal(&b);
+}
+
+/* Whether file is the name plot_file gives host plot k of x (compared
+ * in place: the section that looks a plot up allocates nothing). */
+static int is_plot_file(const char *file, size_t k, const analysis_result *x) {
+  char head[32];
+  int n = snprintf(head, sizeof head, "hosts-%zu", k);
+  const char *parts[] = {x->workload, x->metric, x->arm};
+  if (!file || n < 0 || strncmp(file, head, (size_t)n) != 0)
+    return 0;
+  file += n;
+  for (size_t i = 0; i < 3; i++) {
+    if (*file++ != '-')
+      return 0;
+    for (const char *s = parts[i]; *s; s++)
+      if (*file++ != file_char(*s))
+        return 0;
+  }
+  return strcmp(file, ".svg") == 0;
 }
 
 /* One plot: each host's ratio and interval, then the cross-host one. */
@@ -266,12 +288,13 @@ void report_hosts_section(core_buf *b, const report_input *in,
   for (size_t i = 0; i < a->n_results; i++) {
     if (!a->results[i].across)
       continue;
+    /* The plot report_host_plots made for this comparison: the one whose
+     * file is the name plot_file gives it. */
     const report_plot *pl = NULL;
-    for (size_t p = 0; p < doc->n_plots && !pl; p++)
-      if (!strncmp(doc->plots[p].file, "hosts-", 6) &&
-          (size_t)atoi(doc->plots[p].file + 6) == k + 1)
-        pl = &doc->plots[p];
     k++;
+    for (size_t p = 0; p < doc->n_plots && !pl; p++)
+      if (is_plot_file(doc->plots[p].file, k, &a->results[i]))
+        pl = &doc->plots[p];
     comparison(b, a, &a->results[i], pl);
   }
   host_hypotheses(b, a);

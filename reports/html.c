@@ -48,6 +48,43 @@ static const char stylesheet[] =
     "a{color:inherit;text-decoration:none}"
     ".unverified{position:fixed;top:0;left:0;right:0}}\n";
 
+/* Plots: cmark's safe mode drops raw HTML, so the Markdown links each
+ * plot by file name (report.md works next to the .svg files) and here
+ * the image element of each of our own files, <img src="FILE" ... />, is
+ * replaced by the SVG itself, inline: its text is searchable and its
+ * labels are in the page's DOM. cmark escapes every '"' that comes from
+ * text, so the literal attribute can only be ours, and our SVG escapes
+ * every text it holds. */
+static void inline_plots(core_buf *html, const char *body,
+                         const report_plot *plots, size_t n_plots) {
+  const char *p = body;
+  for (;;) {
+    const char *hit = strstr(p, "<img src=\""), *src, *end;
+    size_t k;
+    if (!hit) {
+      core_buf_puts(html, p);
+      break;
+    }
+    src = hit + strlen("<img src=\"");
+    end = strstr(src, "/>");
+    for (k = 0; end && k < n_plots; k++) {
+      size_t fl = strlen(plots[k].file);
+      if (strncmp(src, plots[k].file, fl) == 0 && src[fl] == '"')
+        break;
+    }
+    if (!end || k == n_plots) {
+      core_buf_append(html, p, (size_t)(src - p));
+      p = src;
+      continue;
+    }
+    core_buf_append(html, p, (size_t)(hit - p));
+    core_buf_puts(html, "<span class=\"plot\">");
+    core_buf_append(html, plots[k].svg, plots[k].svg_len);
+    core_buf_puts(html, "</span>");
+    p = end + 2;
+  }
+}
+
 /* Renders Markdown (GFM with tables, safe mode) into a standalone HTML
  * page with an embedded stylesheet; each plot's file name in an <img
  * src="..."> is replaced by a data: URI of its SVG. title is escaped. */
@@ -58,7 +95,6 @@ static core_status md_to_html(const char *md, size_t md_len, const char *title,
   cmark_syntax_extension *table;
   cmark_node *doc;
   char *body;
-  const char *p;
   /* Safe mode: CMARK_OPT_DEFAULT never lets raw HTML or javascript: links
    * through, and everything in the report that is not ours comes from a
    * sheet or a data file. */
@@ -102,39 +138,7 @@ static core_status md_to_html(const char *md, size_t md_len, const char *title,
   core_buf_puts(html, "</style>\n</head>\n<body>\n");
   if (strstr(body, "<strong>UNVERIFIED.</strong>"))
     core_buf_puts(html, "<div class=\"unverified\">UNVERIFIED</div>\n");
-  /* Plots: cmark's safe mode drops raw HTML, so the Markdown links each
-   * plot by file name (report.md works next to the .svg files) and here
-   * the image element of each of our own files, <img src="FILE" ... />, is
-   * replaced by the SVG itself, inline: its text is searchable and its
-   * labels are in the page's DOM. cmark escapes every '"' that comes from
-   * text, so the literal attribute can only be ours, and our SVG escapes
-   * every text it holds. */
-  p = body;
-  for (;;) {
-    const char *hit = strstr(p, "<img src=\""), *src, *end;
-    size_t k;
-    if (!hit) {
-      core_buf_puts(html, p);
-      break;
-    }
-    src = hit + strlen("<img src=\"");
-    end = strstr(src, "/>");
-    for (k = 0; end && k < n_plots; k++) {
-      size_t fl = strlen(plots[k].file);
-      if (strncmp(src, plots[k].file, fl) == 0 && src[fl] == '"')
-        break;
-    }
-    if (!end || k == n_plots) {
-      core_buf_append(html, p, (size_t)(src - p));
-      p = src;
-      continue;
-    }
-    core_buf_append(html, p, (size_t)(hit - p));
-    core_buf_puts(html, "<span class=\"plot\">");
-    core_buf_append(html, plots[k].svg, plots[k].svg_len);
-    core_buf_puts(html, "</span>");
-    p = end + 2;
-  }
+  inline_plots(html, body, plots, n_plots);
   core_buf_puts(html, "</body>\n</html>\n");
   cmark_get_default_mem_allocator()->free(body);
   if (html->oom)

@@ -166,9 +166,6 @@ core_status report_verify_bundle(const char *bundle, core_buf *out,
 
 /* Building blocks, exposed for tests */
 
-/** Appends s to b escaped for HTML/XML text and attributes. */
-void report_html_escape(core_buf *b, const char *s);
-
 /** One row of a forest plot; label, group and verdict are the caller's. */
 typedef struct report_forest_row {
   const char *label;
@@ -219,10 +216,5 @@ void report_runs_svg(core_buf *out, const char *title, const char *unit,
 /** Above this many values per arm a plot summarises instead of drawing
  * each point, so that it stays small at a million rows. */
 #define REPORT_POINTS_MAX 2000
-
-/** The versions behind a report: "libxlsxwriter 1.1.4" and "cmark-gfm
- * 0.29.0.gfm.6" (static strings). */
-const char *report_xlsxwriter_version(void);
-const char *report_cmark_version(void);
 
 #endif

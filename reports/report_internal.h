@@ -158,4 +158,15 @@ void report_code_span(core_buf *b, const char *text);
  * pilot, when it has either; nothing otherwise. */
 void report_plan_section(core_buf *b, const report_input *in);
 
+/* Used by the files of reports/ only */
+
+const char *report_cmark_version(void);
+
+/** The versions behind a report: "libxlsxwriter 1.1.4" and "cmark-gfm
+ * 0.29.0.gfm.6" (static strings). */
+const char *report_xlsxwriter_version(void);
+
+/** Appends s to b escaped for HTML/XML text and attributes. */
+void report_html_escape(core_buf *b, const char *s);
+
 #endif

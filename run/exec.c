@@ -24,6 +24,7 @@
 
 #include "run/run.h"
 #include "run/stub_internal.h"
+#include "run/run_internal.h"
 
 extern char **environ;
 

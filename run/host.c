@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "run/run.h"
+#include "run/run_internal.h"
 
 /* Host facts */
 

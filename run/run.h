@@ -53,15 +53,6 @@ typedef struct run_sink {
   int error;
 } run_sink;
 
-/** Appends a note of prereg's own to the sink's file (creating it when
- * need be), outside its limit; nothing for a sink without a file, or
- * once writing to it failed. */
-void run_sink_note(run_sink *s, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
 /* A selection pattern of a sheet, expanded but for the container ID
  * ({cid}, known only once the run's command wrote it): the text is
  * parts[0] CID parts[1] ... CID parts[n_parts-1]; n_parts == 1 when the
@@ -147,7 +138,6 @@ extern int run_cancel_fd;
 void run_cancel_arm(void);
 void run_cancel_disarm(void);
 void run_cancel(void);
-int run_cancelled(void);
 
 /** Runs one command: spawned with posix_spawn by a small helper process
  * (see exec.c: so that its ru_maxrss cannot include our memory; the
@@ -170,9 +160,6 @@ core_status run_exec(const run_req *req, run_res *res, core_err *err);
 void run_helper_start(void);
 void run_helper_stop(void);
 
-/** The spawn helper's process ID, or -1 when there is none. */
-int run_helper_pid(void);
-
 /** Makes the calling process a child subreaper (once), so that daemonising
  * descendants are reparented to us and can be killed. */
 void run_become_subreaper(void);
@@ -180,115 +167,6 @@ void run_become_subreaper(void);
 /** Kills (SIGKILL) and reaps every child of ours and all their
  * descendants. Returns the number of processes killed. */
 size_t run_kill_all_children(void);
-
-/* Processes (run/proc.c) */
-
-/* One process a selection holds, and why: "run", "descendant",
- * "adopted", "cgroup:DIR" (a member of the cgroup folder DIR),
- * "cmdline:TEXT" (its command line holds TEXT), "below:PID" (a descendant
- * of selected process PID), joined by ','. */
-typedef struct run_chosen {
-  int pid;
-  int zombie; /* ended, not yet reaped: it holds nothing */
-  int kind;   /* RUN_SEL_* bits */
-  char reasons[1024];
-} run_chosen;
-
-enum {
-  RUN_SEL_TREE = 1,    /* the run's own tree */
-  RUN_SEL_CGROUP = 2,  /* in the cgroup (or below a member of it) */
-  RUN_SEL_CMDLINE = 4, /* by its command line (or below such a process) */
-  RUN_SEL_CHILD = 8    /* its parent is selected too */
-};
-
-typedef struct run_chosen_set {
-  run_chosen *v;
-  size_t n, cap;
-} run_chosen_set;
-
-void run_chosen_free(run_chosen_set *cs);
-
-/** The processes sel selects now; prereg, its ancestors and the spawn
- * helper never. root: the run's process (<= 0: its tree has ended);
- * adopter: the subreaper that adopts the run's orphaned descendants (see
- * run_adopted), 0 for none. The cgroup is a cgroup path ("/prereg/x"),
- * looked for in the memory controller's v1 hierarchy, then the other v1
- * hierarchies, then v2 (or the one tree of a v2-only host), or a folder
- * under the cgroup root; PREREG_CGROUP_ROOT, when set, replaces the root
- * /sys/fs/cgroup (for tests, on fabricated trees). need = 1 (a sample):
- * a selection that cannot be read is an error (CORE_ERUN) with the cause
- * in err: the cgroup is not there, or it uses {cid} and sel->cidfile held
- * no ID within sel->cid_wait_s. need = 0 (ending a run, checking for
- * leaks): such a selection selects nothing. OUT: *out (free with
- * run_chosen_free, also on error). */
-core_status run_select(const run_sel *sel, int root, int adopter, int need,
-                       run_chosen_set *out, core_err *err);
-
-/** PSS sample: sums the Pss: of /proc/PID/smaps_rollup of the processes
- * p->sel selects (run_select with need = 1) and writes one TSV line per
- * process to p->list_path: pid, ppid, pss_kib (or "vanished"/"unreadable:
- * why"/"zombie: ...", a zombie counting neither as counted nor
- * unreadable), the reasons it was counted, command line. root, adopter:
- * as for run_select. OUT: *pss_kib, *counted, *unreadable. */
-core_status run_sample_pss(const run_pss *p, int root, int adopter,
-                           long *pss_kib, size_t *counted, size_t *unreadable,
-                           core_err *err);
-
-/** Ends what sel selects besides the run's tree (which has ended): at
- * once SIGKILL to what a container is made of (the cgroup's members, and
- * every selected process whose parent is selected too), then up to
- * grace_s for the rest (its supervisors, such as a container's shim,
- * which end once their container is gone) to end by themselves, then
- * SIGKILL to what is left, waiting up to 2 s more for it to be gone.
- * Those not descended from prereg (outside the run's own tree: a
- * container's processes, or anything else the selection named) are
- * described in outside as "PID COMMAND (REASONS)" (joined by "; ", cut
- * at cap). Returns the number of processes signalled. */
-size_t run_sel_end(const run_sel *sel, double grace_s, char *outside,
-                   size_t cap);
-
-/** What sel still selects once a run and its cleanup are over, given up
- * to settle_s to end by itself (a runtime cleaning up after the run):
- * each process is a leak, stopped (SIGKILL, waited for up to 2 s) and
- * described in leaks as "PID COMMAND" (joined by "; ", cut at cap).
- * Returns how many there were. */
-size_t run_sel_leaks(const run_sel *sel, double settle_s, char *leaks,
-                     size_t cap);
-
-/** The container ID in the file at path: its first line, trimmed, when
- * it is 12 to 128 hex digits. OUT: id (cap >= 129). Returns 1; 0 when
- * there is none (yet); -1 when the line is no container ID (id then
- * holds its first 40 bytes, for a message). */
-int run_read_cid(const char *path, char *id, size_t cap);
-
-/* The cgroup folders a run's selection names that did not exist before
- * it: in each hierarchy, the shallowest missing ancestor of the path. */
-typedef struct run_cg_made {
-  char **dirs;
-  size_t n;
-} run_cg_made;
-
-/** Notes, before a run, which folders of the cgroup path (a cgroup path
- * or a folder under the cgroup root; see run_select) do not exist yet.
- * OUT: *m (free with run_cgroup_unmake, which also removes them). */
-void run_cgroup_mark(const char *path, run_cg_made *m);
-/** After the run: removes (rmdir, deepest first) whatever empty cgroup
- * folders are left where m noted none, then frees m. A folder that still
- * holds a process, or existed before, stays. */
-void run_cgroup_unmake(run_cg_made *m);
-
-/** The parent of pid from /proc/PID/stat, or -1 when it cannot be read
- * (the process is gone). */
-int run_proc_ppid(int pid);
-
-/** Descendants of root (not root itself) found through /proc. OUT:
- * *pids newly allocated (core_free), *n. */
-core_status run_descendants(int root, int **pids, size_t *n);
-
-/** The run's orphans: the children of adopter (a child subreaper that
- * runs one command at a time, root) other than root, and everything below
- * them. An adopter <= 0 gives none. OUT as run_descendants. */
-core_status run_adopted(int adopter, int root, int **pids, size_t *n);
 
 /* A parsed metrics file: name=value lines. */
 typedef struct run_metric {
@@ -304,43 +182,6 @@ typedef struct run_metric {
  * "metrics file line N: ..." in err (and *m NULL). */
 core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
                               core_err *err);
-
-/* Host (run/host.c) */
-
-/** The facts of this machine (all of *h but the load averages). */
-void run_host_facts(data_host_facts *h);
-/** The 1, 5 and 15 minute load averages from /proc/loadavg (two decimals,
- * as the kernel prints them). Returns 1, or 0 (and zeros) when they
- * cannot be read. OUT: avg. */
-int run_load_avg(double avg[3]);
-/** The facts of this machine as a node named node of a plan across
- * hosts: the host's (load at the call), machine-id, boot_id, SMT,
- * threads per core, the CPUs this process may use. */
-void run_node_facts(data_node_facts *f, const char *node);
-/** This boot's /proc/sys/kernel/random/boot_id, "" when unreadable. */
-void run_boot_id(char *out, size_t cap);
-/** The host name (static buffer). */
-const char *run_host_name(void);
-/** "Cached:" of /proc/meminfo in MiB, or -1. */
-long run_cached_mib(void);
-/** Drops the page cache (sync, then 3 > /proc/sys/vm/drop_caches).
- * CORE_ERUN with the reason when that is not allowed. */
-core_status run_drop_caches(core_err *err);
-/** Checks, without dropping, that drop_caches can be written. */
-core_status run_can_drop_caches(core_err *err);
-/** Fraction (0..1) of the pages of path (a file, or every regular file
- * under a folder) resident in the page cache (mincore). OUT: *fraction.
- * CORE_ERUN when path does not exist, CORE_ENOMEM when out of memory. */
-core_status run_resident_fraction(const char *path, double *fraction,
-                                  core_err *err);
-
-/** The cgroup v2 folder under which per-run cgroups can be made, with
- * memory and cpu controllers: returns a newly allocated path, or NULL with
- * the reason in err (CORE_ERUN). */
-char *run_cgroup_parent(core_err *err);
-/** Reads memory.peak (MiB) and cpu.stat usage_usec (s) of a cgroup. */
-core_status run_cgroup_read(const char *dir, double *mem_peak_mib,
-                            double *cpu_s, core_err *err);
 
 /* Progress */
 
@@ -384,29 +225,11 @@ typedef struct run_progress {
 
 /* The plan (run/plan.c) */
 
-/** The arm order of one round: a Fisher-Yates shuffle of 0..n-1 driven by
- * splitmix64, seeded with
- *   seed * 0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round
- * (fnv1a64: 64-bit FNV-1a of the name's bytes; j = next() % (i + 1) for
- * i = n-1 down to 1). The same seed, workload and round always give the
- * same order, on every machine. OUT: order[0..n-1]. */
-void run_round_order(unsigned long seed, const char *workload, long round,
-                     size_t n, size_t *order);
-
 /** How the order is drawn, in words, for the batch facts. */
 #define RUN_ORDER_TEXT                                                        \
   "interleaved rounds: Fisher-Yates with splitmix64 seeded by seed * "        \
   "0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round (run/plan.c)"
 
-/** The arm order of one round on one host of a plan across hosts: as
- * run_round_order, with the host's name mixed into the seed,
- *   seed * 0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round ^
- *   rotl64(fnv1a64(host), 32)
- * so that each (host, workload, round) has an order of its own that
- * anyone can re-derive from the sheet and the host's name. */
-void run_host_round_order(unsigned long seed, const char *host,
-                          const char *workload, long round, size_t n,
-                          size_t *order);
 #define RUN_HOST_ORDER_TEXT                                                   \
   "interleaved rounds per host: Fisher-Yates with splitmix64 seeded by "      \
   "seed * 0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round ^ "                  \
@@ -457,13 +280,6 @@ typedef struct run_plan {
 core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
                            run_plan *p, core_err *err);
 void run_plan_free(run_plan *p);
-
-/** (Re)builds the items of p, crossed with the n hosts named (copied):
- * for a sheet whose hosts are a count, once the allocation named them.
- * Nothing of p is collected afterwards (call run_plan_collect). */
-core_status run_plan_set_hosts(run_plan *p, const proto_sheet *s,
-                               const char *const *hosts, size_t n,
-                               core_err *err);
 
 /** Marks what the experiment already holds: with recover, first freezes
  * batches a crash left unfinished (data_recover; its notes go to progress

@@ -5,8 +5,12 @@
 #   2. with BUILD (a build folder), every symbol a folder's library calls
 #      that another of our libraries defines is defined on a floor below
 #      (read with nm from the static libraries);
-#   3. a third-party header is included only by the folder that owns it.
-# Prints one line per back edge and exits 1 if there is any.
+#   3. a third-party header is included only by the folder that owns it;
+#   4. every function a folder's public header declares is used outside
+#      that folder: by another floor, by the tests or, for cli/, by the
+#      executable's main.c (what only the folder uses belongs in its
+#      *_internal.h).
+# Prints one line per problem and exits 1 if there is any.
 # SPDX-License-Identifier: MIT
 set -eu
 export LC_ALL=C
@@ -65,6 +69,47 @@ for f in $folders; do
 done
 [ "$checked" -gt 0 ] || { echo "check-layers: no source file found under $src" >&2; exit 1; }
 
+# 4. the public headers are contracts. code FILE...: the files' C text
+# without comments and preprocessor lines.
+code() {
+  awk '{
+    line = $0; out = ""
+    while (line != "") {
+      if (inc) {
+        i = index(line, "*/"); if (!i) { line = ""; break }
+        line = substr(line, i + 2); inc = 0
+      } else {
+        i = index(line, "/*"); if (!i) { out = out line; break }
+        out = out substr(line, 1, i - 1); line = substr(line, i + 2); inc = 1
+      }
+    }
+    sub(/\/\/.*/, "", out)
+    if (out !~ /^[ \t]*#/) print out
+  }' "$@"
+}
+idents() { grep -oE '\<(core|proto|data|analysis|run|report|cli)_[a-z0-9_]*' | sort -u; }
+public=0
+for f in $folders; do
+  case $f in
+    protocols) h=proto.h ;; reports) h=report.h ;; *) h=$f.h ;;
+  esac
+  [ -f "$src/$f/$h" ] || { echo "check-layers: $f/$h not found" >&2; exit 1; }
+  declared=$(code "$src/$f/$h" | grep -oE '\<[a-z][a-z0-9_]*[ \t]*\(' |
+             sed 's/[ \t]*($//' | grep -E '^(core|proto|data|analysis|run|report|cli)_' | sort -u)
+  used=$( (find "$src" -path "$src/build*" -prune -o -path "$src/.git" -prune -o \
+             \( -name '*.c' -o -name '*.h' \) -print | grep -v "^$src/$f/";
+           [ "$f" = cli ] && echo "$src/cli/main.c") |
+         while read -r file; do code "$file"; done | idents)
+  for fn in $declared; do
+    public=$((public + 1))
+    if ! printf '%s\n' "$used" | grep -qx "$fn"; then
+      echo "$f/$h declares $fn, which nothing outside $f/ uses: move it to $f/$(basename "$h" .h)_internal.h"
+      bad=1
+    fi
+  done
+done
+[ "$public" -gt 0 ] || { echo "check-layers: no public function read" >&2; exit 1; }
+
 # 2. calls, from the built libraries.
 calls=0
 if [ -n "$build" ]; then
@@ -99,4 +144,5 @@ fi
 if [ "$bad" -ne 0 ]; then
   exit 1
 fi
-echo "layers: $checked files, ${calls} calls between libraries, no arrow runs up"
+echo "layers: $checked files, ${calls} calls between libraries, no arrow runs up;" \
+  "the $public functions of the public headers are each used outside their folder"

@@ -12,6 +12,12 @@
 #   on_exit 'CMD'                      runs CMD when the script ends (in
 #                                      place of trap ... EXIT, which would
 #                                      replace the verdict)
+#   has FILE "what" TEXT               passes when FILE holds TEXT
+#                                      literally
+#   quiet CMD...                       runs CMD, its output shown only
+#                                      when it fails (for check)
+#   in_files CMD...                    runs CMD with its output in ./out
+#                                      and ./err, shown indented
 #   done_testing [MIN]                 the last line of every script
 #
 # A script passes only if it reaches done_testing, ran at least MIN
@@ -63,6 +69,24 @@ expect() {
   fi
 }
 on_exit() { TEST_ON_EXIT+=("$1"); }
+has() {
+  if grep -qF -- "$3" "$1"; then ok; else
+    bad "$2: '$3' not in $1"
+    head -c 1500 "$1" | sed 's/^/  | /' >&2
+  fi
+}
+quiet() {
+  "$@" >"$TEST_LOG.out" 2>&1 || {
+    head -c 2000 "$TEST_LOG.out" >&2
+    return 1
+  }
+}
+in_files() {
+  "$@" >out 2>err
+  local rc=$?
+  sed 's/^/  | /' out err
+  return $rc
+}
 
 # The passes and failures counted so far: "PASSED FAILED".
 test_counts() {
@@ -77,6 +101,7 @@ test_verdict() {
   for ((i = ${#TEST_ON_EXIT[@]} - 1; i >= 0; i--)); do
     eval "${TEST_ON_EXIT[i]}"
   done
+  rm -f "$TEST_LOG.out"
   if [ "$TEST_DONE" -ne 1 ]; then
     read -r pass fail < <(test_counts)
     rm -f "$TEST_LOG"

@@ -17,17 +17,6 @@ export PREREG_NOW=1792540800 # 2026-10-21T00:00:00Z
 
 # in_files CMD...: CMD with its stdout kept in ./out and its stderr in
 # ./err (has reads them), both shown when expect fails on its exit code.
-in_files() {
-  "$@" >out 2>err
-  local rc=$?
-  sed 's/^/  | /' out err
-  return $rc
-}
-has() { # has FILE NAME TEXT
-  if grep -qF -- "$3" "$1"; then ok; else
-    bad "$2: '$3' not in $1"; sed 's/^/  | /' "$1" >&2
-  fi
-}
 
 write_sheet() { # write_sheet AMENDMENT...
   cat >sheet.lua <<'LUA'

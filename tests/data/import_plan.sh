@@ -14,12 +14,6 @@ on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
 cd "$T" || exit 1
 export PREREG_NOW=1792540800 # 2026-10-21T00:00:00Z
 
-in_files() { "$@" >out 2>err; }
-has() { # has FILE NAME TEXT
-  if grep -qF -- "$3" "$1"; then ok; else
-    bad "$2: '$3' not in $1: $(head -c 1500 "$1")"
-  fi
-}
 snapshot() { find data -printf '%p %s %m\n' | LC_ALL=C sort; }
 
 write_sheet() { # write_sheet SOURCE-KEY AMENDMENT...

@@ -13,17 +13,6 @@ export PREREG_NOW=1792540800   # 2026-10-21T00:00:00Z
 
 # in_files CMD...: CMD with its stdout kept in ./out and its stderr in
 # ./err (has reads them), both shown when expect fails on its exit code.
-in_files() {
-  "$@" >out 2>err
-  local rc=$?
-  sed 's/^/  | /' out err
-  return $rc
-}
-has() { # has FILE NAME TEXT: FILE contains TEXT literally
-  if grep -qF -- "$3" "$1"; then ok; else
-    bad "$2: '$3' not in $1"; sed 's/^/  | /' "$1" >&2
-  fi
-}
 hasnt() {
   if grep -qF -- "$3" "$1"; then bad "$2: '$3' in $1"; else ok; fi
 }
@@ -236,11 +225,14 @@ expect 2 "hyperfine, bad --only" in_files "$PREREG" import sheet.lua hf.json \
 has err "hyperfine, bad --only" "--only: workload 'nope' is not declared"
 
 # the flock: a second writer is refused
-flock data/locktest/.lock sleep 3 &
+# The holder says when it holds the lock, and holds it until told, so
+# that the check never depends on how fast it got there.
+flock data/locktest/.lock sh -c ': >held; while [ -e held ]; do sleep 0.05; done' &
 holder=$!
-sleep 0.3
+for _ in $(seq 600); do [ -e held ] && break; sleep 0.1; done
 expect 1 "concurrent import" in_files "$PREREG" import sheet.lua good.csv
 has err "concurrent import" "another prereg command is writing to this experiment"
+rm -f held
 wait "$holder"
 
 # status

@@ -10,9 +10,6 @@ set -u
 : "${PREREG:?}" "${SRC:?}"
 T=$(mktemp -d)
 on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
-# quiet CMD...: CMD with its output kept in $T/out, shown (its first
-# 2000 bytes) when a check on it fails.
-quiet() { "$@" >"$T/out" 2>&1 || { head -c 2000 "$T/out" >&2; return 1; }; }
 ex="$SRC/studies/sandbox-cost/data/sandbox-cost"
 sheet="$SRC/studies/sandbox-cost/protocols/sandbox-cost.lua"
 # A copy, so that nothing is written into the checkout.

@@ -24,7 +24,7 @@ during_run() {
   "$PREREG" run s.lua --data "$D" --only slow >run.out 2>run.err &
   local pid=$!
   # Wait until the second batch is being written, then tamper.
-  for ((i = 0; i < 100; i++)); do [ -s "$E/batches/b0002.csv" ] && break; sleep 0.02; done
+  for ((i = 0; i < 3000; i++)); do [ -s "$E/batches/b0002.csv" ] && break; sleep 0.02; done
   sleep 0.2
   "$@"
   wait $pid; RUN_RC=$?

@@ -278,7 +278,7 @@ scenario "a second run while one is active names the holder"
 fresh 8
 "$PREREG" run s.lua --data "$D" --only slow >first.out 2>&1 &
 first=$!
-for ((i = 0; i < 100; i++)); do grep -q "pid $first" "$E/.lock" 2>/dev/null && break; sleep 0.05; done
+for ((i = 0; i < 1200; i++)); do grep -q "pid $first" "$E/.lock" 2>/dev/null && break; sleep 0.05; done
 expect 1 "second run: refused" "$PREREG" run s.lua --data "$D" --only slow
 check_grep "second run: names the holder's pid and command" "another prereg command is writing to this experiment \(pid $first since [0-9T:-]+Z: .*prereg run s.lua" "$out"
 check "second run: does not say --resume" bash -c "! grep -q -- '--resume' <<<\"\$1\"" _ "$out"

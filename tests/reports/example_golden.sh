@@ -18,8 +18,6 @@ golden=$study/data/sandbox-cost/report
 T=$(mktemp -d)
 on_exit 'rm -rf "$T"'
 
-# quiet CMD...: CMD with its output kept in $T/cmd.out, shown when it fails.
-quiet() { "$@" >"$T/cmd.out" 2>&1 || { head -c 2000 "$T/cmd.out" >&2; return 1; }; }
 # Every name, size, mode and time under data/, and every file's SHA-256.
 snapshot() {
   (cd "$study/data" && find . -printf '%p %s %m %T@\n' | LC_ALL=C sort &&

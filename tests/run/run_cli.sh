@@ -233,7 +233,13 @@ protocol {
 LUA
 "$PREREG" register slow.lua --data "$D" >/dev/null
 "$PREREG" run slow.lua --data "$D" >/dev/null 2>err.txt &
-pid=$!; sleep 0.3; kill -TERM $pid; wait $pid; rc=$?
+pid=$!
+# Interrupted once its first run is frozen, however fast it goes here.
+for _ in $(seq 600); do
+  [ "$(cat "$D"/slow/batches/*.csv 2>/dev/null | wc -l)" -ge 2 ] && break
+  sleep 0.1
+done
+kill -TERM $pid; wait $pid; rc=$?
 check "SIGTERM: exit 1" [ $rc -eq 1 ]
 check "SIGTERM: message" grep -q "interrupted; [0-9]* runs kept, resume with --resume" err.txt
 for i in 1 2 3; do
