@@ -327,6 +327,11 @@ core_status run_descendants(int root, int **pids, size_t *n);
  * them. An adopter <= 0 gives none. OUT as run_descendants. */
 core_status run_adopted(int adopter, int root, int **pids, size_t *n);
 
+/* Host (run/host.c) */
+
+/** The facts of this machine (all of *h but the load averages). */
+void run_host_facts(data_host_facts *h);
+/** The 1, 5 and 15 minute load averages from /proc/loadavg (two decimals,
  * as the kernel prints them). Returns 1, or 0 (and zeros) when they
  * cannot be read. OUT: avg. */
 int run_load_avg(double avg[3]);
