@@ -202,9 +202,40 @@ static core_status add_path(char ***paths, size_t *n, char *rel,
   return CORE_OK;
 }
 
+/* Replaces entry name of the folder open at dfd (open at fd) with a copy
+ * of its own, read-only: a file a command hard-linked into its working
+ * folder shares its inode with a file outside, whose mode a chmod would
+ * change. OUT: *fd the copy's descriptor. */
+static core_status own_copy(int dfd, const char *name, const char *f, int *fd,
+                            core_err *err) {
+  char tmp[64], buf[65536];
+  ssize_t n = 0;
+  int out;
+  snprintf(tmp, sizeof tmp, ".prereg-copy.tmp.%ld", (long)getpid());
+  unlinkat(dfd, tmp, 0);
+  out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+               0444);
+  if (out < 0)
+    return core_fail(err, CORE_EIO, "%s: cannot copy: %s", f, strerror(errno));
+  while ((n = read(*fd, buf, sizeof buf)) > 0)
+    if (write(out, buf, (size_t)n) != n)
+      break;
+  if (n != 0 || fsync(out) != 0 || renameat(dfd, tmp, dfd, name) != 0) {
+    core_status st =
+        core_fail(err, CORE_EIO, "%s: cannot copy: %s", f, strerror(errno));
+    close(out);
+    unlinkat(dfd, tmp, 0);
+    return st;
+  }
+  close(*fd);
+  *fd = out;
+  return CORE_OK;
+}
+
 /* Makes entry name of the folder open at dfd read-only when it is a
  * regular file (O_NOFOLLOW, fchmod on what was opened: a link is never
- * followed, whatever is swapped in). */
+ * followed, whatever is swapped in; a file with other hard links is
+ * replaced by a copy of its own first). */
 static core_status freeze_file(int dfd, const char *name, const char *f,
                                core_err *err) {
   struct stat sb;
@@ -216,6 +247,9 @@ static core_status freeze_file(int dfd, const char *name, const char *f,
     st = core_fail(err, CORE_EIO,
                    "%s: not a regular file; a batch folder holds files only",
                    f);
+  else if (sb.st_nlink != 1 &&
+           (st = own_copy(dfd, name, f, &fd, err)) != CORE_OK)
+    ; /* said by own_copy */
   else if (fchmod(fd, 0444) != 0)
     st = core_fail(err, CORE_EIO, "%s: cannot make read-only: %s", f,
                    strerror(errno));
