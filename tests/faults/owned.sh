@@ -147,5 +147,15 @@ expect 1 "torn link: --resume refuses" "$PREREG" run s.lua --data "$D" --resume
 check "torn link: the outside copy is not cut" okept
 rm -f "$E/batches/b0002.csv"
 
+scenario "a FIFO nobody writes to, given as a bundle"
+mkfifo "$T/fifo.tar.gz"
+mkdir -p "$T/fifo-out"
+for cmd in "verify" "analyze" "report --out $T/fifo-out"; do
+  set -- $cmd
+  expect 2 "fifo bundle: $1 refuses at once" timeout 20 "$PREREG" "$1" "$T/fifo.tar.gz" "${@:2}"
+  check_grep "fifo bundle: $1 names it" "fifo\.tar\.gz: is a FIFO, not a regular file" "$out"
+done
+check "fifo bundle: nothing written in the --out folder" bash -c "[ -z \"\$(ls -A '$T/fifo-out')\" ]"
+
 report_scenarios
-done_testing 26
+done_testing 33
