@@ -197,8 +197,21 @@ core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
             sheet->path, exp->n_versions - 1, sheet->path);
   {
     const proto_sheet *plan = plan_of(exp, sheet, &owned);
+    char why[600];
+    int bad;
     if ((st = count_experiment(exp, plan, &c, err)) != CORE_OK)
       goto cleanup;
+    /* What verify rejects is never counted without saying so. */
+    if ((bad = cli_unverified(exp, why, sizeof why, err)) < 0) {
+      st = err->status;
+      goto cleanup;
+    }
+    c.status.unverified = bad;
+    if (bad)
+      fprintf(out,
+              "UNVERIFIED: the data did not verify (%s); run prereg verify "
+              "%s\n",
+              why, sheet->path);
     print_runs(&c, out);
   }
   if ((st = data_unfinished_batches(exp, &open_batches, &n_open, err)) !=
