@@ -444,7 +444,8 @@ static int own_run_id(const char *bid, const char *host, const char *id) {
 
 static int row_is_ours(const coord *c, const host_run *h,
                        const proto_workload *w, const data_row *r,
-                       const data_row *first, char *why, size_t cap) {
+                       const data_row *run, size_t n_run, char *why,
+                       size_t cap) {
   size_t a, m;
   for (a = 0; a < c->s->n_arms && strcmp(c->s->arms[a].name, r->arm); a++)
     ;
@@ -462,13 +463,33 @@ static int row_is_ours(const coord *c, const host_run *h,
     snprintf(why, cap, "it sent a metric %s does not measure (%.80s)", w->name,
              r->metric);
   else
-    for (const data_row *p = first; p && p < r; p++)
+    for (const data_row *p = run; p < run + n_run; p++)
       if (!strcmp(p->run_id, r->run_id) && !strcmp(p->metric, r->metric)) {
         snprintf(why, cap, "it sent two values of %s for run %.80s", r->metric,
                  r->run_id);
         break;
       }
   return !why[0];
+}
+
+/* Whether r, after the n_run rows of its run before it (run), is one the
+ * step was to send; why not. */
+static int row_fits(const coord *c, const host_run *h, const data_row *r,
+                    const data_row *run, size_t n_run, char *why, size_t cap) {
+  const slurm_step *st = h->cur;
+  const proto_workload *w = &c->s->workloads[st->workload];
+  if (!row_is_ours(c, h, w, r, run, n_run, why, cap))
+    return 0;
+  if (strcmp(r->host, h->name) || strcmp(r->batch, c->bid) ||
+      strcmp(r->workload, w->name) || strcmp(r->source, "run") ||
+      strcmp(r->sheet_sha256, c->s->sha256) ||
+      r->sheet_version != c->version || !r->quick != !c->p->quick ||
+      (st->round > 0 && r->round != st->round) || r->round <= 0) {
+    snprintf(why, cap, "it sent a row of another round (%s %s round %ld)",
+             r->host, r->workload, r->round);
+    return 0;
+  }
+  return 1;
 }
 
 /* Whether the rows of the step are those it was to send; why not. */
@@ -482,17 +503,8 @@ static int rows_fit(const coord *c, const host_run *h, char *why, size_t cap) {
     const data_row *r = &h->got[i];
     if (i && strcmp(r->run_id, h->got[i - 1].run_id) != 0)
       first = i;
-    if (!row_is_ours(c, h, w, r, &h->got[first], why, cap))
+    if (!row_fits(c, h, r, &h->got[first], i - first, why, cap))
       return 0;
-    if (strcmp(r->host, h->name) || strcmp(r->batch, c->bid) ||
-        strcmp(r->workload, w->name) || strcmp(r->source, "run") ||
-        strcmp(r->sheet_sha256, c->s->sha256) ||
-        r->sheet_version != c->version || !r->quick != !c->p->quick ||
-        (st->round > 0 && r->round != st->round) || r->round <= 0) {
-      snprintf(why, cap, "it sent a row of another round (%s %s round %ld)",
-               r->host, r->workload, r->round);
-      return 0;
-    }
     runs += i == 0 || strcmp(r->run_id, h->got[i - 1].run_id) != 0;
   }
   if (runs != st->runs || h->n_got != (size_t)runs * w->n_metrics) {
@@ -501,6 +513,26 @@ static int rows_fit(const coord *c, const host_run *h, char *why, size_t cap) {
     return 0;
   }
   return 1;
+}
+
+/* Of a lost step's rows, only those that are the step's own are kept (as
+ * invalid): a row with another host's run id, an undeclared arm or a
+ * second value would be frozen as that host's or that run's. What is
+ * dropped stays in the journal. */
+static void keep_own(const coord *c, host_run *h) {
+  size_t k = 0, first = 0;
+  char why[400];
+  for (size_t i = 0; i < h->n_got; i++) {
+    data_row r = h->got[i];
+    if (k && strcmp(r.run_id, h->got[k - 1].run_id) != 0)
+      first = k;
+    why[0] = '\0';
+    if (row_fits(c, h, &r, &h->got[first], k - first, why, sizeof why))
+      h->got[k++] = r;
+    else
+      data_row_free_strings(&r);
+  }
+  h->n_got = k;
 }
 
 /* The rows of the step go to the batch in one write; each run counted
@@ -536,6 +568,7 @@ static core_status keep(coord *c, host_run *h, core_err *err) {
 static core_status lose(coord *c, host_run *h, const char *why,
                         core_err *err) {
   const slurm_step *cur = h->cur;
+  keep_own(c, h);
   for (size_t i = 0; i < h->n_got; i++) {
     data_row *r = &h->got[i];
     char *nr =
