@@ -520,7 +520,7 @@ static core_status load_csv(const data_experiment *exp, const char *path,
   core_status st;
   c.name = path;
   c.header_seen = 0;
-  if (!(c.values = data_runvalues_new()))
+  if (!(c.values = data_runvalues_new(1)))
     return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
   /* Read a chunk at a time: a batch of a million rows is 160 MB of text
    * that need never be in memory at once. */

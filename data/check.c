@@ -566,7 +566,7 @@ static core_status on_row(void *ctx, char **f, size_t n, long line,
   v->n_rows++;
   if (!v->unfinished)
     check_row(v, &r, line);
-  if (!v->values && !(v->values = data_runvalues_new())) {
+  if (!v->values && !(v->values = data_runvalues_new(1))) {
     v->oom = 1;
     return CORE_OK;
   }

@@ -112,13 +112,17 @@ const char *data_value_parse(const char *metric, const char *text, double *v);
 const char *data_value_ok(const char *metric, double v);
 
 /* One value per run and metric (values.c): the rows of one batch file
- * are fed in turn; a second row of the same workload, arm, run and
- * metric is found wherever it is. Memory: 48 bytes a row at most. */
+ * are fed in turn; a second row of the same run and metric is found.
+ * per_run: a run is the rows of one batch, workload, arm and run id one
+ * after the other (the counting rule's run), and only the current run's
+ * metrics are kept (bounded memory, for readers of frozen rows); else
+ * every row's key is kept (an import, read whole anyway): 24 bytes a row
+ * at most twice over. */
 typedef struct data_runvalues data_runvalues;
 
 /** A new, empty set; NULL when out of memory. Free with
  * data_runvalues_free (NULL-safe). */
-data_runvalues *data_runvalues_new(void);
+data_runvalues *data_runvalues_new(int per_run);
 void data_runvalues_free(data_runvalues *rv);
 /** Empties the set for the next file. */
 void data_runvalues_reset(data_runvalues *rv);

@@ -1055,7 +1055,7 @@ static core_status import_source(imp *m, const char *only, const char *arm_map,
  * demands (values.c): a second value of a run is refused here, before
  * it is frozen, naming the run. */
 static core_status one_value_each(const imp *m, core_err *err) {
-  data_runvalues *rv = data_runvalues_new();
+  data_runvalues *rv = data_runvalues_new(0);
   core_status st = CORE_OK;
   if (!rv)
     return core_fail(err, CORE_ENOMEM, "out of memory");

@@ -1,7 +1,10 @@
-/* values.c: one value per run and metric. A batch's rows name each
- * (workload, arm, run, metric) once: a second row of the same would be a
- * second measurement of one run, and every reader (verify, status,
- * analyze, report) must refuse it the same way.
+/* values.c: one value per run and metric. A run (the rows sharing batch,
+ * workload, arm and run id, one after the other: the counting rule's
+ * run) has one row per metric: a second would be a second measurement of
+ * one run, and every reader (verify, status, analyze, report) must refuse
+ * it the same way. Readers of frozen rows look at one run at a time, so
+ * that a batch of millions of rows is still streamed in bounded memory;
+ * an import looks at its whole file.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
@@ -21,11 +24,17 @@ typedef struct slot {
 
 struct data_runvalues {
   slot *t;
-  size_t cap, n; /* cap a power of two, n <= cap / 2 */
+  size_t cap, n;         /* cap a power of two, n <= cap / 2 */
+  int per_run;           /* forget the keys when the run changes */
+  uint64_t run_a, run_b; /* the current run's identity */
+  int in_run;
 };
 
-data_runvalues *data_runvalues_new(void) {
-  return core_calloc(1, sizeof(data_runvalues));
+data_runvalues *data_runvalues_new(int per_run) {
+  data_runvalues *rv = core_calloc(1, sizeof(data_runvalues));
+  if (rv)
+    rv->per_run = per_run;
+  return rv;
 }
 
 void data_runvalues_free(data_runvalues *rv) {
@@ -36,9 +45,17 @@ void data_runvalues_free(data_runvalues *rv) {
 }
 
 void data_runvalues_reset(data_runvalues *rv) {
-  if (rv->t)
+  /* A table a long run grew goes: clearing it for every short run after
+   * it would cost its size each time. */
+  if (rv->cap > 1024) {
+    core_free(rv->t);
+    rv->t = NULL;
+    rv->cap = 0;
+  } else if (rv->t) {
     memset(rv->t, 0, rv->cap * sizeof *rv->t);
+  }
   rv->n = 0;
+  rv->in_run = 0;
 }
 
 static void mix(uint64_t *a, uint64_t *b, const char *s) {
@@ -54,7 +71,7 @@ static void mix(uint64_t *a, uint64_t *b, const char *s) {
 }
 
 static int grow(data_runvalues *rv) {
-  size_t cap = rv->cap ? rv->cap * 2 : 1024;
+  size_t cap = rv->cap ? rv->cap * 2 : 16;
   slot *t = core_calloc(cap, sizeof *t);
   if (!t)
     return 0;
@@ -78,10 +95,17 @@ long data_runvalues_add(data_runvalues *rv, const data_row *r, long line) {
   size_t i;
   if (!r->run_id || !r->run_id[0])
     snprintf(seq, sizeof seq, "#%ld", r->seq);
+  mix(&a, &b, r->batch);
   mix(&a, &b, r->workload);
   mix(&a, &b, r->arm);
   mix(&a, &b, r->run_id);
   mix(&a, &b, seq);
+  if (rv->per_run && (!rv->in_run || a != rv->run_a || b != rv->run_b)) {
+    data_runvalues_reset(rv);
+    rv->in_run = 1;
+    rv->run_a = a;
+    rv->run_b = b;
+  }
   mix(&a, &b, r->metric);
   if (!a && !b)
     b = 1;

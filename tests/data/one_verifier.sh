@@ -111,8 +111,8 @@ same_verdict "a run older than the registration" \
   "batches/b0001.csv:2: started at 2020-01-01T00:00:00Z, before version 0 was filed .*: older than the registration"
 
 # values prereg never writes, read under the import's rule, and a second
-# value of one run and metric (twenty of them, next to the first and far
-# from it): verify names the file, the line and the field; analyze of the
+# value of one run and metric (twenty more of one run, and a batch's last
+# row twice): verify names the file, the line and the field; analyze of the
 # folder refuses (exit 2, as for bad UTF-8) and of the bundle fails its
 # verification, rather than compute with them
 refuses_analysis() { # refuses_analysis CASE PATTERN
@@ -136,7 +136,7 @@ same_verdict "twenty more values of one run" \
   "batches/b0001.csv:3: value: a second wall_s of run line-2 \\(workload w, arm a\\), the first on line 2"
 refuses_analysis "twenty more values of one run" "b0001.csv:3: value: a second wall_s of run line-2"
 edit batches/b0002.csv "\$p"
-same_verdict "a run's value again at the end of its batch" \
+same_verdict "a batch's last row twice" \
   "batches/b0002.csv:4: value: a second wall_s of run line-3 \\(workload w, arm b\\), the first on line 3"
 
 # what both see alike, and pass alike
