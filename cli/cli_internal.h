@@ -56,6 +56,12 @@ core_status cli_resolve_input(const cli_opts *opts, cli_opts *resolved,
  * then CORE_EUSAGE saying what the folder is (an unpacked bundle, an
  * experiment's data folder, or one holding such) and what to run. */
 core_status cli_refuse_folder(const cli_opts *opts, core_err *err);
+/** Verifies exp quietly, as prereg verify would: 1 when it fails (then
+ * the first problem, on one line, is in why, for the UNVERIFIED line every
+ * status shows), 0 when it passes; -1 with err filled when it cannot
+ * tell (out of memory). */
+int cli_unverified(const data_experiment *exp, char *why, size_t size,
+                   core_err *err);
 
 struct proto_sheet;
 core_status cli_check_data_dir(const cli_opts *opts,

@@ -77,6 +77,22 @@ core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
     sheet->rule.pairs = PROTO_PAIRS_EXPLORATORY;
   if ((st = analysis_experiment(sheet, exp, threads, &sum, err)) != CORE_OK)
     goto done;
+  /* Numbers from data verify rejects are not the plan's: said first. A
+   * bundle was verified as it was opened. */
+  if (!bundle) {
+    char why[600];
+    int bad = cli_unverified(exp, why, sizeof why, err);
+    if (bad < 0) {
+      st = err->status;
+      goto done;
+    }
+    sum->status.unverified = bad;
+    if (bad && !opts->json)
+      fprintf(out,
+              "UNVERIFIED: the data did not verify (%s); run prereg verify "
+              "%s\n",
+              why, opts->args[0]);
+  }
   if (opts->json) {
     if ((st = analysis_json(sum, &text, err)) != CORE_OK)
       goto done;

@@ -219,8 +219,21 @@ core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
             sheet->path, exp->n_versions - 1, sheet->path);
   {
     const proto_sheet *plan = plan_of(exp, sheet, &owned);
+    char why[600];
+    int bad;
     if ((st = count_experiment(exp, plan, &c, err)) != CORE_OK)
       goto cleanup;
+    /* What verify rejects is never counted without saying so. */
+    if ((bad = cli_unverified(exp, why, sizeof why, err)) < 0) {
+      st = err->status;
+      goto cleanup;
+    }
+    c.status.unverified = bad;
+    if (bad)
+      fprintf(out,
+              "UNVERIFIED: the data did not verify (%s); run prereg verify "
+              "%s\n",
+              why, sheet->path);
     print_runs(&c, out);
   }
   cli_pilot_status(exp, out);

@@ -212,3 +212,32 @@ core_status cli_refuse_folder(const cli_opts *opts, core_err *err) {
                    "published bundle (a .tar.gz)",
                    arg, cmd);
 }
+
+int cli_unverified(const data_experiment *exp, char *why, size_t size,
+                   core_err *err) {
+  core_buf report;
+  core_err ve;
+  core_status st;
+  const char *p;
+  core_buf_init(&report);
+  st = data_verify(exp, &report, &ve);
+  if (st == CORE_ENOMEM || report.oom) {
+    core_buf_free(&report);
+    core_fail(err, CORE_ENOMEM, "out of memory verifying %s", exp->dir);
+    return -1;
+  }
+  /* The first line that is a problem: not a note, not the status. */
+  snprintf(why, size, "%s", ve.msg);
+  for (p = report.data; st != CORE_OK && p && *p;) {
+    const char *nl = strchr(p, '\n');
+    int len = (int)(nl ? nl - p : (long)strlen(p));
+    if (strncmp(p, "note: ", 6) != 0 && strncmp(p, "status: ", 8) != 0 &&
+        strncmp(p, "ok: ", 4) != 0) {
+      snprintf(why, size, "%.*s", len, p);
+      break;
+    }
+    p = nl ? nl + 1 : p + len;
+  }
+  core_buf_free(&report);
+  return st != CORE_OK;
+}

@@ -209,12 +209,18 @@ core_status core_open_regular(const char *path, int follow, int *fd,
                               size_t *size, core_err *err);
 /** Opens path for writing in place, created when missing (mode 0644),
  * inside a folder prereg keeps where a command may have left something
- * by that name: a link is never written through and a FIFO or device
- * never waited on, each refused by name. flags: O_WRONLY or O_RDWR, with
- * O_TRUNC or O_APPEND as wanted. OUT: *fd (the caller closes it; -1 on
- * error). */
+ * by that name: a link is never written through, a FIFO or device never
+ * waited on, a file with other hard links never changed (nor truncated:
+ * O_TRUNC is applied only after the checks), each refused by name.
+ * flags: O_WRONLY or O_RDWR, with O_TRUNC or O_APPEND as wanted. OUT: *fd
+ * (the caller closes it; -1 on error). */
 core_status core_open_regular_write(const char *path, int flags, int *fd,
                                     core_err *err);
+/** CORE_OK when fd is open on a regular file that no other name shares
+ * (st_nlink 1), else CORE_EIO naming path (for messages): what prereg
+ * changes in place (its mode, size or content) must be its own, not
+ * another file reached through a hard link. */
+core_status core_check_sole(int fd, const char *path, core_err *err);
 /** Reads the regular file open at fd (path for messages): at most max
  * bytes, a longer file is an error found without reading past max + 1.
  * OUT: *data newly allocated (NUL-terminated; core_free), *len. */
@@ -229,8 +235,9 @@ core_status core_read_file_max(const char *path, size_t max, int follow,
  * CORE_READ_MAX bytes. OUT as core_read_file_max. */
 core_status core_read_file(const char *path, char **data, size_t *len,
                            core_err *err);
-/** Sets the mode of path, which must be a regular file and not a link
- * (fchmod on the descriptor: what is checked is what changes). */
+/** Sets the mode of path, which must be a regular file, not a link and
+ * with no other hard link (fchmod on the descriptor: what is checked is
+ * what changes). */
 core_status core_chmod_regular(const char *path, unsigned mode, core_err *err);
 /** Fills err with "PATH: is a FIFO, not a regular file; ..." (mode is
  * an lstat st_mode) and returns CORE_EIO. */
@@ -283,12 +290,25 @@ core_status core_list_dir_at(int dfd, const char *dir, char ***names,
 void core_names_free(char **names, size_t n);
 /** rm -rf that never follows a symbolic link: path itself when it is not
  * a folder (a link is removed, not its target), else everything under it
- * and then the folder. A folder it must descend into or empty is made
- * accessible first (a command may leave a read-only one). A missing path
+ * and then the folder. A folder it must descend into is opened by
+ * core_open_subdir (a command may leave an unreadable one); no mode is
+ * ever changed through a name. A missing path
  * is CORE_OK. It goes on past a failure and reports the first (CORE_EIO,
  * naming the entry); a tree deeper than the descriptors we may hold open
  * is such a failure. */
 core_status core_remove_tree(const char *path, core_err *err);
+/** core_remove_tree of a folder prereg made itself: it must be a folder
+ * (not a link) owned by prereg's effective user, checked on the
+ * descriptor it is emptied through; anything else is left as it is and
+ * refused by name (CORE_EIO). */
+core_status core_remove_own_tree(const char *path, core_err *err);
+/** Opens the folder name inside the folder open at dfd (path for
+ * messages), never through a link. One that prereg's user owns but
+ * cannot read (a command made it so) is made readable first, through a
+ * descriptor of it (never by name); anyone else's is refused. OUT: *sub
+ * (the caller closes it; -1 on error). */
+core_status core_open_subdir(int dfd, const char *name, const char *path,
+                             int *sub, core_err *err);
 
 /* SHA-256 */
 

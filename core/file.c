@@ -2,7 +2,8 @@
  * their removal.
  * SPDX-License-Identifier: MIT
  */
-#define _POSIX_C_SOURCE 200809L
+/* O_PATH */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,21 +40,50 @@ core_status core_not_regular(core_err *err, const char *path, unsigned mode) {
                    path, kind_of(mode));
 }
 
+core_status core_check_sole(int fd, const char *path, core_err *err) {
+  struct stat sb;
+  if (fstat(fd, &sb) != 0)
+    return core_fail(err, CORE_EIO, "%s: cannot stat: %s", path,
+                     strerror(errno));
+  if (!S_ISREG(sb.st_mode))
+    return core_not_regular(err, path, (unsigned)sb.st_mode);
+  if (sb.st_nlink != 1)
+    return core_fail(err, CORE_EIO,
+                     "%s: has %lu hard links; another name shares its "
+                     "content, so prereg does not change it and leaves it as "
+                     "it is (replace it with a copy of its own: cp F F.new && "
+                     "mv F.new F)",
+                     path, (unsigned long)sb.st_nlink);
+  return CORE_OK;
+}
+
 core_status core_open_regular_write(const char *path, int flags, int *fd,
                                     core_err *err) {
   struct stat sb;
-  *fd =
-      open(path, flags | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  core_status st;
+  /* Truncated only once checked: O_TRUNC would cut a hard link's
+   * target before the check could see it. */
+  int trunc = (flags & O_TRUNC) != 0;
+  *fd = open(
+      path, (flags & ~O_TRUNC) | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+      0644);
   if (*fd < 0) {
     if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
       return core_not_regular(err, path, (unsigned)sb.st_mode);
     return core_fail(err, CORE_EIO, "%s: cannot open: %s", path,
                      strerror(errno));
   }
-  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+  if ((st = core_check_sole(*fd, path, err)) != CORE_OK) {
     close(*fd);
     *fd = -1;
-    return core_not_regular(err, path, (unsigned)sb.st_mode);
+    return st;
+  }
+  if (trunc && ftruncate(*fd, 0) != 0) {
+    st = core_fail(err, CORE_EIO, "%s: cannot truncate: %s", path,
+                   strerror(errno));
+    close(*fd);
+    *fd = -1;
+    return st;
   }
   /* O_NONBLOCK only kept the open from waiting on a FIFO. */
   fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK);
@@ -190,6 +220,10 @@ core_status core_chmod_regular(const char *path, unsigned mode,
   core_status st = core_open_regular(path, 0, &fd, NULL, err);
   if (st != CORE_OK)
     return st;
+  if ((st = core_check_sole(fd, path, err)) != CORE_OK) {
+    close(fd);
+    return st;
+  }
   if (fchmod(fd, (mode_t)mode) != 0)
     st = core_fail(err, CORE_EIO, "%s: cannot set mode: %s", path,
                    strerror(errno));
@@ -483,11 +517,58 @@ static void remove_failed(core_status *st, core_err *err, const char *where,
                     strerror(errno));
 }
 
+/* Makes the folder open (O_PATH) at pfd readable and searchable for its
+ * owner, through the descriptor: /proc/self/fd/N names the very inode
+ * that was opened, never a link that took its place. */
+static int own_dir_open(int pfd, unsigned mode) {
+  char self[64];
+  snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
+  if (chmod(self, (mode_t)((mode & 07777) | 0700)) != 0)
+    return -1;
+  return open(self, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+core_status core_open_subdir(int dfd, const char *name, const char *path,
+                             int *sub, core_err *err) {
+  struct stat sb;
+  int pfd;
+  *sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (*sub >= 0) {
+    /* Its entries go only if it is writable: for root it always is; a
+     * folder of ours a command made read-only is made writable through
+     * the descriptor just opened. */
+    if (geteuid() != 0 && fstat(*sub, &sb) == 0 && sb.st_uid == geteuid() &&
+        (sb.st_mode & 0700) != 0700)
+      (void)fchmod(*sub, (sb.st_mode & 07777) | 0700);
+    return CORE_OK;
+  }
+  if (errno != EACCES)
+    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", path,
+                     errno == ELOOP ? "a symbolic link" : strerror(errno));
+  /* Unreadable to us: a folder of ours a command made so is opened after
+   * a chmod through its own descriptor; anyone else's is left alone. */
+  pfd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (pfd < 0 || fstat(pfd, &sb) != 0 || sb.st_uid != geteuid()) {
+    if (pfd >= 0)
+      close(pfd);
+    return core_fail(err, CORE_EIO,
+                     "%s: cannot open folder, and it is not prereg's user's "
+                     "to make readable; prereg leaves it as it is",
+                     path);
+  }
+  *sub = own_dir_open(pfd, (unsigned)sb.st_mode);
+  close(pfd);
+  if (*sub < 0)
+    return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", path,
+                     strerror(errno));
+  return CORE_OK;
+}
+
 /* Empties the folder open at dfd (path is for messages). Works on
- * descriptors (openat, fstatat, unlinkat with AT_SYMLINK_NOFOLLOW and
- * O_NOFOLLOW): no path is resolved twice, so no entry can be swapped for
- * a link between the look and the removal, and the depth is not bounded
- * by PATH_MAX. */
+ * descriptors (openat, fstatat, unlinkat, O_NOFOLLOW): no path is
+ * resolved twice, so no entry can be swapped for a link between the look
+ * and the removal, no mode is changed through a name, and the depth is
+ * not bounded by PATH_MAX. */
 static void empty_folder(int dfd, const char *path, core_status *st,
                          core_err *err) {
   DIR *d = fdopendir(dfd);
@@ -505,21 +586,21 @@ static void empty_folder(int dfd, const char *path, core_status *st,
     if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
       continue; /* gone meanwhile */
     if (S_ISDIR(sb.st_mode)) {
-      /* Made accessible before it is opened. Should the folder be swapped
-       * for a link in between, the chmod reaches the link's target, but
-       * O_NOFOLLOW keeps us from descending into it. */
-      if ((sb.st_mode & 0700) != 0700)
-        fchmodat(dirfd(d), name, (sb.st_mode & 07777) | 0700, 0);
-      int sub = openat(dirfd(d), name,
-                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       char *subpath = core_path_join(path, name);
-      if (sub < 0)
-        remove_failed(st, err, path, name);
-      else
-        empty_folder(sub, subpath ? subpath : path, st, err);
-      core_free(subpath);
-      if (sub < 0)
+      int sub;
+      core_err e2;
+      if (core_open_subdir(dirfd(d), name, subpath ? subpath : path, &sub,
+                           &e2) != CORE_OK) {
+        if (*st == CORE_OK) {
+          *st = e2.status;
+          if (err)
+            *err = e2;
+        }
+        core_free(subpath);
         continue;
+      }
+      empty_folder(sub, subpath ? subpath : path, st, err);
+      core_free(subpath);
     }
     if (unlinkat(dirfd(d), name, S_ISDIR(sb.st_mode) ? AT_REMOVEDIR : 0) !=
             0 &&
@@ -529,27 +610,76 @@ static void empty_folder(int dfd, const char *path, core_status *st,
   closedir(d);
 }
 
-core_status core_remove_tree(const char *path, core_err *err) {
+/* Removes name in the folder open at pfd (path for messages); own: a
+ * folder must belong to prereg's user, else it is left and refused. */
+static core_status remove_at(int pfd, const char *name, const char *path,
+                             int own, core_err *err) {
   struct stat sb;
   core_status st = CORE_OK;
-  if (lstat(path, &sb) != 0)
+  int dfd;
+  if (fstatat(pfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
     return errno == ENOENT
                ? CORE_OK
                : core_fail(err, CORE_EIO, "%s: %s", path, strerror(errno));
-  if (S_ISDIR(sb.st_mode)) {
-    if ((sb.st_mode & 0700) != 0700)
-      chmod(path, (sb.st_mode & 07777) | 0700);
-    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-      return core_fail(err, CORE_EIO, "%s: cannot open folder: %s", path,
+  if (!S_ISDIR(sb.st_mode)) {
+    if (own)
+      return core_fail(err, CORE_EIO,
+                       "%s: is %s, not a folder prereg made; prereg leaves "
+                       "it as it is",
+                       path, kind_of((unsigned)sb.st_mode));
+    if (unlinkat(pfd, name, 0) != 0 && errno != ENOENT)
+      return core_fail(err, CORE_EIO, "%s: cannot remove: %s", path,
                        strerror(errno));
-    empty_folder(dfd, path, &st, err);
-    if (rmdir(path) != 0 && errno != ENOENT && st == CORE_OK)
-      st = core_fail(err, CORE_EIO, "%s: cannot remove: %s", path,
-                     strerror(errno));
-  } else if (unlink(path) != 0 && errno != ENOENT) {
+    return CORE_OK;
+  }
+  if ((st = core_open_subdir(pfd, name, path, &dfd, err)) != CORE_OK)
+    return st;
+  /* What is emptied is what was opened: its owner is checked there. */
+  if (own && (fstat(dfd, &sb) != 0 || sb.st_uid != geteuid())) {
+    close(dfd);
+    return core_fail(err, CORE_EIO,
+                     "%s: a folder prereg would remove, but owned by uid "
+                     "%ld, not by prereg's user: prereg did not make it and "
+                     "leaves it as it is (remove it yourself)",
+                     path, (long)sb.st_uid);
+  }
+  empty_folder(dfd, path, &st, err);
+  if (unlinkat(pfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT &&
+      st == CORE_OK)
     st = core_fail(err, CORE_EIO, "%s: cannot remove: %s", path,
                    strerror(errno));
-  }
   return st;
+}
+
+static core_status remove_path(const char *path, int own, core_err *err) {
+  size_t n = strlen(path);
+  char *p, *dir;
+  core_status st = CORE_OK;
+  int pfd;
+  while (n > 1 && path[n - 1] == '/')
+    n--;
+  p = core_strndup(path, n);
+  dir = p ? parent_of(p) : NULL;
+  if (!p || !dir) {
+    core_free(p);
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+  }
+  pfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (pfd < 0 && errno != ENOENT)
+    st = core_fail(err, CORE_EIO, "%s: %s", path, strerror(errno));
+  else if (pfd >= 0)
+    st = remove_at(pfd, base_of(p), p, own, err);
+  if (pfd >= 0)
+    close(pfd);
+  core_free(dir);
+  core_free(p);
+  return st;
+}
+
+core_status core_remove_tree(const char *path, core_err *err) {
+  return remove_path(path, 0, err);
+}
+
+core_status core_remove_own_tree(const char *path, core_err *err) {
+  return remove_path(path, 1, err);
 }

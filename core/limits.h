@@ -80,4 +80,12 @@
 /* Rounds per arm and workload a pilot may run (--runs). */
 #define PILOT_MAX_RUNS 1000L
 
+/* Lines between a node runner and the Slurm coordinator */
+
+/* The longest line a node runner may send (1 MiB): a row line is a CSV
+ * record of a few hundred bytes (a reason quoting a command is cut far
+ * shorter), the preflight's facts a few KiB; a longer one is refused and
+ * its step taken as lost, never held in memory whole. */
+#define CORE_NODE_LINE_MAX ((size_t)1 << 20)
+
 #endif

@@ -202,9 +202,40 @@ static core_status add_path(char ***paths, size_t *n, char *rel,
   return CORE_OK;
 }
 
+/* Replaces entry name of the folder open at dfd (open at fd) with a copy
+ * of its own, read-only: a file a command hard-linked into its working
+ * folder shares its inode with a file outside, whose mode a chmod would
+ * change. OUT: *fd the copy's descriptor. */
+static core_status own_copy(int dfd, const char *name, const char *f, int *fd,
+                            core_err *err) {
+  char tmp[64], buf[65536];
+  ssize_t n = 0;
+  int out;
+  snprintf(tmp, sizeof tmp, ".prereg-copy.tmp.%ld", (long)getpid());
+  unlinkat(dfd, tmp, 0);
+  out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+               0444);
+  if (out < 0)
+    return core_fail(err, CORE_EIO, "%s: cannot copy: %s", f, strerror(errno));
+  while ((n = read(*fd, buf, sizeof buf)) > 0)
+    if (write(out, buf, (size_t)n) != n)
+      break;
+  if (n != 0 || fsync(out) != 0 || renameat(dfd, tmp, dfd, name) != 0) {
+    core_status st =
+        core_fail(err, CORE_EIO, "%s: cannot copy: %s", f, strerror(errno));
+    close(out);
+    unlinkat(dfd, tmp, 0);
+    return st;
+  }
+  close(*fd);
+  *fd = out;
+  return CORE_OK;
+}
+
 /* Makes entry name of the folder open at dfd read-only when it is a
  * regular file (O_NOFOLLOW, fchmod on what was opened: a link is never
- * followed, whatever is swapped in). */
+ * followed, whatever is swapped in; a file with other hard links is
+ * replaced by a copy of its own first). */
 static core_status freeze_file(int dfd, const char *name, const char *f,
                                core_err *err) {
   struct stat sb;
@@ -216,6 +247,9 @@ static core_status freeze_file(int dfd, const char *name, const char *f,
     st = core_fail(err, CORE_EIO,
                    "%s: not a regular file; a batch folder holds files only",
                    f);
+  else if (sb.st_nlink != 1 &&
+           (st = own_copy(dfd, name, f, &fd, err)) != CORE_OK)
+    ; /* said by own_copy */
   else if (fchmod(fd, 0444) != 0)
     st = core_fail(err, CORE_EIO, "%s: cannot make read-only: %s", f,
                    strerror(errno));
@@ -418,6 +452,7 @@ typedef struct load_ctx {
   int header_seen;
   data_row_fn fn;
   void *fn_ctx;
+  data_runvalues *values; /* the file's runs and metrics so far */
 } load_ctx;
 
 int data_row_header_ok(char **f, size_t n) {
@@ -443,6 +478,22 @@ static core_status header_ok(char **f, size_t n, const char *name, long line,
   return CORE_OK;
 }
 
+/* A second value of one run and metric is refused as verify names it. */
+static core_status one_value(load_ctx *c, const data_row *r, long line,
+                             core_err *err) {
+  long first = data_runvalues_add(c->values, r, line);
+  if (first < 0)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", c->name);
+  if (first > 0)
+    return core_fail(err, CORE_EINPUT,
+                     "%s:%ld: value: a second %s of run %s (workload %s, arm "
+                     "%s), the first on line %ld; a run has one value per "
+                     "metric, so the file was edited; run prereg verify",
+                     c->name, line, r->metric, r->run_id, r->workload, r->arm,
+                     first);
+  return CORE_OK;
+}
+
 static core_status on_load(void *vctx, char **f, size_t n, long line,
                            core_err *err) {
   load_ctx *c = vctx;
@@ -453,12 +504,14 @@ static core_status on_load(void *vctx, char **f, size_t n, long line,
     return header_ok(f, n, c->name, line, err);
   }
   if (!c->rows) {
-    if ((st = data_row_parse_view(&r, f, n, c->name, line, err)) != CORE_OK)
+    if ((st = data_row_parse_view(&r, f, n, c->name, line, err)) != CORE_OK ||
+        (st = one_value(c, &r, line, err)) != CORE_OK)
       return st;
     return c->fn(c->fn_ctx, &r, err);
   }
   if ((st = data_row_parse_pooled(&r, f, n, c->name, line, c->rows->pool,
-                                  err)) != CORE_OK)
+                                  err)) != CORE_OK ||
+      (st = one_value(c, &r, line, err)) != CORE_OK)
     return st;
   return data_rowset_push(c->rows, &r, err);
 }
@@ -472,12 +525,15 @@ static core_status load_csv(const data_experiment *exp, const char *path,
                             const manifest_entry *frozen, load_ctx c,
                             csvscan_result *res, core_err *err) {
   char hex[CORE_SHA256_HEX];
+  core_status st;
   c.name = path;
   c.header_seen = 0;
+  if (!(c.values = data_runvalues_new(1)))
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
   /* Read a chunk at a time: a batch of a million rows is 160 MB of text
    * that need never be in memory at once. */
-  core_status st =
-      data_csv_scan_file(path, on_load, &c, res, frozen ? hex : NULL, err);
+  st = data_csv_scan_file(path, on_load, &c, res, frozen ? hex : NULL, err);
+  data_runvalues_free(c.values);
   if (st == CORE_OK && frozen && !exp->trust_changed &&
       strcmp(hex, frozen->sha256) != 0)
     st = core_fail(err, CORE_EVERIFY,
@@ -534,7 +590,7 @@ static core_status scan_batches(const data_experiment *exp, load_ctx c,
 
 core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
                            core_err *err) {
-  load_ctx c = {NULL, rows, 0, NULL, NULL};
+  load_ctx c = {NULL, rows, 0, NULL, NULL, NULL};
   core_status st;
   memset(rows, 0, sizeof *rows);
   /* The rows' strings are interned: most columns repeat a few values. */
@@ -549,7 +605,7 @@ core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
 
 core_status data_scan_rows(const data_experiment *exp, data_row_fn fn,
                            void *ctx, core_err *err) {
-  load_ctx c = {NULL, NULL, 0, fn, ctx};
+  load_ctx c = {NULL, NULL, 0, fn, ctx, NULL};
   return scan_batches(exp, c, err);
 }
 

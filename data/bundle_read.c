@@ -864,19 +864,20 @@ static core_status verify_fd(const char *path, int fd, reader *r,
   }
 }
 
+/* Opened like every other input (core_open_regular): looked at before
+ * it is opened and again once open, never waited on. A FIFO, a device
+ * or a folder is no bundle: bad input, refused at once. */
 static int open_bundle(const char *path, core_err *err) {
   struct stat sb;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    core_fail(err, CORE_EIO, "%s: cannot open: %s", path, strerror(errno));
+  int fd;
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    core_not_regular(err, path, (unsigned)sb.st_mode);
+    if (err)
+      err->status = CORE_EINPUT;
     return -1;
   }
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    close(fd);
-    core_fail(err, CORE_EINPUT, "%s: not a regular file, so not a bundle",
-              path);
+  if (core_open_regular(path, 1, &fd, NULL, err) != CORE_OK)
     return -1;
-  }
   return fd;
 }
 

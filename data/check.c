@@ -72,6 +72,7 @@ struct data_check {
   int is_csv, unfinished, header_seen, bad_header;
   long at_start, row_problems;
   run_acc run;
+  data_runvalues *values; /* the streaming file's runs and metrics */
   size_t n_files, n_batches, n_rows;
   /* The next file's mode, when writable (a folder's, data_check_mode). */
   char *writable_rel;
@@ -565,6 +566,21 @@ static core_status on_row(void *ctx, char **f, size_t n, long line,
   v->n_rows++;
   if (!v->unfinished)
     check_row(v, &r, line);
+  if (!v->values && !(v->values = data_runvalues_new(1))) {
+    v->oom = 1;
+    return CORE_OK;
+  }
+  {
+    long first = data_runvalues_add(v->values, &r, line);
+    if (first < 0)
+      v->oom = 1;
+    else if (first > 0)
+      row_problem(v, line,
+                  "value: a second %s of run %s (workload %s, arm %s), the "
+                  "first on line %ld; a run has one value per metric, so the "
+                  "file was edited",
+                  r.metric, r.run_id, r.workload, r.arm, first);
+  }
   count_row(v, &r);
   return CORE_OK;
 }
@@ -579,6 +595,8 @@ void data_check_file_begin(data_check *v, const char *rel, int unfinished) {
   v->is_csv = batch_id(rel, ".csv", v->stem);
   v->header_seen = v->bad_header = 0;
   v->row_problems = 0;
+  if (v->values)
+    data_runvalues_reset(v->values);
   if (!v->rel || !v->sha) {
     v->oom = 1;
     return;
@@ -819,6 +837,7 @@ static void free_check(data_check *v) {
   }
   data_csvscan_end(v->scan);
   core_free(v->run.buf);
+  data_runvalues_free(v->values);
   core_free(v->rel);
   core_free(v->scan_name);
   core_free(v->writable_rel);

@@ -537,6 +537,30 @@ const char *data_strpool_intern(data_strpool *p, const char *s, size_t len) {
   return copy;
 }
 
+/* Values */
+
+const char data_value_negative[] =
+    "a time or an amount of memory cannot be negative";
+
+const char *data_value_ok(const char *metric, double v) {
+  if (!isfinite(v))
+    return "not a finite number";
+  if (v < 0 && proto_metric_nonnegative(metric))
+    return data_value_negative;
+  return NULL;
+}
+
+const char *data_value_parse(const char *metric, const char *text, double *v) {
+  double x;
+  const char *why = core_parse_decimal(text, &x);
+  if (why)
+    return why;
+  if ((why = data_value_ok(metric, x)) != NULL)
+    return why;
+  *v = x;
+  return NULL;
+}
+
 /* Rows */
 
 void data_row_clear(data_row *r) {
@@ -691,11 +715,15 @@ static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
     r->has_value = 0;
     r->value = NAN;
   } else {
-    char *end;
-    r->value = strtod(f[18], &end);
-    if (*end)
-      return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not a number",
-                       name, line, cols[18], f[18]);
+    /* Read as an import is: what prereg wrote obeys the rule, so a value
+     * that does not (-0.001 s, 0x1p-3, 1e-320, nan) was put there by
+     * hand, and would be computed with. */
+    const char *why = data_value_parse(f[17], f[18], &r->value);
+    if (why)
+      return core_fail(err, CORE_EINPUT,
+                       "%s:%ld: %s '%.80s' (%s): %s; prereg never writes "
+                       "such a value, so the file was edited",
+                       name, line, cols[18], f[18], f[17], why);
     r->has_value = 1;
   }
   core_status st = check_utf8(f, slot_col, sizeof slots / sizeof slots[0],

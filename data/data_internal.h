@@ -95,6 +95,42 @@ core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
                                   const char *name, long line,
                                   data_strpool *pool, core_err *err);
 
+/* The one rule for a value, imported or frozen: a decimal number as
+ * core_parse_decimal reads one (finite; no hexadecimal, "nan" or "inf";
+ * neither an overflow nor a subnormal), and not negative for a time or
+ * an amount of memory (proto_metric_nonnegative). */
+
+/** The reason data_value_parse and data_value_ok give for a negative
+ * time or amount of memory (compare the pointer). */
+extern const char data_value_negative[];
+/** Reads text as a value of metric under the rule. Returns NULL with *v
+ * set, or why not (a static string: core_parse_decimal's reason, or
+ * data_value_negative). */
+const char *data_value_parse(const char *metric, const char *text, double *v);
+/** The rule for a number already read (a JSON number): NULL, or why not
+ * ("not a finite number", data_value_negative). */
+const char *data_value_ok(const char *metric, double v);
+
+/* One value per run and metric (values.c): the rows of one batch file
+ * are fed in turn; a second row of the same run and metric is found.
+ * per_run: a run is the rows of one batch, workload, arm and run id one
+ * after the other (the counting rule's run), and only the current run's
+ * metrics are kept (bounded memory, for readers of frozen rows); else
+ * every row's key is kept (an import, read whole anyway): 24 bytes a row
+ * at most twice over. */
+typedef struct data_runvalues data_runvalues;
+
+/** A new, empty set; NULL when out of memory. Free with
+ * data_runvalues_free (NULL-safe). */
+data_runvalues *data_runvalues_new(int per_run);
+void data_runvalues_free(data_runvalues *rv);
+/** Empties the set for the next file. */
+void data_runvalues_reset(data_runvalues *rv);
+/** Adds r (found on line): 0 when its run and metric are new, the line
+ * of the earlier row of the same run and metric when not, -1 when out of
+ * memory. */
+long data_runvalues_add(data_runvalues *rv, const data_row *r, long line);
+
 /** data_row_parse with r's strings pointing into f itself: valid as long
  * as f's strings are, and never to be freed. */
 core_status data_row_parse_view(data_row *r, char **f, size_t n,

@@ -303,12 +303,12 @@ static core_status fields_utf8(const imp *m, char **f, size_t n,
  * amount of memory. */
 static core_status csv_value(const char *where, const char *metric,
                              const char *value, double *v, core_err *err) {
-  const char *why = core_parse_decimal(value, v);
-  if (why)
+  const char *why = data_value_parse(metric, value, v);
+  if (why && why != data_value_negative)
     return core_fail(err, CORE_EINPUT,
                      "%s: value '%.80s' is not a finite number (%s)", where,
                      value, why);
-  if (*v < 0 && proto_metric_nonnegative(metric))
+  if (why)
     return core_fail(err, CORE_EINPUT,
                      "%s: value %.80s: %s is a time or an amount of memory, "
                      "which cannot be negative",
@@ -904,10 +904,11 @@ core_status data_import_row(data_import *m, const char *where,
   core_status st = declared(m, where, workload, arm, metric, &w, err);
   if (st != CORE_OK)
     return st;
-  if (has_value && !isfinite(value))
+  const char *why = has_value ? data_value_ok(metric, value) : NULL;
+  if (why && why != data_value_negative)
     return core_fail(err, CORE_EINPUT, "%s: %s: not a finite number", where,
                      metric);
-  if (has_value && value < 0 && proto_metric_nonnegative(metric))
+  if (why)
     return core_fail(err, CORE_EINPUT,
                      "%s: %s is a time or an amount of memory, which cannot "
                      "be negative",
@@ -1367,6 +1368,32 @@ static core_status import_source(imp *m, const char **format,
   return st;
 }
 
+/* One value per run and metric, as every reader of the frozen rows
+ * demands (values.c): a second value of a run is refused here, before
+ * it is frozen, naming the run. */
+static core_status one_value_each(const imp *m, core_err *err) {
+  data_runvalues *rv = data_runvalues_new(0);
+  core_status st = CORE_OK;
+  if (!rv)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  for (size_t i = 0; i < m->rows.n && st == CORE_OK; i++) {
+    const data_row *r = &m->rows.rows[i];
+    long first = data_runvalues_add(rv, r, (long)i + 1);
+    if (first < 0)
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    else if (first > 0)
+      st = core_fail(err, CORE_EINPUT,
+                     "%s: run %s (workload %s, arm %s) has a second value of "
+                     "%s (rows %ld and %zu of the file's rows): a run has one "
+                     "value per metric; give each measurement a run of its "
+                     "own (or leave the run column out)",
+                     m->file, r->run_id, r->workload, r->arm, r->metric, first,
+                     i + 1);
+  }
+  data_runvalues_free(rv);
+  return st;
+}
+
 /* The batch facts: the file, and for go test output the configuration
  * of every run; the names --ignore-unmapped left out. */
 static json_t *import_facts(imp *m, const char *format, const char *hex,
@@ -1422,7 +1449,8 @@ static core_status import_freeze(imp *m, const char *format, const char *hex,
                      res->n_left_out ? " (--ignore-unmapped left out every "
                                        "result)"
                                      : "");
-  if ((st = not_imported_before(m->exp, m->file, hex, err)) != CORE_OK)
+  if ((st = one_value_each(m, err)) != CORE_OK ||
+      (st = not_imported_before(m->exp, m->file, hex, err)) != CORE_OK)
     return st;
   /* Everything checked: only now does anything touch the data folder. */
   facts = import_facts(m, format, hex, res->left_out, res->n_left_out);

@@ -107,6 +107,10 @@ static core_status open_unfinished(const char *csv, int *fd, char **text,
     refused(err);
     return st;
   }
+  if ((st = core_check_sole(*fd, csv, err)) != CORE_OK) {
+    refused(err);
+    return st;
+  }
   /* A crash between chmod and the manifest leaves it read-only. */
   if (fchmod(*fd, 0644) != 0)
     return core_fail(err, CORE_EIO, "%s: cannot make writable: %s", csv,
@@ -122,7 +126,7 @@ static core_status cut_tail(const char *csv, int rfd, size_t keep,
   struct stat a, b;
   int fd = open(csv, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   int same = fd >= 0 && fstat(fd, &a) == 0 && fstat(rfd, &b) == 0 &&
-             a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+             a.st_ino == b.st_ino && a.st_dev == b.st_dev && a.st_nlink == 1;
   if (!same || ftruncate(fd, (off_t)keep) != 0 ||
       (keep == 0 && write(fd, hdr, strlen(hdr)) != (ssize_t)strlen(hdr)) ||
       fsync(fd) != 0) {
@@ -174,11 +178,8 @@ static core_status prune_at(int dfd, const char *full, core_buf *notes,
     else if (fstatat(dfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) != 0)
       ; /* gone meanwhile */
     else if (S_ISDIR(sb.st_mode) && depth < 64) {
-      if ((sb.st_mode & 0700) != 0700)
-        fchmodat(dfd, names[i], (sb.st_mode & 07777) | 0700, 0);
-      int sub = openat(dfd, names[i],
-                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub >= 0) {
+      int sub;
+      if (core_open_subdir(dfd, names[i], f, &sub, NULL) == CORE_OK) {
         st = prune_at(sub, f, notes, depth + 1, err);
         close(sub);
       }

@@ -59,22 +59,25 @@ static char *staging_path(const char *dir) {
 
 /* Removes the staging folders of reports that were killed (kill -9
  * between the first file and the renames): named like ours with another
- * pid, of a process that is gone. The folder is read with readdir alone:
- * a listing's allocations would grow with what else the folder holds. */
-static void drop_stale(const char *stage) {
+ * pid, of a process that is gone. Only a folder prereg's user owns goes,
+ * checked on the descriptor it is emptied through; anything else by such
+ * a name is refused and left. The folder is read with readdir alone: a
+ * listing's allocations would grow with what else the folder holds. */
+static core_status drop_stale(const char *stage, core_err *err) {
   const char *slash = strrchr(stage, '/');
   const char *base = slash ? slash + 1 : stage;
   const char *tail = strstr(base, ".tmp.");
   size_t keep = tail ? (size_t)(tail - base) + 5 : 0;
   char dir[PATH_MAX], path[PATH_MAX];
   struct dirent *e;
+  core_status st = CORE_OK;
   DIR *d;
   if (!slash || !tail || (size_t)(slash - stage) >= sizeof dir)
-    return;
+    return CORE_OK;
   snprintf(dir, sizeof dir, "%.*s", (int)(slash - stage), stage);
   if (!(d = opendir(dir)))
-    return;
-  while ((e = readdir(d)) != NULL) {
+    return CORE_OK;
+  while (st == CORE_OK && (e = readdir(d)) != NULL) {
     const char *digits = e->d_name + keep;
     long pid;
     if (strncmp(e->d_name, base, keep) != 0 || !*digits ||
@@ -85,11 +88,11 @@ static void drop_stale(const char *stage) {
         errno != ESRCH)
       continue;
     if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) <
-            (int)sizeof path &&
-        core_is_real_dir(path))
-      core_remove_tree(path, NULL);
+        (int)sizeof path)
+      st = core_remove_own_tree(path, err);
   }
   closedir(d);
+  return st;
 }
 
 /* Makes the staging folder anew (mkdir never follows a link), removing
@@ -97,8 +100,13 @@ static void drop_stale(const char *stage) {
 static core_status staging_make(const char *stage, core_err *err) {
   if (mkdir(stage, 0755) == 0)
     return CORE_OK;
-  if (errno == EEXIST && core_is_real_dir(stage) &&
-      core_remove_tree(stage, NULL) == CORE_OK && mkdir(stage, 0755) == 0)
+  core_err why;
+  if (errno == EEXIST && core_remove_own_tree(stage, &why) != CORE_OK)
+    return core_fail(err, CORE_EIO,
+                     "%s: cannot create the report's staging folder: %s "
+                     "(choose another folder with --out)",
+                     stage, why.msg);
+  if (mkdir(stage, 0755) == 0)
     return CORE_OK;
   return core_fail(err, CORE_EIO,
                    "%s: cannot create the report's staging folder: %s "
@@ -218,8 +226,8 @@ core_status report_write_all(const report_input *in, const report_doc *doc,
     st = core_fail(err, CORE_ENOMEM, "out of memory");
   if (st == CORE_OK && (st = core_check_dir(dir, err)) == CORE_OK &&
       (st = check_targets(dir, items, n, err)) == CORE_OK) {
-    drop_stale(stage);
-    st = staging_make(stage, err);
+    if ((st = drop_stale(stage, err)) == CORE_OK)
+      st = staging_make(stage, err);
     if (st == CORE_OK) {
       if ((st = write_staged(in, items, n, stage, err)) == CORE_OK)
         st = move_all(stage, dir, items, n, err);

@@ -179,45 +179,53 @@ static core_status files_open(run_setting *set, const proto_workload *w,
 
 /* A failed run's folder is kept as evidence, but a frozen batch holds
  * regular files only: symlinks, sockets and fifos are removed (their
- * names go to the run's stderr file). */
-static void prune_special(const char *path, run_sink *errs) {
-  DIR *d = opendir(path);
-  if (!d)
-    return;
+ * names go to the run's stderr file). Walked through descriptors (the
+ * command may still swap names for links): nothing is followed and no
+ * mode is changed through a name. dfd is closed here. */
+static void prune_at(int dfd, const char *path, run_sink *errs) {
+  DIR *d = fdopendir(dfd);
   struct dirent *e;
+  if (!d) {
+    close(dfd);
+    return;
+  }
   while ((e = readdir(d)) != NULL) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-      continue;
-    char *p = core_path_join(path, e->d_name);
     struct stat sb;
-    if (p && lstat(p, &sb) == 0) {
-      if (S_ISDIR(sb.st_mode)) {
-        chmod(p, sb.st_mode | 0700);
-        prune_special(p, errs);
-        /* A kept git repository (the replay's) would make the data folder
-         * a nest of repositories that git cannot commit: keep its files
-         * under another name. Seeing the renamed entry again in this
-         * readdir is harmless: it is pruned twice. */
-        if (strcmp(e->d_name, ".git") == 0) {
-          char *kept = core_path_join(path, "dot-git");
-          if (kept && rename(p, kept) == 0)
-            run_sink_note(errs,
-                          "prereg: renamed %s to dot-git in the kept "
-                          "working folder\n",
-                          p);
-          core_free(kept);
-        }
-      } else if (!S_ISREG(sb.st_mode)) {
-        unlink(p);
+    char *p;
+    int sub;
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+        fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+      continue;
+    p = core_path_join(path, e->d_name);
+    if (p && S_ISDIR(sb.st_mode) &&
+        core_open_subdir(dirfd(d), e->d_name, p, &sub, NULL) == CORE_OK) {
+      prune_at(sub, p, errs);
+      /* A kept git repository (the replay's) would make the data folder
+       * a nest of repositories that git cannot commit: keep its files
+       * under another name. Seeing the renamed entry again in this
+       * readdir is harmless: it is pruned twice. */
+      if (strcmp(e->d_name, ".git") == 0 &&
+          renameat(dirfd(d), ".git", dirfd(d), "dot-git") == 0)
         run_sink_note(errs,
-                      "prereg: removed non-regular file %s from the "
-                      "kept working folder\n",
+                      "prereg: renamed %s to dot-git in the kept "
+                      "working folder\n",
                       p);
-      }
+    } else if (p && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) {
+      unlinkat(dirfd(d), e->d_name, 0);
+      run_sink_note(errs,
+                    "prereg: removed non-regular file %s from the "
+                    "kept working folder\n",
+                    p);
     }
     core_free(p);
   }
   closedir(d);
+}
+
+static void prune_special(const char *path, run_sink *errs) {
+  int dfd;
+  if (core_open_dir(path, &dfd, NULL) == CORE_OK)
+    prune_at(dfd, path, errs);
 }
 
 /* What stays of the run: a valid run's working folder goes, a failed

@@ -37,6 +37,7 @@ typedef struct host_run {
   run_child c;
   int busy;      /* a step runs (its srun not yet reaped) */
   core_buf in;   /* a line not yet whole */
+  int skip_line; /* the rest of a line past CORE_NODE_LINE_MAX: dropped */
   core_buf tail; /* the last of what srun wrote to stderr */
   double deadline, heard;
   char why[400];     /* why the step is taken as lost, "" while it is not */

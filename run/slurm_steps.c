@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "run/slurm_internal.h"
 
 /* The hosts and their steps */
@@ -248,6 +249,7 @@ static core_status start(coord *c, host_run *h, const slurm_step *st,
   h->why[0] = h->jobstep[0] = 0;
   h->ends = 0;
   h->in.len = h->tail.len = 0;
+  h->skip_line = 0;
   return CORE_OK;
 }
 
@@ -257,10 +259,10 @@ core_status slurm_journal_open(coord *c, host_run *h, core_err *err) {
   char *path = core_asprintf("%s/%s.lines", c->bdir, h->name);
   if (!path)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  h->journal = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  core_status st = h->journal < 0 ? core_fail(err, CORE_EIO, "%s: %s", path,
-                                              strerror(errno))
-                                  : CORE_OK;
+  /* Like every file prereg writes into a folder a command may touch:
+   * never through a link, a FIFO or a hard link. */
+  core_status st =
+      core_open_regular_write(path, O_WRONLY | O_APPEND, &h->journal, err);
   core_free(path);
   if (st == CORE_OK && h->early.len &&
       write(h->journal, h->early.data, h->early.len) < 0) {
@@ -405,9 +407,14 @@ static core_status lines(coord *c, host_run *h, core_err *err) {
   for (size_t i = 0; i < h->in.len && st == CORE_OK; i++)
     if (h->in.data[i] == '\n') {
       h->in.data[i] = 0;
-      st = on_line(c, h, h->in.data + start, err);
+      if (h->skip_line)
+        h->skip_line = 0; /* the end of a line past the cap: dropped */
+      else
+        st = on_line(c, h, h->in.data + start, err);
       start = i + 1;
     }
+  if (h->skip_line)
+    start = h->in.len;
   memmove(h->in.data, h->in.data + start, h->in.len - start);
   h->in.len -= start;
   return st;
@@ -421,22 +428,83 @@ static void clear_got(host_run *h) {
   h->n_got = 0;
 }
 
+/* Whether r is a run of this host and batch, of a declared arm, with
+ * one of the workload's metrics, the run id the node runner gives
+ * (BATCH-HOST-NNNN), and no metric of its run twice (prev: the row
+ * before it, or NULL); why not. The values obey the frozen rows' rule
+ * already: data_row_unline reads them as a batch file's. */
+static int own_run_id(const char *bid, const char *host, const char *id) {
+  size_t bl = strlen(bid), hl = strlen(host);
+  if (strncmp(id, bid, bl) || id[bl] != '-' ||
+      strncmp(id + bl + 1, host, hl) || id[bl + 1 + hl] != '-')
+    return 0;
+  id += bl + hl + 2;
+  return strlen(id) >= 4 && strspn(id, "0123456789") == strlen(id);
+}
+
+static int row_is_ours(const coord *c, const host_run *h,
+                       const proto_workload *w, const data_row *r,
+                       const data_row *run, size_t n_run, char *why,
+                       size_t cap) {
+  size_t a, m;
+  for (a = 0; a < c->s->n_arms && strcmp(c->s->arms[a].name, r->arm); a++)
+    ;
+  for (m = 0; m < w->n_metrics && strcmp(w->metrics[m], r->metric); m++)
+    ;
+  if (!own_run_id(c->bid, h->name, r->run_id))
+    snprintf(why, cap, "it sent a run id that is not its own (%.80s)",
+             r->run_id);
+  else if (a == c->s->n_arms)
+    snprintf(why, cap,
+             "it sent a row of an arm the sheet does not declare "
+             "(%.80s)",
+             r->arm);
+  else if (m == w->n_metrics)
+    snprintf(why, cap, "it sent a metric %s does not measure (%.80s)", w->name,
+             r->metric);
+  else
+    for (const data_row *p = run; p < run + n_run; p++)
+      if (!strcmp(p->run_id, r->run_id) && !strcmp(p->metric, r->metric)) {
+        snprintf(why, cap, "it sent two values of %s for run %.80s", r->metric,
+                 r->run_id);
+        break;
+      }
+  return !why[0];
+}
+
+/* Whether r, after the n_run rows of its run before it (run), is one the
+ * step was to send; why not. */
+static int row_fits(const coord *c, const host_run *h, const data_row *r,
+                    const data_row *run, size_t n_run, char *why, size_t cap) {
+  const slurm_step *st = h->cur;
+  const proto_workload *w = &c->s->workloads[st->workload];
+  if (!row_is_ours(c, h, w, r, run, n_run, why, cap))
+    return 0;
+  if (strcmp(r->host, h->name) || strcmp(r->batch, c->bid) ||
+      strcmp(r->workload, w->name) || strcmp(r->source, "run") ||
+      strcmp(r->sheet_sha256, c->s->sha256) ||
+      r->sheet_version != c->version || !r->quick != !c->p->quick ||
+      (st->round > 0 && r->round != st->round) || r->round <= 0) {
+    snprintf(why, cap, "it sent a row of another round (%s %s round %ld)",
+             r->host, r->workload, r->round);
+    return 0;
+  }
+  return 1;
+}
+
 /* Whether the rows of the step are those it was to send; why not. */
 static int rows_fit(const coord *c, const host_run *h, char *why, size_t cap) {
   const slurm_step *st = h->cur;
   const proto_workload *w = &c->s->workloads[st->workload];
+  size_t first = 0;
   long runs = 0;
+  why[0] = '\0';
   for (size_t i = 0; i < h->n_got; i++) {
     const data_row *r = &h->got[i];
-    if (strcmp(r->host, h->name) || strcmp(r->batch, c->bid) ||
-        strcmp(r->workload, w->name) || strcmp(r->source, "run") ||
-        strcmp(r->sheet_sha256, c->s->sha256) ||
-        r->sheet_version != c->version || !r->quick != !c->p->quick ||
-        (st->round > 0 && r->round != st->round) || r->round <= 0) {
-      snprintf(why, cap, "it sent a row of another round (%s %s round %ld)",
-               r->host, r->workload, r->round);
+    if (i && strcmp(r->run_id, h->got[i - 1].run_id) != 0)
+      first = i;
+    if (!row_fits(c, h, r, &h->got[first], i - first, why, cap))
       return 0;
-    }
     runs += i == 0 || strcmp(r->run_id, h->got[i - 1].run_id) != 0;
   }
   if (runs != st->runs || h->n_got != (size_t)runs * w->n_metrics) {
@@ -445,6 +513,26 @@ static int rows_fit(const coord *c, const host_run *h, char *why, size_t cap) {
     return 0;
   }
   return 1;
+}
+
+/* Of a lost step's rows, only those that are the step's own are kept (as
+ * invalid): a row with another host's run id, an undeclared arm or a
+ * second value would be frozen as that host's or that run's. What is
+ * dropped stays in the journal. */
+static void keep_own(const coord *c, host_run *h) {
+  size_t k = 0, first = 0;
+  char why[400];
+  for (size_t i = 0; i < h->n_got; i++) {
+    data_row r = h->got[i];
+    if (k && strcmp(r.run_id, h->got[k - 1].run_id) != 0)
+      first = k;
+    why[0] = '\0';
+    if (row_fits(c, h, &r, &h->got[first], k - first, why, sizeof why))
+      h->got[k++] = r;
+    else
+      data_row_free_strings(&r);
+  }
+  h->n_got = k;
 }
 
 /* The rows of the step go to the batch in one write; each run counted
@@ -484,6 +572,7 @@ static core_status keep(coord *c, host_run *h, core_err *err) {
 static core_status lose(coord *c, host_run *h, const char *why,
                         core_err *err) {
   const slurm_step *cur = h->cur;
+  keep_own(c, h);
   for (size_t i = 0; i < h->n_got; i++) {
     data_row *r = &h->got[i];
     char *nr =
@@ -644,6 +733,18 @@ static core_status pump(coord *c, int *stopping, core_err *err) {
     core_status st = out ? lines(c, h, err) : CORE_OK;
     if (st != CORE_OK)
       return st;
+    /* What is left is a line not yet whole: past the cap it is no line
+     * prereg's node runner writes, and is not kept growing. */
+    if (out && h->in.len > CORE_NODE_LINE_MAX) {
+      char w[160];
+      snprintf(w, sizeof w,
+               "it sent a line longer than %zu bytes (no node runner's "
+               "line is)",
+               (size_t)CORE_NODE_LINE_MAX);
+      h->in.len = 0;
+      h->skip_line = 1;
+      cancel_step(c, h, w);
+    }
   }
   return CORE_OK;
 }

@@ -92,11 +92,52 @@ same_verdict "a row under another sheet" \
 edit batches/b0001.csv '2s/^0,/1,/'
 same_verdict "a row from a later version" \
   "batches/b0001.csv:2: sheet_version 1 did not exist when the batch started"
+edit batches/b0001.csv '2s/^0,/5,/'
+same_verdict "a row of a version not in the chain" \
+  "batches/b0001.csv:2: sheet_version 5 is not a version in the chain"
+# Whatever verify rejects, every status line says so.
+expect 0 "a version not in the chain: analyze" "$PREREG" analyze ov.lua
+check_grep "a version not in the chain: analyze says UNVERIFIED first" \
+  "^UNVERIFIED: the data did not verify \(data/ov/batches/b0001.csv:2: sheet_version 5" "$(printf '%s\n' "$out" | head -1)"
+check_grep "a version not in the chain: analyze's status line" "^status: .*UNVERIFIED" "$out"
+expect 0 "a version not in the chain: analyze --json" "$PREREG" analyze ov.lua --json
+check_grep "a version not in the chain: the JSON status" '"line": ".*UNVERIFIED"' "$out"
+expect 0 "a version not in the chain: status" "$PREREG" status ov.lua
+check_grep "a version not in the chain: status's status line" "^status: .*UNVERIFIED" "$out"
 edit batches/b0002.csv '3s/,b0002,/,b0009,/'
 same_verdict "a row of another batch" "batches/b0002.csv:3: batch 'b0009' in a row of b0002"
 edit batches/b0001.csv '2s/,import,w,a,0,1,/,run,w,a,0,1,/; 2s/,line-2,,/,line-2,2020-01-01T00:00:00Z,/'
 same_verdict "a run older than the registration" \
   "batches/b0001.csv:2: started at 2020-01-01T00:00:00Z, before version 0 was filed .*: older than the registration"
+
+# values prereg never writes, read under the import's rule, and a second
+# value of one run and metric (twenty more of one run, and a batch's last
+# row twice): verify names the file, the line and the field; analyze of the
+# folder refuses (exit 2, as for bad UTF-8) and of the bundle fails its
+# verification, rather than compute with them
+refuses_analysis() { # refuses_analysis CASE PATTERN
+  expect 2 "$1: analyze refuses" "$PREREG" analyze ov.lua
+  check_grep "$1: analyze names it" "$2" "$out"
+  # A bundle is verified before anything is computed: it fails that.
+  expect 1 "$1: analyze BUNDLE refuses" "$PREREG" analyze ov.tar.gz
+  check_grep "$1: analyze BUNDLE names it" "$2" "$out"
+}
+value() { # value CASE VALUE PATTERN: row 2 of b0001 given VALUE
+  edit batches/b0001.csv "2s/,wall_s,[^,]*,\([01]\)\$/,wall_s,$2,\1/"
+  same_verdict "$1" "batches/b0001.csv:2: value '$3' \\(wall_s\\): $4"
+  refuses_analysis "$1" "b0001.csv:2: value '$3'"
+}
+value "a negative time" -0.001 -0.001 "a time or an amount of memory cannot be negative"
+value "a hexadecimal value" 0x1p-3 0x1p-3 "a hexadecimal number"
+value "a subnormal value" 1e-320 1e-320 "too small"
+value "nan" nan nan "not a number"
+edit batches/b0001.csv "2{$(printf 'p;%.0s' $(seq 1 20))}"
+same_verdict "twenty more values of one run" \
+  "batches/b0001.csv:3: value: a second wall_s of run line-2 \\(workload w, arm a\\), the first on line 2"
+refuses_analysis "twenty more values of one run" "b0001.csv:3: value: a second wall_s of run line-2"
+edit batches/b0002.csv "\$p"
+same_verdict "a batch's last row twice" \
+  "batches/b0002.csv:4: value: a second wall_s of run line-3 \\(workload w, arm b\\), the first on line 3"
 
 # what both see alike, and pass alike
 rm -rf data && cp -a pristine data
@@ -107,4 +148,4 @@ check "the same status line from both" \
   test "$(grep '^status: ' folder.txt)" = "$(sed -n 's|^ov.tar.gz: status: |status: |p' bundle.txt)"
 check_grep "the status line" '^status: IMPORTED · AMENDED AFTER DATA · TOO FEW VALID \(w/a 2 of 3, w/b 2 of 3\) \(runs: 4 counted' "$(cat folder.txt)"
 
-done_testing 51
+done_testing 128

@@ -85,6 +85,10 @@ csv ',run' 'imp,a,wall_s,1,99999999999999999999999' >run.csv
 refused "run past 64 bits" "run.csv:2: run 99999999999999999999999 is out of range" run.csv
 csv ',exit_code' 'imp,a,wall_s,1,99999999999' >code.csv
 refused "exit code past an int" "code.csv:2: exit_code '99999999999' is not an integer" code.csv
+# One value per run and metric: a second one is refused, whichever rows
+# lie between them.
+csv ',run' 'imp,a,wall_s,1,1' 'imp,b,wall_s,2,1' 'imp,a,wall_s,1.1,1' >dup.csv
+refused "a second value of one run" "dup.csv: run 1 \(workload imp, arm a\) has a second value of wall_s \(rows 1 and 3" dup.csv
 # A metric that is neither a time nor memory may be negative.
 csv '' 'imp,a,score,-1.5' 'imp,b,score,-2' >score.csv
 expect 0 "negative score: imported" "$PREREG" import s.lua score.csv --data "$D"
@@ -286,4 +290,4 @@ kill -INT "$first" 2>/dev/null
 wait "$first"
 
 report_scenarios
-done_testing 50
+done_testing 53

@@ -429,16 +429,45 @@ static int run_bundle(const uint8_t *data, size_t size) {
   return 0;
 }
 
+/* A line a node runner sends the Slurm coordinator (data_row_unline: a
+ * JSON string holding one batch row, read under the frozen rows' rules),
+ * and each of its rows written back and read again, as the coordinator
+ * journals and freezes it; then the input's first line as a value of
+ * wall_s and of a metric that may be negative (data_value_parse). */
+static int run_node_line(const uint8_t *data, size_t size) {
+  char *text = core_malloc(size + 1);
+  data_row r;
+  core_err err = {0};
+  double v;
+  if (!text)
+    die("set-up", "out of memory");
+  memcpy(text, data, size);
+  text[size] = '\0';
+  if (data_row_unline(text, &r, &err) == CORE_OK) {
+    core_buf line;
+    data_row again;
+    core_buf_init(&line);
+    data_row_line(&r, &line);
+    if (!line.oom && data_row_unline(line.data, &again, &err) != CORE_OK)
+      abort(); /* what the coordinator writes, it must read back */
+    if (!line.oom)
+      data_row_free_strings(&again);
+    core_buf_free(&line);
+    data_row_free_strings(&r);
+  }
+  text[strcspn(text, "\n")] = '\0';
+  (void)data_value_parse("wall_s", text, &v);
+  (void)data_value_parse("score", text, &v);
+  core_free(text);
+  return 0;
+}
+
 const fuzz_target fuzz_targets[] = {
-    {"sheet", run_sheet},
-    {"batch", run_batch},
-    {"import_csv", run_import_csv},
-    {"import_json", run_import_json},
-    {"import_go", run_import_go},
-    {"manifest", run_manifest},
-    {"sheet_cost", run_sheet_cost},
-    {"bundle", run_bundle},
-    {NULL, NULL},
+    {"sheet", run_sheet},           {"batch", run_batch},
+    {"import_csv", run_import_csv}, {"import_json", run_import_json},
+    {"import_go", run_import_go},   {"manifest", run_manifest},
+    {"sheet_cost", run_sheet_cost}, {"bundle", run_bundle},
+    {"node_line", run_node_line},   {NULL, NULL},
 };
 
 const fuzz_target *fuzz_target_find(const char *name) {

@@ -23,7 +23,9 @@ typedef struct fuzz_target {
  * sheet_cost (Lua given long strings to work on, as a sheet and as its
  * function claim, each bounded in CPU time) and bundle (a bundle file, or
  * the tar stream inside one, through what `prereg verify BUNDLE` calls:
- * data_bundle_verify, then report_verify_bundle). */
+ * data_bundle_verify, then report_verify_bundle) and node_line (a line a
+ * Slurm node runner sends: data_row_unline, data_row_line, and the value
+ * rule data_value_parse). */
 extern const fuzz_target fuzz_targets[];
 
 /** The target called name, or NULL. */
