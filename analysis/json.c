@@ -325,6 +325,97 @@ static json_t *beyond_entry(const analysis_summary *s,
 
 /* What the registered sample changes: why it is given and every verdict
  * and hypothesis outcome that differs from it; null when not given. */
+/* The comparisons (arm against the reference) whose decision at the
+ * registered sample differs, into vc, and those the registered version
+ * did not have, into nr. */
+static void registered_results(const analysis_summary *s, json_t *vc,
+                               json_t *nr, int *ok) {
+  for (size_t i = 0; i < s->n_results + s->n_host_results; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->host_results[i - s->n_results];
+    const analysis_result *g = find_result(s->original, r);
+    json_t *c;
+    if (g && analysis_same_decision(g, r))
+      continue;
+    if (!analysis_registered_has(s, r->workload, r->metric, r->arm)) {
+      append(nr, beyond_entry(s, r, ok), ok);
+      continue;
+    }
+    if (!(c = json_object())) {
+      *ok = 0;
+      return;
+    }
+    put(c, "workload", str(r->workload), ok);
+    put(c, "metric", str(r->metric), ok);
+    put(c, "arm", str(r->arm), ok);
+    if (s->across)
+      put(c, "host", r->host ? str(r->host) : json_null(), ok);
+    put(c, "verdict", str(r->verdict), ok);
+    put(c, "registered", g ? str(g->verdict) : json_null(), ok);
+    append(vc, c, ok);
+  }
+}
+
+/* The rule's pairs, each keyed by its reference too: one the registered
+ * rule did not make is not registered (nr), one decided otherwise there
+ * changed (vc). */
+static void registered_pairs(const analysis_summary *s, json_t *vc, json_t *nr,
+                             int *ok) {
+  for (size_t i = 0; i < s->n_pairs; i++) {
+    const analysis_result *r = &s->pairs[i];
+    const analysis_result *g = analysis_registered_pair(s, r);
+    json_t *c = g && analysis_same_decision(g, r) ? NULL : json_object();
+    if (g && !c)
+      continue;
+    if (!c) {
+      *ok = 0;
+      return;
+    }
+    put(c, "workload", str(r->workload), ok);
+    put(c, "metric", str(r->metric), ok);
+    put(c, "arm", str(r->arm), ok);
+    put(c, "reference", str(r->reference), ok);
+    if (g) {
+      put(c, "verdict", str(r->verdict), ok);
+      put(c, "registered", str(g->verdict), ok);
+    }
+    append(g ? vc : nr, c, ok);
+  }
+}
+
+/* The hypotheses whose outcome differs at the registered sample (hc), and
+ * those the registered version did not state (nr). */
+static void registered_hypotheses(const analysis_summary *s, json_t *hc,
+                                  json_t *nr, int *ok) {
+  for (size_t i = 0; i < s->n_hypotheses + s->n_host_hypotheses; i++) {
+    const analysis_hypothesis *h =
+        i < s->n_hypotheses ? &s->hypotheses[i]
+                            : &s->host_hypotheses[i - s->n_hypotheses];
+    const analysis_hypothesis *g = find_hypothesis(s->original, h);
+    json_t *c;
+    if (g && g->outcome == h->outcome)
+      continue;
+    if (!(c = json_object())) {
+      *ok = 0;
+      return;
+    }
+    if (!g) { /* beyond the registered plan: no outcome to change */
+      put(c, "hypothesis", str(h->id), ok);
+      if (s->across)
+        put(c, "host", h->host ? str(h->host) : json_null(), ok);
+      put(c, "outcome", json_string(proto_outcome_word(h->outcome)), ok);
+      append(nr, c, ok);
+      continue;
+    }
+    put(c, "id", str(h->id), ok);
+    if (s->across)
+      put(c, "host", h->host ? str(h->host) : json_null(), ok);
+    put(c, "verdict", json_string(proto_outcome_word(h->outcome)), ok);
+    put(c, "registered", json_string(proto_outcome_word(g->outcome)), ok);
+    append(hc, c, ok);
+  }
+}
+
 static json_t *registered_json(const analysis_summary *s, int *ok) {
   json_t *o, *vc, *hc, *nr;
   if (!s->original)
@@ -341,83 +432,11 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
     *ok = 0;
     return NULL;
   }
-  for (size_t i = 0; i < s->n_results + s->n_host_results; i++) {
-    const analysis_result *r =
-        i < s->n_results ? &s->results[i] : &s->host_results[i - s->n_results];
-    const analysis_result *g = find_result(s->original, r);
-    json_t *c;
-    if (g && analysis_same_decision(g, r))
-      continue;
-    if (!analysis_registered_has(s, r->workload, r->metric, r->arm)) {
-      append(nr, beyond_entry(s, r, ok), ok);
-      continue;
-    }
-    if (!(c = json_object())) {
-      *ok = 0;
-      break;
-    }
-    put(c, "workload", str(r->workload), ok);
-    put(c, "metric", str(r->metric), ok);
-    put(c, "arm", str(r->arm), ok);
-    if (s->across)
-      put(c, "host", r->host ? str(r->host) : json_null(), ok);
-    put(c, "verdict", str(r->verdict), ok);
-    put(c, "registered", g ? str(g->verdict) : json_null(), ok);
-    append(vc, c, ok);
-  }
-  /* The rule's pairs, each keyed by its reference too: one the
-   * registered rule did not make is not registered. */
-  for (size_t i = 0; i < s->n_pairs; i++) {
-    const analysis_result *r = &s->pairs[i];
-    const analysis_result *g = analysis_registered_pair(s, r);
-    json_t *c = g && analysis_same_decision(g, r) ? NULL : json_object();
-    if (g && !c)
-      continue;
-    if (!c) {
-      *ok = 0;
-      break;
-    }
-    put(c, "workload", str(r->workload), ok);
-    put(c, "metric", str(r->metric), ok);
-    put(c, "arm", str(r->arm), ok);
-    put(c, "reference", str(r->reference), ok);
-    if (g) {
-      put(c, "verdict", str(r->verdict), ok);
-      put(c, "registered", str(g->verdict), ok);
-    }
-    append(g ? vc : nr, c, ok);
-  }
-  for (size_t i = 0; i < s->n_hypotheses + s->n_host_hypotheses; i++) {
-    const analysis_hypothesis *h =
-        i < s->n_hypotheses ? &s->hypotheses[i]
-                            : &s->host_hypotheses[i - s->n_hypotheses];
-    const analysis_hypothesis *g = find_hypothesis(s->original, h);
-    json_t *c;
-    if (g && g->outcome == h->outcome)
-      continue;
-    if (!g) { /* beyond the registered plan: no outcome to change */
-      if (!(c = json_object())) {
-        *ok = 0;
-        break;
-      }
-      put(c, "hypothesis", str(h->id), ok);
-      if (s->across)
-        put(c, "host", h->host ? str(h->host) : json_null(), ok);
-      put(c, "outcome", json_string(proto_outcome_word(h->outcome)), ok);
-      append(nr, c, ok);
-      continue;
-    }
-    if (!(c = json_object())) {
-      *ok = 0;
-      break;
-    }
-    put(c, "id", str(h->id), ok);
-    if (s->across)
-      put(c, "host", h->host ? str(h->host) : json_null(), ok);
-    put(c, "verdict", json_string(proto_outcome_word(h->outcome)), ok);
-    put(c, "registered", json_string(proto_outcome_word(g->outcome)), ok);
-    append(hc, c, ok);
-  }
+  registered_results(s, vc, nr, ok);
+  if (*ok)
+    registered_pairs(s, vc, nr, ok);
+  if (*ok)
+    registered_hypotheses(s, hc, nr, ok);
   put(o, "why", str(s->original_why), ok);
   put(o, "verdicts_changed", vc, ok);
   put(o, "hypotheses_changed", hc, ok);

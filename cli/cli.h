@@ -40,7 +40,7 @@ typedef struct cli_opts {
   const char *format; /* export --format csv|json */
   int all;            /* export --all: every row, with its status */
   int pairs;          /* analyze --pairs: every pair of arms, exploratory */
-  int write; /* plan --write */
+  int write;          /* plan --write */
 } cli_opts;
 
 /** Parses argv into opts (options may stand before or after positional

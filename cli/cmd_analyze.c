@@ -30,6 +30,25 @@ static core_status threads_from_env(int *threads, core_err *err) {
   return CORE_OK;
 }
 
+/* Numbers from data verify rejects are not the plan's: the status says
+ * UNVERIFIED, and the terminal says so first. */
+static core_status mark_unverified(const cli_opts *opts,
+                                   const data_experiment *exp,
+                                   analysis_summary *sum, FILE *out,
+                                   core_err *err) {
+  char why[600];
+  int bad = cli_unverified(exp, why, sizeof why, err);
+  if (bad < 0)
+    return err->status;
+  sum->status.unverified = bad;
+  if (bad && !opts->json)
+    fprintf(out,
+            "UNVERIFIED: the data did not verify (%s); run prereg verify "
+            "%s\n",
+            why, opts->args[0]);
+  return CORE_OK;
+}
+
 core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet = NULL;
   data_experiment *exp = NULL;
@@ -77,22 +96,9 @@ core_status cli_cmd_analyze(const cli_opts *opts, FILE *out, core_err *err) {
     sheet->rule.pairs = PROTO_PAIRS_EXPLORATORY;
   if ((st = analysis_experiment(sheet, exp, threads, &sum, err)) != CORE_OK)
     goto done;
-  /* Numbers from data verify rejects are not the plan's: said first. A
-   * bundle was verified as it was opened. */
-  if (!bundle) {
-    char why[600];
-    int bad = cli_unverified(exp, why, sizeof why, err);
-    if (bad < 0) {
-      st = err->status;
-      goto done;
-    }
-    sum->status.unverified = bad;
-    if (bad && !opts->json)
-      fprintf(out,
-              "UNVERIFIED: the data did not verify (%s); run prereg verify "
-              "%s\n",
-              why, opts->args[0]);
-  }
+  /* A bundle was verified as it was opened. */
+  if (!bundle && (st = mark_unverified(opts, exp, sum, out, err)) != CORE_OK)
+    goto done;
   if (opts->json) {
     if ((st = analysis_json(sum, &text, err)) != CORE_OK)
       goto done;

@@ -2299,7 +2299,7 @@ int proto_convert(lua_State *L) {
       "id",         "title",   "question",   "author",  "vars",
       "arms",       "image",   "workloads",  "metrics", "rule",
       "hypotheses", "threats", "amendments", "hosts",   "published",
-      "inputs",     "plan",       NULL};
+      "inputs",     "plan",    NULL};
   walk w;
   proto_sheet *s = lua_touserdata(L, 1);
   int pl = s->lua->protocol_line;

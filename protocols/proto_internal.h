@@ -37,12 +37,13 @@ struct proto_lua {
   size_t used;      /* live bytes */
   size_t total;     /* bytes allocated since the last budget reset */
   proto_refusal refusal;
-  int protocol_calls;  /* how often the sheet called protocol{} */
-  int protocol_line;   /* line of the first call */
-  int c_oom;           /* a core_malloc of the converter failed */
-  int strict;          /* a sheet a command is given (to check, register, run):
-                          its selections must name only the run; a frozen version
-                          or a bundle's sheet is read as it was written */
+  int protocol_calls; /* how often the sheet called protocol{} */
+  int protocol_line;  /* line of the first call */
+  int c_oom;          /* a core_malloc of the converter failed */
+  /* strict: a sheet a command is given (to check, register, run): its
+   * selections must name only the run; a frozen version or a bundle's
+   * sheet is read as it was written. */
+  int strict;
   long long instr;     /* instructions (and charged work) so far */
   double cpu_left;     /* seconds of CPU its Lua may still use in this
                           command (all evaluations together) */

@@ -158,27 +158,8 @@ static void free_hosts(proto_hosts *h) {
   free_strv(h->k8s_classes, h->n_k8s);
 }
 
-void proto_sheet_free(proto_sheet *s) {
-  if (!s)
-    return;
-  proto_lua_close(s);
-  free_hosts(&s->hosts);
-  core_free(s->plan.sizes);
-  core_free(s->plan.pilot_sha256);
-  core_free(s->plan.pilot_source);
-  core_free(s->path);
-  free_strv(s->inputs, s->n_inputs);
-  core_free(s->sheet_dir);
-  core_free(s->origin);
-  core_free(s->id);
-  core_free(s->title);
-  core_free(s->question);
-  core_free(s->author);
-  for (size_t i = 0; s->vars && i < s->n_vars; i++) {
-    core_free(s->vars[i].name);
-    core_free(s->vars[i].value);
-  }
-  core_free(s->vars);
+/* The arms (with their images) and the workloads of s. */
+static void free_arms_workloads(proto_sheet *s) {
   for (size_t i = 0; s->arms && i < s->n_arms; i++) {
     proto_arm *a = &s->arms[i];
     core_free(a->name);
@@ -201,6 +182,10 @@ void proto_sheet_free(proto_sheet *s) {
     free_strv(w->procs.cmdline, w->procs.n_cmdline);
   }
   core_free(s->workloads);
+}
+
+/* The rule's verdicts and the hypotheses of s. */
+static void free_rule_hypotheses(proto_sheet *s) {
   core_free(s->rule.estimator);
   for (size_t i = 0; s->rule.verdicts && i < s->rule.n_verdicts; i++) {
     core_free(s->rule.verdicts[i].name);
@@ -219,6 +204,31 @@ void proto_sheet_free(proto_sheet *s) {
     core_free(h->verdict);
   }
   core_free(s->hypotheses);
+}
+
+void proto_sheet_free(proto_sheet *s) {
+  if (!s)
+    return;
+  proto_lua_close(s);
+  free_hosts(&s->hosts);
+  core_free(s->plan.sizes);
+  core_free(s->plan.pilot_sha256);
+  core_free(s->plan.pilot_source);
+  core_free(s->path);
+  free_strv(s->inputs, s->n_inputs);
+  core_free(s->sheet_dir);
+  core_free(s->origin);
+  core_free(s->id);
+  core_free(s->title);
+  core_free(s->question);
+  core_free(s->author);
+  for (size_t i = 0; s->vars && i < s->n_vars; i++) {
+    core_free(s->vars[i].name);
+    core_free(s->vars[i].value);
+  }
+  core_free(s->vars);
+  free_arms_workloads(s);
+  free_rule_hypotheses(s);
   free_strv(s->threats, s->n_threats);
   for (size_t i = 0; s->metrics && i < s->n_metrics; i++) {
     core_free(s->metrics[i].name);

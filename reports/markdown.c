@@ -1132,20 +1132,12 @@ static void outliers_and_few(const report_input *in, core_buf *b,
 
 /* The machine and the images: order, digests, cache states, hosts, load
  * and quick runs. */
-static void setup_threats(const report_input *in, const report_row_facts *f,
+/* An arm that ran on more than one image digest; a workload that saw
+ * more than one cache state. */
+static void mixed_threats(const report_input *in, const report_row_facts *f,
                           core_buf *b, size_t *count) {
   const proto_sheet *s = in->sheet;
 #define THREAT() (core_buf_puts(b, "- "), (*count)++)
-  for (size_t i = 0; i < s->n_workloads; i++)
-    if (s->workloads[i].order == PROTO_ORDER_BLOCKED) {
-      THREAT();
-      core_buf_puts(b, "Blocked order: workload ");
-      esc(b, s->workloads[i].name);
-      core_buf_puts(b, " ran each arm's runs together, not interleaved, so "
-                       "a drift in the machine over time falls on one arm."
-                       "\n");
-    }
-  not_interleaved(in, f, b, count);
   for (size_t i = 0; i < s->n_arms; i++) {
     size_t k = 0;
     for (size_t j = 0; j < f->digests.n; j++)
@@ -1168,30 +1160,13 @@ static void setup_threats(const report_input *in, const report_row_facts *f,
       core_buf_printf(b, " saw %zu different cache states (see Setup).\n", k);
     }
   }
-  report_host_threats(in, b, count);
-  if (f->hosts.n > 1 && !in->summary->across) {
-    THREAT();
-    core_buf_printf(b, "The host changed between batches: %zu hosts (",
-                    f->hosts.n);
-    for (size_t i = 0; i < f->hosts.n; i++) {
-      core_buf_puts(b, i ? ", " : "");
-      esc(b, f->hosts.v[i].value);
-    }
-    core_buf_puts(b, ").\n");
-  }
-  for (size_t i = 0; in->extra && i < in->extra->n_batches; i++) {
-    double load, cores;
-    load_and_cores(&in->extra->batches[i], &load, &cores);
-    if (load >= 0 && cores > 0 && load > cores) {
-      char l[32];
-      core_fmt_sig(l, sizeof l, load, 3);
-      THREAT();
-      core_buf_puts(b, "High load: batch ");
-      esc(b, in->extra->batches[i].id);
-      core_buf_printf(b, " ran with a load average of %s on %.0f cores.\n", l,
-                      cores);
-    }
-  }
+#undef THREAT
+}
+
+/* Every interrupted batch: when, at how many runs, and how it ended. */
+static void interrupted_threats(const report_input *in, core_buf *b,
+                                size_t *count) {
+#define THREAT() (core_buf_puts(b, "- "), (*count)++)
   for (size_t i = 0; in->extra && i < in->extra->n_batches; i++) {
     const data_batch_info *bi = &in->extra->batches[i];
     const char *intr = data_fact_get(bi, "interrupted");
@@ -1226,6 +1201,49 @@ static void setup_threats(const report_input *in, const report_row_facts *f,
                                : " (a signal ended it; `run --resume` ran "
                                  "the rest in a later batch).\n");
   }
+#undef THREAT
+}
+
+static void setup_threats(const report_input *in, const report_row_facts *f,
+                          core_buf *b, size_t *count) {
+  const proto_sheet *s = in->sheet;
+#define THREAT() (core_buf_puts(b, "- "), (*count)++)
+  for (size_t i = 0; i < s->n_workloads; i++)
+    if (s->workloads[i].order == PROTO_ORDER_BLOCKED) {
+      THREAT();
+      core_buf_puts(b, "Blocked order: workload ");
+      esc(b, s->workloads[i].name);
+      core_buf_puts(b, " ran each arm's runs together, not interleaved, so "
+                       "a drift in the machine over time falls on one arm."
+                       "\n");
+    }
+  not_interleaved(in, f, b, count);
+  mixed_threats(in, f, b, count);
+  report_host_threats(in, b, count);
+  if (f->hosts.n > 1 && !in->summary->across) {
+    THREAT();
+    core_buf_printf(b, "The host changed between batches: %zu hosts (",
+                    f->hosts.n);
+    for (size_t i = 0; i < f->hosts.n; i++) {
+      core_buf_puts(b, i ? ", " : "");
+      esc(b, f->hosts.v[i].value);
+    }
+    core_buf_puts(b, ").\n");
+  }
+  for (size_t i = 0; in->extra && i < in->extra->n_batches; i++) {
+    double load, cores;
+    load_and_cores(&in->extra->batches[i], &load, &cores);
+    if (load >= 0 && cores > 0 && load > cores) {
+      char l[32];
+      core_fmt_sig(l, sizeof l, load, 3);
+      THREAT();
+      core_buf_puts(b, "High load: batch ");
+      esc(b, in->extra->batches[i].id);
+      core_buf_printf(b, " ran with a load average of %s on %.0f cores.\n", l,
+                      cores);
+    }
+  }
+  interrupted_threats(in, b, count);
   if (f->leaked_runs) {
     THREAT();
     core_buf_printf(b,

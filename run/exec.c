@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "run/run.h"
-#include "run/stub_internal.h"
 #include "run/run_internal.h"
+#include "run/stub_internal.h"
 
 extern char **environ;
 
