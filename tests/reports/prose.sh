@@ -35,7 +35,7 @@ if esc:
 sys.exit(0 if ok else 1)
 PY
 }
-for r in "$SRC"/data/*/report/report.md; do
+for r in "$SRC"/studies/*/data/*/report/report.md; do
   check "$(basename "$(dirname "$(dirname "$r")")"): numbers and escapes as people write" \
     prose_check "$r"
 done
