@@ -17,14 +17,19 @@ t = open(sys.argv[1], encoding="utf-8").read()
 # a name or a version ("runsc 0.0~20221219.0", "b0001") is a name.
 p = re.sub(r"```.*?```", "", t, flags=re.S)
 p = re.sub(r"`[^`\n]*`", "", p)
-# Tables are not prose (their cells hold names and versions as given).
+# Tables are not prose (their cells hold names and versions as given),
+# nor is the decision rule: it restates the registered thresholds exactly
+# (1/1.1 is 0.909091 there, never a rounded 0.909 that would misstate it).
+p = re.sub(r"^## Decision rule\n.*?(?=^## )", "", p, flags=re.S | re.M)
 p = "\n".join(l for l in p.split("\n") if not l.startswith("|"))
 long = []
 for m in re.finditer(r"(?<![\w.~+-])\d+\.\d+(?:e[-+]?\d+)?(?![\w.~+-])", p):
     digits = re.sub(r"e.*", "", m.group(0)).replace(".", "").lstrip("0")
     if len(digits) > 4:
         long.append(p[max(0, m.start() - 40):m.end() + 5])
-esc = re.findall(r".{0,30}\\[()\-].{0,10}", t)
+# An escaped backslash ("\\\\", a command's own backslash) is not an escape
+# of what follows it.
+esc = re.findall(r".{0,30}\\[()\-].{0,10}", t.replace("\\\\", "  "))
 ok = True
 if long:
     print("numbers longer than four significant digits:", long[:5])
