@@ -3,11 +3,12 @@
  * calls, the sheet's own _ENV and the functions a sheet may call.
  * SPDX-License-Identifier: MIT
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <lauxlib.h>
 #include <lualib.h>
 #include <math.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "protocols/proto_internal.h"
@@ -83,11 +84,16 @@ static double mono_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The user CPU time of the calling thread: what the sheet's Lua spends
+ * itself, not what other threads do meanwhile, nor the kernel's time for
+ * the memory it allocates (the allocation budget bounds that), so that
+ * which budget stops a sheet does not hang on how fast the machine or
+ * its allocator is. */
 static double cpu_now(void) {
-  struct timespec ts;
-  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) != 0)
     return 0;
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
 }
 
 static struct proto_lua *state_of(lua_State *L) {
@@ -154,6 +160,13 @@ static void start_budget(struct proto_lua *pl) {
   pl->started = cpu_now();
   pl->cpu_deadline = pl->started + pl->cpu_left;
   pl->checked_at = mono_now();
+  /* A budget an earlier evaluation spent stops this one at its first
+   * instruction, however short it is. */
+  if (pl->cpu_left <= 0 || pl->instr >= PROTO_INSTR_BUDGET) {
+    pl->checked_at = -1e300;
+    lua_sethook(pl->L, budget_hook, LUA_MASKCOUNT, 1);
+    return;
+  }
   lua_sethook(pl->L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
 }
 
