@@ -723,12 +723,29 @@ static void put_capped_diff(core_buf *b, const char *diff) {
  * missing or added is refused like a changed sheet, naming each. A sheet
  * read from text (a frozen version) has no folder and nothing to compare:
  * its inputs are the copies the data folder keeps. */
-static core_status inputs_lock(const data_version *last,
+/* 1 when the sheet is one of exp's own frozen versions (DIR/ID/versions/
+ * vN.lua: a bundle's sheet, read from its extracted copy), whose inputs
+ * are the copies under DIR/ID/inputs/ that verify checks, not files
+ * beside it. */
+static int frozen_version(const data_experiment *exp,
+                          const proto_sheet *sheet) {
+  char *versions = core_asprintf("%s/versions", exp->dir);
+  struct stat a, b;
+  int same = versions && sheet->sheet_dir && stat(versions, &a) == 0 &&
+             stat(sheet->sheet_dir, &b) == 0 && a.st_dev == b.st_dev &&
+             a.st_ino == b.st_ino;
+  core_free(versions);
+  return same;
+}
+
+static core_status inputs_lock(const data_experiment *exp,
+                               const data_version *last,
                                const proto_sheet *sheet, core_err *err) {
   data_inputs cur;
   core_buf b;
   core_status st;
-  if (!sheet->sheet_dir || (!sheet->n_inputs && !last->n_inputs))
+  if (!sheet->sheet_dir || (!sheet->n_inputs && !last->n_inputs) ||
+      frozen_version(exp, sheet))
     return CORE_OK;
   if ((st = data_inputs_scan(sheet, &cur, err)) != CORE_OK)
     return st;
@@ -758,7 +775,7 @@ core_status data_check_lock(const data_experiment *exp,
                      sheet_name(sheet), sheet_name(sheet));
   last = &exp->versions[exp->n_versions - 1];
   if (strcmp(last->sha256, sheet->sha256) == 0)
-    return inputs_lock(last, sheet, err);
+    return inputs_lock(exp, last, sheet, err);
   if (!(diff = diff_against(exp, last, sheet->text, sheet->text_len,
                             sheet_name(sheet), err)))
     return err ? err->status : CORE_EIO;

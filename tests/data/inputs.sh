@@ -104,6 +104,13 @@ members=$(python3 "$SRC/tests/data/tamper.py" list "$T/b.tar.gz")
 check_grep "the bundle holds v0's inputs" "inp/inputs/v0/work.sh" "$members"
 check_grep "the bundle holds v1's inputs" "inp/inputs/v1/conf/a.cfg" "$members"
 expect 0 "verify BUNDLE" "$PREREG" verify "$T/b.tar.gz"
+# A reader analyses and reports the bundle: its sheet is a frozen version,
+# whose inputs are the copies the bundle carries, not files beside it.
+expect 0 "analyze BUNDLE of a sheet with inputs" "$PREREG" analyze "$T/b.tar.gz"
+check_grep "analyze BUNDLE gives the status line" "^status: " "$out"
+expect 0 "report BUNDLE of a sheet with inputs" \
+  "$PREREG" report "$T/b.tar.gz" --out "$T/bundle-report"
+check "report BUNDLE writes report.md" test -s "$T/bundle-report/report.md"
 python3 "$SRC/tests/data/tamper.py" edit "$T/b.tar.gz" "$T/e.tar.gz" \
   inp/inputs/v0/work.sh "exit 8" "exit 0"
 expect 1 "verify BUNDLE: an input edited and the manifests signed anew" \
@@ -141,4 +148,4 @@ expect 0 "register a sheet without inputs" "$PREREG" register "$S/p.lua" --data 
 check "its version has no inputs key" bash -c '! grep -q "\"inputs\"" "$1"' _ "$D/plain/versions/v0.json"
 check "and no inputs folder" [ ! -e "$D/plain/inputs" ]
 
-done_testing 50
+done_testing 54
