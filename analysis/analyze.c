@@ -735,17 +735,50 @@ int analysis_registered_has(const analysis_summary *s, const char *workload,
  * in words ("" when nothing): the rule's decisions, the hypotheses, the
  * runs planned. An amendment that changes the verdicts' words only
  * decides every comparison as before. */
+static const proto_hypothesis *hyp_of(const proto_sheet *s, const char *id) {
+  for (size_t i = 0; i < s->n_hypotheses; i++)
+    if (strcmp(s->hypotheses[i].id, id) == 0)
+      return &s->hypotheses[i];
+  return NULL;
+}
+
+/* The hypotheses of `of` that `other` lacks (what 'a': added, 'r':
+ * removed) or states otherwise ('c': changed), as "added hypothesis H2"
+ * or "changed hypotheses H1, H3", after " and " when b holds something. */
+static void hypotheses_that(const proto_sheet *of, const proto_sheet *other,
+                            char what, core_buf *b) {
+  size_t n = 0, k = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < of->n_hypotheses; i++) {
+      const proto_hypothesis *h = &of->hypotheses[i];
+      const proto_hypothesis *g = hyp_of(other, h->id);
+      if (what == 'c' ? !g || proto_same_hypothesis(g, h) : g != NULL)
+        continue;
+      if (pass == 0) {
+        n++;
+        continue;
+      }
+      if (k++ == 0)
+        core_buf_printf(b, "%s%s hypothes%s ", b->len ? " and " : "",
+                        what == 'a'   ? "added"
+                        : what == 'r' ? "removed"
+                                      : "changed",
+                        n == 1 ? "is" : "es");
+      core_buf_printf(b, "%s%s", k > 1 ? ", " : "", h->id);
+    }
+}
+
 static void describe_change(const proto_sheet *before,
                             const proto_sheet *after, core_buf *b) {
   int rule = !proto_same_rule(&before->rule, &after->rule);
-  int hyp = !proto_same_hypotheses(before, after);
   size_t k = 0;
-  if (rule && hyp)
-    core_buf_puts(b, "changed the rule and the hypotheses");
-  else if (rule)
+  if (rule)
     core_buf_puts(b, "changed the rule");
-  else if (hyp)
-    core_buf_puts(b, "changed the hypotheses");
+  /* What it did to the hypotheses, each by name: one the registered
+   * version lacks was added, not changed. */
+  hypotheses_that(after, before, 'a', b);
+  hypotheses_that(after, before, 'c', b);
+  hypotheses_that(before, after, 'r', b);
   for (size_t i = 0; i < after->n_workloads; i++) {
     long j = proto_workload_index(before, after->workloads[i].name);
     long was = j >= 0 ? before->workloads[j].runs : 0;

@@ -354,6 +354,18 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
     json_t *c;
     if (g && g->outcome == h->outcome)
       continue;
+    if (!g) { /* beyond the registered plan: no outcome to change */
+      if (!(c = json_object())) {
+        *ok = 0;
+        break;
+      }
+      put(c, "hypothesis", str(h->id), ok);
+      if (s->across)
+        put(c, "host", h->host ? str(h->host) : json_null(), ok);
+      put(c, "outcome", json_string(proto_outcome_word(h->outcome)), ok);
+      append(nr, c, ok);
+      continue;
+    }
     if (!(c = json_object())) {
       *ok = 0;
       break;
@@ -362,8 +374,7 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
     if (s->across)
       put(c, "host", h->host ? str(h->host) : json_null(), ok);
     put(c, "verdict", json_string(proto_outcome_word(h->outcome)), ok);
-    put(c, "registered",
-        g ? json_string(proto_outcome_word(g->outcome)) : json_null(), ok);
+    put(c, "registered", json_string(proto_outcome_word(g->outcome)), ok);
     append(hc, c, ok);
   }
   put(o, "why", str(s->original_why), ok);

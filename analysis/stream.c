@@ -266,7 +266,7 @@ static core_status open_run(analysis_stream *st, const data_row *r,
    * the rows as run_row adds them. */
   run->in = data_run_in_of(id);
   run->in.valid = 1;
-  run->in.quick = run->in.node_lost = 0;
+  run->in.quick = run->in.node_lost = run->in.setup_failure = 0;
   run->invalid_reason = NULL;
   run->n = 0;
   run->open = 1;

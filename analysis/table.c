@@ -451,7 +451,7 @@ static void write_exclusions(const analysis_summary *s, int width,
  * registered sample's verdicts share the data's status. */
 static void write_original(const analysis_summary *s, int width,
                            core_buf *out) {
-  size_t differ = 0;
+  size_t differ = 0, added = 0, added_results = 0;
   core_buf line;
   core_buf_init(&line);
   core_buf_printf(&line,
@@ -470,6 +470,13 @@ static void write_original(const analysis_summary *s, int width,
         find(s->original, r->workload, r->metric, r->arm);
     if (o && analysis_same_decision(o, r))
       continue;
+    if (!o && !analysis_registered_has(s, r->workload, r->metric, r->arm)) {
+      added++;
+      added_results++;
+      core_buf_printf(out, "  %s · %s  %s: not in the registered plan\n",
+                      r->workload, r->metric, r->arm);
+      continue;
+    }
     differ++;
     if (o)
       core_buf_printf(out, "  %s · %s  %s: %s%s (n=%zu), amended: %s\n",
@@ -479,10 +486,36 @@ static void write_original(const analysis_summary *s, int width,
       core_buf_printf(out, "  %s · %s  %s: not analysed\n", r->workload,
                       r->metric, r->arm);
   }
+  /* The hypotheses: only those whose outcome differs, or that the
+   * registered version does not state. */
+  for (size_t i = 0; i < s->n_hypotheses; i++) {
+    const analysis_hypothesis *h = &s->hypotheses[i], *g = NULL;
+    for (size_t j = 0; j < s->original->n_hypotheses; j++)
+      if (strcmp(s->original->hypotheses[j].id, h->id) == 0)
+        g = &s->original->hypotheses[j];
+    if (g && g->outcome == h->outcome)
+      continue;
+    if (!g)
+      added++;
+    else
+      differ++;
+    if (g)
+      core_buf_printf(out, "  hypothesis %s: %s%s, amended: %s\n", h->id,
+                      proto_outcome_word(g->outcome), prov(s->original, NULL),
+                      proto_outcome_word(h->outcome));
+    else
+      core_buf_printf(out, "  hypothesis %s: not in the registered plan\n",
+                      h->id);
+  }
   if (!differ)
-    core_buf_printf(out, "  every comparison is decided the same (%zu)\n",
-                    s->n_results);
-  write_hypotheses(s->original, width, out);
+    core_buf_printf(out,
+                    "  every comparison and hypothesis %sis decided the "
+                    "same (%zu comparison%s, %zu hypothes%s)\n",
+                    added ? "the registered plan has " : "",
+                    s->n_results - added_results,
+                    s->n_results - added_results == 1 ? "" : "s",
+                    s->original->n_hypotheses,
+                    s->original->n_hypotheses == 1 ? "is" : "es");
 }
 
 void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,

@@ -48,6 +48,17 @@ core_status cli_cmd_register(const cli_opts *opts, FILE *out, core_err *err) {
   return st;
 }
 
+/* The inputs the amendment records against the version before it. */
+static void print_inputs_change(const data_version *was,
+                                const data_version *now, FILE *out) {
+  data_inputs cur = {now->inputs, now->n_inputs};
+  core_buf b;
+  core_buf_init(&b);
+  if (data_inputs_diff(was->inputs, was->n_inputs, &cur, &b) > 0 && b.data)
+    fprintf(out, "  inputs  (new digests recorded)\n%s", b.data);
+  core_buf_free(&b);
+}
+
 core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;
   data_experiment *exp;
@@ -64,6 +75,7 @@ core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err) {
             v->date ? v->date : "", v->why ? v->why : "");
     fprintf(out, "  sha256  %s\n  frozen  %s/%s\n", v->sha256, exp->dir,
             v->path);
+    print_inputs_change(&exp->versions[exp->n_versions - 2], v, out);
     if (path && core_read_file(path, &diff, &len, err) == CORE_OK)
       fwrite(diff, 1, len, out);
     core_free(diff);
@@ -75,6 +87,13 @@ core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err) {
 }
 
 /* status */
+
+/* 1 when the sheet's text is the newest version's (so that a lock that
+ * refuses it refuses its inputs). */
+static int same_text(const data_experiment *exp, const proto_sheet *sheet) {
+  return exp->n_versions > 0 &&
+         strcmp(exp->versions[exp->n_versions - 1].sha256, sheet->sha256) == 0;
+}
 
 static void print_chain(const data_experiment *exp, FILE *out) {
   fprintf(out, "versions:\n");
@@ -190,6 +209,8 @@ core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
   memset(&lock, 0, sizeof lock);
   if (data_check_lock(exp, sheet, &lock) == CORE_OK)
     fprintf(out, "sheet: %s matches v%zu\n", sheet->path, exp->n_versions - 1);
+  else if (same_text(exp, sheet)) /* its inputs differ, said in full */
+    fprintf(out, "sheet: %s\n", lock.msg);
   else
     fprintf(out,
             "sheet: %s differs from v%zu; append an amendment and run "
@@ -238,7 +259,10 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   if (report.data)
     fputs(report.data, out);
   memset(&lock, 0, sizeof lock);
-  if (st == CORE_OK && data_check_lock(exp, sheet, &lock) != CORE_OK)
+  if (st == CORE_OK && data_check_lock(exp, sheet, &lock) != CORE_OK &&
+      same_text(exp, sheet))
+    fprintf(out, "note: %s\n", lock.msg);
+  else if (st == CORE_OK && lock.status != CORE_OK)
     fprintf(out, "note: %s differs from v%zu (not yet amended)\n", sheet->path,
             exp->n_versions - 1);
   core_buf_free(&report);

@@ -367,6 +367,26 @@ static core_status check_backend(const cli_opts *opts, const proto_sheet *s,
 /* The sheet, its plan, the lock and what is already collected; a dry run
  * (a plan can be looked at before registering, and nothing is written)
  * and a complete plan are answered here. */
+/* --only W follows the to-do rule of a plain run: while an interrupted
+ * batch's plan is not complete, a new batch is started only by --resume,
+ * whichever workload it is for. */
+static core_status refuse_interrupted(const run_cmd *c, core_err *err) {
+  data_counted cnt;
+  core_status st = data_count_rows(
+      c->s, c->exp, c->exp->versions[c->exp->n_versions - 1].number, &c->rows,
+      &cnt, err);
+  if (st == CORE_OK && cnt.status.interrupted)
+    st = core_fail(err, CORE_ERUN,
+                   "%s: a batch was interrupted and the plan is not complete "
+                   "(status INTERRUPTED); 'prereg run %s --resume --only %s' "
+                   "runs what is left of %s, 'prereg run %s --resume' all "
+                   "that is left",
+                   c->exp->dir, c->s->path, c->plan.only, c->plan.only,
+                   c->s->path);
+  data_counted_free(&cnt);
+  return st;
+}
+
 static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
                            core_err *err) {
   const char *data_dir = opts->data_dir ? opts->data_dir : "data";
@@ -418,6 +438,8 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
   }
   if (c->plan.collected > 0 && !opts->resume)
     return refuse_partial(c->s, &c->plan, c->exp->dir, err);
+  if (opts->only && !opts->resume)
+    return refuse_interrupted(c, err);
   return CORE_OK;
 }
 
@@ -451,14 +473,19 @@ static void print_summary(run_cmd *c, FILE *out) {
  * is killed at once, what was collected is frozen). */
 static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
                            core_err *err) {
-  struct sigaction sa, old_int, old_term;
+  struct sigaction sa, old_int, old_term, old_hup, old_pipe;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0; /* no SA_RESTART: a blocking poll must wake up */
   run_cancel_arm();
+  /* Whatever ends prereg before its plan (a closed terminal, a reader of
+   * its output gone: `run SHEET | head -3`) ends the batch as interrupted
+   * and frozen, not prereg in the middle of a write. */
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
+  sigaction(SIGPIPE, &sa, &old_pipe);
   run_progress pr = {on_progress, &c->ps};
   run_batch_result res;
   core_status st =
@@ -469,6 +496,8 @@ static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
   progress_end(&c->ps);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
+  sigaction(SIGHUP, &old_hup, NULL);
+  sigaction(SIGPIPE, &old_pipe, NULL);
   run_cancel_disarm();
   if (st == CORE_OK) {
     fprintf(out, "batch %s: %zu runs, %zu valid, %zu invalid%s\n", res.batch,

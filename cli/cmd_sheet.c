@@ -6,9 +6,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli_internal.h"
+#include "data/data.h"
 #include "protocols/proto.h"
 
 static int good_id(const char *id) {
@@ -112,13 +114,92 @@ core_status cli_cmd_new(const cli_opts *opts, FILE *out, core_err *err) {
   return st;
 }
 
+/* 1 when rel is one of s's inputs or lies under one. */
+static int listed(const proto_sheet *s, const char *rel) {
+  for (size_t i = 0; i < s->n_inputs; i++) {
+    size_t n = strlen(s->inputs[i]);
+    while (n > 1 && s->inputs[i][n - 1] == '/')
+      n--;
+    if (strncmp(rel, s->inputs[i], n) == 0 && (!rel[n] || rel[n] == '/'))
+      return 1;
+  }
+  return 0;
+}
+
+/* One word of a command: a file of the sheet's folder (named relative to
+ * where run starts, or as {sheet_dir}/...) that the lock does not cover. */
+static void check_word(const proto_sheet *s, const char *w, size_t len,
+                       const char *tmpl, core_buf *b) {
+  char rel[512];
+  struct stat sb;
+  char *full;
+  if (len >= 2 && (w[0] == '\'' || w[0] == '"') && w[len - 1] == w[0])
+    w++, len -= 2;
+  if (len > 12 && strncmp(w, "{sheet_dir}/", 12) == 0)
+    w += 12, len -= 12;
+  while (len > 2 && strncmp(w, "./", 2) == 0)
+    w += 2, len -= 2;
+  if (len == 0 || len >= sizeof rel || memchr(w, '{', len) || w[0] == '/')
+    return;
+  memcpy(rel, w, len);
+  rel[len] = '\0';
+  if (listed(s, rel) || !(full = core_path_join(s->sheet_dir, rel)))
+    return;
+  if (lstat(full, &sb) == 0 && S_ISREG(sb.st_mode))
+    core_buf_printf(b,
+                    "warning: \"%s\" runs %s, a file of the sheet's folder "
+                    "that `inputs` does not list: the lock does not cover "
+                    "it (add \"%s\" to inputs and use {sheet_dir}/%s)\n",
+                    tmpl, rel, rel, rel);
+  core_free(full);
+}
+
+static void check_template_words(const proto_sheet *s, const char *t,
+                                 core_buf *b) {
+  const char *p = t;
+  while (t && *p) {
+    size_t n;
+    while (*p == ' ' || *p == '\t' || *p == ';' || *p == '&' || *p == '|')
+      p++;
+    n = strcspn(p, " \t;&|");
+    if (n)
+      check_word(s, p, n, t, b);
+    p += n;
+  }
+}
+
+/* Warnings, never failures: the commands' words that are files of the
+ * sheet's folder the lock does not cover. */
+static void check_unlisted(const proto_sheet *s, core_buf *b) {
+  if (!s->sheet_dir)
+    return;
+  for (size_t i = 0; i < s->n_arms; i++)
+    check_template_words(s, s->arms[i].run, b);
+  for (size_t i = 0; i < s->n_workloads; i++) {
+    const proto_workload *w = &s->workloads[i];
+    check_template_words(s, w->cmd, b);
+    check_template_words(s, w->prepare, b);
+    check_template_words(s, w->cleanup, b);
+    for (size_t j = 0; j < w->n_steps; j++)
+      check_template_words(s, w->steps[j], b);
+  }
+}
+
 core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   core_buf b;
+  data_inputs in;
   proto_sheet *s = proto_sheet_load(opts->args[0], err);
   if (!s)
     return err->status ? err->status : CORE_EPROTOCOL;
+  /* An input that is a link, or too large, is refused here already. */
+  if (data_inputs_scan(s, &in, err) != CORE_OK) {
+    proto_sheet_free(s);
+    return err->status;
+  }
+  data_inputs_free(&in);
   core_buf_init(&b);
   proto_summary(s, &b);
+  check_unlisted(s, &b);
   proto_sheet_free(s);
   if (b.oom) {
     core_buf_free(&b);

@@ -605,6 +605,43 @@ void data_check_file_data(data_check *v, const void *p, size_t n) {
     (void)data_csvscan_feed(v->scan, p, n);
 }
 
+/* A copy of a version's input (inputs/vK/PATH) against the digest that
+ * version records: re-signing the MANIFEST does not make an edited
+ * script pass for the registered one. A matched entry is marked (bytes
+ * -1) for check_inputs_seen. */
+static void check_input_copy(data_check *v, const char *rel, const char *hex) {
+  char *end;
+  long k = strtol(rel + 8, &end, 10);
+  if (end == rel + 8 || *end != '/')
+    return;
+  for (size_t i = 0; i < v->n_chain; i++) {
+    data_version *ver = &v->chain[i];
+    if (ver->number != k)
+      continue;
+    for (size_t j = 0; j < ver->n_inputs; j++)
+      if (strcmp(ver->inputs[j].path, end + 1) == 0) {
+        if (strcmp(ver->inputs[j].sha256, hex) != 0)
+          problem(v, rel,
+                  "sha256 %.12s, but versions/v%ld.json records %.12s for "
+                  "%s: the input was changed after it was registered",
+                  hex, k, ver->inputs[j].sha256, end + 1);
+        ver->inputs[j].bytes = -1;
+        return;
+      }
+  }
+  problem(v, rel, "not among the inputs versions/v%ld.json records", k);
+}
+
+/* Every input a version records has its copy. */
+static void check_inputs_seen(data_check *v) {
+  for (size_t i = 0; i < v->n_chain; i++)
+    for (size_t j = 0; j < v->chain[i].n_inputs; j++)
+      if (v->chain[i].inputs[j].bytes != -1)
+        problem(v, "", "inputs/v%d/%s: missing (versions/v%d.json records it)",
+                v->chain[i].number, v->chain[i].inputs[j].path,
+                v->chain[i].number);
+}
+
 void data_check_file_end(data_check *v) {
   char hex[CORE_SHA256_HEX];
   if (v->scan) {
@@ -628,6 +665,8 @@ void data_check_file_end(data_check *v) {
     v->sha = NULL;
     if (v->rel)
       against_manifest(v, v->rel, hex, v->unfinished);
+    if (v->rel && strncmp(v->rel, "inputs/v", 8) == 0)
+      check_input_copy(v, v->rel, hex);
   }
   v->n_files += !v->unfinished;
   core_free(v->rel);
@@ -797,6 +836,7 @@ core_status data_check_end(data_check *v, data_check_result *res,
       problem(v, v->m.e[i].path, "missing (listed in MANIFEST line %ld)",
               v->m.e[i].line);
   check_chain(v);
+  check_inputs_seen(v);
   if (v->n_writable)
     core_buf_printf(v->out,
                     "note: %zu frozen file%s writable, first %s; their "

@@ -24,11 +24,26 @@ int data_row_node_lost(const data_row *r) {
          strncmp(r->reason, DATA_NODE_LOST, strlen(DATA_NODE_LOST)) == 0;
 }
 
+int data_row_setup_failure(const data_row *r) {
+  return !r->valid && r->reason &&
+         strncmp(r->reason, DATA_SETUP_FAILURE, strlen(DATA_SETUP_FAILURE)) ==
+             0;
+}
+
 data_run_in data_run_in_of(const data_row *r) {
-  data_run_in in = {
-      r->batch,         r->workload, r->arm,        r->source,     r->host,
-      r->sheet_version, r->round,    r->valid != 0, r->quick != 0, 0};
+  data_run_in in = {r->batch,
+                    r->workload,
+                    r->arm,
+                    r->source,
+                    r->host,
+                    r->sheet_version,
+                    r->round,
+                    r->valid != 0,
+                    r->quick != 0,
+                    0,
+                    0};
   in.node_lost = data_row_node_lost(r);
+  in.setup_failure = data_row_setup_failure(r);
   return in;
 }
 
@@ -36,6 +51,7 @@ void data_run_in_add(data_run_in *in, const data_row *r) {
   in->valid &= r->valid != 0;
   in->quick |= r->quick != 0;
   in->node_lost |= data_row_node_lost(r);
+  in->setup_failure |= data_row_setup_failure(r);
 }
 
 /* The counter */
@@ -379,9 +395,10 @@ data_run_fate data_count_run(data_counter *c, const data_run_in *r) {
   }
   /* Prereg's own run of a planned round fills it (its host's, with
    * hosts), valid or not: an invalid run is a result, not a gap to run
-   * again. A round a lost node left is a gap. */
+   * again. A round a lost node left is a gap, and so is one a setup
+   * mistake stopped at. */
   if (own && w && proto_workload_runs_itself(w) && r->round >= 1 &&
-      r->round <= w->runs && !r->node_lost) {
+      r->round <= w->runs && !r->node_lost && !r->setup_failure) {
     f.fills = 1;
     if (fill_round(c, hp ? hp : p, r->round)) {
       p->t.collected++;
@@ -456,6 +473,43 @@ static void hosts_short(const data_counter *c, data_status *st) {
              c->max_hosts - c->n_hosts == 1 ? "" : "s");
 }
 
+/* Whether cell t has fewer valid runs than the rule asks while nothing
+ * more is to come for it: its planned runs were all made (valid or not),
+ * or it is a workload only imports fill and it holds imported rows. */
+static int too_few(const data_counter *c, const data_tally *t) {
+  long wi = c->plan ? proto_workload_index(c->plan, t->workload) : -1;
+  if (!t->in_sheet || wi < 0 || t->counted >= c->plan->rule.min_n)
+    return 0;
+  if (proto_workload_runs_itself(&c->plan->workloads[wi]))
+    return t->planned > 0 && t->collected >= t->planned;
+  return t->counted + t->invalid > 0;
+}
+
+/* The cells with too few valid runs, in words, into st. */
+static void too_few_cells(const data_counter *c, const data_tally *t, size_t n,
+                          data_status *st) {
+  size_t used = 0, cap = sizeof st->too_few_cells;
+  for (size_t i = 0; i < n; i++) {
+    int k;
+    if (!too_few(c, &t[i]))
+      continue;
+    st->too_few++;
+    if (used >= cap - 1)
+      continue;
+    k = snprintf(st->too_few_cells + used, cap - used, "%s%s/%s %ld of %ld",
+                 used ? ", " : "", t[i].workload, t[i].arm, t[i].counted,
+                 c->plan->rule.min_n);
+    if (k < 0 || (size_t)k >= cap - used) {
+      st->too_few_cells[used] = '\0';
+      if (used + 6 < cap)
+        snprintf(st->too_few_cells + used, cap - used, ", ...");
+      used = cap - 1;
+      continue;
+    }
+    used += (size_t)k;
+  }
+}
+
 static void status_of(const data_counter *c, const data_tally *t, size_t n,
                       const data_batch_state *b, size_t nb, data_status *st) {
   memset(st, 0, sizeof *st);
@@ -470,11 +524,15 @@ static void status_of(const data_counter *c, const data_tally *t, size_t n,
   }
   if (c->max_hosts)
     hosts_short(c, st);
+  too_few_cells(c, t, n, st);
   st->incomplete =
       st->planned > 0 && (st->collected < st->planned || st->hosts_short > 0);
   st->quick = c->quick;
+  /* INTERRUPTED while a batch holding runs that count is unfinished, or
+   * was interrupted and the plan is not complete yet: once --resume has
+   * completed it, the report keeps the interruption on the record. */
   for (size_t i = 0; i < nb; i++) {
-    if (!b[i].interrupted && !b[i].unfinished)
+    if (!b[i].unfinished && !(b[i].interrupted && st->incomplete))
       continue;
     for (size_t k = 0; k < c->n_batches; k++)
       st->interrupted |= strcmp(c->batches[k], b[i].id) == 0;
@@ -615,6 +673,8 @@ size_t data_status_flags(const data_status *st, const char *words[8]) {
     words[n++] = "AMENDED AFTER DATA";
   if (st->unverified)
     words[n++] = "UNVERIFIED";
+  if (st->too_few)
+    words[n++] = "TOO FEW VALID";
   return n;
 }
 
@@ -629,7 +689,10 @@ void data_status_line(const data_status *st, char *out, size_t cap) {
     return;
   }
   for (size_t i = 0; i < n && used < cap; i++) {
-    int k = strcmp(words[i], "INCOMPLETE") != 0
+    int k = strcmp(words[i], "TOO FEW VALID") == 0
+                ? snprintf(out + used, cap - used, "%sTOO FEW VALID (%s)",
+                           i ? " · " : "", st->too_few_cells)
+            : strcmp(words[i], "INCOMPLETE") != 0
                 ? snprintf(out + used, cap - used, "%s%s", i ? " · " : "",
                            words[i])
             : st->hosts_short > 0

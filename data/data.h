@@ -96,7 +96,39 @@ typedef struct data_version {
   size_t n_supersedes;
   data_amendment *amendments; /* the sheet's list when filed */
   size_t n_amendments;
+  struct data_input *inputs; /* the sheet's inputs when filed, by path */
+  size_t n_inputs;
 } data_version;
+
+/* One file of a sheet's `inputs` (a listed file, or a file under a
+ * listed folder): its path relative to the sheet's folder and digest. */
+typedef struct data_input {
+  char *path;
+  char sha256[CORE_SHA256_HEX]; /* "" when the file is missing */
+  long long bytes;
+} data_input;
+
+/* The files of a sheet's inputs, sorted by path (owned). */
+typedef struct data_inputs {
+  data_input *v;
+  size_t n;
+} data_inputs;
+
+/** Hashes the files of sheet s's `inputs` under s->sheet_dir (none when
+ * it has none, or no folder). A listed path that is missing is kept with
+ * sha256 "" (for the lock to name it); a symbolic link, in a listed
+ * folder too, anything but files and folders, or more than the caps of
+ * core/limits.h is CORE_EPROTOCOL naming it (bad input). OUT: *out
+ * filled from scratch (data_inputs_free, also on error). */
+core_status data_inputs_scan(const proto_sheet *s, data_inputs *out,
+                             core_err *err);
+void data_inputs_free(data_inputs *in);
+/** What differs between the inputs recorded (rec, n) and those found
+ * (cur), one "  changed work.sh (sha256 1a2b3c4d5e6f, recorded
+ * 0a1b2c3d4e5f)" line each ("missing", "added"), appended to b. Returns
+ * how many differ. */
+size_t data_inputs_diff(const data_input *rec, size_t n,
+                        const data_inputs *cur, core_buf *b);
 
 /* An open experiment folder. It owns every string and array it points
  * to. The chain (versions) is read again, and its old pointers freed, by
@@ -264,6 +296,7 @@ typedef struct data_run_in {
   int valid;     /* every row of the run is valid */
   int quick;     /* collected under run --quick */
   int node_lost; /* a row of it is a lost node's (data_row_node_lost) */
+  int setup_failure; /* a row of it is marked a setup failure */
 } data_run_in;
 
 /** What the rule reads of a run whose first row is r (strings borrowed
@@ -278,6 +311,13 @@ void data_run_in_add(data_run_in *in, const data_row *r);
 #define DATA_NODE_LOST "node lost"
 /** 1 when r is such a row. */
 int data_row_node_lost(const data_row *r);
+/** What the reason of a run `run` stopped at as a setup mistake starts
+ * with (an arm whose first run failed before any of its planned runs was
+ * collected): kept, invalid, and filling no round of the plan, so that
+ * the plan is run whole once the mistake is fixed. */
+#define DATA_SETUP_FAILURE "setup failure"
+/** 1 when r is such a row. */
+int data_row_setup_failure(const data_row *r);
 
 /* What the rule decided for one run. */
 typedef struct data_run_fate {
@@ -313,8 +353,9 @@ typedef struct data_status {
                               prereg runs; collected: of those, run */
   int incomplete;          /* collected < planned */
   int quick;               /* a run that counts was collected with --quick */
-  int interrupted;         /* a batch holding runs that count was cut
-                              short (interrupted, or still unfinished) */
+  int interrupted;         /* a batch holding runs that count is still
+                              unfinished, or was cut short while the plan
+                              is not yet complete */
   int beyond_plan;         /* valid runs past the plan, not analysed */
   int imported;            /* imported runs are counted */
   int amended_after_data;  /* an amendment was filed after data existed */
@@ -324,10 +365,15 @@ typedef struct data_status {
    * count not yet named as "2 hosts not named yet"), cut to fit. */
   long hosts, hosts_short;
   char short_hosts[160];
+  /* Cells (workload and arm) whose collection is done, or that hold
+   * imported rows, with fewer valid runs than the rule's min_n, and
+   * those in words ("w/b 1 of 3, w/c 0 of 3"), cut to fit. */
+  long too_few;
+  char too_few_cells[160];
 } data_status;
 
 /** The status line of st: "COMPLETE", or e.g. "INCOMPLETE (23/180) ·
- * INTERRUPTED"; with hosts, the hosts short of their plan follow the
+ * INTERRUPTED" or "TOO FEW VALID (w/b 1 of 3)"; with hosts, the hosts short of their plan follow the
  * count ("INCOMPLETE (49/60; n3 9/20)"). Writes at most cap bytes (NUL
  * included) to out. */
 void data_status_line(const data_status *st, char *out, size_t cap);
@@ -518,7 +564,7 @@ void data_batch_abandon(data_batch *b);
  *   [string or null], nodes {NAME: {the node's report (data_node_report),
  *   scheduler [string or null], boot_id_end [string or null],
  *   rounds_done, rounds_lost [integers]}}, host_threats, lost_rounds
- *   [strings],
+ *   [strings], and for a sheet with inputs: inputs {PATH: sha256},
  * then the keys every frozen batch gets (see data_batch_freeze).
  * Strings are written as valid UTF-8: a byte that is not becomes U+FFFD.
  * Structs rather than a JSON builder: the schema stands here as types,
@@ -607,6 +653,9 @@ typedef struct data_run_facts {
   size_t n_host_threats;
   const char *const *lost_rounds;
   size_t n_lost_rounds;
+  /* The sheet's inputs the batch ran with (written as inputs {PATH:
+   * sha256} when there are any), or NULL. */
+  const data_inputs *inputs;
 } data_run_facts;
 
 /** A node's preflight report, one JSON object on one line (no newline
@@ -625,6 +674,12 @@ core_status data_node_report_read(const char *text, const proto_sheet *s,
                                   data_node_facts *f, char ***digests,
                                   core_err *err);
 
+/** Writes the facts a run batch has at its start (interrupted true, no
+ * end yet) as its batches/BATCH.json, not frozen, so that a batch ended
+ * by kill -9 or a power loss keeps its host facts: recovery freezes
+ * them with its rows, and a freeze replaces them. */
+core_status data_batch_start_run(data_batch *b, const data_run_facts *facts,
+                                 core_err *err);
 /** data_batch_freeze with the facts of a run batch (above); frees b. */
 core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,
                                   core_err *err);

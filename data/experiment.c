@@ -41,6 +41,9 @@ static void version_clear(data_version *v) {
     core_free(v->supersedes[j]);
   core_free(v->supersedes);
   amendments_free(v->amendments, v->n_amendments);
+  for (size_t j = 0; j < v->n_inputs; j++)
+    core_free(v->inputs[j].path);
+  core_free(v->inputs);
   memset(v, 0, sizeof *v);
 }
 
@@ -99,6 +102,27 @@ static int str_list(json_t *arr, char ***out, size_t *n) {
   return 1;
 }
 
+/* v's inputs from the version's "inputs" list ({path, sha256, bytes});
+ * 0 when out of memory. */
+static int inputs_from_json(json_t *arr, data_version *v) {
+  size_t i;
+  json_t *item;
+  if (!json_is_array(arr) || json_array_size(arr) == 0)
+    return 1;
+  if (!(v->inputs = core_calloc(json_array_size(arr), sizeof *v->inputs)))
+    return 0;
+  json_array_foreach(arr, i, item) {
+    const char *hex = json_string_value(json_object_get(item, "sha256"));
+    data_input *in = &v->inputs[i];
+    v->n_inputs = i + 1;
+    if (!(in->path = json_str_dup(item, "path")))
+      return 0;
+    snprintf(in->sha256, sizeof in->sha256, "%s", hex ? hex : "");
+    in->bytes = (long long)json_integer_value(json_object_get(item, "bytes"));
+  }
+  return 1;
+}
+
 /* Fills v from root, the JSON of versions/vK.json named name. */
 static core_status version_from_json(json_t *root, const char *name, size_t k,
                                      data_version *v, core_err *err) {
@@ -128,6 +152,8 @@ static core_status version_from_json(json_t *root, const char *name, size_t k,
   if (!v->filed_at || !v->path ||
       !str_list(json_object_get(root, "supersedes"), &v->supersedes,
                 &v->n_supersedes))
+    goto oom;
+  if (!inputs_from_json(json_object_get(root, "inputs"), v))
     goto oom;
   arr = json_object_get(root, "amendments");
   if (json_is_array(arr) && json_array_size(arr) > 0) {
@@ -426,21 +452,118 @@ static core_status write_json(const char *path, json_t *root, core_err *err) {
   return st;
 }
 
+/* Inputs */
+
+/* The inputs of sheet for a version to record: every listed path must
+ * be there. OUT: *in (data_inputs_free). */
+static core_status inputs_to_record(const proto_sheet *sheet, data_inputs *in,
+                                    core_err *err) {
+  core_status st = data_inputs_scan(sheet, in, err);
+  for (size_t i = 0; st == CORE_OK && i < in->n; i++)
+    if (!in->v[i].sha256[0])
+      st = core_fail(err, CORE_EPROTOCOL,
+                     "%s: inputs: %s is not in the sheet's folder %s; "
+                     "inputs are named relative to it",
+                     sheet->path, in->v[i].path, sheet->sheet_dir);
+  if (st != CORE_OK)
+    data_inputs_free(in);
+  return st;
+}
+
+static json_t *inputs_json(const data_inputs *in) {
+  json_t *arr = json_array();
+  for (size_t i = 0; arr && i < in->n; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "path", json_string(in->v[i].path));
+    json_object_set_new(o, "sha256", json_string(in->v[i].sha256));
+    json_object_set_new(o, "bytes", json_integer(in->v[i].bytes));
+    json_array_append_new(arr, o);
+  }
+  return arr;
+}
+
+/* One input copied to inputs/vK/PATH of the data folder, checked against
+ * the digest the version records; *rel: its MANIFEST path. */
+static core_status copy_input(data_experiment *exp, const proto_sheet *sheet,
+                              size_t k, const data_input *in, char **rel,
+                              core_err *err) {
+  char *src = core_path_join(sheet->sheet_dir, in->path), *text = NULL;
+  char *dst = core_asprintf("%s/inputs/v%zu/%s", exp->dir, k, in->path);
+  char hex[CORE_SHA256_HEX], *slash;
+  size_t len = 0;
+  core_status st;
+  *rel = core_asprintf("inputs/v%zu/%s", k, in->path);
+  if (!src || !dst || !*rel) {
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+    goto done;
+  }
+  if ((st = core_read_file_max(src, (size_t)in->bytes, 0, &text, &len, err)) !=
+      CORE_OK)
+    goto done;
+  core_sha256_hex(text, len, hex);
+  if (strcmp(hex, in->sha256) != 0) {
+    st = core_fail(err, CORE_EPROTOCOL,
+                   "%s: inputs: %s changed while it was being recorded; "
+                   "run the command again",
+                   sheet->path, in->path);
+    goto done;
+  }
+  slash = strrchr(dst, '/');
+  *slash = '\0';
+  st = core_mkdir_p(dst, 0755, err);
+  *slash = '/';
+  if (st == CORE_OK)
+    st = core_write_file_atomic(dst, text, len, 0444, err);
+done:
+  core_free(text);
+  core_free(src);
+  core_free(dst);
+  return st;
+}
+
+/* The copies of a version's inputs, so that the data folder and its
+ * bundle carry the procedure as registered. OUT: *rel their MANIFEST
+ * paths after the n_rel given (grown; the caller frees them). */
+static core_status copy_inputs(data_experiment *exp, const proto_sheet *sheet,
+                               size_t k, const data_inputs *in, char ***rel,
+                               size_t *n_rel, core_err *err) {
+  char **nv;
+  core_status st = CORE_OK;
+  if (!in || in->n == 0)
+    return CORE_OK;
+  if (!(nv = core_realloc(*rel, (*n_rel + in->n) * sizeof *nv)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  *rel = nv;
+  for (size_t i = 0; i < in->n && st == CORE_OK; i++) {
+    nv[*n_rel] = NULL;
+    st = copy_input(exp, sheet, k, &in->v[i], &nv[*n_rel], err);
+    (*n_rel)++;
+  }
+  return st;
+}
+
 /* Writes versions/vK.lua (+ .diff) + .json and lists them in the
  * MANIFEST. The .json goes last: a version exists once its .json does,
  * so a crash before that leaves the chain as it was. */
 static core_status file_version(data_experiment *exp, const proto_sheet *sheet,
-                                size_t k, const char *diff, json_t *root,
+                                size_t k, const char *diff,
+                                const data_inputs *in, json_t *root,
                                 core_err *err) {
   char *vdir = core_path_join(exp->dir, "versions");
   char *lua = core_asprintf("%s/versions/v%zu.lua", exp->dir, k);
   char *dif = core_asprintf("%s/versions/v%zu.diff", exp->dir, k);
   char *js = core_asprintf("%s/versions/v%zu.json", exp->dir, k);
-  char *rel[3] = {core_asprintf("versions/v%zu.lua", k),
-                  core_asprintf("versions/v%zu.diff", k),
-                  core_asprintf("versions/v%zu.json", k)};
+  char **rel = core_calloc(3, sizeof *rel);
+  size_t n_rel = 0;
   core_status st = CORE_OK;
-  if (!vdir || !lua || !dif || !js || !rel[0] || !rel[1] || !rel[2]) {
+  if (rel) {
+    rel[n_rel++] = core_asprintf("versions/v%zu.lua", k);
+    if (diff)
+      rel[n_rel++] = core_asprintf("versions/v%zu.diff", k);
+    rel[n_rel++] = core_asprintf("versions/v%zu.json", k);
+  }
+  if (!vdir || !lua || !dif || !js || !rel || !rel[0] || !rel[1] ||
+      (diff && !rel[2])) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }
@@ -452,14 +575,11 @@ static core_status file_version(data_experiment *exp, const proto_sheet *sheet,
   if (diff && (st = core_write_file_atomic(dif, diff, strlen(diff), 0444,
                                            err)) != CORE_OK)
     goto cleanup;
+  if ((st = copy_inputs(exp, sheet, k, in, &rel, &n_rel, err)) != CORE_OK)
+    goto cleanup;
   if ((st = write_json(js, root, err)) != CORE_OK)
     goto cleanup;
-  if (diff) {
-    st = data_manifest_add(exp->dir, rel, 3, err);
-  } else {
-    char *two[2] = {rel[0], rel[2]};
-    st = data_manifest_add(exp->dir, two, 2, err);
-  }
+  st = data_manifest_add(exp->dir, rel, n_rel, err);
   if (st == CORE_OK)
     st = load_chain(exp, err);
 cleanup:
@@ -467,8 +587,7 @@ cleanup:
   core_free(lua);
   core_free(dif);
   core_free(js);
-  for (int i = 0; i < 3; i++)
-    core_free(rel[i]);
+  core_names_free(rel, n_rel);
   return st;
 }
 
@@ -479,13 +598,20 @@ static const char *sheet_name(const proto_sheet *s) {
 core_status data_register(data_experiment *exp, const proto_sheet *sheet,
                           int *already, core_err *err) {
   json_t *root, *state = NULL;
+  data_inputs in;
   char now[32];
   core_status st;
   *already = 0;
-  if ((st = data_experiment_lock(exp, err)) != CORE_OK)
+  /* Bad inputs are refused before anything is written. */
+  if ((st = inputs_to_record(sheet, &in, err)) != CORE_OK)
     return st;
+  if ((st = data_experiment_lock(exp, err)) != CORE_OK) {
+    data_inputs_free(&in);
+    return st;
+  }
   if (exp->n_versions > 0) {
     const data_version *last = &exp->versions[exp->n_versions - 1];
+    data_inputs_free(&in);
     if (strcmp(last->sha256, sheet->sha256) == 0) {
       *already = 1;
       return CORE_OK;
@@ -499,8 +625,10 @@ core_status data_register(data_experiment *exp, const proto_sheet *sheet,
         sheet_name(sheet), exp->id, last->number, last->sha256, last->filed_at,
         sheet_name(sheet));
   }
-  if ((st = data_state_json(exp, &state, err)) != CORE_OK)
+  if ((st = data_state_json(exp, &state, err)) != CORE_OK) {
+    data_inputs_free(&in);
     return st;
+  }
   core_utc_now(now);
   root = json_object();
   json_object_set_new(root, "version", json_integer(0));
@@ -511,9 +639,12 @@ core_status data_register(data_experiment *exp, const proto_sheet *sheet,
   json_object_set_new(root, "prereg_version", json_string(PREREG_VERSION));
   json_object_set_new(root, "source", json_string(sheet_name(sheet)));
   json_object_set_new(root, "amendments", amendments_json(sheet));
+  if (in.n)
+    json_object_set_new(root, "inputs", inputs_json(&in));
   json_object_set_new(root, "data", state);
-  st = file_version(exp, sheet, 0, NULL, root, err);
+  st = file_version(exp, sheet, 0, NULL, &in, root, err);
   json_decref(root);
+  data_inputs_free(&in);
   return st;
 }
 
@@ -588,6 +719,33 @@ static void put_capped_diff(core_buf *b, const char *diff) {
     core_buf_printf(b, "  ... (%zu more diff lines)\n", total - shown);
 }
 
+/* The sheet's inputs against those its version recorded: a file changed,
+ * missing or added is refused like a changed sheet, naming each. A sheet
+ * read from text (a frozen version) has no folder and nothing to compare:
+ * its inputs are the copies the data folder keeps. */
+static core_status inputs_lock(const data_version *last,
+                               const proto_sheet *sheet, core_err *err) {
+  data_inputs cur;
+  core_buf b;
+  core_status st;
+  if (!sheet->sheet_dir || (!sheet->n_inputs && !last->n_inputs))
+    return CORE_OK;
+  if ((st = data_inputs_scan(sheet, &cur, err)) != CORE_OK)
+    return st;
+  core_buf_init(&b);
+  core_buf_printf(&b, "%s: its inputs differ from those of version v%d:\n",
+                  sheet_name(sheet), last->number);
+  if (data_inputs_diff(last->inputs, last->n_inputs, &cur, &b) > 0)
+    st = core_fail(err, CORE_ELOCK,
+                   "%sthe lock covers the inputs like the sheet: append an "
+                   "entry to `amendments` saying why, then run: prereg "
+                   "amend %s",
+                   b.data ? b.data : "", sheet_name(sheet));
+  core_buf_free(&b);
+  data_inputs_free(&cur);
+  return st;
+}
+
 core_status data_check_lock(const data_experiment *exp,
                             const proto_sheet *sheet, core_err *err) {
   const data_version *last;
@@ -600,7 +758,7 @@ core_status data_check_lock(const data_experiment *exp,
                      sheet_name(sheet), sheet_name(sheet));
   last = &exp->versions[exp->n_versions - 1];
   if (strcmp(last->sha256, sheet->sha256) == 0)
-    return CORE_OK;
+    return inputs_lock(last, sheet, err);
   if (!(diff = diff_against(exp, last, sheet->text, sheet->text_len,
                             sheet_name(sheet), err)))
     return err ? err->status : CORE_EIO;
@@ -626,6 +784,7 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
   char *diff = NULL, *shown = NULL;
   char label_b[64], now[32];
   json_t *root, *state = NULL, *sup;
+  data_inputs in;
   size_t k, common;
   core_status st;
   if (exp->n_versions == 0)
@@ -703,7 +862,12 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
   if (!(diff = diff_against(exp, last, sheet->text, sheet->text_len, label_b,
                             err)))
     return err ? err->status : CORE_EIO;
+  if ((st = inputs_to_record(sheet, &in, err)) != CORE_OK) {
+    core_free(diff);
+    return st;
+  }
   if ((st = data_state_json(exp, &state, err)) != CORE_OK) {
+    data_inputs_free(&in);
     core_free(diff);
     return st;
   }
@@ -726,9 +890,12 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
   shown = core_asprintf("versions/v%zu.diff", k);
   json_object_set_new(root, "diff", json_string(shown ? shown : ""));
   json_object_set_new(root, "amendments", amendments_json(sheet));
+  if (in.n)
+    json_object_set_new(root, "inputs", inputs_json(&in));
   json_object_set_new(root, "data", state);
-  st = file_version(exp, sheet, k, diff, root, err);
+  st = file_version(exp, sheet, k, diff, &in, root, err);
   json_decref(root);
+  data_inputs_free(&in);
   core_free(shown);
   core_free(diff);
   return st;

@@ -330,11 +330,41 @@ static json_t *run_facts_object(const data_batch *b, const data_run_facts *f) {
       &failed);
   if (f->backend)
     put_hosts(o, f, &failed);
+  if (f->inputs && f->inputs->n) {
+    json_t *in = json_object();
+    for (size_t i = 0; in && i < f->inputs->n; i++)
+      put(in, f->inputs->v[i].path, json_string(f->inputs->v[i].sha256),
+          &failed);
+    put(o, "inputs", in, &failed);
+  }
   if (failed) {
     json_decref(o);
     return NULL;
   }
   return o;
+}
+
+core_status data_batch_start_run(data_batch *b, const data_run_facts *facts,
+                                 core_err *err) {
+  json_t *o;
+  char *text, *path;
+  core_status st;
+  data_json_init();
+  if (!(o = run_facts_object(b, facts)) ||
+      json_object_set_new(o, "sheet_versions_at_start",
+                          json_integer((json_int_t)b->versions_at_start))) {
+    json_decref(o);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | FACTS_PRECISION);
+  json_decref(o);
+  path = core_asprintf("%s/batches/%s.json", b->exp->dir, b->id);
+  st = text && path
+           ? core_write_file_atomic(path, text, strlen(text), 0644, err)
+           : core_fail(err, CORE_ENOMEM, "out of memory");
+  core_free(text);
+  core_free(path);
+  return st;
 }
 
 core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,

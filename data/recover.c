@@ -219,6 +219,19 @@ static core_status prune_leftovers(data_experiment *exp, const char *id,
   return st;
 }
 
+/* A run batch whose start facts stand (prereg ended before its freeze):
+ * the runs it kept and when the last of them started, which is when it
+ * was interrupted as near as its rows tell. */
+static void interrupted_at(json_t *facts, const data_rowset *rows, size_t n) {
+  size_t runs = 0;
+  for (size_t i = 0; i < n; i++)
+    runs += i == 0 || !data_same_run(&rows->rows[i - 1], &rows->rows[i]);
+  json_object_set_new(facts, "runs_recorded", json_integer((json_int_t)runs));
+  if (n > 0 && rows->rows[n - 1].started_at && rows->rows[n - 1].started_at[0])
+    json_object_set_new(facts, "interrupted_at",
+                        json_string(rows->rows[n - 1].started_at));
+}
+
 static core_status recover_one(data_experiment *exp, const char *id,
                                proto_sheet **cache, core_buf *notes,
                                core_err *err) {
@@ -310,6 +323,8 @@ static core_status recover_one(data_experiment *exp, const char *id,
                         ? "import"
                         : "run"));
   }
+  if (json_is_true(json_object_get(facts, "interrupted")))
+    interrupted_at(facts, &c.rows, c.rows.n - (size_t)dropped);
   json_object_set_new(facts, "recovered", json_true());
   json_object_set_new(facts, "recovery_notes", notes_json);
   notes_json = NULL;

@@ -272,6 +272,7 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
   for (int pass = 0; pass < 3; pass++) {
     walk(&w, "versions", pass);
     walk(&w, "batches", pass);
+    walk(&w, "inputs", pass);
   }
   check_orphans(&w);
   for (size_t i = 0; i < w.n_unfinished; i++)

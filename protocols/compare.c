@@ -65,24 +65,28 @@ int proto_same_rule_words(const proto_sheet *a, const proto_sheet *b) {
   return 1;
 }
 
+int proto_same_hypothesis(const proto_hypothesis *x,
+                          const proto_hypothesis *y) {
+  if (!same_str(x->id, y->id) || !same_str(x->workload, y->workload) ||
+      !same_str(x->metric, y->metric) || x->kind != y->kind ||
+      !same_list(x->arms, x->n_arms, y->arms, y->n_arms))
+    return 0;
+  if ((x->kind == PROTO_CLAIM_AT_LEAST || x->kind == PROTO_CLAIM_BELOW) &&
+      x->x != y->x)
+    return 0;
+  if (x->kind == PROTO_CLAIM_VERDICT_IS && !same_str(x->verdict, y->verdict))
+    return 0;
+  if (x->kind == PROTO_CLAIM_FUNCTION && !same_str(x->fn_source, y->fn_source))
+    return 0;
+  return 1;
+}
+
 int proto_same_hypotheses(const proto_sheet *a, const proto_sheet *b) {
   if (a->n_hypotheses != b->n_hypotheses)
     return 0;
-  for (size_t i = 0; i < a->n_hypotheses; i++) {
-    const proto_hypothesis *x = &a->hypotheses[i], *y = &b->hypotheses[i];
-    if (!same_str(x->id, y->id) || !same_str(x->workload, y->workload) ||
-        !same_str(x->metric, y->metric) || x->kind != y->kind ||
-        !same_list(x->arms, x->n_arms, y->arms, y->n_arms))
+  for (size_t i = 0; i < a->n_hypotheses; i++)
+    if (!proto_same_hypothesis(&a->hypotheses[i], &b->hypotheses[i]))
       return 0;
-    if ((x->kind == PROTO_CLAIM_AT_LEAST || x->kind == PROTO_CLAIM_BELOW) &&
-        x->x != y->x)
-      return 0;
-    if (x->kind == PROTO_CLAIM_VERDICT_IS && !same_str(x->verdict, y->verdict))
-      return 0;
-    if (x->kind == PROTO_CLAIM_FUNCTION &&
-        !same_str(x->fn_source, y->fn_source))
-      return 0;
-  }
   return 1;
 }
 

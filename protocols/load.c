@@ -29,8 +29,8 @@ typedef struct walk {
 } walk;
 
 static const char *const builtin_vars[] = {
-    "cmd",      "arm",        "workload", "round", "run_id",
-    "batch_id", "experiment", "cidfile",  "cid",   NULL};
+    "cmd",        "arm",     "workload", "round",     "run_id", "batch_id",
+    "experiment", "cidfile", "cid",      "sheet_dir", "origin", NULL};
 
 /* The built-in metric names (interface.md §1); any other
  * [a-z][a-z0-9_]* name is one the command reports itself. */
@@ -543,7 +543,8 @@ static void check_template(walk *w, const char *t, int allow) {
       fail(w,
            "unknown placeholder {%s}; declare it in vars, or use one "
            "of {cmd} {arm} {workload} {round} {run_id} {batch_id} "
-           "{experiment} {cidfile} {cid} (write {{ for a literal {)",
+           "{experiment} {cidfile} {cid} {sheet_dir} {origin} (write {{ for a "
+           "literal {)",
            name);
     }
   }
@@ -1972,6 +1973,29 @@ static void read_hosts(walk *w, int t) {
   leave(w, mark);
 }
 
+/* inputs: paths relative to the sheet's folder that stay inside it, so
+ * that the lock names the same files wherever the sheet is. */
+static void read_inputs(walk *w, int t) {
+  proto_sheet *s = w->s;
+  get_string_list(w, t, "inputs", OPT, LIST_UNIQUE, "a list of paths",
+                  &s->inputs, &s->n_inputs);
+  for (size_t i = 0; i < s->n_inputs; i++) {
+    const char *p = s->inputs[i];
+    int up = 0;
+    for (const char *q = p; *q; q = strchr(q, '/') ? strchr(q, '/') + 1 : "")
+      up |= strncmp(q, "..", 2) == 0 && (q[2] == '/' || q[2] == '\0');
+    if (p[0] == '/' || up) {
+      size_t mark = path_key(w, "inputs");
+      path_index(w, (lua_Integer)i + 1);
+      fail(w,
+           "\"%s\" leaves the sheet's folder; an input is a file or folder "
+           "in it, named relative to it (\"work.sh\", \"conf/\")",
+           p);
+      path_pop(w, mark);
+    }
+  }
+}
+
 /* The whole sheet */
 
 static void set_top_line(walk *w, const char *key, int protocol_line) {
@@ -1981,10 +2005,10 @@ static void set_top_line(walk *w, const char *key, int protocol_line) {
 
 int proto_convert(lua_State *L) {
   static const char *const keys[] = {
-      "id",         "title", "question",   "author",
-      "vars",       "arms",  "image",      "workloads",
-      "metrics",    "rule",  "hypotheses", "threats",
-      "amendments", "hosts", "published",  NULL};
+      "id",         "title",   "question",   "author",  "vars",
+      "arms",       "image",   "workloads",  "metrics", "rule",
+      "hypotheses", "threats", "amendments", "hosts",   "published",
+      "inputs",     NULL};
   walk w;
   proto_sheet *s = lua_touserdata(L, 1);
   int pl = s->lua->protocol_line;
@@ -2041,5 +2065,7 @@ int proto_convert(lua_State *L) {
   read_hosts(&w, 1);
   set_top_line(&w, "published", pl);
   read_published(&w, 1);
+  set_top_line(&w, "inputs", pl);
+  read_inputs(&w, 1);
   return 0;
 }

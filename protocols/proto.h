@@ -240,6 +240,13 @@ typedef struct proto_sheet {
   proto_hosts hosts;
   proto_published *published;
   size_t n_published;
+  /* Files and folders the commands use, relative to the sheet's folder
+   * (`inputs`): locked with the sheet (data_inputs_scan). */
+  char **inputs;
+  size_t n_inputs;
+  /* {sheet_dir}: the sheet's folder, absolute (NULL for a sheet given as
+   * text); {origin}: the folder prereg was started from. */
+  char *sheet_dir, *origin;
   char *text; /* the exact bytes of the file */
   size_t text_len;
   char sha256[CORE_SHA256_HEX]; /* of text */
@@ -423,6 +430,10 @@ int proto_same_rule(const proto_rule *a, const proto_rule *b);
  * names, and the sheets declare their metrics alike (what the verdicts
  * read), else 0. */
 int proto_same_rule_words(const proto_sheet *a, const proto_sheet *b);
+/** 1 when two hypotheses state the same claim (id, cell, kind, bound,
+ * arms; a function claim by its source lines). */
+int proto_same_hypothesis(const proto_hypothesis *x,
+                          const proto_hypothesis *y);
 /** 1 when the two sheets state the same hypotheses in the same order. */
 int proto_same_hypotheses(const proto_sheet *a, const proto_sheet *b);
 /** 1 when the two workloads would be run and measured alike. */

@@ -2,8 +2,11 @@
  * the evaluation of claims.
  * SPDX-License-Identifier: MIT
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -67,6 +70,32 @@ static core_status read_sheet(const char *path, char **text, size_t *len,
   return st;
 }
 
+/* {sheet_dir}: the absolute folder of the sheet at path, so that its
+ * commands reach the sheet's inputs wherever run is started. */
+static core_status set_sheet_dir(proto_sheet *s, const char *path,
+                                 core_err *err) {
+  char *dir = core_strdup(path), *slash;
+  char abs[PATH_MAX];
+  if (!dir)
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+  slash = strrchr(dir, '/');
+  if (slash == dir)
+    slash[1] = '\0';
+  else if (slash)
+    *slash = '\0';
+  if (!realpath(slash ? dir : ".", abs)) {
+    core_free(dir);
+    return core_fail(err, CORE_EPROTOCOL, "%s: its folder: %s", path,
+                     strerror(errno));
+  }
+  core_free(dir);
+  if (!(s->sheet_dir = core_strdup(abs)))
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+  if (getcwd(abs, sizeof abs) && !(s->origin = core_strdup(abs)))
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+  return CORE_OK;
+}
+
 proto_sheet *proto_sheet_load(const char *path, core_err *err) {
   char *text;
   size_t len;
@@ -81,6 +110,10 @@ proto_sheet *proto_sheet_load(const char *path, core_err *err) {
   }
   s = proto_sheet_load_text(path, text, len, err);
   core_free(text);
+  if (s && set_sheet_dir(s, path, err) != CORE_OK) {
+    proto_sheet_free(s);
+    return NULL;
+  }
   return s;
 }
 
@@ -114,6 +147,9 @@ void proto_sheet_free(proto_sheet *s) {
   proto_lua_close(s);
   free_hosts(&s->hosts);
   core_free(s->path);
+  free_strv(s->inputs, s->n_inputs);
+  core_free(s->sheet_dir);
+  core_free(s->origin);
   core_free(s->id);
   core_free(s->title);
   core_free(s->question);
@@ -423,6 +459,10 @@ static const char *value_of(const proto_sheet *s, const char *name,
       return s->vars[i].value;
   if (strcmp(name, "experiment") == 0)
     return ctx && ctx->experiment ? ctx->experiment : s ? s->id : NULL;
+  if (strcmp(name, "sheet_dir") == 0)
+    return s ? s->sheet_dir : NULL;
+  if (strcmp(name, "origin") == 0)
+    return s ? s->origin : NULL;
   if (!ctx)
     return NULL;
   if (strcmp(name, "round") == 0) {

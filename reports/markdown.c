@@ -191,10 +191,11 @@ static void hypothesis_sentences(core_buf *b, const report_input *in) {
     core_buf_puts(b, "- ");
     esc(b, h->id);
     core_buf_printf(b, " **%s**%s", proto_outcome_word(h->outcome), prov(a));
-    if (a->original && (!g || g->outcome != h->outcome))
+    if (a->original && !g)
+      core_buf_puts(b, "; not in the registered plan");
+    else if (a->original && g->outcome != h->outcome)
       core_buf_printf(b, "; **changed**: at the registered sample %s%s",
-                      g ? proto_outcome_word(g->outcome) : "not stated",
-                      g ? prov(a->original) : "");
+                      proto_outcome_word(g->outcome), prov(a->original));
     core_buf_puts(b, ": ");
     esc(b, h->says);
     if (h->reason && *h->reason) {
@@ -297,7 +298,7 @@ static void matrix(core_buf *b, const report_input *in) {
 
 /* After the matrix: whether the registered sample and rule agree. */
 static void registered_summary(core_buf *b, const analysis_summary *a) {
-  size_t changed = 0, beyond = 0;
+  size_t changed = 0, beyond = 0, added = 0;
   if (!a->original)
     return;
   for (size_t i = 0; i < a->n_results; i++) {
@@ -320,8 +321,17 @@ static void registered_summary(core_buf *b, const analysis_summary *a) {
                     beyond == 1 ? "it has" : "they have");
   for (size_t i = 0; i < a->n_hypotheses; i++) {
     const analysis_hypothesis *g = orig_hyp(a->original, a->hypotheses[i].id);
-    changed += !g || g->outcome != a->hypotheses[i].outcome;
+    changed += g && g->outcome != a->hypotheses[i].outcome;
+    added += !g;
   }
+  if (added)
+    core_buf_printf(b,
+                    "%zu hypothes%s %s not in the registered plan: version "
+                    "0's sheet does not state %s (a later amendment added "
+                    "%s; see Deviations), so %s no registered outcome.\n\n",
+                    added, added == 1 ? "is" : "es", added == 1 ? "is" : "are",
+                    added == 1 ? "it" : "them", added == 1 ? "it" : "them",
+                    added == 1 ? "it has" : "they have");
   if (changed)
     core_buf_printf(b,
                     "%zu verdict%s or outcome%s differ%s at the registered "
@@ -489,8 +499,68 @@ static void spread_row(core_buf *b, const report_input *in,
   (void)in;
 }
 
-/* "### startup: `true`, 30 runs per arm, interleaved, cache warm" */
-static void workload_heading(core_buf *b, const proto_workload *w) {
+/* The import formats the values of workload w came from (bit 0 csv,
+ * 1 hyperfine, 2 gbench, 3 go), and whether any came from prereg's own
+ * runs (*own): from the batches' facts. */
+static unsigned import_formats(const report_input *in, const char *w,
+                               int *own) {
+  static const char *const names[] = {"csv", "hyperfine", "gbench", "go"};
+  const analysis_summary *a = in->summary;
+  unsigned seen = 0;
+  *own = 0;
+  for (size_t i = 0; in->extra && i < a->n_cells; i++) {
+    const analysis_cell *c = &a->cells[i];
+    if (strcmp(c->workload, w) != 0 || !c->batch)
+      continue;
+    for (size_t k = 0; k < c->n_valid; k++) {
+      const char *id =
+          c->batch[k] < a->n_batches ? a->batches[c->batch[k]] : NULL;
+      const char *kind = NULL, *fmt = NULL;
+      for (size_t j = 0; id && j < in->extra->n_batches; j++)
+        if (strcmp(in->extra->batches[j].id, id) == 0) {
+          kind = data_fact_get(&in->extra->batches[j], "kind");
+          fmt = data_fact_get(&in->extra->batches[j], "format");
+        }
+      if (!kind || strcmp(kind, "import") != 0) {
+        *own = 1;
+        continue;
+      }
+      for (unsigned f = 0; f < 4; f++)
+        if (fmt && strcmp(fmt, names[f]) == 0)
+          seen |= 1u << f;
+    }
+  }
+  return seen;
+}
+
+/* How imported values were collected, in words: the tools, and that they
+ * ran each arm's runs in one block where they do. */
+static void imported_how(core_buf *b, unsigned formats) {
+  static const char *const tools[] = {"a CSV file", "hyperfine",
+                                      "Google Benchmark", "go test -bench"};
+  size_t k = 0;
+  core_buf_puts(b, "imported from ");
+  for (unsigned f = 0; f < 4; f++)
+    if (formats & (1u << f))
+      core_buf_printf(b, "%s%s", k++ ? " and " : "", tools[f]);
+  if (formats & 0xEu)
+    core_buf_puts(b, formats & 1u ? " (the tools ran each arm's runs in one "
+                                    "block, not interleaved)"
+                                  : ", which ran each arm's runs in one "
+                                    "block, not interleaved");
+  if (formats & 1u)
+    core_buf_puts(b, formats & 0xEu ? "; the CSV file does not say in what "
+                                      "order its runs were collected"
+                                    : ", which does not say in what order its "
+                                      "runs were collected");
+}
+
+/* "### startup: `true`, 30 runs per arm, interleaved, cache warm"; for
+ * data imported from a tool, how that tool collected them. */
+static void workload_heading(core_buf *b, const report_input *in,
+                             const proto_workload *w) {
+  int own = 0;
+  unsigned formats = import_formats(in, w->name, &own);
   core_buf_puts(b, "### ");
   esc(b, w->name);
   core_buf_puts(b, ": ");
@@ -505,13 +575,27 @@ static void workload_heading(core_buf *b, const proto_workload *w) {
   } else {
     core_buf_puts(b, "imported data, ");
   }
-  if (w->runs > 0)
-    core_buf_printf(b, "%ld runs per arm, %s, cache %s\n\n", w->runs,
+  if (w->runs > 0 && formats && !own) {
+    core_buf_printf(b, "%ld runs per arm, ", w->runs);
+    imported_how(b, formats);
+    core_buf_puts(b, "\n\n");
+  } else if (w->runs > 0) {
+    core_buf_printf(b, "%ld runs per arm, %s, cache %s", w->runs,
                     w->order == PROTO_ORDER_BLOCKED ? "blocked"
                                                     : "interleaved",
                     w->cache == PROTO_CACHE_COLD ? "cold" : "warm");
-  else
+    if (formats) {
+      core_buf_puts(b, "; some ");
+      imported_how(b, formats);
+    }
+    core_buf_puts(b, "\n\n");
+  } else if (formats) {
+    core_buf_puts(b, "as many runs as imported, ");
+    imported_how(b, formats);
+    core_buf_puts(b, "\n\n");
+  } else {
     core_buf_puts(b, "as many runs as imported\n\n");
+  }
 }
 
 static void the_data(core_buf *b, const report_input *in,
@@ -525,7 +609,7 @@ static void the_data(core_buf *b, const report_input *in,
                    "extremes), and the runs in the order they were "
                    "collected, batch boundaries dashed.\n\n");
   for (size_t w = 0; w < s->n_workloads; w++) {
-    workload_heading(b, &s->workloads[w]);
+    workload_heading(b, in, &s->workloads[w]);
     for (size_t m = 0; m < s->workloads[w].n_metrics; m++)
       if (plot < doc->n_plots &&
           strcmp(doc->plots[plot].workload, s->workloads[w].name) == 0 &&
@@ -704,11 +788,8 @@ static void original_rule(core_buf *b, const analysis_summary *a) {
     differ += !x || !analysis_same_decision(x, r);
   }
   for (size_t i = 0; i < a->n_hypotheses; i++) {
-    int same = 0;
-    for (size_t j = 0; j < o->n_hypotheses; j++)
-      same |= strcmp(o->hypotheses[j].id, a->hypotheses[i].id) == 0 &&
-              o->hypotheses[j].outcome == a->hypotheses[i].outcome;
-    hyp += !same;
+    const analysis_hypothesis *g = orig_hyp(o, a->hypotheses[i].id);
+    hyp += !g || g->outcome != a->hypotheses[i].outcome;
   }
   core_buf_puts(b, "At the registered sample and rule (version 0), given "
                    "because ");
@@ -749,16 +830,19 @@ static void original_rule(core_buf *b, const analysis_summary *a) {
     }
     core_buf_puts(b, " |\n");
   }
-  for (size_t i = 0; i < a->n_hypotheses; i++)
-    for (size_t j = 0; j < o->n_hypotheses; j++)
-      if (strcmp(o->hypotheses[j].id, a->hypotheses[i].id) == 0 &&
-          o->hypotheses[j].outcome != a->hypotheses[i].outcome) {
-        core_buf_puts(b, "| hypothesis ");
-        esc(b, a->hypotheses[i].id);
-        core_buf_printf(b, " | %s%s | %s%s |\n",
-                        proto_outcome_word(a->hypotheses[i].outcome), prov(a),
-                        proto_outcome_word(o->hypotheses[j].outcome), prov(o));
-      }
+  for (size_t i = 0; i < a->n_hypotheses; i++) {
+    const analysis_hypothesis *g = orig_hyp(o, a->hypotheses[i].id);
+    if (g && g->outcome == a->hypotheses[i].outcome)
+      continue;
+    core_buf_puts(b, "| hypothesis ");
+    esc(b, a->hypotheses[i].id);
+    core_buf_printf(b, " | %s%s | ",
+                    proto_outcome_word(a->hypotheses[i].outcome), prov(a));
+    if (g)
+      core_buf_printf(b, "%s%s |\n", proto_outcome_word(g->outcome), prov(o));
+    else
+      core_buf_puts(b, "(not in the registered plan) |\n");
+  }
   core_buf_puts(b, "\n");
 }
 
@@ -1066,6 +1150,40 @@ static void setup_threats(const report_input *in, const report_row_facts *f,
       core_buf_printf(b, " ran with a load average of %s on %.0f cores.\n", l,
                       cores);
     }
+  }
+  for (size_t i = 0; in->extra && i < in->extra->n_batches; i++) {
+    const data_batch_info *bi = &in->extra->batches[i];
+    const char *intr = data_fact_get(bi, "interrupted");
+    const char *at = data_fact_get(bi, "interrupted_at");
+    const char *end = data_fact_get(bi, "ended_at");
+    const char *runs = data_fact_get(bi, "runs_recorded");
+    const char *planned = data_fact_get(bi, "runs_planned");
+    int recovered = data_fact_get(bi, "recovered") &&
+                    strcmp(data_fact_get(bi, "recovered"), "true") == 0;
+    if (!intr || strcmp(intr, "true") != 0)
+      continue;
+    THREAT();
+    core_buf_puts(b, "Interrupted batch: ");
+    esc(b, bi->id);
+    core_buf_puts(b, " was interrupted");
+    if (recovered ? at != NULL : end != NULL) {
+      core_buf_puts(b, recovered ? " after the run started at " : " at ");
+      esc(b, recovered ? at : end);
+    }
+    core_buf_puts(b, ", at ");
+    esc(b, runs ? runs : "0");
+    core_buf_puts(b, " runs");
+    if (planned) {
+      core_buf_puts(b, " of the ");
+      esc(b, planned);
+      core_buf_puts(b, " it planned");
+    }
+    core_buf_puts(b, recovered ? " (prereg ended without freezing it: a kill "
+                                 "-9, a crash or a power loss; `run "
+                                 "--resume` froze what it held and ran the "
+                                 "rest in a later batch).\n"
+                               : " (a signal ended it; `run --resume` ran "
+                                 "the rest in a later batch).\n");
   }
   if (f->leaked_runs) {
     THREAT();

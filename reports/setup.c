@@ -138,9 +138,13 @@ static void batch_line(core_buf *b, const data_batch_info *bi) {
   if (fact(bi, "host.load_avg_start[0]") || fact(bi, "host.load_avg_end[0]")) {
     core_buf_puts(b, "; load ");
     three(b, bi, "host.load_avg_start");
-    core_buf_puts(b, " at the start, ");
-    three(b, bi, "host.load_avg_end");
-    core_buf_puts(b, " at the end");
+    core_buf_puts(b, " at the start");
+    /* A batch prereg did not end has no load at its end. */
+    if (fact(bi, "host.load_avg_end[0]") || !fact(bi, "recovered")) {
+      core_buf_puts(b, ", ");
+      three(b, bi, "host.load_avg_end");
+      core_buf_puts(b, " at the end");
+    }
   }
   if (fact(bi, "interrupted") && strcmp(fact(bi, "interrupted"), "true") == 0)
     core_buf_puts(b, "; interrupted");

@@ -540,12 +540,17 @@ static void hypotheses(xctx *x) {
     put_str(x, r, 1, hy->says, x->wrap);
     outcome_cell(x, r, 2, hy->outcome, prov(a), "");
     put_str(x, r, 3, hy->reason, x->wrap);
+    int registered = 0;
     for (size_t j = 0; a->original && j < a->original->n_hypotheses; j++)
-      if (strcmp(a->original->hypotheses[j].id, hy->id) == 0)
+      if (strcmp(a->original->hypotheses[j].id, hy->id) == 0) {
+        registered = 1;
         outcome_cell(
             x, r, 4, a->original->hypotheses[j].outcome, prov(a->original),
             a->original->hypotheses[j].outcome != hy->outcome ? ", changed"
                                                               : "");
+      }
+    if (a->original && !registered)
+      put_str(x, r, 4, "not in the registered plan", x->v_other);
   }
   fit_columns(x, WRAP_AT + 2);
 }

@@ -26,6 +26,14 @@ typedef struct round_buf {
   long pending; /* runs of the round still to come */
 } round_buf;
 
+/* What tells a setup mistake from a result, per workload and arm: its
+ * warm-ups in this batch and how many failed, whether any of its planned
+ * runs was collected before, and whether its first run here ended. */
+typedef struct setup_cell {
+  long warm_planned, warm_done, warm_failed;
+  int collected_before, first_ended;
+} setup_cell;
+
 typedef struct batch_ctx {
   const proto_sheet *s;
   const run_plan *p;
@@ -45,10 +53,14 @@ typedef struct batch_ctx {
   double t_start, run_time; /* run_time: of the recorded runs */
   char **warn;              /* warm-up failures, in words */
   size_t n_warn, cap_warn;
-  run_rows rows;  /* of the run just measured */
-  round_buf *rb;  /* per round of the current workload (reference) */
-  long rb_n;      /* entries of rb */
-  size_t current; /* the workload of the last run, or (size_t)-1 */
+  run_rows rows;      /* of the run just measured */
+  round_buf *rb;      /* per round of the current workload (reference) */
+  long rb_n;          /* entries of rb */
+  size_t current;     /* the workload of the last run, or (size_t)-1 */
+  data_inputs inputs; /* the sheet's inputs the batch runs with */
+  setup_cell *cells;  /* per workload x arm: what tells a setup mistake */
+  int setup_failed;   /* the batch stopped before the plan (setup_msg) */
+  char setup_msg[2800];
 } batch_ctx;
 
 static void emit(const batch_ctx *c, const run_event *ev) {
@@ -211,6 +223,85 @@ static core_status warmup_ended(batch_ctx *c, const run_plan_item *it,
   return CORE_OK;
 }
 
+/* Setup failures */
+
+static setup_cell *cell_of(batch_ctx *c, const run_plan_item *it) {
+  return c->cells ? &c->cells[it->workload * c->s->n_arms + it->arm] : NULL;
+}
+
+static core_status setup_cells(batch_ctx *c, core_err *err) {
+  size_t n = c->s->n_workloads * c->s->n_arms;
+  if (!(c->cells = core_calloc(n ? n : 1, sizeof *c->cells)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  for (size_t k = 0; k < c->p->n; k++) {
+    const run_plan_item *it = &c->p->items[k];
+    setup_cell *x = cell_of(c, it);
+    if (it->round == 0 && !it->done)
+      x->warm_planned++;
+    else if (it->round > 0 && it->done)
+      x->collected_before = 1;
+  }
+  return CORE_OK;
+}
+
+/* Whether the run of item it that just ended tells a setup mistake (the
+ * rule is in docs/interface.md): every warm-up of its arm in this batch
+ * failed, or its first run here failed while none of its planned runs
+ * was collected before and no warm-up of it here succeeded. */
+static int setup_mistake(batch_ctx *c, const run_plan_item *it,
+                         const run_outcome *o) {
+  setup_cell *x = cell_of(c, it);
+  if (!x)
+    return 0;
+  if (it->round == 0) {
+    x->warm_done++;
+    x->warm_failed += o->failed;
+    return x->warm_done == x->warm_planned &&
+           x->warm_failed == x->warm_planned;
+  }
+  if (x->first_ended)
+    return 0;
+  x->first_ended = 1;
+  return o->failed && !x->collected_before && x->warm_failed == x->warm_done;
+}
+
+/* Stops the batch before the plan, saying what failed; a recorded run's
+ * rows are kept, their reason marked, and fill no round of the plan. */
+static void setup_stop(batch_ctx *c, const run_plan_item *it,
+                       const char *run_id, run_outcome *o) {
+  char what[160];
+  const setup_cell *x = cell_of(c, it);
+  run_commands rc;
+  core_err e = {0};
+  const char *cmd =
+      run_plan_commands(c->s, it, run_id, &rc, &e) == CORE_OK && rc.n_steps
+          ? rc.steps[0]
+          : NULL;
+  if (it->round == 0)
+    snprintf(what, sizeof what, "its %ld warm-up%s failed", x->warm_planned,
+             x->warm_planned == 1 ? "" : "s all");
+  else
+    snprintf(what, sizeof what, "its first run failed before any of its");
+  snprintf(c->setup_msg, sizeof c->setup_msg,
+           "%.100s / %.100s: %s%s: %.400s%s%.400s%s; `run` stopped before the "
+           "plan, and nothing it measured fills a planned run. Fix what the "
+           "command needs and run again: the plan is intact, no amendment "
+           "needed (commands run in a fresh folder of their own, "
+           "%.600s/RUN.work: files beside the sheet are {sheet_dir}/FILE)",
+           c->s->workloads[it->workload].name, c->s->arms[it->arm].name, what,
+           it->round == 0 ? "" : " planned runs was collected", o->reason,
+           cmd ? "; command: " : "", cmd ? cmd : "",
+           rc.n_steps > 1 ? " (its first step)" : "", c->bdir);
+  if (o->err_tail[0]) {
+    size_t l = strlen(c->setup_msg);
+    snprintf(c->setup_msg + l, sizeof c->setup_msg - l,
+             "; the end of its stderr: %s", o->err_tail);
+  }
+  run_commands_free(&rc);
+  c->setup_failed = 1;
+  c->stopped = 1;
+}
+
 /* Runs plan item i (not yet collected). */
 static core_status one(batch_ctx *c, size_t i, core_err *err) {
   const run_plan_item *it = &c->p->items[i];
@@ -226,6 +317,15 @@ static core_status one(batch_ctx *c, size_t i, core_err *err) {
   run_outcome o;
   double t0 = core_monotonic();
   st = run_measure(&c->set, it, run_id, &o, err);
+  int mistake = st == CORE_OK && !o.interrupted && setup_mistake(c, it, &o);
+  if (mistake)
+    setup_stop(c, it, run_id, &o);
+  if (mistake && it->round > 0) {
+    char why[sizeof o.reason];
+    snprintf(why, sizeof why, "%s", o.reason);
+    snprintf(o.reason, sizeof o.reason, "%s: %.1000s", DATA_SETUP_FAILURE,
+             why);
+  }
   if (st == CORE_OK && o.interrupted)
     c->stopped = 1;
   else if (st == CORE_OK && it->round == 0)
@@ -238,10 +338,15 @@ static core_status one(batch_ctx *c, size_t i, core_err *err) {
 
 /* Begin and end */
 
-static core_status begin(batch_ctx *c, data_experiment *exp, core_err *err) {
+static core_status note_start(batch_ctx *c, int resume, core_err *err);
+
+static core_status begin(batch_ctx *c, data_experiment *exp, int resume,
+                         core_err *err) {
   core_status st;
   core_utc_now(c->started);
   c->has_load_start = run_load_avg(c->load_start);
+  if ((st = data_inputs_scan(c->s, &c->inputs, err)) != CORE_OK)
+    return st;
   if ((st = data_batch_begin(exp, "run", &c->batch, err)) != CORE_OK)
     return st;
   snprintf(c->bid, sizeof c->bid, "%s", data_batch_id(c->batch));
@@ -269,17 +374,21 @@ static core_status begin(batch_ctx *c, data_experiment *exp, core_err *err) {
   c->t_start = core_monotonic();
   for (size_t i = 0; i < c->p->n; i++)
     c->total += c->p->items[i].round > 0 && !c->p->items[i].done;
-  return CORE_OK;
+  if ((st = setup_cells(c, err)) != CORE_OK)
+    return st;
+  return note_start(c, resume, err);
 }
 
-/* Freezes the batch with its facts (see data_run_facts). */
-static core_status freeze(batch_ctx *c, int resume, core_err *err) {
+/* The batch's facts as they stand (see data_run_facts): im one per arm,
+ * now the time for ended_at. */
+static data_run_facts facts_now(batch_ctx *c, int resume, data_arm_image *im,
+                                const char *now) {
   const proto_sheet *s = c->s;
-  data_arm_image *im = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *im);
   data_run_facts f = {.protocol = s->id,
                       .sheet_version = c->base.version,
                       .sheet_sha256 = s->sha256,
                       .started_at = c->started,
+                      .ended_at = now,
                       .quick = c->p->quick,
                       .resume = resume,
                       .only = c->p->only,
@@ -294,17 +403,42 @@ static core_status freeze(batch_ctx *c, int resume, core_err *err) {
                       .versions = c->pre.vers,
                       .n_versions = s->n_arms,
                       .warmup_failures = (const char *const *)c->warn,
-                      .n_warmup_failures = c->n_warn};
-  char now[32];
-  core_utc_now(now);
-  f.ended_at = now;
+                      .n_warmup_failures = c->n_warn,
+                      .inputs = &c->inputs};
   run_host_facts(&f.host);
   memcpy(f.host.load_avg_start, c->load_start, sizeof c->load_start);
   f.host.has_load_start = c->has_load_start;
-  f.host.has_load_end = run_load_avg(f.host.load_avg_end);
+  f.host.has_load_end = now ? run_load_avg(f.host.load_avg_end) : 0;
   for (size_t a = 0; im && a < s->n_arms; a++)
     im[a] = (data_arm_image){s->arms[a].name, c->pre.img[a].kind,
                              c->pre.img[a].source, c->pre.img[a].digest};
+  return f;
+}
+
+/* The facts at the start, on disk until the freeze replaces them: an
+ * interrupted batch, until it ends otherwise, so that kill -9 leaves its
+ * host facts for recovery to freeze. */
+static core_status note_start(batch_ctx *c, int resume, core_err *err) {
+  data_arm_image *im =
+      core_calloc(c->s->n_arms ? c->s->n_arms : 1, sizeof *im);
+  core_status st;
+  if (!im)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  c->interrupted = 1;
+  data_run_facts f = facts_now(c, resume, im, NULL);
+  c->interrupted = 0;
+  st = data_batch_start_run(c->batch, &f, err);
+  core_free(im);
+  return st;
+}
+
+/* Freezes the batch with its facts (see data_run_facts). */
+static core_status freeze(batch_ctx *c, int resume, core_err *err) {
+  data_arm_image *im =
+      core_calloc(c->s->n_arms ? c->s->n_arms : 1, sizeof *im);
+  char now[32];
+  core_utc_now(now);
+  data_run_facts f = facts_now(c, resume, im, now);
   data_batch *b = c->batch;
   c->batch = NULL;
   if (!im) {
@@ -321,7 +455,7 @@ static core_status freeze(batch_ctx *c, int resume, core_err *err) {
  * --resume continues from them. */
 static core_status collect(batch_ctx *c, data_experiment *exp, int resume,
                            core_err *err) {
-  core_status st = begin(c, exp, err);
+  core_status st = begin(c, exp, resume, err);
   if (st != CORE_OK)
     return st;
   for (size_t i = 0; i < c->p->n && st == CORE_OK && !c->stopped; i++)
@@ -341,6 +475,8 @@ static core_status collect(batch_ctx *c, data_experiment *exp, int resume,
     st = core_fail(err, CORE_EINTERRUPT,
                    "interrupted; %zu runs kept, resume with --resume",
                    c->valid + c->invalid);
+  else if (st == CORE_OK && c->setup_failed)
+    st = core_fail(err, CORE_ERUN, "setup failure: %s", c->setup_msg);
   return st;
 }
 
@@ -367,6 +503,8 @@ core_status run_batch(data_experiment *exp, const proto_sheet *s,
   run_rows_free(&c.rows);
   free_rounds(&c);
   core_names_free(c.warn, c.n_warn);
+  data_inputs_free(&c.inputs);
+  core_free(c.cells);
   run_preflight_free(&c.pre, s->n_arms);
   return st;
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "run/run.h"
+#include "run/stub_internal.h"
 
 extern char **environ;
 
@@ -402,7 +403,7 @@ static const int reset_sigs[] = {SIGPIPE, SIGINT,  SIGTERM,
                                  SIGHUP,  SIGQUIT, SIGCHLD};
 
 static int spawn_posix(char **argv, char **envp, const char *cwd, int out_w,
-                       int err_w, pid_t *pid, double *t0) {
+                       int err_w, int rep_w, pid_t *pid, double *t0) {
   sigset_t none, def;
   sigemptyset(&none);
   sigemptyset(&def);
@@ -422,8 +423,10 @@ static int spawn_posix(char **argv, char **envp, const char *cwd, int out_w,
   else
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
   /* Descriptors without O_CLOEXEC (a batch file, a lock) must not leak
-   * into the command. */
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+   * into the command; prereg-exec reports on 3. */
+  if (rep_w >= 0)
+    posix_spawn_file_actions_adddup2(&fa, rep_w, 3);
+  posix_spawn_file_actions_addclosefrom_np(&fa, rep_w >= 0 ? 4 : 3);
   if (cwd)
     posix_spawn_file_actions_addchdir_np(&fa, cwd);
   posix_spawnattr_setsigmask(&at, &none);
@@ -511,7 +514,7 @@ static int spawn_local(char **argv, char **envp, const char *cwd, int out_w,
                        int err_w, const char *cgdir, pid_t *pid, double *t0) {
   reset_hiwater();
   if (!cgdir)
-    return spawn_posix(argv, envp, cwd, out_w, err_w, pid, t0);
+    return spawn_posix(argv, envp, cwd, out_w, err_w, -1, pid, t0);
   return spawn_cgroup(argv, envp, cwd, out_w, err_w, cgdir, pid, t0);
 }
 
@@ -717,6 +720,78 @@ static void helper_reap(pid_t pid, helper_reply *d) {
   sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/* prereg-exec beside our executable, or "" (then commands are spawned
+ * directly, and their maxrss_kib has the helper's size as a floor). */
+static char stub_path[4096];
+
+static void find_stub(void) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  char *slash;
+  stub_path[0] = '\0';
+  if (n <= 0)
+    return;
+  self[n] = '\0';
+  if (!(slash = strrchr(self, '/')))
+    return;
+  *slash = '\0';
+  if (strlen(self) + sizeof RUN_STUB_NAME + 1 > sizeof stub_path)
+    return;
+  memcpy(stub_path, self, strlen(self));
+  stub_path[strlen(self)] = '/';
+  memcpy(stub_path + strlen(self) + 1, RUN_STUB_NAME, sizeof RUN_STUB_NAME);
+  if (access(stub_path, X_OK) != 0)
+    stub_path[0] = '\0';
+}
+
+/* Reads one record of prereg-exec's; 0 when none came. */
+static int stub_record(int fd, int kind, run_stub_record *rec) {
+  ssize_t n;
+  do
+    n = read(fd, rec, sizeof *rec);
+  while (n < 0 && errno == EINTR);
+  return n == (ssize_t)sizeof *rec && rec->kind == kind;
+}
+
+/* Spawns q's command through prereg-exec. Returns 0 with *rep the
+ * descriptor of its records (the first read: the command runs, r->t its
+ * start), or an errno (the command did not start). */
+static int spawn_stubbed(helper_request *q, helper_reply *r, int *rep) {
+  int fds[2];
+  size_t n = 0;
+  run_stub_record rec;
+  *rep = -1;
+  while (q->argv[n])
+    n++;
+  char **argv = calloc(n + 2, sizeof *argv);
+  if (!argv || pipe2(fds, O_CLOEXEC) != 0) {
+    free(argv);
+    return argv ? errno : ENOMEM;
+  }
+  argv[0] = stub_path;
+  memcpy(argv + 1, q->argv, (n + 1) * sizeof *argv);
+  reset_hiwater();
+  int e = spawn_posix(argv, q->envp, q->cwd, q->out_w, q->err_w, fds[1],
+                      &r->pid, &r->t);
+  free(argv);
+  close(fds[1]);
+  if (!e) {
+    if (!stub_record(fds[0], 1, &rec))
+      e = ECHILD; /* it died before it could say */
+    else if (rec.err)
+      e = rec.err; /* as posix_spawnp would have said it */
+    else
+      r->t = rec.t;
+    if (e)
+      waitpid(r->pid, NULL, 0);
+  }
+  if (e)
+    close(fds[0]);
+  else
+    *rep = fds[0];
+  return e;
+}
+
 static void helper_main(int sock) {
   char *buf = malloc(HELPER_MSG_MAX);
   if (!buf)
@@ -724,8 +799,11 @@ static void helper_main(int sock) {
   helper_request q;
   while (helper_read(sock, buf, &q)) {
     helper_reply r = {.kind = 1};
+    int rep = -1;
     if (!q.argv || !q.envp)
       r.err = ENOMEM;
+    else if (stub_path[0] && !q.cg)
+      r.err = spawn_stubbed(&q, &r, &rep);
     else
       r.err = spawn_local(q.argv, q.envp, q.cwd, q.out_w, q.err_w, q.cg,
                           &r.pid, &r.t);
@@ -739,6 +817,17 @@ static void helper_main(int sock) {
       continue;
     helper_reply d = {.kind = 2, .pid = r.pid};
     helper_reap(r.pid, &d);
+    if (rep >= 0) {
+      /* What wait4 said of the command alone, when prereg-exec lived to
+       * say it (a group killed at a timeout takes it down too). */
+      run_stub_record rec;
+      if (stub_record(rep, 2, &rec)) {
+        d.status = rec.status;
+        d.ru = rec.ru;
+        d.t = rec.t;
+      }
+      close(rep);
+    }
     /* Our copies of the pipe ends go only now: their end of file and the
      * reply then reach prereg together, waking it once rather than
      * twice. */
@@ -762,6 +851,7 @@ static int helper_start(void) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return 0;
+  find_stub();
   int big = HELPER_MSG_MAX + 4096;
   setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
   setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof big);

@@ -153,7 +153,8 @@ static core_status files_open(run_setting *set, const proto_workload *w,
   /* docker run --cidfile refuses a file that exists. */
   unlink(f->cid);
   f->so.path = warm ? NULL : f->out;
-  f->se.path = warm ? NULL : f->err;
+  /* A warm-up's stderr too, until it ends: a failure names its end. */
+  f->se.path = f->err;
   return work_make(set, f->work, err);
 }
 
@@ -203,8 +204,42 @@ static void prune_special(const char *path, run_sink *errs) {
 /* What stays of the run: a valid run's working folder goes, a failed
  * one's is kept (pruned); the files of a warm-up or a dropped run go.
  * (An output file is only made for output, so none is empty.) */
+/* The end of the stderr file at path into out: its last bytes on one
+ * line, newlines as " / ", unprintable bytes as '?'. */
+static void err_tail(const char *path, char *out, size_t cap) {
+  char buf[256];
+  struct stat sb;
+  ssize_t n = 0;
+  size_t k = 0;
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  out[0] = '\0';
+  if (fd < 0)
+    return;
+  if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    off_t at =
+        sb.st_size > (off_t)(cap / 2) ? sb.st_size - (off_t)(cap / 2) : 0;
+    if (lseek(fd, at, SEEK_SET) == at)
+      n = read(fd, buf, cap / 2 < sizeof buf ? cap / 2 : sizeof buf);
+  }
+  close(fd);
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+    n--;
+  for (ssize_t i = 0; i < n && k + 4 < cap; i++) {
+    unsigned char ch = (unsigned char)buf[i];
+    if (ch == '\n') {
+      memcpy(out + k, " / ", 3);
+      k += 3;
+    } else {
+      out[k++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+    }
+  }
+  out[k] = '\0';
+}
+
 static void files_close(run_setting *set, run_files *f, int warm,
-                        const run_outcome *o) {
+                        run_outcome *o) {
+  if (!o->valid && !o->interrupted && f->err)
+    err_tail(f->err, o->err_tail, sizeof o->err_tail);
   if (f->work) {
     if (o->valid || warm || o->interrupted)
       work_drop(set, f->work);
@@ -265,12 +300,13 @@ static core_status phase(const run_setting *set, const char *name,
   if (r.interrupted)
     o->interrupted = 1;
   else if (r.timed_out)
-    run_add_reason(o, "%s: timeout after %g s", name, timeout);
+    o->failed = 1, run_add_reason(o, "%s: timeout after %g s", name, timeout);
   else if (!r.spawned)
-    run_add_reason(o, "%s: %s", name, r.why);
+    o->failed = 1, run_add_reason(o, "%s: %s", name, r.why);
   else if (!r.exited)
-    run_add_reason(o, "%s: killed by signal %d", name, r.signo);
+    o->failed = 1, run_add_reason(o, "%s: killed by signal %d", name, r.signo);
   else if (r.exit_code != 0)
+    o->failed = 1,
     run_add_reason(o, "%s: exit code %d, expected 0", name, r.exit_code);
   return CORE_OK;
 }
@@ -485,6 +521,7 @@ static int step_judge(const proto_workload *w, const run_res *r, size_t k,
   if (where)
     snprintf(pre, sizeof pre, "%s: ", where);
   if (r->timed_out) {
+    o->failed = 1;
     run_add_reason(o, "timeout after %g s%s%s", w->timeout_s,
                    where ? " in " : "", where ? where : "");
     for (size_t j = k + 1; j < nsteps; j++)
@@ -500,13 +537,13 @@ static int step_judge(const proto_workload *w, const run_res *r, size_t k,
   if (r->stopped)
     return 0; /* ended by us after the PSS sample: as planned */
   if (!r->spawned)
-    run_add_reason(o, "%s%s", pre, r->why);
+    o->failed = 1, run_add_reason(o, "%s%s", pre, r->why);
   else if (!r->exited)
-    run_add_reason(o, "%skilled by signal %d (%s)", pre, r->signo,
-                   strsignal(r->signo));
+    o->failed = 1, run_add_reason(o, "%skilled by signal %d (%s)", pre,
+                                  r->signo, strsignal(r->signo));
   else if (w->expect == PROTO_EXPECT_CODE && r->exit_code != w->expect_code)
-    run_add_reason(o, "%sexit code %d, expected %d", pre, r->exit_code,
-                   w->expect_code);
+    o->failed = 1, run_add_reason(o, "%sexit code %d, expected %d", pre,
+                                  r->exit_code, w->expect_code);
   if (ps->want && !r->pss_sampled && !ps->sampled && !ps->failed &&
       r->why[0] && k + 1 == nsteps) {
     o->pss_failed = 1;

@@ -110,6 +110,8 @@ typedef struct run_outcome {
   char exit_codes[512]; /* "0", per step "0;1;-", "stopped" */
   char reason[1024];    /* why invalid, "" when valid */
   int valid;
+  int failed;      /* its command (or prepare) exited non-zero or not as
+                      expected, was not found, was killed or timed out */
   int interrupted; /* not recorded: cancelled, or its output was lost */
   double wall, user, sys;
   long maxrss;
@@ -122,6 +124,8 @@ typedef struct run_outcome {
   size_t n_m;
   char started[32];
   char cache_state[128];
+  char err_tail[240]; /* a failed run (warm-up too): the end of its
+                         stderr, one line, unprintable bytes as '?' */
 } run_outcome;
 
 /** Adds a reason (joined to earlier ones by "; ") and makes o invalid. */

@@ -22,7 +22,7 @@ check "interface in share/doc/prereg" test -s "$T/stage/usr/local/share/doc/prer
 check "the installed binary is the built one" cmp -s "$BIN" "$PREREG"
 check "nothing outside DESTDIR's prefix" \
   [ "$(cd "$T/stage" && find . -type f | sort | tr '\n' ' ')" = \
-    "./usr/local/bin/prereg ./usr/local/share/doc/prereg/README.md ./usr/local/share/doc/prereg/interface.md " ]
+    "./usr/local/bin/prereg ./usr/local/bin/prereg-exec ./usr/local/share/doc/prereg/README.md ./usr/local/share/doc/prereg/interface.md " ]
 expect 0 "make install PREFIX DESTDIR" make -s -C "$SRC" install BUILD="$BUILD" \
   BUILD_TYPE="$type" PREFIX=/opt/prereg DESTDIR="$T/opt"
 check "PREFIX honoured" test -x "$T/opt/opt/prereg/bin/prereg"

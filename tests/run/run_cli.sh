@@ -151,7 +151,10 @@ check "sup: second run has nothing to do" grep -q "nothing to do: all 12 planned
 check "sup: no second batch" [ ! -e "$D/sup/batches/b0002.csv" ]
 out=$("$PREREG" status sup.lua --data "$D" 2>&1)
 check "sup: status counts every run once" grep -Eq '^  inner +env +2 +2 +0 +0 +0$' <<<"$out"
-check "sup: status complete" grep -q "^status: COMPLETE$" <<<"$out"
+# Two valid runs a cell where the rule's min_n is 3: all collected, but
+# too few for a verdict, which the status line says rather than COMPLETE.
+check "sup: status says too few valid" \
+  grep -q "^status: TOO FEW VALID (inner/direct 2 of 3, inner/env 2 of 3)$" <<<"$out"
 
 # --- --only and --quick -------------------------------------------------
 D2=$T/d2
@@ -186,7 +189,10 @@ protocol {
     { name = "replay", runs = 2, expect_exit = "reference", metrics = { "wall_s" },
       steps = { "true", "sh -c 'test \"$PREREG_ARM\" = base'", "ls missing-file",
                 "sh -c 'touch made && test -e made'" } },
-    { name = "hang", runs = 1, cmd = "sleep 30", timeout_s = 1, metrics = { "wall_s" } },
+    -- Its warm-up works, so that the run timing out is a result, not a
+    -- setup mistake that would stop the batch before the plan.
+    { name = "hang", runs = 1, warmup = 1, timeout_s = 1, metrics = { "wall_s" },
+      cmd = "sh -c 'test -e \"$PREREG_ORIGIN/warm-{arm}\" && exec sleep 30; touch \"$PREREG_ORIGIN/warm-{arm}\"'" },
     { name = "idle", runs = 1, cmd = "sleep 300", metrics = { "pss_mib" },
       sample_after_s = 0.5 },
   },
@@ -196,7 +202,7 @@ protocol {
 LUA
 # Unique durations, so that the leftover check sees only our processes.
 M=$$7
-sed -i -e "s/\"sleep 30\"/\"sleep 30.$M\"/" -e "s/\"sleep 300\"/\"sleep 300.$M\"/" par.lua
+sed -i -e "s/exec sleep 30;/exec sleep 30.$M;/" -e "s/\"sleep 300\"/\"sleep 300.$M\"/" par.lua
 "$PREREG" register par.lua --data "$D" >/dev/null
 start=$(date +%s)
 out=$("$PREREG" run par.lua --data "$D" 2>err.txt); rc=$?
