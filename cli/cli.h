@@ -27,6 +27,7 @@ typedef struct cli_opts {
    * the step the coordinator asks for (see run_node_req). */
   const char *host, *batch, *work, *round, *seq, *sha256, *arms, *ref_exit,
       *digests, *sheet_version;
+  const char *id; /* replicate --id ID */
   int resume, dry_run, json, force, help, version, quick, preflight;
 } cli_opts;
 

@@ -29,6 +29,7 @@ static const char usage_all[] =
     "  verify SHEET|BUNDLE       check every frozen file and the chain\n"
     "  publish SHEET [--out FILE]\n"
     "                            one verifiable .tar.gz of it all\n"
+    "  replicate BUNDLE [--id ID] a replication's sheet from a bundle\n"
     "  analyze and report also take a BUNDLE in place of SHEET.\n"
     "\n"
     "Options: --data DIR (default: data), --help, --version.\n"
@@ -110,6 +111,12 @@ static const command_spec commands[] = {
     {"publish", 1, 1, "out ",
      "usage: prereg publish SHEET [--out FILE] [--data DIR]\n",
      cli_cmd_publish},
+    {"replicate", 1, 1, "id ",
+     "usage: prereg replicate BUNDLE [--id ID] [--data DIR]\n"
+     "  writes protocols/ID.lua (default: the original's id with\n"
+     "  -replication), the original's inputs beside it and its raw data\n"
+     "  under DATA/ID/original/; runs nothing\n",
+     cli_cmd_replicate},
 };
 
 /* Whether the command takes option `name` (see command_spec.options). */
@@ -167,6 +174,7 @@ static const char **value_slot(cli_opts *o, const char *name) {
       {"ref-exit", offsetof(cli_opts, ref_exit)},
       {"digests", offsetof(cli_opts, digests)},
       {"sheet-version", offsetof(cli_opts, sheet_version)},
+      {"id", offsetof(cli_opts, id)},
   };
   for (size_t i = 0; i < sizeof node / sizeof node[0]; i++)
     if (strcmp(node[i].name, name) == 0)

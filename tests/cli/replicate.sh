@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# replicate.sh: prereg replicate, through the real binary. An experiment
+# of imported values is published; replicate writes a replication's sheet
+# in a fresh folder (another --data) whose `published` block is the
+# bundle's analysis, with the original's inputs beside it and its raw data
+# under DATA/ID/original/ (which verify checks, and fails on a changed
+# byte); it runs nothing and lists the commands. The replication, also of
+# imported values, reports each comparison as published and as measured,
+# the ratio of ratios with its interval and an outcome.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/../lib.sh"
+: "${PREREG:?}"
+T=$(mktemp -d /tmp/prereg-replicate.XXXXXX)
+on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
+mkdir -p "$T/study" "$T/rep"
+json() { # json FILE PYTHON-EXPRESSION-ON-j
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# The original: three arms of imported values; b is twice as slow as a,
+# c the same as a.
+cat >"$T/study/s.lua" <<'LUA'
+protocol {
+  id = "orig", title = "Original", question = "Is b slower?", author = "t",
+  inputs = { "work.sh" },
+  arms = { { name = "a", reference = true, run = "sh {sheet_dir}/work.sh a",
+             versions = { "sh --version" } },
+           { name = "b", run = "sh {sheet_dir}/work.sh b" },
+           { name = "c", run = "sh {sheet_dir}/work.sh c" } },
+  workloads = { { name = "w", runs = 10, source = "import",
+                  prepare = "true prepare", metrics = { "wall_s" } } },
+  rule = { estimator = "median", confidence = 0.95, resamples = 400,
+           seed = 7, verdicts = { { "slower", ci_excludes = 1 },
+                                  { "faster", ci_excludes = 1 } } },
+  hypotheses = { { id = "H1", says = "b is slower", workload = "w",
+                   metric = "wall_s", arms = { "b" },
+                   claim = at_least(1.2) } },
+}
+LUA
+echo 'exit 0' >"$T/study/work.sh"
+values() { # values FILE B-FACTOR C-FACTOR
+  python3 - "$@" <<'PY'
+import sys
+out, fb, fc = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+with open(out, "w") as f:
+    f.write("workload,arm,metric,value\n")
+    for i in range(10):
+        x = 1.0 + 0.01 * i
+        f.write(f"w,a,wall_s,{x}\nw,b,wall_s,{fb * x}\n"
+                f"w,c,wall_s,{fc * (1.0 + 0.01 * ((i * 7) % 10))}\n")
+PY
+}
+values "$T/orig.csv" 2.0 1.0
+cd "$T/study" || exit 1
+expect 0 "register the original" "$PREREG" register s.lua --data "$T/d1"
+expect 0 "import the original's values" "$PREREG" import s.lua "$T/orig.csv" --data "$T/d1"
+expect 0 "publish it" "$PREREG" publish s.lua --data "$T/d1" --out "$T/orig.tar.gz"
+"$PREREG" analyze s.lua --data "$T/d1" --json >"$T/orig.json"
+
+# replicate, in a fresh folder with another data folder
+cd "$T/rep" || exit 1
+expect 0 "replicate" "$PREREG" replicate "$T/orig.tar.gz" --data "$T/d2"
+rep_out=$out
+S=protocols/orig-replication.lua
+check "the sheet is written at protocols/ID.lua" test -f "$S"
+check_grep "it names the bundle's digest" \
+  "bundle_sha256 = \"$(sha256sum "$T/orig.tar.gz" | cut -c1-64)\"" "$(cat "$S")"
+check_grep "replicates names the experiment and version" \
+  'replicates = \{ experiment = "orig", version = 0' "$(cat "$S")"
+check "the original's text follows unchanged" grep -qF "$(cat "$T/study/s.lua")" "$S"
+check "the inputs are beside it" cmp "$T/study/work.sh" protocols/work.sh
+check "the original's raw data are under DATA/ID/original/" \
+  cmp "$T/d1/orig/MANIFEST" "$T/d2/orig-replication/original/orig/MANIFEST"
+check "with their batches" test -f "$T/d2/orig-replication/original/orig/batches/b0001.csv"
+check_grep "it lists the arms' commands" 'arm b run +sh \{sheet_dir\}/work.sh b' "$rep_out"
+check_grep "the versions commands" 'arm a versions +sh --version' "$rep_out"
+check_grep "the workloads' prepare" 'workload w prepare +true prepare' "$rep_out"
+check_grep "and says it ran nothing" 'nothing was run' "$rep_out"
+check "nothing was registered" test ! -e "$T/d2/orig-replication/versions"
+expect 2 "never overwrites the sheet" "$PREREG" replicate "$T/orig.tar.gz" --data "$T/d2"
+check_grep "and says so" 'already exists' "$out"
+expect 2 "an --id that cannot name a folder" "$PREREG" replicate "$T/orig.tar.gz" --id "x/y" --data "$T/d3"
+check "leaves nothing behind" test ! -e "protocols/x"
+expect 2 "a file that is no bundle" "$PREREG" replicate "$T/orig.csv" --data "$T/d3"
+
+# The published block is the bundle's analysis, number for number.
+expect 0 "the sheet checks" "$PREREG" check "$S"
+python3 - "$T/orig.json" "$S" <<'PY' && ok || bad "published differs from the bundle's analysis"
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+entries = re.findall(r'\{ workload = "([^"]+)", metric = "([^"]+)", arm = "([^"]+)",'
+                     r'\s+ratio = ([^,]+), ci_low = ([^,]+), ci_high = ([^,]+),'
+                     r'\s+verdict = "([^"]+)"', text)
+got = {(w, m, a): (float(r), float(l), float(h), v) for w, m, a, r, l, h, v in entries}
+want = {(r["workload"], r["metric"], r["arm"]):
+        (r["ratio"], r["ci_low"], r["ci_high"], r["verdict"]) for r in j["results"]}
+if got != want:
+    sys.exit(f"got {got}\nwant {want}")
+PY
+
+# The replication registered; verify checks the original's data it holds.
+expect 0 "register the replication" "$PREREG" register "$S" --data "$T/d2"
+expect 0 "verify the replication's folder" "$PREREG" verify "$S" --data "$T/d2"
+check_grep "verify names the original's data" 'original orig: ok: 5 files' "$out"
+O=$T/d2/orig-replication/original/orig/batches/b0001.csv
+cp "$O" "$T/b0001.keep"
+chmod u+w "$O" && sed -i '2s/,wall_s,/,wall_s,9/' "$O"
+expect 1 "a changed byte of the original's data fails verify" \
+  "$PREREG" verify "$S" --data "$T/d2"
+check_grep "naming the file" 'original orig: .*batches/b0001.csv: content differs' "$out"
+cat "$T/b0001.keep" >"$O" && chmod 0444 "$O"
+expect 0 "verify again once restored" "$PREREG" verify "$S" --data "$T/d2"
+
+done_testing 29
