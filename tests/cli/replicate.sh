@@ -31,8 +31,8 @@ protocol {
   workloads = { { name = "w", runs = 10, source = "import",
                   prepare = "true prepare", metrics = { "wall_s" } } },
   rule = { estimator = "median", confidence = 0.95, resamples = 400,
-           seed = 7, verdicts = { { "slower", ci_excludes = 1 },
-                                  { "faster", ci_excludes = 1 } } },
+           seed = 7, verdicts = { { "slower", ci_excludes = 1, ratio_above = 1.1 },
+                                  { "faster", ci_excludes = 1, ratio_below = 0.9 } } },
   hypotheses = { { id = "H1", says = "b is slower", workload = "w",
                    metric = "wall_s", arms = { "b" },
                    claim = at_least(1.2) } },
@@ -51,7 +51,7 @@ with open(out, "w") as f:
                 f"w,c,wall_s,{fc * (1.0 + 0.01 * ((i * 7) % 10))}\n")
 PY
 }
-values "$T/orig.csv" 2.0 1.0
+values "$T/orig.csv" 2.0 0.5
 cd "$T/study" || exit 1
 expect 0 "register the original" "$PREREG" register s.lua --data "$T/d1"
 expect 0 "import the original's values" "$PREREG" import s.lua "$T/orig.csv" --data "$T/d1"
@@ -100,6 +100,10 @@ if got != want:
     sys.exit(f"got {got}\nwant {want}")
 PY
 
+# The replicator changes arm c's command before registering: here b is
+# as slow as in the original, c slower instead of faster.
+sed -i 's|work.sh c"|work.sh c --other"|' "$S"
+check "the edit took" grep -q 'work.sh c --other' "$S"
 # The replication registered; verify checks the original's data it holds.
 expect 0 "register the replication" "$PREREG" register "$S" --data "$T/d2"
 expect 0 "verify the replication's folder" "$PREREG" verify "$S" --data "$T/d2"
@@ -113,4 +117,60 @@ check_grep "naming the file" 'original orig: .*batches/b0001.csv: content differ
 cat "$T/b0001.keep" >"$O" && chmod 0444 "$O"
 expect 0 "verify again once restored" "$PREREG" verify "$S" --data "$T/d2"
 
-done_testing 29
+values "$T/rep.csv" 2.0 1.5
+expect 0 "import the replication's values" "$PREREG" import "$S" "$T/rep.csv" --data "$T/d2"
+"$PREREG" analyze "$S" --data "$T/d2" --json >"$T/rep.json"
+check_grep "--json counts the outcomes" \
+  '^1 of 2 comparisons replicated, 1 did not, 0 inconclusive$' \
+  "$(json "$T/rep.json" 'j["replication"]["summary"]')"
+python3 - "$T/orig.json" "$T/rep.json" <<'PY' && ok || bad "--json per result: published and replication"
+import json, sys
+o = {r["arm"]: r for r in json.load(open(sys.argv[1]))["results"]}
+j = json.load(open(sys.argv[2]))
+rs = {r["arm"]: r for r in j["results"]}
+for arm, outcome in (("b", "replicated"), ("c", "not replicated")):
+    r, p, x = rs[arm], rs[arm]["published"], rs[arm]["replication"]
+    for k in ("ratio", "ci_low", "ci_high", "verdict"):
+        assert p[k] == o[arm][k], (arm, k, p[k], o[arm][k])
+    assert "orig.tar.gz" in p["source"], p
+    assert x["outcome"] == outcome, (arm, x)
+    assert abs(x["ratio_of_ratios"] - r["ratio"] / p["ratio"]) < 1e-12, x
+    assert x["ci_low"] < x["ratio_of_ratios"] < x["ci_high"], x
+assert 0.9 < rs["b"]["replication"]["ratio_of_ratios"] < 1.1
+assert rs["c"]["replication"]["ci_low"] > 2.5, rs["c"]
+h = j["hypotheses"][0]["replication"]
+assert h == {"outcome": "replicated", "original": "held"}, h
+PY
+expect 0 "report the replication" "$PREREG" report "$S" --data "$T/d2"
+R=$T/d2/orig-replication/report/report.md
+check_grep "the summary opens with the outcomes" \
+  '^1 of 2 comparisons replicated, 1 did not, 0 inconclusive' \
+  "$(sed -n '/^## Summary/,/^## /p' "$R" | sed -n 3p)"
+check_grep "each comparison: both ratios, the ratio of ratios, the outcome" \
+  '^\| w \| wall\\_s \| b \| 2\.00× \[[0-9.]+–[0-9.]+\] slower \| 2\.00× \[[0-9.]+–[0-9.]+\] slower \| 1\.00× \[[0-9.]+–[0-9.]+\] \| \*\*replicated\*\* \|$' \
+  "$(cat "$R")"
+check_grep "the changed comparison did not replicate" \
+  '^\| w \| wall\\_s \| c \| 0\.500× .* faster \| 1\.50× .* slower \| 3\.00× .* \*\*not replicated\*\* \|$' \
+  "$(cat "$R")"
+check_grep "the hypothesis gets the same words" 'H1: held here, held in the original: \*\*replicated\*\*' "$(cat "$R")"
+
+# A second replication drops arm c: listed as not replicated, with why.
+mkdir -p "$T/rep2" && cd "$T/rep2" || exit 1
+expect 0 "replicate again under another id" "$PREREG" replicate "$T/orig.tar.gz" --id drop --data "$T/d2"
+sed -i '/name = "c", run/d; s|work.sh b" },|work.sh b" } },|' protocols/drop.lua
+expect 0 "the sheet without c checks" "$PREREG" check protocols/drop.lua
+expect 0 "register it" "$PREREG" register protocols/drop.lua --data "$T/d2"
+grep -v ',c,' "$T/rep.csv" >"$T/drop.csv"
+expect 0 "import its values" "$PREREG" import protocols/drop.lua "$T/drop.csv" --data "$T/d2"
+"$PREREG" analyze protocols/drop.lua --data "$T/d2" --json >"$T/drop.json"
+check_grep "the dropped arm is not replicated, with why" \
+  "^c not replicated arm \"c\" is not in this sheet$" \
+  "$(json "$T/drop.json" '";".join(" ".join([g["published"]["arm"], g["replication"]["outcome"], g["replication"]["why"]]) for g in j["replication"]["not_here"])')"
+check_grep "and counted" '^1 of 2 comparisons replicated, 1 did not' \
+  "$(json "$T/drop.json" 'j["replication"]["summary"]')"
+expect 0 "report it" "$PREREG" report protocols/drop.lua --data "$T/d2"
+check_grep "the report lists it with why" \
+  '\| c \| 0\.500× .* faster \| – \| – \| \*\*not replicated\*\*: arm .+c.+ is not in this sheet \|' \
+  "$(grep '^| w | wall' "$T/d2/drop/report/report.md")"
+
+done_testing 46
