@@ -154,6 +154,21 @@ check_grep "the changed comparison did not replicate" \
   "$(cat "$R")"
 check_grep "the hypothesis gets the same words" 'H1: held here, held in the original: \*\*replicated\*\*' "$(cat "$R")"
 
+# The replication's bundle carries the original's data and verify checks
+# them: against the bundle's digests, and as a data folder of their own.
+expect 0 "publish the replication" "$PREREG" publish "$S" --data "$T/d2" --out "$T/rep.tar.gz"
+expect 0 "verify its bundle" "$PREREG" verify "$T/rep.tar.gz"
+check_grep "verify of the bundle names the original's data" 'original orig: ok: 5 files' "$out"
+M=orig-replication/original/orig/batches/b0001.csv
+python3 "$SRC/tests/data/tamper.py" byte "$T/rep.tar.gz" "$T/t1.tar.gz" "$M"
+expect 1 "a changed byte of the original's data in the bundle fails" \
+  "$PREREG" verify "$T/t1.tar.gz"
+check_grep "naming the member" 'original/orig/batches/b0001.csv' "$out"
+python3 "$SRC/tests/data/tamper.py" edit "$T/rep.tar.gz" "$T/t2.tar.gz" "$M" ",wall_s," ",wall_s,9"
+expect 1 "re-signed in the bundle, the original's own MANIFEST still fails it" \
+  "$PREREG" verify "$T/t2.tar.gz"
+check_grep "naming the file" 'original/orig/batches/b0001.csv: content differs from the MANIFEST' "$out"
+
 # A second replication drops arm c: listed as not replicated, with why.
 mkdir -p "$T/rep2" && cd "$T/rep2" || exit 1
 expect 0 "replicate again under another id" "$PREREG" replicate "$T/orig.tar.gz" --id drop --data "$T/d2"
@@ -173,4 +188,4 @@ check_grep "the report lists it with why" \
   '\| c \| 0\.500× .* faster \| – \| – \| \*\*not replicated\*\*: arm .+c.+ is not in this sheet \|' \
   "$(grep '^| w | wall' "$T/d2/drop/report/report.md")"
 
-done_testing 46
+done_testing 53
