@@ -1480,6 +1480,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
                   in->n_amendments == 1 ? "" : "s");
   headline(b, in, doc);
   published(b, in);
+  report_replication_differences(b, in);
   the_data(b, in, doc);
   report_hosts_section(b, in, doc);
   report_setup(in, f, b);

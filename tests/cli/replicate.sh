@@ -152,6 +152,14 @@ check_grep "each comparison: both ratios, the ratio of ratios, the outcome" \
 check_grep "the changed comparison did not replicate" \
   '^\| w \| wall\\_s \| c \| 0\.500× .* faster \| 1\.50× .* slower \| 3\.00× .* \*\*not replicated\*\* \|$' \
   "$(cat "$R")"
+check_grep "what differs lists the changed command" \
+  '^\| arm c run \| `sh \{sheet_dir\}/work.sh c` \| `sh \{sheet_dir\}/work.sh c --other` \|$' \
+  "$(sed -n '/^## What differs from the original/,/^## /p' "$R")"
+check_grep "and counts the differences" '^1 difference between the original.s protocol \(orig v0\)' \
+  "$(sed -n '/^## What differs from the original/,/^## /p' "$R")"
+check_grep "the host facts side by side, the arms' versions too" \
+  '^\| a: `sh --version` \| not recorded \| not recorded \|$' \
+  "$(sed -n '/^## What differs from the original/,/^## /p' "$R")"
 check_grep "the hypothesis gets the same words" 'H1: held here, held in the original: \*\*replicated\*\*' "$(cat "$R")"
 
 # The replication's bundle carries the original's data and verify checks
@@ -187,5 +195,8 @@ expect 0 "report it" "$PREREG" report protocols/drop.lua --data "$T/d2"
 check_grep "the report lists it with why" \
   '\| c \| 0\.500× .* faster \| – \| – \| \*\*not replicated\*\*: arm .+c.+ is not in this sheet \|' \
   "$(grep '^| w | wall' "$T/d2/drop/report/report.md")"
+check_grep "what differs lists the dropped arm" \
+  '^\| arm c \| `sh \{sheet_dir\}/work.sh c` \| `dropped` \|$' \
+  "$(cat "$T/d2/drop/report/report.md")"
 
-done_testing 53
+done_testing 57
