@@ -293,9 +293,9 @@ typedef struct data_run_in {
   const char *batch, *workload, *arm, *source, *host;
   int sheet_version;
   long round;
-  int valid;     /* every row of the run is valid */
-  int quick;     /* collected under run --quick */
-  int node_lost; /* a row of it is a lost node's (data_row_node_lost) */
+  int valid;         /* every row of the run is valid */
+  int quick;         /* collected under run --quick */
+  int node_lost;     /* a row of it is a lost node's (data_row_node_lost) */
   int setup_failure; /* a row of it is marked a setup failure */
 } data_run_in;
 
@@ -373,9 +373,9 @@ typedef struct data_status {
 } data_status;
 
 /** The status line of st: "COMPLETE", or e.g. "INCOMPLETE (23/180) ·
- * INTERRUPTED" or "TOO FEW VALID (w/b 1 of 3)"; with hosts, the hosts short of their plan follow the
- * count ("INCOMPLETE (49/60; n3 9/20)"). Writes at most cap bytes (NUL
- * included) to out. */
+ * INTERRUPTED" or "TOO FEW VALID (w/b 1 of 3)"; with hosts, the hosts
+ * short of their plan follow the count ("INCOMPLETE (49/60; n3 9/20)").
+ * Writes at most cap bytes (NUL included) to out. */
 void data_status_line(const data_status *st, char *out, size_t cap);
 /** 1 when verdicts on these data are provisional (incomplete or quick). */
 int data_status_provisional(const data_status *st);
