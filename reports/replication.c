@@ -203,6 +203,50 @@ static void inputs(core_buf *b, size_t *n, const data_version *o,
   }
 }
 
+/* Each arm's image digests in one experiment's rows: the first seen,
+ * and "several" when its rows hold more than one. */
+typedef struct arm_digests {
+  const proto_sheet *sheet;
+  char **first;
+  int *several;
+} arm_digests;
+
+static core_status digest_row(void *ctx, const data_row *r, core_err *err) {
+  arm_digests *d = ctx;
+  long a = proto_arm_index(d->sheet, r->arm);
+  if (a < 0 || !r->image_digest || !*r->image_digest)
+    return CORE_OK;
+  if (!d->first[a]) {
+    if (!(d->first[a] = core_strdup(r->image_digest)))
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+  } else if (strcmp(d->first[a], r->image_digest) != 0)
+    d->several[a] = 1;
+  return CORE_OK;
+}
+
+/* The image digests the rows of both record, arm by arm (the
+ * replication's arms), where they differ. */
+static void image_digests(core_buf *b, size_t *n, const orig_side *o,
+                          const report_input *in) {
+  size_t na = in->sheet->n_arms;
+  char *f1[256] = {0}, *f2[256] = {0}, k[160];
+  int s1[256] = {0}, s2[256] = {0};
+  arm_digests d1 = {in->sheet, f1, s1}, d2 = {in->sheet, f2, s2};
+  core_err err;
+  memset(&err, 0, sizeof err);
+  if (na <= 256 && data_scan_rows(o->exp, digest_row, &d1, &err) == CORE_OK &&
+      data_scan_rows(in->exp, digest_row, &d2, &err) == CORE_OK)
+    for (size_t a = 0; a < na; a++) {
+      snprintf(k, sizeof k, "arm %s image digest recorded",
+               in->sheet->arms[a].name);
+      differ(b, n, k, s1[a] ? "several" : f1[a], s2[a] ? "several" : f2[a]);
+    }
+  for (size_t a = 0; a < na && a < 256; a++) {
+    core_free(f1[a]);
+    core_free(f2[a]);
+  }
+}
+
 /* The last batch's fact key, or NULL. */
 static const char *last_fact(const data_report_inputs *x, const char *key) {
   return x && x->n_batches ? data_fact_get(&x->batches[x->n_batches - 1], key)
@@ -294,6 +338,7 @@ void report_replication_differences(core_buf *b, const report_input *in) {
     if (in->exp->n_versions)
       inputs(b, &n, &o.exp->versions[rp->version],
              &in->exp->versions[in->exp->n_versions - 1]);
+    image_digests(b, &n, &o, in);
     if (n)
       core_buf_puts(b, "\n");
     core_buf_printf(b,

@@ -199,4 +199,37 @@ check_grep "what differs lists the dropped arm" \
   '^\| arm c \| `sh \{sheet_dir\}/work.sh c` \| `dropped` \|$' \
   "$(cat "$T/d2/drop/report/report.md")"
 
-done_testing 57
+# Image digests and host facts, from real runs of `true` (no verdict is
+# asserted): the replication's image differs from the original's.
+mkdir -p "$T/img" "$T/imgrep" && cd "$T/img" || exit 1
+cat >img.lua <<'LUA'
+protocol {
+  id = "img", title = "Img", question = "Same image?", author = "t",
+  image = { digest = "echo sha256:aaaa" },
+  arms = { { name = "a", reference = true, run = "true" },
+           { name = "b", run = "true", versions = { "echo tool 1.0" } } },
+  workloads = { { name = "w", runs = 3 } },
+  rule = { estimator = "median", confidence = 0.95, resamples = 200,
+           seed = 3, verdicts = { { "slower", ci_excludes = 1 } } },
+}
+LUA
+expect 0 "register an experiment that runs" "$PREREG" register img.lua --data "$T/d4"
+expect 0 "run it" "$PREREG" run img.lua --data "$T/d4"
+expect 0 "publish it" "$PREREG" publish img.lua --data "$T/d4" --out "$T/img.tar.gz"
+cd "$T/imgrep" || exit 1
+expect 0 "replicate it" "$PREREG" replicate "$T/img.tar.gz" --data "$T/d5"
+sed -i 's/sha256:aaaa/sha256:bbbb/; s/tool 1.0/tool 2.0/' protocols/img-replication.lua
+expect 0 "register the replication" "$PREREG" register protocols/img-replication.lua --data "$T/d5"
+expect 0 "run it" "$PREREG" run protocols/img-replication.lua --data "$T/d5"
+expect 0 "report it" "$PREREG" report protocols/img-replication.lua --data "$T/d5"
+D=$(sed -n '/^## What differs from the original/,/^## The data/p' "$T/d5/img-replication/report/report.md")
+check_grep "the image digests recorded differ" \
+  '^\| arm b image digest recorded \| `sha256:aaaa` \| `sha256:bbbb` \|$' "$D"
+check_grep "the cores of both, side by side" '^\| cores \| [0-9]+ \| [0-9]+ \|$' "$D"
+check_grep "the kernel of both" '^\| kernel \| .+ \| .+ \|$' "$D"
+check_grep "the arm's versions output of both" \
+  '^\| b: `echo tool 2.0` \| tool 1.0 \| tool 2.0 \|$' "$D"
+check_grep "and the changed versions command" \
+  '^\| arm b versions 1 \| `echo tool 1.0` \| `echo tool 2.0` \|$' "$D"
+
+done_testing 69
