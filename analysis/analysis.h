@@ -188,7 +188,52 @@ typedef struct analysis_summary {
    * or what counts; NULL otherwise. */
   struct analysis_summary *original;
   char *original_why; /* what changed, in words */
+  /* A sheet with `published`: one entry per published ratio, in the
+   * sheet's order (analysis_replication); NULL and 0 otherwise. */
+  struct analysis_replication *replication;
+  size_t n_replication;
+  /* The outcomes counted (a replication's sheet only). */
+  size_t n_replicated, n_not_replicated, n_rep_inconclusive;
+  /* A replication's sheet with the original's data: per hypothesis (as
+   * s->hypotheses), the original's outcome word ("held"; NULL when the
+   * original has no hypothesis by that id) and the outcome word of the
+   * replication; NULL otherwise. */
+  const char **hyp_original, **hyp_outcome;
 } analysis_summary;
+
+/* The outcome words of a replication. */
+#define ANALYSIS_REPLICATED "replicated"
+#define ANALYSIS_NOT_REPLICATED "not replicated"
+#define ANALYSIS_REP_INCONCLUSIVE "inconclusive"
+
+/* One published ratio against the one measured here. ratio_of_ratios is
+ * the replication's ratio over the published one; its interval is the
+ * percentile bootstrap of that quotient, each experiment's runs
+ * resampled within its arms (both raw data sets: a replication's sheet
+ * whose original data are under DATA/ID/original/), else NaN. outcome
+ * (a replication's sheet only, else NULL): replicated (both decided,
+ * the same decision), not replicated (both decided differently, or the
+ * comparison is not here: why says so), inconclusive (either
+ * undecided). */
+typedef struct analysis_replication {
+  const proto_published *published; /* the sheet's entry */
+  const analysis_result *result;    /* here, or NULL */
+  double ratio_of_ratios, ci_low, ci_high;
+  const char *outcome;
+  char *why; /* not replicated for want of the comparison, else NULL */
+  /* The original's own decision (its rule's verdict name), or NULL. */
+  char *original_rule_verdict;
+} analysis_replication;
+
+/** Fills s->replication for sheet's `published` entries: each against
+ * s's results, and, for a replication's sheet (`replicates`), the
+ * outcome, from the original's data kept under exp's folder
+ * (original/ORIGINAL, analysed under its own newest version) when they
+ * are there. Called by analysis_experiment. */
+core_status analysis_replication_fill(analysis_summary *s,
+                                      const proto_sheet *sheet,
+                                      const data_experiment *exp, int threads,
+                                      core_err *err);
 
 /** Analyses rows under sheet (the current version) and, where needed,
  * under the registered version orig (may be NULL, or equal to sheet):

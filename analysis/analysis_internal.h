@@ -93,6 +93,9 @@ struct analysis_stream {
   acc_run run;
 };
 
+/** Frees s's replication entries (replication.c). */
+void analysis_replication_free(analysis_summary *s);
+
 /** Interns s; NULL when out of memory. */
 const char *acc_intern(acc_strings *set, const char *s);
 

@@ -204,6 +204,7 @@ void analysis_summary_free(analysis_summary *s) {
   core_free(s->batches);
   analysis_summary_free(s->original);
   core_free(s->original_why);
+  analysis_replication_free(s);
   core_free(s);
 }
 

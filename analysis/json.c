@@ -115,6 +115,15 @@ static json_t *result_json(const analysis_summary *s,
   put(o, "better", json_string(r->higher_better ? "higher" : "lower"), ok);
   if (r->note)
     put(o, "note", str(r->note), ok);
+  {
+    const analysis_replication *e = replication_of(s, r);
+    /* A replication's sheet (the outcome): the hand-written one's
+     * published ratios are in the report only. */
+    if (e && e->outcome) {
+      put(o, "published", published_json(e->published, ok), ok);
+      put(o, "replication", replication_entry(e, ok), ok);
+    }
+  }
   if (pair) {
     put(o, "pair", json_true(), ok);
     put(o, "exploratory", json_boolean(s->pairs_exploratory), ok);
@@ -140,6 +149,88 @@ static json_t *result_json(const analysis_summary *s,
 
 /* reg: the registered-sample analysis (the top level's only), or NULL;
  * top: whether the entries carry the fields of the top level. */
+/* The published ratio a result is set beside, or NULL. */
+static const analysis_replication *replication_of(const analysis_summary *s,
+                                                  const analysis_result *r) {
+  for (size_t i = 0; i < s->n_replication; i++)
+    if (s->replication[i].result == r)
+      return &s->replication[i];
+  return NULL;
+}
+
+static json_t *published_json(const proto_published *p, int *ok) {
+  json_t *o = json_object();
+  if (!o) {
+    *ok = 0;
+    return NULL;
+  }
+  put(o, "workload", str(p->workload), ok);
+  put(o, "metric", str(p->metric), ok);
+  put(o, "arm", str(p->arm), ok);
+  put(o, "ratio", num(p->ratio), ok);
+  put(o, "ci_low", num(p->ci_low), ok);
+  put(o, "ci_high", num(p->ci_high), ok);
+  put(o, "verdict", p->verdict ? str(p->verdict) : json_null(), ok);
+  put(o, "source", str(p->source), ok);
+  return o;
+}
+
+static json_t *replication_entry(const analysis_replication *e, int *ok) {
+  json_t *o = json_object();
+  if (!o) {
+    *ok = 0;
+    return NULL;
+  }
+  put(o, "ratio_of_ratios", num(e->ratio_of_ratios), ok);
+  put(o, "ci_low", num(e->ci_low), ok);
+  put(o, "ci_high", num(e->ci_high), ok);
+  put(o, "outcome", str(e->outcome), ok);
+  put(o, "original_verdict",
+      e->original_rule_verdict ? str(e->original_rule_verdict) : json_null(),
+      ok);
+  if (e->why)
+    put(o, "why", str(e->why), ok);
+  return o;
+}
+
+/* A replication's sheet: the outcomes counted, and the published
+ * comparisons it does not have, each with why. */
+static json_t *replication_json(const analysis_summary *s, int *ok) {
+  json_t *o = json_object(), *gone = json_array();
+  char line[160];
+  if (!o || !gone) {
+    json_decref(o);
+    json_decref(gone);
+    *ok = 0;
+    return NULL;
+  }
+  snprintf(line, sizeof line,
+           "%zu of %zu comparisons replicated, %zu did not, %zu "
+           "inconclusive",
+           s->n_replicated, s->n_replication, s->n_not_replicated,
+           s->n_rep_inconclusive);
+  put(o, "summary", json_string(line), ok);
+  put(o, "comparisons", json_integer((json_int_t)s->n_replication), ok);
+  put(o, "replicated", json_integer((json_int_t)s->n_replicated), ok);
+  put(o, "not_replicated", json_integer((json_int_t)s->n_not_replicated), ok);
+  put(o, "inconclusive", json_integer((json_int_t)s->n_rep_inconclusive), ok);
+  for (size_t i = 0; i < s->n_replication; i++) {
+    const analysis_replication *e = &s->replication[i];
+    json_t *g;
+    if (e->result)
+      continue;
+    if (!(g = json_object())) {
+      *ok = 0;
+      break;
+    }
+    put(g, "published", published_json(e->published, ok), ok);
+    put(g, "replication", replication_entry(e, ok), ok);
+    append(gone, g, ok);
+  }
+  put(o, "not_here", gone, ok);
+  return o;
+}
+
 static json_t *results_json(const analysis_summary *s,
                             const analysis_summary *reg, int top, int *ok) {
   json_t *a = json_array();
@@ -187,6 +278,16 @@ static json_t *hypotheses_json(const analysis_summary *s,
     put(o, "reason", str(h->reason), ok);
     if (s->across)
       put(o, "host", h->host ? str(h->host) : json_null(), ok);
+    if (s->hyp_outcome && i < s->n_hypotheses) {
+      json_t *ro = json_object();
+      if (ro) {
+        put(ro, "outcome", json_string(s->hyp_outcome[i]), ok);
+        put(ro, "original",
+            s->hyp_original[i] ? json_string(s->hyp_original[i]) : json_null(),
+            ok);
+      }
+      put(o, "replication", ro, ok);
+    }
     if (top) {
       const analysis_hypothesis *rh = reg ? find_hypothesis(reg, h) : NULL;
       json_t *ro = rh ? json_object() : json_null();
@@ -527,6 +628,8 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   }
   if (s->across)
     put(o, "across", hosts_json(s, ok), ok);
+  if (s->n_replication && s->replication[0].outcome)
+    put(o, "replication", replication_json(s, ok), ok);
   if (top) {
     json_t *rng = json_object();
     if (!rng) {

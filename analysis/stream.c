@@ -433,6 +433,8 @@ core_status analysis_stream_end(analysis_stream *st, int threads,
       st->orig_why = NULL;
     }
   }
+  if (rc == CORE_OK)
+    rc = analysis_replication_fill(s, st->cur.sheet, st->exp, threads, err);
   analysis_stream_free(st);
   if (rc != CORE_OK) {
     analysis_summary_free(s);

@@ -14,6 +14,7 @@ typedef core_status (*cli_cmd_fn)(const cli_opts *opts, FILE *out,
                                   core_err *err);
 
 core_status cli_cmd_new(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_replicate(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_register(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err);
@@ -66,6 +67,13 @@ int cli_unverified(const data_experiment *exp, char *why, size_t size,
 struct proto_sheet;
 core_status cli_check_data_dir(const cli_opts *opts,
                                const struct proto_sheet *s, core_err *err);
+/** For a replication's sheet (`replicates`): verifies the original's data
+ * kept under DATA/ID/original/ORIGINAL, printing what data_verify says of
+ * them; CORE_EVERIFY when they are missing or damaged. CORE_OK for any
+ * other sheet. */
+core_status cli_verify_original(const struct proto_sheet *s,
+                                const char *data_dir, FILE *out,
+                                core_err *err);
 /** verify of a bundle: its files (data_bundle_verify), then its report
  * against its data (report_verify_bundle); the report goes to out. */
 core_status cli_verify_bundle(const char *path, FILE *out, core_err *err);

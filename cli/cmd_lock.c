@@ -273,6 +273,8 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   st = data_verify(exp, &report, err);
   if (report.data)
     fputs(report.data, out);
+  if (st == CORE_OK)
+    st = cli_verify_original(sheet, opts->data_dir, out, err);
   memset(&lock, 0, sizeof lock);
   if (st == CORE_OK && data_check_lock(exp, sheet, &lock) != CORE_OK &&
       same_text(exp, sheet))

@@ -35,6 +35,25 @@ static core_status fresh_report(const cli_opts *opts, char **dir,
 
 /* What a reader's verify does: the files, then the report against the
  * data. */
+/* A replication's bundle carries the original's data: verified as a
+ * folder of its own, as verify of the replication's folder does. */
+static core_status verify_bundled_original(const char *path, FILE *out,
+                                           core_err *err) {
+  const char *sheet_path, *data_dir;
+  proto_sheet *s;
+  core_status st =
+      data_resolve_input(path, NULL, &sheet_path, &data_dir, NULL, err);
+  if (st != CORE_OK)
+    return st;
+  if (!(s = proto_sheet_load(sheet_path, err)))
+    return err->status ? err->status : CORE_EPROTOCOL;
+  if (s->replicates) {
+    st = cli_verify_original(s, data_dir, out, err);
+  }
+  proto_sheet_free(s);
+  return st;
+}
+
 core_status cli_verify_bundle(const char *path, FILE *out, core_err *err) {
   core_buf report;
   core_status st;
@@ -45,6 +64,8 @@ core_status cli_verify_bundle(const char *path, FILE *out, core_err *err) {
   if (report.data)
     fputs(report.data, out);
   core_buf_free(&report);
+  if (st == CORE_OK)
+    st = verify_bundled_original(path, out, err);
   return st;
 }
 

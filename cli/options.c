@@ -39,6 +39,7 @@ static const char usage_all[] =
     "                            one verifiable .tar.gz of it all\n"
     "  export SHEET [--format csv|json] [--all]\n"
     "                            the rows as the analysis counts them\n"
+    "  replicate BUNDLE [--id ID] a replication's sheet from a bundle\n"
     "  analyze and report also take a BUNDLE in place of SHEET.\n"
     "\n"
     "Options: --data DIR (default: data), --help, --version.\n"
@@ -167,6 +168,12 @@ static const command_spec commands[] = {
      "  --all              every row with its status (superseded, invalid,\n"
      "                     beyond the plan, ...), not only those counted\n",
      cli_cmd_export},
+    {"replicate", 1, 1, "id ",
+     "usage: prereg replicate BUNDLE [--id ID] [--data DIR]\n"
+     "  writes protocols/ID.lua (default: the original's id with\n"
+     "  -replication), the original's inputs beside it and its raw data\n"
+     "  under DATA/ID/original/; runs nothing\n",
+     cli_cmd_replicate},
 };
 
 /* Whether the command takes option `name` (see command_spec.options). */
@@ -300,6 +307,7 @@ static const char **value_slot(cli_opts *o, const char *name) {
       {"power", offsetof(cli_opts, power)},
       {"sizes", offsetof(cli_opts, sizes)},
       {"sims", offsetof(cli_opts, sims)},
+      {"id", offsetof(cli_opts, id)},
   };
   for (size_t i = 0; i < sizeof node / sizeof node[0]; i++)
     if (strcmp(node[i].name, name) == 0)

@@ -510,39 +510,48 @@ cleanup:
  * goes into the bundle is exactly what the MANIFEST vouches for. The same
  * parser as the verifier's (data_manifest_parse). */
 static core_status add_frozen(item_list *l, const char *dir, const char *mpath,
-                              const char *text, size_t mlen, core_err *err) {
+                              const char *text, size_t mlen,
+                              const char *prefix, core_err *err) {
   manifest m;
   core_status st = data_manifest_parse(mpath, text, mlen, &m, NULL, err);
   if (st == CORE_EINPUT)
     err->status = st = CORE_EVERIFY; /* a damaged folder, not bad input */
   for (size_t i = 0; i < m.n && st == CORE_OK; i++) {
     const char *rel = m.e[i].path;
-    char *path, *data;
+    char *path, *data, *name = core_asprintf("%s%s", prefix, rel);
     size_t len;
-    if (!data_safe_rel(rel) || items_find(l, rel)) {
+    if (!name) {
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+      break;
+    }
+    if (!data_safe_rel(rel) || items_find(l, name)) {
       st = core_fail(err, CORE_EVERIFY, "%s:%ld: %s is %s; run prereg verify",
                      mpath, m.e[i].line, rel,
-                     items_find(l, rel) ? "listed twice" : "no safe path");
+                     items_find(l, name) ? "listed twice" : "no safe path");
+      core_free(name);
       break;
     }
     if (strcmp(rel, "MANIFEST") == 0 || strcmp(rel, "README.md") == 0 ||
         strcmp(rel, BUNDLE_MANIFEST) == 0 || has_prefix(rel, "report/") ||
-        has_prefix(rel, "publish/")) {
+        has_prefix(rel, "publish/") || has_prefix(rel, "original/")) {
       st = core_fail(err, CORE_EVERIFY,
                      "%s: lists %s, a name the bundle keeps for itself", mpath,
                      rel);
+      core_free(name);
       break;
     }
     if (!(path = core_path_join(dir, rel))) {
+      core_free(name);
       st = core_fail(err, CORE_ENOMEM, "out of memory");
       break;
     }
     st = core_read_file(path, &data, &len, err);
     core_free(path);
-    if (st == CORE_OK && !items_add(l, rel, 0, data, len)) {
+    if (st == CORE_OK && !items_add(l, name, 0, data, len)) {
       core_free(data);
       st = core_fail(err, CORE_ENOMEM, "out of memory");
     }
+    core_free(name);
     if (st == CORE_OK && strcmp(l->v[l->n - 1].sha, m.e[i].sha256) != 0)
       st = core_fail(err, CORE_EVERIFY,
                      "%s/%s: its SHA-256 differs from the MANIFEST's; run "
@@ -601,6 +610,49 @@ done:
   return st;
 }
 
+/* A replication's folder keeps the original's data under
+ * original/ORIGINAL/, each with its own MANIFEST: the bundle carries
+ * them, each file under the BUNDLE-MANIFEST's digest. */
+static core_status add_originals(item_list *l, const char *dir,
+                                 core_err *err) {
+  char *odir = core_path_join(dir, "original"), **names = NULL;
+  size_t n = 0;
+  core_status st = odir ? CORE_OK : core_fail(err, CORE_ENOMEM, "oom");
+  if (st == CORE_OK && core_exists(odir) &&
+      (st = core_check_dir(odir, err)) == CORE_OK)
+    st = core_list_dir(odir, &names, &n, err);
+  for (size_t i = 0; st == CORE_OK && i < n; i++) {
+    char *sub = core_path_join(odir, names[i]);
+    char *mpath = sub ? core_path_join(sub, "MANIFEST") : NULL;
+    char *prefix = core_asprintf("original/%s/", names[i]);
+    char *text = NULL;
+    size_t len = 0;
+    if (!sub || !mpath || !prefix)
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
+    else if (!data_valid_id(names[i], strlen(names[i])))
+      st = core_fail(err, CORE_EVERIFY,
+                     "%s: not an experiment folder of an original", sub);
+    else if ((st = core_check_dir(sub, err)) == CORE_OK &&
+             (st = core_read_file(mpath, &text, &len, err)) == CORE_OK &&
+             (st = add_frozen(l, sub, mpath, text, len, prefix, err)) ==
+                 CORE_OK) {
+      char *name = core_asprintf("%sMANIFEST", prefix);
+      if (!name || !items_add(l, name, 0, text, len))
+        st = core_fail(err, CORE_ENOMEM, "out of memory");
+      else
+        text = NULL;
+      core_free(name);
+    }
+    core_free(text);
+    core_free(sub);
+    core_free(mpath);
+    core_free(prefix);
+  }
+  core_names_free(names, n);
+  core_free(odir);
+  return st;
+}
+
 core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
                               const char *report_dir, const char *out_path,
                               char sha256[CORE_SHA256_HEX], core_err *err) {
@@ -633,7 +685,8 @@ core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
     goto cleanup;
   }
   if ((st = core_read_file(mpath, &mtext, &mlen, err)) != CORE_OK ||
-      (st = add_frozen(&l, dir, mpath, mtext, mlen, err)) != CORE_OK)
+      (st = add_frozen(&l, dir, mpath, mtext, mlen, "", err)) != CORE_OK ||
+      (st = add_originals(&l, dir, err)) != CORE_OK)
     goto cleanup;
   if (!items_add(&l, "MANIFEST", 0, mtext, mlen)) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");

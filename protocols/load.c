@@ -1927,12 +1927,121 @@ static void read_amendments(walk *w, int t) {
   leave(w, mark);
 }
 
+/* The published experiment a replication's sheet repeats, as prereg
+ * replicate writes it: read before `published`, whose entries may then
+ * name what the replication dropped. */
+static void read_replicates(walk *w, int t) {
+  static const char *const keys[] = {"experiment", "version", "bundle_sha256",
+                                     "published_at", NULL};
+  proto_replicates *r;
+  size_t mark = path_key(w, "replicates");
+  int ty = field(w, t, "replicates"), it;
+  double x;
+  if (ty == LUA_TNIL) {
+    leave(w, mark);
+    return;
+  }
+  if (ty != LUA_TTABLE)
+    fail_got(w, -1,
+             "a table { experiment = \"...\", version = N, bundle_sha256 = "
+             "\"...\", published_at = \"...\" }");
+  it = lua_gettop(w->L);
+  check_keys(w, it, keys, 0, "replicates");
+  r = w->s->replicates = alloc_array(w, 1, sizeof *r);
+  r->line = w->line;
+  get_string(w, it, "experiment", REQ, &r->experiment);
+  if (get_num(w, it, "version", REQ, 1, 0, 0, 1e9, "a version number >= 0",
+              &x))
+    r->version = (long)x;
+  get_string(w, it, "bundle_sha256", REQ, &r->bundle_sha256);
+  {
+    size_t n = strlen(r->bundle_sha256), k = 0;
+    while (k < n &&
+           ((r->bundle_sha256[k] >= '0' && r->bundle_sha256[k] <= '9') ||
+            (r->bundle_sha256[k] >= 'a' && r->bundle_sha256[k] <= 'f')))
+      k++;
+    if (n != 64 || k != n) {
+      path_key(w, "bundle_sha256");
+      fail(w, "must be a SHA-256 in 64 lowercase hex digits, got \"%s\"",
+           r->bundle_sha256);
+    }
+  }
+  get_string(w, it, "published_at", REQ, &r->published_at);
+  leave(w, mark);
+}
+
+/* An arm a published ratio names, which must be the sheet's. */
+static void published_arm(walk *w, const char *key, const char *name,
+                          long *index) {
+  size_t m3 = path_key(w, key);
+  if ((*index = proto_arm_index(w->s, name)) < 0) {
+    const char *cand[256];
+    size_t nc = 0;
+    for (size_t a = 0; a < w->s->n_arms && nc < 255; a++)
+      cand[nc++] = w->s->arms[a].name;
+    cand[nc] = NULL;
+    fail_unknown(w, "arm", name, cand, nc);
+  }
+  path_pop(w, m3);
+}
+
+/* The workload, metric and arms a published ratio names must be the
+ * sheet's; a replication's sheet may have dropped them, and the entry then
+ * says so in pb->missing. */
+static void published_refs(walk *w, proto_published *pb) {
+  proto_sheet *s = w->s;
+  long wi = proto_workload_index(s, pb->workload);
+  long ai = proto_arm_index(s, pb->arm);
+  long ri =
+      pb->reference ? proto_arm_index(s, pb->reference) : (long)s->reference;
+  size_t m3;
+  if (s->replicates) {
+    char *why = NULL;
+    if (wi < 0)
+      why =
+          core_asprintf("workload \"%s\" is not in this sheet", pb->workload);
+    else if (!proto_workload_has_metric(&s->workloads[wi], pb->metric))
+      why = core_asprintf("workload \"%s\" does not measure \"%s\" here",
+                          pb->workload, pb->metric);
+    else if (ai < 0 || ri < 0)
+      why = core_asprintf("arm \"%s\" is not in this sheet",
+                          ai < 0 ? pb->arm : pb->reference);
+    if (why || wi < 0 || ai < 0 || ri < 0) {
+      if (!why)
+        oom(w);
+      pb->missing = why;
+      return;
+    }
+  }
+  m3 = path_key(w, "workload");
+  check_workload_ref(w, pb->workload, &wi);
+  path_pop(w, m3);
+  if (!proto_workload_has_metric(&s->workloads[wi], pb->metric)) {
+    path_key(w, "metric");
+    fail(w, "workload \"%s\" does not measure \"%s\"", pb->workload,
+         pb->metric);
+  }
+  published_arm(w, "arm", pb->arm, &ai);
+  if (pb->reference)
+    published_arm(w, "reference", pb->reference, &ri);
+  if (ai == ri) {
+    path_key(w, "arm");
+    fail(w,
+         "\"%s\" is the reference arm; a published ratio is another "
+         "arm's, against it",
+         pb->arm);
+  }
+}
+
 /* The ratios a publication reports, for the report to set beside the
  * measured ones: each names a workload, one of its metrics and a compared
- * arm, as a hypothesis does. */
+ * arm, as a hypothesis does. In a replication's sheet (`replicates`) an
+ * entry may name what the replication dropped: it is kept with why, so
+ * that the report lists it as not replicated. */
 static void read_published(walk *w, int t) {
-  static const char *const keys[] = {"workload", "metric", "arm",  "ratio",
-                                     "verdict",  "source", "note", NULL};
+  static const char *const keys[] = {"workload", "metric",    "arm",  "ratio",
+                                     "verdict",  "source",    "note", "ci_low",
+                                     "ci_high",  "reference", NULL};
   proto_sheet *s = w->s;
   int base_line = w->line;
   size_t mark;
@@ -1945,40 +2054,26 @@ static void read_published(walk *w, int t) {
     return;
   for (lua_Integer i = 1; i <= (lua_Integer)s->n_published; i++) {
     proto_published *pb = &s->published[i - 1];
-    size_t m2, m3;
+    size_t m2;
     int at = get_entry(w, i, "a table { workload = \"...\", ... }", &m2);
-    long wi = -1, ai;
     double x;
+    pb->ci_low = pb->ci_high = NAN;
     w->line = pb->line = entry_line(w, at, "workload", base_line);
     check_keys(w, at, keys, 0, "a published ratio");
     get_string(w, at, "workload", REQ, &pb->workload);
-    m3 = path_key(w, "workload");
-    check_workload_ref(w, pb->workload, &wi);
-    path_pop(w, m3);
     get_string(w, at, "metric", REQ, &pb->metric);
-    if (!proto_workload_has_metric(&s->workloads[wi], pb->metric)) {
-      path_key(w, "metric");
-      fail(w, "workload \"%s\" does not measure \"%s\"", pb->workload,
-           pb->metric);
-    }
     get_string(w, at, "arm", REQ, &pb->arm);
-    m3 = path_key(w, "arm");
-    if ((ai = proto_arm_index(s, pb->arm)) < 0) {
-      const char *cand[256];
-      size_t nc = 0;
-      for (size_t a = 0; a < s->n_arms && nc < 255; a++)
-        cand[nc++] = s->arms[a].name;
-      cand[nc] = NULL;
-      fail_unknown(w, "arm", pb->arm, cand, nc);
-    }
-    if ((size_t)ai == s->reference)
-      fail(w,
-           "\"%s\" is the reference arm; a published ratio is another "
-           "arm's, against it",
-           pb->arm);
-    path_pop(w, m3);
+    get_string(w, at, "reference", OPT, &pb->reference);
+    published_refs(w, pb);
     if (get_num(w, at, "ratio", REQ, 0, 0, 1, 1e12, "a number > 0", &x))
       pb->ratio = x;
+    if (get_num(w, at, "ci_low", OPT, 0, 0, 1, 1e12, "a number > 0", &x))
+      pb->ci_low = x;
+    if (get_num(w, at, "ci_high", OPT, 0, 0, 1, 1e12, "a number > 0", &x))
+      pb->ci_high = x;
+    if (isnan(pb->ci_low) != isnan(pb->ci_high) ||
+        (!isnan(pb->ci_low) && pb->ci_low > pb->ci_high))
+      fail(w, "ci_low and ci_high go together, ci_low <= ci_high");
     get_string(w, at, "verdict", OPT, &pb->verdict);
     get_string(w, at, "source", REQ, &pb->source);
     get_string(w, at, "note", OPT, &pb->note);
@@ -2299,7 +2394,7 @@ int proto_convert(lua_State *L) {
       "id",         "title",   "question",   "author",  "vars",
       "arms",       "image",   "workloads",  "metrics", "rule",
       "hypotheses", "threats", "amendments", "hosts",   "published",
-      "inputs",     "plan",    NULL};
+      "inputs",     "plan",    "replicates", NULL};
   walk w;
   proto_sheet *s = lua_touserdata(L, 1);
   int pl = s->lua->protocol_line;
@@ -2361,6 +2456,8 @@ int proto_convert(lua_State *L) {
     fail(&w, "is not made across hosts yet: the cross-host estimate is "
              "of each arm against the reference; remove pairs or hosts");
   }
+  set_top_line(&w, "replicates", pl);
+  read_replicates(&w, 1);
   set_top_line(&w, "published", pl);
   read_published(&w, 1);
   set_top_line(&w, "inputs", pl);

@@ -225,6 +225,12 @@ typedef struct proto_published {
   char *verdict; /* the publication's own verdict ("tie"), or NULL */
   char *source;  /* where it was published */
   char *note;    /* what differs there (versions, host), or NULL */
+  /* The interval the publication gives (both NaN when it gives none). */
+  double ci_low, ci_high;
+  char *reference; /* the arm it is against, or NULL: the sheet's */
+  /* A replication's entry whose workload, metric or arm the sheet no
+   * longer has (dropped): why, or NULL. */
+  char *missing;
   int line;
 } proto_published;
 
@@ -244,6 +250,16 @@ typedef struct proto_plan {
   long comparisons;   /* of how many (-1: not given) */
   int line;
 } proto_plan;
+
+/* The published experiment a replication's sheet repeats (sheet key
+ * `replicates`, written by prereg replicate). */
+typedef struct proto_replicates {
+  char *experiment;    /* the original's id */
+  long version;        /* its sheet version the replication starts from */
+  char *bundle_sha256; /* the bundle's own SHA-256 */
+  char *published_at;  /* when it was published, as the bundle says */
+  int line;
+} proto_replicates;
 
 typedef struct proto_sheet {
   char *path; /* as given */
@@ -268,6 +284,7 @@ typedef struct proto_sheet {
   proto_hosts hosts;
   proto_published *published;
   size_t n_published;
+  proto_replicates *replicates; /* NULL: not a replication's sheet */
   /* Files and folders the commands use, relative to the sheet's folder
    * (`inputs`): locked with the sheet (data_inputs_scan). */
   char **inputs;

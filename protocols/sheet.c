@@ -249,8 +249,16 @@ void proto_sheet_free(proto_sheet *s) {
     core_free(pb->verdict);
     core_free(pb->source);
     core_free(pb->note);
+    core_free(pb->reference);
+    core_free(pb->missing);
   }
   core_free(s->published);
+  if (s->replicates) {
+    core_free(s->replicates->experiment);
+    core_free(s->replicates->bundle_sha256);
+    core_free(s->replicates->published_at);
+    core_free(s->replicates);
+  }
   core_free(s->text);
   core_free(s);
 }

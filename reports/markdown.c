@@ -388,6 +388,13 @@ static void pairs_table(core_buf *b, const analysis_summary *a) {
 static void headline(core_buf *b, const report_input *in,
                      const report_doc *doc) {
   core_buf_puts(b, "## Summary\n\n");
+  if (in->sheet->replicates && in->summary->n_replication)
+    core_buf_printf(b,
+                    "%zu of %zu comparisons replicated, %zu did not, %zu "
+                    "inconclusive (see Published and measured).\n\n",
+                    in->summary->n_replicated, in->summary->n_replication,
+                    in->summary->n_not_replicated,
+                    in->summary->n_rep_inconclusive);
   hypothesis_sentences(b, in);
   if (in->summary->n_results == 0)
     core_buf_puts(b, "No comparison yet: no arm has valid data beside the "
@@ -473,6 +480,100 @@ static void published_row(core_buf *b, const analysis_summary *a,
   core_buf_puts(b, " |\n");
 }
 
+/* "1.96× [1.90–2.01]", "1.96×" without an interval, "–" without a ratio. */
+static void ratio_interval(core_buf *b, double ratio, double lo, double hi) {
+  if (!isfinite(ratio)) {
+    core_buf_puts(b, "–");
+    return;
+  }
+  sig(b, ratio);
+  core_buf_puts(b, "×");
+  if (isfinite(lo) && isfinite(hi)) {
+    core_buf_puts(b, " [");
+    sig(b, lo);
+    core_buf_puts(b, "–");
+    sig(b, hi);
+    core_buf_puts(b, "]");
+  }
+}
+
+/* One comparison of a replication: the original's, the replication's,
+ * their ratio with its interval and the outcome. */
+static void replication_row(core_buf *b, const analysis_replication *e) {
+  const proto_published *p = e->published;
+  const analysis_result *r = e->result;
+  core_buf_puts(b, "| ");
+  esc(b, p->workload);
+  core_buf_puts(b, " | ");
+  esc(b, p->metric);
+  core_buf_puts(b, " | ");
+  esc(b, p->arm);
+  core_buf_puts(b, " | ");
+  ratio_interval(b, p->ratio, p->ci_low, p->ci_high);
+  core_buf_puts(b, " ");
+  esc(b, p->verdict ? p->verdict : "");
+  core_buf_puts(b, " | ");
+  if (r && isfinite(r->ratio)) {
+    ratio_interval(b, r->ratio, r->ci_low, r->ci_high);
+    core_buf_puts(b, " ");
+    esc(b, r->verdict);
+  } else
+    core_buf_puts(b, "–");
+  core_buf_puts(b, " | ");
+  ratio_interval(b, e->ratio_of_ratios, e->ci_low, e->ci_high);
+  core_buf_puts(b, " | **");
+  esc(b, e->outcome);
+  core_buf_puts(b, "**");
+  if (e->why) {
+    core_buf_puts(b, ": ");
+    esc(b, e->why);
+  }
+  core_buf_puts(b, " |\n");
+}
+
+/* A replication's sheet: every published comparison of the original,
+ * whether it replicated here, and why not when it is not here. */
+static void replication_table(core_buf *b, const report_input *in,
+                              const char *conf) {
+  const analysis_summary *a = in->summary;
+  const proto_replicates *rp = in->sheet->replicates;
+  core_buf_puts(b, "## Published and measured\n\n");
+  core_buf_puts(b, "This experiment replicates ");
+  esc(b, rp->experiment);
+  core_buf_printf(b, " (its sheet version %ld, bundle sha256 ", rp->version);
+  code_span(b, rp->bundle_sha256);
+  core_buf_puts(b, ", published ");
+  esc(b, rp->published_at);
+  core_buf_puts(b, "; source: ");
+  esc(b, a->replication[0].published->source);
+  core_buf_printf(
+      b,
+      "). Each ratio is the arm's median against %s's with its %s CI, in "
+      "the original and here, each under its own sheet's rule; the ratio of "
+      "ratios is this one over the original's, its interval a bootstrap "
+      "from both experiments' raw data (each one's runs resampled within "
+      "its arms). The outcome: replicated when both decided alike, not "
+      "replicated when both decided differently or the comparison is not "
+      "here, inconclusive when either did not decide.\n\n",
+      in->sheet->arms[in->sheet->reference].name, conf);
+  core_buf_puts(b, "| Workload | Metric | Arm | Original | Here | Ratio of "
+                   "ratios | Outcome |\n|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < a->n_replication; i++)
+    replication_row(b, &a->replication[i]);
+  core_buf_puts(b, "\n");
+  for (size_t i = 0; a->hyp_outcome && i < a->n_hypotheses; i++) {
+    core_buf_puts(b, "- ");
+    esc(b, a->hypotheses[i].id);
+    core_buf_printf(b, ": %s here, %s in the original: **%s**\n",
+                    proto_outcome_word(a->hypotheses[i].outcome),
+                    a->hyp_original[i] ? a->hyp_original[i] : "not stated",
+                    a->hyp_outcome[i]);
+  }
+  if (a->hyp_outcome && a->n_hypotheses)
+    core_buf_puts(b, "\n");
+  measured_where(b, in);
+}
+
 /* The ratios a publication reports (the sheet's `published`) beside the
  * ones measured here. */
 static void published(core_buf *b, const report_input *in) {
@@ -482,6 +583,10 @@ static void published(core_buf *b, const report_input *in) {
     return;
   char conf[32];
   snprintf(conf, sizeof conf, "%.6g%%", a->confidence * 100);
+  if (s->replicates && a->n_replication) {
+    replication_table(b, in, conf);
+    return;
+  }
   core_buf_puts(b, "## Published and measured\n\n");
   core_buf_printf(b,
                   "Each ratio is the arm's median against %s's, on the same "
@@ -1434,6 +1539,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
                   in->n_amendments == 1 ? "" : "s");
   headline(b, in, doc);
   published(b, in);
+  report_replication_differences(b, in);
   the_data(b, in, doc);
   report_hosts_section(b, in, doc);
   report_setup(in, f, b);

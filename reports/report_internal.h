@@ -149,6 +149,10 @@ void report_setup(const report_input *in, const report_row_facts *f,
 
 /** Appends s escaped for Markdown, or a dash when empty. */
 void report_md_esc(core_buf *b, const char *s);
+/** A replication's sheet (`replicates`): the section What differs from
+ * the original, from both protocols and both data folders (the original's
+ * under DATA/ID/original/), appended to b; nothing for another sheet. */
+void report_replication_differences(core_buf *b, const report_input *in);
 /** Appends text as a Markdown code span: delimiters longer than any run
  * of backticks in it, padded with spaces when it starts or ends with
  * one. Not for table cells ('|' would end the cell). */
