@@ -87,6 +87,50 @@ static json_t *registered_result(const analysis_result *r, int provisional,
   return o;
 }
 
+/* The published ratio a result is set beside, or NULL. */
+static const analysis_replication *replication_of(const analysis_summary *s,
+                                                  const analysis_result *r) {
+  for (size_t i = 0; i < s->n_replication; i++)
+    if (s->replication[i].result == r)
+      return &s->replication[i];
+  return NULL;
+}
+
+static json_t *published_json(const proto_published *p, int *ok) {
+  json_t *o = json_object();
+  if (!o) {
+    *ok = 0;
+    return NULL;
+  }
+  put(o, "workload", str(p->workload), ok);
+  put(o, "metric", str(p->metric), ok);
+  put(o, "arm", str(p->arm), ok);
+  put(o, "ratio", num(p->ratio), ok);
+  put(o, "ci_low", num(p->ci_low), ok);
+  put(o, "ci_high", num(p->ci_high), ok);
+  put(o, "verdict", p->verdict ? str(p->verdict) : json_null(), ok);
+  put(o, "source", str(p->source), ok);
+  return o;
+}
+
+static json_t *replication_entry(const analysis_replication *e, int *ok) {
+  json_t *o = json_object();
+  if (!o) {
+    *ok = 0;
+    return NULL;
+  }
+  put(o, "ratio_of_ratios", num(e->ratio_of_ratios), ok);
+  put(o, "ci_low", num(e->ci_low), ok);
+  put(o, "ci_high", num(e->ci_high), ok);
+  put(o, "outcome", str(e->outcome), ok);
+  put(o, "original_verdict",
+      e->original_rule_verdict ? str(e->original_rule_verdict) : json_null(),
+      ok);
+  if (e->why)
+    put(o, "why", str(e->why), ok);
+  return o;
+}
+
 /* One comparison's entry; pair: one of the rule's pairs (its registered
  * counterpart is the registered rule's same pair). */
 static json_t *result_json(const analysis_summary *s,
@@ -147,52 +191,6 @@ static json_t *result_json(const analysis_summary *s,
   return o;
 }
 
-/* reg: the registered-sample analysis (the top level's only), or NULL;
- * top: whether the entries carry the fields of the top level. */
-/* The published ratio a result is set beside, or NULL. */
-static const analysis_replication *replication_of(const analysis_summary *s,
-                                                  const analysis_result *r) {
-  for (size_t i = 0; i < s->n_replication; i++)
-    if (s->replication[i].result == r)
-      return &s->replication[i];
-  return NULL;
-}
-
-static json_t *published_json(const proto_published *p, int *ok) {
-  json_t *o = json_object();
-  if (!o) {
-    *ok = 0;
-    return NULL;
-  }
-  put(o, "workload", str(p->workload), ok);
-  put(o, "metric", str(p->metric), ok);
-  put(o, "arm", str(p->arm), ok);
-  put(o, "ratio", num(p->ratio), ok);
-  put(o, "ci_low", num(p->ci_low), ok);
-  put(o, "ci_high", num(p->ci_high), ok);
-  put(o, "verdict", p->verdict ? str(p->verdict) : json_null(), ok);
-  put(o, "source", str(p->source), ok);
-  return o;
-}
-
-static json_t *replication_entry(const analysis_replication *e, int *ok) {
-  json_t *o = json_object();
-  if (!o) {
-    *ok = 0;
-    return NULL;
-  }
-  put(o, "ratio_of_ratios", num(e->ratio_of_ratios), ok);
-  put(o, "ci_low", num(e->ci_low), ok);
-  put(o, "ci_high", num(e->ci_high), ok);
-  put(o, "outcome", str(e->outcome), ok);
-  put(o, "original_verdict",
-      e->original_rule_verdict ? str(e->original_rule_verdict) : json_null(),
-      ok);
-  if (e->why)
-    put(o, "why", str(e->why), ok);
-  return o;
-}
-
 /* A replication's sheet: the outcomes counted, and the published
  * comparisons it does not have, each with why. */
 static json_t *replication_json(const analysis_summary *s, int *ok) {
@@ -231,6 +229,8 @@ static json_t *replication_json(const analysis_summary *s, int *ok) {
   return o;
 }
 
+/* reg: the registered-sample analysis (the top level's only), or NULL;
+ * top: whether the entries carry the fields of the top level. */
 static json_t *results_json(const analysis_summary *s,
                             const analysis_summary *reg, int top, int *ok) {
   json_t *a = json_array();
