@@ -225,15 +225,6 @@ typedef struct analysis_replication {
   char *original_rule_verdict;
 } analysis_replication;
 
-/** Fills s->replication for sheet's `published` entries: each against
- * s's results, and, for a replication's sheet (`replicates`), the
- * outcome, from the original's data kept under exp's folder
- * (original/ORIGINAL, analysed under its own newest version) when they
- * are there. Called by analysis_experiment. */
-core_status analysis_replication_fill(analysis_summary *s,
-                                      const proto_sheet *sheet,
-                                      const data_experiment *exp, int threads,
-                                      core_err *err);
 
 /** Analyses rows under sheet (the current version) and, where needed,
  * under the registered version orig (may be NULL, or equal to sheet):

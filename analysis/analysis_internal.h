@@ -202,4 +202,14 @@ const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
                                                 double ratio, double ci_low,
                                                 double ci_high);
 
+/** Fills s->replication for sheet's `published` entries: each against
+ * s's results, and, for a replication's sheet (`replicates`), the
+ * outcome, from the original's data kept under exp's folder
+ * (original/ORIGINAL, analysed under its own newest version) when they
+ * are there. Called by analysis_experiment. */
+core_status analysis_replication_fill(analysis_summary *s,
+                                      const proto_sheet *sheet,
+                                      const data_experiment *exp, int threads,
+                                      core_err *err);
+
 #endif
