@@ -444,12 +444,16 @@ typedef struct analysis_plan_cell {
   const char *workload, *metric, *arm;
   const double *ref, *cand;
   size_t n_ref, n_cand;
+  /* A pair of the rule's pairs: its earlier arm, whose values are ref;
+   * NULL for a comparison with the sheet's reference. */
+  const char *reference;
 } analysis_plan_cell;
 
 /* What the simulation found for one comparison. Outcome o of size s is
  * at [s * n_outcomes + o] (the plan's outcomes). */
 typedef struct analysis_plan_result {
   char *workload, *metric, *arm;
+  char *reference; /* a pair's earlier arm, or NULL (the sheet's) */
   size_t pilot_n_ref, pilot_n_cand;
   /* The pilot's own ratio of medians and its percentile bootstrap CI
    * under the rule (analysis_bootstrap_ratio): what "why" reads. */

@@ -63,6 +63,9 @@ typedef struct pcell {
   double *ref, *cand;
   size_t n_ref, n_cand;
   const char *workload, *metric, *arm;
+  /* What the seeds name: the arm, or for a pair "arm vs reference" (as
+   * analyze seeds it), and for its null draws "vs reference". */
+  char *key, *null_key;
 } pcell;
 
 typedef struct ctx {
@@ -279,9 +282,9 @@ static size_t one_experiment(worker *w, const task *t) {
 static void run_task(worker *w, const task *t) {
   const ctx *c = w->c;
   const pcell *p = &c->cells[t->cell];
-  unsigned long seed =
-      analysis_plan_seed(c->rule->seed, p->workload, p->metric,
-                         t->null ? "" : p->arm, c->laws[t->size].n, t->null);
+  unsigned long seed = analysis_plan_seed(
+      c->rule->seed, p->workload, p->metric, t->null ? p->null_key : p->key,
+      c->laws[t->size].n, t->null);
   if (seed == ANALYSIS_SEED_NONE) {
     w->failed = 1;
     return;
@@ -375,6 +378,8 @@ static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
   for (size_t i = 0; c->cells && i < n_cells; i++) {
     core_free(c->cells[i].ref);
     core_free(c->cells[i].cand);
+    core_free(c->cells[i].key);
+    core_free(c->cells[i].null_key);
   }
   for (size_t i = 0; c->laws && i < n_sizes; i++) {
     core_free(c->laws[i].a);
@@ -388,10 +393,15 @@ static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
 
 /* Whether cell i is the first of its workload and metric: the one whose
  * task holds the null simulation they all share. */
+static int same_reference(const char *a, const char *b) {
+  return a == b || (a && b && !strcmp(a, b));
+}
+
 static size_t null_owner(const analysis_plan_cell *cells, size_t i) {
   for (size_t j = 0; j < i; j++)
     if (!strcmp(cells[j].workload, cells[i].workload) &&
-        !strcmp(cells[j].metric, cells[i].metric))
+        !strcmp(cells[j].metric, cells[i].metric) &&
+        same_reference(cells[j].reference, cells[i].reference))
       return j;
   return i;
 }
@@ -414,6 +424,14 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
     p->arm = cells[i].arm;
     p->n_ref = cells[i].n_ref;
     p->n_cand = cells[i].n_cand;
+    p->key = cells[i].reference
+                 ? core_asprintf("%s vs %s", cells[i].arm, cells[i].reference)
+                 : core_strdup(cells[i].arm);
+    p->null_key = cells[i].reference
+                      ? core_asprintf("vs %s", cells[i].reference)
+                      : core_strdup("");
+    if (!p->key || !p->null_key)
+      return core_fail(err, CORE_ENOMEM, "plan: out of memory");
     if ((st = copy_sorted(cells[i].ref, p->n_ref, "reference", &cells[i],
                           &p->ref, err)) != CORE_OK ||
         (st = copy_sorted(cells[i].cand, p->n_cand, "arm", &cells[i], &p->cand,
@@ -533,6 +551,7 @@ static void result_free(analysis_plan_result *r) {
   core_free(r->workload);
   core_free(r->metric);
   core_free(r->arm);
+  core_free(r->reference);
   core_free(r->p_verdicts);
   core_free(r->p_null);
   core_free(r->p_decided);
@@ -607,7 +626,7 @@ static core_status pilot_interval(const proto_sheet *sh, const pcell *pc,
       pc->ref, pc->n_ref, pc->cand, pc->n_cand, sh->rule.resamples,
       sh->rule.confidence,
       analysis_comparison_seed(sh->rule.seed, pc->workload, pc->metric,
-                               pc->arm),
+                               pc->key),
       threads, &r->pilot_ci_low, &r->pilot_ci_high, NULL, err);
 }
 
@@ -655,9 +674,10 @@ static char *why_not(const proto_rule *rule, const analysis_plan *p,
   const proto_verdict_rule *limit = analysis_verdict_rule(rule, x, x, x);
   char head[512];
   snprintf(head, sizeof head,
-           "%s/%s/%s decides in %.1f%% of simulated experiments at n = %zu, "
-           "under the power %.0f%%",
-           r->workload, r->metric, r->arm, 100.0 * r->p_decided[last], nmax,
+           "%s/%s/%s%s%s decides in %.1f%% of simulated experiments at n = "
+           "%zu, under the power %.0f%%",
+           r->workload, r->metric, r->arm, r->reference ? " against " : "",
+           r->reference ? r->reference : "", 100.0 * r->p_decided[last], nmax,
            100.0 * p->power);
   if (!limit)
     return core_asprintf("%s: its pilot ratio %.3g lies between the rule's "
@@ -774,7 +794,9 @@ static core_status plan_fill(const proto_sheet *sh, const ctx *c,
     r->workload = core_strdup(cells[i].workload);
     r->metric = core_strdup(cells[i].metric);
     r->arm = core_strdup(cells[i].arm);
-    if (!r->workload || !r->metric || !r->arm)
+    r->reference = cells[i].reference ? core_strdup(cells[i].reference) : NULL;
+    if (!r->workload || !r->metric || !r->arm ||
+        (cells[i].reference && !r->reference))
       return core_fail(err, CORE_ENOMEM, "plan: out of memory");
     if ((st = fill_result(c, &sh->rule, p, i, counts, null_owner(cells, i),
                           err)) != CORE_OK ||

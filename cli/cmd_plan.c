@@ -236,8 +236,37 @@ core_status cli_plan_values(const char *path, const proto_sheet *s,
   return st;
 }
 
+/* The rule's pairs after the comparisons with the reference (which have
+ * checked that the pilot covers every cell): each later arm against each
+ * earlier one, the reference aside, drawing from both arms' values. */
+static core_status plan_pairs(const proto_sheet *s, plan_values *pv,
+                              analysis_plan_cell *out, size_t *n,
+                              core_err *err) {
+  (void)err;
+  for (size_t w = 0; w < s->n_workloads; w++) {
+    const proto_workload *wl = &s->workloads[w];
+    for (size_t m = 0; m < wl->n_metrics; m++)
+      for (size_t a = 0; a < s->n_arms; a++)
+        for (size_t b = 0; b < a; b++) {
+          if (a == s->reference || b == s->reference)
+            continue;
+          plan_vcell *ce = vcell_find(pv, wl->name, s->arms[b].name,
+                                      wl->metrics[m]),
+                     *ca = vcell_find(pv, wl->name, s->arms[a].name,
+                                      wl->metrics[m]);
+          if (!ce || !ca)
+            continue; /* refused above */
+          out[(*n)++] = (analysis_plan_cell){
+              wl->name, wl->metrics[m], s->arms[a].name, ce->v,
+              ca->v,    ce->n,          ca->n,           s->arms[b].name};
+        }
+  }
+  return CORE_OK;
+}
+
 /* The comparisons of the sheet, each with its pilot values; a cell the
- * pilot does not cover is refused by name. */
+ * pilot does not cover is refused by name. With the rule's pairs, each
+ * pair follows (its reference the pair's earlier arm). */
 core_status cli_plan_cells(const proto_sheet *s, plan_values *pv,
                            analysis_plan_cell **out, size_t *n,
                            core_err *err) {
@@ -245,7 +274,7 @@ core_status cli_plan_cells(const proto_sheet *s, plan_values *pv,
   const char *ref = s->arms[s->reference].name;
   *n = 0;
   for (size_t w = 0; w < s->n_workloads; w++)
-    cap += s->workloads[w].n_metrics * s->n_arms;
+    cap += s->workloads[w].n_metrics * s->n_arms * s->n_arms;
   if (!(*out = core_calloc(cap + 1, sizeof **out)))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   for (size_t w = 0; w < s->n_workloads; w++) {
@@ -267,15 +296,17 @@ core_status cli_plan_cells(const proto_sheet *s, plan_values *pv,
                 s->path, s->path);
         (*out)[(*n)++] = (analysis_plan_cell){
             wl->name, wl->metrics[m], s->arms[a].name, c[0]->v,
-            c[1]->v,  c[0]->n,        c[1]->n};
+            c[1]->v,  c[0]->n,        c[1]->n,         NULL};
       }
   }
-  return CORE_OK;
+  return s->rule.pairs == PROTO_PAIRS_ALL ? plan_pairs(s, pv, *out, n, err)
+                                          : CORE_OK;
 }
 
 /* The pilot's digest: SHA-256 of its values, cell by cell in the sheet's
  * order, as "workload<TAB>arm<TAB>metric<TAB>v,v,...\n" (%.17g, sorted
- * ascending); and the fewest values any cell had. */
+ * ascending), a pair's values being its arms', already there; and the
+ * fewest values any cell had. */
 core_status cli_plan_digest(const analysis_plan_cell *cells, size_t n,
                             char hex[CORE_SHA256_HEX], long *fewest,
                             core_err *err) {
@@ -283,7 +314,7 @@ core_status cli_plan_digest(const analysis_plan_cell *cells, size_t n,
   core_buf_init(&b);
   *fewest = -1;
   for (size_t i = 0; i < n; i++)
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 2 && !cells[i].reference; k++) {
       size_t nv = k ? cells[i].n_cand : cells[i].n_ref;
       const double *v = k ? cells[i].cand : cells[i].ref;
       double *sorted = core_malloc((nv ? nv : 1) * sizeof *sorted);

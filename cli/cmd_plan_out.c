@@ -33,12 +33,13 @@ static void row(core_buf *b, const char *label, const double *p, size_t n,
 
 static void text_result(core_buf *b, const analysis_plan *p,
                         const analysis_plan_result *r) {
-  core_buf_printf(b,
-                  "\n%s / %s / %s: pilot ratio %.4g, interval [%.4g, %.4g] "
-                  "(%zu and %zu values)\n",
-                  r->workload, r->metric, r->arm, r->pilot_ratio,
-                  r->pilot_ci_low, r->pilot_ci_high, r->pilot_n_ref,
-                  r->pilot_n_cand);
+  core_buf_printf(
+      b,
+      "\n%s / %s / %s%s%s: pilot ratio %.4g, interval [%.4g, "
+      "%.4g] (%zu and %zu values)\n",
+      r->workload, r->metric, r->arm, r->reference ? " against " : "",
+      r->reference ? r->reference : "", r->pilot_ratio, r->pilot_ci_low,
+      r->pilot_ci_high, r->pilot_n_ref, r->pilot_n_cand);
   core_buf_printf(b, "  %-20s", "runs per arm");
   for (size_t s = 0; s < p->n_sizes; s++)
     core_buf_printf(b, " %7zu", p->sizes[s]);
@@ -110,14 +111,18 @@ static void json_outcomes(core_buf *b, const analysis_plan *p,
   core_buf_puts(b, "}");
 }
 
+/* A comparison's plan; ref names the sheet's reference (a pair names its
+ * own). */
 static void json_result(core_buf *b, const analysis_plan *p,
-                        const analysis_plan_result *r) {
+                        const analysis_plan_result *r, const char *ref) {
   core_buf_puts(b, "    {\"workload\": ");
   json_str(b, r->workload);
   core_buf_puts(b, ", \"metric\": ");
   json_str(b, r->metric);
   core_buf_puts(b, ", \"arm\": ");
   json_str(b, r->arm);
+  core_buf_puts(b, ", \"reference\": ");
+  json_str(b, r->reference ? r->reference : ref);
   core_buf_puts(b, ",\n     \"sizes\": [");
   for (size_t s = 0; s < p->n_sizes; s++)
     core_buf_printf(b, "%s%zu", s ? ", " : "", p->sizes[s]);
@@ -153,7 +158,7 @@ static void json_plan(core_buf *b, const proto_sheet *s,
                   "  \"comparisons\": [\n",
                   pv->kind, digest, fewest, p->power, p->sims, s->rule.seed);
   for (size_t i = 0; i < p->n_results; i++) {
-    json_result(b, p, &p->results[i]);
+    json_result(b, p, &p->results[i], s->arms[s->reference].name);
     core_buf_puts(b, i + 1 < p->n_results ? ",\n" : "\n");
   }
   core_buf_puts(b, "  ],\n  \"recommended\": {");

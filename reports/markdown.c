@@ -1098,6 +1098,26 @@ static void load_and_cores(const data_batch_info *b, double *load,
   }
 }
 
+/* Whether batch id holds a value the analysis counted: a batch whose
+ * runs an amendment superseded (or that were all invalid) is not the
+ * data, so what it ran under is no threat to them. A summary without
+ * the values' batches (one built by hand) cannot tell: it counts. */
+static int batch_counted(const analysis_summary *s, const char *id) {
+  size_t k = 0, with_values = 0;
+  while (k < s->n_batches && strcmp(s->batches[k], id) != 0)
+    k++;
+  for (size_t i = 0; i < s->n_cells; i++) {
+    const analysis_cell *c = &s->cells[i];
+    if (!c->batch)
+      continue;
+    with_values++;
+    for (size_t j = 0; j < c->n_valid; j++)
+      if (c->batch[j] == k)
+        return 1;
+  }
+  return with_values == 0;
+}
+
 static int span_before(const report_when *x, const report_when *y) {
   int c = strcmp(x->at, y->at);
   if (c != 0)
@@ -1338,7 +1358,8 @@ static void setup_threats(const report_input *in, const report_row_facts *f,
   for (size_t i = 0; in->extra && i < in->extra->n_batches; i++) {
     double load, cores;
     load_and_cores(&in->extra->batches[i], &load, &cores);
-    if (load >= 0 && cores > 0 && load > cores) {
+    if (load >= 0 && cores > 0 && load > cores &&
+        batch_counted(in->summary, in->extra->batches[i].id)) {
       char l[32];
       core_fmt_sig(l, sizeof l, load, 3);
       THREAT();

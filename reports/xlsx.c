@@ -526,6 +526,72 @@ static void summary(xctx *x) {
   x->sheet = "Summary";
 }
 
+/* Pairs */
+
+/* A pair's verdict at the registered sample, or that the registered plan
+ * did not make it. */
+static void pair_registered(xctx *x, lxw_row_t r, const analysis_result *p) {
+  const analysis_summary *a = x->in->summary;
+  const analysis_result *g = analysis_registered_pair(a, p);
+  char *v;
+  if (!a->original)
+    return;
+  if (!g) {
+    put_str(x, r, 8, "not in the registered plan", x->v_other);
+    return;
+  }
+  v = core_asprintf("%s%s (n=%zu)%s", g->verdict, prov(a->original), g->n,
+                    analysis_same_decision(g, p) ? "" : ", changed");
+  if (!v)
+    x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+  put_str(x, r, 8, v, verdict_format(x, g));
+  core_free(v);
+}
+
+/* The rule's pairs, each later arm against each earlier one (named in
+ * Against), with the pair's ratio, interval and verdict: a sheet of
+ * their own, only when the summary has pairs. */
+static void pairs(xctx *x) {
+  static const char *const h[] = {
+      "Workload", "Metric",  "Arm",
+      "Against",  "Ratio",   "CI low",
+      "CI high",  "Verdict", "At the registered sample"};
+  const analysis_summary *a = x->in->summary;
+  lxw_row_t r;
+  if (!a->n_pairs || !add_sheet(x, "Pairs"))
+    return;
+  worksheet_set_landscape(x->ws);
+  r = stamp(x, 0);
+  r = lines_across(x, r,
+                   a->pairs_exploratory
+                       ? "Pairs, each later arm against each earlier one "
+                         "under the same rule (analyze --pairs: "
+                         "exploratory, not registered)."
+                       : "Pairs, each later arm against each earlier one "
+                         "under the same rule (pairs = \"all\").",
+                   120, NULL);
+  header(x, r++, h, a->original ? 9 : 8);
+  for (size_t i = 0; i < a->n_pairs && !x->e; i++, r++) {
+    const analysis_result *p = &a->pairs[i];
+    int dr = decimals(p->ratio, 3);
+    char *v = core_asprintf("%s%s", p->verdict, prov(a));
+    if (!v)
+      x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+    put_str(x, r, 0, p->workload, NULL);
+    put_str(x, r, 1, p->metric, NULL);
+    put_str(x, r, 2, p->arm, NULL);
+    put_str(x, r, 3, p->reference, NULL);
+    put_num(x, r, 4, p->ratio, x->ratio[dr], dr + 1);
+    put_num(x, r, 5, p->ci_low, x->ratio[dr], dr + 1);
+    put_num(x, r, 6, p->ci_high, x->ratio[dr], dr + 1);
+    put_str(x, r, 7, v, verdict_format(x, p));
+    core_free(v);
+    pair_registered(x, r, p);
+  }
+  fit_columns(x, 40);
+  x->sheet = "Pairs";
+}
+
 /* Hypotheses and Deviations */
 
 /* An outcome, coloured, with its marks ("held (provisional)"). */
@@ -1021,6 +1087,7 @@ core_status report_write_xlsx(const report_input *in, const char *path,
   if (!x.e)
     x.e = workbook_set_properties(x.wb, &props);
   summary(&x);
+  pairs(&x);
   hypotheses(&x);
   deviations(&x);
   raw(&x, facts);

@@ -71,13 +71,46 @@ check_grep "the pair in words" '^  text · wall_s  zstd  14.1× \[[0-9.]+–[0-9
 check "registered pairs are not called exploratory" \
   test "$(grep -c exploratory <<<"$out")" -eq 0
 
-# The report: the pair in a table under the matrix, and in the HTML.
+# The report: the pair in a table under the matrix, in the HTML, and on
+# the workbook's Pairs sheet with its reference named.
 expect 0 "report" "$PREREG" report all.lua --data d --out rep
 check_grep "report.md: the pair's row" \
   '^\| text · wall.?_s \| zstd \| xz \| 0\.0710× \[[0-9.]+–[0-9.]+\] \| \*\*faster\*\* \|$' \
   "$(cat rep/report.md)"
 check_grep "report.html: the pair" '<td>zstd</td>' \
   "$(grep -A14 'Pairs, each later arm' rep/report.html)"
+
+python3 - rep/report.xlsx <<'PY' && ok || bad "report.xlsx: the pair on a Pairs sheet"
+import re, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+book = z.read("xl/workbook.xml").decode()
+names = re.findall(r'<sheet name="([^"]+)"', book)
+assert "Pairs" in names, names
+sheet = z.read("xl/worksheets/sheet%d.xml" % (names.index("Pairs") + 1)).decode()
+# Strings inline (constant-memory mode) or shared, numbers in <v>.
+shared = []
+if "xl/sharedStrings.xml" in z.namelist():
+    shared = [re.sub(r"<[^>]+>", "", s) for s in re.findall(
+        r"<si>(.*?)</si>", z.read("xl/sharedStrings.xml").decode(), re.S)]
+def row(n):
+    cells = {}
+    for ref, attrs, body in re.findall(
+            r'<c r="([A-Z]+)%d"([^>]*)>(.*?)</c>' % n, sheet, re.S):
+        if 't="inlineStr"' in attrs:
+            cells[ref] = re.sub(r"<[^>]+>", "", body)
+            continue
+        v = re.search(r"<v>(.*?)</v>", body).group(1)
+        cells[ref] = shared[int(v)] if 't="s"' in attrs else float(v)
+    return cells
+rows = [row(n) for n in range(1, 10)]
+hit = [r for r in rows if r.get("C") == "zstd" and r.get("D") == "xz"]
+assert len(hit) == 1, rows
+p = hit[0]
+assert p["A"] == "text" and p["B"] == "wall_s", p
+assert abs(p["E"] - 0.245 / 3.45) < 1e-12, p
+assert p["G"] < 1 and p["H"] == "faster", p
+assert any(r.get("D") == "Against" for r in rows), rows
+PY
 
 # Without pairs in the rule, analyze --pairs: the same pair, exploratory,
 # said at the top.
@@ -124,4 +157,4 @@ PY
 sheet bad.lua 'pairs = "some",'
 expect 2 "pairs must be all" "$PREREG" check bad.lua
 check_grep "the message says what pairs takes" 'rule.pairs: must be "all"' "$out"
-done_testing 23
+done_testing 24

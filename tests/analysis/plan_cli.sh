@@ -78,6 +78,60 @@ expect 2 "plan --sizes not increasing" "$PREREG" plan gap.lua --pilot \
   data/gap --sizes 10,5
 expect 2 "plan --power 1" "$PREREG" plan gap.lua --pilot data/gap --power 1
 
+# The rule's pairs planned too: each later arm against the pair's earlier
+# arm, drawn from both arms' values, keyed with its reference, and in the
+# recommendation.
+cat >pairs.lua <<'LUA'
+protocol {
+  id = "pairs", title = "pairs", author = "t",
+  arms = { { name = "gzip", reference = true }, { name = "xz" },
+           { name = "zstd" } },
+  workloads = { { name = "text", runs = 4, metrics = { "wall_s" } } },
+  rule = { seed = 3, pairs = "all", verdicts = {
+    { "faster", ratio_below = 1, ci_excludes = 1 },
+    { "slower", ratio_above = 1, ci_excludes = 1 } } },
+}
+LUA
+{
+  echo workload,arm,metric,value
+  for x in 1 2 3 4; do
+    echo "text,gzip,wall_s,1.$x"
+    echo "text,xz,wall_s,3.$x"
+    echo "text,zstd,wall_s,0.2$x"
+  done
+} >pairs.csv
+expect 0 "pairs: register" "$PREREG" register pairs.lua
+expect 0 "pairs: import" "$PREREG" import pairs.lua pairs.csv
+expect 0 "pairs: plan --json" "$PREREG" plan pairs.lua --pilot data/pairs \
+  --json --sizes 3,6 --sims 200
+printf '%s' "$out" >pairs.json
+$PY - pairs.json <<'PYC' && ok || bad "pairs: the pair planned with its reference"
+import json, sys
+j = json.load(open(sys.argv[1]))
+keys = [(c["arm"], c["reference"]) for c in j["comparisons"]]
+assert keys == [("xz", "gzip"), ("zstd", "gzip"), ("zstd", "xz")], keys
+p = j["comparisons"][2]
+assert abs(p["pilot_ratio"] - 0.225 / 3.25) < 1e-12, p["pilot_ratio"]
+assert (p["pilot_n_reference"], p["pilot_n"]) == (4, 4), p
+def probs(x):
+    if isinstance(x, dict):
+        for v in x.values():
+            yield from probs(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from probs(v)
+    else:
+        yield x
+for k in ("p_decided", "p_verdicts", "p_false", "p_verdicts_no_difference"):
+    assert all(0 <= v <= 1 for v in probs(p[k])), (k, p[k])
+# Clearly faster: decided at n = 6 in nearly every simulated experiment.
+assert p["p_verdicts"]["faster"][1] > 0.9, p["p_verdicts"]
+assert j["recommended"]["text"] is not None, j["recommended"]
+PYC
+expect 0 "pairs: plan in words" "$PREREG" plan pairs.lua --pilot data/pairs \
+  --sizes 3,6 --sims 200
+check_grep "pairs: the pair in words" '^text / wall_s / zstd against xz: pilot ratio' "$out"
+
 # A pilot run by the engine: the values are the machine's and are never
 # asserted, only where they go.
 cat >run.lua <<'LUA'
@@ -204,4 +258,4 @@ check_grep "plan.power named" "plan.power" "$out"
 sed 's/source = "experiment"/source = "guess"/' w.lua >bad.lua
 expect 2 "plan.pilot.source unknown" "$PREREG" check bad.lua
 check_grep "plan.pilot.source named" "plan.pilot.source" "$out"
-done_testing 72
+done_testing 77
