@@ -439,8 +439,6 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
  * JSON takes many times its size, so their limit is lower (see
  * import_source). */
 
-#define IMPORT_MAX ((size_t)256 << 20)
-#define IMPORT_WHOLE_MAX ((size_t)64 << 20)
 #define IMPORT_CHUNK ((size_t)1 << 20)
 
 typedef struct source {
