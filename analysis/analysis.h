@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "core/core.h"
+#include "core/limits.h"
 #include "data/data.h"
 #include "protocols/proto.h"
 
@@ -362,11 +363,9 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
  * once per arm; at 2048 values that is about what the Beta draws of
  * 10,000 resamples (the default) cost, and each table draw is about 3
  * times cheaper than a Beta one. Part of the stream layout: changing it
- * changes the numbers of arms between the old and new value. */
+ * changes the numbers of arms between the old and new value, so it is
+ * not a cap and stays here, not in core/limits.h. */
 #define ANALYSIS_TABLE_MAX 2048
-
-/** Most values one arm may have in a bootstrap (2^31 - 1). */
-#define ANALYSIS_MAX_ARM 2147483647UL
 
 /** The stream layout in words, as written to the JSON ("rng"). */
 extern const char analysis_rng_layout[];

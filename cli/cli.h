@@ -11,9 +11,7 @@
 #include <stdio.h>
 
 #include "core/core.h"
-
-/* The most options one command line may give. */
-#define CLI_OPTIONS_MAX 32
+#include "core/limits.h"
 
 /* What the user asked for. Strings point into argv (borrowed). */
 typedef struct cli_opts {

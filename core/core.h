@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "core/limits.h"
+
 #define PREREG_NAME "prereg"
 #define PREREG_VERSION "0.1.0"
 
@@ -199,8 +201,6 @@ size_t core_utf8_invalid(const char *s, size_t len);
  * where that could block or do something; the size is known from fstat
  * before anything is read, and nothing is read past a limit. */
 
-/** The most core_read_file reads: 256 MiB. */
-#define CORE_READ_MAX ((size_t)256 << 20)
 /** Opens path for reading when it is a regular file; follow: a final
  * symbolic link is followed (a file the user named), else it is refused
  * (a file inside a folder prereg keeps). OUT: *fd (the caller closes it;

@@ -8,7 +8,29 @@
 #ifndef PREREG_CORE_LIMITS_H
 #define PREREG_CORE_LIMITS_H
 
+/* Files prereg reads */
+
+/** The most core_read_file reads: 256 MiB. */
+#define CORE_READ_MAX ((size_t)256 << 20)
+/* A batch larger than anything a run writes in one go: recovery reads
+ * the whole csv (4 GiB; the rows themselves are streamed elsewhere). */
+#define RECOVER_READ_MAX ((size_t)1 << 32)
+/* Rows of a sheet's two versions compared line by line (their product):
+ * 160 MB of table would be absurd for a sheet. */
+#define DIFF_MAX_CELLS 40000000u
+/* Workload and arm pairs the plan does not know are tallied by name, up
+ * to this many; the rest share one last tally, so that rows naming a
+ * million workloads cannot make a count quadratic or unbounded. */
+#define COUNT_MAX_OTHER_PAIRS 1024
+
 /* Imports of other tools' files */
+
+/* An import file: a CSV is scanned as it is read (a million rows are some
+ * 50 MB, never held whole); a JSON file or go test output is parsed
+ * whole, and parsed JSON takes many times its size, so their limit is
+ * lower. */
+#define IMPORT_MAX ((size_t)256 << 20)
+#define IMPORT_WHOLE_MAX ((size_t)64 << 20)
 
 /* Distinct configurations (sets of go benchmark `key: value` lines in
  * effect) one file may hold: `go test ./...` over a large repository has
@@ -87,5 +109,53 @@
  * shorter), the preflight's facts a few KiB; a longer one is refused and
  * its step taken as lost, never held in memory whole. */
 #define CORE_NODE_LINE_MAX ((size_t)1 << 20)
+
+/* Bundles (prereg publish's tar files, read by every command) */
+
+/* A BUNDLE-MANIFEST larger than this is not one we wrote. */
+#define BUNDLE_MANIFEST_MAX (64u * 1024u * 1024u)
+/* A member kept whole (a version, batch facts, the MANIFEST), and all of
+ * them together, at most: sheets and facts are small. */
+#define BUNDLE_KEEP_MAX (64u * 1024u * 1024u)
+#define BUNDLE_KEEP_TOTAL_MAX (256u * 1024u * 1024u)
+/* Of report/, only what a command from a bundle reads is extracted (the
+ * analysis and the Markdown it is checked against), each at most this. */
+#define BUNDLE_REPORT_EXTRACT_MAX (16u * 1024u * 1024u)
+/* What an extraction may write in all, unless PREREG_BUNDLE_MAX_MIB says
+ * otherwise: a small bundle may declare members far larger than itself. */
+#define BUNDLE_EXTRACT_MAX_MIB 4096ull
+
+/* A run's commands */
+
+/* What prereg keeps of a command's stdout and of its stderr, per run. */
+#define RUN_OUTPUT_LIMIT ((size_t)1 << 20) /* per stream and run */
+/* A metrics file: more than any command reports about itself in
+ * name=value lines. */
+#define RUN_METRICS_MAX ((size_t)1 << 20)
+/* A message from the spawn helper (its reply and what it passes on). */
+#define HELPER_MSG_MAX (1 << 20)
+
+/* Analysis */
+
+/** Most values one arm may have in a bootstrap (2^31 - 1). */
+#define ANALYSIS_MAX_ARM 2147483647UL
+
+/* Reports */
+
+/** Rows the workbook's Raw sheet holds at most, in the data's order; a
+ * note above them says how many there are and where all of them are (the
+ * frozen batch files). A sheet of this size opens quickly, and writing a
+ * million rows would take most of a report's time (each cell is text to
+ * compress). */
+#define REPORT_RAW_MAX 100000
+/** Above this many values per arm a plot summarises instead of drawing
+ * each point, so that it stays small at a million rows. */
+#define REPORT_POINTS_MAX 2000
+
+/* The command line */
+
+/* The most options one command line may give (also the size of the
+ * option lists in cli_opts). */
+#define CLI_OPTIONS_MAX 32
 
 #endif

@@ -10,7 +10,7 @@
  *      BUNDLE-MANIFEST (always first, so a member larger than declared is
  *      refused without reading it) and its SHA-256; the small members the
  *      chain needs (MANIFEST, versions/, the batches' facts, each at most
- *      KEEP_MAX) are kept;
+ *      BUNDLE_KEEP_MAX) are kept;
  *   3. the data members streamed into the one verifier (check.c) that a
  *      data folder goes through too, after the kept ones: rows are checked
  *      against the chain and counted as they stream.
@@ -31,20 +31,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "data/data_internal.h"
 
-/* A BUNDLE-MANIFEST larger than this is not one we wrote. */
-#define BUNDLE_MANIFEST_MAX (64u * 1024u * 1024u)
-/* A member kept whole (a version, batch facts, the MANIFEST), and all of
- * them together, at most: sheets and facts are small. */
-#define KEEP_MAX (64u * 1024u * 1024u)
-#define KEEP_TOTAL_MAX (256u * 1024u * 1024u)
-/* Of report/, only what a command from a bundle reads is extracted (the
- * analysis and the Markdown it is checked against), each at most this. */
-#define REPORT_EXTRACT_MAX (16u * 1024u * 1024u)
-/* What an extraction may write in all, unless PREREG_BUNDLE_MAX_MIB says
- * otherwise: a small bundle may declare members far larger than itself. */
-#define EXTRACT_MAX_MIB 4096ull
 /* Problems listed before the rest are only counted. */
 #define PROBLEMS_SHOWN 40
 
@@ -84,7 +73,7 @@ static int not_data(const char *rel) {
 static int extracted(const char *rel, long long size) {
   if (strcmp(rel, DATA_BUNDLE_REPORT_ANALYSIS) == 0 ||
       strcmp(rel, DATA_BUNDLE_REPORT_MD) == 0)
-    return size <= (long long)REPORT_EXTRACT_MAX;
+    return size <= (long long)BUNDLE_REPORT_EXTRACT_MAX;
   return !has_prefix(rel, "report/");
 }
 
@@ -501,8 +490,8 @@ static int member_first(scanning *sc, struct archive *a,
     return 1;
   }
   if (kept_whole(rel)) {
-    if (size > (long long)KEEP_MAX ||
-        r->kept_total + (size_t)size > KEEP_TOTAL_MAX) {
+    if (size > (long long)BUNDLE_KEEP_MAX ||
+        r->kept_total + (size_t)size > BUNDLE_KEEP_TOTAL_MAX) {
       m->bad = 1;
       problem(r, name,
               "%lld bytes: far larger than any %s prereg writes, so it is not "
@@ -918,6 +907,8 @@ core_status data_bundle_verify(const char *path, core_buf *report,
  * SIGTERM and SIGHUP: a reader's `prereg analyze BUNDLE` leaves nothing
  * behind, also when it is killed. The signal handler cannot allocate, so
  * the folders' names are also kept in fixed storage. */
+/* Folders kept in fixed storage for the signal handler (a process opens
+ * one or two bundles): an array size, not a cap on input. */
 #define MAX_TEMP_DIRS 8
 static char **temp_dirs;
 static size_t n_temp_dirs;
@@ -1059,7 +1050,7 @@ static core_status temp_copy(char **dir, core_err *err) {
 static core_status extraction_fits(const reader *r, const char *path,
                                    core_err *err) {
   const char *env = getenv("PREREG_BUNDLE_MAX_MIB");
-  unsigned long long max = EXTRACT_MAX_MIB, total = 0;
+  unsigned long long max = BUNDLE_EXTRACT_MAX_MIB, total = 0;
   if (env && *env) {
     char *end;
     errno = 0;
@@ -1068,7 +1059,7 @@ static core_status extraction_fits(const reader *r, const char *path,
       return core_fail(err, CORE_EUSAGE,
                        "PREREG_BUNDLE_MAX_MIB: '%s' is not a number of MiB; "
                        "unset it for the default (%llu)",
-                       env, (unsigned long long)EXTRACT_MAX_MIB);
+                       env, (unsigned long long)BUNDLE_EXTRACT_MAX_MIB);
   }
   for (size_t i = 0; i < r->n_declared; i++)
     if (extracted(r->declared[i].rel, r->declared[i].size))

@@ -10,12 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/limits.h"
 #include "data/data_internal.h"
-
-/* Workload and arm pairs the plan does not know are tallied by name, up
- * to this many; the rest share one last tally, so that rows naming a
- * million workloads cannot make a count quadratic or unbounded. */
-#define MAX_OTHER_PAIRS 1024
 
 /* A run's input */
 
@@ -201,7 +197,7 @@ static int rehash(data_counter *c) {
  * when out of memory. */
 static pair *other_pair(data_counter *c, const char *w, const char *a) {
   size_t others = c->n - c->n_known, j;
-  if (others >= MAX_OTHER_PAIRS) /* the last one takes the rest */
+  if (others >= COUNT_MAX_OTHER_PAIRS) /* the last one takes the rest */
     return &c->p[c->n - 1];
   if ((others + 1) * 2 > c->n_slots && !rehash(c))
     return NULL;
@@ -216,10 +212,10 @@ static pair *other_pair(data_counter *c, const char *w, const char *a) {
     return NULL;
   c->p = np;
   memset(&c->p[c->n], 0, sizeof c->p[c->n]);
-  c->p[c->n].t.workload =
-      core_strdup(others + 1 == MAX_OTHER_PAIRS ? "(other workloads and arms)"
-                                                : (w ? w : ""));
-  c->p[c->n].t.arm = core_strdup(others + 1 == MAX_OTHER_PAIRS ? "" : a);
+  c->p[c->n].t.workload = core_strdup(others + 1 == COUNT_MAX_OTHER_PAIRS
+                                          ? "(other workloads and arms)"
+                                          : (w ? w : ""));
+  c->p[c->n].t.arm = core_strdup(others + 1 == COUNT_MAX_OTHER_PAIRS ? "" : a);
   if (!c->p[c->n].t.workload || !c->p[c->n].t.arm) {
     core_free(c->p[c->n].t.workload);
     core_free(c->p[c->n].t.arm);

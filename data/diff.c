@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/limits.h"
 #include "data/data.h"
 
 #define CONTEXT 3
-#define MAX_CELLS 40000000u /* 160 MB of table would be absurd for a sheet */
 
 typedef struct line {
   const char *p;
@@ -70,7 +70,7 @@ static op *script(const lines *a, const lines *b, size_t *nops) {
   m = b->n - pre - suf;
   for (size_t i = 0; i < pre; i++)
     ops[k++] = (op){' ', i, i};
-  if ((n + 1) * (m + 1) <= MAX_CELLS && n > 0 && m > 0) {
+  if ((n + 1) * (m + 1) <= DIFF_MAX_CELLS && n > 0 && m > 0) {
     /* t[i][j] = LCS length of a[pre+i..] and b[pre+j..]. */
     uint32_t *t = core_calloc((n + 1) * (m + 1), sizeof *t);
     size_t i = 0, j = 0;

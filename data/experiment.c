@@ -275,7 +275,7 @@ core_status data_experiment_open(const char *data_dir,
  * out again when it is released), so that a second command can name the
  * first instead of only refusing:
  * "pid 4242 since 2026-11-30T01:37:25Z: prereg run s.lua". */
-#define HOLDER_MAX 512
+#define HOLDER_MAX 512 /* the holder line's buffer (longer is cut) */
 
 /* Our own command line, its arguments joined by spaces and anything
  * unprintable made '?', cut to fit out. */

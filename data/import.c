@@ -439,8 +439,6 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
  * JSON takes many times its size, so their limit is lower (see
  * import_source). */
 
-#define IMPORT_MAX ((size_t)256 << 20)
-#define IMPORT_WHOLE_MAX ((size_t)64 << 20)
 #define IMPORT_CHUNK ((size_t)1 << 20)
 
 typedef struct source {
@@ -1394,6 +1392,80 @@ static core_status one_value_each(const imp *m, core_err *err) {
   return st;
 }
 
+/* A run's rows together: every reader of the frozen rows takes a run as
+ * rows written one after the other (data_same_run), so a file that gives
+ * one metric for every run and then the next would otherwise be read as
+ * twice the runs, each missing a metric. The rows are regrouped by run
+ * (workload, arm, run_id), runs in the order each first appears and a
+ * run's rows in the file's order, values unchanged; seq follows. */
+static size_t run_hash(const data_row *r) {
+  const char *p[3] = {r->workload, r->arm, r->run_id};
+  size_t h = 14695981039346656037u;
+  for (int k = 0; k < 3; k++) {
+    for (const unsigned char *c = (const unsigned char *)p[k]; *c; c++)
+      h = (h ^ *c) * 1099511628211u;
+    h = (h ^ 0xff) * 1099511628211u; /* between the fields */
+  }
+  return h;
+}
+
+static int same_run_key(const data_row *a, const data_row *b) {
+  return !strcmp(a->workload, b->workload) && !strcmp(a->arm, b->arm) &&
+         !strcmp(a->run_id, b->run_id);
+}
+
+/* Each row's run (0, 1, ... in order of first appearance) into group;
+ * *n_groups the number of runs. */
+static int number_runs(const data_rowset *rs, size_t *group,
+                       size_t *n_groups) {
+  size_t cap = 1, *slot;
+  while (cap < 2 * rs->n)
+    cap <<= 1;
+  if (!(slot = core_calloc(cap, sizeof *slot))) /* a run's first row + 1 */
+    return -1;
+  *n_groups = 0;
+  for (size_t i = 0; i < rs->n; i++) {
+    size_t h = run_hash(&rs->rows[i]) & (cap - 1);
+    while (slot[h] && !same_run_key(&rs->rows[slot[h] - 1], &rs->rows[i]))
+      h = (h + 1) & (cap - 1);
+    if (!slot[h]) {
+      slot[h] = i + 1;
+      group[i] = (*n_groups)++;
+    } else {
+      group[i] = group[slot[h] - 1];
+    }
+  }
+  core_free(slot);
+  return 0;
+}
+
+static core_status group_runs(imp *m, core_err *err) {
+  data_rowset *rs = &m->rows;
+  size_t n = rs->n, n_groups = 0;
+  size_t *group = core_malloc(n * sizeof *group);
+  size_t *start = core_calloc(n + 1, sizeof *start);
+  data_row *out = core_malloc(n * sizeof *out);
+  core_status st = CORE_OK;
+  if (!group || !start || !out || number_runs(rs, group, &n_groups) != 0) {
+    st = core_fail(err, CORE_ENOMEM, "%s: out of memory", m->file);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      start[group[i] + 1]++;
+    for (size_t g = 0; g < n_groups; g++)
+      start[g + 1] += start[g];
+    for (size_t i = 0; i < n; i++)
+      out[start[group[i]]++] = rs->rows[i];
+    for (size_t i = 0; i < n; i++) {
+      rs->rows[i] = out[i];
+      rs->rows[i].seq = (long)i + 1;
+    }
+  }
+  core_free(group);
+  core_free(start);
+  core_free(out);
+  return st;
+}
+
 /* The batch facts: the file, and for go test output the configuration
  * of every run; the names --ignore-unmapped left out. */
 static json_t *import_facts(imp *m, const char *format, const char *hex,
@@ -1450,6 +1522,7 @@ static core_status import_freeze(imp *m, const char *format, const char *hex,
                                        "result)"
                                      : "");
   if ((st = one_value_each(m, err)) != CORE_OK ||
+      (st = group_runs(m, err)) != CORE_OK ||
       (st = not_imported_before(m->exp, m->file, hex, err)) != CORE_OK)
     return st;
   /* Everything checked: only now does anything touch the data folder. */

@@ -16,6 +16,9 @@
 #include "core/limits.h"
 #include "data/data_internal.h"
 
+/* Fields of one benchmark line, the size of the arrays that split it
+ * (a longer line is refused naming this number): not a cap kept in
+ * core/limits.h, since the parser's storage is sized by it. */
 #define MAX_FIELDS 64
 
 /* Lines */

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "data/data_internal.h"
 
 typedef struct rec_ctx {
@@ -79,10 +80,6 @@ static core_status metric_count(data_experiment *exp, proto_sheet **cache,
 }
 
 /* The unfinished batch's files */
-
-/* A batch larger than anything a run writes in one go: recovery reads
- * the whole csv (4 GiB; the rows themselves are streamed elsewhere). */
-#define RECOVER_READ_MAX ((size_t)1 << 32)
 
 /* Says, after the error, what recovery refused and what to do. */
 static void refused(core_err *err) {

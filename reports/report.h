@@ -15,6 +15,7 @@
 
 #include "analysis/analysis.h"
 #include "core/core.h"
+#include "core/limits.h"
 #include "data/data.h"
 #include "protocols/proto.h"
 
@@ -120,13 +121,6 @@ core_status report_render(const report_input *in, report_doc *doc,
 /** Frees what doc owns and zeroes it; NULL is a no-op. */
 void report_doc_free(report_doc *doc);
 
-/** Rows the workbook's Raw sheet holds at most, in the data's order; a
- * note above them says how many there are and where all of them are (the
- * frozen batch files). A sheet of this size opens quickly, and writing a
- * million rows would take most of a report's time (each cell is text to
- * compress). */
-#define REPORT_RAW_MAX 100000
-
 /** Writes report.xlsx to path (rows in order, constant-memory mode).
  * CORE_EXLSX names the sheet and libxlsxwriter's error. */
 core_status report_write_xlsx(const report_input *in, const char *path,
@@ -212,9 +206,5 @@ typedef struct report_series {
 void report_runs_svg(core_buf *out, const char *title, const char *unit,
                      const report_series *arms, size_t n_arms,
                      const char *const *batch_names, size_t n_batch_names);
-
-/** Above this many values per arm a plot summarises instead of drawing
- * each point, so that it stays small at a million rows. */
-#define REPORT_POINTS_MAX 2000
 
 #endif

@@ -22,8 +22,8 @@
 #include "reports/report_internal.h"
 
 #define MAX_CELL 32767 /* Excel's limit on a cell's text */
-#define MAX_COLS 24
-#define WRAP_AT 60 /* characters: wider text wraps */
+#define MAX_COLS 24    /* the workbook's widest sheet, a layout constant */
+#define WRAP_AT 60     /* characters: wider text wraps */
 #define LINE_PT 15.0
 #define CHART_MAX 120 /* comparisons in the chart (a series each) */
 

@@ -541,8 +541,6 @@ typedef struct helper_reply {
   struct rusage ru;
 } helper_reply;
 
-#define HELPER_MSG_MAX (1 << 20)
-
 /* The process group of the command the helper is running, so that the
  * helper can take it down when prereg itself dies (kill -9): the kernel
  * then sends the helper SIGUSR1 (PR_SET_PDEATHSIG). */

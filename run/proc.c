@@ -140,9 +140,6 @@ core_status run_adopted(int adopter, int root, int **pids, size_t *n) {
 
 /* Metrics file */
 
-/* More than any command reports about itself in name=value lines. */
-#define RUN_METRICS_MAX ((size_t)1 << 20)
-
 /* One NAME=VALUE line (s, trimmed at its start; line lineno). OUT:
  * *name_len (the name is s[0..name_len)), *value. */
 static core_status metric_line(const char *s, long lineno, size_t *name_len,

@@ -7,10 +7,10 @@
 
 #include <limits.h>
 
+#include "core/limits.h"
 #include "run/run.h"
 
-#define RUN_OUTPUT_LIMIT ((size_t)1 << 20) /* per stream and run */
-#define RUN_GRACE_S 2.0                    /* SIGTERM -> SIGKILL */
+#define RUN_GRACE_S 2.0 /* SIGTERM -> SIGKILL */
 
 /* The plan */
 

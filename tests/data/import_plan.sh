@@ -4,7 +4,9 @@
 # a workload prereg runs itself are refused (CSV and hyperfine JSON) with
 # what to write, until an amendment sets its source; then they are pooled
 # under the plan's runs, the rest beyond the plan, and the status says so.
-# Every refusal exits 2 and writes nothing.
+# Every refusal exits 2 and writes nothing. A CSV that gives one metric
+# for every run and then the next one (a run's rows not adjacent) is
+# analysed with every run's values of both metrics.
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -108,4 +110,49 @@ PREREG_NOW=1792713600 expect 0 "amend: source = import" in_files "$PREREG" amend
 expect 0 "run skips an import workload" in_files "$PREREG" run sheet.lua --dry-run
 has out "nothing planned for it" "no workload prereg runs itself"
 
-done_testing 24
+# A CSV giving wall_s for runs 1-5, then cpu_s for the same runs: each
+# run is both rows, and both metrics have their five values (taken
+# apart, the cpu_s rows would be five more runs, beyond the plan).
+mkdir apart && cd apart || exit 1
+cat >s.lua <<'LUA'
+protocol {
+  id = "apart", title = "Rows of a run apart", author = "t",
+  arms = { { name = "a", reference = true }, { name = "b", run = "env {cmd}" } },
+  workloads = { { name = "w", runs = 5, source = "import",
+                  metrics = { "wall_s", "cpu_s" } } },
+  rule = { seed = 1, resamples = 200, verdicts = { { "slower", ci_excludes = 1 } } },
+}
+LUA
+python3 - <<'PY'
+with open("apart.csv", "w") as f:
+    f.write("workload,arm,metric,value,run\n")
+    for metric, base in (("wall_s", 1.0), ("cpu_s", 0.5)):
+        for run in range(1, 6):
+            for arm, k in (("a", 1), ("b", 2)):
+                f.write("w,%s,%s,%g,%d\n" % (arm, metric,
+                                             base * k + 0.01 * run * run, run))
+PY
+expect 0 "apart: register" in_files "$PREREG" register s.lua
+expect 0 "apart: import" in_files "$PREREG" import s.lua apart.csv
+expect 0 "apart: analyze --json" in_files "$PREREG" analyze s.lua --json
+check "apart: both metrics n = 5, medians from the file" python3 - out apart.csv <<'PY'
+import csv, json, statistics, sys
+j = json.load(open(sys.argv[1]))
+want = {}
+for r in csv.DictReader(open(sys.argv[2])):
+    want.setdefault((r["metric"], r["arm"]), []).append(float(r["value"]))
+assert len(want) == 4, want
+for (metric, arm), v in want.items():
+    c = [c for c in j["cells"] if (c["metric"], c["arm"]) == (metric, arm)]
+    assert c and c[0]["valid"] == 5, (metric, arm, c)
+    assert abs(c[0]["median"] - statistics.median(v)) < 1e-12, (c, v)
+PY
+expect 0 "apart: analyze" in_files "$PREREG" analyze s.lua
+check "apart: no metric without data" [ "$(grep -c 'No data yet' out)" = 0 ]
+expect 0 "apart: status" in_files "$PREREG" status s.lua
+if grep -Eq '^  w +b +5 +5 +0 +0 +0$' out; then ok; else
+  bad "status: w/b 5 runs counted, none beyond: $(cat out)"; fi
+has out "apart: status line" "status: IMPORTED"
+cd .. || exit 1
+
+done_testing 35

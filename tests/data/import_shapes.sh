@@ -10,7 +10,8 @@
 # -count, -cpu, five benchmarks of which two are mapped
 # (--ignore-unmapped), template names with commas (--arm-from, --arm-map),
 # the schema before run_type, skipped rows, hyperfine's memory_usage_byte,
-# a null and a non-zero exit code; and durations under 1 us in ns.
+# a null and a non-zero exit code (a cell left with fewer valid runs
+# than min_n says TOO FEW VALID); and durations under 1 us in ns.
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -68,6 +69,23 @@ stats() {
 import statistics, sys
 v = [float(x) for x in sys.stdin.read().split()]
 print("%d %.9g" % (len(v), statistics.median(v)) if v else "0 none")'
+}
+
+# few WHAT CELLS: status and analyze --json say TOO FEW VALID, naming
+# CELLS (as the status line does), and never COMPLETE.
+few() {
+  local line
+  expect 0 "$1: status" "$PREREG" status s.lua --data "$D" || return 1
+  check_grep "$1: status: TOO FEW VALID ($2)" \
+    "^status: (.* · )?TOO FEW VALID \($2\)( · .*)?$" "$out"
+  check "$1: status: never COMPLETE" [ "$(printf '%s\n' "$out" | grep -c COMPLETE)" = 0 ]
+  line=$("$PREREG" analyze s.lua --json --data "$D" 2>&1 | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["status"]
+print(s["complete"], "TOO FEW VALID" in s["flags"],
+      "TOO FEW VALID (%s)" % sys.argv[1] in s["line"], s["line"])' "$2")
+  check "$1: analyze --json: flagged, not complete ($line)" \
+    [ "$(echo "$line" | cut -d" " -f1-3)" = "False True True" ]
 }
 
 # go test -bench: what benchfmt reads, written by go itself.
@@ -266,6 +284,7 @@ expect 0 "gbench: a skipped row (a copy with skipped: true)" "$PREREG" import s.
 cell "gbench: skipped: n 2, the others' median" gb wall_s slow "$(gbvals skip.json BM_plain real_time | stats)"
 check "gbench: skipped: its reason" grep -q ',Google Benchmark: skipped: no GPU here,wall_s,' \
   "$(ls "$D"/shapes/batches/b*.csv | tail -1)"
+few "gbench: skipped: 2 valid runs of min_n 3" "gb/slow 2 of 3"
 python3 - gb.json <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -324,6 +343,7 @@ fresh
 expect 0 "hyperfine -i: non-zero exit codes" "$PREREG" import s.lua bad.json --only hf --data "$D"
 check "hyperfine -i: every run invalid, exit 3 the reason" \
   [ "$(grep -c ',3,0,"exit code 3, expected 0",wall_s,' "$(ls "$D"/shapes/batches/b*.csv | tail -1)")" = 4 ]
+few "hyperfine -i: no valid run" "hf/slow 0 of 3"
 
 # Durations under 1 us read in ns: a CSV of such values.
 fresh
@@ -332,4 +352,4 @@ for v in 2.81e-8 2.83e-8 2.9e-8; do printf 'go,fast,wall_s,%s\ngo,slow,wall_s,%s
 expect 0 "ns: import" "$PREREG" import s.lua ns.csv --data "$D"
 expect 0 "ns: analyze" "$PREREG" analyze s.lua --data "$D"
 check_grep "ns: 28.3 ns, its IQR in ns too" "28\.3 ns \(IQR [0-9]\.[0-9]+\)" "$out"
-done_testing 87
+done_testing 95
