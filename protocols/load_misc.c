@@ -5,12 +5,47 @@
 #include <lauxlib.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/limits.h"
 #include "protocols/load_internal.h"
+
+/* The name of element i of an array of elements of size bytes whose
+ * name is a char * at offset off. */
+static const char *name_at(const char *a, size_t i, size_t size, size_t off) {
+  const char *name;
+  memcpy(&name, a + i * size + off, sizeof name);
+  return name;
+}
+
+/* Names the n elements of arr (size bytes each, the name a char * at
+ * offset off) after the n string keys of the table on top of the stack,
+ * then sorts them by name, so that messages and summaries do not follow
+ * hash order. */
+static void sorted_names(walk *w, void *arr, size_t n, size_t size,
+                         size_t off) {
+  lua_State *L = w->L;
+  char *a = arr;
+  size_t i = 0;
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pop(L, 1);
+    char *name = proto_dup_value(w, -1);
+    memcpy(a + i++ * size + off, &name, sizeof name);
+  }
+  for (i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && strcmp(name_at(a, j - 1, size, off),
+                                       name_at(a, j, size, off)) > 0;
+         j--)
+      for (size_t k = 0; k < size; k++) {
+        char c = a[(j - 1) * size + k];
+        a[(j - 1) * size + k] = a[j * size + k];
+        a[j * size + k] = c;
+      }
+}
 
 void proto_read_vars(walk *w, int t) {
   lua_State *L = w->L;
@@ -40,19 +75,7 @@ void proto_read_vars(walk *w, int t) {
                CORE_MAX_VARS);
   s->vars = proto_alloc_array(w, n, sizeof *s->vars);
   s->n_vars = n;
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {
-    lua_pop(L, 1);
-    s->vars[i++].name = proto_dup_value(w, -1);
-  }
-  /* Sorted, so that messages and summaries do not follow hash order. */
-  for (i = 1; i < n; i++)
-    for (size_t j = i;
-         j > 0 && strcmp(s->vars[j - 1].name, s->vars[j].name) > 0; j--) {
-      proto_var tmp = s->vars[j];
-      s->vars[j] = s->vars[j - 1];
-      s->vars[j - 1] = tmp;
-    }
+  sorted_names(w, s->vars, n, sizeof *s->vars, offsetof(proto_var, name));
   for (i = 0; i < n; i++) {
     const char *name = s->vars[i].name;
     size_t mark = proto_path_key(w, name);
@@ -189,20 +212,8 @@ void proto_read_metrics(walk *w, int t) {
         n, CORE_MAX_METRIC_DECLS);
   s->metrics = proto_alloc_array(w, n, sizeof *s->metrics);
   s->n_metrics = n;
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {
-    lua_pop(L, 1);
-    s->metrics[i++].name = proto_dup_value(w, -1);
-  }
-  /* Sorted, so that messages do not follow hash order. */
-  for (i = 1; i < n; i++)
-    for (size_t j = i;
-         j > 0 && strcmp(s->metrics[j - 1].name, s->metrics[j].name) > 0;
-         j--) {
-      proto_metric_decl tmp = s->metrics[j];
-      s->metrics[j] = s->metrics[j - 1];
-      s->metrics[j - 1] = tmp;
-    }
+  sorted_names(w, s->metrics, n, sizeof *s->metrics,
+               offsetof(proto_metric_decl, name));
   for (i = 0; i < n; i++) {
     size_t mark = proto_path_key(w, s->metrics[i].name);
     read_metric_entry(w, lua_absindex(L, -1), &s->metrics[i]);
