@@ -62,25 +62,11 @@ static void check_verdict_words(walk *w) {
       }
 }
 
-void proto_read_rule(walk *w, int t) {
-  static const char *const keys[] = {"estimator", "confidence", "resamples",
-                                     "seed",      "min_n",      "verdicts",
-                                     "pairs",     NULL};
-  static const char *const vkeys[] = {
-      "ci_excludes", "ratio_above", "ratio_below", "ci_within", "names", NULL};
+/* The rule's numbers, of the rule table at rt: estimator, confidence,
+ * resamples, seed, min_n, and pairs. */
+static void read_rule_numbers(walk *w, int rt, proto_rule *r) {
   lua_State *L = w->L;
-  proto_sheet *s = w->s;
-  proto_rule *r = &s->rule;
-  int base_line = w->line, rt;
   double x;
-  size_t mark = proto_path_key(w, "rule");
-  if (proto_field(w, t, "rule") == LUA_TNIL)
-    proto_fail(w, "is required: rule = { estimator = \"median\", confidence = "
-                  "0.95, resamples = 10000, seed = 17, verdicts = { ... } }");
-  rt = lua_gettop(L);
-  if (!lua_istable(L, rt))
-    proto_fail_got(w, rt, "a table { estimator = \"median\", ... }");
-  proto_check_keys(w, rt, keys, 0, "the rule");
   if (!proto_get_string(w, rt, "estimator", OPT, &r->estimator))
     r->estimator = proto_dup_str(w, "median");
   if (strcmp(r->estimator, "median") != 0) {
@@ -124,6 +110,115 @@ void proto_read_rule(walk *w, int t) {
     r->pairs = PROTO_PAIRS_ALL;
   }
   proto_leave(w, pmark);
+}
+
+/* Verdict rule v's name, entry i of rule.verdicts (the table at vt):
+ * not a word prereg gives itself, unique among the rules before it. */
+static void read_verdict_name(walk *w, int vt, const proto_rule *r,
+                              lua_Integer i, proto_verdict_rule *v) {
+  lua_State *L = w->L;
+  size_t m3 = proto_path_index(w, 1);
+  int ty = lua_rawgeti(L, vt, 1);
+  if (ty == LUA_TNIL)
+    proto_fail(w, "is required: the verdict's name comes first, "
+                  "{ \"slower\", ... }");
+  if (ty != LUA_TSTRING || lua_rawlen(L, -1) == 0 || lua_rawlen(L, -1) > 64)
+    proto_fail_got(w, -1, "the verdict's name (a string of 1 to 64 bytes)");
+  v->name = proto_dup_value(w, -1);
+  lua_pop(L, 1);
+  if (strcmp(v->name, "inconclusive") == 0)
+    proto_fail(w, "\"inconclusive\" is what no match gives; name the rule "
+                  "otherwise");
+  if (strcmp(v->name, "insufficient data") == 0)
+    proto_fail(w, "\"insufficient data\" is what an arm with fewer than "
+                  "min_n values gives; name the rule otherwise");
+  for (lua_Integer j = 1; j < i; j++)
+    if (strcmp(r->verdicts[j - 1].name, v->name) == 0)
+      proto_fail(w,
+                 "\"%s\" is already the name of rule.verdicts[%lld]; "
+                 "verdict names must be unique",
+                 v->name, (long long)j);
+  proto_path_pop(w, m3);
+}
+
+/* A verdict rule's ci_within = { low, high }. */
+static void read_ci_within(walk *w, int vt, proto_verdict_rule *v) {
+  lua_State *L = w->L;
+  size_t m3 = proto_path_key(w, "ci_within");
+  if (proto_field(w, vt, "ci_within") != LUA_TNIL) {
+    const char *want = "a pair of positive ratios { low, high }";
+    if (proto_list_len(w, -1, want) != 2)
+      proto_fail(w, "must be %s", want);
+    for (int k = 0; k < 2; k++) {
+      size_t m4 = proto_path_index(w, k + 1);
+      if (lua_rawgeti(L, -1, k + 1) != LUA_TNUMBER ||
+          !isfinite(lua_tonumber(L, -1)) || lua_tonumber(L, -1) <= 0)
+        proto_fail_got(w, -1, "a positive ratio");
+      v->ci_within[k] = lua_tonumber(L, -1);
+      proto_leave(w, m4);
+    }
+    if (!(v->ci_within[0] < v->ci_within[1]))
+      proto_fail(w, "the low end %g must be below the high end %g",
+                 v->ci_within[0], v->ci_within[1]);
+    v->has_ci_within = 1;
+  }
+  proto_leave(w, m3);
+}
+
+/* Verdict rule v, entry i of rule.verdicts, the table at vt. */
+static void read_verdict(walk *w, int vt, const proto_rule *r, lua_Integer i,
+                         proto_verdict_rule *v, int base_line) {
+  static const char *const vkeys[] = {
+      "ci_excludes", "ratio_above", "ratio_below", "ci_within", "names", NULL};
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  int line = 0;
+  if (lua_rawgeti(L, vt, 1) == LUA_TSTRING)
+    line = proto_find_line(s->text, s->text_len, NULL, lua_tostring(L, -1));
+  lua_pop(L, 1);
+  w->line = v->line = line > 0 ? line : base_line;
+  proto_check_keys(w, vt, vkeys, 1, "a verdict rule");
+  read_verdict_name(w, vt, r, i, v);
+  v->has_ci_excludes = proto_get_num(w, vt, "ci_excludes", OPT, 0, 0, 1, 1e9,
+                                     "a positive ratio", &v->ci_excludes);
+  v->has_ratio_above = proto_get_num(w, vt, "ratio_above", OPT, 0, 0, 1, 1e9,
+                                     "a positive ratio", &v->ratio_above);
+  v->has_ratio_below = proto_get_num(w, vt, "ratio_below", OPT, 0, 0, 1, 1e9,
+                                     "a positive ratio", &v->ratio_below);
+  read_ci_within(w, vt, v);
+  if (!v->has_ci_excludes && !v->has_ratio_above && !v->has_ratio_below &&
+      !v->has_ci_within)
+    proto_fail(w, "has no condition; give at least one of ci_excludes, "
+                  "ratio_above, ratio_below, ci_within");
+  if (v->has_ratio_above && v->has_ratio_below &&
+      v->ratio_above >= v->ratio_below)
+    proto_fail(w, "ratio_above = %g and ratio_below = %g can never both hold",
+               v->ratio_above, v->ratio_below);
+  {
+    size_t m3 = proto_path_key(w, "names");
+    if (proto_field(w, vt, "names") != LUA_TNIL)
+      read_verdict_names(w, v);
+    proto_leave(w, m3);
+  }
+}
+
+void proto_read_rule(walk *w, int t) {
+  static const char *const keys[] = {"estimator", "confidence", "resamples",
+                                     "seed",      "min_n",      "verdicts",
+                                     "pairs",     NULL};
+  lua_State *L = w->L;
+  proto_sheet *s = w->s;
+  proto_rule *r = &s->rule;
+  int base_line = w->line, rt;
+  size_t mark = proto_path_key(w, "rule");
+  if (proto_field(w, t, "rule") == LUA_TNIL)
+    proto_fail(w, "is required: rule = { estimator = \"median\", confidence = "
+                  "0.95, resamples = 10000, seed = 17, verdicts = { ... } }");
+  rt = lua_gettop(L);
+  if (!lua_istable(L, rt))
+    proto_fail_got(w, rt, "a table { estimator = \"median\", ... }");
+  proto_check_keys(w, rt, keys, 0, "the rule");
+  read_rule_numbers(w, rt, r);
 
   size_t vmark;
   r->verdicts = proto_get_list(
@@ -141,80 +236,7 @@ void proto_read_rule(walk *w, int t) {
     size_t m2;
     int vt = proto_get_entry(
         w, i, "a table { \"name\", condition = value, ... }", &m2);
-    int line = 0;
-    if (lua_rawgeti(L, vt, 1) == LUA_TSTRING)
-      line = proto_find_line(s->text, s->text_len, NULL, lua_tostring(L, -1));
-    lua_pop(L, 1);
-    w->line = v->line = line > 0 ? line : base_line;
-    proto_check_keys(w, vt, vkeys, 1, "a verdict rule");
-    {
-      size_t m3 = proto_path_index(w, 1);
-      int ty = lua_rawgeti(L, vt, 1);
-      if (ty == LUA_TNIL)
-        proto_fail(w, "is required: the verdict's name comes first, "
-                      "{ \"slower\", ... }");
-      if (ty != LUA_TSTRING || lua_rawlen(L, -1) == 0 ||
-          lua_rawlen(L, -1) > 64)
-        proto_fail_got(w, -1,
-                       "the verdict's name (a string of 1 to 64 bytes)");
-      v->name = proto_dup_value(w, -1);
-      lua_pop(L, 1);
-      if (strcmp(v->name, "inconclusive") == 0)
-        proto_fail(w, "\"inconclusive\" is what no match gives; name the rule "
-                      "otherwise");
-      if (strcmp(v->name, "insufficient data") == 0)
-        proto_fail(w, "\"insufficient data\" is what an arm with fewer than "
-                      "min_n values gives; name the rule otherwise");
-      for (lua_Integer j = 1; j < i; j++)
-        if (strcmp(r->verdicts[j - 1].name, v->name) == 0)
-          proto_fail(w,
-                     "\"%s\" is already the name of rule.verdicts[%lld]; "
-                     "verdict names must be unique",
-                     v->name, (long long)j);
-      proto_path_pop(w, m3);
-    }
-    v->has_ci_excludes = proto_get_num(w, vt, "ci_excludes", OPT, 0, 0, 1, 1e9,
-                                       "a positive ratio", &v->ci_excludes);
-    v->has_ratio_above = proto_get_num(w, vt, "ratio_above", OPT, 0, 0, 1, 1e9,
-                                       "a positive ratio", &v->ratio_above);
-    v->has_ratio_below = proto_get_num(w, vt, "ratio_below", OPT, 0, 0, 1, 1e9,
-                                       "a positive ratio", &v->ratio_below);
-    {
-      size_t m3 = proto_path_key(w, "ci_within");
-      if (proto_field(w, vt, "ci_within") != LUA_TNIL) {
-        const char *want = "a pair of positive ratios { low, high }";
-        if (proto_list_len(w, -1, want) != 2)
-          proto_fail(w, "must be %s", want);
-        for (int k = 0; k < 2; k++) {
-          size_t m4 = proto_path_index(w, k + 1);
-          if (lua_rawgeti(L, -1, k + 1) != LUA_TNUMBER ||
-              !isfinite(lua_tonumber(L, -1)) || lua_tonumber(L, -1) <= 0)
-            proto_fail_got(w, -1, "a positive ratio");
-          v->ci_within[k] = lua_tonumber(L, -1);
-          proto_leave(w, m4);
-        }
-        if (!(v->ci_within[0] < v->ci_within[1]))
-          proto_fail(w, "the low end %g must be below the high end %g",
-                     v->ci_within[0], v->ci_within[1]);
-        v->has_ci_within = 1;
-      }
-      proto_leave(w, m3);
-    }
-    if (!v->has_ci_excludes && !v->has_ratio_above && !v->has_ratio_below &&
-        !v->has_ci_within)
-      proto_fail(w, "has no condition; give at least one of ci_excludes, "
-                    "ratio_above, ratio_below, ci_within");
-    if (v->has_ratio_above && v->has_ratio_below &&
-        v->ratio_above >= v->ratio_below)
-      proto_fail(w,
-                 "ratio_above = %g and ratio_below = %g can never both hold",
-                 v->ratio_above, v->ratio_below);
-    {
-      size_t m3 = proto_path_key(w, "names");
-      if (proto_field(w, vt, "names") != LUA_TNIL)
-        read_verdict_names(w, v);
-      proto_leave(w, m3);
-    }
+    read_verdict(w, vt, r, i, v, base_line);
     proto_leave(w, m2);
   }
   check_verdict_words(w);
