@@ -226,7 +226,6 @@ typedef struct analysis_replication {
   char *original_rule_verdict;
 } analysis_replication;
 
-
 /** Analyses rows under sheet (the current version) and, where needed,
  * under the registered version orig (may be NULL, or equal to sheet):
  * which runs count is data_count_run's, the rule every command shares
