@@ -266,5 +266,7 @@ const char *core_nearest(const char *name, const char *const cand[],
       best = cand[i];
     }
   }
-  return best && bd <= 1 + len / 3 && bd < len ? best : NULL;
+  /* One edit in four letters, and one more: 'anaylze' is analyze, while
+   * 'frobnicate' (four edits from replicate) is no command at all. */
+  return best && bd <= 1 + len / 4 && bd < len ? best : NULL;
 }

@@ -147,10 +147,10 @@ check_grep "the summary opens with the outcomes" \
   '^1 of 2 comparisons replicated, 1 did not, 0 inconclusive' \
   "$(sed -n '/^## Summary/,/^## /p' "$R" | sed -n 3p)"
 check_grep "each comparison: both ratios, the ratio of ratios, the outcome" \
-  '^\| w \| wall\\_s \| b \| 2\.00× \[[0-9.]+–[0-9.]+\] slower \| 2\.00× \[[0-9.]+–[0-9.]+\] slower \| 1\.00× \[[0-9.]+–[0-9.]+\] \| \*\*replicated\*\* \|$' \
+  '^\| w \| wall_s \| b \| 2\.00× \[[0-9.]+–[0-9.]+\] slower \| 2\.00× \[[0-9.]+–[0-9.]+\] slower \| 1\.00× \[[0-9.]+–[0-9.]+\] \| \*\*replicated\*\* \|$' \
   "$(cat "$R")"
 check_grep "the changed comparison did not replicate" \
-  '^\| w \| wall\\_s \| c \| 0\.500× .* faster \| 1\.50× .* slower \| 3\.00× .* \*\*not replicated\*\* \|$' \
+  '^\| w \| wall_s \| c \| 0\.500× .* faster \| 1\.50× .* slower \| 3\.00× .* \*\*not replicated\*\* \|$' \
   "$(cat "$R")"
 check_grep "what differs lists the changed command" \
   '^\| arm c run \| `sh \{sheet_dir\}/work.sh c` \| `sh \{sheet_dir\}/work.sh c --other` \|$' \
