@@ -216,7 +216,7 @@ core_status cli_refuse_folder(const cli_opts *opts, core_err *err) {
 int cli_unverified(const data_experiment *exp, char *why, size_t size,
                    core_err *err) {
   core_buf report;
-  core_err ve;
+  core_err ve = {0};
   core_status st;
   const char *p;
   core_buf_init(&report);
@@ -227,7 +227,7 @@ int cli_unverified(const data_experiment *exp, char *why, size_t size,
     return -1;
   }
   /* The first line that is a problem: not a note, not the status. */
-  snprintf(why, size, "%s", ve.msg);
+  snprintf(why, size, "%s", st != CORE_OK ? ve.msg : "");
   for (p = report.data; st != CORE_OK && p && *p;) {
     const char *nl = strchr(p, '\n');
     int len = (int)(nl ? nl - p : (long)strlen(p));
