@@ -884,7 +884,17 @@ static void remove_empty(const char *dir, int depth) {
 
 void run_cgroup_unmake(run_cg_made *m) {
   for (size_t i = 0; i < m->n; i++) {
-    remove_empty(m->dirs[i], 0);
+    struct stat sb;
+    /* A runtime removes the container's own cgroup below ours a moment
+     * after its container ended: up to 2 s for the folder to empty
+     * (rmdir removes a cgroup only once it holds nothing). */
+    for (int tries = 0; tries < 40; tries++) {
+      struct timespec pause = {0, 50 * 1000 * 1000};
+      remove_empty(m->dirs[i], 0);
+      if (lstat(m->dirs[i], &sb) != 0)
+        break;
+      nanosleep(&pause, NULL);
+    }
     core_free(m->dirs[i]);
   }
   core_free(m->dirs);
