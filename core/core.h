@@ -153,6 +153,11 @@ char *core_buf_steal(core_buf *b);
  * word of their own. */
 void core_fmt_sig(char *out, size_t size, double x, int digits);
 
+/** Optimal string alignment distance between a and b (a swap of
+ * neighbours counts once, the commonest typo), for did-you-mean; inputs
+ * are cut at 32 bytes. */
+size_t core_edit_distance(const char *a, const char *b);
+
 /** The closest of the n names in cand to name when close enough to be a
  * typo (a few edits, a swap of neighbours counting once), for
  * did-you-mean; else NULL. Borrowed from cand. */

@@ -231,7 +231,7 @@ size_t core_utf8_invalid(const char *s, size_t len) {
 
 /* Optimal string alignment distance: a swap of neighbours counts once,
  * the commonest typo. Inputs are cut at 32 bytes; names are short. */
-static size_t osa_distance(const char *a, const char *b) {
+size_t core_edit_distance(const char *a, const char *b) {
   size_t d[33][33];
   size_t la = strlen(a), lb = strlen(b);
   la = la > 32 ? 32 : la;
@@ -260,7 +260,7 @@ const char *core_nearest(const char *name, const char *const cand[],
   const char *best = NULL;
   size_t bd = (size_t)-1, len = strlen(name);
   for (size_t i = 0; i < n && cand[i]; i++) {
-    size_t d = osa_distance(name, cand[i]);
+    size_t d = core_edit_distance(name, cand[i]);
     if (d < bd) {
       bd = d;
       best = cand[i];

@@ -49,43 +49,13 @@ int proto_in_list(const char *name, const char *const list[]) {
   return 0;
 }
 
-/* Edit distance between a and b, for did-you-mean. */
-size_t proto_edit_distance(const char *a, const char *b) {
-  /* Optimal string alignment: a swap of neighbours counts once, the
-   * commonest typo in a key. Long inputs are cut; keys are short. */
-  size_t d[33][33];
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 32)
-    la = 32;
-  if (lb > 32)
-    lb = 32;
-  for (size_t i = 0; i <= la; i++)
-    d[i][0] = i;
-  for (size_t j = 0; j <= lb; j++)
-    d[0][j] = j;
-  for (size_t i = 1; i <= la; i++)
-    for (size_t j = 1; j <= lb; j++) {
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      size_t v = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < v)
-        v = d[i][j - 1] + 1;
-      if (d[i - 1][j - 1] + cost < v)
-        v = d[i - 1][j - 1] + cost;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-          d[i - 2][j - 2] + 1 < v)
-        v = d[i - 2][j - 2] + 1;
-      d[i][j] = v;
-    }
-  return d[la][lb];
-}
-
 /* The closest of candidates to name when close enough to be a typo. */
 static const char *nearest(const char *name, const char *const cand[],
                            size_t n) {
   const char *best = NULL;
   size_t bd = (size_t)-1, len = strlen(name);
   for (size_t i = 0; i < n && cand[i]; i++) {
-    size_t d = proto_edit_distance(name, cand[i]);
+    size_t d = core_edit_distance(name, cand[i]);
     if (d < bd) {
       bd = d;
       best = cand[i];

@@ -64,7 +64,6 @@ int proto_is_lower(int c);
 int proto_is_digit(int c);
 int proto_is_ident(int c);
 int proto_in_list(const char *name, const char *const list[]);
-size_t proto_edit_distance(const char *a, const char *b);
 size_t proto_count_list(const char *const list[]);
 void proto_join_list(char *out, size_t size, const char *const list[],
                      size_t n, const char *open, const char *close);

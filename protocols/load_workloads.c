@@ -39,7 +39,7 @@ static void check_metric_name(walk *w, const char *m) {
   /* A name one edit away from a built-in is far likelier a typo than a
    * metric the command writes itself, and would only fail at run time. */
   near = proto_nearest(m, builtin_metrics, proto_count_list(builtin_metrics));
-  if (near && proto_edit_distance(m, near) <= 1)
+  if (near && core_edit_distance(m, near) <= 1)
     proto_fail(w,
                "\"%s\" is not a built-in metric; did you mean \"%s\"? (a "
                "metric the command reports itself must differ from the "
