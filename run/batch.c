@@ -1,7 +1,7 @@
-/* batch.c: a batch of measured runs: preflight, then the plan's runs in
- * order (warm-ups not recorded), each run's rows written as soon as it
- * ends, progress through the caller's callback, and the batch frozen
- * with its facts whatever happened.
+/* batch.c: the local runner of the engine (run/engine.c): this machine's
+ * preflight, then the plan's runs in order in this process (warm-ups not
+ * recorded), each run's rows handed to the engine as soon as it ends,
+ * and a setup mistake told apart from a result.
  * SPDX-License-Identifier: MIT
  *
  * For expect_exit = "reference" a round's rows wait until the round ends,
@@ -9,8 +9,6 @@
  * round; in blocked order, the workload in progress).
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -34,61 +32,33 @@ typedef struct setup_cell {
   int collected_before, first_ended;
 } setup_cell;
 
+/* The local runner: the plan's runs in this process, one after another,
+ * on this machine. */
 typedef struct batch_ctx {
+  run_engine *e;
   const proto_sheet *s;
   const run_plan *p;
-  const run_progress *progress;
-  data_batch *batch;
   run_preflight pre;
   run_setting set;
   run_row_base base;
-  char bid[16], bdir[PATH_MAX], origin[PATH_MAX + 16], started[32];
-  char spare[PATH_MAX + 16];
-  double load_start[3];
-  int has_load_start;
-  int stopped;     /* a run was interrupted: no more runs */
-  int interrupted; /* cancelled before the last run (run_cancel) */
+  char origin[PATH_MAX + 16], spare[PATH_MAX + 16];
+  int stopped; /* a run was interrupted: no more runs */
   long seq, warm_seq;
-  size_t valid, invalid, total, done;
-  double t_start, run_time; /* run_time: of the recorded runs */
-  char **warn;              /* warm-up failures, in words */
-  size_t n_warn, cap_warn;
-  run_rows rows;      /* of the run just measured */
-  round_buf *rb;      /* per round of the current workload (reference) */
-  long rb_n;          /* entries of rb */
-  size_t current;     /* the workload of the last run, or (size_t)-1 */
-  data_inputs inputs; /* the sheet's inputs the batch runs with */
-  setup_cell *cells;  /* per workload x arm: what tells a setup mistake */
-  int setup_failed;   /* the batch stopped before the plan (setup_msg) */
+  run_rows rows;     /* of the run just measured */
+  round_buf *rb;     /* per round of the current workload (reference) */
+  long rb_n;         /* entries of rb */
+  size_t current;    /* the workload of the last run, or (size_t)-1 */
+  setup_cell *cells; /* per workload x arm: what tells a setup mistake */
+  int setup_failed;  /* the batch stopped before the plan (setup_msg) */
   char setup_msg[2800];
 } batch_ctx;
 
-static void emit(const batch_ctx *c, const run_event *ev) {
-  if (c->progress && c->progress->fn)
-    c->progress->fn(c->progress->ctx, ev);
-}
-
-/* A recorded run ended: done of total, and how long the rest will take
- * at the pace of the runs so far. */
+/* A recorded run ended. */
 static core_status report_run(const batch_ctx *c, const run_plan_item *it,
                               const run_outcome *o, core_err *err) {
-  char log[PATH_MAX + 32];
-  snprintf(log, sizeof log, "%s/%s.log", c->bdir, c->bid);
-  run_event ev = {.kind = RUN_EVENT_RUN,
-                  .workload = c->s->workloads[it->workload].name,
-                  .arm = c->s->arms[it->arm].name,
-                  .round = it->round,
-                  .done = c->done,
-                  .total = c->total,
-                  .failure = o->valid ? NULL : o->reason,
-                  .wall_s = o->wall,
-                  .elapsed_s = core_monotonic() - c->t_start,
-                  .log = log};
-  if (c->done)
-    ev.eta_s = c->run_time / (double)c->done * (double)(c->total - c->done);
-  core_status st = run_log_run(c->bdir, c->bid, &ev, err);
-  emit(c, &ev);
-  return st;
+  return run_engine_ran(c->e, NULL, c->s->workloads[it->workload].name,
+                        c->s->arms[it->arm].name, it->round,
+                        o->valid ? NULL : o->reason, o->wall, err);
 }
 
 static void free_rounds(batch_ctx *c) {
@@ -163,30 +133,23 @@ static core_status flush_round(batch_ctx *c, size_t w, long r, core_err *err) {
   round_buf *b = &c->rb[r];
   core_status st =
       run_rows_parity(&b->rows, c->s, r, reference_codes(c, b, w, r), err);
-  for (size_t i = 0; i < b->rows.n; i++)
-    if (i == 0 || strcmp(b->rows.v[i].run_id, b->rows.v[i - 1].run_id) != 0)
-      b->rows.v[i].valid ? c->valid++ : c->invalid++;
   if (st == CORE_OK)
-    st = data_batch_append(c->batch, b->rows.v, b->rows.n, err);
+    st = run_engine_rows(c->e, b->rows.v, b->rows.n, err);
   run_rows_clear(&b->rows);
   return st;
 }
 
 /* A recorded run ended: its rows, written now or when its round ends. */
 static core_status record(batch_ctx *c, const run_plan_item *it,
-                          const char *run_id, run_outcome *o, double t0,
-                          core_err *err) {
+                          const char *run_id, run_outcome *o, core_err *err) {
   const proto_workload *w = &c->s->workloads[it->workload];
   core_status st;
   c->seq++;
   if ((st = run_rows_add(&c->rows, &c->base, it, c->seq, run_id, o, err)) !=
       CORE_OK)
     return st;
-  c->done++;
-  c->run_time += core_monotonic() - t0;
   if (w->expect != PROTO_EXPECT_REFERENCE) {
-    o->valid ? c->valid++ : c->invalid++;
-    st = data_batch_append(c->batch, c->rows.v, c->rows.n, err);
+    st = run_engine_rows(c->e, c->rows.v, c->rows.n, err);
     run_rows_clear(&c->rows);
     core_status lst = report_run(c, it, o, err);
     return st != CORE_OK ? st : lst;
@@ -209,24 +172,9 @@ static core_status warmup_ended(batch_ctx *c, const run_plan_item *it,
   if (o->valid)
     return CORE_OK;
   char msg[1400];
-  const char *wn = c->s->workloads[it->workload].name;
-  const char *an = c->s->arms[it->arm].name;
-  snprintf(msg, sizeof msg, "%s %s warm-up %ld: %s", wn, an, it->warm,
-           o->reason);
-  char **nw = core_grow(c->warn, &c->cap_warn, c->n_warn, sizeof *nw, 8);
-  if (nw)
-    c->warn = nw;
-  if (!nw || !(c->warn[c->n_warn] = core_strdup(msg)))
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  c->n_warn++;
-  run_event ev = {.kind = RUN_EVENT_WARMUP_FAILED,
-                  .workload = wn,
-                  .arm = an,
-                  .round = it->warm,
-                  .failure = o->reason,
-                  .text = msg};
-  emit(c, &ev);
-  return CORE_OK;
+  run_warmup_words(c->s, it, o->reason, msg, sizeof msg);
+  return run_engine_warmup(c->e, NULL, c->s->workloads[it->workload].name,
+                           c->s->arms[it->arm].name, it->warm, msg, err);
 }
 
 /* Setup failures */
@@ -297,7 +245,7 @@ static void setup_stop(batch_ctx *c, const run_plan_item *it,
            c->s->workloads[it->workload].name, c->s->arms[it->arm].name, what,
            it->round == 0 ? "" : " planned runs was collected", o->reason,
            cmd ? "; command: " : "", cmd ? cmd : "",
-           rc.n_steps > 1 ? " (its first step)" : "", c->bdir);
+           rc.n_steps > 1 ? " (its first step)" : "", c->e->bdir);
   if (o->err_tail[0]) {
     size_t l = strlen(c->setup_msg);
     snprintf(c->setup_msg + l, sizeof c->setup_msg - l,
@@ -317,11 +265,10 @@ static core_status one(batch_ctx *c, size_t i, core_err *err) {
     return st;
   char run_id[64];
   if (it->round == 0)
-    snprintf(run_id, sizeof run_id, "%s-w%03ld", c->bid, ++c->warm_seq);
+    snprintf(run_id, sizeof run_id, "%s-w%03ld", c->e->bid, ++c->warm_seq);
   else
-    snprintf(run_id, sizeof run_id, "%s-%04ld", c->bid, c->seq + 1);
+    snprintf(run_id, sizeof run_id, "%s-%04ld", c->e->bid, c->seq + 1);
   run_outcome o;
-  double t0 = core_monotonic();
   st = run_measure(&c->set, it, run_id, &o, err);
   int mistake = st == CORE_OK && !o.interrupted && setup_mistake(c, it, &o);
   if (mistake)
@@ -337,179 +284,83 @@ static core_status one(batch_ctx *c, size_t i, core_err *err) {
   else if (st == CORE_OK && it->round == 0)
     st = warmup_ended(c, it, &o, err);
   else if (st == CORE_OK)
-    st = record(c, it, run_id, &o, t0, err);
+    st = record(c, it, run_id, &o, err);
   core_free(o.m);
   return st;
 }
 
-/* Begin and end */
+/* The runner */
 
-static core_status note_start(batch_ctx *c, int resume, core_err *err);
+static core_status prepare(void *self, run_engine *e, core_err *err) {
+  batch_ctx *c = self;
+  (void)e;
+  return run_preflight_check(c->s, c->p, &c->pre, err);
+}
 
-static core_status begin(batch_ctx *c, data_experiment *exp, int resume,
-                         core_err *err) {
-  core_status st;
-  core_utc_now(c->started);
-  c->has_load_start = run_load_avg(c->load_start);
-  if ((st = data_inputs_scan(c->s, &c->inputs, err)) != CORE_OK)
-    return st;
-  if ((st = data_batch_begin(exp, "run", &c->batch, err)) != CORE_OK)
-    return st;
-  snprintf(c->bid, sizeof c->bid, "%s", data_batch_id(c->batch));
-  /* Absolute, because commands run in folders of their own. */
-  if (!realpath(data_batch_dir(c->batch), c->bdir))
-    return core_fail(err, CORE_EIO, "%s: %s", data_batch_dir(c->batch),
-                     strerror(errno));
+/* The batch's folder exists: the runs' setting, then the plan's runs
+ * left, in order, until one is interrupted or a setup mistake shows. */
+static core_status collect(void *self, run_engine *e, core_err *err) {
+  batch_ctx *c = self;
   snprintf(c->origin, sizeof c->origin, "PREREG_ORIGIN=");
   if (!getcwd(c->origin + 14, sizeof c->origin - 14))
     c->origin[14] = 0;
-  snprintf(c->spare, sizeof c->spare, "%s/next.work", c->bdir);
+  snprintf(c->spare, sizeof c->spare, "%s/next.work", e->bdir);
   c->set = (run_setting){.s = c->s,
                          .pre = &c->pre,
-                         .bdir = c->bdir,
-                         .bid = c->bid,
+                         .bdir = e->bdir,
+                         .bid = e->bid,
                          .origin = c->origin,
                          .spare = c->spare};
-  c->base = (run_row_base){
-      c->s,
-      &c->pre,
-      c->bid,
-      exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0,
-      c->p->quick,
-      NULL};
-  c->t_start = core_monotonic();
-  for (size_t i = 0; i < c->p->n; i++)
-    c->total += c->p->items[i].round > 0 && !c->p->items[i].done;
-  if ((st = setup_cells(c, err)) != CORE_OK)
-    return st;
-  return note_start(c, resume, err);
-}
-
-/* The batch's facts as they stand (see data_run_facts): im one per arm,
- * now the time for ended_at. */
-static data_run_facts facts_now(batch_ctx *c, int resume, data_arm_image *im,
-                                const char *now) {
-  const proto_sheet *s = c->s;
-  data_run_facts f = {.protocol = s->id,
-                      .sheet_version = c->base.version,
-                      .sheet_sha256 = s->sha256,
-                      .started_at = c->started,
-                      .ended_at = now,
-                      .quick = c->p->quick,
-                      .resume = resume,
-                      .only = c->p->only,
-                      .interrupted = c->interrupted,
-                      .runs_planned = c->p->planned,
-                      .runs_recorded = c->valid + c->invalid,
-                      .runs_valid = c->valid,
-                      .runs_invalid = c->invalid,
-                      .order = RUN_ORDER_TEXT,
-                      .images = im,
-                      .n_images = s->n_arms,
-                      .versions = c->pre.vers,
-                      .n_versions = s->n_arms,
-                      .warmup_failures = (const char *const *)c->warn,
-                      .n_warmup_failures = c->n_warn,
-                      .inputs = &c->inputs};
-  run_host_facts(&f.host);
-  memcpy(f.host.load_avg_start, c->load_start, sizeof c->load_start);
-  f.host.has_load_start = c->has_load_start;
-  f.host.has_load_end = now ? run_load_avg(f.host.load_avg_end) : 0;
-  for (size_t a = 0; im && a < s->n_arms; a++)
-    im[a] = (data_arm_image){s->arms[a].name, c->pre.img[a].kind,
-                             c->pre.img[a].source, c->pre.img[a].digest};
-  return f;
-}
-
-/* The facts at the start, on disk until the freeze replaces them: an
- * interrupted batch, until it ends otherwise, so that kill -9 leaves its
- * host facts for recovery to freeze. */
-static core_status note_start(batch_ctx *c, int resume, core_err *err) {
-  data_arm_image *im =
-      core_calloc(c->s->n_arms ? c->s->n_arms : 1, sizeof *im);
-  core_status st;
-  if (!im)
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  c->interrupted = 1;
-  data_run_facts f = facts_now(c, resume, im, NULL);
-  c->interrupted = 0;
-  st = data_batch_start_run(c->batch, &f, err);
-  core_free(im);
-  return st;
-}
-
-/* Freezes the batch with its facts (see data_run_facts). */
-static core_status freeze(batch_ctx *c, int resume, core_err *err) {
-  data_arm_image *im =
-      core_calloc(c->s->n_arms ? c->s->n_arms : 1, sizeof *im);
-  char now[32];
-  core_utc_now(now);
-  data_run_facts f = facts_now(c, resume, im, now);
-  data_batch *b = c->batch;
-  c->batch = NULL;
-  if (!im) {
-    data_batch_abandon(b);
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  }
-  core_status st = data_batch_freeze_run(b, &f, err);
-  core_free(im);
-  return st;
-}
-
-/* Runs the plan's runs left, then freezes whatever was collected, also
- * after a cancellation or an error: the rows on disk are sound, and
- * --resume continues from them. */
-static core_status collect(batch_ctx *c, data_experiment *exp, int resume,
-                           core_err *err) {
-  core_status st = begin(c, exp, resume, err);
-  if (st != CORE_OK)
-    return st;
+  c->base =
+      (run_row_base){c->s, &c->pre, e->bid, e->version, c->p->quick, NULL};
+  core_status st = setup_cells(c, err);
   for (size_t i = 0; i < c->p->n && st == CORE_OK && !c->stopped; i++)
     if (!c->p->items[i].done && !run_cancelled())
       st = one(c, i, err);
-  /* A cancellation from here on no longer stops anything. */
-  c->interrupted = run_cancelled();
-  run_setting_end(&c->set);
-  free_rounds(c);
-  core_err ferr = {0};
-  core_status fst = freeze(c, resume, &ferr);
-  if (st == CORE_OK && fst != CORE_OK) {
-    *err = ferr;
-    st = fst;
-  }
-  if (st == CORE_OK && c->interrupted)
-    st = core_fail(err, CORE_EINTERRUPT,
-                   "interrupted; %zu runs kept, resume with --resume",
-                   c->valid + c->invalid);
-  else if (st == CORE_OK && c->setup_failed)
-    st = core_fail(err, CORE_ERUN, "setup failure: %s", c->setup_msg);
   return st;
 }
+
+static void finish(void *self, run_engine *e) {
+  batch_ctx *c = self;
+  run_setting_end(&c->set);
+  free_rounds(c);
+  (void)e;
+}
+
+/* Each arm's image and versions as this machine's preflight found them. */
+static core_status facts(void *self, const run_engine *e, data_run_facts *f,
+                         data_arm_image *im, data_arm_versions *vers,
+                         core_err *err) {
+  const batch_ctx *c = self;
+  for (size_t a = 0; a < c->s->n_arms; a++)
+    im[a] = (data_arm_image){c->s->arms[a].name, c->pre.img[a].kind,
+                             c->pre.img[a].source, c->pre.img[a].digest};
+  f->versions = c->pre.vers;
+  (void)e, (void)vers, (void)err;
+  return CORE_OK;
+}
+
+static core_status outcome(void *self, run_engine *e, core_err *err) {
+  const batch_ctx *c = self;
+  (void)e;
+  return c->setup_failed
+             ? core_fail(err, CORE_ERUN, "setup failure: %s", c->setup_msg)
+             : CORE_OK;
+}
+
+static const run_runner local_runner = {RUN_ORDER_TEXT, prepare, collect,
+                                        finish,         facts,   outcome};
 
 core_status run_batch(data_experiment *exp, const proto_sheet *s,
                       const run_plan *p, int resume,
                       const run_progress *progress, run_batch_result *res,
                       core_err *err) {
-  batch_ctx c = {.s = s, .p = p, .progress = progress, .current = (size_t)-1};
-  core_status st;
-  memset(res, 0, sizeof *res);
-  st = run_preflight_check(s, p, &c.pre, err);
-  if ((st == CORE_OK || st == CORE_EINTERRUPT) && run_cancelled())
-    st = core_fail(err, CORE_EINTERRUPT,
-                   "interrupted before the first run; nothing was written");
-  else if (st == CORE_OK)
-    st = collect(&c, exp, resume, err);
-  snprintf(res->batch, sizeof res->batch, "%s", c.bid);
-  res->valid = c.valid;
-  res->invalid = c.invalid;
-  res->recorded = c.valid + c.invalid;
-  res->interrupted = c.interrupted || st == CORE_EINTERRUPT;
-  if (c.batch)
-    data_batch_abandon(c.batch);
+  run_engine e = {
+      .exp = exp, .s = s, .p = p, .progress = progress, .resume = resume};
+  batch_ctx c = {.e = &e, .s = s, .p = p, .current = (size_t)-1};
+  core_status st = run_engine_batch(&e, &local_runner, &c, res, err);
   run_rows_free(&c.rows);
   free_rounds(&c);
-  core_names_free(c.warn, c.n_warn);
-  data_inputs_free(&c.inputs);
   core_free(c.cells);
   run_preflight_free(&c.pre, s->n_arms);
   return st;

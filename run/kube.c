@@ -11,6 +11,7 @@
  * order listed (its rounds in the plan's arm orders), read each pod's log
  * (rows, then the end marker) and delete it; the hosts side by side.
  */
+#define _GNU_SOURCE /* PATH_MAX */
 #include <stdio.h>
 #include <string.h>
 

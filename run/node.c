@@ -161,7 +161,6 @@ static int wanted(const run_node_req *q, const proto_sheet *s,
 /* Runs one item; *stop when it was interrupted (no end marker then). */
 static core_status one(node_round *c, const run_plan_item *it, int *stop,
                        core_err *err) {
-  const proto_workload *w = &c->s->workloads[it->workload];
   char run_id[160];
   if (it->round == 0)
     snprintf(run_id, sizeof run_id, "%s-%s-w%zu.%ld", c->q->batch, c->q->host,
@@ -176,8 +175,7 @@ static core_status one(node_round *c, const run_plan_item *it, int *stop,
   } else if (st == CORE_OK && it->round == 0) {
     if (!o.valid) {
       char msg[1400];
-      snprintf(msg, sizeof msg, "%s %s warm-up %ld: %s", w->name,
-               c->s->arms[it->arm].name, it->warm, o.reason);
+      run_warmup_words(c->s, it, o.reason, msg, sizeof msg);
       st = send_text(c->out, "warmup", msg, err);
     }
   } else if (st == CORE_OK) {

@@ -4,6 +4,7 @@
  * each will run.
  * SPDX-License-Identifier: MIT
  */
+#define _GNU_SOURCE /* PATH_MAX */
 #include <stdint.h>
 #include <string.h>
 

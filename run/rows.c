@@ -2,6 +2,7 @@
  * provenance) and the reference parity of a finished round.
  * SPDX-License-Identifier: MIT
  */
+#define _GNU_SOURCE /* PATH_MAX */
 #include <math.h>
 #include <string.h>
 

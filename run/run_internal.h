@@ -210,6 +210,85 @@ core_status run_rows_parity(run_rows *round, const proto_sheet *s,
                             long round_no, const char *ref_codes,
                             core_err *err);
 
+/* The engine (run/engine.c) */
+
+/* A batch is its plan, its hosts and a runner. The engine owns what
+ * every batch has, wherever its runs are measured: the batch's folder,
+ * its counts, warnings and load averages, its progress, and the one
+ * freeze of its facts. A runner measures the plan's runs on its hosts:
+ * the local runner (run/batch.c) in this process, on this machine; the
+ * Slurm runner (run/slurm*.c) on nodes reached through srun. */
+typedef struct run_engine {
+  data_experiment *exp;
+  const proto_sheet *s;
+  const run_plan *p;
+  const run_progress *progress; /* may be NULL */
+  int resume;                   /* recorded in the facts */
+  int version;                  /* the sheet version collected under */
+  data_batch *batch;            /* NULL before begin and after freeze */
+  char bid[16], bdir[PATH_MAX], started[32]; /* bdir: absolute */
+  double load_start[3];
+  int has_load_start;
+  int interrupted; /* cancelled before the last run (run_cancel) */
+  size_t valid, invalid, total, done; /* total: recorded runs planned */
+  double t_start;
+  char **warn; /* warm-up failures, in words */
+  size_t n_warn, cap_warn;
+  data_inputs inputs; /* the sheet's inputs the batch runs with */
+} run_engine;
+
+/* What a runner does for the engine; self is its own state. */
+typedef struct run_runner {
+  const char *order; /* how runs are ordered, as the facts say it */
+  /* Before anything is written: preflight (and an allocation); a
+   * refusal ends the batch with nothing written. */
+  core_status (*prepare)(void *self, run_engine *e, core_err *err);
+  /* The batch's folder exists: measures the plan's runs left, handing
+   * rows and warm-up failures to the engine. */
+  core_status (*collect)(void *self, run_engine *e, core_err *err);
+  /* After collect, or a failed prepare: lets go of what it holds. */
+  void (*finish)(void *self, run_engine *e);
+  /* Adds the runner's facts to f: images (im, one per arm, given
+   * zeroed), versions (vers, the same), order, nodes. */
+  core_status (*facts)(void *self, const run_engine *e, data_run_facts *f,
+                       data_arm_image *im, data_arm_versions *vers,
+                       core_err *err);
+  /* The batch was frozen without an error: why it still did not end as
+   * planned (a setup failure, a lost node), or CORE_OK. */
+  core_status (*outcome)(void *self, run_engine *e, core_err *err);
+} run_runner;
+
+/** Runs a batch through runner r: prepare, the batch's folder and its
+ * facts at the start, collect, then the batch frozen with its facts
+ * whatever happened (a cancellation, an error, a lost host) and *res
+ * filled. e holds exp, s, p, progress and resume; the rest is the
+ * engine's. */
+core_status run_engine_batch(run_engine *e, const run_runner *r, void *self,
+                             run_batch_result *res, core_err *err);
+/** Hands an event to the batch's progress. */
+void run_engine_emit(const run_engine *e, const run_event *ev);
+/** A recorded run ended (its rows may wait for its round's end): counted
+ * as done, told in the batch's log and to progress. host NULL: this
+ * machine. */
+core_status run_engine_ran(run_engine *e, const char *host,
+                           const char *workload, const char *arm, long round,
+                           const char *failure, double wall_s, core_err *err);
+/** Rows go to the batch, each run among them counted valid or not. */
+core_status run_engine_rows(run_engine *e, const data_row *rows, size_t n,
+                            core_err *err);
+/** A warm-up failed: text, as run_warmup_words wrote it, kept for the
+ * facts and told to progress. host NULL: this machine. */
+core_status run_engine_warmup(run_engine *e, const char *host,
+                              const char *workload, const char *arm, long warm,
+                              const char *text, core_err *err);
+/** The sentence a failed warm-up is kept as: "WORKLOAD ARM warm-up N:
+ * WHY". */
+void run_warmup_words(const proto_sheet *s, const run_plan_item *it,
+                      const char *why, char *out, size_t cap);
+/** Appends a copy of text to a list of strings. */
+core_status run_note(char ***v, size_t *n, size_t *cap, const char *text,
+                     core_err *err);
+
 /* The batch's log (run/log.c) */
 
 /** Appends the run ev tells of (RUN) to BDIR/BID.log, the batch's log:

@@ -13,6 +13,9 @@
  * limit), after which the step is cancelled; a node marked down leaves
  * the allocation, so its rounds left wait for run --resume and a new
  * allocation, and are never moved to another host.
+ *
+ * This is the engine's Slurm runner (run/engine.c holds the batch): the
+ * files slurm*.c hold only what talks to Slurm and its nodes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -86,7 +89,7 @@ static int granted(const char *text, char *job, size_t cap) {
  * want: the nodes by name ("a,b"; NULL: any), n: how many. */
 static core_status allocate(coord *c, const char *want, long n,
                             core_err *err) {
-  const proto_hosts *h = &c->s->hosts;
+  const proto_hosts *h = &c->e->s->hosts;
   char nodes[32], imm[48];
   snprintf(nodes, sizeof nodes, "%ld", n);
   const char *w = getenv("PREREG_SLURM_WAIT_S");
@@ -152,10 +155,10 @@ static void release(coord *c) {
  * path, so that it names this experiment and no other. */
 static core_status names(coord *c, core_err *err) {
   char real[PATH_MAX], hex[CORE_SHA256_HEX];
-  if (!realpath(c->exp->dir, real))
-    return core_fail(err, CORE_EIO, "%s: %s", c->exp->dir, strerror(errno));
+  if (!realpath(c->e->exp->dir, real))
+    return core_fail(err, CORE_EIO, "%s: %s", c->e->exp->dir, strerror(errno));
   core_sha256_hex(real, strlen(real), hex);
-  snprintf(c->name, sizeof c->name, "prereg-%.48s-%.8s", c->s->id, hex);
+  snprintf(c->name, sizeof c->name, "prereg-%.48s-%.8s", c->e->s->id, hex);
   const char *self = getenv("PREREG_NODE_PROGRAM");
   ssize_t n = -1;
   if (self && *self)
@@ -166,9 +169,9 @@ static core_status names(coord *c, core_err *err) {
   if (n >= 0)
     c->prereg[n] = 0;
   /* The nodes read the frozen text, never the caller's copy. */
-  int v =
-      c->exp->n_versions ? c->exp->versions[c->exp->n_versions - 1].number : 0;
-  char *rel = core_asprintf("%s/versions/v%d.lua", c->exp->dir, v);
+  const data_experiment *exp = c->e->exp;
+  int v = exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0;
+  char *rel = core_asprintf("%s/versions/v%d.lua", c->e->exp->dir, v);
   if (!rel)
     return core_fail(err, CORE_ENOMEM, "out of memory");
   char *ok = realpath(rel, c->sheet);
@@ -176,28 +179,10 @@ static core_status names(coord *c, core_err *err) {
   if (!ok)
     return core_fail(err, CORE_EIO, "the frozen sheet v%d: %s", v,
                      strerror(errno));
-  c->version = v;
   return CORE_OK;
 }
 
 /* The batch */
-
-static void emit_host(const coord *c, const char *host, const char *text) {
-  run_event ev = {.kind = RUN_EVENT_HOST, .host = host, .text = text};
-  if (c->progress && c->progress->fn)
-    c->progress->fn(c->progress->ctx, &ev);
-}
-
-core_status slurm_note(char ***v, size_t *n, size_t *cap, const char *text,
-                       core_err *err) {
-  char **nv = core_grow(*v, cap, *n, sizeof *nv, 8);
-  if (nv)
-    *v = nv;
-  if (!nv || !(nv[*n] = core_strdup(text)))
-    return core_fail(err, CORE_ENOMEM, "out of memory");
-  (*n)++;
-  return CORE_OK;
-}
 
 /* The hosts with something left to run, then the allocation: by name,
  * or (hosts by count, first batch) what the scheduler gives, which names
@@ -207,7 +192,7 @@ static core_status take_nodes(coord *c, core_err *err) {
   if (c->p->hosts_pending) {
     core_buf list;
     core_buf_init(&list);
-    if ((st = allocate(c, NULL, c->s->hosts.count, err)) != CORE_OK ||
+    if ((st = allocate(c, NULL, c->e->s->hosts.count, err)) != CORE_OK ||
         (st = allocated_nodes(c, &list, err)) != CORE_OK ||
         (st = slurm_plan_named(c, list.data ? list.data : "", err)) !=
             CORE_OK) {
@@ -228,23 +213,6 @@ static core_status take_nodes(coord *c, core_err *err) {
                 : allocate(c, want.data, n, err);
   core_buf_free(&want);
   return st;
-}
-
-static core_status begin(coord *c, core_err *err) {
-  core_status st;
-  core_utc_now(c->started);
-  c->has_load_start = run_load_avg(c->load_start);
-  if ((st = data_batch_begin(c->exp, "run", &c->batch, err)) != CORE_OK)
-    return st;
-  snprintf(c->bid, sizeof c->bid, "%s", data_batch_id(c->batch));
-  if (!realpath(data_batch_dir(c->batch), c->bdir))
-    return core_fail(err, CORE_EIO, "%s: %s", data_batch_dir(c->batch),
-                     strerror(errno));
-  c->t_start = core_monotonic();
-  for (size_t i = 0; i < c->n_h; i++)
-    if ((st = slurm_journal_open(c, &c->h[i], err)) != CORE_OK)
-      return st;
-  return CORE_OK;
 }
 
 /* The node's own view and the scheduler's of every host, and what they
@@ -268,50 +236,61 @@ static core_status host_views(coord *c, core_err *err) {
   return slurm_same_machine(c, err);
 }
 
+/* The runner */
+
+/* Before the batch: the job's name, leftovers cancelled, the nodes
+ * allocated, every node's preflight and the scheduler's view of it. */
+static core_status prepare(void *self, run_engine *e, core_err *err) {
+  coord *c = self;
+  core_status st;
+  (void)e;
+  if ((st = names(c, err)) == CORE_OK &&
+      (st = cancel_leftovers(c, err)) == CORE_OK &&
+      (st = take_nodes(c, err)) == CORE_OK &&
+      (st = slurm_preflight(c, err)) == CORE_OK)
+    st = host_views(c, err);
+  return st;
+}
+
+static core_status collect(void *self, run_engine *e, core_err *err) {
+  coord *c = self;
+  core_status st = CORE_OK;
+  (void)e;
+  for (size_t i = 0; i < c->n_h && st == CORE_OK; i++)
+    st = slurm_journal_open(c, &c->h[i], err);
+  return st == CORE_OK ? slurm_rounds(c, err) : st;
+}
+
+static void finish(void *self, run_engine *e) {
+  coord *c = self;
+  (void)e;
+  release(c);
+  slurm_journals_close(c);
+}
+
+static core_status outcome(void *self, run_engine *e, core_err *err) {
+  const coord *c = self;
+  (void)e;
+  if (!c->n_lost)
+    return CORE_OK;
+  return core_fail(err, CORE_ERUN,
+                   "%s; the other hosts' rounds are kept, the rounds it had "
+                   "left are not moved to another host: run --resume when "
+                   "the node is back",
+                   c->lost[0]);
+}
+
+static const run_runner slurm_runner = {
+    RUN_HOST_ORDER_TEXT, prepare, collect, finish, slurm_facts, outcome};
+
 core_status run_slurm_batch(data_experiment *exp, const proto_sheet *s,
                             run_plan *p, const data_rowset *rows, int resume,
                             const run_progress *progress,
                             run_batch_result *res, core_err *err) {
-  coord c = {.exp = exp, .s = s, .p = p, .rows = rows, .progress = progress};
-  memset(res, 0, sizeof *res);
-  core_status st;
-  if ((st = names(&c, err)) == CORE_OK &&
-      (st = cancel_leftovers(&c, err)) == CORE_OK &&
-      (st = take_nodes(&c, err)) == CORE_OK &&
-      (st = slurm_preflight(&c, err)) == CORE_OK &&
-      (st = host_views(&c, err)) == CORE_OK && run_cancelled())
-    st = core_fail(err, CORE_EINTERRUPT,
-                   "interrupted before the first run; nothing was written");
-  if (st == CORE_OK && (st = begin(&c, err)) == CORE_OK)
-    st = slurm_rounds(&c, err);
-  c.interrupted = run_cancelled();
-  release(&c);
-  if (c.batch) {
-    core_err ferr = {0};
-    core_status fst = slurm_freeze(&c, resume, &ferr);
-    if (st == CORE_OK && fst != CORE_OK) {
-      *err = ferr;
-      st = fst;
-    }
-  }
-  if (st == CORE_OK && c.interrupted)
-    st = core_fail(err, CORE_EINTERRUPT,
-                   "interrupted; %zu runs kept, resume with --resume",
-                   c.valid + c.invalid);
-  else if (st == CORE_OK && c.n_lost)
-    st = core_fail(err, CORE_ERUN,
-                   "%s; the other hosts' rounds are kept, the rounds it had "
-                   "left are not moved to another host: run --resume when "
-                   "the node is back",
-                   c.lost[0]);
-  snprintf(res->batch, sizeof res->batch, "%s", c.bid);
-  res->valid = c.valid;
-  res->invalid = c.invalid;
-  res->recorded = c.valid + c.invalid;
-  res->interrupted = c.interrupted || st == CORE_EINTERRUPT;
-  if (c.batch)
-    data_batch_abandon(c.batch);
+  run_engine e = {
+      .exp = exp, .s = s, .p = p, .progress = progress, .resume = resume};
+  coord c = {.e = &e, .p = p, .rows = rows};
+  core_status st = run_engine_batch(&e, &slurm_runner, &c, res, err);
   slurm_free(&c);
-  (void)emit_host;
   return st;
 }

@@ -1,7 +1,7 @@
 /* slurm_facts.c: what a batch across hosts records besides its rows:
  * each node's report, the scheduler's view of it, the host threats
  * found (declared hosts that are one machine, a reboot) and the rounds
- * lost; then the batch frozen with them.
+ * lost, which the engine freezes with the batch.
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
@@ -33,11 +33,11 @@ core_status slurm_same_machine(coord *c, core_err *err) {
           "ratios are not evidence that the result carries over to other "
           "machines",
           names.data, id);
-      st = t ? slurm_note(&c->threats, &c->n_threats, &c->cap_threats, t, err)
+      st = t ? run_note(&c->threats, &c->n_threats, &c->cap_threats, t, err)
              : core_fail(err, CORE_ENOMEM, "out of memory");
       run_event ev = {.kind = RUN_EVENT_HOST, .text = t};
-      if (t && c->progress && c->progress->fn)
-        c->progress->fn(c->progress->ctx, &ev);
+      if (t)
+        run_engine_emit(c->e, &ev);
       core_free(t);
     }
     if (names.oom)
@@ -64,13 +64,12 @@ static data_node_run *node_runs(const coord *c) {
   return n;
 }
 
-core_status slurm_freeze(coord *c, int resume, core_err *err) {
-  const proto_sheet *s = c->s;
-  size_t na = s->n_arms ? s->n_arms : 1;
-  data_arm_image *im = core_calloc(na, sizeof *im);
-  data_arm_versions *vers = core_calloc(na, sizeof *vers);
-  data_node_run *nodes = node_runs(c);
-  for (size_t a = 0; im && vers && a < s->n_arms; a++) {
+core_status slurm_facts(void *self, const run_engine *e, data_run_facts *f,
+                        data_arm_image *im, data_arm_versions *vers,
+                        core_err *err) {
+  coord *c = self;
+  const proto_sheet *s = e->s;
+  for (size_t a = 0; a < s->n_arms; a++) {
     const proto_arm *arm = &s->arms[a];
     const proto_image *pi =
         (arm->image.tree || arm->image.digest_cmd) ? &arm->image : &s->image;
@@ -82,59 +81,27 @@ core_status slurm_freeze(coord *c, int resume, core_err *err) {
                              c->digests ? c->digests[a] : ""};
     vers[a].arm = arm->name; /* each node's are in its report */
   }
-  char now[32];
-  core_utc_now(now);
-  data_run_facts f = {.protocol = s->id,
-                      .sheet_version = c->version,
-                      .sheet_sha256 = s->sha256,
-                      .started_at = c->started,
-                      .ended_at = now,
-                      .quick = c->p->quick,
-                      .resume = resume,
-                      .only = c->p->only,
-                      .interrupted = c->interrupted,
-                      .runs_planned = c->p->planned,
-                      .runs_recorded = c->valid + c->invalid,
-                      .runs_valid = c->valid,
-                      .runs_invalid = c->invalid,
-                      .order = RUN_HOST_ORDER_TEXT,
-                      .images = im,
-                      .n_images = s->n_arms,
-                      .versions = vers,
-                      .n_versions = s->n_arms,
-                      .warmup_failures = (const char *const *)c->warn,
-                      .n_warmup_failures = c->n_warn,
-                      .backend = "slurm",
-                      .job = c->job[0] ? c->job : NULL,
-                      .nodes = nodes,
-                      .n_nodes = c->n_h,
-                      .host_threats = (const char *const *)c->threats,
-                      .n_host_threats = c->n_threats,
-                      .lost_rounds = (const char *const *)c->lost,
-                      .n_lost_rounds = c->n_lost};
-  run_host_facts(&f.host);
-  memcpy(f.host.load_avg_start, c->load_start, sizeof c->load_start);
-  f.host.has_load_start = c->has_load_start;
-  f.host.has_load_end = run_load_avg(f.host.load_avg_end);
+  core_free(c->nodes);
+  if (!(c->nodes = node_runs(c)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  f->backend = "slurm";
+  f->job = c->job[0] ? c->job : NULL;
+  f->nodes = c->nodes;
+  f->n_nodes = c->n_h;
+  f->host_threats = (const char *const *)c->threats;
+  f->n_host_threats = c->n_threats;
+  f->lost_rounds = (const char *const *)c->lost;
+  f->n_lost_rounds = c->n_lost;
+  return CORE_OK;
+}
+
+void slurm_journals_close(coord *c) {
   for (size_t i = 0; i < c->n_h; i++)
     if (c->h[i].journal >= 0) {
       fsync(c->h[i].journal);
       close(c->h[i].journal);
       c->h[i].journal = -1;
     }
-  data_batch *b = c->batch;
-  c->batch = NULL;
-  core_status st;
-  if (!im || !vers || !nodes) {
-    data_batch_abandon(b);
-    st = core_fail(err, CORE_ENOMEM, "out of memory");
-  } else {
-    st = data_batch_freeze_run(b, &f, err);
-  }
-  core_free(im);
-  core_free(vers);
-  core_free(nodes);
-  return st;
 }
 
 void slurm_free(coord *c) {
@@ -156,15 +123,15 @@ void slurm_free(coord *c) {
     core_free(h->got);
     core_free(h->report);
     core_free(h->refused);
-    core_names_free(h->digests, h->digests ? c->s->n_arms : 0);
+    core_names_free(h->digests, h->digests ? c->e->s->n_arms : 0);
     core_free(h->scheduler);
     if (h->journal >= 0)
       close(h->journal);
   }
   core_free(c->h);
-  core_names_free(c->digests, c->digests ? c->s->n_arms : 0);
+  core_names_free(c->digests, c->digests ? c->e->s->n_arms : 0);
   core_names_free(c->threats, c->n_threats);
   core_names_free(c->lost, c->n_lost);
-  core_names_free(c->warn, c->n_warn);
+  core_free(c->nodes);
   memset(c, 0, sizeof *c);
 }

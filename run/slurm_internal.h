@@ -60,32 +60,23 @@ typedef struct host_run {
   double synced;
 } host_run;
 
+/* The Slurm runner's state: the engine's (e) holds the batch. */
 typedef struct coord {
-  data_experiment *exp;
-  const proto_sheet *s;
-  run_plan *p;
+  run_engine *e;
+  run_plan *p; /* the engine's plan, whose hosts by count it names */
   const data_rowset *rows; /* collected before (for the digests) */
-  const run_progress *progress;
-  host_run *h; /* one per host of the plan */
+  host_run *h;             /* one per host of the plan */
   size_t n_h;
   char job[32], name[128], prereg[PATH_MAX], sheet[PATH_MAX];
-  int version;
   char **digests; /* per arm: what every node agreed on */
-  data_batch *batch;
-  char bid[16], bdir[PATH_MAX], started[32];
-  double load_start[3];
-  int has_load_start, interrupted, released;
-  char **threats, **lost, **warn;
-  size_t n_threats, cap_threats, n_lost, cap_lost, n_warn, cap_warn;
-  size_t valid, invalid, total, done;
-  double t_start;
+  int released;
+  char **threats, **lost;
+  size_t n_threats, cap_threats, n_lost, cap_lost;
+  data_node_run *nodes; /* the facts' nodes, as last written */
 } coord;
 
 /* slurm.c */
 core_status slurm_tool(const char *const argv[], core_buf *out, core_err *err);
-/** Appends a copy of text to a list of strings. */
-core_status slurm_note(char ***v, size_t *n, size_t *cap, const char *text,
-                       core_err *err);
 
 /* slurm_steps.c */
 /** The plan's hosts named from the allocation's list (a name a line). */
@@ -103,8 +94,14 @@ core_status slurm_journal_open(coord *c, host_run *h, core_err *err);
 /* slurm_facts.c */
 /** A host threat when declared hosts share a machine-id. */
 core_status slurm_same_machine(coord *c, core_err *err);
-/** Freezes the batch with its facts; c->batch is NULL afterwards. */
-core_status slurm_freeze(coord *c, int resume, core_err *err);
+/** The runner's facts (run_runner.facts): each node's report and the
+ * scheduler's view, the images the nodes agreed on, the host threats and
+ * the rounds lost. */
+core_status slurm_facts(void *self, const run_engine *e, data_run_facts *f,
+                        data_arm_image *im, data_arm_versions *vers,
+                        core_err *err);
+/** Closes the hosts' journals, synced. */
+void slurm_journals_close(coord *c);
 void slurm_free(coord *c);
 
 #endif

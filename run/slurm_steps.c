@@ -40,10 +40,10 @@ core_status slurm_plan_named(coord *c, const char *list, core_err *err) {
   if (st == CORE_OK)
     st = n == 0 ? core_fail(err, CORE_ERUN,
                             "the allocation %s names no node (squeue)", c->job)
-                : run_plan_set_hosts(c->p, c->s, v, n, err);
+                : run_plan_set_hosts(c->p, c->e->s, v, n, err);
   core_free(copy);
   if (st == CORE_OK)
-    st = run_plan_mark(c->p, c->exp, c->s, c->rows, err);
+    st = run_plan_mark(c->p, c->e->exp, c->e->s, c->rows, err);
   return st;
 }
 
@@ -59,7 +59,7 @@ static long step_round(const proto_sheet *s, const run_plan_item *it) {
 static void step_add(coord *c, slurm_step *st, const run_plan_item *it,
                      core_buf *arms) {
   st->runs += it->round > 0;
-  const char *an = c->s->arms[it->arm].name;
+  const char *an = c->e->s->arms[it->arm].name;
   size_t len = strlen(an);
   int seen = 0;
   for (const char *p = arms->data; p && *p && !seen;
@@ -76,7 +76,8 @@ static long step_rounds(const coord *c, size_t host, const slurm_step *st) {
     return st->round > 0;
   long n = 0;
   for (long r = 1;
-       r <= run_plan_rounds(&c->s->workloads[st->workload], c->p->quick); r++)
+       r <= run_plan_rounds(&c->e->s->workloads[st->workload], c->p->quick);
+       r++)
     for (size_t k = 0; k < c->p->n; k++) {
       const run_plan_item *it = &c->p->items[k];
       if (it->host == host && it->workload == st->workload && it->round == r &&
@@ -98,12 +99,12 @@ static core_status step_close(coord *c, size_t host, slurm_step *st,
   if (arms->oom)
     return core_fail(err, CORE_ENOMEM, "out of memory");
   st->rounds = step_rounds(c, host, st);
-  if (n < c->s->n_arms && st->round != 0) {
+  if (n < c->e->s->n_arms && st->round != 0) {
     st->arms = core_buf_steal(arms);
     for (size_t k = 0; k < c->p->n; k++) {
       const run_plan_item *it = &c->p->items[k];
       if (it->host == host && it->workload == st->workload &&
-          it->round == st->round && it->arm == c->s->reference && it->done)
+          it->round == st->round && it->arm == c->e->s->reference && it->done)
         st->ref_exit = it->collected_exit_code;
     }
   }
@@ -121,7 +122,7 @@ static core_status host_steps(coord *c, size_t h, core_err *err) {
     const run_plan_item *it = &c->p->items[k];
     if (it->host != h || it->done)
       continue;
-    long r = step_round(c->s, it);
+    long r = step_round(c->e->s, it);
     slurm_step *cur = hr->n_steps ? &hr->steps[hr->n_steps - 1] : NULL;
     if (!cur || cur->workload != it->workload || cur->round != r) {
       if (cur && (st = step_close(c, h, cur, &arms, err)) != CORE_OK)
@@ -140,8 +141,6 @@ static core_status host_steps(coord *c, size_t h, core_err *err) {
   if (st == CORE_OK && hr->n_steps)
     st = step_close(c, h, &hr->steps[hr->n_steps - 1], &arms, err);
   core_buf_free(&arms);
-  for (size_t i = 0; i < hr->n_steps; i++)
-    c->total += (size_t)hr->steps[i].runs;
   return st;
 }
 
@@ -169,7 +168,7 @@ core_status slurm_hosts_init(coord *c, core_err *err) {
 
 /* --digests: the agreed digests, "," and "%" escaped, "-" for none. */
 static void digest_arg(const coord *c, core_buf *b) {
-  for (size_t a = 0; a < c->s->n_arms; a++) {
+  for (size_t a = 0; a < c->e->s->n_arms; a++) {
     const char *d = c->digests[a];
     if (a)
       core_buf_puts(b, ",");
@@ -185,12 +184,12 @@ static void digest_arg(const coord *c, core_buf *b) {
 /* How long a step may take: every run it makes at its workload's
  * timeouts (prepare, each step, cleanup; and the grace), and slack. */
 static double step_budget(const coord *c, const slurm_step *st) {
-  const proto_workload *w = &c->s->workloads[st->workload];
+  const proto_workload *w = &c->e->s->workloads[st->workload];
   double one = ((double)(w->n_steps ? w->n_steps : 1) + 2) *
                    (w->timeout_s + RUN_GRACE_S) +
                w->sample_after_s;
   long runs = st->round == 0
-                  ? run_plan_warmups(w, c->p->quick) * (long)c->s->n_arms
+                  ? run_plan_warmups(w, c->p->quick) * (long)c->e->s->n_arms
                   : st->runs;
   return (double)runs * one + SLURM_SLACK_S;
 }
@@ -204,10 +203,10 @@ static core_status start(coord *c, host_run *h, const slurm_step *st,
   size_t k = 0;
   char jobarg[64];
   snprintf(jobarg, sizeof jobarg, "--jobid=%s", c->job);
-  const char *head[] = {"srun",    jobarg,     "-w",        h->name,
-                        "-N1",     "-n1",      "--overlap", "--quiet",
-                        c->prereg, "node-run", c->sheet,    "--host",
-                        h->name,   "--sha256", c->s->sha256};
+  const char *head[] = {"srun",    jobarg,     "-w",           h->name,
+                        "-N1",     "-n1",      "--overlap",    "--quiet",
+                        c->prereg, "node-run", c->sheet,       "--host",
+                        h->name,   "--sha256", c->e->s->sha256};
   for (size_t i = 0; i < sizeof head / sizeof *head; i++)
     argv[k++] = head[i];
   if (c->p->quick)
@@ -217,12 +216,12 @@ static core_status start(coord *c, host_run *h, const slurm_step *st,
   } else {
     snprintf(round, sizeof round, "%ld", st->round);
     snprintf(seq, sizeof seq, "%ld", h->seq);
-    snprintf(ver, sizeof ver, "%d", c->version);
+    snprintf(ver, sizeof ver, "%d", c->e->version);
     digest_arg(c, &dig);
     const char *more[] = {
-        "--batch",         c->bid,
-        "--work",          c->bdir,
-        "--only",          c->s->workloads[st->workload].name,
+        "--batch",         c->e->bid,
+        "--work",          c->e->bdir,
+        "--only",          c->e->s->workloads[st->workload].name,
         "--round",         round,
         "--seq",           seq,
         "--sheet-version", ver,
@@ -256,7 +255,7 @@ static core_status start(coord *c, host_run *h, const slurm_step *st,
 /* Lines */
 
 core_status slurm_journal_open(coord *c, host_run *h, core_err *err) {
-  char *path = core_asprintf("%s/%s.lines", c->bdir, h->name);
+  char *path = core_asprintf("%s/%s.lines", c->e->bdir, h->name);
   if (!path)
     return core_fail(err, CORE_ENOMEM, "out of memory");
   /* Like every file prereg writes into a folder a command may touch:
@@ -295,11 +294,6 @@ static void journal(host_run *h, const char *text, size_t len) {
   }
 }
 
-static void emit(const coord *c, const run_event *ev) {
-  if (c->progress && c->progress->fn)
-    c->progress->fn(c->progress->ctx, ev);
-}
-
 static core_status on_hello(coord *c, host_run *h, const char *rest,
                             core_err *err) {
   char host[80] = "", js[64] = "", boot[65] = "";
@@ -317,14 +311,14 @@ static core_status on_hello(coord *c, host_run *h, const char *rest,
   char *t = core_asprintf("%s rebooted during collection: boot_id %s at the "
                           "preflight, %s at round %ld of %s",
                           h->name, h->boot0, boot, h->cur->round,
-                          c->s->workloads[h->cur->workload].name);
+                          c->e->s->workloads[h->cur->workload].name);
   if (!t)
     return core_fail(err, CORE_ENOMEM, "out of memory");
   snprintf(h->boot0, sizeof h->boot0, "%s", boot); /* said once */
   core_status st =
-      slurm_note(&c->threats, &c->n_threats, &c->cap_threats, t, err);
+      run_note(&c->threats, &c->n_threats, &c->cap_threats, t, err);
   run_event ev = {.kind = RUN_EVENT_HOST, .host = h->name, .text = t};
-  emit(c, &ev);
+  run_engine_emit(c->e, &ev);
   core_free(t);
   return st;
 }
@@ -363,9 +357,9 @@ static core_status on_line(coord *c, host_run *h, const char *line,
     core_free(h->report);
     if (!(h->report = core_strdup(rest)))
       return core_fail(err, CORE_ENOMEM, "out of memory");
-    core_names_free(h->digests, h->digests ? c->s->n_arms : 0);
+    core_names_free(h->digests, h->digests ? c->e->s->n_arms : 0);
     h->digests = NULL;
-    if (data_node_report_read(rest, c->s, &h->facts, &h->digests, &e) !=
+    if (data_node_report_read(rest, c->e->s, &h->facts, &h->digests, &e) !=
         CORE_OK)
       snprintf(h->why, sizeof h->why, "its report did not parse (%.300s)",
                e.msg);
@@ -378,19 +372,13 @@ static core_status on_line(coord *c, host_run *h, const char *line,
                : core_fail(err, CORE_ENOMEM, "out of memory");
   if (wl == 3 && !strncmp(line, "row", 3) && !h->preflight)
     return on_row(h, rest, err);
-  if (wl == 6 && !strncmp(line, "warmup", 6) && !h->preflight) {
-    run_event ev = {.kind = RUN_EVENT_WARMUP_FAILED,
-                    .host = h->name,
-                    .text = rest,
-                    .failure = rest};
-    emit(c, &ev);
-    return slurm_note(&c->warn, &c->n_warn, &c->cap_warn, rest, err);
-  }
+  if (wl == 6 && !strncmp(line, "warmup", 6) && !h->preflight)
+    return run_engine_warmup(c->e, h->name, NULL, NULL, 0, rest, err);
   if (wl == 3 && !strncmp(line, "end", 3) && !h->preflight) {
     char w[128] = "";
     long r = -9;
     if (sscanf(rest, "%127s %ld", w, &r) == 2 && h->cur &&
-        !strcmp(w, c->s->workloads[h->cur->workload].name) &&
+        !strcmp(w, c->e->s->workloads[h->cur->workload].name) &&
         (r == h->cur->round || (h->cur->round < 0 && r > 0)))
       h->ends++;
     else
@@ -447,14 +435,15 @@ static int row_is_ours(const coord *c, const host_run *h,
                        const data_row *run, size_t n_run, char *why,
                        size_t cap) {
   size_t a, m;
-  for (a = 0; a < c->s->n_arms && strcmp(c->s->arms[a].name, r->arm); a++)
+  for (a = 0; a < c->e->s->n_arms && strcmp(c->e->s->arms[a].name, r->arm);
+       a++)
     ;
   for (m = 0; m < w->n_metrics && strcmp(w->metrics[m], r->metric); m++)
     ;
-  if (!own_run_id(c->bid, h->name, r->run_id))
+  if (!own_run_id(c->e->bid, h->name, r->run_id))
     snprintf(why, cap, "it sent a run id that is not its own (%.80s)",
              r->run_id);
-  else if (a == c->s->n_arms)
+  else if (a == c->e->s->n_arms)
     snprintf(why, cap,
              "it sent a row of an arm the sheet does not declare "
              "(%.80s)",
@@ -477,13 +466,13 @@ static int row_is_ours(const coord *c, const host_run *h,
 static int row_fits(const coord *c, const host_run *h, const data_row *r,
                     const data_row *run, size_t n_run, char *why, size_t cap) {
   const slurm_step *st = h->cur;
-  const proto_workload *w = &c->s->workloads[st->workload];
+  const proto_workload *w = &c->e->s->workloads[st->workload];
   if (!row_is_ours(c, h, w, r, run, n_run, why, cap))
     return 0;
-  if (strcmp(r->host, h->name) || strcmp(r->batch, c->bid) ||
+  if (strcmp(r->host, h->name) || strcmp(r->batch, c->e->bid) ||
       strcmp(r->workload, w->name) || strcmp(r->source, "run") ||
-      strcmp(r->sheet_sha256, c->s->sha256) ||
-      r->sheet_version != c->version || !r->quick != !c->p->quick ||
+      strcmp(r->sheet_sha256, c->e->s->sha256) ||
+      r->sheet_version != c->e->version || !r->quick != !c->p->quick ||
       (st->round > 0 && r->round != st->round) || r->round <= 0) {
     snprintf(why, cap, "it sent a row of another round (%s %s round %ld)",
              r->host, r->workload, r->round);
@@ -495,7 +484,7 @@ static int row_fits(const coord *c, const host_run *h, const data_row *r,
 /* Whether the rows of the step are those it was to send; why not. */
 static int rows_fit(const coord *c, const host_run *h, char *why, size_t cap) {
   const slurm_step *st = h->cur;
-  const proto_workload *w = &c->s->workloads[st->workload];
+  const proto_workload *w = &c->e->s->workloads[st->workload];
   size_t first = 0;
   long runs = 0;
   why[0] = '\0';
@@ -538,31 +527,14 @@ static void keep_own(const coord *c, host_run *h) {
 /* The rows of the step go to the batch in one write; each run counted
  * and told. */
 static core_status keep(coord *c, host_run *h, core_err *err) {
-  core_status st = data_batch_append(c->batch, h->got, h->n_got, err);
-  char log[PATH_MAX + 32];
-  snprintf(log, sizeof log, "%s/%s.log", c->bdir, c->bid);
+  core_status st = run_engine_rows(c->e, h->got, h->n_got, err);
   for (size_t i = 0; i < h->n_got && st == CORE_OK; i++) {
     const data_row *r = &h->got[i];
     if (i && !strcmp(r->run_id, h->got[i - 1].run_id))
       continue;
-    r->valid ? c->valid++ : c->invalid++;
-    c->done++;
-    double el = core_monotonic() - c->t_start;
-    run_event ev = {.kind = RUN_EVENT_RUN,
-                    .host = h->name,
-                    .workload = r->workload,
-                    .arm = r->arm,
-                    .round = r->round,
-                    .done = c->done,
-                    .total = c->total,
-                    .failure = r->valid ? NULL : r->reason,
-                    .wall_s = r->has_value ? r->value : 0,
-                    .elapsed_s = el,
-                    .eta_s =
-                        el / (double)c->done * (double)(c->total - c->done),
-                    .log = log};
-    st = run_log_run(c->bdir, c->bid, &ev, err);
-    emit(c, &ev);
+    st = run_engine_ran(c->e, h->name, r->workload, r->arm, r->round,
+                        r->valid ? NULL : r->reason,
+                        r->has_value ? r->value : 0, err);
   }
   return st;
 }
@@ -598,14 +570,14 @@ static core_status lose(coord *c, host_run *h, const char *why,
     snprintf(r, sizeof r, "round %ld", cur->round);
   char *t = core_asprintf("%s was lost during %s of %s (%s); %zu rounds left "
                           "there",
-                          h->name, r, c->s->workloads[cur->workload].name, why,
-                          h->rounds_lost);
+                          h->name, r, c->e->s->workloads[cur->workload].name,
+                          why, h->rounds_lost);
   if (!t)
     return core_fail(err, CORE_ENOMEM, "out of memory");
   if (st == CORE_OK)
-    st = slurm_note(&c->lost, &c->n_lost, &c->cap_lost, t, err);
+    st = run_note(&c->lost, &c->n_lost, &c->cap_lost, t, err);
   run_event ev = {.kind = RUN_EVENT_HOST, .host = h->name, .text = t};
-  emit(c, &ev);
+  run_engine_emit(c->e, &ev);
   core_free(t);
   return st;
 }
@@ -788,7 +760,7 @@ static const char *earlier_digest(const coord *c, size_t a) {
   for (size_t i = c->rows ? c->rows->n : 0; i-- > 0;) {
     const data_row *r = &c->rows->rows[i];
     if (r->source && !strcmp(r->source, "run") && r->arm &&
-        !strcmp(r->arm, c->s->arms[a].name) && r->image_digest)
+        !strcmp(r->arm, c->e->s->arms[a].name) && r->image_digest)
       return r->image_digest;
   }
   return NULL;
@@ -815,10 +787,10 @@ static const char *agreed_digest(const coord *c, size_t a) {
 
 /* A node whose image differs is refused before the first run. */
 static core_status same_images(coord *c, core_err *err) {
-  if (!(c->digests =
-            core_calloc(c->s->n_arms ? c->s->n_arms : 1, sizeof *c->digests)))
+  if (!(c->digests = core_calloc(c->e->s->n_arms ? c->e->s->n_arms : 1,
+                                 sizeof *c->digests)))
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  for (size_t a = 0; a < c->s->n_arms; a++) {
+  for (size_t a = 0; a < c->e->s->n_arms; a++) {
     const char *want = agreed_digest(c, a);
     if (!(c->digests[a] = core_strdup(want)))
       return core_fail(err, CORE_ENOMEM, "out of memory");
@@ -829,7 +801,7 @@ static core_status same_images(coord *c, core_err *err) {
             err, CORE_ERUN,
             "preflight: node %s has the image of arm %s with digest '%s', "
             "not '%s' (%s); it is refused and nothing was run",
-            h->name, c->s->arms[a].name, h->digests[a], want,
+            h->name, c->e->s->arms[a].name, h->digests[a], want,
             earlier_digest(c, a) ? "the digest of the rows collected before"
                                  : "what the other nodes have");
     }

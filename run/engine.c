@@ -1,0 +1,229 @@
+/* engine.c: what every batch does, whichever runner measures it: the
+ * batch's folder and its facts at the start, the rows handed in and
+ * counted, progress, warm-up failures, and the batch frozen with its
+ * facts whatever happened.
+ * SPDX-License-Identifier: MIT
+ *
+ * The facts at the start are on disk until the freeze replaces them
+ * (marked interrupted), so that kill -9 leaves the batch's host facts
+ * for recovery to freeze.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "run/run_internal.h"
+
+void run_engine_emit(const run_engine *e, const run_event *ev) {
+  if (e->progress && e->progress->fn)
+    e->progress->fn(e->progress->ctx, ev);
+}
+
+core_status run_note(char ***v, size_t *n, size_t *cap, const char *text,
+                     core_err *err) {
+  char **nv = core_grow(*v, cap, *n, sizeof *nv, 8);
+  if (nv)
+    *v = nv;
+  if (!nv || !(nv[*n] = core_strdup(text)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  (*n)++;
+  return CORE_OK;
+}
+
+void run_warmup_words(const proto_sheet *s, const run_plan_item *it,
+                      const char *why, char *out, size_t cap) {
+  snprintf(out, cap, "%s %s warm-up %ld: %s", s->workloads[it->workload].name,
+           s->arms[it->arm].name, it->warm, why);
+}
+
+/* Runs and rows */
+
+core_status run_engine_ran(run_engine *e, const char *host,
+                           const char *workload, const char *arm, long round,
+                           const char *failure, double wall_s, core_err *err) {
+  char log[PATH_MAX + 32];
+  snprintf(log, sizeof log, "%s/%s.log", e->bdir, e->bid);
+  e->done++;
+  double el = core_monotonic() - e->t_start;
+  run_event ev = {.kind = RUN_EVENT_RUN,
+                  .host = host,
+                  .workload = workload,
+                  .arm = arm,
+                  .round = round,
+                  .done = e->done,
+                  .total = e->total,
+                  .failure = failure,
+                  .wall_s = wall_s,
+                  .elapsed_s = el,
+                  .eta_s =
+                      el / (double)e->done *
+                      (double)(e->total > e->done ? e->total - e->done : 0),
+                  .log = log};
+  core_status st = run_log_run(e->bdir, e->bid, &ev, err);
+  run_engine_emit(e, &ev);
+  return st;
+}
+
+core_status run_engine_rows(run_engine *e, const data_row *rows, size_t n,
+                            core_err *err) {
+  core_status st = data_batch_append(e->batch, rows, n, err);
+  for (size_t i = 0; st == CORE_OK && i < n; i++)
+    if (i == 0 || strcmp(rows[i].run_id, rows[i - 1].run_id) != 0)
+      rows[i].valid ? e->valid++ : e->invalid++;
+  return st;
+}
+
+core_status run_engine_warmup(run_engine *e, const char *host,
+                              const char *workload, const char *arm, long warm,
+                              const char *text, core_err *err) {
+  core_status st = run_note(&e->warn, &e->n_warn, &e->cap_warn, text, err);
+  run_event ev = {.kind = RUN_EVENT_WARMUP_FAILED,
+                  .host = host,
+                  .workload = workload,
+                  .arm = arm,
+                  .round = warm,
+                  .failure = text,
+                  .text = text};
+  run_engine_emit(e, &ev);
+  return st;
+}
+
+/* Facts */
+
+/* The batch's facts as they stand (see data_run_facts), the runner's
+ * added; now: the time for ended_at, NULL at the start. */
+static core_status facts(run_engine *e, const run_runner *r, void *self,
+                         const char *now, data_run_facts *f,
+                         data_arm_image *im, data_arm_versions *vers,
+                         core_err *err) {
+  *f = (data_run_facts){.protocol = e->s->id,
+                        .sheet_version = e->version,
+                        .sheet_sha256 = e->s->sha256,
+                        .started_at = e->started,
+                        .ended_at = now,
+                        .quick = e->p->quick,
+                        .resume = e->resume,
+                        .only = e->p->only,
+                        .interrupted = now ? e->interrupted : 1,
+                        .runs_planned = e->p->planned,
+                        .runs_recorded = e->valid + e->invalid,
+                        .runs_valid = e->valid,
+                        .runs_invalid = e->invalid,
+                        .order = r->order,
+                        .images = im,
+                        .n_images = e->s->n_arms,
+                        .versions = vers,
+                        .n_versions = e->s->n_arms,
+                        .warmup_failures = (const char *const *)e->warn,
+                        .n_warmup_failures = e->n_warn,
+                        .inputs = &e->inputs};
+  run_host_facts(&f->host);
+  memcpy(f->host.load_avg_start, e->load_start, sizeof e->load_start);
+  f->host.has_load_start = e->has_load_start;
+  f->host.has_load_end = now ? run_load_avg(f->host.load_avg_end) : 0;
+  return r->facts(self, e, f, im, vers, err);
+}
+
+/* Writes the facts: at the start (final 0) as the batch's facts until
+ * the freeze, or the freeze itself (final 1: e->batch is NULL after). */
+static core_status write_facts(run_engine *e, const run_runner *r, void *self,
+                               int final, core_err *err) {
+  size_t na = e->s->n_arms ? e->s->n_arms : 1;
+  data_arm_image *im = core_calloc(na, sizeof *im);
+  data_arm_versions *vers = core_calloc(na, sizeof *vers);
+  char now[32];
+  core_utc_now(now);
+  data_run_facts f;
+  core_status st =
+      im && vers ? facts(e, r, self, final ? now : NULL, &f, im, vers, err)
+                 : core_fail(err, CORE_ENOMEM, "out of memory");
+  if (final) {
+    data_batch *b = e->batch;
+    e->batch = NULL;
+    if (st == CORE_OK)
+      st = data_batch_freeze_run(b, &f, err);
+    else
+      data_batch_abandon(b);
+  } else if (st == CORE_OK) {
+    st = data_batch_start_run(e->batch, &f, err);
+  }
+  core_free(im);
+  core_free(vers);
+  return st;
+}
+
+/* Begin and end */
+
+static core_status begin(run_engine *e, const run_runner *r, void *self,
+                         core_err *err) {
+  core_status st;
+  core_utc_now(e->started);
+  e->has_load_start = run_load_avg(e->load_start);
+  e->version =
+      e->exp->n_versions ? e->exp->versions[e->exp->n_versions - 1].number : 0;
+  if ((st = data_inputs_scan(e->s, &e->inputs, err)) != CORE_OK ||
+      (st = data_batch_begin(e->exp, "run", &e->batch, err)) != CORE_OK)
+    return st;
+  snprintf(e->bid, sizeof e->bid, "%s", data_batch_id(e->batch));
+  /* Absolute, because commands run in folders of their own. */
+  if (!realpath(data_batch_dir(e->batch), e->bdir))
+    return core_fail(err, CORE_EIO, "%s: %s", data_batch_dir(e->batch),
+                     strerror(errno));
+  e->t_start = core_monotonic();
+  e->total = 0;
+  for (size_t i = 0; i < e->p->n; i++)
+    e->total += e->p->items[i].round > 0 && !e->p->items[i].done;
+  return write_facts(e, r, self, 0, err);
+}
+
+/* After collect: frozen whatever happened; the first error stands. */
+static core_status end(run_engine *e, const run_runner *r, void *self,
+                       core_status st, core_err *err) {
+  core_err ferr = {0};
+  core_status fst = write_facts(e, r, self, 1, &ferr);
+  if (st == CORE_OK && fst != CORE_OK) {
+    *err = ferr;
+    st = fst;
+  }
+  if (st == CORE_OK && e->interrupted)
+    st = core_fail(err, CORE_EINTERRUPT,
+                   "interrupted; %zu runs kept, resume with --resume",
+                   e->valid + e->invalid);
+  else if (st == CORE_OK)
+    st = r->outcome(self, e, err);
+  return st;
+}
+
+core_status run_engine_batch(run_engine *e, const run_runner *r, void *self,
+                             run_batch_result *res, core_err *err) {
+  memset(res, 0, sizeof *res);
+  int begun = 0;
+  core_status st = r->prepare(self, e, err);
+  if ((st == CORE_OK || st == CORE_EINTERRUPT) && run_cancelled())
+    st = core_fail(err, CORE_EINTERRUPT,
+                   "interrupted before the first run; nothing was written");
+  else if (st == CORE_OK && (st = begin(e, r, self, err)) == CORE_OK) {
+    begun = 1;
+    st = r->collect(self, e, err);
+  }
+  /* A cancellation from here on no longer stops anything. */
+  e->interrupted = begun && run_cancelled();
+  r->finish(self, e);
+  if (begun)
+    st = end(e, r, self, st, err);
+  snprintf(res->batch, sizeof res->batch, "%s", e->bid);
+  res->valid = e->valid;
+  res->invalid = e->invalid;
+  res->recorded = e->valid + e->invalid;
+  res->interrupted = e->interrupted || st == CORE_EINTERRUPT;
+  if (e->batch)
+    data_batch_abandon(e->batch);
+  e->batch = NULL;
+  core_names_free(e->warn, e->n_warn);
+  e->warn = NULL;
+  e->n_warn = 0;
+  data_inputs_free(&e->inputs);
+  return st;
+}
