@@ -49,6 +49,21 @@
  * that the hint after it always fits. */
 #define IMPORT_QUOTE_MAX 300
 
+/* A sheet's text and its Lua */
+
+/* The most bytes a sheet's text may have; readers of frozen versions
+ * read no more. */
+#define PROTO_MAX_TEXT ((size_t)1 << 20)
+/* Limits of one sheet's Lua. Sheets are declarative: a real one uses a
+ * few hundred KiB and some thousands of instructions, so these are far
+ * away from any honest sheet and close enough to stop a hostile one in
+ * well under a second. The budgets (allocation, instructions, CPU) are
+ * for everything a sheet's Lua does in one command, its claims' too. */
+#define PROTO_MEM_CAP ((size_t)64 << 20)       /* live bytes */
+#define PROTO_ALLOC_BUDGET ((size_t)256 << 20) /* bytes allocated in total */
+#define PROTO_INSTR_BUDGET 10000000            /* VM instructions */
+#define PROTO_CPU_LIMIT 0.2                    /* seconds of CPU */
+
 /* What a sheet declares. Analysis time grows with the hypotheses and with
  * comparisons x resamples (each comparison is bootstrapped resamples
  * times); memory with the declared cells (arms x the metrics of every

@@ -305,10 +305,6 @@ typedef struct proto_sheet {
  * counts. */
 size_t proto_comparisons_per_metric(const proto_sheet *s);
 
-/* The most bytes a sheet's text may have; readers of frozen versions
- * read no more. */
-#define PROTO_MAX_TEXT ((size_t)1 << 20)
-
 /** Loads and validates the sheet at path. Returns a newly allocated sheet
  * (free with proto_sheet_free), or NULL with err filled: CORE_EPROTOCOL
  * and a message "FILE:LINE: what" or "FILE: field.path: what" (an

@@ -11,15 +11,7 @@
 
 /* The sandboxed Lua state */
 
-/* Limits of one sheet's Lua. Sheets are declarative: a real one uses a
- * few hundred KiB and some thousands of instructions, so these are far
- * away from any honest sheet and close enough to stop a hostile one in
- * well under a second. The budgets (allocation, instructions, CPU) are
- * for everything a sheet's Lua does in one command, its claims' too. */
-#define PROTO_MEM_CAP ((size_t)64 << 20)       /* live bytes */
-#define PROTO_ALLOC_BUDGET ((size_t)256 << 20) /* bytes allocated in total */
-#define PROTO_INSTR_BUDGET 10000000            /* VM instructions */
-#define PROTO_CPU_LIMIT 0.2                    /* seconds of CPU */
+/* Its limits (PROTO_MEM_CAP and the budgets) are in core/limits.h. */
 
 /* Why the allocator last refused a block. */
 typedef enum {
