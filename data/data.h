@@ -24,6 +24,22 @@
 #include "core/core.h"
 #include "protocols/proto.h"
 
+/* Values */
+
+/* The one rule for a value, imported, frozen or reported by a command's
+ * metrics file: a decimal number as core_parse_decimal reads one
+ * (finite; no hexadecimal, "nan" or "inf"; neither an overflow nor a
+ * subnormal), and not negative for a time or an amount of memory
+ * (proto_metric_nonnegative). */
+
+/** The reason data_value_parse gives for a negative time or amount of
+ * memory (compare the pointer). */
+extern const char data_value_negative[];
+/** Reads text as a value of metric under the rule. Returns NULL with *v
+ * set, or why not (a static string: core_parse_decimal's reason, or
+ * data_value_negative). */
+const char *data_value_parse(const char *metric, const char *text, double *v);
+
 /* Rows */
 
 /* The CSV header of every batch, in this order. One row per run and

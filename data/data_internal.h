@@ -95,20 +95,9 @@ core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
                                   const char *name, long line,
                                   data_strpool *pool, core_err *err);
 
-/* The one rule for a value, imported or frozen: a decimal number as
- * core_parse_decimal reads one (finite; no hexadecimal, "nan" or "inf";
- * neither an overflow nor a subnormal), and not negative for a time or
- * an amount of memory (proto_metric_nonnegative). */
-
-/** The reason data_value_parse and data_value_ok give for a negative
- * time or amount of memory (compare the pointer). */
-extern const char data_value_negative[];
-/** Reads text as a value of metric under the rule. Returns NULL with *v
- * set, or why not (a static string: core_parse_decimal's reason, or
+/* The value rule (data_value_parse, in data.h), for a number already
+ * read (a JSON number): NULL, or why not ("not a finite number",
  * data_value_negative). */
-const char *data_value_parse(const char *metric, const char *text, double *v);
-/** The rule for a number already read (a JSON number): NULL, or why not
- * ("not a finite number", data_value_negative). */
 const char *data_value_ok(const char *metric, double v);
 
 /* One value per run and metric (values.c): the rows of one batch file

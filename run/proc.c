@@ -158,20 +158,18 @@ static core_status metric_line(const char *s, long lineno, size_t *name_len,
                      "metrics file line %ld: expected NAME=VALUE, got "
                      "'%.80s'",
                      lineno, s);
-  double val = 0;
-  const char *why = core_parse_decimal(eq + 1, &val);
-  if (why)
-    return core_fail(err, CORE_EINPUT,
-                     "metrics file line %ld: '%.*s' is not a finite "
-                     "number: '%.60s' (%s)",
-                     lineno, (int)nl, s, eq + 1, why);
   char name[sizeof((run_metric *)0)->name];
   snprintf(name, sizeof name, "%.*s", (int)nl, s);
-  if (val < 0 && proto_metric_nonnegative(name))
+  double val = 0;
+  const char *why = data_value_parse(name, eq + 1, &val);
+  if (why == data_value_negative)
+    return core_fail(err, CORE_EINPUT, "metrics file line %ld: %s = %.60s: %s",
+                     lineno, name, eq + 1, why);
+  if (why)
     return core_fail(err, CORE_EINPUT,
-                     "metrics file line %ld: %s = %.60s: a time or an "
-                     "amount of memory cannot be negative",
-                     lineno, name, eq + 1);
+                     "metrics file line %ld: '%s' is not a finite number: "
+                     "'%.60s' (%s)",
+                     lineno, name, eq + 1, why);
   *name_len = nl;
   *value = val;
   return CORE_OK;
