@@ -11,6 +11,9 @@ here=$SRC/tests/data   # tamper.py, shared with data/'s bundle test
 T=$(mktemp -d)
 on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
 cd "$T" || exit 1
+# Bundles are extracted under $TMPDIR: this test's own, so that the check
+# for copies left behind sees no other test's.
+mkdir "$T/tmp" && export TMPDIR=$T/tmp
 # quiet CMD...: CMD with its stdout dropped and its stderr kept in
 # $T/err, shown when a check on it fails.
 quiet() { "$@" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; return 1; }; }
@@ -148,7 +151,8 @@ check "analysis from the extracted bundle differs" cmp -s "$T/a-sheet.json" "$T/
 for f in report.xlsx $(cd "$T/data/pubdemo/report" && ls *.svg); do
   check "report file $f from the bundle differs" cmp -s "$T/data/pubdemo/report/$f" "$T/rep-tool/$f"
 done
-ls /tmp | grep -q "^prereg-bundle-" && [ -n "$(find /tmp -maxdepth 1 -name 'prereg-bundle-*' -newer "$T/a-tool.json")" ] && bad "temporary copies left in /tmp" || ok
+left=$(find "$T/tmp" -mindepth 1 -maxdepth 1 -name 'prereg-bundle-*')
+check "no temporary copy of a bundle left in \$TMPDIR ($left)" [ -z "$left" ]
 cd "$T" || exit 1
 
 # Tampering, through prereg verify
