@@ -174,7 +174,8 @@ static core_status warmup_ended(batch_ctx *c, const run_plan_item *it,
   char msg[1400];
   run_warmup_words(c->s, it, o->reason, msg, sizeof msg);
   return run_engine_warmup(c->e, NULL, c->s->workloads[it->workload].name,
-                           c->s->arms[it->arm].name, it->warm, msg, err);
+                           c->s->arms[it->arm].name, it->warm, o->reason, msg,
+                           err);
 }
 
 /* Setup failures */

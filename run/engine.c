@@ -77,14 +77,15 @@ core_status run_engine_rows(run_engine *e, const data_row *rows, size_t n,
 
 core_status run_engine_warmup(run_engine *e, const char *host,
                               const char *workload, const char *arm, long warm,
-                              const char *text, core_err *err) {
+                              const char *why, const char *text,
+                              core_err *err) {
   core_status st = run_note(&e->warn, &e->n_warn, &e->cap_warn, text, err);
   run_event ev = {.kind = RUN_EVENT_WARMUP_FAILED,
                   .host = host,
                   .workload = workload,
                   .arm = arm,
                   .round = warm,
-                  .failure = text,
+                  .failure = why,
                   .text = text};
   run_engine_emit(e, &ev);
   return st;

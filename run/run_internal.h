@@ -276,11 +276,13 @@ core_status run_engine_ran(run_engine *e, const char *host,
 /** Rows go to the batch, each run among them counted valid or not. */
 core_status run_engine_rows(run_engine *e, const data_row *rows, size_t n,
                             core_err *err);
-/** A warm-up failed: text, as run_warmup_words wrote it, kept for the
- * facts and told to progress. host NULL: this machine. */
+/** A warm-up failed, for the reason why: text, as run_warmup_words wrote
+ * it, kept for the facts and told to progress. host NULL: this
+ * machine. */
 core_status run_engine_warmup(run_engine *e, const char *host,
                               const char *workload, const char *arm, long warm,
-                              const char *text, core_err *err);
+                              const char *why, const char *text,
+                              core_err *err);
 /** The sentence a failed warm-up is kept as: "WORKLOAD ARM warm-up N:
  * WHY". */
 void run_warmup_words(const proto_sheet *s, const run_plan_item *it,

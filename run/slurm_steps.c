@@ -373,7 +373,7 @@ static core_status on_line(coord *c, host_run *h, const char *line,
   if (wl == 3 && !strncmp(line, "row", 3) && !h->preflight)
     return on_row(h, rest, err);
   if (wl == 6 && !strncmp(line, "warmup", 6) && !h->preflight)
-    return run_engine_warmup(c->e, h->name, NULL, NULL, 0, rest, err);
+    return run_engine_warmup(c->e, h->name, NULL, NULL, 0, rest, rest, err);
   if (wl == 3 && !strncmp(line, "end", 3) && !h->preflight) {
     char w[128] = "";
     long r = -9;
