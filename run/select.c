@@ -889,11 +889,10 @@ void run_cgroup_unmake(run_cg_made *m) {
      * after its container ended: up to 2 s for the folder to empty
      * (rmdir removes a cgroup only once it holds nothing). */
     for (int tries = 0; tries < 40; tries++) {
-      struct timespec pause = {0, 50 * 1000 * 1000};
       remove_empty(m->dirs[i], 0);
       if (lstat(m->dirs[i], &sb) != 0)
         break;
-      nanosleep(&pause, NULL);
+      pause_ms(50);
     }
     core_free(m->dirs[i]);
   }
