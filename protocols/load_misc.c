@@ -47,6 +47,25 @@ static void sorted_names(walk *w, void *arr, size_t n, size_t size,
       }
 }
 
+/* The number of keys of the table on top of the stack, which must all be
+ * strings: another key fails as "has the key K; " and maps, what the
+ * table maps to what. */
+static size_t string_keys(walk *w, const char *maps) {
+  lua_State *L = w->L;
+  size_t n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      char buf[64];
+      proto_fail(w, "has the key %s; %s",
+                 proto_describe(w, -1, buf, sizeof buf), maps);
+    }
+    n++;
+  }
+  return n;
+}
+
 void proto_read_vars(walk *w, int t) {
   lua_State *L = w->L;
   proto_sheet *s = w->s;
@@ -58,18 +77,7 @@ void proto_read_vars(walk *w, int t) {
   proto_path_key(w, "vars");
   if (!lua_istable(L, -1))
     proto_fail_got(w, -1, "a table of names and strings { name = \"value\" }");
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {
-    lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING) {
-      char buf[64];
-      proto_fail(w,
-                 "has the key %s; vars maps names to strings: "
-                 "{ name = \"value\" }",
-                 proto_describe(w, -1, buf, sizeof buf));
-    }
-    n++;
-  }
+  n = string_keys(w, "vars maps names to strings: { name = \"value\" }");
   if (n > CORE_MAX_VARS)
     proto_fail(w, "has %zu vars; a sheet may declare at most %d", n,
                CORE_MAX_VARS);
@@ -192,18 +200,8 @@ void proto_read_metrics(walk *w, int t) {
   if (!lua_istable(L, -1))
     proto_fail_got(
         w, -1, "a table of metric names { out_mib = { kind = \"size\" } }");
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {
-    lua_pop(L, 1);
-    if (lua_type(L, -1) != LUA_TSTRING) {
-      char buf[64];
-      proto_fail(w,
-                 "has the key %s; metrics maps metric names to tables: "
-                 "{ out_mib = { kind = \"size\" } }",
-                 proto_describe(w, -1, buf, sizeof buf));
-    }
-    n++;
-  }
+  n = string_keys(w, "metrics maps metric names to tables: "
+                     "{ out_mib = { kind = \"size\" } }");
   if (n > CORE_MAX_METRIC_DECLS)
     proto_fail(
         w,
