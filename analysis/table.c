@@ -207,6 +207,16 @@ static void write_block(core_buf *out, const analysis_summary *s,
 
 static void wrap(core_buf *out, const char *text, int width, int first,
                  int rest);
+/* wrap of the text built in line, whose running out of memory is out's;
+ * frees line. */
+static void wrap_out(core_buf *out, core_buf *line, int width, int first,
+                     int rest) {
+  if (line->data)
+    wrap(out, line->data, width, first, rest);
+  if (line->oom)
+    out->oom = 1;
+  core_buf_free(line);
+}
 
 /* Rows with no valid value in any arm take one line between them, not two
  * lines each of "no data". */
@@ -334,11 +344,7 @@ static void write_notes(const analysis_summary *s, int width, core_buf *out) {
     core_buf_init(&line);
     core_buf_printf(&line, "%s · %s  %s: %s: %s", r->workload, r->metric,
                     r->arm, r->verdict, r->note);
-    if (line.data)
-      wrap(out, line.data, width, 2, 6);
-    if (line.oom)
-      out->oom = 1;
-    core_buf_free(&line);
+    wrap_out(out, &line, width, 2, 6);
   }
 }
 
@@ -420,11 +426,7 @@ static void write_hypotheses(const analysis_summary *s, int width,
     core_buf_init(&line);
     core_buf_printf(&line, "%s: %s", h->claim ? h->claim : "",
                     h->reason ? h->reason : "");
-    if (line.data)
-      wrap(out, line.data, width, 6, 6);
-    if (line.oom)
-      out->oom = 1;
-    core_buf_free(&line);
+    wrap_out(out, &line, width, 6, 6);
   }
 }
 
@@ -439,11 +441,7 @@ static void write_exclusions(const analysis_summary *s, int width,
     core_buf_init(&line);
     core_buf_printf(&line, "%s / %s: %zu run%s: %s", e->workload, e->arm,
                     e->runs, e->runs == 1 ? "" : "s", e->reason);
-    if (line.data)
-      wrap(out, line.data, width, 2, 6);
-    if (line.oom)
-      out->oom = 1;
-    core_buf_free(&line);
+    wrap_out(out, &line, width, 2, 6);
   }
 }
 
@@ -459,11 +457,7 @@ static void write_original(const analysis_summary *s, int width,
                   "%s:",
                   s->original_why ? s->original_why : "of an amendment");
   core_buf_puts(out, "\n");
-  if (line.data)
-    wrap(out, line.data, width, 0, 2);
-  if (line.oom)
-    out->oom = 1;
-  core_buf_free(&line);
+  wrap_out(out, &line, width, 0, 2);
   for (size_t i = 0; i < s->n_results; i++) {
     const analysis_result *r = &s->results[i];
     const analysis_result *o =
@@ -541,11 +535,7 @@ static void write_pairs(const analysis_summary *s, int width, core_buf *out) {
     core_buf b;
     core_buf_init(&b);
     brief_line(&s->pairs[i], &b);
-    if (b.data)
-      wrap(out, b.data, width, 2, 6);
-    if (b.oom)
-      out->oom = 1;
-    core_buf_free(&b);
+    wrap_out(out, &b, width, 2, 6);
   }
 }
 
@@ -569,11 +559,7 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
                   s->protocol, s->sheet_version, s->estimator,
                   s->reference ? s->reference : "the reference", conf,
                   s->resamples, s->seed);
-  if (head.data)
-    wrap(out, head.data, width, 0, 0);
-  if (head.oom)
-    out->oom = 1;
-  core_buf_free(&head);
+  wrap_out(out, &head, width, 0, 0);
   core_buf_puts(out, "\n");
   write_matrix(s, sheet, width, out);
   write_pairs(s, width, out);
@@ -634,11 +620,7 @@ static void brief_exclusions(const analysis_summary *s, int width,
                         x->workload, x->arm, x->runs, x->runs == 1 ? "" : "s");
     }
     core_buf_printf(&line, ": %s", e->reason);
-    if (line.data)
-      wrap(out, line.data, width, 2, 6);
-    if (line.oom)
-      out->oom = 1;
-    core_buf_free(&line);
+    wrap_out(out, &line, width, 2, 6);
   }
 }
 
@@ -662,11 +644,7 @@ void analysis_write_brief(const analysis_summary *s, const char *sheet_path,
     core_buf b;
     core_buf_init(&b);
     brief_line(r, &b);
-    if (b.data)
-      wrap(out, b.data, width, 2, 6);
-    if (b.oom)
-      out->oom = 1;
-    core_buf_free(&b);
+    wrap_out(out, &b, width, 2, 6);
   }
   for (size_t i = 0; i < s->n_hypotheses; i++) {
     const analysis_hypothesis *h = &s->hypotheses[i];
