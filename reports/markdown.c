@@ -443,11 +443,9 @@ static void measured_where(core_buf *b, const report_input *in) {
   core_buf_puts(b, "; the tool versions are under Setup).\n\n");
 }
 
-/* One published ratio and the one measured here, with what differs. */
-static void published_row(core_buf *b, const analysis_summary *a,
-                          const proto_published *p) {
-  const analysis_result *r =
-      report_find_result(a, p->workload, p->metric, p->arm);
+/* The first cells of a published comparison's row: workload, metric and
+ * arm, each its own column. */
+static void published_cells(core_buf *b, const proto_published *p) {
   core_buf_puts(b, "| ");
   esc(b, p->workload);
   core_buf_puts(b, " | ");
@@ -455,6 +453,14 @@ static void published_row(core_buf *b, const analysis_summary *a,
   core_buf_puts(b, " | ");
   esc(b, p->arm);
   core_buf_puts(b, " | ");
+}
+
+/* One published ratio and the one measured here, with what differs. */
+static void published_row(core_buf *b, const analysis_summary *a,
+                          const proto_published *p) {
+  const analysis_result *r =
+      report_find_result(a, p->workload, p->metric, p->arm);
+  published_cells(b, p);
   sig(b, p->ratio);
   core_buf_puts(b, "×");
   if (p->verdict) {
@@ -502,13 +508,7 @@ static void ratio_interval(core_buf *b, double ratio, double lo, double hi) {
 static void replication_row(core_buf *b, const analysis_replication *e) {
   const proto_published *p = e->published;
   const analysis_result *r = e->result;
-  core_buf_puts(b, "| ");
-  esc(b, p->workload);
-  core_buf_puts(b, " | ");
-  esc(b, p->metric);
-  core_buf_puts(b, " | ");
-  esc(b, p->arm);
-  core_buf_puts(b, " | ");
+  published_cells(b, p);
   ratio_interval(b, p->ratio, p->ci_low, p->ci_high);
   core_buf_puts(b, " ");
   esc(b, p->verdict ? p->verdict : "");
