@@ -162,8 +162,6 @@ static core_status begin(run_engine *e, const run_runner *r, void *self,
   core_status st;
   core_utc_now(e->started);
   e->has_load_start = run_load_avg(e->load_start);
-  e->version =
-      e->exp->n_versions ? e->exp->versions[e->exp->n_versions - 1].number : 0;
   if ((st = data_inputs_scan(e->s, &e->inputs, err)) != CORE_OK ||
       (st = data_batch_begin(e->exp, "run", &e->batch, err)) != CORE_OK)
     return st;
@@ -201,6 +199,8 @@ core_status run_engine_batch(run_engine *e, const run_runner *r, void *self,
                              run_batch_result *res, core_err *err) {
   memset(res, 0, sizeof *res);
   int begun = 0;
+  e->version =
+      e->exp->n_versions ? e->exp->versions[e->exp->n_versions - 1].number : 0;
   core_status st = r->prepare(self, e, err);
   if ((st == CORE_OK || st == CORE_EINTERRUPT) && run_cancelled())
     st = core_fail(err, CORE_EINTERRUPT,

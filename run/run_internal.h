@@ -224,8 +224,8 @@ typedef struct run_engine {
   const run_plan *p;
   const run_progress *progress; /* may be NULL */
   int resume;                   /* recorded in the facts */
-  int version;                  /* the sheet version collected under */
-  data_batch *batch;            /* NULL before begin and after freeze */
+  int version; /* the sheet version collected under (set before prepare) */
+  data_batch *batch; /* NULL before begin and after freeze */
   char bid[16], bdir[PATH_MAX], started[32]; /* bdir: absolute */
   double load_start[3];
   int has_load_start;

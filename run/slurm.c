@@ -169,8 +169,7 @@ static core_status names(coord *c, core_err *err) {
   if (n >= 0)
     c->prereg[n] = 0;
   /* The nodes read the frozen text, never the caller's copy. */
-  const data_experiment *exp = c->e->exp;
-  int v = exp->n_versions ? exp->versions[exp->n_versions - 1].number : 0;
+  int v = c->e->version;
   char *rel = core_asprintf("%s/versions/v%d.lua", c->e->exp->dir, v);
   if (!rel)
     return core_fail(err, CORE_ENOMEM, "out of memory");
