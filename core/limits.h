@@ -136,6 +136,22 @@
 /* Of report/, only what a command from a bundle reads is extracted (the
  * analysis and the Markdown it is checked against), each at most this. */
 #define BUNDLE_REPORT_EXTRACT_MAX (16u * 1024u * 1024u)
+/* A bundle's tar stream is at most this many times its compressed size:
+ * deflate cannot do better than about 1032:1, so a stream that grows past
+ * this is no gzip prereg wrote, and is stopped before it costs more work. */
+#define BUNDLE_GZIP_RATIO_MAX 1100ull
+/* A member's name (ID/batches/BATCH/FILE, a few dozen bytes in a bundle
+ * prereg writes) at most this long, and at most this many folders deep
+ * (ID/original/ORIGINAL/batches/BATCH/FILE is six): names are kept for the
+ * duplicate check, and the extracted copy is removed folder by folder. */
+#define BUNDLE_NAME_MAX 1024u
+#define BUNDLE_DEPTH_MAX 10
+/* Members of every kind (folders too) at most: three files a run at
+ * most, for far more runs than any study has; with the name cap this
+ * bounds what the duplicate check holds. */
+#define BUNDLE_MEMBERS_MAX 2000000u
+/* The names kept for the duplicate check, all together, at most. */
+#define BUNDLE_NAMES_TOTAL_MAX (64u * 1024u * 1024u)
 /* What an extraction may write in all, unless PREREG_BUNDLE_MAX_MIB says
  * otherwise: a small bundle may declare members far larger than itself. */
 #define BUNDLE_EXTRACT_MAX_MIB 4096ull

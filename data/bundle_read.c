@@ -105,7 +105,9 @@ typedef struct reader {
   member *m;    /* parallel to declared */
   char **names; /* every member's path, for duplicates */
   size_t n_names, cap_names;
-  size_t n_files, kept_total;
+  size_t n_files, kept_total, names_bytes;
+  unsigned long long stream_len;  /* the tar stream's bytes, decompressed */
+  unsigned long long stream_used; /* up to its last byte that is not 0 */
   int has_report;
   char bundle_sha[CORE_SHA256_HEX];
   char bm_sha[CORE_SHA256_HEX]; /* of BUNDLE-MANIFEST, second pass */
@@ -144,12 +146,25 @@ static void reader_free(reader *r) {
 }
 
 static int add_name(reader *r, const char *name) {
-  char **v = core_grow(r->names, &r->cap_names, r->n_names, sizeof *v, 256);
-  if (!v)
+  char **v;
+  r->names_bytes += strlen(name) + 1 + sizeof *v;
+  if (r->names_bytes > BUNDLE_NAMES_TOTAL_MAX) {
+    problem(r, NULL,
+            "its members' names take more than %u MiB: no bundle prereg "
+            "writes, so it is not read further",
+            BUNDLE_NAMES_TOTAL_MAX >> 20);
     return 0;
+  }
+  v = core_grow(r->names, &r->cap_names, r->n_names, sizeof *v, 256);
+  if (!v) {
+    problem(r, NULL, "out of memory");
+    return 0;
+  }
   r->names = v;
-  if (!(r->names[r->n_names] = core_strdup(name)))
+  if (!(r->names[r->n_names] = core_strdup(name))) {
+    problem(r, NULL, "out of memory");
     return 0;
+  }
   r->n_names++;
   return 1;
 }
@@ -214,6 +229,25 @@ static int declared_line(reader *r, const char *p, const char *eol, int *oom) {
   return ok && !*oom;
 }
 
+/* The declared sizes, summed before any member is read: every byte of
+ * every member is in the tar stream (sparse members are refused), so a
+ * list declaring more than the stream holds is false, and nothing is
+ * digested on its word. */
+static int declared_fit(reader *r, const char *name) {
+  unsigned long long total = 0;
+  for (size_t i = 0; i < r->n_declared; i++) {
+    unsigned long long size = (unsigned long long)r->declared[i].size;
+    total = size > ULLONG_MAX - total ? ULLONG_MAX : total + size;
+  }
+  if (total <= r->stream_len)
+    return 1;
+  problem(r, name,
+          "declares %llu bytes of members, more than the whole archive "
+          "holds (%llu): the archive is truncated, or the bundle altered",
+          total, r->stream_len);
+  return 0;
+}
+
 /* Parses BUNDLE-MANIFEST. Returns 0 when the bundle cannot be checked
  * further (the problem is recorded). */
 static int parse_bundle_manifest(reader *r, const char *name, const char *text,
@@ -242,6 +276,8 @@ static int parse_bundle_manifest(reader *r, const char *name, const char *text,
     }
     p = nl + 1;
   }
+  if (!declared_fit(r, name))
+    return 0;
   if (!(r->m = core_calloc(r->n_declared ? r->n_declared : 1, sizeof *r->m))) {
     problem(r, name, "out of memory");
     return 0;
@@ -383,10 +419,8 @@ static int entry_name(scanning *sc, struct archive_entry *e, char *name,
       problem(r, name, "outside the bundle's folder %s/", r->id);
     return 1;
   }
-  if (first && !add_name(r, name)) {
-    problem(r, NULL, "out of memory");
+  if (first && !add_name(r, name))
     return 0;
-  }
   if (archive_entry_hardlink(e) || type == AE_IFLNK) {
     if (first && archive_entry_hardlink(e))
       problem(r, name, "a hard link to %s: a bundle holds regular files only",
@@ -404,6 +438,14 @@ static int entry_name(scanning *sc, struct archive_entry *e, char *name,
      * copy can be removed; the files stay 0444. */
     return sc->pass != PASS_EXTRACT ||
            extract_header(sc->disk, e, 0755, r, name);
+  }
+  if (type == AE_IFREG && archive_entry_sparse_count(e) > 0) {
+    /* Its holes would be read as zeros that the archive never held. */
+    if (first)
+      problem(r, name,
+              "a sparse file: a bundle holds regular files only, every "
+              "byte stored");
+    return 1;
   }
   if (type != AE_IFREG || name[idlen] != '/') {
     if (first)
@@ -556,9 +598,30 @@ static int member_later(scanning *sc, struct archive *a,
   return ok;
 }
 
+/* The caps on a member's name and on the number of members (folders
+ * count): 0 (the first pass says why) when the pass must stop. */
+static int within_caps(scanning *sc, const char *raw, size_t entries) {
+  size_t len = strlen(raw), depth = 0;
+  const char *why = NULL;
+  for (size_t i = 0; i + 1 < len; i++)
+    depth += raw[i] == '/';
+  if (entries > BUNDLE_MEMBERS_MAX)
+    why = "more members than any bundle prereg writes";
+  else if (len > BUNDLE_NAME_MAX)
+    why = "a member's name longer than any prereg writes";
+  else if (depth >= BUNDLE_DEPTH_MAX)
+    why = "a member more folders deep than any prereg writes";
+  if (why && sc->pass == PASS_MEMBERS)
+    problem(sc->r, NULL,
+            "%s (at most %u members, names of %u bytes, %d "
+            "levels): it is not read further",
+            why, BUNDLE_MEMBERS_MAX, BUNDLE_NAME_MAX, BUNDLE_DEPTH_MAX);
+  return !why;
+}
+
 /* One member of the current pass; 0 when the pass must stop. */
-static int one_member(scanning *sc, struct archive *a,
-                      struct archive_entry *e) {
+static int one_member(scanning *sc, struct archive *a, struct archive_entry *e,
+                      size_t entries) {
   const char *raw = archive_entry_pathname(e), *rel;
   char *name;
   int go;
@@ -567,6 +630,8 @@ static int one_member(scanning *sc, struct archive *a,
       problem(sc->r, NULL, "a member has no usable name");
     return 1;
   }
+  if (!within_caps(sc, raw, entries))
+    return 0;
   if (!(name = core_strdup(raw))) {
     problem(sc->r, NULL, "out of memory");
     return 0;
@@ -620,10 +685,16 @@ static void scan(reader *r, int fd, enum pass pass, data_check *chk,
               msg ? ": " : "", msg ? msg : "");
       goto done;
     }
-    entries++;
-    if (!one_member(&sc, a, e))
+    if (!one_member(&sc, a, e, ++entries))
       goto done;
   }
+  if (pass == PASS_MEMBERS &&
+      (unsigned long long)archive_filter_bytes(a, 0) < r->stream_used)
+    /* A second archive, or anything else, after the end-of-archive
+     * blocks: what a reader's tar might extract, never verified here. */
+    problem(r, NULL,
+            "bytes follow the end of the archive inside the compressed "
+            "stream: the bundle was altered");
   if (!sc.saw_bm) {
     r->not_bundle = 1;
     problem(r, NULL, "not a prereg bundle: no " DATA_BUNDLE_MANIFEST);
@@ -666,6 +737,19 @@ static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n) {
   return ~crc;
 }
 
+/* Counts n more bytes of the tar stream, and where its last byte that is
+ * not 0 ends; 0 when the stream is now longer than cap. */
+static int stream_grows(reader *s, const char *chunk, la_ssize_t n,
+                        unsigned long long cap) {
+  la_ssize_t last = n;
+  while (last > 0 && chunk[last - 1] == 0)
+    last--;
+  if (last > 0)
+    s->stream_used = s->stream_len + (unsigned long long)last;
+  s->stream_len += (unsigned long long)n;
+  return s->stream_len <= cap;
+}
+
 /* The whole compressed stream, decompressed once to its end: libarchive's
  * tar reader stops at the end-of-archive blocks and would never notice a
  * gzip trailer (CRC, length) cut off or damaged after them. Also tells a
@@ -680,6 +764,9 @@ static int stream_intact(reader *s, int fd) {
   uint32_t crc = 0, isize = 0;
   unsigned char trailer[8];
   struct stat sb;
+  unsigned long long cap = 0;
+  if (fstat(fd, &sb) == 0 && sb.st_size > 0)
+    cap = (unsigned long long)sb.st_size * BUNDLE_GZIP_RATIO_MAX;
   if (!a || !src || !chunk) {
     problem(s, NULL, "out of memory");
     goto done;
@@ -708,10 +795,18 @@ static int stream_intact(reader *s, int fd) {
     goto done;
   }
   if (r == ARCHIVE_OK || r == ARCHIVE_WARN)
-    while ((n = archive_read_data(a, chunk, 65536)) > 0) {
+    while ((n = archive_read_data(a, chunk, 65536)) > 0 &&
+           stream_grows(s, chunk, n, cap)) {
       crc = crc32_update(crc, (const unsigned char *)chunk, (size_t)n);
       isize += (uint32_t)n;
     }
+  if (n > 0) {
+    problem(s, NULL,
+            "its compressed stream grows more than %llu times its size: no "
+            "bundle prereg writes, so it is not read further",
+            BUNDLE_GZIP_RATIO_MAX);
+    goto done;
+  }
   if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
     n = -1;
   if (n < 0) {

@@ -874,6 +874,24 @@ core_status data_bundle_extract(const char *path, char **data_dir,
  * one process are limited to a few. */
 void data_bundle_copies_remove(void);
 
+/** What data_bundle_compare compares: the members under prefix (such as
+ * "report/") of the verified copy data_dir/id/ that data_bundle_extract
+ * made, against the files of the folder fresh. */
+typedef struct data_compare {
+  const char *data_dir, *id, *prefix, *fresh;
+  const char *who;           /* the bundle, for messages */
+  core_buf *out;             /* one line per difference */
+  size_t *problems, *listed; /* OUT: differences; members under prefix */
+} data_compare;
+
+/** Compares, by the digests the bundle's BUNDLE-MANIFEST records (each
+ * checked against its member when the bundle was read, so nothing needs
+ * extracting), every member under prefix with the file of the same name
+ * in fresh: one that differs, one fresh lacks (a file added) and, when
+ * the bundle has any member under prefix, one fresh has and the bundle
+ * lacks, are each a line in out and a problem. */
+core_status data_bundle_compare(const data_compare *c, core_err *err);
+
 /** 1 when arg names a bundle (ends in .tar.gz or .tgz), else 0. */
 int data_is_bundle(const char *arg);
 

@@ -5,8 +5,10 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "reports/report.h"
 
@@ -26,26 +28,6 @@ core_status report_render_to(const char *sheet_path, const char *data_dir,
     report_doc_free(&doc);
   }
   report_input_free(in);
-  return st;
-}
-
-/* `prereg analyze --json` of the data in data_dir, as text: the rows
- * streamed into the analysis, as analyze does. OUT: *json (core_buf the
- * caller frees). */
-static core_status derive(const char *sheet_path, const char *data_dir,
-                          core_buf *json, core_err *err) {
-  proto_sheet *sheet = proto_sheet_load(sheet_path, err);
-  data_experiment *exp = NULL;
-  analysis_summary *sum = NULL;
-  core_status st;
-  if (!sheet)
-    return err->status ? err->status : CORE_EPROTOCOL;
-  if ((st = data_experiment_open(data_dir, sheet, &exp, err)) == CORE_OK &&
-      (st = analysis_experiment(sheet, exp, 0, &sum, err)) == CORE_OK)
-    st = analysis_json(sum, json, err);
-  analysis_summary_free(sum);
-  data_experiment_free(exp);
-  proto_sheet_free(sheet);
   return st;
 }
 
@@ -128,13 +110,54 @@ static core_status compare(const char *bundle, const char *id,
   return st;
 }
 
+/* The report rendered afresh from the copy's data, into DIR/report-afresh
+ * (removed with the copy). OUT: *fresh (core_free). */
+static core_status render_afresh(const char *sheet_path, const char *data_dir,
+                                 char **fresh, core_err *err) {
+  core_status st;
+  if (!(*fresh = core_path_join(data_dir, "report-afresh")))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if (mkdir(*fresh, 0700) != 0)
+    return core_fail(err, CORE_EIO, "%s: cannot create: %s", *fresh,
+                     strerror(errno));
+  st = report_render_to(sheet_path, data_dir, *fresh, err);
+  if (st != CORE_OK)
+    core_err_prefix(err, "the report cannot be rendered afresh from the "
+                         "bundle's data: ");
+  return st;
+}
+
+/* The bundle's analysis, when it was extracted, against the fresh one:
+ * what differs, value by value, and report.md's recorded digest. */
+static core_status compare_analysis(const char *bundle, const char *data_dir,
+                                    const char *id, const char *fresh,
+                                    core_buf *out, size_t *problems,
+                                    core_err *err) {
+  size_t alen = 0, mlen = 0;
+  char *analysis = read_report_file(data_dir, id, REPORT_ANALYSIS_FILE, &alen);
+  char *md = read_report_file(data_dir, id, "report.md", &mlen);
+  char *p = core_path_join(fresh, REPORT_ANALYSIS_FILE);
+  core_buf derived;
+  core_status st = CORE_OK;
+  core_buf_init(&derived);
+  if (!p)
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  else if (analysis && (st = core_read_file(p, &derived.data, &derived.len,
+                                            err)) == CORE_OK)
+    st = compare(bundle, id, analysis, alen, md, &derived, out, problems, err);
+  core_free(p);
+  core_buf_free(&derived);
+  core_free(analysis);
+  core_free(md);
+  return st;
+}
+
 core_status report_verify_bundle(const char *bundle, core_buf *out,
                                  core_err *err) {
   const char *sheet_path, *data_dir, *slash;
   char id[256];
-  char *analysis, *md;
-  size_t alen, mlen, problems = 0;
-  core_buf derived;
+  char *fresh = NULL;
+  size_t problems = 0, listed = 0;
   core_status st;
   if ((st = data_resolve_input(bundle, NULL, &sheet_path, &data_dir, NULL,
                                err)) != CORE_OK)
@@ -142,41 +165,31 @@ core_status report_verify_bundle(const char *bundle, core_buf *out,
   /* The sheet is DIR/ID/versions/vN.lua. */
   slash = sheet_path + strlen(data_dir) + 1;
   snprintf(id, sizeof id, "%.*s", (int)strcspn(slash, "/"), slash);
-  analysis = read_report_file(data_dir, id, REPORT_ANALYSIS_FILE, &alen);
-  md = read_report_file(data_dir, id, "report.md", &mlen);
-  if (!analysis && !md) {
+  if ((st = render_afresh(sheet_path, data_dir, &fresh, err)) == CORE_OK) {
+    data_compare c = {data_dir, id,  "report/", fresh,
+                      bundle,   out, &problems, &listed};
+    st = data_bundle_compare(&c, err);
+  }
+  if (st == CORE_OK && listed)
+    st = compare_analysis(bundle, data_dir, id, fresh, out, &problems, err);
+  core_free(fresh);
+  if (st != CORE_OK)
+    return st;
+  if (!listed) {
     core_buf_printf(out,
                     "%s: no report in the bundle: nothing to compare with "
                     "its data\n",
                     bundle);
     return CORE_OK;
   }
-  if (!analysis) {
-    core_buf_printf(out,
-                    "%s: %s/report/%s: missing, so the report cannot show "
-                    "which analysis it was rendered from\n",
-                    bundle, id, REPORT_ANALYSIS_FILE);
-    core_free(md);
-    return core_fail(err, CORE_EVERIFY, "%s: %s/report/%s is missing", bundle,
-                     id, REPORT_ANALYSIS_FILE);
-  }
-  core_buf_init(&derived);
-  if ((st = derive(sheet_path, data_dir, &derived, err)) == CORE_OK)
-    st =
-        compare(bundle, id, analysis, alen, md, &derived, out, &problems, err);
-  core_buf_free(&derived);
-  core_free(analysis);
-  core_free(md);
-  if (st != CORE_OK)
-    return st;
   if (problems)
     return core_fail(err, CORE_EVERIFY,
                      "%s: the report does not show what its data give (%zu "
                      "difference%s, above)",
                      bundle, problems, problems == 1 ? "" : "s");
   core_buf_printf(out,
-                  "%s: report: its analysis is the one its data give, and "
-                  "report.md records its digest\n",
+                  "%s: report: every file of it is what its data give, "
+                  "rendered afresh and compared byte for byte\n",
                   bundle);
   return CORE_OK;
 }

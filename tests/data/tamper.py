@@ -15,6 +15,16 @@
 #   tamper.py edit IN OUT MEMBER OLD NEW    replace text OLD by NEW and re-sign
 #                                           MANIFEST and BUNDLE-MANIFEST so
 #                                           that only deeper checks can see it
+#   tamper.py pad IN OUT MEMBER N           append N newlines, re-signed
+#   tamper.py addsigned IN OUT NAME         add a file NAME, re-signed
+#   tamper.py sparse IN OUT NAME SIZE       add NAME as a GNU sparse file of
+#                                           SIZE bytes holding one stored
+#                                           byte, declared in BUNDLE-MANIFEST
+#   tamper.py deep IN OUT N                 add a folder N levels deep
+#   tamper.py append IN OUT KIND            after the tar's end, inside the
+#                                           gzip stream: "tar" (a second
+#                                           archive) or "zeros"
+import gzip
 import hashlib
 import io
 import sys
@@ -68,6 +78,53 @@ def resign(members):
             for m, d in members]
 
 
+def save_raw(path, raw):
+    with open(path, "wb") as f:
+        f.write(gzip.compress(raw, mtime=0))
+
+
+def tar_bytes(members, fmt=tarfile.PAX_FORMAT):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=fmt) as t:
+        for m, data in members:
+            if data is not None:
+                m.size = len(data)
+                t.addfile(m, io.BytesIO(data))
+            else:
+                t.addfile(m)
+    return bytearray(buf.getvalue())
+
+
+def octal(raw, off, width, value):
+    if value < 8 ** (width - 1):
+        raw[off:off + width] = (b"%0*o" % (width - 1, value)) + b"\0"
+    else:  # base-256, as GNU tar writes large numbers
+        raw[off:off + width] = b"\x80" + value.to_bytes(width - 1, "big")
+
+
+def sparse(ms, out, name, size):
+    m = tarfile.TarInfo(name)
+    m.mode = 0o444
+    ms.append((m, b"x"))
+    ms = resign(ms)
+    i = find(ms, ms[0][0].name.rstrip("/") + "/BUNDLE-MANIFEST")
+    rel = name.split("/", 1)[1]
+    lines = ms[i][1].decode().splitlines()
+    lines = [" ".join([l.split(" ")[0], str(size), rel])
+             if l.endswith(" " + rel) else l for l in lines]
+    ms[i] = (ms[i][0], ("\n".join(lines) + "\n").encode())
+    raw = tar_bytes(ms, tarfile.GNU_FORMAT)
+    at = raw.find(name.encode() + b"\0")
+    raw[at + 156:at + 157] = b"S"  # old GNU sparse
+    octal(raw, at + 386, 12, size - 1)  # one region: the last byte
+    octal(raw, at + 398, 12, 1)
+    raw[at + 482] = 0
+    octal(raw, at + 483, 12, size)  # its real size
+    raw[at + 148:at + 156] = b" " * 8
+    raw[at + 148:at + 156] = b"%06o\0 " % sum(raw[at:at + 512])
+    save_raw(out, bytes(raw))
+
+
 def main(a):
     cmd = a[0]
     if cmd == "list":
@@ -114,6 +171,32 @@ def main(a):
             sys.exit("tamper.py: %r not in %s" % (a[4], a[3]))
         ms[i] = (ms[i][0], ms[i][1].replace(old, new))
         ms = resign(ms)
+    elif cmd == "pad":
+        i = find(ms, a[3])
+        ms[i] = (ms[i][0], ms[i][1] + b"\n" * int(a[4]))
+        ms = resign(ms)
+    elif cmd == "addsigned":
+        m = tarfile.TarInfo(a[3])
+        m.mode = 0o444
+        ms.append((m, b"<script>alert(1)</script>\n"))
+        ms = resign(ms)
+    elif cmd == "sparse":
+        return sparse(ms, out, a[3], int(a[4]))
+    elif cmd == "deep":
+        name = ms[0][0].name.rstrip("/")
+        for _ in range(int(a[3])):
+            name += "/d"
+            m = tarfile.TarInfo(name)
+            m.type, m.mode = tarfile.DIRTYPE, 0o755
+            ms.append((m, None))
+    elif cmd == "append":
+        raw = tar_bytes(ms)
+        if a[3] == "tar":
+            m = tarfile.TarInfo(ms[0][0].name.rstrip("/") + "/extra.txt")
+            raw += tar_bytes([(m, b"not verified\n")])
+        else:
+            raw += bytes(1 << 16)
+        return save_raw(out, bytes(raw))
     else:
         sys.exit("tamper.py: unknown command " + cmd)
     save(out, ms)
