@@ -750,6 +750,19 @@ static int stream_grows(reader *s, const char *chunk, la_ssize_t n,
   return s->stream_len <= cap;
 }
 
+/* One gzip member whose trailer ends the file: anything appended, or a
+ * trailer changed, makes a different file than the one published. */
+static int trailer_matches(int fd, uint32_t crc, uint32_t isize) {
+  unsigned char t[8];
+  struct stat sb;
+  return fstat(fd, &sb) == 0 && sb.st_size >= 18 &&
+         pread(fd, t, 8, sb.st_size - 8) == 8 &&
+         ((uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+          (uint32_t)t[3] << 24) == crc &&
+         ((uint32_t)t[4] | (uint32_t)t[5] << 8 | (uint32_t)t[6] << 16 |
+          (uint32_t)t[7] << 24) == isize;
+}
+
 /* The whole compressed stream, decompressed once to its end: libarchive's
  * tar reader stops at the end-of-archive blocks and would never notice a
  * gzip trailer (CRC, length) cut off or damaged after them. Also tells a
@@ -762,7 +775,6 @@ static int stream_intact(reader *s, int fd) {
   la_ssize_t n = 0;
   int ok = 0, r = ARCHIVE_FATAL;
   uint32_t crc = 0, isize = 0;
-  unsigned char trailer[8];
   struct stat sb;
   unsigned long long cap = 0;
   if (fstat(fd, &sb) == 0 && sb.st_size > 0)
@@ -815,14 +827,7 @@ static int stream_intact(reader *s, int fd) {
             msg ? ": " : "", msg ? msg : "");
     goto done;
   }
-  /* One gzip member whose trailer ends the file: anything appended, or a
-   * trailer changed, makes a different file than the one published. */
-  if (fstat(fd, &sb) != 0 || sb.st_size < 18 ||
-      pread(fd, trailer, 8, sb.st_size - 8) != 8 ||
-      ((uint32_t)trailer[0] | (uint32_t)trailer[1] << 8 |
-       (uint32_t)trailer[2] << 16 | (uint32_t)trailer[3] << 24) != crc ||
-      ((uint32_t)trailer[4] | (uint32_t)trailer[5] << 8 |
-       (uint32_t)trailer[6] << 16 | (uint32_t)trailer[7] << 24) != isize) {
+  if (!trailer_matches(fd, crc, isize)) {
     problem(s, NULL,
             "damaged archive: the gzip trailer (CRC-32 and "
             "length) does not match the data, or bytes "
