@@ -133,8 +133,9 @@
  * them together, at most: sheets and facts are small. */
 #define BUNDLE_KEEP_MAX (64u * 1024u * 1024u)
 #define BUNDLE_KEEP_TOTAL_MAX (256u * 1024u * 1024u)
-/* Of report/, only what a command from a bundle reads is extracted (the
- * analysis and the Markdown it is checked against), each at most this. */
+/* Of report/, only the analysis and the Markdown are extracted, each at
+ * most this, for verify's value-by-value account of what differs; every
+ * file of the report, whatever its size, is compared by its digest. */
 #define BUNDLE_REPORT_EXTRACT_MAX (16u * 1024u * 1024u)
 /* A bundle's tar stream is at most this many times its compressed size:
  * deflate cannot do better than about 1032:1, so a stream that grows past
