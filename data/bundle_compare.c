@@ -27,7 +27,8 @@ static core_status one_listed(const char *line, size_t len,
       strncmp(rel + 1, c->prefix, strlen(c->prefix)) != 0)
     return CORE_OK;
   name = rel + 1 + strlen(c->prefix);
-  (*c->listed)++;
+  if ((*c->listed)++, !c->fresh)
+    return CORE_OK;
   if (!(path = core_strndup(name, (size_t)(line + len - name))))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   key = path;
@@ -69,7 +70,7 @@ core_status data_bundle_compare(const data_compare *c, core_err *err) {
     return core_fail(err, CORE_ENOMEM, "out of memory");
   st = core_read_file_max(mpath, BUNDLE_MANIFEST_MAX, 0, &text, &len, err);
   core_free(mpath);
-  if (st == CORE_OK)
+  if (st == CORE_OK && c->fresh)
     st = core_list_dir(c->fresh, &names, &n_names, err);
   if (st == CORE_OK && !(seen = core_calloc(n_names + 1, 1)))
     st = core_fail(err, CORE_ENOMEM, "out of memory");

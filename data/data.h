@@ -904,7 +904,8 @@ typedef struct data_compare {
  * extracting), every member under prefix with the file of the same name
  * in fresh: one that differs, one fresh lacks (a file added) and, when
  * the bundle has any member under prefix, one fresh has and the bundle
- * lacks, are each a line in out and a problem. */
+ * lacks, are each a line in out and a problem. With fresh NULL it only
+ * counts the members under prefix. */
 core_status data_bundle_compare(const data_compare *c, core_err *err);
 
 /** 1 when arg names a bundle (ends in .tar.gz or .tgz), else 0. */
