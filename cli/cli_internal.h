@@ -29,6 +29,7 @@ core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_export(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_pilot(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_stamp(const cli_opts *opts, FILE *out, core_err *err);
 
 struct data_experiment;
 /** The status line of exp's pilot, when it has one (cmd_pilot.c). */
@@ -76,6 +77,31 @@ core_status cli_verify_original(const struct proto_sheet *s,
                                 core_err *err);
 /** verify of a bundle: its files (data_bundle_verify), then its report
  * against its data (report_verify_bundle); the report goes to out. */
-core_status cli_verify_bundle(const char *path, FILE *out, core_err *err);
+core_status cli_verify_bundle(const char *path, const char *tsa_ca, FILE *out,
+                              core_err *err);
+
+struct data_experiment;
+struct proto_sheet;
+/** Loads the sheet opts->args[0] and opens its experiment folder; on
+ * failure both are NULL and err is filled. */
+core_status cli_open_both(const cli_opts *opts, struct proto_sheet **sheet,
+                          struct data_experiment **exp, core_err *err);
+
+/* Time-stamps (cmd_stamp.c) */
+
+struct data_stamper;
+/** The stamper of --tsa URL [--tsa-ca FILE] (stamper->fn NULL without
+ * --tsa): each stamp is asked of the TSA with curl and checked in full.
+ * CORE_EUSAGE for a URL that is not http(s) or --tsa-ca alone. */
+core_status cli_stamper(const cli_opts *opts, struct data_stamper *stamper,
+                        core_err *err);
+/** "  stamped vN TIME by TSA" for the stamp stamper took last (nothing
+ * without one). */
+void cli_print_stamp(const struct data_stamper *stamper, int version,
+                     FILE *out);
+/** verify's lines on exp's stamps (data_stamps_verify); CORE_EVERIFY
+ * when one does not verify, CORE_EUSAGE when ca cannot be read. */
+core_status cli_verify_stamps(const struct data_experiment *exp,
+                              const char *ca, FILE *out, core_err *err);
 
 #endif

@@ -54,7 +54,27 @@ static core_status verify_bundled_original(const char *path, FILE *out,
   return st;
 }
 
-core_status cli_verify_bundle(const char *path, FILE *out, core_err *err) {
+/* The stamps a bundle carries, checked in its extracted copy. */
+static core_status verify_bundled_stamps(const char *path, const char *ca,
+                                         FILE *out, core_err *err) {
+  const char *sheet_path, *data_dir;
+  proto_sheet *s;
+  data_experiment *exp = NULL;
+  core_status st =
+      data_resolve_input(path, NULL, &sheet_path, &data_dir, NULL, err);
+  if (st != CORE_OK)
+    return st;
+  if (!(s = proto_sheet_load(sheet_path, err)))
+    return err->status ? err->status : CORE_EPROTOCOL;
+  if ((st = data_experiment_open(data_dir, s, &exp, err)) == CORE_OK)
+    st = cli_verify_stamps(exp, ca, out, err);
+  data_experiment_free(exp);
+  proto_sheet_free(s);
+  return st;
+}
+
+core_status cli_verify_bundle(const char *path, const char *tsa_ca, FILE *out,
+                              core_err *err) {
   core_buf report;
   core_status st;
   core_buf_init(&report);
@@ -64,6 +84,8 @@ core_status cli_verify_bundle(const char *path, FILE *out, core_err *err) {
   if (report.data)
     fputs(report.data, out);
   core_buf_free(&report);
+  if (st == CORE_OK)
+    st = verify_bundled_stamps(path, tsa_ca, out, err);
   if (st == CORE_OK)
     st = verify_bundled_original(path, out, err);
   return st;

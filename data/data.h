@@ -202,6 +202,65 @@ core_status data_register(data_experiment *exp, const proto_sheet *sheet,
 core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
                        core_err *err);
 
+/* Time-stamps (data/stamp.c)
+ *
+ * A version is stamped by a time-stamping authority (RFC 3161) over the
+ * SHA-256 of its record, versions/vN.json (which holds the sheet's
+ * SHA-256 and the filing time): the token is frozen as stamps/vN.tsr and
+ * listed in the MANIFEST, so publish carries it. A request waiting to be
+ * sent by other means is stamps/vN.tsq, never frozen. */
+#define DATA_STAMPS_DIR "stamps"
+
+/** The SHA-256 a stamp of version k covers: of versions/vK.json. */
+core_status data_stamp_digest(const data_experiment *exp, int k,
+                              char hex[CORE_SHA256_HEX], core_err *err);
+/** 1 when version k has a frozen stamp. */
+int data_stamp_has(const data_experiment *exp, int k);
+/** Freezes tsr (a reply the caller checked) as version k's stamp and
+ * lists it in the MANIFEST, under the lock; a pending request of k is
+ * removed. CORE_EINPUT when k is no version or is stamped already. */
+core_status data_stamp_freeze(data_experiment *exp, int k, const void *tsr,
+                              size_t len, core_err *err);
+/** Writes the request tsq of version k as stamps/vK.tsq (mode 0644; not
+ * frozen). OUT: *path newly allocated (core_free). */
+core_status data_stamp_request_write(const data_experiment *exp, int k,
+                                     const void *tsq, size_t len, char **path,
+                                     core_err *err);
+/** The pending request of version k. OUT: *tsq newly allocated
+ * (core_free), NULL when there is none; *len. */
+core_status data_stamp_request_read(const data_experiment *exp, int k,
+                                    char **tsq, size_t *len, core_err *err);
+/** verify's check of every version's stamp: a line per version ("v0:
+ * stamped TIME by TSA", with "(chain not checked: no --tsa-ca)" when ca
+ * is NULL, or "v0: not stamped"), and for a token that does not verify,
+ * covers another digest or (ca) does not chain to ca, a line naming the
+ * file, counted in *problems; a file of stamps/ that is no version's
+ * stamp too. CORE_EINPUT when ca cannot be read, CORE_ENOMEM. */
+core_status data_stamps_verify(const data_experiment *exp, const char *ca,
+                               core_buf *report, long *problems,
+                               core_err *err);
+
+/* A stamp taken while a version is filed (register and amend with a
+ * TSA): fn gets the version's number and the SHA-256 of its record
+ * before anything is written, and returns the checked reply to freeze
+ * with it (OUT: *tsr newly allocated, core_free; *len); an error leaves
+ * nothing filed. */
+typedef struct data_stamper {
+  core_status (*fn)(void *ctx, int version, const char *hex, char **tsr,
+                    size_t *len, core_err *err);
+  void *ctx;
+} data_stamper;
+
+/** data_register, with the version stamped in the same step (stamper may
+ * be NULL: none). */
+core_status data_register_stamped(data_experiment *exp,
+                                  const proto_sheet *sheet,
+                                  const data_stamper *stamper, int *already,
+                                  core_err *err);
+/** data_amend, with the new version stamped in the same step. */
+core_status data_amend_stamped(data_experiment *exp, const proto_sheet *sheet,
+                               const data_stamper *stamper, core_err *err);
+
 /** The lock that run and import call: CORE_ELOCK when not registered or
  * when the text differs from the newest version; the message lists the
  * changed lines and says to append an amendment and run prereg amend. */
