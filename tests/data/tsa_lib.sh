@@ -8,6 +8,8 @@
 #                       test ends; sets TSA_URL
 # SPDX-License-Identifier: MIT
 
+TSA_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 make_tsa() {
   local d=$1 name=$2
   mkdir -p "$d"
@@ -46,7 +48,7 @@ CNF
 start_tsa() {
   local d=$1 i pid
   rm -f "$d/port"
-  python3 "$(dirname "${BASH_SOURCE[0]}")/tsa_server.py" "$d" &
+  python3 "$TSA_LIB_DIR/tsa_server.py" "$d" &
   pid=$!
   on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
   for ((i = 0; i < 200; i++)); do
