@@ -44,6 +44,8 @@ typedef struct cli_opts {
    * --attach FILE.tsr; verify --tsa-ca FILE */
   const char *tsa, *tsa_ca, *attach;
   int request;
+  /* register, amend, publish --sign KEYFILE; verify --allowed-signers */
+  const char *sign, *allowed_signers;
 } cli_opts;
 
 /** Parses argv into opts (options may stand before or after positional

@@ -47,7 +47,7 @@ core_status cli_cmd_register(const cli_opts *opts, FILE *out, core_err *err) {
     else if (stamper.fn && !data_stamp_has(exp, v->number))
       fprintf(out, "  not stamped: run prereg stamp %s --tsa %s\n",
               opts->args[0], opts->tsa);
-  } else if (stamper.fn && strncmp(err->msg, "the TSA ", 8) == 0) {
+  } else if (cli_stamper_failed(&stamper, err)) {
     core_err_prefix(err, "nothing registered: ");
   }
   data_experiment_free(exp);
@@ -75,7 +75,7 @@ core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err) {
   data_stamper stamper;
   if ((st = cli_stamper(opts, &stamper, err)) == CORE_OK)
     st = data_amend_stamped(exp, sheet, &stamper, err);
-  if (st != CORE_OK && stamper.fn && strncmp(err->msg, "the TSA ", 8) == 0)
+  if (st != CORE_OK && cli_stamper_failed(&stamper, err))
     core_err_prefix(err, "nothing amended: ");
   if (st == CORE_OK) {
     const data_version *v = &exp->versions[exp->n_versions - 1];
@@ -271,7 +271,8 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   core_err lock;
   core_status st;
   if (data_is_bundle(opts->args[0]))
-    return cli_verify_bundle(opts->args[0], opts->tsa_ca, out, err);
+    return cli_verify_bundle(opts->args[0], opts->tsa_ca,
+                             opts->allowed_signers, out, err);
   if ((st = cli_refuse_folder(opts, err)) != CORE_OK)
     return st;
   st = cli_open_both(opts, &sheet, &exp, err);
@@ -287,6 +288,8 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
     fputs(report.data, out);
   if (st == CORE_OK)
     st = cli_verify_stamps(exp, opts->tsa_ca, out, err);
+  if (st == CORE_OK)
+    st = cli_verify_signatures(exp, opts->allowed_signers, 0, out, err);
   if (st == CORE_OK)
     st = cli_verify_original(sheet, opts->data_dir, out, err);
   memset(&lock, 0, sizeof lock);

@@ -4,6 +4,8 @@
  * verify's check of the stamps of a folder or a bundle.
  * SPDX-License-Identifier: MIT
  */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli_internal.h"
@@ -70,7 +72,7 @@ static core_status post(const char *url, const char *tsq, size_t len,
 }
 
 typedef struct tsa_ctx {
-  const char *url, *ca;
+  const char *url, *ca, *key;
   core_stamp got; /* the last stamp taken */
 } tsa_ctx;
 
@@ -101,31 +103,48 @@ static core_status ask_tsa(void *ctx, int version, const char *hex, char **tsr,
   return st;
 }
 
+/* The record signed with --sign's key. */
+static core_status sign_record(void *ctx, const char *text, size_t len,
+                               char **sig, size_t *sig_len, core_err *err) {
+  const tsa_ctx *c = ctx;
+  return cli_ssh_sign(c->key, text, len, sig, sig_len, err);
+}
+
 core_status cli_stamper(const cli_opts *opts, data_stamper *stamper,
                         core_err *err) {
   static tsa_ctx ctx;
   core_status st;
   memset(stamper, 0, sizeof *stamper);
+  memset(&ctx, 0, sizeof ctx);
   if (opts->tsa_ca && !opts->tsa)
     return core_fail(err, CORE_EUSAGE, "--tsa-ca needs --tsa URL");
-  if (!opts->tsa)
-    return CORE_OK;
-  if ((st = check_url(opts->tsa, err)) != CORE_OK)
+  if (opts->tsa && (st = check_url(opts->tsa, err)) != CORE_OK)
     return st;
-  memset(&ctx, 0, sizeof ctx);
+  if (opts->sign && !core_exists(opts->sign))
+    return core_fail(err, CORE_EUSAGE, "--sign %s: no such key file",
+                     opts->sign);
   ctx.url = opts->tsa;
   ctx.ca = opts->tsa_ca;
-  stamper->fn = ask_tsa;
+  ctx.key = opts->sign;
+  stamper->fn = opts->tsa ? ask_tsa : NULL;
+  stamper->sign = opts->sign ? sign_record : NULL;
   stamper->ctx = &ctx;
   return CORE_OK;
 }
 
 void cli_print_stamp(const data_stamper *stamper, int version, FILE *out) {
   const tsa_ctx *c = stamper->ctx;
-  if (!stamper->fn || !c)
-    return;
-  fprintf(out, "  stamped v%d %s by %s%s\n", version, c->got.time, c->got.tsa,
-          c->got.chain_checked ? "" : " (chain not checked: no --tsa-ca)");
+  if (stamper->fn && c)
+    fprintf(out, "  stamped v%d %s by %s%s\n", version, c->got.time,
+            c->got.tsa,
+            c->got.chain_checked ? "" : " (chain not checked: no --tsa-ca)");
+  if (stamper->sign && c)
+    fprintf(out, "  signed  v%d with %s\n", version, c->key);
+}
+
+int cli_stamper_failed(const data_stamper *stamper, const core_err *err) {
+  return (stamper->fn && strncmp(err->msg, "the TSA ", 8) == 0) ||
+         (stamper->sign && strncmp(err->msg, "ssh-keygen ", 11) == 0);
 }
 
 /* prereg stamp */
@@ -282,5 +301,74 @@ core_status cli_verify_stamps(const data_experiment *exp, const char *ca,
                    exp->dir, problems, problems == 1 ? "" : "s");
   if (st == CORE_EINPUT)
     err->status = st = CORE_EUSAGE;
+  return st;
+}
+
+/* Prints text with every "DIR/" said as "BUNDLE: " (the extracted copy's
+ * folder is the reader's temporary one: messages name the bundle). */
+static void print_as_bundle(const char *text, const char *dir,
+                            const char *bundle, FILE *out) {
+  size_t dl = strlen(dir);
+  for (const char *p = text; *p;) {
+    const char *hit = strstr(p, dir);
+    if (!hit || hit[dl] != '/') {
+      fputs(p, out);
+      return;
+    }
+    fwrite(p, 1, (size_t)(hit - p), out);
+    fprintf(out, "%s: %s", bundle,
+            strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir);
+    p = hit + dl;
+  }
+}
+
+/* The stamps and signatures of the opened copy, into text. */
+static core_status bundle_proofs(const data_experiment *exp, const char *ca,
+                                 const char *allowed, char **text,
+                                 core_err *err) {
+  size_t len = 0;
+  FILE *mem = open_memstream(text, &len);
+  core_status st;
+  if (!mem)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  st = cli_verify_stamps(exp, ca, mem, err);
+  if (st == CORE_OK || st == CORE_EVERIFY) {
+    core_err e2;
+    core_status s2 = cli_verify_signatures(exp, allowed, 1, mem, &e2);
+    if (st == CORE_OK && s2 != CORE_OK) {
+      st = s2;
+      *err = e2;
+    }
+  }
+  fclose(mem);
+  return st;
+}
+
+core_status cli_verify_bundle_proofs(const char *path, const char *ca,
+                                     const char *allowed, FILE *out,
+                                     core_err *err) {
+  const char *sheet_path, *data_dir;
+  proto_sheet *s;
+  data_experiment *exp = NULL;
+  char *text = NULL;
+  core_status st =
+      data_resolve_input(path, NULL, &sheet_path, &data_dir, NULL, err);
+  if (st != CORE_OK)
+    return st;
+  if (!(s = proto_sheet_load(sheet_path, err)))
+    return err->status ? err->status : CORE_EPROTOCOL;
+  if ((st = data_experiment_open(data_dir, s, &exp, err)) == CORE_OK) {
+    st = bundle_proofs(exp, ca, allowed, &text, err);
+    if (text)
+      print_as_bundle(text, exp->dir, path, out);
+    if (st == CORE_EVERIFY)
+      core_fail(err, st,
+                "%s: its time-stamps or signatures did not verify "
+                "(above)",
+                path);
+  }
+  free(text); /* open_memstream's, not ours */
+  data_experiment_free(exp);
+  proto_sheet_free(s);
   return st;
 }

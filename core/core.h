@@ -382,6 +382,17 @@ core_status core_stamp_check(const char *name, const void *der, size_t len,
                              const char *want, const char *nonce,
                              const char *ca, core_stamp *out, core_err *err);
 
+/* SSH signatures (core/sshsig.c) */
+
+/** Reads text (name for messages) as an armoured SSH signature (ssh-keygen
+ * -Y sign; at most SIGNATURE_MAX bytes) far enough to know it is one:
+ * the armour, its base64, the magic SSHSIG, version 1, a public key and a
+ * namespace. OUT: ns, the namespace (no control byte). CORE_EVERIFY
+ * naming name when it is none; it proves nothing of the signature
+ * itself, which ssh-keygen -Y verify checks. */
+core_status core_sshsig_read(const char *name, const char *text, size_t len,
+                             char ns[64], core_err *err);
+
 /* Time */
 
 /** Writes the UTC time as "2026-11-30T01:37:25Z" into out. Honours

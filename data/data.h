@@ -240,14 +240,23 @@ core_status data_stamps_verify(const data_experiment *exp, const char *ca,
                                core_buf *report, long *problems,
                                core_err *err);
 
-/* A stamp taken while a version is filed (register and amend with a
- * TSA): fn gets the version's number and the SHA-256 of its record
- * before anything is written, and returns the checked reply to freeze
- * with it (OUT: *tsr newly allocated, core_free; *len); an error leaves
+/* Signatures: a version's record signed with an SSH key (ssh-keygen -Y
+ * sign -n prereg) is frozen as signatures/vN.sig, listed in the
+ * MANIFEST. */
+#define DATA_SIGNATURES_DIR "signatures"
+
+/* A stamp and a signature taken while a version is filed (register and
+ * amend with --tsa, --sign): fn gets the version's number and the
+ * SHA-256 of its record before anything is written, and returns the
+ * checked reply to freeze with it (OUT: *tsr newly allocated, core_free;
+ * *len); sign gets the record's text and returns its signature (OUT:
+ * *sig newly allocated, *sig_len). Either may be NULL; an error leaves
  * nothing filed. */
 typedef struct data_stamper {
   core_status (*fn)(void *ctx, int version, const char *hex, char **tsr,
                     size_t *len, core_err *err);
+  core_status (*sign)(void *ctx, const char *text, size_t len, char **sig,
+                      size_t *sig_len, core_err *err);
   void *ctx;
 } data_stamper;
 
@@ -903,6 +912,18 @@ const char *data_fact_get(const data_batch_info *b, const char *key);
 core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
                               const char *report_dir, const char *out_path,
                               char sha256[CORE_SHA256_HEX], core_err *err);
+
+/* A bundle's MANIFEST signed with an SSH key (publish --sign): the
+ * member ID/manifest.sig, outside the MANIFEST it signs. */
+#define DATA_BUNDLE_MANIFEST_SIG "manifest.sig"
+
+/** data_bundle_write with the MANIFEST's signature (sig[0..sig_len), an
+ * armoured SSH signature) as the member manifest.sig; sig NULL: none. */
+core_status
+data_bundle_write_signed(const char *exp_dir, const proto_sheet *sheet,
+                         const char *report_dir, const char *out_path,
+                         const char *sig, size_t sig_len,
+                         char sha256[CORE_SHA256_HEX], core_err *err);
 
 /** Checks the bundle at path without unpacking it: every member against
  * BUNDLE-MANIFEST and MANIFEST, missing, added and duplicate members,

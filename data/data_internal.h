@@ -405,6 +405,9 @@ int data_valid_id(const char *s, size_t n);
  * caller adds it to the MANIFEST) and removes a pending stamps/vK.tsq. */
 core_status data_stamp_write(const data_experiment *exp, int k,
                              const void *tsr, size_t len, core_err *err);
+/** Writes sig as signatures/vK.sig (frozen; the caller lists it). */
+core_status data_sign_write(const data_experiment *exp, int k, const void *sig,
+                            size_t len, core_err *err);
 
 /* Versions */
 

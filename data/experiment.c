@@ -556,6 +556,20 @@ static core_status take_stamp(const data_stamper *stamper, size_t k,
   return stamper->fn(stamper->ctx, (int)k, hex, tsr, len, err);
 }
 
+/* The record signed, before anything is written. OUT: as take_stamp. */
+static core_status take_signature(const data_stamper *stamper, size_t k,
+                                  const char *text, size_t text_len,
+                                  char **sig, size_t *len, char **rel,
+                                  size_t *n_rel, core_err *err) {
+  *sig = NULL;
+  *len = 0;
+  if (!stamper || !stamper->sign)
+    return CORE_OK;
+  if (!(rel[(*n_rel)++] = core_asprintf(DATA_SIGNATURES_DIR "/v%zu.sig", k)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  return stamper->sign(stamper->ctx, text, text_len, sig, len, err);
+}
+
 /* Writes versions/vK.lua (+ .diff) + .json (and its stamp) and lists
  * them in the MANIFEST. The .json goes last: a version exists once its
  * .json does, so a crash before that leaves the chain as it was. */
@@ -567,9 +581,9 @@ static core_status file_version(data_experiment *exp, const proto_sheet *sheet,
   char *lua = core_asprintf("%s/versions/v%zu.lua", exp->dir, k);
   char *dif = core_asprintf("%s/versions/v%zu.diff", exp->dir, k);
   char *js = core_asprintf("%s/versions/v%zu.json", exp->dir, k);
-  char **rel = core_calloc(4, sizeof *rel);
-  char *text = NULL, *tsr = NULL;
-  size_t n_rel = 0, text_len = 0, tsr_len = 0;
+  char **rel = core_calloc(5, sizeof *rel);
+  char *text = NULL, *tsr = NULL, *sig = NULL;
+  size_t n_rel = 0, text_len = 0, tsr_len = 0, sig_len = 0;
   core_status st = CORE_OK;
   if (rel) {
     rel[n_rel++] = core_asprintf("versions/v%zu.lua", k);
@@ -584,7 +598,9 @@ static core_status file_version(data_experiment *exp, const proto_sheet *sheet,
   }
   if ((st = json_text(js, root, &text, &text_len, err)) != CORE_OK ||
       (st = take_stamp(stamper, k, text, text_len, &tsr, &tsr_len, rel, &n_rel,
-                       err)) != CORE_OK)
+                       err)) != CORE_OK ||
+      (st = take_signature(stamper, k, text, text_len, &sig, &sig_len, rel,
+                           &n_rel, err)) != CORE_OK)
     goto cleanup;
   if ((st = core_mkdir_p(vdir, 0755, err)) != CORE_OK)
     goto cleanup;
@@ -594,8 +610,10 @@ static core_status file_version(data_experiment *exp, const proto_sheet *sheet,
   if (diff && (st = core_write_file_atomic(dif, diff, strlen(diff), 0444,
                                            err)) != CORE_OK)
     goto cleanup;
-  if (tsr &&
-      (st = data_stamp_write(exp, (int)k, tsr, tsr_len, err)) != CORE_OK)
+  if ((tsr &&
+       (st = data_stamp_write(exp, (int)k, tsr, tsr_len, err)) != CORE_OK) ||
+      (sig &&
+       (st = data_sign_write(exp, (int)k, sig, sig_len, err)) != CORE_OK))
     goto cleanup;
   if ((st = copy_inputs(exp, sheet, k, in, &rel, &n_rel, err)) != CORE_OK)
     goto cleanup;
@@ -607,6 +625,7 @@ static core_status file_version(data_experiment *exp, const proto_sheet *sheet,
 cleanup:
   core_free(text);
   core_free(tsr);
+  core_free(sig);
   core_free(vdir);
   core_free(lua);
   core_free(dif);

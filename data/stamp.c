@@ -3,6 +3,8 @@
  * stamped by a time-stamping authority, the token frozen as
  * stamps/vN.tsr and listed in the MANIFEST; requests waiting to be sent
  * by other means (stamps/vN.tsq, not frozen); and verify's word on them.
+ * The signatures of the records (signatures/vN.sig) are written here
+ * too; ssh-keygen checks them (cli/).
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
@@ -52,6 +54,21 @@ core_status data_stamp_write(const data_experiment *exp, int k,
   core_free(dir);
   core_free(path);
   core_free(tsq);
+  return st;
+}
+
+core_status data_sign_write(const data_experiment *exp, int k, const void *sig,
+                            size_t len, core_err *err) {
+  char *dir = core_path_join(exp->dir, DATA_SIGNATURES_DIR);
+  char *path =
+      core_asprintf("%s/" DATA_SIGNATURES_DIR "/v%d.sig", exp->dir, k);
+  core_status st;
+  if (!dir || !path)
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  else if ((st = core_mkdir_p(dir, 0755, err)) == CORE_OK)
+    st = core_write_file_atomic(path, sig, len, 0444, err);
+  core_free(dir);
+  core_free(path);
   return st;
 }
 

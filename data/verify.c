@@ -304,6 +304,7 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
     walk(&w, "batches", pass);
     walk(&w, "inputs", pass);
     walk(&w, DATA_STAMPS_DIR, pass);
+    walk(&w, DATA_SIGNATURES_DIR, pass);
   }
   walk_pilot(&w);
   check_orphans(&w);
