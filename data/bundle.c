@@ -690,7 +690,6 @@ data_bundle_write_signed(const char *exp_dir, const proto_sheet *sheet,
   const char *id;
   int has_report;
   core_status st;
-
   core_buf_init(&tgz);
   dir = core_strdup(exp_dir);
   if (!dir)
@@ -713,15 +712,14 @@ data_bundle_write_signed(const char *exp_dir, const proto_sheet *sheet,
   }
   if ((st = core_read_file(mpath, &mtext, &mlen, err)) != CORE_OK ||
       (st = add_frozen(&l, dir, mpath, mtext, mlen, "", err)) != CORE_OK ||
-      (st = add_originals(&l, dir, err)) != CORE_OK)
+      (st = add_originals(&l, dir, err)) != CORE_OK ||
+      (st = add_signature(&l, sig, sig_len, err)) != CORE_OK)
     goto cleanup;
   if (!items_add(&l, "MANIFEST", 0, mtext, mlen)) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }
   mtext = NULL;
-  if ((st = add_signature(&l, sig, sig_len, err)) != CORE_OK)
-    goto cleanup;
 
   has_report = report_dir && core_is_dir(report_dir);
   if (has_report && (st = add_tree(&l, report_dir, "report", err)) != CORE_OK)
