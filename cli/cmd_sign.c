@@ -17,7 +17,7 @@ core_status cli_ssh_sign(const char *key, const char *text, size_t len,
   const char *argv[] = {"ssh-keygen", "-Y", "sign", "-n",
                         NAMESPACE,    "-f", key,    NULL};
   run_tool_result res;
-  char why[400], ns[64];
+  char why[400], ns[64], fp[CORE_SSH_FP];
   core_status st;
   *sig = NULL;
   *sig_len = 0;
@@ -31,7 +31,7 @@ core_status cli_ssh_sign(const char *key, const char *text, size_t len,
                    why);
   } else if (st == CORE_OK &&
              (st = core_sshsig_read("ssh-keygen's signature", res.out.data,
-                                    res.out.len, ns, err)) == CORE_OK) {
+                                    res.out.len, ns, fp, err)) == CORE_OK) {
     *sig_len = res.out.len;
     *sig = core_buf_steal(&res.out);
   }
@@ -100,13 +100,13 @@ static core_status sig_check(const char *sig, const char *msg, size_t len,
   const char *nv[] = {"ssh-keygen", "-Y",      "check-novalidate",
                       "-n",         NAMESPACE, "-s",
                       sig,          NULL};
-  char *text = NULL, ns[64], fp[128], who[256], why[400];
+  char *text = NULL, ns[64], fp[128], who[256], why[400], kfp[CORE_SSH_FP];
   size_t tlen = 0;
   run_tool_result res;
   core_status st =
       core_read_file_max(sig, SIGNATURE_MAX, 0, &text, &tlen, err);
   if (st == CORE_OK)
-    st = core_sshsig_read(sig, text, tlen, ns, err);
+    st = core_sshsig_read(sig, text, tlen, ns, kfp, err);
   core_free(text);
   if (st == CORE_OK && strcmp(ns, NAMESPACE) != 0)
     return core_fail(err, CORE_EVERIFY,

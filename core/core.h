@@ -384,14 +384,19 @@ core_status core_stamp_check(const char *name, const void *der, size_t len,
 
 /* SSH signatures (core/sshsig.c) */
 
+/* A key's fingerprint as ssh-keygen -l shows it: "SHA256:" and 43
+ * base64 digits, and a NUL. */
+#define CORE_SSH_FP 52
+
 /** Reads text (name for messages) as an armoured SSH signature (ssh-keygen
  * -Y sign; at most SIGNATURE_MAX bytes) far enough to know it is one:
  * the armour, its base64, the magic SSHSIG, version 1, a public key and a
- * namespace. OUT: ns, the namespace (no control byte). CORE_EVERIFY
- * naming name when it is none; it proves nothing of the signature
- * itself, which ssh-keygen -Y verify checks. */
+ * namespace. OUT: ns, the namespace (no control byte); fp, the
+ * fingerprint of the key it names. CORE_EVERIFY naming name when it is
+ * none; it proves nothing of the signature itself, which ssh-keygen -Y
+ * verify checks. */
 core_status core_sshsig_read(const char *name, const char *text, size_t len,
-                             char ns[64], core_err *err);
+                             char ns[64], char fp[CORE_SSH_FP], core_err *err);
 
 /* Time */
 

@@ -4,6 +4,7 @@
  * a file that is not one is named as such rather than passed on.
  * SPDX-License-Identifier: MIT
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/core.h"
@@ -73,17 +74,52 @@ static int ssh_string(const unsigned char *blob, size_t n, size_t *p,
   return 1;
 }
 
-/* The namespace of the decoded blob[0..n) into ns. */
+/* "SHA256:" and the unpadded base64 of the SHA-256 of the public key
+ * blob key[0..len), as ssh-keygen -l shows a key. */
+static void key_fingerprint(const unsigned char *key, size_t len,
+                            char fp[CORE_SSH_FP]) {
+  static const char b64c[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  char hex[CORE_SHA256_HEX];
+  unsigned char d[32];
+  size_t o = (size_t)snprintf(fp, CORE_SSH_FP, "SHA256:");
+  unsigned long acc = 0;
+  int bits = 0;
+  core_sha256_hex(key, len, hex);
+  for (int i = 0; i < 32; i++) {
+    unsigned v = 0;
+    sscanf(hex + 2 * i, "%2x", &v);
+    d[i] = (unsigned char)v;
+  }
+  for (int i = 0; i < 32; i++) {
+    acc = (acc << 8) | d[i];
+    bits += 8;
+    while (bits >= 6 && o + 1 < CORE_SSH_FP) {
+      bits -= 6;
+      fp[o++] = b64c[(acc >> bits) & 63];
+    }
+  }
+  if (bits > 0 && o + 1 < CORE_SSH_FP)
+    fp[o++] = b64c[(acc << (6 - bits)) & 63];
+  fp[o] = '\0';
+}
+
+/* The namespace of the decoded blob[0..n) into ns, the key's fingerprint
+ * into fp. */
 static core_status blob_namespace(const char *name, const unsigned char *blob,
-                                  size_t n, char ns[64], core_err *err) {
+                                  size_t n, char ns[64], char fp[CORE_SSH_FP],
+                                  core_err *err) {
   const unsigned char *s;
   size_t slen, p = 10;
   if (n < 10 || memcmp(blob, "SSHSIG", 6) != 0 || blob[6] || blob[7] ||
       blob[8] || blob[9] != 1)
     return core_fail(err, CORE_EVERIFY,
                      "%s: not an SSH signature of version 1 (SSHSIG)", name);
-  if (!ssh_string(blob, n, &p, &s, &slen) || /* the public key */
-      !ssh_string(blob, n, &p, &s, &slen))   /* the namespace */
+  if (!ssh_string(blob, n, &p, &s, &slen)) /* the public key */
+    return core_fail(err, CORE_EVERIFY, "%s: an SSH signature cut short",
+                     name);
+  key_fingerprint(s, slen, fp);
+  if (!ssh_string(blob, n, &p, &s, &slen)) /* the namespace */
     return core_fail(err, CORE_EVERIFY, "%s: an SSH signature cut short",
                      name);
   if (slen >= 64 || memchr(s, '\0', slen))
@@ -99,12 +135,14 @@ static core_status blob_namespace(const char *name, const unsigned char *blob,
 }
 
 core_status core_sshsig_read(const char *name, const char *text, size_t len,
-                             char ns[64], core_err *err) {
+                             char ns[64], char fp[CORE_SSH_FP],
+                             core_err *err) {
   unsigned char *blob;
   const char *body, *end;
   core_status st;
   long n;
   ns[0] = '\0';
+  fp[0] = '\0';
   if (len > SIGNATURE_MAX || len < strlen(BEGIN) ||
       memcmp(text, BEGIN, strlen(BEGIN)) != 0)
     return core_fail(err, CORE_EVERIFY,
@@ -125,7 +163,7 @@ core_status core_sshsig_read(const char *name, const char *text, size_t len,
     st = core_fail(err, CORE_EVERIFY,
                    "%s: not an SSH signature (its base64 is broken)", name);
   else
-    st = blob_namespace(name, blob, (size_t)n, ns, err);
+    st = blob_namespace(name, blob, (size_t)n, ns, fp, err);
   core_free(blob);
   return st;
 }

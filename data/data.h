@@ -245,6 +245,25 @@ core_status data_stamps_verify(const data_experiment *exp, const char *ca,
  * MANIFEST. */
 #define DATA_SIGNATURES_DIR "signatures"
 
+/* What a reader is told of each version's proofs (analyze --json
+ * `registration`, the report): the time-stamp when its token verifies
+ * against the version's record (the certificate it carries; verify
+ * checks the chain), and the key the signature names (verify checks the
+ * signature). */
+typedef struct data_registration {
+  int version;
+  char sha256[CORE_SHA256_HEX]; /* the sheet's */
+  int stamped;                  /* 0: no token, or one that fails */
+  char stamp_time[32], tsa[512];
+  char key[CORE_SSH_FP]; /* "" when not signed */
+} data_registration;
+
+/** One entry per version of exp's chain. OUT: *out newly allocated
+ * (core_free), *n. CORE_ENOMEM only. */
+core_status data_registration_load(const data_experiment *exp,
+                                   data_registration **out, size_t *n,
+                                   core_err *err);
+
 /* A stamp and a signature taken while a version is filed (register and
  * amend with --tsa, --sign): fn gets the version's number and the
  * SHA-256 of its record before anything is written, and returns the

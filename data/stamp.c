@@ -209,3 +209,56 @@ core_status data_stamps_verify(const data_experiment *exp, const char *ca,
     stray_files(exp, report, problems);
   return st;
 }
+
+/* Registration, for readers */
+
+/* The key a version's signature names, or "" (none, or no signature). */
+static void signature_key(const data_experiment *exp, int k,
+                          char key[CORE_SSH_FP]) {
+  char *path =
+      core_asprintf("%s/" DATA_SIGNATURES_DIR "/v%d.sig", exp->dir, k);
+  char *text = NULL, ns[64];
+  size_t len = 0;
+  core_err e;
+  key[0] = '\0';
+  if (path && core_exists(path) &&
+      core_read_file_max(path, SIGNATURE_MAX, 0, &text, &len, &e) == CORE_OK &&
+      core_sshsig_read(path, text, len, ns, key, &e) != CORE_OK)
+    key[0] = '\0';
+  core_free(text);
+  core_free(path);
+}
+
+core_status data_registration_load(const data_experiment *exp,
+                                   data_registration **out, size_t *n,
+                                   core_err *err) {
+  data_registration *r =
+      core_calloc(exp->n_versions ? exp->n_versions : 1, sizeof *r);
+  *out = NULL;
+  *n = 0;
+  if (!r)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  for (size_t k = 0; k < exp->n_versions; k++) {
+    char *path = stamp_path(exp, (int)k, "tsr"), *tsr = NULL, hex[65];
+    size_t len = 0;
+    core_stamp s;
+    core_err e;
+    r[k].version = exp->versions[k].number;
+    snprintf(r[k].sha256, sizeof r[k].sha256, "%s", exp->versions[k].sha256);
+    if (path && core_exists(path) &&
+        core_read_file_max(path, STAMP_REPLY_MAX, 0, &tsr, &len, &e) ==
+            CORE_OK &&
+        data_stamp_digest(exp, (int)k, hex, &e) == CORE_OK &&
+        core_stamp_check(path, tsr, len, hex, NULL, NULL, &s, &e) == CORE_OK) {
+      r[k].stamped = 1;
+      snprintf(r[k].stamp_time, sizeof r[k].stamp_time, "%s", s.time);
+      snprintf(r[k].tsa, sizeof r[k].tsa, "%s", s.tsa);
+    }
+    core_free(tsr);
+    core_free(path);
+    signature_key(exp, (int)k, r[k].key);
+  }
+  *out = r;
+  *n = exp->n_versions;
+  return CORE_OK;
+}

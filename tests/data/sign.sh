@@ -61,6 +61,15 @@ expect 1 "verify --allowed-signers" "$PREREG" verify sg.lua --allowed-signers al
 check_grep "v0 names the principal" "^v0: signed by $FP \(alice@example.org\)$" "$out"
 check_grep "v1's key is not allowed" "data/sg/signatures/v1.sig: signed by SHA256:[^ ]+, a key allowed does not allow" "$out"
 
+expect 0 "analyze --json" "$PREREG" analyze sg.lua --json
+check "registration: the key of each version's signature" python3 -c '
+import json, sys
+reg = json.loads(sys.argv[1])["registration"]
+assert reg[0]["signature"] == {"key": sys.argv[2]}, reg
+assert reg[1]["signature"]["key"].startswith("SHA256:") and reg[1]["signature"]["key"] != sys.argv[2], reg
+assert reg[0]["stamp"] is None, reg
+' "$out" "$FP"
+
 # A record changed with the MANIFEST made anew: its signature says so.
 cp -a data data.keep
 chmod u+w data/sg/versions data/sg/versions/v0.json
@@ -107,4 +116,4 @@ expect 0 "once allowed, it verifies" "$PREREG" verify mallory.tar.gz --allowed-s
 check_grep "named" "^MANIFEST: signed by SHA256:[^ ]+ \(mallory@example.org\)$" "$out"
 rm -rf data && cp -a data.keep data
 expect 2 "allowed signers that are not there" "$PREREG" verify sg.lua --allowed-signers nofile
-done_testing 39
+done_testing 41

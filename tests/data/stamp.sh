@@ -99,6 +99,16 @@ check_grep "says so" "every version is stamped already" "$out"
 expect 0 "verify both versions" "$PREREG" verify ok.lua --tsa-ca "$CA"
 check_grep "v1 stamped" "^v1: stamped .* by CN=Good TSA$" "$out"
 
+expect 0 "analyze --json" "$PREREG" analyze ok.lua --json
+check "registration: each version's stamp" python3 -c '
+import json, sys
+reg = json.loads(sys.argv[1])["registration"]
+assert [r["version"] for r in reg] == [0, 1], reg
+for r in reg:
+    assert r["stamp"]["tsa"] == "CN=Good TSA", r
+    assert r["stamp"]["time"].endswith("Z") and r["signature"] is None, r
+' "$out"
+
 # The bundle carries the tokens; a reader checks them.
 expect 0 "publish" "$PREREG" publish ok.lua --out ok.tar.gz
 check_grep "the bundle holds the tokens" "stamps/v1.tsr" "$(tar -tzf ok.tar.gz)"
@@ -168,4 +178,4 @@ expect 2 "stamp needs one mode" "$PREREG" stamp two.lua
 # A bundle published before stamps existed still verifies.
 expect 0 "an older bundle" "$PREREG" verify "$SRC/tests/fuzz/corpus/bundle/published.tar.gz"
 check_grep "not stamped, not failed" "^v0: not stamped$" "$out"
-done_testing 66
+done_testing 68

@@ -483,9 +483,9 @@ static int run_stamp(const uint8_t *data, size_t size) {
 /* An SSH signature's armour and blob (core_sshsig_read), as the verifier
  * reads one before ssh-keygen is asked. */
 static int run_sshsig(const uint8_t *data, size_t size) {
-  char ns[64];
+  char ns[64], fp[CORE_SSH_FP];
   core_err err = {0};
-  (void)core_sshsig_read("fuzz.sig", (const char *)data, size, ns, &err);
+  (void)core_sshsig_read("fuzz.sig", (const char *)data, size, ns, fp, &err);
   return 0;
 }
 
