@@ -25,20 +25,10 @@ extern char **environ;
  * exits early cannot make us die of SIGPIPE. */
 static int input_fd(const void *in, size_t len) {
   int fd = memfd_create("prereg-input", MFD_CLOEXEC);
-  size_t done = 0;
   if (fd < 0)
     return -1;
-  while (done < len) {
-    ssize_t n = write(fd, (const char *)in + done, len - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      close(fd);
-      return -1;
-    }
-    done += (size_t)n;
-  }
-  if (lseek(fd, 0, SEEK_SET) != 0) {
+  if (core_write_all(fd, in, len, "prereg-input", NULL) != CORE_OK ||
+      lseek(fd, 0, SEEK_SET) != 0) {
     close(fd);
     return -1;
   }
