@@ -18,6 +18,7 @@ ssh-keygen -q -t ed25519 -N '' -C alice -f alice || bad "alice's key"
 ssh-keygen -q -t ed25519 -N '' -C mallory -f mallory || bad "mallory's key"
 echo "alice@example.org $(cut -d' ' -f1,2 alice.pub)" >allowed
 FP=$(ssh-keygen -l -f alice.pub | cut -d' ' -f2)
+FPRE=$(printf '%s' "$FP" | sed 's/[+.]/\\&/g') # as a regular expression
 
 write_sheet() { # write_sheet AMENDMENT...
   {
@@ -55,10 +56,10 @@ expect 0 "import" "$PREREG" import sg.lua rows.csv
 write_sheet '{ date = "2026-12-01", why = "More." }'
 expect 0 "amend, signed by another key" "$PREREG" amend sg.lua --sign mallory
 expect 0 "verify without allowed signers" "$PREREG" verify sg.lua
-check_grep "v0 signed by its fingerprint" "^v0: signed by $FP$" "$out"
+check_grep "v0 signed by its fingerprint" "^v0: signed by $FPRE$" "$out"
 check_grep "v1 signed too" "^v1: signed by SHA256:" "$out"
 expect 1 "verify --allowed-signers" "$PREREG" verify sg.lua --allowed-signers allowed
-check_grep "v0 names the principal" "^v0: signed by $FP \(alice@example.org\)$" "$out"
+check_grep "v0 names the principal" "^v0: signed by $FPRE \(alice@example.org\)$" "$out"
 check_grep "v1's key is not allowed" "data/sg/signatures/v1.sig: signed by SHA256:[^ ]+, a key allowed does not allow" "$out"
 
 expect 0 "analyze --json" "$PREREG" analyze sg.lua --json
@@ -69,6 +70,10 @@ assert reg[0]["signature"] == {"key": sys.argv[2]}, reg
 assert reg[1]["signature"]["key"].startswith("SHA256:") and reg[1]["signature"]["key"] != sys.argv[2], reg
 assert reg[0]["stamp"] is None, reg
 ' "$out" "$FP"
+
+expect 0 "report" "$PREREG" report sg.lua
+has data/sg/report/provenance.md "provenance.md names each version's key" \
+  "- v0: not stamped; signed by \`$FP\`."
 
 # A record changed with the MANIFEST made anew: its signature says so.
 cp -a data data.keep
@@ -94,7 +99,7 @@ expect 0 "publish --sign" "$PREREG" publish sg.lua --sign alice --out sg.tar.gz
 check_grep "says so" "signed  its MANIFEST, with alice \(manifest.sig\)" "$out"
 check_grep "the bundle holds manifest.sig" "^sg/manifest.sig$" "$(tar -tzf sg.tar.gz)"
 expect 1 "the bundle: v1's key is not allowed" "$PREREG" verify sg.tar.gz --allowed-signers allowed
-check_grep "the MANIFEST's signature holds" "^MANIFEST: signed by $FP \(alice@example.org\)$" "$out"
+check_grep "the MANIFEST's signature holds" "^MANIFEST: signed by $FPRE \(alice@example.org\)$" "$out"
 check_grep "named by the bundle" "sg.tar.gz: sg/signatures/v1.sig: signed by SHA256:[^ ]+, a key allowed does not allow" "$out"
 python3 "$TAMPER" edit sg.tar.gz edited.tar.gz sg/batches/b0001.csv ',wall_s,2,' ',wall_s,1.5,' ||
   bad "tamper"
@@ -116,4 +121,4 @@ expect 0 "once allowed, it verifies" "$PREREG" verify mallory.tar.gz --allowed-s
 check_grep "named" "^MANIFEST: signed by SHA256:[^ ]+ \(mallory@example.org\)$" "$out"
 rm -rf data && cp -a data.keep data
 expect 2 "allowed signers that are not there" "$PREREG" verify sg.lua --allowed-signers nofile
-done_testing 41
+done_testing 43
