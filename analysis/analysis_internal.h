@@ -96,8 +96,8 @@ struct analysis_stream {
 /** Decides comparison r (names, n, medians, seed, kind set) of workload
  * w and metric m at confidence: its CI from the sorted values ref and
  * cand, and its verdict, replacing any earlier one (analyze.c). */
-core_status acc_decide(const acc *c, analysis_result *r, size_t w,
-                       size_t m, double confidence, const double *ref,
+core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
+                       double confidence, const double *ref,
                        const double *cand, int threads, core_err *err);
 /** The rule's family correction (family.c): each workload's
  * comparisons, results and registered pairs, decided again at the

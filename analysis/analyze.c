@@ -360,8 +360,8 @@ static core_status judge(const proto_rule *rule, double confidence,
     return CORE_OK;
   }
   st = analysis_bootstrap_ratio(ref, r->n_reference, cand, r->n,
-                                rule->resamples, confidence, r->seed,
-                                threads, &r->ci_low, &r->ci_high, NULL, &berr);
+                                rule->resamples, confidence, r->seed, threads,
+                                &r->ci_low, &r->ci_high, NULL, &berr);
   if (st == CORE_ESTATS) {
     /* Undefined, not broken: the comparison stays, undecided. */
     note(r, "CI not finite: %s",
@@ -377,8 +377,8 @@ static core_status judge(const proto_rule *rule, double confidence,
   return CORE_OK;
 }
 
-core_status acc_decide(const acc *c, analysis_result *r, size_t w,
-                       size_t m, double confidence, const double *ref,
+core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
+                       double confidence, const double *ref,
                        const double *cand, int threads, core_err *err) {
   const proto_sheet *sh = c->sheet;
   const proto_workload *wl = &sh->workloads[w];
@@ -393,7 +393,8 @@ core_status acc_decide(const acc *c, analysis_result *r, size_t w,
   if ((st = judge(&sh->rule, confidence, r, ref, cand, threads, err)) !=
       CORE_OK)
     return st;
-  few = r->n < (size_t)sh->rule.min_n || r->n_reference < (size_t)sh->rule.min_n;
+  few =
+      r->n < (size_t)sh->rule.min_n || r->n_reference < (size_t)sh->rule.min_n;
   if (!few)
     v = analysis_verdict_rule(&sh->rule, r->ratio, r->ci_low, r->ci_high);
   r->verdict = core_strdup(few ? ANALYSIS_INSUFFICIENT

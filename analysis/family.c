@@ -44,8 +44,8 @@ static core_status p_of(const acc *c, member *m, size_t w,
   double lo, hi, a = 0, b = 1;
   core_err berr = {0};
   m->p = 1;
-  if (isnan(r->ci_low) || isnan(r->ci_high) ||
-      r->n < (size_t)sh->rule.min_n || r->n_reference < (size_t)sh->rule.min_n)
+  if (isnan(r->ci_low) || isnan(r->ci_high) || r->n < (size_t)sh->rule.min_n ||
+      r->n_reference < (size_t)sh->rule.min_n)
     return CORE_OK;
   n = (size_t)sh->rule.resamples;
   core_status st = analysis_bootstrap_ratio(
@@ -96,8 +96,12 @@ static core_status members_of(const acc *c, analysis_summary *s, size_t w,
     for (size_t j = 0; j < sh->workloads[w].n_metrics && metric < 0; j++)
       if (strcmp(sh->workloads[w].metrics[j], r->metric) == 0)
         metric = (long)j;
-    v[k] = (member){r, (size_t)metric, (size_t)proto_arm_index(sh, r->arm),
-                    (size_t)proto_arm_index(sh, r->reference), 1, i};
+    v[k] = (member){r,
+                    (size_t)metric,
+                    (size_t)proto_arm_index(sh, r->arm),
+                    (size_t)proto_arm_index(sh, r->reference),
+                    1,
+                    i};
     k++;
   }
   *out = v;

@@ -43,8 +43,7 @@ static int all_decided(const proto_sheet *sh, const analysis_summary *s,
 }
 
 core_status analysis_look(const proto_sheet *sheet, const data_experiment *exp,
-                          size_t w, size_t look, int *decided,
-                          core_err *err) {
+                          size_t w, size_t look, int *decided, core_err *err) {
   const proto_workload *wl = &sheet->workloads[w];
   proto_workload *ws;
   proto_sheet at;

@@ -512,7 +512,6 @@ static void write_original(const analysis_summary *s, int width,
                     s->original->n_hypotheses == 1 ? "is" : "es");
 }
 
-
 /* The level of the intervals in words ("95", or with looks or a family
  * "95% overall: 98.3 to 99.2" per comparison), and each early stop
  * (status_stops), so that no interval is read at a level it is not. */

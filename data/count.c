@@ -372,9 +372,8 @@ void data_counter_stops(data_counter *c, const data_batch_state *b,
 }
 
 long data_counter_stopped(const data_counter *c, size_t w) {
-  return c->plan && c->stop_look && w < c->plan->n_workloads
-             ? c->stop_look[w]
-             : 0;
+  return c->plan && c->stop_look && w < c->plan->n_workloads ? c->stop_look[w]
+                                                             : 0;
 }
 
 /* The stopped workloads in words, into st. */
@@ -842,8 +841,8 @@ int data_batch_state_stops(data_batch_state *b, const char *facts,
     json_t *e = json_array_get(a, i);
     const char *w = json_string_value(json_object_get(e, "workload"));
     const char *at = json_string_value(json_object_get(e, "at"));
-    json_t *look = json_object_get(e, "look"), *k = json_object_get(e, "looks"),
-           *nn = json_object_get(e, "n");
+    json_t *look = json_object_get(e, "look"),
+           *k = json_object_get(e, "looks"), *nn = json_object_get(e, "n");
     data_stop *x = &b->stops[b->n_stops];
     if (!w || strlen(w) >= sizeof x->workload || !json_is_integer(look) ||
         !json_is_integer(k) || !json_is_integer(nn))
@@ -990,8 +989,7 @@ core_status data_count_rows(const proto_sheet *plan,
   if (st == CORE_OK && plan && plan->n_workloads &&
       !(c->stopped = core_calloc(plan->n_workloads, sizeof *c->stopped)))
     st = core_fail(err, CORE_ENOMEM, "out of memory counting runs");
-  for (size_t w = 0; st == CORE_OK && c->stopped && w < plan->n_workloads;
-       w++)
+  for (size_t w = 0; st == CORE_OK && c->stopped && w < plan->n_workloads; w++)
     c->stopped[w] = data_counter_stopped(k, w);
   for (size_t i = 0; st == CORE_OK && i < rows->n; i++)
     c->counts[i] = (unsigned char)data_row_analysed(&c->runs[c->row_run[i]],

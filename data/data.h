@@ -412,18 +412,13 @@ typedef struct data_stop {
 } data_stop;
 
 typedef struct data_batch_state {
-  char id[16];     /* "b0001" */
-  int interrupted; /* facts: "interrupted": true */
-  int unfinished;  /* its CSV is not in the MANIFEST (yet) */
+  char id[16];      /* "b0001" */
+  int interrupted;  /* facts: "interrupted": true */
+  int unfinished;   /* its CSV is not in the MANIFEST (yet) */
   data_stop *stops; /* the stops its facts record (owned), or NULL */
   size_t n_stops;
 } data_batch_state;
 
-/** Fills b's stops from the text of its facts (a JSON object; anything
- * that is not a well-formed stop is left out: the counter checks each
- * against the sheet). 0 when out of memory. */
-int data_batch_state_stops(data_batch_state *b, const char *facts,
-                           size_t len);
 /** Frees n states and the array; NULL-safe. */
 void data_batch_states_free(data_batch_state *b, size_t n);
 
@@ -455,8 +450,7 @@ void data_counter_free(data_counter *c);
  * n is that look's): each such workload's plan ends at its earliest stop,
  * its rows beyond are beyond the plan. Call before the first run is
  * counted; data_counter_end applies them too, for the status. */
-void data_counter_stops(data_counter *c, const data_batch_state *b,
-                        size_t nb);
+void data_counter_stops(data_counter *c, const data_batch_state *b, size_t nb);
 /** The look (1-based) workload w of the plan stopped at, 0 when none. */
 long data_counter_stopped(const data_counter *c, size_t w);
 

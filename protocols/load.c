@@ -916,12 +916,7 @@ int proto_convert(lua_State *L) {
     proto_fail(&w, "is not made across hosts yet: the cross-host estimate is "
                    "of each arm against the reference; remove pairs or hosts");
   }
-  if (s->rule.family && s->hosts.declared) {
-    set_top_line(&w, "rule", pl);
-    proto_path_key(&w, "rule");
-    proto_path_key(&w, "family");
-    proto_fail(&w, "is not made across hosts yet; remove family or hosts");
-  }
+  set_top_line(&w, "rule", pl);
   proto_check_looks(&w);
   set_top_line(&w, "replicates", pl);
   proto_read_replicates(&w, 1);

@@ -68,8 +68,8 @@ static void read_corrections(walk *w, int rt, proto_rule *r) {
   static const char *const families[] = {"none", "holm", "bonferroni", NULL};
   size_t mark = proto_path_key(w, "spending");
   int ty = proto_field(w, rt, "spending");
-  if (ty != LUA_TNIL && (ty != LUA_TSTRING ||
-                         strcmp(lua_tostring(w->L, -1), "bonferroni") != 0))
+  if (ty != LUA_TNIL &&
+      (ty != LUA_TSTRING || strcmp(lua_tostring(w->L, -1), "bonferroni") != 0))
     proto_fail(w, "must be \"bonferroni\" (each of K looks at confidence "
                   "1 - (1 - confidence) / K), the spending prereg implements");
   r->spending = PROTO_SPENDING_BONFERRONI;
@@ -232,10 +232,9 @@ static void read_verdict(walk *w, int vt, const proto_rule *r, lua_Integer i,
 }
 
 void proto_read_rule(walk *w, int t) {
-  static const char *const keys[] = {"estimator", "confidence", "resamples",
-                                     "seed",      "min_n",      "verdicts",
-                                     "pairs",     "spending",   "family",
-                                     NULL};
+  static const char *const keys[] = {
+      "estimator", "confidence", "resamples", "seed",   "min_n",
+      "verdicts",  "pairs",      "spending",  "family", NULL};
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   proto_rule *r = &s->rule;

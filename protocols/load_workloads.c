@@ -117,12 +117,11 @@ static void read_source(walk *w, int at, proto_workload *wl, int has_cmd) {
 static int read_workload_head(walk *w, int at, proto_workload *wl,
                               name_set *seen, lua_Integer i, int base_line) {
   static const char *const keys[] = {
-      "name",        "runs",      "warmup",
-      "cmd",         "steps",     "prepare",
-      "cleanup",     "metrics",   "sample_after_s",
-      "timeout_s",   "order",     "cache",
-      "expect_exit", "processes", "cgroup",
-      "source",      "looks",   NULL};
+      "name",           "runs",      "warmup",  "cmd",
+      "steps",          "prepare",   "cleanup", "metrics",
+      "sample_after_s", "timeout_s", "order",   "cache",
+      "expect_exit",    "processes", "cgroup",  "source",
+      "looks",          NULL};
   /* What an import-only workload (no cmd, no steps) may not set: it
    * runs nothing, so these could only mislead. */
   static const char *const run_only[] = {
@@ -365,6 +364,11 @@ void proto_read_workloads(walk *w, int t) {
 void proto_check_looks(walk *w) {
   const proto_sheet *s = w->s;
   int base_line = w->line;
+  if (s->rule.family && s->hosts.declared) {
+    proto_path_key(w, "rule");
+    proto_path_key(w, "family");
+    proto_fail(w, "is not made across hosts yet; remove family or hosts");
+  }
   for (size_t i = 0; i < s->n_workloads; i++) {
     const proto_workload *wl = &s->workloads[i];
     if (!wl->n_looks)

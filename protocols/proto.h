@@ -152,7 +152,7 @@ typedef struct proto_rule {
   long min_n;         /* fewest values per arm for a verdict (1 to 1000000) */
   proto_verdict_rule *verdicts;
   size_t n_verdicts;
-  int pairs; /* a proto_pairs: which comparisons besides the reference's */
+  int pairs;    /* a proto_pairs: which comparisons besides the reference's */
   int spending; /* a proto_spending: how looks share the error */
   int family;   /* a proto_family: the correction for many comparisons */
 } proto_rule;
@@ -170,7 +170,6 @@ typedef enum proto_family {
   PROTO_FAMILY_HOLM,
   PROTO_FAMILY_BONFERRONI
 } proto_family;
-
 
 /* The comparisons the rule makes: each arm against the reference, and
  * with pairs = "all" (registered) or `analyze --pairs` (exploratory, set

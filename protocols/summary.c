@@ -329,7 +329,8 @@ static void summary_workloads(const proto_sheet *s, core_buf *out) {
     }
     workload_details(w, (int)wd, out);
     for (size_t k = 0; k < w->n_looks; k++)
-      core_buf_printf(out, "  %-*s  look %zu of %zu after %ld runs per arm, "
+      core_buf_printf(out,
+                      "  %-*s  look %zu of %zu after %ld runs per arm, "
                       "at %.6g%% confidence\n",
                       (int)wd, "", k + 1, w->n_looks, w->looks[k],
                       proto_look_confidence(s, w) * 100);
@@ -360,7 +361,8 @@ static void summary_rule(const proto_sheet *s, core_buf *out) {
     core_buf_puts(out, "Spending   bonferroni: each of K looks at 1 - (1 - "
                        "confidence) / K\n");
   if (s->rule.family != PROTO_FAMILY_NONE)
-    core_buf_printf(out, "Family     %s: over each workload's comparisons "
+    core_buf_printf(out,
+                    "Family     %s: over each workload's comparisons "
                     "(every metric%s)\n",
                     proto_family_word(s->rule.family),
                     s->rule.pairs ? ", pairs included" : "");

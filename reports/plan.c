@@ -77,11 +77,10 @@ static int early_stops(core_buf *b, const report_input *in, int say) {
   }
   if (!say || saved == 0)
     return saved > 0;
-  core_buf_printf(b,
-                  "Workloads with looks were analysed after each "
-                  "preregistered look and stopped at the first where every "
-                  "comparison was decided, each look's interval at its "
-                  "share of the error. ");
+  core_buf_printf(b, "Workloads with looks were analysed after each "
+                     "preregistered look and stopped at the first where every "
+                     "comparison was decided, each look's interval at its "
+                     "share of the error. ");
   for (size_t w = 0; w < s->n_workloads; w++) {
     long k = stopped_at(in, w);
     if (k > 0) {

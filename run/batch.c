@@ -51,7 +51,7 @@ typedef struct batch_ctx {
   setup_cell *cells; /* per workload x arm: what tells a setup mistake */
   int setup_failed;  /* the batch stopped before the plan (setup_msg) */
   char setup_msg[2800];
-  size_t *looked;    /* per workload: the last look analysed here */
+  size_t *looked;           /* per workload: the last look analysed here */
   unsigned char *stopped_w; /* per workload: stopped at a look here */
 } batch_ctx;
 

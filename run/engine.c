@@ -157,13 +157,13 @@ static core_status write_facts(run_engine *e, const run_runner *r, void *self,
   return st;
 }
 
-core_status run_engine_stop(run_engine *e, size_t w, size_t look,
-                            size_t items, core_err *err) {
+core_status run_engine_stop(run_engine *e, size_t w, size_t look, size_t items,
+                            core_err *err) {
   const proto_workload *wl = &e->s->workloads[w];
   char text[200];
   data_stop *x;
-  if (!e->stops && !(e->stops = core_calloc(e->s->n_workloads,
-                                            sizeof *e->stops)))
+  if (!e->stops &&
+      !(e->stops = core_calloc(e->s->n_workloads, sizeof *e->stops)))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   if (e->n_stops >= e->s->n_workloads)
     return core_fail(err, CORE_EINPUT, "%s stopped twice", wl->name);

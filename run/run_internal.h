@@ -266,8 +266,8 @@ typedef struct run_runner {
  * (1-based) with n runs per arm: kept for the facts, which are written
  * again at once (a batch killed after it keeps the stop), and told to
  * progress as a note. items: the runs the stop leaves out. */
-core_status run_engine_stop(run_engine *e, size_t w, size_t look,
-                            size_t items, core_err *err);
+core_status run_engine_stop(run_engine *e, size_t w, size_t look, size_t items,
+                            core_err *err);
 
 /** Runs a batch through runner r: prepare, the batch's folder and its
  * facts at the start, collect, then the batch frozen with its facts
