@@ -136,13 +136,18 @@ static void published_entry(core_buf *b, const original *o,
 static void sheet_text(core_buf *b, const original *o, const char *id) {
   const analysis_summary *a = o->sum;
   size_t v = o->exp->n_versions - 1;
+  /* The bundle's name is anyone's: quoted, a newline in it cannot end
+   * the comment and start code. */
   core_buf_printf(b,
                   "-- %s.lua: a replication of %s (its sheet version v%zu), "
-                  "written by\n-- prereg replicate from %s. The original's "
-                  "sheet follows as it was\n-- registered; edit what this "
-                  "host needs, then prereg register it. Its\n-- raw data "
-                  "are under DATA/%s/original/%s/.\n",
-                  id, o->sheet->id, v, o->bundle, id, o->sheet->id);
+                  "written by\n-- prereg replicate from ",
+                  id, o->sheet->id, v);
+  core_buf_quote(b, o->bundle, strlen(o->bundle), 0);
+  core_buf_printf(b,
+                  ". The original's sheet follows as it was\n-- registered; "
+                  "edit what this host needs, then prereg register it. "
+                  "Its\n-- raw data are under DATA/%s/original/%s/.\n",
+                  id, o->sheet->id);
   core_buf_puts(b, "local replication = {\n  id = ");
   lua_quote(b, id);
   core_buf_puts(b, ",\n  replicates = { experiment = ");
@@ -165,15 +170,16 @@ static void sheet_text(core_buf *b, const original *o, const char *id) {
 }
 
 /* A path the bundle reader accepted, checked again before anything is
- * written from it: relative, no empty, "." or ".." component. */
+ * written from it: relative, no empty component and none starting with a
+ * dot (".", "..", and what tools act on when they enter a folder: .git,
+ * .envrc, .vscode, .hg; no sheet's inputs or data folder holds one). */
 static int safe_rel(const char *rel) {
   const char *p = rel;
   if (!*rel || *rel == '/')
     return 0;
   while (*p) {
     size_t n = strcspn(p, "/");
-    if (n == 0 || (n == 1 && p[0] == '.') ||
-        (n == 2 && p[0] == '.' && p[1] == '.'))
+    if (n == 0 || p[0] == '.')
       return 0;
     p += n;
     if (*p == '/')
@@ -246,8 +252,10 @@ static core_status copy_listed(const original *o, const char *prefix,
       continue;
     if (!safe_rel(rel) || !safe_rel(rel + pl))
       return core_fail(err, CORE_EINPUT,
-                       "%s: MANIFEST names \"%s\": not a "
-                       "path inside the bundle's folder",
+                       "%s: MANIFEST names \"%s\": not a path inside the "
+                       "bundle's folder, or a name starting with '.' (a "
+                       "replication copies no dot-file or dot-folder: tools "
+                       "act on them)",
                        o->bundle, rel);
     src = core_path_join(o->exp->dir, rel);
     to = core_path_join(dest, rel + pl);

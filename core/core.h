@@ -201,6 +201,13 @@ enum {
  * escapes above are the only ones. A NUL inside s is \000. */
 void core_buf_quote(core_buf *b, const char *s, size_t len, unsigned flags);
 
+/** Appends s[0..len) to b as one word for sh: as it is when it is not
+ * empty and holds only letters, digits and / . , _ : @ % + = -; else
+ * between single quotes, a quote inside as '\'' ("My Studies" is
+ * 'My Studies', "a;b" 'a;b'). What prereg suggests the user paste, and
+ * the paths it puts in a command, go through it. */
+void core_buf_sh_quote(core_buf *b, const char *s, size_t len);
+
 /** Offset of the first control character in s[0..len) (a C0 byte other
  * than newline and tab, DEL, or a C1 control written in UTF-8), or len:
  * what text read from a sheet may not hold, since a terminal acts on it

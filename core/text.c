@@ -147,6 +147,25 @@ static int is_c1(const char *s, size_t n) {
   return n == 2 && (unsigned char)s[0] == 0xC2 && (unsigned char)s[1] < 0xA0;
 }
 
+void core_buf_sh_quote(core_buf *b, const char *s, size_t len) {
+  static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                             "WXYZ0123456789/.,_:@%+=-";
+  size_t plain = 0;
+  while (plain < len && s[plain] && strchr(safe, s[plain]))
+    plain++;
+  if (len > 0 && plain == len) {
+    core_buf_append(b, s, len);
+    return;
+  }
+  core_buf_puts(b, "'");
+  for (size_t i = 0; i < len; i++)
+    if (s[i] == '\'')
+      core_buf_puts(b, "'\\''");
+    else
+      core_buf_append(b, s + i, 1);
+  core_buf_puts(b, "'");
+}
+
 size_t core_control_at(const char *s, size_t len) {
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
