@@ -105,9 +105,14 @@ static void original_free(original *o) {
 static void published_entry(core_buf *b, const original *o,
                             const analysis_result *r) {
   const char *base = strrchr(o->bundle, '/');
-  char src[256];
-  snprintf(src, sizeof src, "bundle %s (sha256 %.12s), v%zu",
-           base ? base + 1 : o->bundle, o->sha256, o->exp->n_versions - 1);
+  core_buf src;
+  /* The bundle's name, quoted: a sheet's text holds no control byte. */
+  core_buf_init(&src);
+  core_buf_puts(&src, "bundle ");
+  base = base ? base + 1 : o->bundle;
+  core_buf_quote(&src, base, strlen(base), 0);
+  core_buf_printf(&src, " (sha256 %.12s), v%zu", o->sha256,
+                  o->exp->n_versions - 1);
   core_buf_puts(b, "    { workload = ");
   lua_quote(b, r->workload);
   core_buf_puts(b, ", metric = ");
@@ -125,8 +130,10 @@ static void published_entry(core_buf *b, const original *o,
   core_buf_puts(b, ", verdict = ");
   lua_quote(b, r->verdict);
   core_buf_puts(b, ",\n      source = ");
-  lua_quote(b, src);
+  lua_quote(b, src.data ? src.data : "");
   core_buf_puts(b, " },\n");
+  b->oom |= src.oom;
+  core_buf_free(&src);
 }
 
 /* The replication's sheet: a preamble that sets id, replicates and
