@@ -11,7 +11,6 @@
  * SPDX-License-Identifier: MIT
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,17 +25,10 @@ typedef struct guard {
 
 static guard guards[2] = {{STDOUT_FILENO, {0}, 0}, {STDERR_FILENO, {0}, 0}};
 
+/* Writes all of p to fd (0), or -1. */
 static int write_all(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
+  core_err e = {0};
+  return core_write_all(fd, p, n, "terminal", &e) == CORE_OK ? 0 : -1;
 }
 
 /* Bytes at the end of p[0..n) that begin a UTF-8 sequence the next write
