@@ -38,6 +38,20 @@ void cli_pilot_status(const struct data_experiment *exp, FILE *out);
 /** The width to fit a table to: $COLUMNS, else out's terminal, else 80. */
 int cli_term_width(FILE *out);
 
+/** Makes stdout and stderr streams whose every write is quoted by
+ * core_buf_quote (newlines and tabs kept, backslashes as they are): no
+ * raw control byte reaches either, whatever prints it (term.c). Called
+ * once, first thing in main; when the streams cannot be made, the plain
+ * ones stay. */
+void cli_term_guard(void);
+/** The file descriptor under f, also for the guarded stdout and stderr
+ * (whose fileno is -1). */
+int cli_term_fd(FILE *f);
+/** Writes the control sequence ctl to the terminal on stderr as it is
+ * (the progress line of run, only when stderr is a terminal), after
+ * what stderr holds. */
+void cli_term_raw(const char *ctl);
+
 /** For commands taking SHEET|BUNDLE: copies opts into *resolved and, when
  * args[0] is a bundle, verifies and extracts it, pointing args[0] at its
  * newest sheet version and data_dir at the extracted data folder (both

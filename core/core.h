@@ -182,6 +182,38 @@ const char *core_scale_unit(const char *unit, double x, double *factor);
  * "--cpus 2" stay as they are. */
 void core_buf_md_escape(core_buf *b, const char *s);
 
+/* How core_buf_quote shows text; flags may be or-ed. */
+enum {
+  CORE_QUOTE_LINES = 1,    /* a newline and a tab stay as they are */
+  CORE_QUOTE_BACKSLASH = 2 /* a backslash stays as it is (the guard of a
+                            * stream that also carries JSON and quoted
+                            * commands: it shows control bytes, no longer
+                            * round-trips) */
+};
+
+/** Appends s[0..len) to b so that a terminal shows every byte for what it
+ * is, as git quotes a path: a backslash as \\, the C0 controls with a
+ * letter of their own as \a \b \t \n \v \f \r, every other C0
+ * control, DEL, a C1 control written in UTF-8 (U+0080 to U+009F) and a
+ * byte that is not part of valid UTF-8 as \ and three octal digits (ESC
+ * is \033). What it appends holds no raw control byte (but newline and
+ * tab with CORE_QUOTE_LINES) and reads back to exactly s: the backslash
+ * escapes above are the only ones. A NUL inside s is \000. */
+void core_buf_quote(core_buf *b, const char *s, size_t len, unsigned flags);
+
+/** Appends s[0..len) to b as one word for sh: as it is when it is not
+ * empty and holds only letters, digits and / . , _ : @ % + = -; else
+ * between single quotes, a quote inside as '\'' ("My Studies" is
+ * 'My Studies', "a;b" 'a;b'). What prereg suggests the user paste, and
+ * the paths it puts in a command, go through it. */
+void core_buf_sh_quote(core_buf *b, const char *s, size_t len);
+
+/** Offset of the first control character in s[0..len) (a C0 byte other
+ * than newline and tab, DEL, or a C1 control written in UTF-8), or len:
+ * what text read from a sheet may not hold, since a terminal acts on it
+ * (clears lines, moves the cursor, makes links). */
+size_t core_control_at(const char *s, size_t len);
+
 /** Reads the decimal number s as prereg accepts one from a file: blanks
  * (spaces, tabs) around it, an optional sign, digits with an optional
  * point and exponent. Not hexadecimal ("0x1p3"), "inf" or "nan", and not
