@@ -851,10 +851,11 @@ static void check_caps(walk *w, int protocol_line) {
 
 int proto_convert(lua_State *L) {
   static const char *const keys[] = {
-      "id",         "title",   "question",   "author",  "vars",
-      "arms",       "image",   "workloads",  "metrics", "rule",
-      "hypotheses", "threats", "amendments", "hosts",   "published",
-      "inputs",     "plan",    "replicates", NULL};
+      "id",         "title",   "question",   "author",     "vars",
+      "arms",       "image",   "workloads",  "metrics",    "rule",
+      "hypotheses", "threats", "amendments", "hosts",      "published",
+      "inputs",     "plan",    "replicates", "conditions", "cpus",
+      NULL};
   walk w;
   proto_sheet *s = lua_touserdata(L, 1);
   int pl = s->lua->protocol_line;
@@ -890,6 +891,8 @@ int proto_convert(lua_State *L) {
   proto_get_string(&w, 1, "author", OPT, &s->author);
   set_top_line(&w, "vars", pl);
   proto_read_vars(&w, 1);
+  set_top_line(&w, "conditions", pl);
+  proto_read_conditions(&w, 1);
   set_top_line(&w, "arms", pl);
   proto_read_arms(&w, 1);
   set_top_line(&w, "image", pl);

@@ -315,9 +315,18 @@ static core_status collect(void *self, run_engine *e, core_err *err) {
   c->base =
       (run_row_base){c->s, &c->pre, e->bid, e->version, c->p->quick, NULL};
   core_status st = setup_cells(c, err);
-  for (size_t i = 0; i < c->p->n && st == CORE_OK && !c->stopped; i++)
-    if (!c->p->items[i].done && !run_cancelled())
-      st = one(c, i, err);
+  const run_plan_item *last = NULL;
+  for (size_t i = 0; i < c->p->n && st == CORE_OK && !c->stopped; i++) {
+    const run_plan_item *it = &c->p->items[i];
+    if (it->done || run_cancelled())
+      continue;
+    /* Before each round, the registered wait for a quiet host. */
+    if (it->round > 0 &&
+        (!last || last->workload != it->workload || last->round != it->round))
+      run_cond_wait(&c->s->conditions, e->progress);
+    last = it;
+    st = one(c, i, err);
+  }
   return st;
 }
 

@@ -90,7 +90,7 @@ long run_cached_mib(void) {
 }
 
 int run_load_avg(double avg[3]) {
-  FILE *f = fopen("/proc/loadavg", "r");
+  FILE *f = run_host_open("/proc/loadavg");
   int ok = f && fscanf(f, "%lf %lf %lf", &avg[0], &avg[1], &avg[2]) == 3;
   if (f)
     fclose(f);

@@ -115,8 +115,9 @@ typedef struct run_res {
   int stopped;     /* ended by us after the PSS sample (pss->stop_after) */
   double wall_s, user_s, sys_s;
   long maxrss_kib;
-  int pss_sampled; /* 1: pss_kib holds the sum */
-  int pss_failed;  /* 1: the selection could not be read (why says why) */
+  long ctxsw_invol; /* involuntary context switches (ru_nivcsw) */
+  int pss_sampled;  /* 1: pss_kib holds the sum */
+  int pss_failed;   /* 1: the selection could not be read (why says why) */
   long pss_kib;
   size_t pss_counted, pss_unreadable;
   char why[512]; /* the failure in words, "" when none */
@@ -189,8 +190,10 @@ typedef enum run_event_kind {
   RUN_EVENT_RUN,           /* a recorded run ended */
   RUN_EVENT_WARMUP_FAILED, /* a warm-up failed (the batch goes on) */
   RUN_EVENT_NOTES,         /* notes of the recovery of unfinished batches */
-  RUN_EVENT_HOST           /* a batch across hosts: a host was lost, or a
+  RUN_EVENT_HOST,          /* a batch across hosts: a host was lost, or a
                               host threat was found (text) */
+  RUN_EVENT_WAIT           /* waiting for the registered conditions before
+                              a round (text: why) */
 } run_event_kind;
 
 /* What the engine reports while it works: a run finished (with the
