@@ -294,8 +294,9 @@ static core_status one(batch_ctx *c, size_t i, core_err *err) {
 
 static core_status prepare(void *self, run_engine *e, core_err *err) {
   batch_ctx *c = self;
+  core_status st = run_cond_required(c->s, err);
   (void)e;
-  return run_preflight_check(c->s, c->p, &c->pre, err);
+  return st != CORE_OK ? st : run_preflight_check(c->s, c->p, &c->pre, err);
 }
 
 /* The batch's folder exists: the runs' setting, then the plan's runs

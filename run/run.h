@@ -184,6 +184,16 @@ typedef struct run_metric {
 core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
                               core_err *err);
 
+/* The host's conditions (run/host_conditions.c) */
+
+/** What adds noise on this host, in h->cond (governor, boost, smt,
+ * isolated, nohz_full, aslr, swap, power, clocksource, load; a value ""
+ * where the host has no source), read under PREREG_HOST_ROOT when set (a
+ * test hook); nothing is changed. Every batch records them. */
+void run_host_conditions(data_host_facts *h);
+/** How to change the fact named name, in words (static; "" when unknown). */
+const char *run_host_advice(const char *name);
+
 /* Progress */
 
 typedef enum run_event_kind {

@@ -449,6 +449,11 @@ int run_cond_judge(const proto_conditions *c, run_outcome *o);
  * the wait ended with the load still above it, else 1. */
 int run_cond_wait(const proto_conditions *c, const run_progress *progress);
 
+/** The host facts the sheet's conditions require (governor, aslr,
+ * boost, smt): CORE_ERUN naming the fact, its value here and how to
+ * change it when one is not met. */
+core_status run_cond_required(const proto_sheet *s, core_err *err);
+
 /* The run's processes pinned to its CPUs: the spawn helper (or this
  * process) with its former affinity. */
 typedef struct run_pin {
