@@ -309,7 +309,9 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
  * with 1 <= round <= runs of a workload prereg runs fills that round of
  * the plan, valid or not: `run` does not run it again. Imported runs never
  * fill a round, nor does a run a lost node left (DATA_NODE_LOST: run
- * --resume runs that round again on its host).
+ * --resume runs that round again on its host), a setup failure
+ * (DATA_SETUP_FAILURE) or a run beyond the registered conditions
+ * (DATA_CONDITIONS).
  *
  * A plan with hosts (the sheet's `hosts` block) crosses every workload and
  * arm with its hosts: the declared nodes, or for a count the first that

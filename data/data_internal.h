@@ -434,8 +434,9 @@ const data_tally *data_counted_tally(const data_counted *c,
 
 /** 1 when r is such a row. */
 int data_row_node_lost(const data_row *r);
-/** 1 when r is a row of a run stopped as a setup mistake (its reason
- * starts with DATA_SETUP_FAILURE). */
+/** 1 when r is a row of a run stopped as a setup mistake, or one beyond
+ * the registered conditions (its reason starts with DATA_SETUP_FAILURE or
+ * DATA_CONDITIONS): either fills no round of the plan. */
 int data_row_setup_failure(const data_row *r);
 
 /** Why row i (of the rows given to data_count_rows) is not analysed, in

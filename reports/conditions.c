@@ -16,11 +16,13 @@
 #define esc report_md_esc
 
 /* A whole number as it is (a count, a load of 2), else 3 significant
- * digits. */
+ * digits without trailing zeros (a load of 0.1). */
 static void num(core_buf *b, double x) {
   char t[64];
   if (x == floor(x) && fabs(x) < 1e15)
     snprintf(t, sizeof t, "%.0f", x);
+  else if (fabs(x) < 1e4)
+    snprintf(t, sizeof t, "%.3g", x);
   else
     report_sig(t, sizeof t, x, 3);
   core_buf_puts(b, t);
