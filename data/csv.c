@@ -707,19 +707,31 @@ static core_status parse_facts(data_row *r, char **f, const char *name,
     r->fact[k] = v;
     r->has_fact |= 1u << k;
   }
+  const char *cpus = f[DATA_NCOLS - 1];
+  if (core_utf8_invalid(cpus, strlen(cpus)) < strlen(cpus))
+    return core_fail(err, CORE_EINPUT, "%s:%ld: cpus: not valid UTF-8", name,
+                     line);
   return CORE_OK;
 }
 
-/* r->cpus from the row's last column, or "" for a row without it. */
-static int set_cpus(data_row *r, char **f, size_t n, data_strpool *pool,
-                    int borrow) {
+/* r->cpus from the row's last column, or "" for a row without it; out
+ * of memory leaves r holding nothing to free. */
+static core_status set_cpus(data_row *r, char **f, size_t n,
+                            data_strpool *pool, int borrow, const char *name,
+                            long line, core_err *err) {
   const char *t = n == DATA_NCOLS ? f[DATA_NCOLS - 1] : "";
   if (borrow)
     r->cpus = (char *)t;
   else
     r->cpus = pool ? (char *)data_strpool_intern(pool, t, strlen(t))
                    : core_strdup(t);
-  return r->cpus != NULL;
+  if (r->cpus)
+    return CORE_OK;
+  if (pool)
+    memset(r, 0, sizeof *r);
+  else
+    data_row_clear(r);
+  return core_fail(err, CORE_ENOMEM, "%s:%ld: out of memory", name, line);
 }
 
 static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
@@ -747,9 +759,8 @@ static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
                      name, line, n, DATA_NCOLS, DATA_NCOLS_PLAIN);
   if (!parse_long(f[0], &v) || v < 0 || v > 1000000)
     return core_fail(err, CORE_EINPUT,
-                     "%s:%ld: %s '%s' is not a version "
-                     "number",
-                     name, line, cols[0], f[0]);
+                     "%s:%ld: %s '%s' is not a version number", name, line,
+                     cols[0], f[0]);
   r->sheet_version = (int)v;
   if (!parse_long(f[6], &r->round) || r->round < 0)
     return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not a count", name,
@@ -780,14 +791,8 @@ static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
   }
   core_status st = check_utf8(f, slot_col, sizeof slots / sizeof slots[0],
                               cols, name, line, err);
-  if (st == CORE_OK && n == DATA_NCOLS)
-    st = parse_facts(r, f, name, line, err);
-  if (st == CORE_OK && n == DATA_NCOLS &&
-      core_utf8_invalid(f[DATA_NCOLS - 1], strlen(f[DATA_NCOLS - 1])) <
-          strlen(f[DATA_NCOLS - 1]))
-    st = core_fail(err, CORE_EINPUT, "%s:%ld: cpus: not valid UTF-8", name,
-                   line);
-  if (st != CORE_OK)
+  if (st != CORE_OK || (n == DATA_NCOLS &&
+                        (st = parse_facts(r, f, name, line, err)) != CORE_OK))
     return st;
   for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
     const char *field = f[slot_col[i]];
@@ -807,12 +812,5 @@ static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
       return core_fail(err, CORE_ENOMEM, "%s:%ld: out of memory", name, line);
     }
   }
-  if (!set_cpus(r, f, n, pool, borrow)) {
-    if (pool)
-      memset(r, 0, sizeof *r);
-    else
-      data_row_clear(r);
-    return core_fail(err, CORE_ENOMEM, "%s:%ld: out of memory", name, line);
-  }
-  return CORE_OK;
+  return set_cpus(r, f, n, pool, borrow, name, line, err);
 }

@@ -849,6 +849,22 @@ static void check_caps(walk *w, int protocol_line) {
   }
 }
 
+/* The sheet's id names the experiment's data folder. */
+static void check_id(walk *w, const char *id) {
+  int ok = strlen(id) <= 64 && (proto_is_lower((unsigned char)id[0]) ||
+                                proto_is_digit((unsigned char)id[0]));
+  for (const char *p = id; *p && ok; p++)
+    ok = proto_is_lower((unsigned char)*p) ||
+         proto_is_digit((unsigned char)*p) || *p == '-';
+  if (!ok) {
+    proto_path_key(w, "id");
+    proto_fail(w,
+               "must match [a-z0-9][a-z0-9-]* (at most 64 bytes: it names "
+               "the experiment's data folder), got \"%s\"",
+               id);
+  }
+}
+
 int proto_convert(lua_State *L) {
   static const char *const keys[] = {
       "id",         "title",   "question",   "author",     "vars",
@@ -869,20 +885,7 @@ int proto_convert(lua_State *L) {
 
   set_top_line(&w, "id", pl);
   proto_get_string(&w, 1, "id", REQ, &s->id);
-  {
-    int ok = strlen(s->id) <= 64 && (proto_is_lower((unsigned char)s->id[0]) ||
-                                     proto_is_digit((unsigned char)s->id[0]));
-    for (const char *p = s->id; *p && ok; p++)
-      ok = proto_is_lower((unsigned char)*p) ||
-           proto_is_digit((unsigned char)*p) || *p == '-';
-    if (!ok) {
-      proto_path_key(&w, "id");
-      proto_fail(&w,
-                 "must match [a-z0-9][a-z0-9-]* (at most 64 bytes: it names "
-                 "the experiment's data folder), got \"%s\"",
-                 s->id);
-    }
-  }
+  check_id(&w, s->id);
   set_top_line(&w, "title", pl);
   proto_get_string(&w, 1, "title", REQ, &s->title);
   set_top_line(&w, "question", pl);
