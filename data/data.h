@@ -798,6 +798,21 @@ core_status data_import_with(data_experiment *exp, const proto_sheet *sheet,
                              data_import_result *res, core_err *err);
 void data_import_result_free(data_import_result *res);
 
+/* An import format: the name an imported batch's facts give as its
+ * "format", the tool's words for a reader, and what the tool's files say
+ * of the order their runs were collected in. */
+typedef struct data_import_format {
+  const char *name;      /* "csv", "hyperfine", "gbench", "go" */
+  const char *tool;      /* "a CSV file", "hyperfine", ... */
+  const char *unordered; /* "the CSV file" when the file does not say in
+                          * what order its runs were collected; NULL
+                          * when the tool ran each arm's runs in one
+                          * block, not interleaved */
+} data_import_format;
+
+/** The formats prereg imports (static; *n their count, at most 32). */
+const data_import_format *data_import_formats(size_t *n);
+
 /* Rows across hosts (data/hosts.c) */
 
 /** One row as the node runner sends it to the coordinator, on one line:
