@@ -30,6 +30,7 @@ core_status cli_cmd_export(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_pilot(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_host(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_stamp(const cli_opts *opts, FILE *out, core_err *err);
 
 struct data_experiment;
 /** The status line of exp's pilot, when it has one (cmd_pilot.c). */
@@ -77,6 +78,55 @@ core_status cli_verify_original(const struct proto_sheet *s,
                                 core_err *err);
 /** verify of a bundle: its files (data_bundle_verify), then its report
  * against its data (report_verify_bundle); the report goes to out. */
-core_status cli_verify_bundle(const char *path, FILE *out, core_err *err);
+core_status cli_verify_bundle(const char *path, const char *tsa_ca,
+                              const char *allowed, FILE *out, core_err *err);
+
+struct data_experiment;
+struct proto_sheet;
+/** Loads the sheet opts->args[0] and opens its experiment folder; on
+ * failure both are NULL and err is filled. */
+core_status cli_open_both(const cli_opts *opts, struct proto_sheet **sheet,
+                          struct data_experiment **exp, core_err *err);
+
+/* Time-stamps (cmd_stamp.c) */
+
+struct data_stamper;
+/** The stamper of --tsa URL [--tsa-ca FILE] (stamper->fn NULL without
+ * --tsa): each stamp is asked of the TSA with curl and checked in full.
+ * CORE_EUSAGE for a URL that is not http(s) or --tsa-ca alone. */
+core_status cli_stamper(const cli_opts *opts, struct data_stamper *stamper,
+                        core_err *err);
+/** 1 when err is the stamper's failure (the TSA's or ssh-keygen's):
+ * then nothing was filed, which the message should say. */
+int cli_stamper_failed(const struct data_stamper *stamper,
+                       const core_err *err);
+/** "  stamped vN TIME by TSA" for the stamp stamper took last (nothing
+ * without one). */
+void cli_print_stamp(const struct data_stamper *stamper, int version,
+                     FILE *out);
+/* Signatures (cmd_sign.c) */
+
+/** text signed with ssh-keygen -Y sign -n prereg -f key. OUT: *sig
+ * newly allocated (core_free), *sig_len. CORE_EUSAGE for a key file that
+ * is not there, CORE_ERUN when ssh-keygen fails. */
+core_status cli_ssh_sign(const char *key, const char *text, size_t len,
+                         char **sig, size_t *sig_len, core_err *err);
+/** verify's lines on exp's signatures: per version "vN: signed by FP"
+ * (with "(PRINCIPAL)" when allowed names the key) or "vN: not signed";
+ * for a bundle (its extracted copy) the MANIFEST's too, which allowed
+ * requires. CORE_EVERIFY when one does not verify. */
+core_status cli_verify_signatures(const struct data_experiment *exp,
+                                  const char *allowed, int bundle, FILE *out,
+                                  core_err *err);
+
+/** verify of a bundle's stamps and signatures, in its extracted copy
+ * (lines naming the bundle, not the copy). */
+core_status cli_verify_bundle_proofs(const char *path, const char *ca,
+                                     const char *allowed, FILE *out,
+                                     core_err *err);
+/** verify's lines on exp's stamps (data_stamps_verify); CORE_EVERIFY
+ * when one does not verify, CORE_EUSAGE when ca cannot be read. */
+core_status cli_verify_stamps(const struct data_experiment *exp,
+                              const char *ca, FILE *out, core_err *err);
 
 #endif

@@ -403,6 +403,16 @@ size_t data_row_header_ok(char **f, size_t n);
 /** The contract's id pattern: [a-z0-9][a-z0-9-]* (n bytes of s). */
 int data_valid_id(const char *s, size_t n);
 
+/* Time-stamps */
+
+/** Writes tsr as stamps/vK.tsr (frozen, mode 0444; not listed: the
+ * caller adds it to the MANIFEST) and removes a pending stamps/vK.tsq. */
+core_status data_stamp_write(const data_experiment *exp, int k,
+                             const void *tsr, size_t len, core_err *err);
+/** Writes sig as signatures/vK.sig (frozen; the caller lists it). */
+core_status data_sign_write(const data_experiment *exp, int k, const void *sig,
+                            size_t len, core_err *err);
+
 /* Versions */
 
 /** Fills *v (from scratch) from the text of versions/vK.json; name is
@@ -422,6 +432,11 @@ void data_version_clear(data_version *v);
 
 /** Points jansson's allocator at core_malloc/core_free (idempotent). */
 void data_json_init(void);
+
+/** Fills b's stops from the text of its facts (a JSON object; anything
+ * that is not a well-formed stop is left out: the counter checks each
+ * against the sheet). 0 when out of memory. */
+int data_batch_state_stops(data_batch_state *b, const char *facts, size_t len);
 /** Appends s as one CSV field, quoted only where RFC 4180 needs it (the
  * batches' own writing). */
 void data_csv_field(core_buf *b, const char *s);

@@ -134,6 +134,12 @@ static void status_line(core_buf *b, const report_input *in) {
   char line[256];
   data_status_line(st, line, sizeof line);
   core_buf_printf(b, "> **Status: %s.**", line);
+  if (st->stopped) {
+    core_buf_puts(b, " Stopped early at a preregistered look, every "
+                     "comparison decided there: ");
+    esc(b, st->stops);
+    core_buf_puts(b, ".");
+  }
   if (!st->incomplete && !st->quick && !st->interrupted && !st->beyond_plan &&
       !st->imported && !st->amended_after_data && !st->unverified) {
     core_buf_printf(b,

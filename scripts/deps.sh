@@ -22,7 +22,9 @@ docker="docker.io containerd runc runsc busybox-static debootstrap"
 containerd="containerd runc runsc busybox-static sysbench fio nginx-light wrk
   iperf3 gcc libc6-dev"
 # Independent implementations and tools the tests check against.
-test="r-cran-boot python3-scipy python3-numpy hyperfine valgrind
+# curl and ssh-keygen are what register --tsa and --sign call; openssl is
+# the tests' own time-stamping authority.
+test="curl openssh-client openssl r-cran-boot python3-scipy python3-numpy hyperfine valgrind
   libreoffice-calc-nogui chromium fonts-dejavu-core clang libclang-rt-14-dev
   strace golang-go libbenchmark-dev g++ poppler-utils"
 # A private Slurm cluster on loopback for the tests across hosts

@@ -462,12 +462,40 @@ static int run_node_line(const uint8_t *data, size_t size) {
   return 0;
 }
 
+/* A time-stamp reply (core_stamp_check: DER, status, TSTInfo, imprint,
+ * nonce, the signature against the certificates it carries, and with a
+ * CA file that does not exist), a time-stamp request read back
+ * (core_stamp_request_read), each as a reply and as a request. */
+static int run_stamp(const uint8_t *data, size_t size) {
+  static const char want[] =
+      "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881";
+  char hex[CORE_SHA256_HEX], nonce[CORE_NONCE_HEX];
+  core_stamp s;
+  core_err err = {0};
+  (void)core_stamp_check("fuzz.tsr", data, size, NULL, NULL, NULL, &s, &err);
+  (void)core_stamp_check("fuzz.tsr", data, size, want, "1234", NULL, &s, &err);
+  (void)core_stamp_check("fuzz.tsr", data, size, want, NULL,
+                         "/nonexistent/ca.pem", &s, &err);
+  (void)core_stamp_request_read("fuzz.tsq", data, size, hex, nonce, &err);
+  return 0;
+}
+
+/* An SSH signature's armour and blob (core_sshsig_read), as the verifier
+ * reads one before ssh-keygen is asked. */
+static int run_sshsig(const uint8_t *data, size_t size) {
+  char ns[64], fp[CORE_SSH_FP];
+  core_err err = {0};
+  (void)core_sshsig_read("fuzz.sig", (const char *)data, size, ns, fp, &err);
+  return 0;
+}
+
 const fuzz_target fuzz_targets[] = {
     {"sheet", run_sheet},           {"batch", run_batch},
     {"import_csv", run_import_csv}, {"import_json", run_import_json},
     {"import_go", run_import_go},   {"manifest", run_manifest},
     {"sheet_cost", run_sheet_cost}, {"bundle", run_bundle},
-    {"node_line", run_node_line},   {NULL, NULL},
+    {"node_line", run_node_line},   {"stamp", run_stamp},
+    {"sshsig", run_sshsig},         {NULL, NULL},
 };
 
 const fuzz_target *fuzz_target_find(const char *name) {

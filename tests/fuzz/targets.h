@@ -25,7 +25,9 @@ typedef struct fuzz_target {
  * the tar stream inside one, through what `prereg verify BUNDLE` calls:
  * data_bundle_verify, then report_verify_bundle) and node_line (a line a
  * Slurm node runner sends: data_row_unline, data_row_line, and the value
- * rule data_value_parse). */
+ * rule data_value_parse), stamp (a time-stamp reply and request:
+ * core_stamp_check, core_stamp_request_read) and sshsig (an SSH
+ * signature's armour: core_sshsig_read). */
 extern const fuzz_target fuzz_targets[];
 
 /** The target called name, or NULL. */
