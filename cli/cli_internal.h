@@ -29,6 +29,7 @@ core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_export(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_pilot(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_host(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_stamp(const cli_opts *opts, FILE *out, core_err *err);
 
 struct data_experiment;

@@ -173,6 +173,10 @@ static void on_progress(void *ctx, const run_event *ev) {
     progress_end(ps);
     fprintf(stderr, "prereg: warning: %s\n", ev->text);
     break;
+  case RUN_EVENT_WAIT:
+    progress_end(ps);
+    fprintf(stderr, "prereg: %s\n", ev->text);
+    break;
   }
 }
 

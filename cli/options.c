@@ -42,6 +42,7 @@ static const char usage_all[] =
     "  export SHEET [--format csv|json] [--all]\n"
     "                            the rows as the analysis counts them\n"
     "  replicate BUNDLE [--id ID] a replication's sheet from a bundle\n"
+    "  host                      what adds noise here, and how to change it\n"
     "  analyze and report also take a BUNDLE in place of SHEET.\n"
     "\n"
     "Options: --data DIR (default: data), --help, --version.\n"
@@ -213,6 +214,12 @@ static const command_spec commands[] = {
      "  --all              every row with its status (superseded, invalid,\n"
      "                     beyond the plan, ...), not only those counted\n",
      cli_cmd_export},
+    {"host", 0, 0, "",
+     "usage: prereg host\n"
+     "  what adds noise on this host (governor, boost, SMT, isolated CPUs,\n"
+     "  nohz_full, ASLR, swap, power, clocksource, other load) and how to\n"
+     "  change each; changes nothing\n",
+     cli_cmd_host},
     {"replicate", 1, 1, "id ",
      "usage: prereg replicate BUNDLE [--id ID] [--data DIR]\n"
      "  writes protocols/ID.lua (default: the original's id with\n"

@@ -154,6 +154,10 @@
 /* A message from the spawn helper (its reply and what it passes on). */
 #define HELPER_MSG_MAX (1 << 20)
 
+/** The highest CPU number a sheet's `cpus` may name: glibc's cpu_set_t
+ * holds CPUs 0 to 1023. */
+#define CORE_MAX_CPU 1023
+
 /* Analysis */
 
 /** Most values one arm may have in a bootstrap (2^31 - 1). */

@@ -42,12 +42,38 @@ const char *data_value_parse(const char *metric, const char *text, double *v);
 
 /* Rows */
 
-/* The CSV header of every batch, in this order. One row per run and
- * metric (long format, like the import format). */
-#define DATA_ROW_HEADER                                                       \
+/* The CSV header of every batch prereg writes, in this order. One row per
+ * run and metric (long format, like the import format). The columns
+ * after quick are the machine's conditions around the run (data_fact_kind);
+ * a batch written before they existed has DATA_ROW_HEADER_PLAIN, and its
+ * rows are read with every fact absent. */
+#define DATA_ROW_HEADER_PLAIN                                                 \
   "sheet_version,sheet_sha256,batch,source,workload,arm,round,seq,run_id,"    \
   "started_at,host,image_digest,cache_policy,cache_state,exit_code,valid,"    \
   "reason,metric,value,quick"
+#define DATA_ROW_HEADER                                                       \
+  DATA_ROW_HEADER_PLAIN                                                       \
+  ",load1,runnable,ctxsw_invol,cpu_mhz,throttle,swap_in,cpus"
+
+/* The per-run facts of the machine's conditions, in column order: the
+ * 1-minute load average and the running tasks before the run (from
+ * /proc/loadavg), the run's involuntary context switches (its rusage),
+ * the mean current frequency in MHz of the CPUs it may use (cpufreq), the
+ * thermal throttle events during it and the pages swapped in during it.
+ * A fact the host has no source for is absent (an empty field), never
+ * 0. */
+typedef enum data_fact_kind {
+  DATA_FACT_LOAD1,
+  DATA_FACT_RUNNABLE,
+  DATA_FACT_CTXSW_INVOL,
+  DATA_FACT_CPU_MHZ,
+  DATA_FACT_THROTTLE,
+  DATA_FACT_SWAP_IN,
+  DATA_NFACTS
+} data_fact_kind;
+
+/** The column name of fact f ("load1", ...); "" when out of range. */
+const char *data_fact_name(int f);
 
 typedef struct data_row {
   int sheet_version;
@@ -70,6 +96,11 @@ typedef struct data_row {
   double value; /* NaN when has_value is 0 */
   int has_value;
   int quick; /* collected under run --quick */
+  /* The conditions around the run: fact[f] is meaningful only when bit
+   * (1u << f) of has_fact is set (a zeroed row has none). */
+  double fact[DATA_NFACTS];
+  unsigned has_fact;
+  char *cpus; /* the CPUs the run was pinned to ("1-2"), "" when not */
 } data_row;
 
 /* A set of rows. Who owns the rows' strings depends on pool:
@@ -365,7 +396,9 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
  * with 1 <= round <= runs of a workload prereg runs fills that round of
  * the plan, valid or not: `run` does not run it again. Imported runs never
  * fill a round, nor does a run a lost node left (DATA_NODE_LOST: run
- * --resume runs that round again on its host).
+ * --resume runs that round again on its host), a setup failure
+ * (DATA_SETUP_FAILURE) or a run beyond the registered conditions
+ * (DATA_CONDITIONS).
  *
  * A plan with hosts (the sheet's `hosts` block) crosses every workload and
  * arm with its hosts: the declared nodes, or for a count the first that
@@ -417,6 +450,11 @@ void data_run_in_add(data_run_in *in, const data_row *r);
  * collected): kept, invalid, and filling no round of the plan, so that
  * the plan is run whole once the mistake is fixed. */
 #define DATA_SETUP_FAILURE "setup failure"
+/** What the reason of a run beyond the sheet's registered conditions
+ * starts with ("outside the registered conditions: load 3.2 above the
+ * registered 1.0"): kept, invalid, and filling no round of the plan, so
+ * that `run --resume` takes it again. */
+#define DATA_CONDITIONS "outside the registered conditions"
 
 /* What the rule decided for one run. */
 typedef struct data_run_fate {
@@ -712,6 +750,15 @@ void data_batch_abandon(data_batch *b);
  * in one place, the caller fills plain values without knowing how they
  * are encoded, and only data/ writes what it stores (with jansson).
  * Every pointer is borrowed for the call. */
+/* One fact of what adds noise on a host (`prereg host`): its name
+ * ("governor", "aslr", ...) and its value in words, "" when the host has
+ * no source for it. */
+#define DATA_HOST_CONDS 12
+typedef struct data_host_cond {
+  char name[24];
+  char value[160];
+} data_host_cond;
+
 typedef struct data_host_facts {
   char hostname[256];
   char kernel[700];      /* uname: system, release, version, machine */
@@ -721,6 +768,10 @@ typedef struct data_host_facts {
   char cpu_governor[64]; /* "" when unknown (written as null) */
   int has_load_start, has_load_end; /* 0: the load was unreadable */
   double load_avg_start[3], load_avg_end[3];
+  /* What adds noise here (written as host.conditions): n_cond of them,
+   * none for a host whose facts predate them. */
+  data_host_cond cond[DATA_HOST_CONDS];
+  size_t n_cond;
 } data_host_facts;
 
 typedef struct data_arm_image {

@@ -845,12 +845,29 @@ static void check_caps(walk *w, int protocol_line) {
   }
 }
 
+/* The sheet's id names the experiment's data folder. */
+static void check_id(walk *w, const char *id) {
+  int ok = strlen(id) <= 64 && (proto_is_lower((unsigned char)id[0]) ||
+                                proto_is_digit((unsigned char)id[0]));
+  for (const char *p = id; *p && ok; p++)
+    ok = proto_is_lower((unsigned char)*p) ||
+         proto_is_digit((unsigned char)*p) || *p == '-';
+  if (!ok) {
+    proto_path_key(w, "id");
+    proto_fail(w,
+               "must match [a-z0-9][a-z0-9-]* (at most 64 bytes: it names "
+               "the experiment's data folder), got \"%s\"",
+               id);
+  }
+}
+
 int proto_convert(lua_State *L) {
   static const char *const keys[] = {
-      "id",         "title",   "question",   "author",  "vars",
-      "arms",       "image",   "workloads",  "metrics", "rule",
-      "hypotheses", "threats", "amendments", "hosts",   "published",
-      "inputs",     "plan",    "replicates", NULL};
+      "id",         "title",   "question",   "author",     "vars",
+      "arms",       "image",   "workloads",  "metrics",    "rule",
+      "hypotheses", "threats", "amendments", "hosts",      "published",
+      "inputs",     "plan",    "replicates", "conditions", "cpus",
+      NULL};
   walk w;
   proto_sheet *s = lua_touserdata(L, 1);
   int pl = s->lua->protocol_line;
@@ -864,20 +881,7 @@ int proto_convert(lua_State *L) {
 
   set_top_line(&w, "id", pl);
   proto_get_string(&w, 1, "id", REQ, &s->id);
-  {
-    int ok = strlen(s->id) <= 64 && (proto_is_lower((unsigned char)s->id[0]) ||
-                                     proto_is_digit((unsigned char)s->id[0]));
-    for (const char *p = s->id; *p && ok; p++)
-      ok = proto_is_lower((unsigned char)*p) ||
-           proto_is_digit((unsigned char)*p) || *p == '-';
-    if (!ok) {
-      proto_path_key(&w, "id");
-      proto_fail(&w,
-                 "must match [a-z0-9][a-z0-9-]* (at most 64 bytes: it names "
-                 "the experiment's data folder), got \"%s\"",
-                 s->id);
-    }
-  }
+  check_id(&w, s->id);
   set_top_line(&w, "title", pl);
   proto_get_string(&w, 1, "title", REQ, &s->title);
   set_top_line(&w, "question", pl);
@@ -886,6 +890,8 @@ int proto_convert(lua_State *L) {
   proto_get_string(&w, 1, "author", OPT, &s->author);
   set_top_line(&w, "vars", pl);
   proto_read_vars(&w, 1);
+  set_top_line(&w, "conditions", pl);
+  proto_read_conditions(&w, 1);
   set_top_line(&w, "arms", pl);
   proto_read_arms(&w, 1);
   set_top_line(&w, "image", pl);

@@ -115,8 +115,9 @@ typedef struct run_res {
   int stopped;     /* ended by us after the PSS sample (pss->stop_after) */
   double wall_s, user_s, sys_s;
   long maxrss_kib;
-  int pss_sampled; /* 1: pss_kib holds the sum */
-  int pss_failed;  /* 1: the selection could not be read (why says why) */
+  long ctxsw_invol; /* involuntary context switches (ru_nivcsw) */
+  int pss_sampled;  /* 1: pss_kib holds the sum */
+  int pss_failed;   /* 1: the selection could not be read (why says why) */
   long pss_kib;
   size_t pss_counted, pss_unreadable;
   char why[512]; /* the failure in words, "" when none */
@@ -183,14 +184,26 @@ typedef struct run_metric {
 core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
                               core_err *err);
 
+/* The host's conditions (run/host_conditions.c) */
+
+/** What adds noise on this host, in h->cond (governor, boost, smt,
+ * isolated, nohz_full, aslr, swap, power, clocksource, load; a value ""
+ * where the host has no source), read under PREREG_HOST_ROOT when set (a
+ * test hook); nothing is changed. Every batch records them. */
+void run_host_conditions(data_host_facts *h);
+/** How to change the fact named name, in words (static; "" when unknown). */
+const char *run_host_advice(const char *name);
+
 /* Progress */
 
 typedef enum run_event_kind {
   RUN_EVENT_RUN,           /* a recorded run ended */
   RUN_EVENT_WARMUP_FAILED, /* a warm-up failed (the batch goes on) */
   RUN_EVENT_NOTES,         /* notes of the recovery of unfinished batches */
-  RUN_EVENT_HOST           /* a batch across hosts: a host was lost, or a
+  RUN_EVENT_HOST,          /* a batch across hosts: a host was lost, or a
                               host threat was found (text) */
+  RUN_EVENT_WAIT           /* waiting for the registered conditions before
+                              a round (text: why) */
 } run_event_kind;
 
 /* What the engine reports while it works: a run finished (with the
