@@ -52,7 +52,7 @@ static void fmt_dur(double s, char *out, size_t cap) {
 
 static void progress_end(progress_state *ps) {
   if (ps->tty && ps->open)
-    fputs("\r\033[K", stderr);
+    cli_term_raw("\r\033[K");
   ps->open = 0;
 }
 
@@ -121,11 +121,14 @@ static void run_ended(progress_state *ps, const run_event *ev) {
   if (ps->tty) {
     fmt_dur(ev->elapsed_s, el, sizeof el);
     fmt_dur(ev->eta_s, eta, sizeof eta);
-    if (ev->failure)
-      fprintf(stderr, "\r\033[K%s%s%s %s round %ld: %s\n", h, sp, ev->workload,
+    if (ev->failure) {
+      cli_term_raw("\r\033[K");
+      fprintf(stderr, "%s%s%s %s round %ld: %s\n", h, sp, ev->workload,
               ev->arm, ev->round, ev->failure);
-    fprintf(stderr, "\r\033[K[%zu/%zu] %s%s%s %s  elapsed %s  ETA %s",
-            ev->done, ev->total, h, sp, ev->workload, ev->arm, el, eta);
+    }
+    cli_term_raw("\r\033[K");
+    fprintf(stderr, "[%zu/%zu] %s%s%s %s  elapsed %s  ETA %s", ev->done,
+            ev->total, h, sp, ev->workload, ev->arm, el, eta);
     ps->open = 1;
     fflush(stderr);
     return;
@@ -169,6 +172,10 @@ static void on_progress(void *ctx, const run_event *ev) {
   case RUN_EVENT_HOST:
     progress_end(ps);
     fprintf(stderr, "prereg: warning: %s\n", ev->text);
+    break;
+  case RUN_EVENT_WAIT:
+    progress_end(ps);
+    fprintf(stderr, "prereg: %s\n", ev->text);
     break;
   }
 }
@@ -509,7 +516,7 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
    * --resume. */
   if (!opts->dry_run && (st = data_experiment_lock(c->exp, err)) != CORE_OK)
     return st;
-  run_progress pr = {on_progress, &c->ps};
+  run_progress pr = {on_progress, &c->ps, NULL, NULL};
   if ((st = run_plan_collect(c->exp, c->s, opts->resume && !opts->dry_run, &pr,
                              &c->plan, &c->rows, err)) != CORE_OK)
     return st;
@@ -560,6 +567,13 @@ static void print_summary(run_cmd *c, FILE *out) {
   analysis_summary_free(sum);
 }
 
+/* A look of a workload: stop it when every comparison is decided. */
+static core_status at_look(void *ctx, size_t w, size_t look, int *stop,
+                           core_err *err) {
+  const run_cmd *c = ctx;
+  return analysis_look(c->s, c->exp, w, look, stop, err);
+}
+
 /* The batch, with SIGINT and SIGTERM cancelling it (the running command
  * is killed at once, what was collected is frozen). */
 static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
@@ -577,7 +591,7 @@ static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
   sigaction(SIGTERM, &sa, &old_term);
   sigaction(SIGHUP, &sa, &old_hup);
   sigaction(SIGPIPE, &sa, &old_pipe);
-  run_progress pr = {on_progress, &c->ps};
+  run_progress pr = {on_progress, &c->ps, at_look, c};
   run_batch_result res;
   ticker_start(&c->ps);
   core_status st =

@@ -106,6 +106,12 @@ static json_t *host_object(const data_host_facts *h, int *failed) {
   put(o, "load_avg_start", load_avg(h->has_load_start, h->load_avg_start),
       failed);
   put(o, "load_avg_end", load_avg(h->has_load_end, h->load_avg_end), failed);
+  if (h->n_cond) {
+    json_t *c = json_object();
+    for (size_t i = 0; c && i < h->n_cond && i < DATA_HOST_CONDS; i++)
+      put(c, h->cond[i].name, text_or_null(h->cond[i].value), failed);
+    put(o, "conditions", c, failed);
+  }
   return o;
 }
 
@@ -336,6 +342,21 @@ static json_t *run_facts_object(const data_batch *b, const data_run_facts *f) {
       put(in, f->inputs->v[i].path, json_string(f->inputs->v[i].sha256),
           &failed);
     put(o, "inputs", in, &failed);
+  }
+  if (f->n_stops) {
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < f->n_stops; i++) {
+      const data_stop *x = &f->stops[i];
+      json_t *e = json_object();
+      put(e, "workload", text(x->workload), &failed);
+      put(e, "look", json_integer(x->look), &failed);
+      put(e, "looks", json_integer(x->looks), &failed);
+      put(e, "n", json_integer(x->n), &failed);
+      put(e, "at", text(x->at), &failed);
+      if (!e || json_array_append_new(a, e) != 0)
+        failed = 1;
+    }
+    put(o, "stops", a, &failed);
   }
   if (failed) {
     json_decref(o);

@@ -118,6 +118,10 @@ void proto_read_image(walk *w, int t, proto_image *img);
 void proto_read_arms(walk *w, int t);
 int proto_is_builtin_metric(const char *m);
 void proto_read_workloads(walk *w, int t);
+/* Each workload's looks against the rule (min_n), its order and the
+ * hosts, and the rule's family against the hosts: after the rule and the
+ * hosts are read (w->line at the rule). */
+void proto_check_looks(walk *w);
 void proto_read_metrics(walk *w, int t);
 void proto_read_rule(walk *w, int t);
 void proto_fail_unknown(walk *w, const char *what, const char *name,
@@ -133,5 +137,11 @@ void proto_read_published(walk *w, int t);
 void proto_read_hosts(walk *w, int t);
 void proto_read_inputs(walk *w, int t);
 void proto_read_plan(walk *w, int t);
+/** conditions, and the sheet's cpus (load_conditions.c). */
+void proto_read_conditions(walk *w, int t);
+/** An arm's cpus and null (after the arms are read: a null arm copies the
+ * reference's run). */
+void proto_read_arm_conditions(walk *w, int at, proto_arm *a);
+void proto_null_arms(walk *w);
 
 #endif

@@ -57,8 +57,35 @@ typedef struct proto_arm {
   proto_image image; /* overrides the sheet's image when set */
   char **versions;   /* commands whose output is recorded in host facts */
   size_t n_versions;
+  char *cpus; /* CPU list every process of its runs is pinned to ("1-2"),
+                 else the sheet's cpus, else NULL (not pinned) */
+  int null;   /* an A/A arm: it runs the reference's command again (its
+                 run is a copy of the reference's); no hypothesis names it,
+                 and its ratio is the host's noise floor */
   int line;
 } proto_arm;
+
+/* The machine's conditions a sheet registers (`conditions`): bounds on
+ * the noise of each run, and facts the host must have. A bound of -1 is
+ * none. */
+typedef struct proto_conditions {
+  int declared;
+  double max_load;     /* 1-minute load average before a run */
+  double wait_s;       /* how long `run` waits for max_load each round */
+  double max_swap_in;  /* pages swapped in during a run */
+  double max_throttle; /* thermal throttle events during a run */
+  char *governor;      /* the cpufreq governor every CPU must have, or NULL */
+  int aslr;            /* -1: any; 0: must be off; 1: must be on */
+  int boost;           /* -1: any; 0: must be off; 1: must be on */
+  int smt;             /* -1: any; 0: must be off; 1: must be on */
+  int line;
+} proto_conditions;
+
+/** The CPUs of a CPU list ("0", "1-2", "0,2-3"; each at most
+ * CORE_MAX_CPU): sets bit c of bits (cap bytes, zeroed by the caller; may
+ * be NULL) for each CPU c. Returns how many CPUs it names, or -1 when it is
+ * no such list. */
+long proto_cpus_parse(const char *list, unsigned char *bits, size_t cap);
 
 /* Which processes pss_mib sums (sheet key `processes`). */
 typedef struct proto_procsel {
@@ -91,6 +118,12 @@ typedef struct proto_workload {
   int cgroup;          /* 1: run each run in its own cgroup (cg_* metrics) */
   proto_source source; /* default: "run" with a cmd or steps, else
                           "import" */
+  /* Preregistered looks (`looks`): the rounds after which `run` analyses
+   * the workload and stops it when every comparison is decided;
+   * increasing, each at least rule.min_n, the last equal to runs. NULL
+   * and 0: one look, at runs (a fixed design). */
+  long *looks;
+  size_t n_looks;
   int line;
 } proto_workload;
 
@@ -146,8 +179,24 @@ typedef struct proto_rule {
   long min_n;         /* fewest values per arm for a verdict (1 to 1000000) */
   proto_verdict_rule *verdicts;
   size_t n_verdicts;
-  int pairs; /* a proto_pairs: which comparisons besides the reference's */
+  int pairs;    /* a proto_pairs: which comparisons besides the reference's */
+  int spending; /* a proto_spending: how looks share the error */
+  int family;   /* a proto_family: the correction for many comparisons */
 } proto_rule;
+
+/* How the error 1 - confidence is spent over a workload's K looks (rule
+ * key `spending`): "bonferroni", each look's interval at confidence
+ * 1 - (1 - confidence) / K, the only one (and the default). */
+typedef enum proto_spending { PROTO_SPENDING_BONFERRONI } proto_spending;
+
+/* The correction for a workload's many comparisons (rule key `family`):
+ * none (each at the look's confidence; the default of a sheet that does
+ * not say), Holm's step-down, or Bonferroni (each at 1 - alpha / m). */
+typedef enum proto_family {
+  PROTO_FAMILY_NONE,
+  PROTO_FAMILY_HOLM,
+  PROTO_FAMILY_BONFERRONI
+} proto_family;
 
 /* The comparisons the rule makes: each arm against the reference, and
  * with pairs = "all" (registered) or `analyze --pairs` (exploratory, set
@@ -292,8 +341,11 @@ typedef struct proto_sheet {
   /* {sheet_dir}: the sheet's folder, absolute (NULL for a sheet given as
    * text); {origin}: the folder prereg was started from. */
   char *sheet_dir, *origin;
-  proto_plan plan; /* declared 0 without a plan block */
-  char *text;      /* the exact bytes of the file */
+  proto_plan plan;             /* declared 0 without a plan block */
+  proto_conditions conditions; /* declared 0 without a conditions block */
+  char *cpus; /* CPU list every run is pinned to, or NULL (arms may set
+                 their own) */
+  char *text; /* the exact bytes of the file */
   size_t text_len;
   char sha256[CORE_SHA256_HEX]; /* of text */
   struct proto_lua *lua;        /* private: kept for function claims */
@@ -304,6 +356,14 @@ typedef struct proto_sheet {
  * (n - 1 + (n - 1)(n - 2) / 2 for n arms): what a cap on comparisons
  * counts. */
 size_t proto_comparisons_per_metric(const proto_sheet *s);
+
+/** "none", "holm" or "bonferroni" (a static string). */
+const char *proto_family_word(int family);
+
+/** The confidence of each look of workload w under the rule's spending:
+ * 1 - (1 - confidence) / K for its K looks, the rule's confidence for a
+ * workload without looks. */
+double proto_look_confidence(const proto_sheet *s, const proto_workload *w);
 
 /** Loads and validates the sheet at path. Returns a newly allocated sheet
  * (free with proto_sheet_free), or NULL with err filled: CORE_EPROTOCOL
@@ -404,7 +464,9 @@ typedef struct proto_expand_ctx {
 
 /** Expands {name} placeholders (sheet vars, then built-ins) in tmpl.
  * Returns a newly allocated string (core_free), or NULL with err filled
- * naming the unknown placeholder. "{{" stands for a literal "{". */
+ * naming the unknown placeholder. "{{" stands for a literal "{".
+ * {sheet_dir} and {origin} are paths the sheet's author does not choose:
+ * each is one word for sh (core_buf_sh_quote). */
 char *proto_expand(const proto_sheet *s, const char *tmpl,
                    const proto_expand_ctx *ctx, core_err *err);
 

@@ -134,6 +134,12 @@ static void status_line(core_buf *b, const report_input *in) {
   char line[256];
   data_status_line(st, line, sizeof line);
   core_buf_printf(b, "> **Status: %s.**", line);
+  if (st->stopped) {
+    core_buf_puts(b, " Stopped early at a preregistered look, every "
+                     "comparison decided there: ");
+    esc(b, st->stops);
+    core_buf_puts(b, ".");
+  }
   if (!st->incomplete && !st->quick && !st->interrupted && !st->beyond_plan &&
       !st->imported && !st->amended_after_data && !st->unverified) {
     core_buf_printf(b,
@@ -1575,6 +1581,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
   the_data(b, in, doc);
   report_hosts_section(b, in, doc);
   report_setup(in, f, b);
+  report_conditions(in, f, b);
   arms_and_workloads(b, s);
   rule(b, s);
   report_plan_section(b, in);
