@@ -27,6 +27,11 @@ typedef struct analysis_result {
   char *workload, *metric, *arm, *reference;
   size_t n, n_reference; /* valid rows that count */
   double median, median_reference, ratio, ci_low, ci_high;
+  /* median - median_reference in the metric's unit, and its percentile
+   * CI from the same resamples as the ratio's (the differences of the
+   * resampled medians); the CI is NaN where the ratio's is for want of
+   * values, and for a cross-host entry. */
+  double difference, difference_ci_low, difference_ci_high;
   /* The word the first matching rule reads on this metric
    * (proto_verdict_word: "slower" on a time, "more memory" where the
    * sheet names it so), "inconclusive", or ANALYSIS_INSUFFICIENT when an
@@ -40,6 +45,7 @@ typedef struct analysis_result {
   proto_metric_kind kind; /* what the metric measures */
   int higher_better;      /* the metric is better higher */
   unsigned long seed;     /* the comparison's (analysis_comparison_seed) */
+  int exploratory;        /* a pair of analyze --pairs no hypothesis tests */
   char *note; /* why the ratio or CI is missing (NaN) when it is, else NULL */
   /* A sheet with hosts: the host of a per-host entry (the sheet's rule on
    * that host's data), NULL for the cross-host entry, whose ratio is the
@@ -351,6 +357,18 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
                                      double *lo, double *hi,
                                      double *replicates, core_err *err);
 
+/** analysis_bootstrap_ratio, and from the same resamples the percentile
+ * CI of median(cand) - median(ref) in *dlo, *dhi (both NULL: not
+ * computed). The differences' interval is set also when a resample's
+ * ratio is undefined (CORE_ESTATS: a resample's reference median is 0). */
+core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
+                                    const double *cand, size_t n_cand,
+                                    long resamples, double confidence,
+                                    unsigned long seed, int threads,
+                                    double *lo, double *hi, double *dlo,
+                                    double *dhi, double *replicates,
+                                    core_err *err);
+
 /** Replicates per block; each block has its own generator (see
  * analysis_rng_layout). Part of the stream layout: changing it changes
  * every number. */
@@ -430,6 +448,13 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                                      const analysis_result *r,
                                      const char *workload, const char *metric,
                                      const char *arm, char **reason);
+
+/** r's difference and its CI in words, in unit (NULL: the metric
+ * name's, proto_metric_unit) scaled to the difference's size
+ * (core_scale_unit): "+24.8 ms [23.1, 26.5]", "-3.2 s (no CI)", or
+ * "no difference" when there is none. */
+void analysis_difference_words(const analysis_result *r, const char *unit,
+                               char *out, size_t cap);
 
 /** The GSL version prereg was built with ("2.7.1"): a static string. */
 const char *analysis_gsl_version(void);

@@ -29,7 +29,7 @@ static void verdict_words(const proto_verdict_rule *v, core_buf *out) {
 
 static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
                         core_buf *out) {
-  const char *ref = s->arms[s->reference].name;
+  const char *ref = h->against ? h->against : s->arms[s->reference].name;
   if (h->kind == PROTO_CLAIM_FUNCTION) {
     core_buf_puts(out, "a function of all results (decides held, not held "
                        "or inconclusive itself)");
@@ -55,6 +55,18 @@ static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
     core_buf_printf(out,
                     "below(%g): held if the CI's high end is < %g, "
                     "not held if its low end is >= %g",
+                    h->x, h->x, h->x);
+    break;
+  case PROTO_CLAIM_DIFF_AT_LEAST:
+    core_buf_printf(out,
+                    "diff_at_least(%g): held if the difference's CI low end "
+                    "is >= %g, not held if its high end is < %g",
+                    h->x, h->x, h->x);
+    break;
+  case PROTO_CLAIM_DIFF_BELOW:
+    core_buf_printf(out,
+                    "diff_below(%g): held if the difference's CI high end "
+                    "is < %g, not held if its low end is >= %g",
                     h->x, h->x, h->x);
     break;
   default:

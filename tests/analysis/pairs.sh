@@ -67,7 +67,8 @@ assert ref == {("xz", "gzip"): "slower", ("zstd", "gzip"): "faster"}, ref
 PY
 expect 0 "analyze" "$PREREG" analyze all.lua --data d
 check_grep "the matrix has a Pairs block" '^Pairs \(each later arm against each earlier one, the same rule\)$' "$out"
-check_grep "the pair in words" '^  text · wall_s  zstd  14.1× \[[0-9.]+–[0-9.]+\] below xz: faster$' "$out"
+check_grep "the pair in words, the way round the report and JSON have it" \
+  '^  text · wall_s  zstd  0\.0710× \[0\.0[0-9]+–0\.0[0-9]+\] of xz, -3\.21 s \[-3\.[0-9]+, -[23]\.[0-9]+\]:$' "$out"
 check "registered pairs are not called exploratory" \
   test "$(grep -c exploratory <<<"$out")" -eq 0
 
