@@ -896,6 +896,31 @@ static core_status run_workers(job *j, worker *ws, pthread_t *tids,
   return CORE_OK;
 }
 
+/* j's arms (sorted), sizes, blocks and seed, and each arm's rank tables
+ * (*law_ref, *law_cand: the caller frees them), built here, before any
+ * thread starts (core_malloc's fault injection is not thread-safe), and
+ * shared read-only by the workers. */
+static core_status job_setup(job *j, const double *sref, size_t n_ref,
+                             const double *scand, size_t n_cand,
+                             long resamples, unsigned long seed,
+                             rank_law **law_ref, rank_law **law_cand,
+                             core_err *err) {
+  j->ref = sref;
+  j->cand = scand;
+  j->n_ref = n_ref;
+  j->n_cand = n_cand;
+  j->resamples = (size_t)resamples;
+  j->n_blocks = (j->resamples + ANALYSIS_BLOCK_SIZE - 1) / ANALYSIS_BLOCK_SIZE;
+  j->seed = seed;
+  if ((n_ref <= ANALYSIS_TABLE_MAX && !(*law_ref = rank_law_new(n_ref))) ||
+      (n_cand <= ANALYSIS_TABLE_MAX && n_cand != n_ref &&
+       !(*law_cand = rank_law_new(n_cand))))
+    return core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
+  j->law_ref = *law_ref;
+  j->law_cand = n_cand == n_ref ? *law_ref : *law_cand;
+  return CORE_OK;
+}
+
 core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
                                      const double *cand, size_t n_cand,
                                      long resamples, double confidence,
@@ -933,24 +958,9 @@ core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
       (st = sorted_copy(cand, n_cand, "candidate", &scand, err)) != CORE_OK)
     goto cleanup;
 
-  j.ref = sref;
-  j.cand = scand;
-  j.n_ref = n_ref;
-  j.n_cand = n_cand;
-  j.resamples = (size_t)resamples;
-  j.n_blocks = (j.resamples + ANALYSIS_BLOCK_SIZE - 1) / ANALYSIS_BLOCK_SIZE;
-  j.seed = seed;
-
-  /* Built here, before any thread starts (core_malloc's fault injection
-   * is not thread-safe), and shared read-only by the workers. */
-  if ((n_ref <= ANALYSIS_TABLE_MAX && !(law_ref = rank_law_new(n_ref))) ||
-      (n_cand <= ANALYSIS_TABLE_MAX && n_cand != n_ref &&
-       !(law_cand = rank_law_new(n_cand)))) {
-    st = core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
+  if ((st = job_setup(&j, sref, n_ref, scand, n_cand, resamples, seed,
+                      &law_ref, &law_cand, err)) != CORE_OK)
     goto cleanup;
-  }
-  j.law_ref = law_ref;
-  j.law_cand = n_cand == n_ref ? law_ref : law_cand;
 
   /* A replicate costs two to four table look-ups or a few Beta draws
    * (well under a microsecond) whatever the arms' sizes, so only the
