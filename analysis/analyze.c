@@ -109,14 +109,15 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
         core_asprintf("no valid data for %s/%s/%s", workload, metric, arm);
     return PROTO_INCONCLUSIVE;
   }
+  /* A difference stays defined where a ratio is not (a median of 0). */
+  if (h->kind == PROTO_CLAIM_DIFF_BELOW ||
+      h->kind == PROTO_CLAIM_DIFF_AT_LEAST)
+    return diff_outcome(h, r, arm, reason);
   if (isnan(r->ci_low) || isnan(r->ci_high)) {
     *reason = core_asprintf("%s: no CI (%s)", arm,
                             r->note ? r->note : "it could not be computed");
     return PROTO_INCONCLUSIVE;
   }
-  if (h->kind == PROTO_CLAIM_DIFF_BELOW ||
-      h->kind == PROTO_CLAIM_DIFF_AT_LEAST)
-    return diff_outcome(h, r, arm, reason);
   char lo[40], hi[40], xl[40], xh[40];
   sig_apart(r->ci_low, h->x, lo, xl, sizeof lo);
   sig_apart(r->ci_high, h->x, hi, xh, sizeof hi);
