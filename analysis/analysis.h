@@ -54,8 +54,10 @@ typedef struct analysis_result {
    * ANALYSIS_ACROSS_ words and its medians those of the counted hosts'
    * values pooled. NULL too for a sheet without hosts. */
   char *host;
-  int across;           /* 1: the cross-host entry */
-  char *why;            /* cross-host: its verdict in words */
+  int across; /* 1: the cross-host entry */
+  char *why;  /* cross-host: its verdict in words; else, when no verdict
+                 rule matched a ratio with a CI, why (each rule's first
+                 condition that fails), else NULL */
   size_t hosts_counted; /* cross-host: counted hosts with a ratio */
   double spread;        /* cross-host: largest host ratio / smallest */
 } analysis_result;

@@ -418,6 +418,42 @@ static core_status judge(const proto_rule *rule, analysis_result *r,
   return CORE_OK;
 }
 
+/* Why no verdict rule matched r (its ratio and CI finite): for each rule
+ * in order, its first condition that fails ("slower: the CI [0.97,
+ * 1.08] contains 1"); NULL when out of memory. */
+static char *inconclusive_why(const proto_rule *rule,
+                              const analysis_result *r) {
+  core_buf b;
+  char lo[40], hi[40], ra[40], x[40];
+  core_buf_init(&b);
+  core_fmt_sig(lo, sizeof lo, r->ci_low, 3);
+  core_fmt_sig(hi, sizeof hi, r->ci_high, 3);
+  for (size_t i = 0; i < rule->n_verdicts; i++) {
+    const proto_verdict_rule *v = &rule->verdicts[i];
+    core_buf_printf(&b, "%s%s: ", i ? "; " : "", v->name);
+    if (v->has_ci_excludes &&
+        !(r->ci_low > v->ci_excludes || r->ci_high < v->ci_excludes))
+      core_buf_printf(&b, "the CI [%s, %s] contains %.6g", lo, hi,
+                      v->ci_excludes);
+    else if (v->has_ratio_above && !(r->ratio > v->ratio_above)) {
+      sig_apart(r->ratio, v->ratio_above, ra, x, sizeof ra);
+      core_buf_printf(&b, "the ratio %s is not above %s", ra, x);
+    } else if (v->has_ratio_below && !(r->ratio < v->ratio_below)) {
+      sig_apart(r->ratio, v->ratio_below, ra, x, sizeof ra);
+      core_buf_printf(&b, "the ratio %s is not below %s", ra, x);
+    } else
+      core_buf_printf(&b, "the CI [%s, %s] is not within [%.6g, %.6g]", lo, hi,
+                      v->ci_within[0], v->ci_within[1]);
+  }
+  if (!rule->n_verdicts)
+    core_buf_puts(&b, "the rule has no verdicts");
+  if (b.oom) {
+    core_buf_free(&b);
+    return NULL;
+  }
+  return core_buf_steal(&b);
+}
+
 /* One comparison of arm a with the reference on workload w, metric m,
  * from the sorted values of both: the ratio, its CI, and the verdict in
  * the words of the metric, or ANALYSIS_INSUFFICIENT under min_n. */
@@ -458,6 +494,9 @@ static core_status compare_arm(const acc *c, analysis_result *r, size_t w,
                                 : v ? v->name
                                     : "inconclusive");
   dir = v ? proto_verdict_direction(v) : 0;
+  if (!few && !v && !isnan(r->ratio) && !isnan(r->ci_low) &&
+      !isnan(r->ci_high) && !(r->why = inconclusive_why(&sh->rule, r)))
+    return OOM(err);
   r->kind = proto_metric_kind_of(sh, wl->metrics[m]);
   r->higher_better = proto_metric_higher_better(sh, wl->metrics[m]);
   r->worse = r->higher_better ? -dir : dir;

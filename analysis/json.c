@@ -175,6 +175,8 @@ static json_t *result_json(const analysis_summary *s,
     put(o, "pair", json_true(), ok);
     put(o, "exploratory", json_boolean(r->exploratory), ok);
   }
+  if (r->why && !r->across)
+    put(o, "why", str(r->why), ok);
   if (s->across) {
     put(o, "host", r->host ? str(r->host) : json_null(), ok);
     if (r->across) {

@@ -335,6 +335,26 @@ static void wrap(core_buf *out, const char *text, int width, int first,
   core_buf_puts(out, "\n");
 }
 
+/* Why a comparison is inconclusive when it has a ratio and a CI: each
+ * verdict rule's first condition that fails. */
+static void write_undecided(const analysis_summary *s, int width,
+                            core_buf *out) {
+  int any = 0;
+  for (size_t i = 0; i < s->n_results + s->n_pairs; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->pairs[i - s->n_results];
+    core_buf line;
+    if (!r->why || r->across || r->host)
+      continue;
+    if (!any++)
+      core_buf_puts(out, "\nWhy a verdict is inconclusive\n");
+    core_buf_init(&line);
+    core_buf_printf(&line, "%s · %s  %s against %s: %s", r->workload,
+                    r->metric, r->arm, r->reference, r->why);
+    wrap_out(out, &line, width, 2, 6);
+  }
+}
+
 /* Why a comparison has no ratio or no CI (too few values for the rule's
  * min_n, a reference median of 0, a ratio that overflows), one line
  * each: too long for a cell of the matrix. */
@@ -570,6 +590,7 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   write_matrix(s, sheet, width, out);
   write_pairs(s, width, out);
   write_notes(s, width, out);
+  write_undecided(s, width, out);
   if (s->across)
     write_hosts(s, out);
   write_hypotheses(s, width, out);

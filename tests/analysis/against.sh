@@ -151,4 +151,34 @@ sed 's/arms = { "unshare" }, against = "bwrap",$/arms = { "bwrap" }, against = "
 expect 2 "a claim about the arm it compares with" "$PREREG" check self.lua
 check_grep "self comparison named" '"bwrap" is the arm the claim compares with \(against\)' "$out"
 
-done_testing 15
+# An inconclusive verdict says why: each verdict rule's first condition
+# that fails, in the terminal and the JSON.
+cat > tie.lua <<'LUA'
+protocol {
+  id = "tie", title = "Tie", question = "q", author = "t",
+  arms = { { name = "a", reference = true, run = "{cmd}" },
+           { name = "b", run = "{cmd}" } },
+  workloads = { { name = "w", source = "import", runs = 10,
+                  metrics = { "wall_s" } } },
+  rule = { seed = 3, resamples = 2000,
+           verdicts = { { "slower", ci_excludes = 1, ratio_above = 1.10 },
+                        { "tie", ci_within = { 0.98, 1.02 } } } },
+}
+LUA
+{
+  echo "workload,arm,metric,value"
+  for r in 0 1 2 3 4 5 6 7 8 9; do
+    echo "w,a,wall_s,1.0$r"
+    echo "w,b,wall_s,1.0$((r + 1))" | sed 's/1\.010/1.10/'
+  done
+} > tie.csv
+"$PREREG" register tie.lua --data d >/dev/null || bad "register tie"
+"$PREREG" import tie.lua tie.csv --data d >/dev/null || bad "import tie"
+expect 0 "analyze an undecided comparison" "$PREREG" analyze tie.lua --data d --json
+why=$(printf '%s' "$out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["results"][0]["why"])')
+check "the JSON says why it is inconclusive ($why)" test "$why" = \
+  "slower: the CI [0.972, 1.05] contains 1; tie: the CI [0.972, 1.05] is not within [0.98, 1.02]"
+expect 0 "analyze, the terminal" "$PREREG" analyze tie.lua --data d
+check_grep "the terminal says why" '^  w · wall_s  b against a: slower: the CI \[0\.972, 1\.05\] contains 1; tie:' "$out"
+
+done_testing 19
