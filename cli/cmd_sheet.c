@@ -126,8 +126,31 @@ static int listed(const proto_sheet *s, const char *rel) {
   return 0;
 }
 
+/* A word of a command that is an absolute path: an existing file that
+ * is not a program is data the command reads from outside the inputs,
+ * which the lock does not cover. */
+static void check_absolute(const char *w, size_t len, const char *tmpl,
+                           core_buf *b) {
+  char path[4096];
+  struct stat sb;
+  if (len >= sizeof path)
+    return;
+  memcpy(path, w, len);
+  path[len] = '\0';
+  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+      (sb.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
+    return;
+  core_buf_printf(b,
+                  "warning: \"%s\" reads %s, a file outside the sheet's "
+                  "inputs: the lock does not record it, and a replication "
+                  "reads whatever is at that path on its host (copy it into "
+                  "the sheet's folder and list it in inputs)\n",
+                  tmpl, path);
+}
+
 /* One word of a command: a file of the sheet's folder (named relative to
- * where run starts, or as {sheet_dir}/...) that the lock does not cover. */
+ * where run starts, or as {sheet_dir}/...) that the lock does not cover,
+ * or a file named by an absolute path (check_absolute). */
 static void check_word(const proto_sheet *s, const char *w, size_t len,
                        const char *tmpl, core_buf *b) {
   char rel[512];
@@ -135,6 +158,10 @@ static void check_word(const proto_sheet *s, const char *w, size_t len,
   char *full;
   if (len >= 2 && (w[0] == '\'' || w[0] == '"') && w[len - 1] == w[0])
     w++, len -= 2;
+  if (len > 1 && w[0] == '/' && !memchr(w, '{', len)) {
+    check_absolute(w, len, tmpl, b);
+    return;
+  }
   if (len > 12 && strncmp(w, "{sheet_dir}/", 12) == 0)
     w += 12, len -= 12;
   while (len > 2 && strncmp(w, "./", 2) == 0)
@@ -154,8 +181,9 @@ static void check_word(const proto_sheet *s, const char *w, size_t len,
   core_free(full);
 }
 
+/* The words of t (shown as label, NULL: as t). */
 static void check_template_words(const proto_sheet *s, const char *t,
-                                 core_buf *b) {
+                                 const char *label, core_buf *b) {
   const char *p = t;
   while (t && *p) {
     size_t n;
@@ -163,7 +191,7 @@ static void check_template_words(const proto_sheet *s, const char *t,
       p++;
     n = strcspn(p, " \t;&|");
     if (n)
-      check_word(s, p, n, t, b);
+      check_word(s, p, n, label ? label : t, b);
     p += n;
   }
 }
@@ -174,14 +202,20 @@ static void check_unlisted(const proto_sheet *s, core_buf *b) {
   if (!s->sheet_dir)
     return;
   for (size_t i = 0; i < s->n_arms; i++)
-    check_template_words(s, s->arms[i].run, b);
+    check_template_words(s, s->arms[i].run, NULL, b);
+  /* A var's value goes into the commands as it is. */
+  for (size_t i = 0; i < s->n_vars; i++) {
+    char label[300];
+    snprintf(label, sizeof label, "vars.%s", s->vars[i].name);
+    check_template_words(s, s->vars[i].value, label, b);
+  }
   for (size_t i = 0; i < s->n_workloads; i++) {
     const proto_workload *w = &s->workloads[i];
-    check_template_words(s, w->cmd, b);
-    check_template_words(s, w->prepare, b);
-    check_template_words(s, w->cleanup, b);
+    check_template_words(s, w->cmd, NULL, b);
+    check_template_words(s, w->prepare, NULL, b);
+    check_template_words(s, w->cleanup, NULL, b);
     for (size_t j = 0; j < w->n_steps; j++)
-      check_template_words(s, w->steps[j], b);
+      check_template_words(s, w->steps[j], NULL, b);
   }
 }
 
