@@ -5,10 +5,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"
@@ -219,6 +221,57 @@ static void check_unlisted(const proto_sheet *s, core_buf *b) {
   }
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* 1 when a ratio measured exactly (its CI of zero width) gets no verdict. */
+static int undecided_at(const proto_rule *r, double x) {
+  return strcmp(analysis_verdict(r, x, x, x), "inconclusive") == 0;
+}
+
+/* Warns of the rule's dead zones: ranges of the ratio between two that
+ * get verdicts where even a ratio measured exactly gets none (a tie band
+ * that stops short of the thresholds), tested between each two of the
+ * rule's bounds. Unbounded ranges (a rule with one direction only) are
+ * by design. */
+static void check_dead_zones(const proto_rule *r, core_buf *b) {
+  double x[4 * 64 + 2];
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_verdicts && n + 5 < sizeof x / sizeof x[0];
+       i++) {
+    const proto_verdict_rule *v = &r->verdicts[i];
+    if (v->has_ci_excludes)
+      x[n++] = v->ci_excludes;
+    if (v->has_ratio_above)
+      x[n++] = v->ratio_above;
+    if (v->has_ratio_below)
+      x[n++] = v->ratio_below;
+    if (v->has_ci_within)
+      x[n++] = v->ci_within[0], x[n++] = v->ci_within[1];
+  }
+  qsort(x, n, sizeof x[0], cmp_double);
+  for (size_t i = 0; i + 1 < n; i++) {
+    size_t j = i + 1;
+    /* A run of dead ranges between bounds, with a verdict on each side. */
+    if (x[j] <= x[i] || !undecided_at(r, (x[i] + x[j]) / 2))
+      continue;
+    while (j + 1 < n &&
+           (x[j + 1] <= x[j] || undecided_at(r, (x[j] + x[j + 1]) / 2)))
+      j++;
+    if (!undecided_at(r, x[i] - (i ? (x[i] - x[i - 1]) / 2 : x[i] / 2)) &&
+        !undecided_at(r, x[j] + (j + 1 < n ? (x[j + 1] - x[j]) / 2 : x[j])))
+      core_buf_printf(b,
+                      "warning: the rule decides nothing for a ratio between "
+                      "%.4g and %.4g, even one measured exactly (a dead zone "
+                      "between its verdicts): move a verdict's bound so that "
+                      "they meet\n",
+                      x[i], x[j]);
+    i = j - 1;
+  }
+}
+
 core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   core_buf b;
   data_inputs in;
@@ -234,6 +287,7 @@ core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   core_buf_init(&b);
   proto_summary(s, &b);
   check_unlisted(s, &b);
+  check_dead_zones(&s->rule, &b);
   proto_sheet_free(s);
   if (b.oom) {
     core_buf_free(&b);

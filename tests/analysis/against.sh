@@ -181,4 +181,15 @@ check "the JSON says why it is inconclusive ($why)" test "$why" = \
 expect 0 "analyze, the terminal" "$PREREG" analyze tie.lua --data d
 check_grep "the terminal says why" '^  w · wall_s  b against a: slower: the CI \[0\.972, 1\.05\] contains 1; tie:' "$out"
 
-done_testing 19
+# check warns of a dead zone (ratios between verdicts that even a ratio
+# measured exactly cannot reach); the starter sheet has none.
+expect 0 "check a rule with a dead zone" "$PREREG" check tie.lua
+check_grep "the dead zone named" \
+  '^warning: the rule decides nothing for a ratio between 1\.02 and 1\.1, even one measured exactly' "$out"
+mkdir starter
+(cd starter && "$PREREG" new demo >/dev/null 2>&1) || bad "prereg new"
+expect 0 "check the starter sheet" "$PREREG" check starter/protocols/demo.lua
+check "the starter's rule has no dead zone" \
+  test "$(grep -c 'rule decides nothing' <<<"$out")" -eq 0
+
+done_testing 23
