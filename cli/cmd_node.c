@@ -90,19 +90,9 @@ static core_status write_unlocked(const char *text, core_err *err) {
     return core_fail(err, CORE_ENOMEM, "out of memory");
   memcpy(b, text, len);
   b[len] = '\n';
-  size_t off = 0;
-  while (off < len + 1) {
-    ssize_t w = write(1, b + off, len + 1 - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0) {
-      core_free(b);
-      return core_fail(err, CORE_EIO, "standard output: %s", strerror(errno));
-    }
-    off += (size_t)w;
-  }
+  core_status st = core_write_all(1, b, len + 1, "standard output", err);
   core_free(b);
-  return CORE_OK;
+  return st;
 }
 
 static core_status number(const char *opt, const char *v, long min, long *out,

@@ -187,7 +187,6 @@ static int safe_rel(const char *rel) {
 static core_status write_new(const char *path, const char *data, size_t len,
                              unsigned mode, core_err *err) {
   char *dir = core_strdup(path), *slash;
-  size_t off = 0;
   core_status st;
   int fd;
   if (!dir)
@@ -205,15 +204,11 @@ static core_status write_new(const char *path, const char *data, size_t len,
                      "(choose another --id, or another folder)",
                      path,
                      errno == EEXIST ? "already exists" : strerror(errno));
-  while (off < len) {
-    ssize_t n = write(fd, data + off, len - off);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    off += (size_t)n;
+  if (core_write_all(fd, data, len, path, err) != CORE_OK) {
+    close(fd);
+    return CORE_EIO;
   }
-  if (off < len || close(fd) != 0)
+  if (close(fd) != 0)
     return core_fail(err, CORE_EIO, "%s: cannot write: %s", path,
                      strerror(errno));
   return CORE_OK;

@@ -34,7 +34,6 @@ static int good_id(const char *id) {
 static core_status write_new(const char *path, const core_buf *b,
                              core_err *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  size_t off = 0;
   if (fd < 0) {
     if (errno == EEXIST)
       return core_fail(err, CORE_EUSAGE,
@@ -45,18 +44,10 @@ static core_status write_new(const char *path, const core_buf *b,
     return core_fail(err, CORE_EIO, "%s: cannot create: %s", path,
                      strerror(errno));
   }
-  while (off < b->len) {
-    ssize_t n = write(fd, b->data + off, b->len - off);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      int e = errno;
-      close(fd);
-      unlink(path);
-      return core_fail(err, CORE_EIO, "%s: cannot write: %s", path,
-                       strerror(e));
-    }
-    off += (size_t)n;
+  if (core_write_all(fd, b->data, b->len, path, err) != CORE_OK) {
+    close(fd);
+    unlink(path);
+    return CORE_EIO;
   }
   if (fsync(fd) != 0 || close(fd) != 0) {
     int e = errno;

@@ -253,6 +253,11 @@ core_status core_not_regular(core_err *err, const char *path, unsigned mode);
  * a folder that is a link, or a link, FIFO or device where the file goes,
  * is refused with its path and left as it is. */
 
+/** Writes all len bytes of data to fd, again after a signal or a short
+ * write; an error (or a write that makes no progress) names path. */
+core_status core_write_all(int fd, const void *data, size_t len,
+                           const char *path, core_err *err);
+
 /** Writes len bytes of data to path atomically: a temporary file
  * "PATH.tmp.PID" beside it, fsync, mode (0444 freezes it), rename, fsync
  * of the folder. An error before the rename leaves path as it was and

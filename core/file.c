@@ -309,17 +309,16 @@ static int create_new(int dfd, const char *name, const char *path,
   return -1;
 }
 
-static core_status write_fd(int fd, const char *path, const void *data,
-                            size_t len, core_err *err) {
+core_status core_write_all(int fd, const void *data, size_t len,
+                           const char *path, core_err *err) {
   const char *p = data;
   while (len > 0) {
     ssize_t n = write(fd, p, len);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
       return core_fail(err, CORE_EIO, "%s: cannot write: %s", path,
-                       strerror(errno));
-    }
+                       n < 0 ? strerror(errno) : "no progress");
     p += n;
     len -= (size_t)n;
   }
@@ -354,7 +353,7 @@ core_status core_write_file_atomic(const char *path, const void *data,
     goto cleanup;
   }
   made = 1;
-  if ((st = write_fd(fd, path, data, len, err)) != CORE_OK)
+  if ((st = core_write_all(fd, data, len, path, err)) != CORE_OK)
     goto cleanup;
   if (fsync(fd) != 0) {
     st =

@@ -48,26 +48,8 @@ void data_batch_release(data_batch *b) {
   core_free(b);
 }
 
-/* One write() for the whole buffer; the loop only covers a short write
- * (a signal, a full disk), after which a torn tail is what recovery
- * finds. Once written, the rows survive our death (kill -9); reaching
- * the disk is sync_rows's. */
-static core_status write_all(int fd, const char *p, size_t len,
-                             const char *path, core_err *err) {
-  while (len > 0) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return core_fail(err, CORE_EIO, "%s: cannot write: %s", path,
-                       strerror(errno));
-    }
-    p += n;
-    len -= (size_t)n;
-  }
-  return CORE_OK;
-}
-
+/* Rows reach the disk here; once written (below) they already survive
+ * our death (kill -9). */
 static core_status sync_rows(data_batch *b, core_err *err) {
   b->synced_at = core_monotonic();
   if (fsync(b->fd) != 0)
@@ -133,8 +115,8 @@ core_status data_batch_begin(data_experiment *exp, const char *kind,
     goto cleanup;
   }
   core_sha256_update(b->written, DATA_ROW_HEADER "\n", sizeof DATA_ROW_HEADER);
-  if ((st = write_all(b->fd, DATA_ROW_HEADER "\n", sizeof DATA_ROW_HEADER,
-                      b->csv, err)) != CORE_OK ||
+  if ((st = core_write_all(b->fd, DATA_ROW_HEADER "\n", sizeof DATA_ROW_HEADER,
+                           b->csv, err)) != CORE_OK ||
       (st = sync_rows(b, err)) != CORE_OK ||
       (st = core_fsync_dir(bdir, err)) != CORE_OK)
     goto cleanup;
@@ -169,7 +151,10 @@ core_status data_batch_append(data_batch *b, const data_row *rows, size_t n,
     core_buf_free(&buf);
     return core_fail(err, CORE_ENOMEM, "%s: out of memory", b->csv);
   }
-  st = write_all(b->fd, buf.data, buf.len, b->csv, err);
+  /* One write() for the whole buffer (core_write_all covers a short
+   * write: a signal, a full disk), after which a torn tail is what
+   * recovery finds. */
+  st = core_write_all(b->fd, buf.data, buf.len, b->csv, err);
   core_sha256_update(b->written, buf.data, buf.len);
   core_buf_free(&buf);
   if (st == CORE_OK)

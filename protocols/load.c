@@ -49,24 +49,11 @@ int proto_in_list(const char *name, const char *const list[]) {
   return 0;
 }
 
-/* The closest of candidates to name when close enough to be a typo. */
-static const char *nearest(const char *name, const char *const cand[],
-                           size_t n) {
-  const char *best = NULL;
-  size_t bd = (size_t)-1, len = strlen(name);
-  for (size_t i = 0; i < n && cand[i]; i++) {
-    size_t d = core_edit_distance(name, cand[i]);
-    if (d < bd) {
-      bd = d;
-      best = cand[i];
-    }
-  }
-  return best && bd <= 1 + len / 3 && bd < len ? best : NULL;
-}
-
+/* The closest of candidates to name when close enough to be a typo: the
+ * command line's rule, core_nearest. */
 const char *proto_nearest(const char *name, const char *const cand[],
                           size_t n) {
-  return nearest(name, cand, n);
+  return core_nearest(name, cand, n);
 }
 
 size_t proto_count_list(const char *const list[]) {
@@ -296,7 +283,7 @@ void proto_check_keys(walk *w, int t, const char *const known[],
     }
   }
   if (have_bad) {
-    const char *near = nearest(bad, known, proto_count_list(known));
+    const char *near = proto_nearest(bad, known, proto_count_list(known));
     int line = proto_find_line(w->s->text, w->s->text_len, bad, NULL);
     char keys[1024];
     if (line > 0)
@@ -533,7 +520,7 @@ static void check_template(walk *w, const char *t, int allow) {
       for (i = 0; proto_builtin_vars[i]; i++)
         cand[nc++] = proto_builtin_vars[i];
       cand[nc] = NULL;
-      near = nearest(name, cand, nc);
+      near = proto_nearest(name, cand, nc);
       if (near)
         proto_fail(w, "unknown placeholder {%s}; did you mean {%s}?", name,
                    near);
@@ -916,6 +903,8 @@ int proto_convert(lua_State *L) {
     proto_fail(&w, "is not made across hosts yet: the cross-host estimate is "
                    "of each arm against the reference; remove pairs or hosts");
   }
+  set_top_line(&w, "rule", pl);
+  proto_check_looks(&w);
   set_top_line(&w, "replicates", pl);
   proto_read_replicates(&w, 1);
   set_top_line(&w, "published", pl);
