@@ -379,18 +379,6 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
                                      double *lo, double *hi,
                                      double *replicates, core_err *err);
 
-/** analysis_bootstrap_ratio, and from the same resamples the percentile
- * CI of median(cand) - median(ref) in *dlo, *dhi (both NULL: not
- * computed). The differences' interval is set also when a resample's
- * ratio is undefined (CORE_ESTATS: a resample's reference median is 0). */
-core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
-                                    const double *cand, size_t n_cand,
-                                    long resamples, double confidence,
-                                    unsigned long seed, int threads,
-                                    double *lo, double *hi, double *dlo,
-                                    double *dhi, double *replicates,
-                                    core_err *err);
-
 /** Replicates per block; each block has its own generator (see
  * analysis_rng_layout). Part of the stream layout: changing it changes
  * every number. */
