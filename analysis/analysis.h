@@ -27,6 +27,11 @@ typedef struct analysis_result {
   char *workload, *metric, *arm, *reference;
   size_t n, n_reference; /* valid rows that count */
   double median, median_reference, ratio, ci_low, ci_high;
+  /* median - median_reference in the metric's unit, and its percentile
+   * CI from the same resamples as the ratio's (the differences of the
+   * resampled medians); the CI is NaN where the ratio's is for want of
+   * values, and for a cross-host entry. */
+  double difference, difference_ci_low, difference_ci_high;
   /* The word the first matching rule reads on this metric
    * (proto_verdict_word: "slower" on a time, "more memory" where the
    * sheet names it so), "inconclusive", or ANALYSIS_INSUFFICIENT when an
@@ -40,6 +45,7 @@ typedef struct analysis_result {
   proto_metric_kind kind; /* what the metric measures */
   int higher_better;      /* the metric is better higher */
   unsigned long seed;     /* the comparison's (analysis_comparison_seed) */
+  int exploratory;        /* a pair of analyze --pairs no hypothesis tests */
   char *note; /* why the ratio or CI is missing (NaN) when it is, else NULL */
   /* A sheet with hosts: the host of a per-host entry (the sheet's rule on
    * that host's data), NULL for the cross-host entry, whose ratio is the
@@ -48,8 +54,10 @@ typedef struct analysis_result {
    * ANALYSIS_ACROSS_ words and its medians those of the counted hosts'
    * values pooled. NULL too for a sheet without hosts. */
   char *host;
-  int across;           /* 1: the cross-host entry */
-  char *why;            /* cross-host: its verdict in words */
+  int across; /* 1: the cross-host entry */
+  char *why;  /* cross-host: its verdict in words; else, when no verdict
+                 rule matched a ratio with a CI, why (each rule's first
+                 condition that fails), else NULL */
   size_t hosts_counted; /* cross-host: counted hosts with a ratio */
   double spread;        /* cross-host: largest host ratio / smallest */
   /* The error as registered: the workload's looks (none: a fixed
@@ -454,6 +462,13 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                                      const analysis_result *r,
                                      const char *workload, const char *metric,
                                      const char *arm, char **reason);
+
+/** r's difference and its CI in words, in unit (NULL: the metric
+ * name's, proto_metric_unit) scaled to the difference's size
+ * (core_scale_unit): "+24.8 ms [23.1, 26.5]", "-3.2 s (no CI)", or
+ * "no difference" when there is none. */
+void analysis_difference_words(const analysis_result *r, const char *unit,
+                               char *out, size_t cap);
 
 /** The GSL version prereg was built with ("2.7.1"): a static string. */
 const char *analysis_gsl_version(void);

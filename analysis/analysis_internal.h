@@ -209,6 +209,18 @@ core_status analysis_rank_test(const double *a, size_t na, const double *b,
 core_status analysis_spread(double *x, size_t n, analysis_cell *c,
                             core_err *err);
 
+/** analysis_bootstrap_ratio, and from the same resamples the percentile
+ * CI of median(cand) - median(ref) in *dlo, *dhi (both NULL: not
+ * computed). The differences' interval is set also when a resample's
+ * ratio is undefined (CORE_ESTATS: a resample's reference median is 0). */
+core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
+                                    const double *cand, size_t n_cand,
+                                    long resamples, double confidence,
+                                    unsigned long seed, int threads,
+                                    double *lo, double *hi, double *dlo,
+                                    double *dhi, double *replicates,
+                                    core_err *err);
+
 /** The first rule in rule->verdicts that matches, or NULL (see
  * analysis_verdict). */
 const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,

@@ -60,6 +60,40 @@ const char *analysis_verdict(const proto_rule *rule, double ratio,
   return v ? v->name : "inconclusive";
 }
 
+/* diff_below / diff_at_least: on the difference's interval, in the
+ * metric's unit. */
+static proto_outcome diff_outcome(const proto_hypothesis *h,
+                                  const analysis_result *r, const char *arm,
+                                  char **reason) {
+  double l = r->difference_ci_low, u = r->difference_ci_high;
+  int at_least = h->kind == PROTO_CLAIM_DIFF_AT_LEAST;
+  char lo[40], hi[40], xl[40], xh[40];
+  if (isnan(l) || isnan(u)) {
+    *reason = core_asprintf("%s: no CI of the difference (%s)", arm,
+                            r->note ? r->note : "it could not be computed");
+    return PROTO_INCONCLUSIVE;
+  }
+  sig_apart(l, h->x, lo, xl, sizeof lo);
+  sig_apart(u, h->x, hi, xh, sizeof hi);
+  if (at_least ? l >= h->x : u < h->x) {
+    *reason =
+        at_least
+            ? core_asprintf("%s: difference CI low end %s >= %s", arm, lo, xl)
+            : core_asprintf("%s: difference CI high end %s < %s", arm, hi, xh);
+    return PROTO_HELD;
+  }
+  if (at_least ? u < h->x : l >= h->x) {
+    *reason =
+        at_least
+            ? core_asprintf("%s: difference CI high end %s < %s", arm, hi, xh)
+            : core_asprintf("%s: difference CI low end %s >= %s", arm, lo, xl);
+    return PROTO_NOT_HELD;
+  }
+  *reason =
+      core_asprintf("%s: difference CI [%s, %s] contains %s", arm, lo, hi, xl);
+  return PROTO_INCONCLUSIVE;
+}
+
 proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
                                      const analysis_result *r,
                                      const char *workload, const char *metric,
@@ -75,6 +109,10 @@ proto_outcome analysis_claim_outcome(const proto_hypothesis *h,
         core_asprintf("no valid data for %s/%s/%s", workload, metric, arm);
     return PROTO_INCONCLUSIVE;
   }
+  /* A difference stays defined where a ratio is not (a median of 0). */
+  if (h->kind == PROTO_CLAIM_DIFF_BELOW ||
+      h->kind == PROTO_CLAIM_DIFF_AT_LEAST)
+    return diff_outcome(h, r, arm, reason);
   if (isnan(r->ci_low) || isnan(r->ci_high)) {
     *reason = core_asprintf("%s: no CI (%s)", arm,
                             r->note ? r->note : "it could not be computed");
@@ -337,6 +375,8 @@ static core_status judge(const proto_rule *rule, double confidence,
   core_status st;
   r->ratio = r->median / r->median_reference;
   r->ci_low = r->ci_high = NAN;
+  r->difference = r->median - r->median_reference;
+  r->difference_ci_low = r->difference_ci_high = NAN;
   if (r->median_reference == 0.0 || !isfinite(r->ratio)) {
     if (r->median_reference == 0.0)
       note(r, "ratio not finite: reference median is 0");
@@ -360,9 +400,10 @@ static core_status judge(const proto_rule *rule, double confidence,
          rule->min_n);
     return CORE_OK;
   }
-  st = analysis_bootstrap_ratio(ref, r->n_reference, cand, r->n,
-                                rule->resamples, confidence, r->seed, threads,
-                                &r->ci_low, &r->ci_high, NULL, &berr);
+  st = analysis_bootstrap_both(ref, r->n_reference, cand, r->n,
+                               rule->resamples, confidence, r->seed, threads,
+                               &r->ci_low, &r->ci_high, &r->difference_ci_low,
+                               &r->difference_ci_high, NULL, &berr);
   if (st == CORE_ESTATS) {
     /* Undefined, not broken: the comparison stays, undecided. */
     note(r, "CI not finite: %s",
@@ -378,6 +419,42 @@ static core_status judge(const proto_rule *rule, double confidence,
   return CORE_OK;
 }
 
+/* Why no verdict rule matched r (its ratio and CI finite): for each rule
+ * in order, its first condition that fails ("slower: the CI [0.97,
+ * 1.08] contains 1"); NULL when out of memory. */
+static char *inconclusive_why(const proto_rule *rule,
+                              const analysis_result *r) {
+  core_buf b;
+  char lo[40], hi[40], ra[40], x[40];
+  core_buf_init(&b);
+  core_fmt_sig(lo, sizeof lo, r->ci_low, 3);
+  core_fmt_sig(hi, sizeof hi, r->ci_high, 3);
+  for (size_t i = 0; i < rule->n_verdicts; i++) {
+    const proto_verdict_rule *v = &rule->verdicts[i];
+    core_buf_printf(&b, "%s%s: ", i ? "; " : "", v->name);
+    if (v->has_ci_excludes &&
+        !(r->ci_low > v->ci_excludes || r->ci_high < v->ci_excludes))
+      core_buf_printf(&b, "the CI [%s, %s] contains %.6g", lo, hi,
+                      v->ci_excludes);
+    else if (v->has_ratio_above && !(r->ratio > v->ratio_above)) {
+      sig_apart(r->ratio, v->ratio_above, ra, x, sizeof ra);
+      core_buf_printf(&b, "the ratio %s is not above %s", ra, x);
+    } else if (v->has_ratio_below && !(r->ratio < v->ratio_below)) {
+      sig_apart(r->ratio, v->ratio_below, ra, x, sizeof ra);
+      core_buf_printf(&b, "the ratio %s is not below %s", ra, x);
+    } else
+      core_buf_printf(&b, "the CI [%s, %s] is not within [%.6g, %.6g]", lo, hi,
+                      v->ci_within[0], v->ci_within[1]);
+  }
+  if (!rule->n_verdicts)
+    core_buf_puts(&b, "the rule has no verdicts");
+  if (b.oom) {
+    core_buf_free(&b);
+    return NULL;
+  }
+  return core_buf_steal(&b);
+}
+
 core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
                        double confidence, const double *ref,
                        const double *cand, int threads, core_err *err) {
@@ -389,7 +466,8 @@ core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
   core_free(r->verdict);
   core_free(r->rule_verdict);
   core_free(r->note);
-  r->verdict = r->rule_verdict = r->note = NULL;
+  core_free(r->why);
+  r->verdict = r->rule_verdict = r->note = r->why = NULL;
   r->confidence_used = confidence;
   if ((st = judge(&sh->rule, confidence, r, ref, cand, threads, err)) !=
       CORE_OK)
@@ -406,6 +484,9 @@ core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
   dir = v ? proto_verdict_direction(v) : 0;
   r->worse = r->higher_better ? -dir : dir;
   if (!r->verdict || !r->rule_verdict)
+    return OOM(err);
+  if (!few && !v && !isnan(r->ratio) && !isnan(r->ci_low) &&
+      !isnan(r->ci_high) && !(r->why = inconclusive_why(&sh->rule, r)))
     return OOM(err);
   return CORE_OK;
 }
@@ -485,20 +566,42 @@ static core_status add_results(const acc *c, analysis_summary *s,
   return CORE_OK;
 }
 
-/* The rule's pairs: each later arm against each earlier one, the
- * reference left out (its comparisons are the results). */
+/* 1 when a hypothesis compares arms a and b (either way round) on
+ * workload w, metric m: a claim `against` an arm besides the reference. */
+static int claimed_pair(const proto_sheet *sh, size_t w, size_t m, size_t a,
+                        size_t b) {
+  const proto_workload *wl = &sh->workloads[w];
+  for (size_t i = 0; i < sh->n_hypotheses; i++) {
+    const proto_hypothesis *h = &sh->hypotheses[i];
+    long vs = h->against ? proto_arm_index(sh, h->against) : -1;
+    if (vs < 0 || (size_t)vs == sh->reference || !h->workload || !h->metric ||
+        strcmp(h->workload, wl->name) || strcmp(h->metric, wl->metrics[m]))
+      continue;
+    for (size_t k = 0; k < h->n_arms; k++) {
+      long x = proto_arm_index(sh, h->arms[k]);
+      if ((x == (long)a && vs == (long)b) || (x == (long)b && vs == (long)a))
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* The pairs: each later arm against each earlier one, the reference left
+ * out (its comparisons are the results); all of them under the rule's
+ * pairs (registered) or analyze --pairs (exploratory), else those a
+ * hypothesis compares (registered with it). */
 static core_status add_pairs(const acc *c, analysis_summary *s,
                              double *const *sorted, int threads,
                              core_err *err) {
   const proto_sheet *sh = c->sheet;
   size_t na = sh->n_arms, n = 0;
-  if (!sh->rule.pairs || na < 3)
+  if (na < 3)
     return CORE_OK;
   s->pairs_exploratory = sh->rule.pairs == PROTO_PAIRS_EXPLORATORY;
   size_t cap = 0;
   for (size_t w = 0; w < sh->n_workloads; w++)
     cap += sh->workloads[w].n_metrics;
-  cap *= proto_comparisons_per_metric(sh) - (na - 1);
+  cap *= (na - 1) * (na - 2) / 2;
   s->pairs = core_calloc(cap + 1, sizeof *s->pairs);
   if (!s->pairs)
     return OOM(err);
@@ -509,9 +612,15 @@ static core_status add_pairs(const acc *c, analysis_summary *s,
         for (size_t b = 0; b < a; b++) {
           const analysis_cell *ca = &s->cells[base + a],
                               *cb = &s->cells[base + b];
+          int claimed;
           if (a == sh->reference || b == sh->reference || !ca->n_valid ||
               !cb->n_valid)
             continue;
+          claimed = claimed_pair(sh, w, m, a, b);
+          if (!sh->rule.pairs && !claimed)
+            continue;
+          s->pairs[n].exploratory =
+              sh->rule.pairs == PROTO_PAIRS_EXPLORATORY && !claimed;
           core_status st = compare_arm(
               c, &s->pairs[n++], w, m, a, b, sorted[base + b], cb->n_valid,
               sorted[base + a], ca->n_valid, threads, err);
@@ -535,14 +644,54 @@ const analysis_result *analysis_registered_pair(const analysis_summary *s,
   return NULL;
 }
 
-static const analysis_result *find_result(const analysis_summary *s,
-                                          const char *w, const char *m,
-                                          const char *a) {
-  for (size_t i = 0; i < s->n_results; i++)
-    if (same_str(s->results[i].workload, w) &&
-        same_str(s->results[i].metric, m) && same_str(s->results[i].arm, a))
-      return &s->results[i];
+/* The entry of arm against vs on w/m among results and pairs, or NULL. */
+static const analysis_result *find_entry(const analysis_summary *s,
+                                         const char *w, const char *m,
+                                         const char *arm, const char *vs) {
+  for (size_t i = 0; i < s->n_results + s->n_pairs; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->pairs[i - s->n_results];
+    if (same_str(r->workload, w) && same_str(r->metric, m) &&
+        same_str(r->arm, arm) && same_str(r->reference, vs))
+      return r;
+  }
   return NULL;
+}
+
+/* The comparison of arm with vs on w/m: the entry as it is, or the entry
+ * of vs against arm turned round into *tmp (its strings borrowed; never
+ * freed): the ratio and its CI's ends inverted, the difference and its
+ * ends negated (the same resamples, seen from the other arm), and the
+ * rule's verdict on the turned ratio. NULL: neither is there. */
+static const analysis_result *comparison(const proto_sheet *sh,
+                                         const analysis_summary *s,
+                                         const char *w, const char *m,
+                                         const char *arm, const char *vs,
+                                         analysis_result *tmp) {
+  const analysis_result *g = find_entry(s, w, m, arm, vs);
+  if (g || !(g = find_entry(s, w, m, vs, arm)))
+    return g;
+  *tmp = *g;
+  tmp->arm = g->reference;
+  tmp->reference = g->arm;
+  tmp->n = g->n_reference;
+  tmp->n_reference = g->n;
+  tmp->median = g->median_reference;
+  tmp->median_reference = g->median;
+  tmp->ratio = 1 / g->ratio;
+  tmp->ci_low = 1 / g->ci_high;
+  tmp->ci_high = 1 / g->ci_low;
+  tmp->difference = -g->difference;
+  tmp->difference_ci_low = -g->difference_ci_high;
+  tmp->difference_ci_high = -g->difference_ci_low;
+  tmp->worse = -g->worse;
+  if (strcmp(g->verdict, ANALYSIS_INSUFFICIENT) != 0) {
+    const proto_verdict_rule *v = analysis_verdict_rule(
+        &sh->rule, tmp->ratio, tmp->ci_low, tmp->ci_high);
+    tmp->verdict = (char *)proto_verdict_word(sh, v, m);
+    tmp->rule_verdict = (char *)(v ? v->name : "inconclusive");
+  }
+  return tmp;
 }
 
 static char *claim_words(const proto_sheet *sh, const proto_hypothesis *h) {
@@ -554,6 +703,12 @@ static char *claim_words(const proto_sheet *sh, const proto_hypothesis *h) {
     break;
   case PROTO_CLAIM_BELOW:
     core_buf_printf(&b, "below(%g)", h->x);
+    break;
+  case PROTO_CLAIM_DIFF_BELOW:
+    core_buf_printf(&b, "diff_below(%g)", h->x);
+    break;
+  case PROTO_CLAIM_DIFF_AT_LEAST:
+    core_buf_printf(&b, "diff_at_least(%g)", h->x);
     break;
   case PROTO_CLAIM_VERDICT_IS:
     core_buf_printf(&b, "verdict_is(\"%s\")", h->verdict ? h->verdict : "");
@@ -568,7 +723,8 @@ static char *claim_words(const proto_sheet *sh, const proto_hypothesis *h) {
       core_buf_puts(&b, "every arm");
     for (size_t i = 0; i < h->n_arms; i++)
       core_buf_printf(&b, "%s%s", i ? ", " : "", h->arms[i]);
-    core_buf_printf(&b, " against %s on %s/%s", sh->arms[sh->reference].name,
+    core_buf_printf(&b, " against %s on %s/%s",
+                    h->against ? h->against : sh->arms[sh->reference].name,
                     h->workload ? h->workload : "?",
                     h->metric ? h->metric : "?");
   }
@@ -579,33 +735,44 @@ static char *claim_words(const proto_sheet *sh, const proto_hypothesis *h) {
   return core_buf_steal(&b);
 }
 
-/* A function claim sees every result of this analysis. */
+/* The view a claim sees of result r. */
+static proto_result_view view_of(const analysis_result *r) {
+  proto_result_view v = {0};
+  v.workload = r->workload;
+  v.metric = r->metric;
+  v.arm = r->arm;
+  v.reference = r->reference;
+  v.verdict = r->verdict;
+  v.rule_verdict = r->rule_verdict;
+  v.ratio = r->ratio;
+  v.ci_low = r->ci_low;
+  v.ci_high = r->ci_high;
+  v.median = r->median;
+  v.median_reference = r->median_reference;
+  v.difference = r->difference;
+  v.difference_ci_low = r->difference_ci_low;
+  v.difference_ci_high = r->difference_ci_high;
+  v.n = r->n;
+  v.n_reference = r->n_reference;
+  return v;
+}
+
+/* A function claim sees every result of this analysis, and its pairs. */
 static core_status eval_function(const acc *c, const analysis_summary *s,
                                  const proto_hypothesis *h,
                                  analysis_hypothesis *out, core_err *err) {
-  proto_result_view *views =
-      core_calloc(s->n_results ? s->n_results : 1, sizeof *views);
+  size_t n = s->n_results + s->n_pairs;
+  proto_result_view *views = core_calloc(n ? n : 1, sizeof *views);
   core_err ferr = {0};
   core_status st;
   if (!views)
     return OOM(err);
-  for (size_t i = 0; i < s->n_results; i++) {
-    const analysis_result *r = &s->results[i];
-    views[i].workload = r->workload;
-    views[i].metric = r->metric;
-    views[i].arm = r->arm;
-    views[i].verdict = r->verdict;
-    views[i].rule_verdict = r->rule_verdict;
-    views[i].ratio = r->ratio;
-    views[i].ci_low = r->ci_low;
-    views[i].ci_high = r->ci_high;
-    views[i].median = r->median;
-    views[i].median_reference = r->median_reference;
-    views[i].n = r->n;
-    views[i].n_reference = r->n_reference;
-  }
-  st = proto_eval_claim(c->sheet, h, views, s->n_results, &out->outcome,
-                        &out->reason, &ferr);
+  for (size_t i = 0; i < n; i++)
+    views[i] = view_of(i < s->n_results ? &s->results[i]
+                                        : &s->pairs[i - s->n_results]);
+  st = proto_eval_claim_pairs(c->sheet, h, views, s->n_results,
+                              views + s->n_results, s->n_pairs, &out->outcome,
+                              &out->reason, &ferr);
   core_free(views);
   if (st == CORE_ENOMEM)
     return OOM(err);
@@ -617,6 +784,31 @@ static core_status eval_function(const acc *c, const analysis_summary *s,
                                 ferr.msg[0] ? ferr.msg : core_strerror(st));
   }
   return out->reason ? CORE_OK : OOM(err);
+}
+
+/* One arm of a per-arm claim h, its reason appended to why (after "; "
+ * unless it is the first shown). */
+static proto_outcome claim_arm(const proto_sheet *sh,
+                               const analysis_summary *s,
+                               const proto_hypothesis *h, const char *arm,
+                               core_buf *why, size_t shown) {
+  const char *vs = h->against ? h->against : sh->arms[sh->reference].name;
+  char *reason = NULL;
+  analysis_result turned;
+  const analysis_result *r =
+      comparison(sh, s, h->workload, h->metric, arm, vs, &turned);
+  proto_outcome oc =
+      analysis_claim_outcome(h, r, h->workload ? h->workload : "?",
+                             h->metric ? h->metric : "?", arm, &reason);
+  if (!reason) {
+    why->oom = 1;
+    return oc;
+  }
+  core_buf_printf(why, "%s%s", shown ? "; " : "", reason);
+  if (r == &turned)
+    core_buf_printf(why, " (the pair %s against %s, turned round)", vs, arm);
+  core_free(reason);
+  return oc;
 }
 
 static core_status add_hypotheses(const acc *c, analysis_summary *s,
@@ -650,7 +842,6 @@ static core_status add_hypotheses(const acc *c, analysis_summary *s,
     for (size_t k = 0, shown = 0; k < (h->n_arms ? h->n_arms : sh->n_arms);
          k++) {
       const char *arm;
-      char *reason = NULL;
       proto_outcome oc;
       if (h->n_arms)
         arm = h->arms[k];
@@ -658,16 +849,7 @@ static core_status add_hypotheses(const acc *c, analysis_summary *s,
         continue;
       else
         arm = sh->arms[k].name;
-      oc = analysis_claim_outcome(h,
-                                  find_result(s, h->workload, h->metric, arm),
-                                  h->workload ? h->workload : "?",
-                                  h->metric ? h->metric : "?", arm, &reason);
-      if (!reason) {
-        core_buf_free(&why);
-        return OOM(err);
-      }
-      core_buf_printf(&why, "%s%s", shown++ ? "; " : "", reason);
-      core_free(reason);
+      oc = claim_arm(sh, s, h, arm, &why, shown++);
       if (oc == PROTO_NOT_HELD)
         any_not = 1;
       if (oc != PROTO_HELD)

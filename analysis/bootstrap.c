@@ -686,6 +686,7 @@ typedef struct job {
   size_t resamples, n_blocks;
   unsigned long seed; /* comparison seed */
   double *out;        /* resamples slots */
+  double *diff;       /* NULL, or resamples slots for mc - mr */
   pthread_mutex_t lock;
   size_t next_block; /* under lock */
 } job;
@@ -742,6 +743,8 @@ static void run_block(worker *w, size_t k) {
     if (!isfinite(t))
       w->bad = 1;
     j->out[b] = t;
+    if (j->diff)
+      j->diff[b] = mc - mr;
   }
 }
 
@@ -893,12 +896,49 @@ static core_status run_workers(job *j, worker *ws, pthread_t *tids,
   return CORE_OK;
 }
 
+/* j's arms (sorted), sizes, blocks and seed, and each arm's rank tables
+ * (*law_ref, *law_cand: the caller frees them), built here, before any
+ * thread starts (core_malloc's fault injection is not thread-safe), and
+ * shared read-only by the workers. */
+static core_status job_setup(job *j, const double *sref, size_t n_ref,
+                             const double *scand, size_t n_cand,
+                             long resamples, unsigned long seed,
+                             rank_law **law_ref, rank_law **law_cand,
+                             core_err *err) {
+  j->ref = sref;
+  j->cand = scand;
+  j->n_ref = n_ref;
+  j->n_cand = n_cand;
+  j->resamples = (size_t)resamples;
+  j->n_blocks = (j->resamples + ANALYSIS_BLOCK_SIZE - 1) / ANALYSIS_BLOCK_SIZE;
+  j->seed = seed;
+  if ((n_ref <= ANALYSIS_TABLE_MAX && !(*law_ref = rank_law_new(n_ref))) ||
+      (n_cand <= ANALYSIS_TABLE_MAX && n_cand != n_ref &&
+       !(*law_cand = rank_law_new(n_cand))))
+    return core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
+  j->law_ref = *law_ref;
+  j->law_cand = n_cand == n_ref ? *law_ref : *law_cand;
+  return CORE_OK;
+}
+
 core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
                                      const double *cand, size_t n_cand,
                                      long resamples, double confidence,
                                      unsigned long seed, int threads,
                                      double *lo, double *hi,
                                      double *replicates, core_err *err) {
+  return analysis_bootstrap_both(ref, n_ref, cand, n_cand, resamples,
+                                 confidence, seed, threads, lo, hi, NULL, NULL,
+                                 replicates, err);
+}
+
+core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
+                                    const double *cand, size_t n_cand,
+                                    long resamples, double confidence,
+                                    unsigned long seed, int threads,
+                                    double *lo, double *hi, double *dlo,
+                                    double *dhi, double *replicates,
+                                    core_err *err) {
   job j;
   worker *ws = NULL;
   pthread_t *tids = NULL;
@@ -907,7 +947,10 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
   size_t n_workers;
   core_status st = CORE_OK;
 
+  memset(&j, 0, sizeof j);
   *lo = *hi = NAN;
+  if (dlo && dhi)
+    *dlo = *dhi = NAN;
   if ((st = check_args(n_ref, n_cand, resamples, confidence, seed, err)) !=
       CORE_OK)
     return st;
@@ -915,25 +958,9 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
       (st = sorted_copy(cand, n_cand, "candidate", &scand, err)) != CORE_OK)
     goto cleanup;
 
-  memset(&j, 0, sizeof j);
-  j.ref = sref;
-  j.cand = scand;
-  j.n_ref = n_ref;
-  j.n_cand = n_cand;
-  j.resamples = (size_t)resamples;
-  j.n_blocks = (j.resamples + ANALYSIS_BLOCK_SIZE - 1) / ANALYSIS_BLOCK_SIZE;
-  j.seed = seed;
-
-  /* Built here, before any thread starts (core_malloc's fault injection
-   * is not thread-safe), and shared read-only by the workers. */
-  if ((n_ref <= ANALYSIS_TABLE_MAX && !(law_ref = rank_law_new(n_ref))) ||
-      (n_cand <= ANALYSIS_TABLE_MAX && n_cand != n_ref &&
-       !(law_cand = rank_law_new(n_cand)))) {
-    st = core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
+  if ((st = job_setup(&j, sref, n_ref, scand, n_cand, resamples, seed,
+                      &law_ref, &law_cand, err)) != CORE_OK)
     goto cleanup;
-  }
-  j.law_ref = law_ref;
-  j.law_cand = n_cand == n_ref ? law_ref : law_cand;
 
   /* A replicate costs two to four table look-ups or a few Beta draws
    * (well under a microsecond) whatever the arms' sizes, so only the
@@ -948,15 +975,24 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
   ws = core_calloc(n_workers, sizeof *ws);
   tids = core_calloc(n_workers, sizeof *tids);
   j.out = out;
+  if (dlo && dhi && !(j.diff = core_malloc(j.resamples * sizeof *j.diff))) {
+    st = core_fail(err, CORE_ENOMEM, "bootstrap: out of memory");
+    goto cleanup;
+  }
   if ((st = make_workers(&j, ws, tids, n_workers, err)) != CORE_OK)
     goto cleanup;
 
-  if ((st = run_workers(&j, ws, tids, n_workers, err)) != CORE_OK)
+  st = run_workers(&j, ws, tids, n_workers, err);
+  /* The differences stay defined where a ratio's reference median is 0. */
+  if (j.diff && (st == CORE_OK || st == CORE_ESTATS))
+    interval(j.diff, j.resamples, 0, confidence, dlo, dhi);
+  if (st != CORE_OK)
     goto cleanup;
 
   interval(out, j.resamples, replicates != NULL, confidence, lo, hi);
 
 cleanup:
+  core_free(j.diff);
   if (ws)
     for (size_t i = 0; i < n_workers; i++) {
       if (ws[i].rng)

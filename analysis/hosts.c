@@ -263,6 +263,7 @@ static core_status estimate(const across *x, analysis_result *r,
   r->ratio = k ? exp(logsum / (double)k) : NAN;
   r->spread = k ? hi / lo : NAN;
   r->ci_low = r->ci_high = NAN;
+  r->difference = r->difference_ci_low = r->difference_ci_high = NAN;
   side ref, cand;
   core_status st =
       side_gather(x, host, k, r->workload, r->metric, r->reference, &ref, err);
@@ -274,6 +275,7 @@ static core_status estimate(const across *x, analysis_result *r,
   if (st == CORE_OK) {
     r->median = analysis_median(cand.all, cand.n_all);
     r->median_reference = analysis_median(ref.all, ref.n_all);
+    r->difference = r->median - r->median_reference;
   }
   if (st == CORE_OK && (long)k >= sh->hosts.min_hosts) {
     core_err berr = {0};

@@ -171,6 +171,9 @@ static json_t *result_json(const analysis_summary *s,
   put(o, "ci_low", num(r->ci_low), ok);
   put(o, "ci_high", num(r->ci_high), ok);
   put(o, "verdict", str(r->verdict), ok);
+  put(o, "difference", num(r->difference), ok);
+  put(o, "difference_ci_low", num(r->difference_ci_low), ok);
+  put(o, "difference_ci_high", num(r->difference_ci_high), ok);
   put(o, "seed", json_integer((json_int_t)r->seed), ok);
   put(o, "rule_verdict", str(r->rule_verdict), ok);
   put(o, "metric_kind", json_string(proto_kind_word(r->kind)), ok);
@@ -189,8 +192,10 @@ static json_t *result_json(const analysis_summary *s,
   }
   if (pair) {
     put(o, "pair", json_true(), ok);
-    put(o, "exploratory", json_boolean(s->pairs_exploratory), ok);
+    put(o, "exploratory", json_boolean(r->exploratory), ok);
   }
+  if (r->why && !r->across)
+    put(o, "why", str(r->why), ok);
   if (s->across) {
     put(o, "host", r->host ? str(r->host) : json_null(), ok);
     if (r->across) {
@@ -651,7 +656,7 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
     put(rule, "spending", json_string("bonferroni"), ok);
   put(o, "rule", rule, ok);
   put(o, "results", results_json(s, s->original, top, ok), ok);
-  if (s->pairs)
+  if (s->n_pairs)
     put(o, "pairs",
         json_string(s->pairs_exploratory ? "exploratory" : "registered"), ok);
   put(o, "hypotheses", hypotheses_json(s, s->original, top, ok), ok);

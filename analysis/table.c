@@ -47,13 +47,14 @@ static size_t width_of(const char *t) {
   return n;
 }
 
-/* The lines of one cell of the matrix: the median, the comparison, and
- * under its verdict the verdict's marks (provisional, the registered
- * sample's verdict where it decides otherwise), when it has any: a third
- * line keeps the arms side by side where a longer second one would not
- * fit the width. */
+/* The lines of one cell of the matrix: the median, the comparison, under
+ * its verdict the verdict's marks (provisional, the registered sample's
+ * verdict where it decides otherwise) when a cell of the row has any (a
+ * line of their own keeps the arms side by side where a longer second one
+ * would not fit the width), and last the difference from the
+ * reference. */
 typedef struct cell_text {
-  char top[96], bottom[160], marks[160];
+  char top[96], bottom[160], diff[160], marks[160];
 } cell_text;
 
 /* One row of the matrix: a workload and metric. Cells are in s->cells in
@@ -63,15 +64,15 @@ typedef struct row_text {
   size_t first, n; /* its cells */
   cell_text *cells;
   int empty; /* no arm has a valid value: listed once, after the matrix */
-  int lines; /* 2, or 3 when a cell has marks */
+  int lines; /* 3, or 4 when a cell has marks */
 } row_text;
 
 static void cell_of(const analysis_summary *s, const analysis_cell *c,
-                    const analysis_cell *ref, const char *unit, double f,
-                    cell_text *t) {
+                    const analysis_cell *ref, const char *unit0,
+                    const char *unit, double f, cell_text *t) {
   const analysis_result *r = find(s, c->workload, c->metric, c->arm);
   char med[32], iqr[32], ra[32], lo[32], hi[32];
-  t->bottom[0] = t->marks[0] = '\0';
+  t->bottom[0] = t->diff[0] = t->marks[0] = '\0';
   if (c->n_valid == 0) {
     snprintf(t->top, sizeof t->top, "no data");
     return;
@@ -103,6 +104,7 @@ static void cell_of(const analysis_summary *s, const analysis_cell *c,
   else
     snprintf(t->bottom, sizeof t->bottom, "%s× [%s, %s] %s", ra, lo, hi,
              r->verdict);
+  analysis_difference_words(r, unit0, t->diff, sizeof t->diff);
   if (ref && ref->n_valid != c->n_valid) {
     size_t k = strlen(t->bottom);
     snprintf(t->bottom + k, sizeof t->bottom - k, ", n=%zu", c->n_valid);
@@ -155,13 +157,14 @@ static row_text *rows_of(const analysis_summary *s, const proto_sheet *sheet,
       if (s->reference && strcmp(c->arm, s->reference) == 0)
         ref = c;
     }
+    const char *unit0 = unit;
     unit = core_scale_unit(unit, top, &f);
     snprintf(r->label, sizeof r->label, "%s · %s", c0->workload, c0->metric);
-    r->lines = 2;
+    r->lines = 3;
     for (size_t a = 0; a < n_arms; a++) {
-      cell_of(s, &s->cells[r->first + a], ref, unit, f, &r->cells[a]);
+      cell_of(s, &s->cells[r->first + a], ref, unit0, unit, f, &r->cells[a]);
       if (r->cells[a].marks[0])
-        r->lines = 3;
+        r->lines = 4;
     }
   }
   *n_rows = n;
@@ -193,9 +196,10 @@ static void write_block(core_buf *out, const analysis_summary *s,
         const cell_text *t = &rows[i].cells[a];
         core_buf_puts(out, "  ");
         pad(out,
-            line == 0   ? t->top
-            : line == 1 ? t->bottom
-                        : t->marks,
+            line == 0                   ? t->top
+            : line == 1                 ? t->bottom
+            : line == rows[i].lines - 1 ? t->diff
+                                        : t->marks,
             a + 1 < a1 ? cw[a] : 0);
       }
       /* No trailing blanks. */
@@ -268,9 +272,11 @@ static void write_matrix(const analysis_summary *s, const proto_sheet *sheet,
     for (size_t a = 0; a < n_arms; a++) {
       size_t t = width_of(rows[i].cells[a].top),
              b = width_of(rows[i].cells[a].bottom),
+             d = width_of(rows[i].cells[a].diff),
              k = width_of(rows[i].cells[a].marks);
       size_t h = width_of(s->cells[a].arm), m = t > b ? t : b;
       m = m > h ? m : h;
+      m = m > d ? m : d;
       m = m > k ? m : k;
       cw[a] = m > cw[a] ? m : cw[a];
     }
@@ -327,6 +333,26 @@ static void wrap(core_buf *out, const char *text, int width, int first,
     p = *e ? e + 1 : e;
   }
   core_buf_puts(out, "\n");
+}
+
+/* Why a comparison is inconclusive when it has a ratio and a CI: each
+ * verdict rule's first condition that fails. */
+static void write_undecided(const analysis_summary *s, int width,
+                            core_buf *out) {
+  int any = 0;
+  for (size_t i = 0; i < s->n_results + s->n_pairs; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->pairs[i - s->n_results];
+    core_buf line;
+    if (!r->why || r->across || r->host)
+      continue;
+    if (!any++)
+      core_buf_puts(out, "\nWhy a verdict is inconclusive\n");
+    core_buf_init(&line);
+    core_buf_printf(&line, "%s · %s  %s against %s: %s", r->workload,
+                    r->metric, r->arm, r->reference, r->why);
+    wrap_out(out, &line, width, 2, 6);
+  }
 }
 
 /* Why a comparison has no ratio or no CI (too few values for the rule's
@@ -591,6 +617,7 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   write_matrix(s, sheet, width, out);
   write_pairs(s, width, out);
   write_notes(s, width, out);
+  write_undecided(s, width, out);
   if (s->across)
     write_hosts(s, out);
   write_hypotheses(s, width, out);
@@ -601,28 +628,52 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
 
 /* The brief summary */
 
-/* A comparison as hyperfine says it: the factor by which the arm's value
- * stands above the reference's ("2.08× [1.59–3.41] of a") or, below it,
- * the inverse ("6.80× [5.29–10.0] below gzip"), then the verdict. */
+void analysis_difference_words(const analysis_result *r, const char *unit,
+                               char *out, size_t cap) {
+  double d = r->difference, f;
+  char v[40], lo[40], hi[40];
+  if (isnan(d)) {
+    snprintf(out, cap, "no difference");
+    return;
+  }
+  if (!unit)
+    unit = proto_metric_unit(r->metric);
+  unit = core_scale_unit(unit, d, &f);
+  core_fmt_sig(v, sizeof v, d * f, 3);
+  if (isnan(r->difference_ci_low) || isnan(r->difference_ci_high)) {
+    snprintf(out, cap, "%s%s%s%s (no CI)", d > 0 ? "+" : "", v,
+             *unit ? " " : "", unit);
+    return;
+  }
+  core_fmt_sig(lo, sizeof lo, r->difference_ci_low * f, 3);
+  core_fmt_sig(hi, sizeof hi, r->difference_ci_high * f, 3);
+  snprintf(out, cap, "%s%s%s%s [%s, %s]", d > 0 ? "+" : "", v,
+           *unit ? " " : "", unit, lo, hi);
+}
+
+/* A comparison in one line: the ratio of the arm's value to the
+ * reference's, always that way round, as the report and the JSON have it
+ * ("0.147× [0.122–0.171] of gzip"), the difference (arm minus reference,
+ * in the metric's unit), then the verdict. */
 static void brief_line(const analysis_result *r, core_buf *line) {
-  char ra[32], lo[32], hi[32];
+  char ra[32], lo[32], hi[32], diff[160];
   const char *ref = r->reference ? r->reference : "the reference";
   core_buf_printf(line, "%s · %s  %s  ", r->workload, r->metric, r->arm);
+  analysis_difference_words(r, NULL, diff, sizeof diff);
   if (isnan(r->ratio)) {
-    core_buf_printf(line, "no ratio to %s: %s", ref, r->verdict);
+    core_buf_printf(line, "no ratio to %s, %s: %s", ref, diff, r->verdict);
     return;
   }
-  int below = r->ratio > 0 && r->ratio < 1;
-  sig3(below ? 1 / r->ratio : r->ratio, ra, sizeof ra);
+  sig3(r->ratio, ra, sizeof ra);
   if (isnan(r->ci_low) || isnan(r->ci_high)) {
-    core_buf_printf(line, "%s× (no CI) %s %s: %s", ra, below ? "below" : "of",
-                    ref, r->verdict);
+    core_buf_printf(line, "%s× (no CI) of %s, %s: %s", ra, ref, diff,
+                    r->verdict);
     return;
   }
-  sig3(below ? 1 / r->ci_high : r->ci_low, lo, sizeof lo);
-  sig3(below ? 1 / r->ci_low : r->ci_high, hi, sizeof hi);
-  core_buf_printf(line, "%s× [%s–%s] %s %s: %s", ra, lo, hi,
-                  below ? "below" : "of", ref, r->verdict);
+  sig3(r->ci_low, lo, sizeof lo);
+  sig3(r->ci_high, hi, sizeof hi);
+  core_buf_printf(line, "%s× [%s–%s] of %s, %s: %s", ra, lo, hi, ref, diff,
+                  r->verdict);
 }
 
 /* What did not count, each reason once with the workloads and arms it

@@ -5,10 +5,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"
@@ -117,8 +119,31 @@ static int listed(const proto_sheet *s, const char *rel) {
   return 0;
 }
 
+/* A word of a command that is an absolute path: an existing file that
+ * is not a program is data the command reads from outside the inputs,
+ * which the lock does not cover. */
+static void check_absolute(const char *w, size_t len, const char *tmpl,
+                           core_buf *b) {
+  char path[4096];
+  struct stat sb;
+  if (len >= sizeof path)
+    return;
+  memcpy(path, w, len);
+  path[len] = '\0';
+  if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+      (sb.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
+    return;
+  core_buf_printf(b,
+                  "warning: \"%s\" reads %s, a file outside the sheet's "
+                  "inputs: the lock does not record it, and a replication "
+                  "reads whatever is at that path on its host (copy it into "
+                  "the sheet's folder and list it in inputs)\n",
+                  tmpl, path);
+}
+
 /* One word of a command: a file of the sheet's folder (named relative to
- * where run starts, or as {sheet_dir}/...) that the lock does not cover. */
+ * where run starts, or as {sheet_dir}/...) that the lock does not cover,
+ * or a file named by an absolute path (check_absolute). */
 static void check_word(const proto_sheet *s, const char *w, size_t len,
                        const char *tmpl, core_buf *b) {
   char rel[512];
@@ -126,6 +151,10 @@ static void check_word(const proto_sheet *s, const char *w, size_t len,
   char *full;
   if (len >= 2 && (w[0] == '\'' || w[0] == '"') && w[len - 1] == w[0])
     w++, len -= 2;
+  if (len > 1 && w[0] == '/' && !memchr(w, '{', len)) {
+    check_absolute(w, len, tmpl, b);
+    return;
+  }
   if (len > 12 && strncmp(w, "{sheet_dir}/", 12) == 0)
     w += 12, len -= 12;
   while (len > 2 && strncmp(w, "./", 2) == 0)
@@ -145,8 +174,9 @@ static void check_word(const proto_sheet *s, const char *w, size_t len,
   core_free(full);
 }
 
+/* The words of t (shown as label, NULL: as t). */
 static void check_template_words(const proto_sheet *s, const char *t,
-                                 core_buf *b) {
+                                 const char *label, core_buf *b) {
   const char *p = t;
   while (t && *p) {
     size_t n;
@@ -154,7 +184,7 @@ static void check_template_words(const proto_sheet *s, const char *t,
       p++;
     n = strcspn(p, " \t;&|");
     if (n)
-      check_word(s, p, n, t, b);
+      check_word(s, p, n, label ? label : t, b);
     p += n;
   }
 }
@@ -165,14 +195,71 @@ static void check_unlisted(const proto_sheet *s, core_buf *b) {
   if (!s->sheet_dir)
     return;
   for (size_t i = 0; i < s->n_arms; i++)
-    check_template_words(s, s->arms[i].run, b);
+    check_template_words(s, s->arms[i].run, NULL, b);
+  /* A var's value goes into the commands as it is. */
+  for (size_t i = 0; i < s->n_vars; i++) {
+    char label[300];
+    snprintf(label, sizeof label, "vars.%s", s->vars[i].name);
+    check_template_words(s, s->vars[i].value, label, b);
+  }
   for (size_t i = 0; i < s->n_workloads; i++) {
     const proto_workload *w = &s->workloads[i];
-    check_template_words(s, w->cmd, b);
-    check_template_words(s, w->prepare, b);
-    check_template_words(s, w->cleanup, b);
+    check_template_words(s, w->cmd, NULL, b);
+    check_template_words(s, w->prepare, NULL, b);
+    check_template_words(s, w->cleanup, NULL, b);
     for (size_t j = 0; j < w->n_steps; j++)
-      check_template_words(s, w->steps[j], b);
+      check_template_words(s, w->steps[j], NULL, b);
+  }
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* 1 when a ratio measured exactly (its CI of zero width) gets no verdict. */
+static int undecided_at(const proto_rule *r, double x) {
+  return strcmp(analysis_verdict(r, x, x, x), "inconclusive") == 0;
+}
+
+/* Warns of the rule's dead zones: ranges of the ratio between two that
+ * get verdicts where even a ratio measured exactly gets none (a tie band
+ * that stops short of the thresholds), tested between each two of the
+ * rule's bounds. Unbounded ranges (a rule with one direction only) are
+ * by design. */
+static void check_dead_zones(const proto_rule *r, core_buf *b) {
+  double x[4 * 64 + 2];
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_verdicts && n + 5 < sizeof x / sizeof x[0];
+       i++) {
+    const proto_verdict_rule *v = &r->verdicts[i];
+    if (v->has_ci_excludes)
+      x[n++] = v->ci_excludes;
+    if (v->has_ratio_above)
+      x[n++] = v->ratio_above;
+    if (v->has_ratio_below)
+      x[n++] = v->ratio_below;
+    if (v->has_ci_within)
+      x[n++] = v->ci_within[0], x[n++] = v->ci_within[1];
+  }
+  qsort(x, n, sizeof x[0], cmp_double);
+  for (size_t i = 0; i + 1 < n; i++) {
+    size_t j = i + 1;
+    /* A run of dead ranges between bounds, with a verdict on each side. */
+    if (x[j] <= x[i] || !undecided_at(r, (x[i] + x[j]) / 2))
+      continue;
+    while (j + 1 < n &&
+           (x[j + 1] <= x[j] || undecided_at(r, (x[j] + x[j + 1]) / 2)))
+      j++;
+    if (!undecided_at(r, x[i] - (i ? (x[i] - x[i - 1]) / 2 : x[i] / 2)) &&
+        !undecided_at(r, x[j] + (j + 1 < n ? (x[j + 1] - x[j]) / 2 : x[j])))
+      core_buf_printf(b,
+                      "warning: the rule decides nothing for a ratio between "
+                      "%.4g and %.4g, even one measured exactly (a dead zone "
+                      "between its verdicts): move a verdict's bound so that "
+                      "they meet\n",
+                      x[i], x[j]);
+    i = j - 1;
   }
 }
 
@@ -264,6 +351,7 @@ core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   proto_summary(s, &b);
   check_unlisted(s, &b);
   check_asymmetric(s, &b);
+  check_dead_zones(&s->rule, &b);
   proto_sheet_free(s);
   if (b.oom) {
     core_buf_free(&b);

@@ -46,6 +46,7 @@ static const char usage_all[] =
     "  analyze and report also take a BUNDLE in place of SHEET.\n"
     "\n"
     "Options: --data DIR (default: data), --help, --version.\n"
+    "Each command's own options: prereg COMMAND --help.\n"
     "Exit status: 0 done; 1 the work failed or a check found a problem;\n"
     "2 bad input (usage, an invalid sheet, a malformed file), nothing "
     "written.\n";

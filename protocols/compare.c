@@ -70,9 +70,12 @@ int proto_same_hypothesis(const proto_hypothesis *x,
                           const proto_hypothesis *y) {
   if (!same_str(x->id, y->id) || !same_str(x->workload, y->workload) ||
       !same_str(x->metric, y->metric) || x->kind != y->kind ||
+      !same_str(x->against, y->against) ||
       !same_list(x->arms, x->n_arms, y->arms, y->n_arms))
     return 0;
-  if ((x->kind == PROTO_CLAIM_AT_LEAST || x->kind == PROTO_CLAIM_BELOW) &&
+  if ((x->kind == PROTO_CLAIM_AT_LEAST || x->kind == PROTO_CLAIM_BELOW ||
+       x->kind == PROTO_CLAIM_DIFF_BELOW ||
+       x->kind == PROTO_CLAIM_DIFF_AT_LEAST) &&
       x->x != y->x)
     return 0;
   if (x->kind == PROTO_CLAIM_VERDICT_IS && !same_str(x->verdict, y->verdict))

@@ -44,7 +44,7 @@ void proto_check_workload_ref(walk *w, const char *name, long *index) {
 static int read_hypothesis_head(walk *w, int ht, lua_Integer i,
                                 proto_hypothesis *h, int base_line) {
   static const char *const keys[] = {"id",   "says",  "workload", "metric",
-                                     "arms", "claim", NULL};
+                                     "arms", "claim", "against",  NULL};
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   int claim_line = 0, id_line;
@@ -97,8 +97,9 @@ static void read_claim(walk *w, int ht, proto_hypothesis *h) {
   int ty = proto_field(w, ht, "claim");
   proto_claim_ud *c = NULL;
   if (ty == LUA_TNIL)
-    proto_fail(w, "is required: at_least(x), below(x), verdict_is(\"name\") "
-                  "or a function(results)");
+    proto_fail(w, "is required: at_least(x), below(x), diff_below(x), "
+                  "diff_at_least(x), verdict_is(\"name\") or a "
+                  "function(results, pairs)");
   if (ty == LUA_TUSERDATA)
     c = luaL_testudata(L, -1, PROTO_CLAIM_META);
   if (c) {
@@ -122,8 +123,9 @@ static void read_claim(walk *w, int ht, proto_hypothesis *h) {
     h->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   } else {
     proto_fail_got(w, -1,
-                   "at_least(x), below(x), verdict_is(\"name\") or a "
-                   "function(results)");
+                   "at_least(x), below(x), diff_below(x), "
+                   "diff_at_least(x), verdict_is(\"name\") or a "
+                   "function(results, pairs)");
   }
   proto_path_pop(w, m3);
 }
@@ -169,10 +171,29 @@ static void read_claim_target(walk *w, int ht, proto_hypothesis *h) {
   }
 }
 
-/* The arms hypothesis h is about: those it names, none the reference,
- * else every arm but the reference. */
+/* The arm a hypothesis compares with (against), else the reference. */
+static long read_claim_against(walk *w, int ht, proto_hypothesis *h) {
+  proto_sheet *s = w->s;
+  const char *cand[256];
+  size_t nc = 0;
+  long ai;
+  if (!proto_get_string(w, ht, "against", OPT, &h->against))
+    return (long)s->reference;
+  if ((ai = proto_arm_index(s, h->against)) >= 0)
+    return ai;
+  proto_path_key(w, "against");
+  for (size_t a = 0; a < s->n_arms && nc < 255; a++)
+    cand[nc++] = s->arms[a].name;
+  cand[nc] = NULL;
+  proto_fail_unknown(w, "arm", h->against, cand, nc);
+  return -1;
+}
+
+/* The arms hypothesis h is about: those it names, none the arm it
+ * compares with (against, else the reference), else every other arm. */
 static void read_claim_arms(walk *w, int ht, proto_hypothesis *h) {
   proto_sheet *s = w->s;
+  long vs = read_claim_against(w, ht, h);
   if (proto_get_string_list(w, ht, "arms", OPT, LIST_UNIQUE | LIST_NONEMPTY,
                             "a list of arm names", &h->arms, &h->n_arms)) {
     for (size_t k = 0; k < h->n_arms; k++) {
@@ -187,7 +208,7 @@ static void read_claim_arms(walk *w, int ht, proto_hypothesis *h) {
         cand[nc] = NULL;
         proto_fail_unknown(w, "arm", h->arms[k], cand, nc);
       }
-      if ((size_t)ai == s->reference)
+      if (ai == vs && !h->against)
         proto_fail(w,
                    "\"%s\" is the reference arm; a claim is about the "
                    "other arms, each compared with it",
@@ -198,14 +219,19 @@ static void read_claim_arms(walk *w, int ht, proto_hypothesis *h) {
                    "reference's command again, and its ratio is the host's "
                    "noise floor, not a result a hypothesis may claim",
                    h->arms[k]);
+      if (ai == vs)
+        proto_fail(w,
+                   "\"%s\" is the arm the claim compares with (against); "
+                   "a claim is about the other arms, each compared with it",
+                   h->arms[k]);
       proto_path_pop(w, m3);
     }
   } else if (h->kind != PROTO_CLAIM_FUNCTION) {
-    /* By default a claim is about every arm but the reference (and the
-     * A/A arms). */
+    /* By default a claim is about every arm but the one it compares
+     * with (and the A/A arms). */
     h->arms = proto_alloc_array(w, s->n_arms - 1, sizeof *h->arms);
     for (size_t a = 0; a < s->n_arms; a++)
-      if (a != s->reference && !s->arms[a].null)
+      if ((long)a != vs && !s->arms[a].null)
         h->arms[h->n_arms++] = proto_dup_str(w, s->arms[a].name);
   }
 }

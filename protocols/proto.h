@@ -212,16 +212,19 @@ typedef enum {
   PROTO_CLAIM_AT_LEAST,
   PROTO_CLAIM_BELOW,
   PROTO_CLAIM_VERDICT_IS,
-  PROTO_CLAIM_FUNCTION
+  PROTO_CLAIM_FUNCTION,
+  PROTO_CLAIM_DIFF_BELOW,   /* on the difference's interval, metric unit */
+  PROTO_CLAIM_DIFF_AT_LEAST /* likewise */
 } proto_claim_kind;
 
 typedef struct proto_hypothesis {
   char *id, *says;
   char *workload, *metric; /* NULL allowed only for a function claim */
-  char **arms;             /* non-reference arms; all must hold */
+  char **arms;             /* arms other than `against`; all must hold */
   size_t n_arms;
+  char *against; /* the arm compared with: NULL for the reference */
   proto_claim_kind kind;
-  double x;      /* at_least / below */
+  double x;      /* at_least / below / diff_below / diff_at_least */
   char *verdict; /* verdict_is */
   int fn_ref;    /* function claims: private handle into the sheet's Lua */
   int line;
@@ -505,6 +508,9 @@ typedef struct proto_result_view {
   double ratio, ci_low, ci_high, median, median_reference;
   size_t n, n_reference;
   const char *rule_verdict; /* the rule's own name (NULL: verdict) */
+  const char *reference;    /* the arm compared with (NULL: the sheet's) */
+  /* median - median_reference and its CI (NaN: none) */
+  double difference, difference_ci_low, difference_ci_high;
 } proto_result_view;
 
 typedef enum { PROTO_HELD, PROTO_NOT_HELD, PROTO_INCONCLUSIVE } proto_outcome;
@@ -527,6 +533,15 @@ core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
                              const proto_result_view *results, size_t n,
                              proto_outcome *outcome, char **reason,
                              core_err *err);
+/** proto_eval_claim with a function claim's second argument too: the
+ * comparisons between two arms besides the reference (pairs, each later
+ * arm in sheet order against an earlier one, as analysis/ makes them). */
+core_status proto_eval_claim_pairs(const proto_sheet *s,
+                                   const proto_hypothesis *h,
+                                   const proto_result_view *results, size_t n,
+                                   const proto_result_view *pairs,
+                                   size_t n_pairs, proto_outcome *outcome,
+                                   char **reason, core_err *err);
 
 /* Comparing versions of a sheet */
 

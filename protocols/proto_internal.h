@@ -67,6 +67,7 @@ core_status proto_lua_run(proto_sheet *s, core_err *err);
 core_status proto_eval_function(const proto_sheet *s,
                                 const proto_hypothesis *h,
                                 const proto_result_view *results, size_t n,
+                                const proto_result_view *pairs, size_t n_pairs,
                                 proto_outcome *outcome, char **reason,
                                 core_err *err);
 

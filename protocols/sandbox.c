@@ -135,7 +135,9 @@ static void check_budget(lua_State *L, struct proto_lua *pl) {
   if (now - pl->checked_at < CHECK_EVERY)
     return;
   pl->checked_at = now;
-  if (cpu_now() > pl->cpu_deadline)
+  /* A budget spent before this evaluation began stops it even within the
+   * CPU clock's tick (the clock may not have moved since the start). */
+  if (pl->cpu_left <= 0 || cpu_now() > pl->cpu_deadline)
     over_budget(L, "CPU time limit of 0.2 s exceeded");
 }
 
@@ -308,6 +310,29 @@ static int l_at_least(lua_State *L) {
 
 static int l_below(lua_State *L) {
   return new_claim(L, PROTO_CLAIM_BELOW, ratio_arg(L, "below"));
+}
+
+/* A bound on the difference, in the metric's unit: any finite number. */
+static double diff_arg(lua_State *L, const char *fn) {
+  double x;
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TNUMBER)
+    luaL_error(L,
+               "%s(x): x must be one number (a difference from the arm "
+               "compared with, in the metric's unit), got %s",
+               fn, lua_gettop(L) == 0 ? "nothing" : luaL_typename(L, 1));
+  x = lua_tonumber(L, 1);
+  if (!isfinite(x))
+    luaL_error(L, "%s(x): x must be a finite number, got %s", fn,
+               lua_tostring(L, 1));
+  return x;
+}
+
+static int l_diff_below(lua_State *L) {
+  return new_claim(L, PROTO_CLAIM_DIFF_BELOW, diff_arg(L, "diff_below"));
+}
+
+static int l_diff_at_least(lua_State *L) {
+  return new_claim(L, PROTO_CLAIM_DIFF_AT_LEAST, diff_arg(L, "diff_at_least"));
 }
 
 static int l_verdict_is(lua_State *L) {
@@ -624,6 +649,10 @@ static int open_sandbox(lua_State *L) {
   lua_setglobal(L, "below");
   lua_pushcfunction(L, l_verdict_is);
   lua_setglobal(L, "verdict_is");
+  lua_pushcfunction(L, l_diff_below);
+  lua_setglobal(L, "diff_below");
+  lua_pushcfunction(L, l_diff_at_least);
+  lua_setglobal(L, "diff_at_least");
   return 0;
 }
 
@@ -702,7 +731,8 @@ static int unknown_global(lua_State *L) {
     return luaL_error(L, "unknown name '%s'; did you mean %s?", name, near);
   return luaL_error(L,
                     "unknown name '%s': a sheet knows protocol, the claims "
-                    "at_least, below and verdict_is, the string, math, "
+                    "at_least, below, verdict_is, diff_below and "
+                    "diff_at_least, the string, math, "
                     "table and utf8 libraries, and the globals it sets",
                     name);
 }
@@ -847,6 +877,8 @@ typedef struct eval_args {
   const proto_hypothesis *h;
   const proto_result_view *results;
   size_t n;
+  const proto_result_view *pairs;
+  size_t n_pairs;
 } eval_args;
 
 static void set_str(lua_State *L, const char *k, const char *v) {
@@ -865,19 +897,22 @@ static void set_num(lua_State *L, const char *k, double v) {
 
 /* Run protected: argument 1 is an eval_args. Returns the outcome as an
  * integer and the reason (a string or nil). */
-/* Pushes the claim function's argument: a list with a table per result
- * of a. */
-static void push_results(lua_State *L, const eval_args *a) {
-  lua_createtable(L, (int)(a->n > 1000000 ? 1000000 : a->n), 0);
-  for (size_t i = 0; i < a->n; i++) {
-    const proto_result_view *r = &a->results[i];
+/* Pushes one of the claim function's arguments: a list with a table per
+ * entry of r (interface.md lists the fields). */
+static void push_results(lua_State *L, const proto_sheet *s,
+                         const proto_result_view *res, size_t n) {
+  lua_createtable(L, (int)(n > 1000000 ? 1000000 : n), 0);
+  for (size_t i = 0; i < n; i++) {
+    const proto_result_view *r = &res[i];
     /* Building the list is work of the claim's too: charged as the dozen
      * instructions a sheet would spend on it. */
-    charge(L, 12);
-    lua_createtable(L, 0, 12);
+    charge(L, 16);
+    lua_createtable(L, 0, 16);
     set_str(L, "workload", r->workload);
     set_str(L, "metric", r->metric);
     set_str(L, "arm", r->arm);
+    set_str(L, "reference",
+            r->reference ? r->reference : s->arms[s->reference].name);
     set_str(L, "verdict", r->verdict);
     set_str(L, "rule_verdict", r->rule_verdict ? r->rule_verdict : r->verdict);
     set_num(L, "ratio", r->ratio);
@@ -885,6 +920,9 @@ static void push_results(lua_State *L, const eval_args *a) {
     set_num(L, "ci_high", r->ci_high);
     set_num(L, "median", r->median);
     set_num(L, "median_reference", r->median_reference);
+    set_num(L, "difference", r->difference);
+    set_num(L, "difference_ci_low", r->difference_ci_low);
+    set_num(L, "difference_ci_high", r->difference_ci_high);
     lua_pushinteger(L, (lua_Integer)r->n);
     lua_setfield(L, -2, "n");
     lua_pushinteger(L, (lua_Integer)r->n_reference);
@@ -913,8 +951,9 @@ static int eval_fn(lua_State *L) {
                       "earlier claim spent the sheet's budget (%s); a "
                       "sheet should declare, not compute",
                       a->s->path, line, (int)hi, h->id, a->s->lua->spent);
-  push_results(L, a);
-  lua_call(L, 1, 2);
+  push_results(L, a->s, a->results, a->n);
+  push_results(L, a->s, a->pairs, a->n_pairs);
+  lua_call(L, 2, 2);
   /* stack: result, reason */
   if (lua_type(L, 1) == LUA_TSTRING) {
     const char *v = lua_tostring(L, 1);
@@ -970,10 +1009,11 @@ static int eval_fn(lua_State *L) {
 core_status proto_eval_function(const proto_sheet *s,
                                 const proto_hypothesis *h,
                                 const proto_result_view *results, size_t n,
+                                const proto_result_view *pairs, size_t n_pairs,
                                 proto_outcome *outcome, char **reason,
                                 core_err *err) {
   struct proto_lua *pl = s->lua;
-  eval_args a = {s, h, results, n};
+  eval_args a = {s, h, results, n, pairs, n_pairs};
   lua_State *L;
   int status;
   const char *why;

@@ -203,6 +203,7 @@ static void free_rule_hypotheses(proto_sheet *s) {
     core_free(h->workload);
     core_free(h->metric);
     free_strv(h->arms, h->n_arms);
+    core_free(h->against);
     core_free(h->verdict);
   }
   core_free(s->hypotheses);
@@ -600,16 +601,29 @@ char *proto_expand(const proto_sheet *s, const char *tmpl,
 
 /* Claims */
 
-static const proto_result_view *find_result(const proto_result_view *r,
-                                            size_t n, const char *workload,
-                                            const char *metric,
-                                            const char *arm) {
+/* The entry of arm against `against` (NULL: the sheet's reference, the
+ * entries without a reference of their own). */
+static const proto_result_view *
+find_result(const proto_result_view *r, size_t n, const char *workload,
+            const char *metric, const char *arm, const char *against) {
   for (size_t i = 0; i < n; i++)
     if (r[i].workload && r[i].metric && r[i].arm &&
         strcmp(r[i].workload, workload) == 0 &&
-        strcmp(r[i].metric, metric) == 0 && strcmp(r[i].arm, arm) == 0)
+        strcmp(r[i].metric, metric) == 0 && strcmp(r[i].arm, arm) == 0 &&
+        (!against || (r[i].reference && !strcmp(r[i].reference, against))))
       return &r[i];
   return NULL;
+}
+
+/* Held / not held / inconclusive of an interval [lo, hi] against bound x:
+ * at_least-like (want_high) or below-like. */
+static proto_outcome on_interval(double lo, double hi, double x,
+                                 int want_high) {
+  if (isnan(lo) || isnan(hi))
+    return PROTO_INCONCLUSIVE;
+  if (want_high)
+    return lo >= x ? PROTO_HELD : hi < x ? PROTO_NOT_HELD : PROTO_INCONCLUSIVE;
+  return hi < x ? PROTO_HELD : lo >= x ? PROTO_NOT_HELD : PROTO_INCONCLUSIVE;
 }
 
 /* One arm of a built-in claim (interface.md §1). */
@@ -619,21 +633,13 @@ static proto_outcome one_arm(const proto_hypothesis *h,
     return PROTO_INCONCLUSIVE;
   switch (h->kind) {
   case PROTO_CLAIM_AT_LEAST:
-    if (isnan(r->ci_low) || isnan(r->ci_high))
-      return PROTO_INCONCLUSIVE;
-    if (r->ci_low >= h->x)
-      return PROTO_HELD;
-    if (r->ci_high < h->x)
-      return PROTO_NOT_HELD;
-    return PROTO_INCONCLUSIVE;
+    return on_interval(r->ci_low, r->ci_high, h->x, 1);
   case PROTO_CLAIM_BELOW:
-    if (isnan(r->ci_low) || isnan(r->ci_high))
-      return PROTO_INCONCLUSIVE;
-    if (r->ci_high < h->x)
-      return PROTO_HELD;
-    if (r->ci_low >= h->x)
-      return PROTO_NOT_HELD;
-    return PROTO_INCONCLUSIVE;
+    return on_interval(r->ci_low, r->ci_high, h->x, 0);
+  case PROTO_CLAIM_DIFF_AT_LEAST:
+    return on_interval(r->difference_ci_low, r->difference_ci_high, h->x, 1);
+  case PROTO_CLAIM_DIFF_BELOW:
+    return on_interval(r->difference_ci_low, r->difference_ci_high, h->x, 0);
   case PROTO_CLAIM_VERDICT_IS: {
     const char *v = r->verdict ? r->verdict : "inconclusive";
     /* The claim may name the rule or the word it reads on this metric
@@ -654,17 +660,31 @@ core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
                              const proto_result_view *results, size_t n,
                              proto_outcome *outcome, char **reason,
                              core_err *err) {
+  return proto_eval_claim_pairs(s, h, results, n, NULL, 0, outcome, reason,
+                                err);
+}
+
+core_status proto_eval_claim_pairs(const proto_sheet *s,
+                                   const proto_hypothesis *h,
+                                   const proto_result_view *results, size_t n,
+                                   const proto_result_view *pairs,
+                                   size_t n_pairs, proto_outcome *outcome,
+                                   char **reason, core_err *err) {
   int any_not = 0, any_inc = 0;
   core_buf b;
   *reason = NULL;
   if (h->kind == PROTO_CLAIM_FUNCTION)
-    return proto_eval_function(s, h, results, n, outcome, reason, err);
+    return proto_eval_function(s, h, results, n, pairs, n_pairs, outcome,
+                               reason, err);
+  if (h->against && strcmp(h->against, s->arms[s->reference].name) != 0)
+    results = pairs, n = n_pairs;
   /* Several arms: held only if held for each; one arm that fails makes
    * it fail; otherwise it is inconclusive. */
   core_buf_init(&b);
   for (size_t i = 0; i < h->n_arms; i++) {
     const proto_result_view *r =
-        find_result(results, n, h->workload, h->metric, h->arms[i]);
+        find_result(results, n, h->workload, h->metric, h->arms[i],
+                    results == pairs ? h->against : NULL);
     proto_outcome o = one_arm(h, r);
     any_not |= o == PROTO_NOT_HELD;
     any_inc |= o == PROTO_INCONCLUSIVE;

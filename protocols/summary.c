@@ -29,7 +29,7 @@ static void verdict_words(const proto_verdict_rule *v, core_buf *out) {
 
 static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
                         core_buf *out) {
-  const char *ref = s->arms[s->reference].name;
+  const char *ref = h->against ? h->against : s->arms[s->reference].name;
   if (h->kind == PROTO_CLAIM_FUNCTION) {
     core_buf_puts(out, "a function of all results (decides held, not held "
                        "or inconclusive itself)");
@@ -55,6 +55,18 @@ static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
     core_buf_printf(out,
                     "below(%g): held if the CI's high end is < %g, "
                     "not held if its low end is >= %g",
+                    h->x, h->x, h->x);
+    break;
+  case PROTO_CLAIM_DIFF_AT_LEAST:
+    core_buf_printf(out,
+                    "diff_at_least(%g): held if the difference's CI low end "
+                    "is >= %g, not held if its high end is < %g",
+                    h->x, h->x, h->x);
+    break;
+  case PROTO_CLAIM_DIFF_BELOW:
+    core_buf_printf(out,
+                    "diff_below(%g): held if the difference's CI high end "
+                    "is < %g, not held if its low end is >= %g",
                     h->x, h->x, h->x);
     break;
   default:
@@ -479,14 +491,19 @@ static void starter_body(core_buf *out) {
       "confidence.\n"
       "    family = \"holm\",\n"
       "    verdicts = {  -- first match wins; no match: \"inconclusive\"\n"
-      "      { \"slower\", ci_excludes = 1, ratio_above = 1.10 },\n"
-      "      { \"faster\", ci_excludes = 1, ratio_below = 1 / 1.10 },\n"
+      "      -- the tie band meets the thresholds: every ratio measured\n"
+      "      -- closely enough gets a verdict (check warns of a gap)\n"
+      "      { \"slower\", ci_excludes = 1, ratio_above = 1.05 },\n"
+      "      { \"faster\", ci_excludes = 1, ratio_below = 1 / 1.05 },\n"
       "      { \"tie\",    ci_within = { 0.95, 1.05 } },\n"
       "    },\n"
       "  },\n"
       "\n"
       "  -- What you expect. Claims: at_least(x), below(x) on the ratio's\n"
-      "  -- CI, verdict_is(\"name\"), or a function(results).\n"
+      "  -- CI, diff_below(x), diff_at_least(x) on the difference's (in the\n"
+      "  -- metric's unit), verdict_is(\"name\"), or a function(results,\n"
+      "  -- pairs); against = \"ARM\" compares with an arm besides the\n"
+      "  -- reference.\n"
       "  hypotheses = {\n"
       "    { id = \"H1\", says = \"nice costs less than 1.5x bare to "
       "start true\",\n"

@@ -302,6 +302,42 @@ static void matrix(core_buf *b, const report_input *in) {
                   in->summary->confidence * 100);
 }
 
+/* Each comparison's absolute difference (arm minus the arm it is
+ * compared with, in the metric's unit) with its interval, from the same
+ * resamples as the ratio's. */
+static void differences_table(core_buf *b, const report_input *in) {
+  const analysis_summary *a = in->summary;
+  size_t n = 0;
+  for (size_t i = 0; i < a->n_results + a->n_pairs; i++) {
+    const analysis_result *r =
+        i < a->n_results ? &a->results[i] : &a->pairs[i - a->n_results];
+    char words[200];
+    if (r->host)
+      continue;
+    if (!n++)
+      core_buf_puts(b, "Differences, each arm's median minus that of the arm "
+                       "it is compared with, in the metric's unit, with the "
+                       "same percentile bootstrap (the differences of the "
+                       "resampled medians):\n\n| Workload · metric | Arm | "
+                       "Against | Difference [CI] |\n|---|---|---|---|\n");
+    analysis_difference_words(r, proto_metric_unit_of(in->sheet, r->metric),
+                              words, sizeof words);
+    core_buf_puts(b, "| ");
+    esc(b, r->workload);
+    core_buf_puts(b, " · ");
+    esc(b, r->metric);
+    core_buf_puts(b, " | ");
+    esc(b, r->arm);
+    core_buf_puts(b, " | ");
+    esc(b, r->reference);
+    core_buf_puts(b, " | ");
+    esc(b, words);
+    core_buf_puts(b, " |\n");
+  }
+  if (n)
+    core_buf_puts(b, "\n");
+}
+
 /* After the matrix: whether the registered sample and rule agree. */
 static void registered_summary(core_buf *b, const analysis_summary *a) {
   size_t changed = 0, beyond = 0, added = 0;
@@ -407,6 +443,7 @@ static void headline(core_buf *b, const report_input *in,
                      "reference.\n\n");
   matrix(b, in);
   pairs_table(b, in->summary);
+  differences_table(b, in);
   registered_summary(b, in->summary);
   if (doc->n_plots && !doc->plots[0].workload) {
     core_buf_puts(b, "![Every ratio to ");

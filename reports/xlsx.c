@@ -269,11 +269,11 @@ static void verdict_cells(xctx *x, lxw_row_t r, const analysis_result *res) {
   char *v = core_asprintf("%s%s", res->verdict, prov(a));
   if (!v)
     x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
-  put_str(x, r, 12, v, verdict_format(x, res));
+  put_str(x, r, 15, v, verdict_format(x, res));
   core_free(v);
   if (a->original &&
       !analysis_registered_has(a, res->workload, res->metric, res->arm)) {
-    put_str(x, r, 13, "not in the registered plan", x->v_other);
+    put_str(x, r, 16, "not in the registered plan", x->v_other);
     return;
   }
   if (!a->original || !(g = report_find_result(a->original, res->workload,
@@ -283,7 +283,7 @@ static void verdict_cells(xctx *x, lxw_row_t r, const analysis_result *res) {
                     analysis_same_decision(g, res) ? "" : ", changed");
   if (!v)
     x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
-  put_str(x, r, 13, v, verdict_format(x, g));
+  put_str(x, r, 16, v, verdict_format(x, g));
   core_free(v);
 }
 
@@ -310,16 +310,20 @@ static void summary_row(xctx *x, lxw_row_t r, const analysis_cell *c) {
     put_num(x, r, 8, c->max, x->num[d], d);
   }
   if (ref) {
-    put_str(x, r, 12, "reference", x->v_other);
+    put_str(x, r, 15, "reference", x->v_other);
     return;
   }
   if (!res) {
-    put_str(x, r, 12, "no comparison", x->v_other);
+    put_str(x, r, 15, "no comparison", x->v_other);
     return;
   }
   put_num(x, r, 9, res->ratio, x->ratio[dr], dr + 1);
   put_num(x, r, 10, res->ci_low, x->ratio[dr], dr + 1);
   put_num(x, r, 11, res->ci_high, x->ratio[dr], dr + 1);
+  /* The difference in the metric's unit, to the median's decimals. */
+  put_num(x, r, 12, res->difference, x->num[d], d);
+  put_num(x, r, 13, res->difference_ci_low, x->num[d], d);
+  put_num(x, r, 14, res->difference_ci_high, x->num[d], d);
   verdict_cells(x, r, res);
 }
 
@@ -482,13 +486,23 @@ done:
 }
 
 static void summary(xctx *x) {
-  static const char *const h[] = {"Workload", "Metric",
-                                  "Arm",      "n",
-                                  "Median",   "Unit",
-                                  "IQR",      "Min",
-                                  "Max",      "Ratio",
-                                  "CI low",   "CI high",
-                                  "Verdict",  "At the registered sample"};
+  static const char *const h[] = {"Workload",
+                                  "Metric",
+                                  "Arm",
+                                  "n",
+                                  "Median",
+                                  "Unit",
+                                  "IQR",
+                                  "Min",
+                                  "Max",
+                                  "Ratio",
+                                  "CI low",
+                                  "CI high",
+                                  "Difference",
+                                  "Difference CI low",
+                                  "Difference CI high",
+                                  "Verdict",
+                                  "At the registered sample"};
   const analysis_summary *a = x->in->summary;
   lxw_worksheet *ws;
   lxw_row_t r0, r;
@@ -537,14 +551,14 @@ static void pair_registered(xctx *x, lxw_row_t r, const analysis_result *p) {
   if (!a->original)
     return;
   if (!g) {
-    put_str(x, r, 8, "not in the registered plan", x->v_other);
+    put_str(x, r, 11, "not in the registered plan", x->v_other);
     return;
   }
   v = core_asprintf("%s%s (n=%zu)%s", g->verdict, prov(a->original), g->n,
                     analysis_same_decision(g, p) ? "" : ", changed");
   if (!v)
     x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
-  put_str(x, r, 8, v, verdict_format(x, g));
+  put_str(x, r, 11, v, verdict_format(x, g));
   core_free(v);
 }
 
@@ -552,10 +566,18 @@ static void pair_registered(xctx *x, lxw_row_t r, const analysis_result *p) {
  * Against), with the pair's ratio, interval and verdict: a sheet of
  * their own, only when the summary has pairs. */
 static void pairs(xctx *x) {
-  static const char *const h[] = {
-      "Workload", "Metric",  "Arm",
-      "Against",  "Ratio",   "CI low",
-      "CI high",  "Verdict", "At the registered sample"};
+  static const char *const h[] = {"Workload",
+                                  "Metric",
+                                  "Arm",
+                                  "Against",
+                                  "Ratio",
+                                  "CI low",
+                                  "CI high",
+                                  "Difference",
+                                  "Difference CI low",
+                                  "Difference CI high",
+                                  "Verdict",
+                                  "At the registered sample"};
   const analysis_summary *a = x->in->summary;
   lxw_row_t r;
   if (!a->n_pairs || !add_sheet(x, "Pairs"))
@@ -570,10 +592,10 @@ static void pairs(xctx *x) {
                        : "Pairs, each later arm against each earlier one "
                          "under the same rule (pairs = \"all\").",
                    120, NULL);
-  header(x, r++, h, a->original ? 9 : 8);
+  header(x, r++, h, a->original ? 12 : 11);
   for (size_t i = 0; i < a->n_pairs && !x->e; i++, r++) {
     const analysis_result *p = &a->pairs[i];
-    int dr = decimals(p->ratio, 3);
+    int dr = decimals(p->ratio, 3), dd = decimals(p->median_reference, 3);
     char *v = core_asprintf("%s%s", p->verdict, prov(a));
     if (!v)
       x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
@@ -584,7 +606,10 @@ static void pairs(xctx *x) {
     put_num(x, r, 4, p->ratio, x->ratio[dr], dr + 1);
     put_num(x, r, 5, p->ci_low, x->ratio[dr], dr + 1);
     put_num(x, r, 6, p->ci_high, x->ratio[dr], dr + 1);
-    put_str(x, r, 7, v, verdict_format(x, p));
+    put_num(x, r, 7, p->difference, x->num[dd], dd);
+    put_num(x, r, 8, p->difference_ci_low, x->num[dd], dd);
+    put_num(x, r, 9, p->difference_ci_high, x->num[dd], dd);
+    put_str(x, r, 10, v, verdict_format(x, p));
     core_free(v);
     pair_registered(x, r, p);
   }

@@ -67,7 +67,8 @@ assert ref == {("xz", "gzip"): "slower", ("zstd", "gzip"): "faster"}, ref
 PY
 expect 0 "analyze" "$PREREG" analyze all.lua --data d
 check_grep "the matrix has a Pairs block" '^Pairs \(each later arm against each earlier one, the same rule\)$' "$out"
-check_grep "the pair in words" '^  text · wall_s  zstd  14.1× \[[0-9.]+–[0-9.]+\] below xz: faster$' "$out"
+check_grep "the pair in words, the way round the report and JSON have it" \
+  '^  text · wall_s  zstd  0\.0710× \[0\.0[0-9]+–0\.0[0-9]+\] of xz, -3\.21 s \[-3\.[0-9]+, -[23]\.[0-9]+\]:$' "$out"
 check "registered pairs are not called exploratory" \
   test "$(grep -c exploratory <<<"$out")" -eq 0
 
@@ -108,7 +109,10 @@ assert len(hit) == 1, rows
 p = hit[0]
 assert p["A"] == "text" and p["B"] == "wall_s", p
 assert abs(p["E"] - 0.245 / 3.45) < 1e-12, p
-assert p["G"] < 1 and p["H"] == "faster", p
+assert p["G"] < 1 and p["K"] == "faster", p
+# The difference, zstd's median minus xz's, in seconds, inside its CI.
+assert abs(p["H"] - (0.245 - 3.45)) < 1e-12, p
+assert p["I"] <= p["H"] <= p["J"] < 0, p
 assert any(r.get("D") == "Against" for r in rows), rows
 PY
 

@@ -8,6 +8,8 @@ out=$("$PREREG" --version)
 check "--version prints the version ($out)" test "$out" = "prereg 0.1.0"
 "$PREREG" --help | grep -q "^usage: prereg COMMAND"
 check "--help prints the program's usage" test $? -eq 0
+"$PREREG" --help | grep -q "^Each command's own options: prereg COMMAND --help\.$"
+check "--help points at each command's --help" test $? -eq 0
 "$PREREG" run --help | grep -q "^usage: prereg run SHEET"
 check "run --help prints the command's usage" test $? -eq 0
 "$PREREG" frob 2>/dev/null
@@ -27,4 +29,4 @@ check_grep "the command's option is the one suggested" \
 expect 2 "a word far from every command" "$PREREG" frobnicate
 check "far from every command: no guess" test "$out" = \
   "prereg: unknown command 'frobnicate'; see 'prereg --help'"
-done_testing 13
+done_testing 14

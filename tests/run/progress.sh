@@ -58,7 +58,7 @@ expect 0 "verify passes with the log" "$PREREG" verify sixty.lua --data d
 # comparison, the way to the whole table.
 check "the status line once" [ "$(grep -c '^status: ' pipe.txt)" -eq 1 ]
 check_grep "a hyperfine-style line for the comparison" \
-  '^  true · wall_s  env  [0-9.]+× \[[0-9.]+–[0-9.]+\] (of|below) direct: ' \
+  '^  true · wall_s  env  [0-9.]+× \[[0-9.]+–[0-9.]+\] of direct[,:] ' \
   "$(cat pipe.txt)"
 check_grep "the whole table is one command away" \
   '^the whole table: prereg analyze sixty.lua$' "$(cat pipe.txt)"
