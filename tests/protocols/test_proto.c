@@ -120,13 +120,13 @@ static void test_seed_fields(void) {
   {
     proto_result_view r[4] = {
         {"files", "wall_s", "gvisor", "tie", 1.03, 0.97, 1.03, 15.4, 15.0, 10,
-         10, NULL},
+         10, NULL, NULL, NAN, NAN, NAN},
         {"replay", "wall_s", "gvisor", "slower", 1.88, 1.7, 2.0, 0.8, 0.4, 10,
-         10, NULL},
+         10, NULL, NULL, NAN, NAN, NAN},
         {"startup", "wall_s", "gvisor", "slower", 1.48, 1.4, 1.6, 0.33, 0.22,
-         30, 30, NULL},
+         30, 30, NULL, NULL, NAN, NAN, NAN},
         {"files", "wall_s", "kata-qemu", "slower", 1.62, 1.5, 1.7, 24, 15, 10,
-         10, NULL},
+         10, NULL, NULL, NAN, NAN, NAN},
     };
     proto_outcome o = PROTO_HELD;
     char *why = NULL;
@@ -158,9 +158,9 @@ static void test_seed_fields(void) {
     {
       proto_result_view q[2] = {
           {"replay", "wall_s", "gvisor", "slower", 1.3, 1.2, 1.4, 1, 1, 10, 10,
-           NULL},
+           NULL, NULL, NAN, NAN, NAN},
           {"replay", "wall_s", "kata-qemu", "slower", 1.3, 1.2, 1.45, 1, 1, 10,
-           10, NULL},
+           10, NULL, NULL, NAN, NAN, NAN},
       };
       CHECK(proto_eval_claim(s, &s->hypotheses[1], q, 2, &o, &why, &err) ==
             CORE_OK);
@@ -183,9 +183,9 @@ static void test_seed_fields(void) {
       core_free(why);
     }
     {
-      proto_result_view q = {"startup", "wall_s", "kata-qemu", "slower",
-                             31.7,      3.0,      33,          7,
-                             0.22,      30,       30,          NULL};
+      proto_result_view q = {
+          "startup", "wall_s", "kata-qemu", "slower", 31.7, 3.0, 33,  7,
+          0.22,      30,       30,          NULL,     NULL, NAN, NAN, NAN};
       CHECK(proto_eval_claim(s, &s->hypotheses[0], &q, 1, &o, &why, &err) ==
             CORE_OK);
       CHECK(o == PROTO_HELD); /* at_least(3): low end 3.0 >= 3 */
@@ -203,7 +203,8 @@ static void test_seed_fields(void) {
     }
     {
       proto_result_view q = {"files", "inner_s", "gvisor", "tie", 1.03, 0.97,
-                             1.03,    15.4,      15.0,     10,    10,   NULL};
+                             1.03,    15.4,      15.0,     10,    10,   NULL,
+                             NULL,    NAN,       NAN,      NAN};
       CHECK(proto_eval_claim(s, &s->hypotheses[3], &q, 1, &o, &why, &err) ==
             CORE_OK);
       CHECK(o == PROTO_HELD);
@@ -262,8 +263,8 @@ static void test_function_claims(void) {
       "}\n";
   core_err err;
   proto_sheet *s = load_str("fn.lua", text, &err);
-  proto_result_view r = {"w", "wall_s", "b", "up", 3, 2.5,
-                         3.5, 3,        1,   5,    5, NULL};
+  proto_result_view r = {"w", "wall_s", "b", "up", 3,    2.5, 3.5, 3,
+                         1,   5,        5,   NULL, NULL, NAN, NAN, NAN};
   proto_outcome o;
   char *why = NULL;
   CHECK(s != NULL);
@@ -377,8 +378,8 @@ static void test_budget_spent(void) {
       {"for i = 1, 100000 do local s = string.rep('x', 1048576) end",
        "allocation budget of 256 MiB exceeded"},
   };
-  proto_result_view r = {"w", "wall_s", "b", "up", 3, 2.5,
-                         3.5, 3,        1,   5,    5, NULL};
+  proto_result_view r = {"w", "wall_s", "b", "up", 3,    2.5, 3.5, 3,
+                         1,   5,        5,   NULL, NULL, NAN, NAN, NAN};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     core_err err;
     proto_sheet *s = spender(cases[i].spend, &err);
@@ -698,9 +699,9 @@ static void test_metric_words(void) {
   CHECK_STR(s->hypotheses[0].verdict, "more memory");
   {
     /* A claim naming the rule or the word holds on the same decision. */
-    proto_result_view r = {"w", "pss_mib", "b", "more memory",
-                           1.3, 1.2,       1.4, 1,
-                           1,   5,         5,   "slower"};
+    proto_result_view r = {
+        "w", "pss_mib", "b", "more memory", 1.3,  1.2, 1.4, 1,
+        1,   5,         5,   "slower",      NULL, NAN, NAN, NAN};
     proto_outcome o;
     char *why = NULL;
     CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
