@@ -340,6 +340,8 @@ static char *name_from(const char *cmd) {
   for (const char *p = cmd; *p && n < 64; p++) {
     int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
              (*p >= '0' && *p <= '9') || strchr("_.+-", *p);
+    if (*p == '-' && n > 0 && name[n - 1] == '-')
+      continue;
     if (ok && !(n == 0 && strchr("_.+-", *p)))
       name[n++] = *p;
     else if (n > 0 && name[n - 1] != '-')
