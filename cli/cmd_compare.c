@@ -160,7 +160,10 @@ static core_status take_option(compare *c, char *const *w, int n, int *i,
     return take_param(c, w, n, i, err);
   if (!strcmp(opt, "--metric")) {
     if (c->n_metrics == COMPARE_MAX_METRICS)
-      return usage_fail(err, "compare: more than " "16" " --metric at '%s'",
+      return usage_fail(err,
+                        "compare: more than "
+                        "16"
+                        " --metric at '%s'",
                         a);
     return take_value(w, n, i, eq, &c->metrics[c->n_metrics++], err);
   }
@@ -358,8 +361,8 @@ static char *name_from(const char *cmd) {
 static core_status unique_name(compare *c, char **name, core_err *err) {
   size_t earlier = c->n_arms - 1;
   for (int k = 1;; k++) {
-    char *cand = k == 1 ? core_strdup(*name)
-                        : core_asprintf("%.*s-%d", 58, *name, k);
+    char *cand =
+        k == 1 ? core_strdup(*name) : core_asprintf("%.*s-%d", 58, *name, k);
     size_t i = 0;
     if (!cand)
       return core_fail(err, CORE_ENOMEM, "out of memory");
@@ -383,7 +386,8 @@ static core_status add_arm(compare *c, const given_cmd *g, const char *value,
                      "compare: more than %d commands once the parameter's "
                      "values are put in",
                      COMPARE_MAX_ARMS);
-  char *shown = expand(c, g->cmd, value, 0), *run = expand(c, g->cmd, value, 1);
+  char *shown = expand(c, g->cmd, value, 0),
+       *run = expand(c, g->cmd, value, 1);
   char *name = g->name ? expand(c, g->name, value, 0) : NULL;
   if (shown && !g->name)
     name = name_from(shown);
@@ -404,8 +408,8 @@ static core_status add_arm(compare *c, const given_cmd *g, const char *value,
   if (g->name)
     for (size_t i = 0; i < a; i++)
       if (strcmp(c->names[i], name) == 0)
-        return core_fail(err, CORE_EUSAGE,
-                         "compare: -n %s names two commands", name);
+        return core_fail(err, CORE_EUSAGE, "compare: -n %s names two commands",
+                         name);
   return unique_name(c, &c->names[a], err);
 }
 
@@ -413,12 +417,11 @@ static core_status make_arms(compare *c, core_err *err) {
   core_status st = CORE_OK;
   for (size_t g = 0; g < c->n_given && st == CORE_OK; g++) {
     const given_cmd *gc = &c->given[g];
-    if (c->param && !strstr(gc->cmd, "{") )
+    if (c->param && !strstr(gc->cmd, "{"))
       return core_fail(err, CORE_EUSAGE,
                        "compare: '%s' does not use {%s}, the parameter",
                        gc->cmd, c->param);
-    for (size_t v = 0; v < (c->param ? c->n_values : 1) && st == CORE_OK;
-         v++)
+    for (size_t v = 0; v < (c->param ? c->n_values : 1) && st == CORE_OK; v++)
       st = add_arm(c, gc, c->param ? c->values[v] : NULL, err);
   }
   if (st != CORE_OK || !c->reference)
@@ -579,21 +582,20 @@ static core_status sheet_text(const compare *c, double timeout, core_buf *b,
   if (st != CORE_OK)
     return st;
   core_buf_puts(
-      b,
-      "\n"
-      "  -- What you expect: at_least(x), below(x) on the ratio's CI,\n"
-      "  -- verdict_is(\"name\"), or a function(results); see prereg new.\n"
-      "  hypotheses = {},\n"
-      "\n"
-      "  threats = {\n"
-      "    \"One machine: the ratios may carry over, the absolute times do "
-      "not.\",\n"
-      "  },\n"
-      "\n"
-      "  -- Append only, one at a time, each recorded by `prereg amend`:\n"
-      "  -- { date = \"YYYY-MM-DD\", why = \"what changed and why\" },\n"
-      "  amendments = {},\n"
-      "}\n");
+      b, "\n"
+         "  -- What you expect: at_least(x), below(x) on the ratio's CI,\n"
+         "  -- verdict_is(\"name\"), or a function(results); see prereg new.\n"
+         "  hypotheses = {},\n"
+         "\n"
+         "  threats = {\n"
+         "    \"One machine: the ratios may carry over, the absolute times do "
+         "not.\",\n"
+         "  },\n"
+         "\n"
+         "  -- Append only, one at a time, each recorded by `prereg amend`:\n"
+         "  -- { date = \"YYYY-MM-DD\", why = \"what changed and why\" },\n"
+         "  amendments = {},\n"
+         "}\n");
   if (b->oom)
     return core_fail(err, CORE_ENOMEM, "out of memory");
   return CORE_OK;
@@ -603,8 +605,8 @@ static core_status sheet_text(const compare *c, double timeout, core_buf *b,
  * than a rule table (keys after it replace the arms) is refused. */
 static core_status same_arms(const compare *c, const proto_sheet *s,
                              core_err *err) {
-  int same = s->n_arms == c->n_arms && s->n_workloads == 1 &&
-             s->reference == c->ref;
+  int same =
+      s->n_arms == c->n_arms && s->n_workloads == 1 && s->reference == c->ref;
   for (size_t a = 0; same && a < c->n_arms; a++)
     same = strcmp(s->arms[a].name, c->names[a]) == 0 &&
            strcmp(s->arms[a].run, c->runs_of[a]) == 0;
@@ -671,13 +673,12 @@ static core_status measure(const compare *c, const proto_sheet *s,
   core_status st = data ? CORE_OK : core_fail(err, CORE_ENOMEM, "no memory");
   memset(&plan, 0, sizeof plan);
   memset(&rows, 0, sizeof rows);
-  if (st == CORE_OK && (st = data_experiment_open(data, s, exp, err)) ==
-                           CORE_OK &&
+  if (st == CORE_OK &&
+      (st = data_experiment_open(data, s, exp, err)) == CORE_OK &&
       (st = data_experiment_lock(*exp, err)) == CORE_OK &&
       (st = data_register(*exp, s, &already, err)) == CORE_OK &&
       (st = run_plan_build(s, NULL, 0, &plan, err)) == CORE_OK &&
-      (st = run_plan_collect(*exp, s, 0, &pr, &plan, &rows, err)) ==
-          CORE_OK) {
+      (st = run_plan_collect(*exp, s, 0, &pr, &plan, &rows, err)) == CORE_OK) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -753,8 +754,8 @@ static void describe(const proto_sheet *s, const median_ci *m, size_t n,
     core_buf_printf(b,
                     "%s · %s: median %s, %g%% CI of the median [%s, %s], "
                     "IQR %s to %s, range %s to %s, n=%zu\n",
-                    cl->arm, cl->metric, med, s->rule.confidence * 100, lo,
-                    hi, q1, q3, mn, mx, cl->n_valid);
+                    cl->arm, cl->metric, med, s->rule.confidence * 100, lo, hi,
+                    q1, q3, mn, mx, cl->n_valid);
   }
 }
 
@@ -855,8 +856,9 @@ static core_status write_json(const compare *c, const analysis_summary *m,
   core_buf_init(&j);
   core_status st = analysis_json(m, &j, err);
   if (st == CORE_OK && (j.len < 2 || memcmp(j.data, "{\n", 2) != 0))
-    st = core_fail(err, CORE_EINPUT, "compare: the analysis JSON is not "
-                                     "an object");
+    st = core_fail(err, CORE_EINPUT,
+                   "compare: the analysis JSON is not "
+                   "an object");
   if (st != CORE_OK) {
     core_buf_free(&j);
     return st;
@@ -935,8 +937,8 @@ static void write_markdown(const compare *c, const proto_sheet *s,
     core_buf_puts(b, " – ");
     md_amount(s, cl->metric, mc[i].hi, b);
     if (r)
-      core_buf_printf(b, " | %.3g× [%.3g, %.3g] | %s |\n", r->ratio,
-                      r->ci_low, r->ci_high, r->verdict);
+      core_buf_printf(b, " | %.3g× [%.3g, %.3g] | %s |\n", r->ratio, r->ci_low,
+                      r->ci_high, r->verdict);
     else
       core_buf_puts(b, " | reference | |\n");
   }

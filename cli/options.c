@@ -410,6 +410,20 @@ static core_status check_given(const command_spec *spec, const cli_opts *o,
   return CORE_OK;
 }
 
+/* compare reads its own words (-n names the next command, and commands
+ * may look like options of other commands): 1 when argv[i] is it, with
+ * the words after it in o->rest. */
+static int take_rest(cli_opts *o, int argc, char **argv, int i) {
+  if (strcmp(argv[i], "compare") != 0)
+    return 0;
+  o->rest = argv + i + 1;
+  o->n_rest = argc - i - 1;
+  for (int k = 0; k < o->n_rest; k++)
+    if (!strcmp(o->rest[k], "--help") || !strcmp(o->rest[k], "-h"))
+      o->help = 1;
+  return 1;
+}
+
 core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
   const command_spec *spec = NULL;
   /* The options given, checked against the command once it is known (it
@@ -457,16 +471,8 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
                        "unknown option '%s'; see 'prereg --help'", a);
     } else if (!o->command) {
       o->command = a;
-      /* compare reads its own words: -n names the next command, and
-       * commands may look like options of other commands. */
-      if (strcmp(a, "compare") == 0) {
-        o->rest = argv + i + 1;
-        o->n_rest = argc - i - 1;
-        for (int k = 0; k < o->n_rest; k++)
-          if (!strcmp(o->rest[k], "--help") || !strcmp(o->rest[k], "-h"))
-            o->help = 1;
+      if (take_rest(o, argc, argv, i))
         break;
-      }
     } else {
       if (o->n_args == (int)(sizeof o->args / sizeof o->args[0]))
         return core_fail(err, CORE_EUSAGE, "too many arguments at '%s'", a);
