@@ -52,6 +52,16 @@ typedef struct analysis_result {
   char *why;            /* cross-host: its verdict in words */
   size_t hosts_counted; /* cross-host: counted hosts with a ratio */
   double spread;        /* cross-host: largest host ratio / smallest */
+  /* The error as registered: the workload's looks (none: a fixed
+   * design), the look the verdict is at (1-based; the look it stopped
+   * at, else the last; 0 without looks), the confidence its interval
+   * was made at (the look's share of the error, then the family's
+   * correction), and the comparisons of its family (1 without one). */
+  long looks[CORE_MAX_LOOKS];
+  size_t n_looks;
+  long look;
+  double confidence_used;
+  size_t family_size;
 } analysis_result;
 
 /* The cross-host verdicts. */
@@ -134,6 +144,8 @@ typedef struct analysis_summary {
   long resamples;
   unsigned long seed;
   long min_n;      /* the fewest values per arm for a verdict */
+  int family;      /* the rule's proto_family */
+  int looks;       /* 1: a workload has looks (the rule's spending) */
   char *reference; /* the reference arm's name */
   analysis_result *results;
   size_t n_results;
@@ -281,6 +293,14 @@ void analysis_stream_free(analysis_stream *st);
 core_status analysis_experiment(const proto_sheet *sheet,
                                 const data_experiment *exp, int threads,
                                 analysis_summary **out, core_err *err);
+
+/** Look `look` (1-based) of workload w of sheet: the workload's
+ * comparisons on exp's rows of the rounds up to that look, each at the
+ * look's confidence and the family's correction. OUT: *decided 1 when the
+ * rule makes every one of them and each has a verdict (not inconclusive,
+ * not insufficient data): the workload may stop there. */
+core_status analysis_look(const proto_sheet *sheet, const data_experiment *exp,
+                          size_t w, size_t look, int *decided, core_err *err);
 
 /** 1 when two results decide alike: the same verdict of the rule
  * (rule_verdict), whatever word each reads on its metric (an amendment

@@ -93,6 +93,19 @@ struct analysis_stream {
   acc_run run;
 };
 
+/** Decides comparison r (names, n, medians, seed, kind set) of workload
+ * w and metric m at confidence: its CI from the sorted values ref and
+ * cand, and its verdict, replacing any earlier one (analyze.c). */
+core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
+                       double confidence, const double *ref,
+                       const double *cand, int threads, core_err *err);
+/** The rule's family correction (family.c): each workload's
+ * comparisons, results and registered pairs, decided again at the
+ * confidence Holm's step-down (or Bonferroni) gives each; sorted: the
+ * cells' sorted values, in cell order. Nothing for family = "none". */
+core_status acc_family(const acc *c, analysis_summary *s,
+                       double *const *sorted, int threads, core_err *err);
+
 /** Frees s's replication entries (replication.c). */
 void analysis_replication_free(analysis_summary *s);
 

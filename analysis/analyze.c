@@ -329,9 +329,9 @@ static void note(analysis_result *r, const char *fmt, ...) {
  * number (a reference median of 0, or one so small beside the other that
  * the ratio overflows) is said so in the note and left out (NaN), never
  * shown as inf. */
-static core_status judge(const proto_rule *rule, analysis_result *r,
-                         const double *ref, const double *cand, int threads,
-                         core_err *err) {
+static core_status judge(const proto_rule *rule, double confidence,
+                         analysis_result *r, const double *ref,
+                         const double *cand, int threads, core_err *err) {
   core_err berr = {0};
   core_status st;
   r->ratio = r->median / r->median_reference;
@@ -360,8 +360,8 @@ static core_status judge(const proto_rule *rule, analysis_result *r,
     return CORE_OK;
   }
   st = analysis_bootstrap_ratio(ref, r->n_reference, cand, r->n,
-                                rule->resamples, rule->confidence, r->seed,
-                                threads, &r->ci_low, &r->ci_high, NULL, &berr);
+                                rule->resamples, confidence, r->seed, threads,
+                                &r->ci_low, &r->ci_high, NULL, &berr);
   if (st == CORE_ESTATS) {
     /* Undefined, not broken: the comparison stays, undecided. */
     note(r, "CI not finite: %s",
@@ -377,18 +377,60 @@ static core_status judge(const proto_rule *rule, analysis_result *r,
   return CORE_OK;
 }
 
+core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
+                       double confidence, const double *ref,
+                       const double *cand, int threads, core_err *err) {
+  const proto_sheet *sh = c->sheet;
+  const proto_workload *wl = &sh->workloads[w];
+  const proto_verdict_rule *v = NULL;
+  core_status st;
+  int dir, few;
+  core_free(r->verdict);
+  core_free(r->rule_verdict);
+  core_free(r->note);
+  r->verdict = r->rule_verdict = r->note = NULL;
+  r->confidence_used = confidence;
+  if ((st = judge(&sh->rule, confidence, r, ref, cand, threads, err)) !=
+      CORE_OK)
+    return st;
+  few =
+      r->n < (size_t)sh->rule.min_n || r->n_reference < (size_t)sh->rule.min_n;
+  if (!few)
+    v = analysis_verdict_rule(&sh->rule, r->ratio, r->ci_low, r->ci_high);
+  r->verdict = core_strdup(few ? ANALYSIS_INSUFFICIENT
+                               : proto_verdict_word(sh, v, wl->metrics[m]));
+  r->rule_verdict = core_strdup(few ? ANALYSIS_INSUFFICIENT
+                                : v ? v->name
+                                    : "inconclusive");
+  dir = v ? proto_verdict_direction(v) : 0;
+  r->worse = r->higher_better ? -dir : dir;
+  if (!r->verdict || !r->rule_verdict)
+    return OOM(err);
+  return CORE_OK;
+}
+
+/* The looks of workload w on r: the list, and the look the data are at
+ * (the one it stopped at, else the last). */
+static void look_fields(const acc *c, analysis_result *r, size_t w) {
+  const proto_workload *wl = &c->sheet->workloads[w];
+  long stopped = c->counter ? data_counter_stopped(c->counter, w) : 0;
+  r->n_looks = wl->n_looks;
+  for (size_t k = 0; k < wl->n_looks; k++)
+    r->looks[k] = wl->looks[k];
+  r->look = stopped ? stopped : (long)wl->n_looks;
+  r->family_size = 1;
+}
+
 /* One comparison of arm a with the reference on workload w, metric m,
- * from the sorted values of both: the ratio, its CI, and the verdict in
- * the words of the metric, or ANALYSIS_INSUFFICIENT under min_n. */
+ * from the sorted values of both: the ratio, its CI at the look's
+ * confidence, and the verdict in the words of the metric, or
+ * ANALYSIS_INSUFFICIENT under min_n. */
 static core_status compare_arm(const acc *c, analysis_result *r, size_t w,
                                size_t m, size_t a, size_t b, const double *ref,
                                size_t rn, const double *cand, size_t cn,
                                int threads, core_err *err) {
   const proto_sheet *sh = c->sheet;
   const proto_workload *wl = &sh->workloads[w];
-  const proto_verdict_rule *v = NULL;
-  core_status st;
-  int dir, few;
   r->workload = core_strdup(wl->name);
   r->metric = core_strdup(wl->metrics[m]);
   r->arm = core_strdup(sh->arms[a].name);
@@ -404,25 +446,14 @@ static core_status compare_arm(const acc *c, analysis_result *r, size_t w,
   r->seed =
       analysis_comparison_seed(sh->rule.seed, wl->name, wl->metrics[m],
                                b == sh->reference ? sh->arms[a].name : both);
-  if (r->seed == ANALYSIS_SEED_NONE || !r->arm || !r->reference)
+  if (r->seed == ANALYSIS_SEED_NONE || !r->arm || !r->reference ||
+      !r->workload || !r->metric)
     return OOM(err);
-  if ((st = judge(&sh->rule, r, ref, cand, threads, err)) != CORE_OK)
-    return st;
-  few = cn < (size_t)sh->rule.min_n || rn < (size_t)sh->rule.min_n;
-  if (!few)
-    v = analysis_verdict_rule(&sh->rule, r->ratio, r->ci_low, r->ci_high);
-  r->verdict = core_strdup(few ? ANALYSIS_INSUFFICIENT
-                               : proto_verdict_word(sh, v, wl->metrics[m]));
-  r->rule_verdict = core_strdup(few ? ANALYSIS_INSUFFICIENT
-                                : v ? v->name
-                                    : "inconclusive");
-  dir = v ? proto_verdict_direction(v) : 0;
   r->kind = proto_metric_kind_of(sh, wl->metrics[m]);
   r->higher_better = proto_metric_higher_better(sh, wl->metrics[m]);
-  r->worse = r->higher_better ? -dir : dir;
-  if (!r->workload || !r->metric || !r->verdict || !r->rule_verdict)
-    return OOM(err);
-  return CORE_OK;
+  look_fields(c, r, w);
+  return acc_decide(c, r, w, m, proto_look_confidence(sh, wl), ref, cand,
+                    threads, err);
 }
 
 static core_status add_results(const acc *c, analysis_summary *s,
@@ -730,6 +761,9 @@ static core_status summary_head(const acc *c, const analysis_stream *st,
   s->resamples = sh->rule.resamples;
   s->seed = sh->rule.seed;
   s->min_n = sh->rule.min_n;
+  s->family = sh->rule.family;
+  for (size_t w = 0; w < sh->n_workloads; w++)
+    s->looks |= sh->workloads[w].n_looks > 0;
   s->reference = core_strdup(sh->arms[sh->reference].name);
   s->n_rows = st->n_rows;
   s->status = c->status;
@@ -763,6 +797,7 @@ core_status acc_summary(acc *c, const analysis_stream *st, const char *sha256,
       (rc = add_cells(c, s, keep_values, sorted, err)) != CORE_OK ||
       (rc = add_results(c, s, sorted, threads, err)) != CORE_OK ||
       (rc = add_pairs(c, s, sorted, threads, err)) != CORE_OK ||
+      (rc = acc_family(c, s, sorted, threads, err)) != CORE_OK ||
       (rc = add_hypotheses(c, s, err)) != CORE_OK ||
       (rc = add_exclusions(c, s, err)) != CORE_OK) {
     analysis_summary_free(s);

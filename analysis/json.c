@@ -131,6 +131,24 @@ static json_t *replication_entry(const analysis_replication *e, int *ok) {
   return o;
 }
 
+/* The error as registered, on a result of a sheet with looks or a
+ * family: its look and the looks, the confidence its interval is at,
+ * and the family's size. */
+static void error_json(const analysis_summary *s, const analysis_result *r,
+                       json_t *o, int *ok) {
+  if (!r->n_looks && !s->family)
+    return;
+  if (r->n_looks) {
+    json_t *a = json_array();
+    for (size_t k = 0; a && k < r->n_looks; k++)
+      append(a, json_integer((json_int_t)r->looks[k]), ok);
+    put(o, "look", json_integer((json_int_t)r->look), ok);
+    put(o, "looks", a, ok);
+  }
+  put(o, "confidence_used", num(r->confidence_used), ok);
+  put(o, "family_size", json_integer((json_int_t)r->family_size), ok);
+}
+
 /* One comparison's entry; pair: one of the rule's pairs (its registered
  * counterpart is the registered rule's same pair). */
 static json_t *result_json(const analysis_summary *s,
@@ -159,6 +177,7 @@ static json_t *result_json(const analysis_summary *s,
   put(o, "better", json_string(r->higher_better ? "higher" : "lower"), ok);
   if (r->note)
     put(o, "note", str(r->note), ok);
+  error_json(s, r, o, ok);
   {
     const analysis_replication *e = replication_of(s, r);
     /* A replication's sheet (the outcome): the hand-written one's
@@ -599,6 +618,10 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   put(rule, "resamples", json_integer((json_int_t)s->resamples), ok);
   put(rule, "seed", json_integer((json_int_t)s->seed), ok);
   put(rule, "min_n", json_integer((json_int_t)s->min_n), ok);
+  if (s->family)
+    put(rule, "family", json_string(proto_family_word(s->family)), ok);
+  if (s->looks)
+    put(rule, "spending", json_string("bonferroni"), ok);
   put(o, "rule", rule, ok);
   put(o, "results", results_json(s, s->original, top, ok), ok);
   if (s->pairs)

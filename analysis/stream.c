@@ -91,6 +91,16 @@ static core_status acc_init(acc *c, const proto_sheet *sheet,
                                 exp ? exp->n_versions : 0, upto);
   if (!c->counter)
     return OOM(err);
+  /* A workload stopped early at a look: its plan ends there before any
+   * run is counted (rows beyond it are beyond the plan). */
+  if (exp && exp->dir && core_is_dir(exp->dir)) {
+    data_batch_state *b = NULL;
+    size_t nb = 0;
+    if ((st = data_batch_states(exp, &b, &nb, err)) != CORE_OK)
+      return st;
+    data_counter_stops(c->counter, b, nb);
+    data_batch_states_free(b, nb);
+  }
   return sheet->hosts.declared ? analysis_across_begin(c, err) : CORE_OK;
 }
 
@@ -408,7 +418,7 @@ static core_status end_counts(analysis_stream *st, core_err *err) {
     rc = data_counter_end(c->counter, b, nb, &c->tallies, &c->n_tallies,
                           &c->status, err);
   }
-  core_free(b);
+  data_batch_states_free(b, nb);
   return rc;
 }
 

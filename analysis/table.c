@@ -512,6 +512,32 @@ static void write_original(const analysis_summary *s, int width,
                     s->original->n_hypotheses == 1 ? "is" : "es");
 }
 
+/* The level of the intervals in words ("95", or with looks or a family
+ * "95% overall: 98.3 to 99.2" per comparison), and each early stop
+ * (status_stops), so that no interval is read at a level it is not. */
+static void conf_words(const analysis_summary *s, char *out, size_t cap) {
+  double lo = 1, hi = 0;
+  for (size_t i = 0; i < s->n_results + s->n_pairs; i++) {
+    const analysis_result *r =
+        i < s->n_results ? &s->results[i] : &s->pairs[i - s->n_results];
+    lo = r->confidence_used < lo ? r->confidence_used : lo;
+    hi = r->confidence_used > hi ? r->confidence_used : hi;
+  }
+  if ((!s->looks && !s->family) || hi < lo)
+    snprintf(out, cap, "%.10g", s->confidence * 100.0);
+  else if (lo == hi)
+    snprintf(out, cap, "%.10g%% overall, each at %.4g", s->confidence * 100,
+             lo * 100);
+  else
+    snprintf(out, cap, "%.10g%% overall, each at %.4g to %.4g",
+             s->confidence * 100, lo * 100, hi * 100);
+}
+
+static void status_stops(const analysis_summary *s, core_buf *out) {
+  if (s->status.stopped)
+    core_buf_printf(out, "early stop: %s\n", s->status.stops);
+}
+
 /* Pairs that no registered rule made are said so under the status. */
 static void write_exploratory(const analysis_summary *s, core_buf *out) {
   if (s->pairs_exploratory && s->n_pairs)
@@ -541,7 +567,7 @@ static void write_pairs(const analysis_summary *s, int width, core_buf *out) {
 
 void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
                           int width, core_buf *out) {
-  char conf[32], line[256];
+  char conf[80], line[256];
   core_buf head;
   if (width < 40)
     width = 40;
@@ -549,9 +575,10 @@ void analysis_write_table(const analysis_summary *s, const proto_sheet *sheet,
   data_status_line(&s->status, line, sizeof line);
   core_buf_printf(out, "status: %s%s\n", line,
                   s->provisional ? " (verdicts are provisional)" : "");
+  status_stops(s, out);
   write_exploratory(s, out);
   /* "95", "99.9": the level as the sheet wrote it. */
-  snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
+  conf_words(s, conf, sizeof conf);
   core_buf_init(&head);
   core_buf_printf(&head,
                   "%s (sheet version %d): %s per arm (IQR), ratio to %s, "
@@ -626,14 +653,15 @@ static void brief_exclusions(const analysis_summary *s, int width,
 
 void analysis_write_brief(const analysis_summary *s, const char *sheet_path,
                           int width, core_buf *out) {
-  char line[256], conf[32];
+  char line[256], conf[80];
   if (width < 40)
     width = 40;
   data_status_line(&s->status, line, sizeof line);
   core_buf_printf(out, "status: %s%s\n", line,
                   s->provisional ? " (verdicts are provisional)" : "");
+  status_stops(s, out);
   write_exploratory(s, out);
-  snprintf(conf, sizeof conf, "%.10g", s->confidence * 100.0);
+  conf_words(s, conf, sizeof conf);
   core_buf_printf(out, "%s (sheet version %d): %s ratio, %s%% CI\n",
                   s->protocol, s->sheet_version, s->estimator, conf);
   for (size_t i = 0; i < s->n_results + s->n_pairs; i++) {

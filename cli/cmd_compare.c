@@ -664,7 +664,7 @@ static void on_signal(int sig) {
 static core_status measure(const compare *c, const proto_sheet *s,
                            data_experiment **exp, core_err *err) {
   struct sigaction sa, old_int, old_term;
-  run_progress pr = {on_progress, NULL};
+  run_progress pr = {on_progress, NULL, NULL, NULL};
   run_batch_result res;
   run_plan plan;
   data_rowset rows;

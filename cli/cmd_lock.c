@@ -157,6 +157,13 @@ static void print_runs(const data_counted *c, FILE *out) {
   }
   data_status_line(&c->status, line, sizeof line);
   fprintf(out, "status: %s\n", line);
+  /* A workload stopped early at a look is complete: each says where. */
+  for (const char *p = c->status.stops; c->status.stopped && *p;) {
+    size_t k = strcspn(p, ";");
+    fprintf(out, "  %.*s\n", (int)k, p);
+    p += k;
+    p += strspn(p, "; ");
+  }
 }
 
 /* The plan the counts are made under: the sheet when it is the newest

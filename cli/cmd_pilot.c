@@ -81,7 +81,7 @@ static core_status open_pilot(data_experiment *exp, const proto_sheet *s,
 static core_status pilot_batch(data_experiment *pilot, const proto_sheet *s,
                                run_plan *plan, FILE *out, core_err *err) {
   struct sigaction sa, old_int, old_term;
-  run_progress pr = {on_progress, out};
+  run_progress pr = {on_progress, out, NULL, NULL};
   run_batch_result res;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
@@ -108,7 +108,7 @@ static core_status pilot_rounds(data_experiment *exp, data_experiment *pilot,
                                 core_err *err) {
   run_plan plan;
   data_rowset rows;
-  run_progress pr = {on_progress, out};
+  run_progress pr = {on_progress, out, NULL, NULL};
   core_status st;
   memset(&plan, 0, sizeof plan);
   memset(&rows, 0, sizeof rows);

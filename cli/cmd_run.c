@@ -509,7 +509,7 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
    * --resume. */
   if (!opts->dry_run && (st = data_experiment_lock(c->exp, err)) != CORE_OK)
     return st;
-  run_progress pr = {on_progress, &c->ps};
+  run_progress pr = {on_progress, &c->ps, NULL, NULL};
   if ((st = run_plan_collect(c->exp, c->s, opts->resume && !opts->dry_run, &pr,
                              &c->plan, &c->rows, err)) != CORE_OK)
     return st;
@@ -560,6 +560,13 @@ static void print_summary(run_cmd *c, FILE *out) {
   analysis_summary_free(sum);
 }
 
+/* A look of a workload: stop it when every comparison is decided. */
+static core_status at_look(void *ctx, size_t w, size_t look, int *stop,
+                           core_err *err) {
+  const run_cmd *c = ctx;
+  return analysis_look(c->s, c->exp, w, look, stop, err);
+}
+
 /* The batch, with SIGINT and SIGTERM cancelling it (the running command
  * is killed at once, what was collected is frozen). */
 static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
@@ -577,7 +584,7 @@ static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
   sigaction(SIGTERM, &sa, &old_term);
   sigaction(SIGHUP, &sa, &old_hup);
   sigaction(SIGPIPE, &sa, &old_pipe);
-  run_progress pr = {on_progress, &c->ps};
+  run_progress pr = {on_progress, &c->ps, at_look, c};
   run_batch_result res;
   ticker_start(&c->ps);
   core_status st =

@@ -80,6 +80,10 @@
 #define CORE_MAX_VARS 1000         /* entries of vars */
 #define CORE_MAX_METRIC_DECLS 1000 /* entries of metrics */
 #define CORE_MAX_VERDICTS 64       /* rule.verdicts */
+/* A workload's looks: each costs a share of the error (the interval at
+ * every look is that much wider), and past a handful a look decides
+ * nothing a fixed design would not; 20 leaves room for any sane one. */
+#define CORE_MAX_LOOKS 20
 
 /* A sheet's `inputs` are hashed before every batch and copied into the
  * data folder with each version, so they stay small: scripts,

@@ -418,6 +418,9 @@ void data_check_facts(data_check *v, const char *rel, const char *text,
   }
   add_state(v, id, json_is_true(json_object_get(root, "interrupted")), 0);
   json_decref(root);
+  if (!v->oom &&
+      !data_batch_state_stops(&v->states[v->n_states - 1], text, len))
+    v->oom = 1;
 }
 
 /* Rows */
@@ -828,7 +831,7 @@ static void free_check(data_check *v) {
   proto_sheet_free(v->plan);
   data_counter_free(v->counter);
   core_free(v->fa);
-  core_free(v->states);
+  data_batch_states_free(v->states, v->n_states);
   data_manifest_free(&v->m);
   core_free(v->seen);
   if (v->sha) {

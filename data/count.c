@@ -85,6 +85,10 @@ struct data_counter {
   size_t n_hosts, last_host;
   data_status status; /* as data_counter_end gave it */
   int quick, oom;
+  /* Per workload of the plan: the look it stopped at (0: none), and the
+   * stop's record. */
+  long *stop_look;
+  data_stop *stops;
 };
 
 static int same(const char *a, const char *b) {
@@ -114,6 +118,9 @@ data_counter *data_counter_new(const proto_sheet *plan,
     return NULL;
   }
   c->cap = nw * na;
+  if (nw && (!(c->stop_look = core_calloc(nw, sizeof *c->stop_look)) ||
+             !(c->stops = core_calloc(nw, sizeof *c->stops))))
+    c->oom = 1;
   if (plan && plan->hosts.declared)
     c->max_hosts =
         plan->hosts.n_nodes ? plan->hosts.n_nodes : (size_t)plan->hosts.count;
@@ -150,6 +157,8 @@ void data_counter_free(data_counter *c) {
     core_free(c->p[i].rounds);
   }
   core_free(c->p);
+  core_free(c->stop_look);
+  core_free(c->stops);
   core_free(c->slots);
   core_names_free(c->batches, c->n_batches);
   for (size_t h = 0; h < c->n_hosts; h++) {
@@ -327,6 +336,67 @@ static pair *host_pair(data_counter *c, int h, size_t k) {
   return &x->p[k];
 }
 
+/* Early stops */
+
+/* The rounds the plan holds for workload w: its runs, or the n of the
+ * look it stopped at. */
+static long plan_rounds(const data_counter *c, size_t w) {
+  const proto_workload *wl = &c->plan->workloads[w];
+  long k = c->stop_look ? c->stop_look[w] : 0;
+  return k > 0 ? wl->looks[k - 1] : wl->runs;
+}
+
+/* Whether stop x is one the plan of workload wl has: at a look before
+ * the last, with that look's n. */
+static int stop_holds(const proto_workload *wl, const data_stop *x) {
+  return wl->n_looks > 1 && x->look >= 1 && x->look < (long)wl->n_looks &&
+         x->looks == (long)wl->n_looks && wl->looks[x->look - 1] == x->n;
+}
+
+void data_counter_stops(data_counter *c, const data_batch_state *b,
+                        size_t nb) {
+  if (!c->plan || !c->stop_look)
+    return;
+  for (size_t i = 0; i < nb; i++)
+    for (size_t k = 0; k < b[i].n_stops; k++) {
+      const data_stop *x = &b[i].stops[k];
+      long w = proto_workload_index(c->plan, x->workload);
+      if (w < 0 || !stop_holds(&c->plan->workloads[w], x) ||
+          (c->stop_look[w] && c->stop_look[w] <= x->look))
+        continue;
+      c->stop_look[w] = x->look;
+      c->stops[w] = *x;
+      for (size_t a = 0; a < c->plan->n_arms; a++)
+        c->p[(size_t)w * c->plan->n_arms + a].t.planned = x->n;
+    }
+}
+
+long data_counter_stopped(const data_counter *c, size_t w) {
+  return c->plan && c->stop_look && w < c->plan->n_workloads ? c->stop_look[w]
+                                                             : 0;
+}
+
+/* The stopped workloads in words, into st. */
+static void stops_words(const data_counter *c, data_status *st) {
+  size_t used = 0, cap = sizeof st->stops;
+  for (size_t w = 0; c->plan && c->stop_look && w < c->plan->n_workloads;
+       w++) {
+    const data_stop *x = &c->stops[w];
+    int k;
+    if (!c->stop_look[w])
+      continue;
+    st->stopped++;
+    if (used >= cap - 1)
+      continue;
+    k = snprintf(st->stops + used, cap - used,
+                 "%s%s: stopped at look %ld of %ld (n=%ld)", used ? "; " : "",
+                 x->workload, x->look, x->looks, x->n);
+    used = k < 0 ? cap - 1 : used + (size_t)k;
+    if (used >= cap)
+      used = cap - 1;
+  }
+}
+
 /* The fate of a run counted under pair p and, with hosts, its host's
  * pair hp (the cap then is the host's). */
 static void count_valid(data_run_fate *f, pair *p, pair *hp, int imported) {
@@ -394,7 +464,8 @@ data_run_fate data_count_run(data_counter *c, const data_run_in *r) {
    * again. A round a lost node left is a gap, and so is one a setup
    * mistake stopped at. */
   if (own && w && proto_workload_runs_itself(w) && r->round >= 1 &&
-      r->round <= w->runs && !r->node_lost && !r->setup_failure) {
+      r->round <= plan_rounds(c, (size_t)f.workload) && !r->node_lost &&
+      !r->setup_failure) {
     f.fills = 1;
     if (fill_round(c, hp ? hp : p, r->round)) {
       p->t.collected++;
@@ -425,7 +496,7 @@ static long host_planned(const data_counter *c) {
   long planned = 0;
   for (size_t w = 0; c->plan && w < c->plan->n_workloads; w++)
     if (proto_workload_runs_itself(&c->plan->workloads[w]))
-      planned += c->plan->workloads[w].runs * (long)c->plan->n_arms;
+      planned += plan_rounds(c, w) * (long)c->plan->n_arms;
   return planned;
 }
 
@@ -521,6 +592,7 @@ static void status_of(const data_counter *c, const data_tally *t, size_t n,
   if (c->max_hosts)
     hosts_short(c, st);
   too_few_cells(c, t, n, st);
+  stops_words(c, st);
   st->incomplete =
       st->planned > 0 && (st->collected < st->planned || st->hosts_short > 0);
   st->quick = c->quick;
@@ -549,6 +621,7 @@ core_status data_counter_end(data_counter *c, const data_batch_state *batches,
     return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
   if (!(t = core_calloc(c->n ? c->n : 1, sizeof *t)))
     return core_fail(err, CORE_ENOMEM, "out of memory counting runs");
+  data_counter_stops(c, batches, n_batches);
   for (size_t i = 0; i < c->n; i++) {
     t[i] = c->p[i].t;
     c->p[i].t.workload = c->p[i].t.arm = NULL; /* now t's */
@@ -745,10 +818,50 @@ static core_status batch_state(const data_experiment *exp, const manifest *m,
       b->interrupted =
           json_is_true(json_object_get(root, "interrupted")) ? 1 : 0;
     json_decref(root);
+    if (st == CORE_OK && !data_batch_state_stops(b, text, len))
+      st = core_fail(err, CORE_ENOMEM, "out of memory");
   }
   core_free(text);
   core_free(path);
   return st;
+}
+
+int data_batch_state_stops(data_batch_state *b, const char *facts,
+                           size_t len) {
+  json_t *root = json_loadb(facts, len, 0, NULL);
+  json_t *a = json_object_get(root, "stops");
+  size_t n = json_is_array(a) ? json_array_size(a) : 0;
+  if (n > CORE_MAX_CELLS)
+    n = CORE_MAX_CELLS;
+  if (n && !(b->stops = core_calloc(n, sizeof *b->stops))) {
+    json_decref(root);
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    json_t *e = json_array_get(a, i);
+    const char *w = json_string_value(json_object_get(e, "workload"));
+    const char *at = json_string_value(json_object_get(e, "at"));
+    json_t *look = json_object_get(e, "look"),
+           *k = json_object_get(e, "looks"), *nn = json_object_get(e, "n");
+    data_stop *x = &b->stops[b->n_stops];
+    if (!w || strlen(w) >= sizeof x->workload || !json_is_integer(look) ||
+        !json_is_integer(k) || !json_is_integer(nn))
+      continue;
+    snprintf(x->workload, sizeof x->workload, "%s", w);
+    snprintf(x->at, sizeof x->at, "%s", at ? at : "");
+    x->look = (long)json_integer_value(look);
+    x->looks = (long)json_integer_value(k);
+    x->n = (long)json_integer_value(nn);
+    b->n_stops++;
+  }
+  json_decref(root);
+  return 1;
+}
+
+void data_batch_states_free(data_batch_state *b, size_t n) {
+  for (size_t i = 0; b && i < n; i++)
+    core_free(b[i].stops);
+  core_free(b);
 }
 
 core_status data_batch_states(const data_experiment *exp,
@@ -785,7 +898,7 @@ core_status data_batch_states(const data_experiment *exp,
   data_manifest_free(&m);
   core_free(bdir);
   if (st != CORE_OK || k == 0) {
-    core_free(v);
+    data_batch_states_free(v, n);
     return st;
   }
   *out = v;
@@ -805,6 +918,7 @@ void data_counted_free(data_counted *c) {
   core_free(c->counts);
   data_tally_free(c->tallies, c->n_tallies);
   data_host_tallies_free(c->hosts, c->n_hosts);
+  core_free(c->stopped);
   memset(c, 0, sizeof *c);
 }
 
@@ -859,6 +973,8 @@ core_status data_count_rows(const proto_sheet *plan,
     return st;
   k = data_counter_new(plan, exp ? exp->versions : NULL,
                        exp ? exp->n_versions : 0, upto);
+  if (k)
+    data_counter_stops(k, b, nb);
   c->row_run = core_calloc(rows->n ? rows->n : 1, sizeof *c->row_run);
   c->counts = core_calloc(rows->n ? rows->n : 1, 1);
   if (!k || !c->row_run || !c->counts)
@@ -870,11 +986,16 @@ core_status data_count_rows(const proto_sheet *plan,
                           err);
   if (st == CORE_OK)
     st = data_counter_hosts(k, &c->hosts, &c->n_hosts, err);
+  if (st == CORE_OK && plan && plan->n_workloads &&
+      !(c->stopped = core_calloc(plan->n_workloads, sizeof *c->stopped)))
+    st = core_fail(err, CORE_ENOMEM, "out of memory counting runs");
+  for (size_t w = 0; st == CORE_OK && c->stopped && w < plan->n_workloads; w++)
+    c->stopped[w] = data_counter_stopped(k, w);
   for (size_t i = 0; st == CORE_OK && i < rows->n; i++)
     c->counts[i] = (unsigned char)data_row_analysed(&c->runs[c->row_run[i]],
                                                     plan, &rows->rows[i]);
   data_counter_free(k);
-  core_free(b);
+  data_batch_states_free(b, nb);
   if (st != CORE_OK)
     data_counted_free(c);
   return st;

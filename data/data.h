@@ -382,6 +382,11 @@ typedef struct data_status {
    * those in words ("w/b 1 of 3, w/c 0 of 3"), cut to fit. */
   long too_few;
   char too_few_cells[160];
+  /* Workloads stopped early at a look, and those in words ("startup:
+   * stopped at look 1 of 3 (n=5)"), cut to fit: a stopped workload is
+   * complete. */
+  long stopped;
+  char stops[240];
 } data_status;
 
 /** The status line of st: "COMPLETE", or e.g. "INCOMPLETE (23/180) ·
@@ -396,11 +401,26 @@ int data_status_provisional(const data_status *st);
 size_t data_status_flags(const data_status *st, const char *words[8]);
 
 /* What a batch's facts say about how its collection ended. */
+/* A workload that a run batch stopped early at one of its looks, every
+ * comparison decided there (facts key "stops": [{workload, look, looks,
+ * n, at}]). */
+typedef struct data_stop {
+  char workload[80]; /* its name (a longer one is no workload's) */
+  long look, looks;  /* 1-based look, of the sheet's looks */
+  long n;            /* the look's runs per arm */
+  char at[32];       /* when (UTC) */
+} data_stop;
+
 typedef struct data_batch_state {
-  char id[16];     /* "b0001" */
-  int interrupted; /* facts: "interrupted": true */
-  int unfinished;  /* its CSV is not in the MANIFEST (yet) */
+  char id[16];      /* "b0001" */
+  int interrupted;  /* facts: "interrupted": true */
+  int unfinished;   /* its CSV is not in the MANIFEST (yet) */
+  data_stop *stops; /* the stops its facts record (owned), or NULL */
+  size_t n_stops;
 } data_batch_state;
+
+/** Frees n states and the array; NULL-safe. */
+void data_batch_states_free(data_batch_state *b, size_t n);
 
 /** The state of every batch of exp (CSV present), in batch order. A facts
  * file listed in the MANIFEST whose digest differs is CORE_EVERIFY naming
@@ -424,6 +444,15 @@ data_counter *data_counter_new(const proto_sheet *plan,
                                const data_version *chain, size_t n_chain,
                                int upto);
 void data_counter_free(data_counter *c);
+
+/** The stops of batches b[0..nb) that hold under the plan (the
+ * workload has looks, the stop is at one of them before the last, and its
+ * n is that look's): each such workload's plan ends at its earliest stop,
+ * its rows beyond are beyond the plan. Call before the first run is
+ * counted; data_counter_end applies them too, for the status. */
+void data_counter_stops(data_counter *c, const data_batch_state *b, size_t nb);
+/** The look (1-based) workload w of the plan stopped at, 0 when none. */
+long data_counter_stopped(const data_counter *c, size_t w);
 
 /** The rule: the fate of the next run in collection order (and its
  * count). Out of memory is remembered and reported by data_counter_end. */
@@ -476,6 +505,9 @@ typedef struct data_counted {
   data_status status;
   data_host_tally *hosts; /* a plan with hosts (data_counter_hosts) */
   size_t n_hosts;
+  long *stopped; /* per workload of the plan: the look it stopped at
+                    (data_counter_stopped), 0 when none; NULL without a
+                    plan */
 } data_counted;
 
 /** Applies the rule to rows (in collection order, as data_load_rows
@@ -585,6 +617,8 @@ void data_batch_abandon(data_batch *b);
  *   scheduler [string or null], boot_id_end [string or null],
  *   rounds_done, rounds_lost [integers]}}, host_threats, lost_rounds
  *   [strings], and for a sheet with inputs: inputs {PATH: sha256},
+ *   and when the batch stopped a workload early: stops [{workload
+ *   [string], look, looks, n [integers], at [UTC string]}],
  * then the keys every frozen batch gets (see data_batch_freeze).
  * Strings are written as valid UTF-8: a byte that is not becomes U+FFFD.
  * Structs rather than a JSON builder: the schema stands here as types,
@@ -676,6 +710,10 @@ typedef struct data_run_facts {
   /* The sheet's inputs the batch ran with (written as inputs {PATH:
    * sha256} when there are any), or NULL. */
   const data_inputs *inputs;
+  /* Workloads the batch stopped early at a look (written as stops when
+   * there are any). */
+  const data_stop *stops;
+  size_t n_stops;
 } data_run_facts;
 
 /** A node's preflight report, one JSON object on one line (no newline
@@ -746,6 +784,21 @@ core_status data_import_with(data_experiment *exp, const proto_sheet *sheet,
                              const char *file, const data_import_opts *opts,
                              data_import_result *res, core_err *err);
 void data_import_result_free(data_import_result *res);
+
+/* An import format: the name an imported batch's facts give as its
+ * "format", the tool's words for a reader, and what the tool's files say
+ * of the order their runs were collected in. */
+typedef struct data_import_format {
+  const char *name;      /* "csv", "hyperfine", "gbench", "go" */
+  const char *tool;      /* "a CSV file", "hyperfine", ... */
+  const char *unordered; /* "the CSV file" when the file does not say in
+                          * what order its runs were collected; NULL
+                          * when the tool ran each arm's runs in one
+                          * block, not interleaved */
+} data_import_format;
+
+/** The formats prereg imports (static; *n their count, at most 32). */
+const data_import_format *data_import_formats(size_t *n);
 
 /* Rows across hosts (data/hosts.c) */
 

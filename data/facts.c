@@ -337,6 +337,21 @@ static json_t *run_facts_object(const data_batch *b, const data_run_facts *f) {
           &failed);
     put(o, "inputs", in, &failed);
   }
+  if (f->n_stops) {
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < f->n_stops; i++) {
+      const data_stop *x = &f->stops[i];
+      json_t *e = json_object();
+      put(e, "workload", text(x->workload), &failed);
+      put(e, "look", json_integer(x->look), &failed);
+      put(e, "looks", json_integer(x->looks), &failed);
+      put(e, "n", json_integer(x->n), &failed);
+      put(e, "at", text(x->at), &failed);
+      if (!e || json_array_append_new(a, e) != 0)
+        failed = 1;
+    }
+    put(o, "stops", a, &failed);
+  }
   if (failed) {
     json_decref(o);
     return NULL;

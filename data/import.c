@@ -15,6 +15,26 @@
 #include "core/limits.h"
 #include "data/data_internal.h"
 
+/* The formats, one row each. What a file is, is read from its content
+ * (import_source): JSON whose first key names go test -json events is
+ * go; other JSON is gbench when it has "benchmarks" (tried first: a
+ * pyperf file has it too) and hyperfine when it has "results"; text is a
+ * CSV when its first line is the contract's header, else go when a line
+ * is a go test -bench result, else the CSV it would be (refused by its
+ * header). */
+enum { F_CSV, F_HYPERFINE, F_GBENCH, F_GO, F_COUNT };
+static const data_import_format formats[F_COUNT] = {
+    [F_CSV] = {"csv", "a CSV file", "the CSV file"},
+    [F_HYPERFINE] = {"hyperfine", "hyperfine", NULL},
+    [F_GBENCH] = {"gbench", "Google Benchmark", NULL},
+    [F_GO] = {"go", "go test -bench", NULL},
+};
+
+const data_import_format *data_import_formats(size_t *n) {
+  *n = F_COUNT;
+  return formats;
+}
+
 enum {
   C_WORKLOAD,
   C_ARM,
@@ -1060,7 +1080,7 @@ static core_status import_json(imp *m, source *s, const char **format,
     return core_fail(err, CORE_EINPUT, "%s:%d: not valid JSON: %s", m->file,
                      je.line, je.text);
   if (json_is_object(root) && json_object_get(root, "benchmarks")) {
-    *format = "gbench";
+    *format = formats[F_GBENCH].name;
     st = read_twice(m, read_gbench, root, 0, err);
   } else if (!json_is_object(root) || !json_object_get(root, "results"))
     st = core_fail(err, CORE_EINPUT,
@@ -1282,7 +1302,7 @@ static core_status import_text(imp *m, source *s, size_t size,
   core_buf_init(&all);
   if ((st = read_rest(s, &all, err)) == CORE_OK &&
       data_is_go_bench(all.data ? all.data : "", all.len)) {
-    *format = "go";
+    *format = formats[F_GO].name;
     st = import_go_text(m, all.data, all.len, err);
   } else if (st == CORE_OK) {
     sc = data_csvscan_begin(m->file, on_csv, m, &res, err);
@@ -1338,7 +1358,7 @@ static core_status import_source(imp *m, const char **format,
       k++;
     int json = k < s.n && s.buf[k] == '{';
     int gojson = json && is_go_json(s.buf + k, s.n - k);
-    *format = gojson ? "go" : json ? "hyperfine" : "csv";
+    *format = formats[gojson ? F_GO : json ? F_HYPERFINE : F_CSV].name;
     if (json && size > IMPORT_WHOLE_MAX)
       st = core_fail(err, CORE_EINPUT,
                      "%s: is %zu bytes; prereg imports JSON files and go "
@@ -1548,7 +1568,7 @@ core_status data_import_with(data_experiment *exp, const proto_sheet *sheet,
                              data_import_result *res, core_err *err) {
   imp m;
   char hex[CORE_SHA256_HEX];
-  const char *format = "csv";
+  const char *format = formats[F_CSV].name;
   core_status st;
   memset(&m, 0, sizeof m);
   memset(res, 0, sizeof *res);

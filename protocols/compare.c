@@ -24,7 +24,8 @@ int proto_same_rule(const proto_rule *a, const proto_rule *b) {
   if (!same_str(a->estimator, b->estimator) ||
       a->confidence != b->confidence || a->resamples != b->resamples ||
       a->seed != b->seed || a->min_n != b->min_n ||
-      a->n_verdicts != b->n_verdicts || a->pairs != b->pairs)
+      a->n_verdicts != b->n_verdicts || a->pairs != b->pairs ||
+      a->spending != b->spending || a->family != b->family)
     return 0;
   for (size_t i = 0; i < a->n_verdicts; i++) {
     const proto_verdict_rule *x = &a->verdicts[i], *y = &b->verdicts[i];
@@ -105,7 +106,10 @@ int proto_same_workload(const proto_workload *a, const proto_workload *b) {
          a->procs.descendants == b->procs.descendants &&
          same_str(a->procs.cgroup, b->procs.cgroup) &&
          same_list(a->procs.cmdline, a->procs.n_cmdline, b->procs.cmdline,
-                   b->procs.n_cmdline);
+                   b->procs.n_cmdline) &&
+         a->n_looks == b->n_looks &&
+         (!a->n_looks ||
+          memcmp(a->looks, b->looks, a->n_looks * sizeof *a->looks) == 0);
 }
 
 const char *proto_outcome_word(proto_outcome o) {

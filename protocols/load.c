@@ -903,6 +903,8 @@ int proto_convert(lua_State *L) {
     proto_fail(&w, "is not made across hosts yet: the cross-host estimate is "
                    "of each arm against the reference; remove pairs or hosts");
   }
+  set_top_line(&w, "rule", pl);
+  proto_check_looks(&w);
   set_top_line(&w, "replicates", pl);
   proto_read_replicates(&w, 1);
   set_top_line(&w, "published", pl);

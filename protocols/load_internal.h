@@ -117,6 +117,10 @@ void proto_read_image(walk *w, int t, proto_image *img);
 void proto_read_arms(walk *w, int t);
 int proto_is_builtin_metric(const char *m);
 void proto_read_workloads(walk *w, int t);
+/* Each workload's looks against the rule (min_n), its order and the
+ * hosts, and the rule's family against the hosts: after the rule and the
+ * hosts are read (w->line at the rule). */
+void proto_check_looks(walk *w);
 void proto_read_metrics(walk *w, int t);
 void proto_read_rule(walk *w, int t);
 void proto_fail_unknown(walk *w, const char *what, const char *name,

@@ -62,6 +62,34 @@ static void check_verdict_words(walk *w) {
       }
 }
 
+/* How the error is spent: over looks (spending) and over many
+ * comparisons (family). */
+static void read_corrections(walk *w, int rt, proto_rule *r) {
+  static const char *const families[] = {"none", "holm", "bonferroni", NULL};
+  size_t mark = proto_path_key(w, "spending");
+  int ty = proto_field(w, rt, "spending");
+  if (ty != LUA_TNIL &&
+      (ty != LUA_TSTRING || strcmp(lua_tostring(w->L, -1), "bonferroni") != 0))
+    proto_fail(w, "must be \"bonferroni\" (each of K looks at confidence "
+                  "1 - (1 - confidence) / K), the spending prereg implements");
+  r->spending = PROTO_SPENDING_BONFERRONI;
+  proto_leave(w, mark);
+  mark = proto_path_key(w, "family");
+  ty = proto_field(w, rt, "family");
+  r->family = PROTO_FAMILY_NONE;
+  if (ty != LUA_TNIL) {
+    int k = 0;
+    if (ty == LUA_TSTRING)
+      while (families[k] && strcmp(lua_tostring(w->L, -1), families[k]))
+        k++;
+    if (ty != LUA_TSTRING || !families[k])
+      proto_fail(w, "must be \"holm\" (Holm's step-down over each "
+                    "workload's comparisons), \"bonferroni\" or \"none\"");
+    r->family = k;
+  }
+  proto_leave(w, mark);
+}
+
 /* The rule's numbers, of the rule table at rt: estimator, confidence,
  * resamples, seed, min_n, and pairs. */
 static void read_rule_numbers(walk *w, int rt, proto_rule *r) {
@@ -110,6 +138,7 @@ static void read_rule_numbers(walk *w, int rt, proto_rule *r) {
     r->pairs = PROTO_PAIRS_ALL;
   }
   proto_leave(w, pmark);
+  read_corrections(w, rt, r);
 }
 
 /* Verdict rule v's name, entry i of rule.verdicts (the table at vt):
@@ -203,9 +232,9 @@ static void read_verdict(walk *w, int vt, const proto_rule *r, lua_Integer i,
 }
 
 void proto_read_rule(walk *w, int t) {
-  static const char *const keys[] = {"estimator", "confidence", "resamples",
-                                     "seed",      "min_n",      "verdicts",
-                                     "pairs",     NULL};
+  static const char *const keys[] = {
+      "estimator", "confidence", "resamples", "seed",   "min_n",
+      "verdicts",  "pairs",      "spending",  "family", NULL};
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   proto_rule *r = &s->rule;

@@ -117,18 +117,17 @@ static void read_source(walk *w, int at, proto_workload *wl, int has_cmd) {
 static int read_workload_head(walk *w, int at, proto_workload *wl,
                               name_set *seen, lua_Integer i, int base_line) {
   static const char *const keys[] = {
-      "name",        "runs",      "warmup",
-      "cmd",         "steps",     "prepare",
-      "cleanup",     "metrics",   "sample_after_s",
-      "timeout_s",   "order",     "cache",
-      "expect_exit", "processes", "cgroup",
-      "source",      NULL};
+      "name",           "runs",      "warmup",  "cmd",
+      "steps",          "prepare",   "cleanup", "metrics",
+      "sample_after_s", "timeout_s", "order",   "cache",
+      "expect_exit",    "processes", "cgroup",  "source",
+      "looks",          NULL};
   /* What an import-only workload (no cmd, no steps) may not set: it
    * runs nothing, so these could only mislead. */
   static const char *const run_only[] = {
       "warmup",    "prepare", "cleanup", "sample_after_s",
       "timeout_s", "order",   "cache",   "expect_exit",
-      "processes", "cgroup",  NULL};
+      "processes", "cgroup",  "looks",   NULL};
   lua_State *L = w->L;
   int runs;
   w->line = wl->line = proto_entry_line(w, at, "name", base_line);
@@ -239,6 +238,47 @@ static void read_workload_runs(walk *w, int at, proto_workload *wl, int runs) {
   }
 }
 
+/* The workload's looks: increasing run counts, the last its runs (the
+ * rule's min_n and the order are checked once the rule is read:
+ * proto_check_looks). */
+static void read_looks(walk *w, int at, proto_workload *wl) {
+  const char *want = "a list of increasing run counts { 5, 10, 30 }, the "
+                     "last equal to runs";
+  size_t mark = proto_path_key(w, "looks");
+  int ty = proto_field(w, at, "looks");
+  if (ty == LUA_TNIL) {
+    proto_leave(w, mark);
+    return;
+  }
+  if (ty != LUA_TTABLE)
+    proto_fail_got(w, -1, want);
+  lua_Integer n = proto_list_len(w, -1, want);
+  if (n < 1 || n > CORE_MAX_LOOKS)
+    proto_fail(w, "must hold 1 to %d looks", CORE_MAX_LOOKS);
+  wl->looks = proto_alloc_array(w, (size_t)n, sizeof *wl->looks);
+  wl->n_looks = (size_t)n;
+  for (lua_Integer i = 1; i <= n; i++) {
+    size_t m2 = proto_path_index(w, i);
+    lua_rawgeti(w->L, -1, i);
+    if (!lua_isinteger(w->L, -1) || lua_tointeger(w->L, -1) < 1)
+      proto_fail_got(w, -1, "a positive integer number of runs per arm");
+    wl->looks[i - 1] = (long)lua_tointeger(w->L, -1);
+    if (i > 1 && wl->looks[i - 1] <= wl->looks[i - 2])
+      proto_fail(w,
+                 "%ld does not come after the look before it (%ld): looks "
+                 "must increase, each more runs per arm than the one before",
+                 wl->looks[i - 1], wl->looks[i - 2]);
+    proto_leave(w, m2);
+  }
+  if (wl->looks[n - 1] != wl->runs)
+    proto_fail(w,
+               "the last look is %ld but runs is %ld: the last look must be "
+               "the registered maximum; end the list with %ld (or set runs "
+               "= %ld)",
+               wl->looks[n - 1], wl->runs, wl->runs, wl->looks[n - 1]);
+  proto_leave(w, mark);
+}
+
 /* The exit code workload wl expects: a code, "any" or "reference". */
 static void read_expect_exit(walk *w, int at, proto_workload *wl) {
   lua_State *L = w->L;
@@ -313,9 +353,45 @@ void proto_read_workloads(walk *w, int t) {
     read_workload_runs(w, at, wl, runs);
     read_expect_exit(w, at, wl);
     read_processes(w, at, wl);
+    read_looks(w, at, wl);
     proto_leave(w, m2);
   }
   proto_set_close(w, &seen);
   w->line = base_line;
   proto_leave(w, mark);
+}
+
+void proto_check_looks(walk *w) {
+  const proto_sheet *s = w->s;
+  int base_line = w->line;
+  if (s->rule.family && s->hosts.declared) {
+    proto_path_key(w, "rule");
+    proto_path_key(w, "family");
+    proto_fail(w, "is not made across hosts yet; remove family or hosts");
+  }
+  for (size_t i = 0; i < s->n_workloads; i++) {
+    const proto_workload *wl = &s->workloads[i];
+    if (!wl->n_looks)
+      continue;
+    w->line = wl->line;
+    size_t mark = proto_path_key(w, "workloads");
+    proto_path_index(w, (lua_Integer)i + 1);
+    proto_path_key(w, "looks");
+    if (wl->order == PROTO_ORDER_BLOCKED)
+      proto_fail(w, "need interleaved rounds: in blocked order no look sees "
+                    "every arm; remove order = \"blocked\" or the looks");
+    if (s->hosts.declared)
+      proto_fail(w, "are not made across hosts yet: remove looks or hosts");
+    for (size_t k = 0; k < wl->n_looks; k++)
+      if (wl->looks[k] < s->rule.min_n) {
+        proto_path_index(w, (lua_Integer)k + 1);
+        proto_fail(w,
+                   "%ld runs per arm is below the rule's min_n (%ld): no "
+                   "verdict could be reached there; make every look at "
+                   "least %ld, or lower min_n",
+                   wl->looks[k], s->rule.min_n, s->rule.min_n);
+      }
+    proto_path_pop(w, mark);
+  }
+  w->line = base_line;
 }

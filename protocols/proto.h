@@ -91,6 +91,12 @@ typedef struct proto_workload {
   int cgroup;          /* 1: run each run in its own cgroup (cg_* metrics) */
   proto_source source; /* default: "run" with a cmd or steps, else
                           "import" */
+  /* Preregistered looks (`looks`): the rounds after which `run` analyses
+   * the workload and stops it when every comparison is decided;
+   * increasing, each at least rule.min_n, the last equal to runs. NULL
+   * and 0: one look, at runs (a fixed design). */
+  long *looks;
+  size_t n_looks;
   int line;
 } proto_workload;
 
@@ -146,8 +152,24 @@ typedef struct proto_rule {
   long min_n;         /* fewest values per arm for a verdict (1 to 1000000) */
   proto_verdict_rule *verdicts;
   size_t n_verdicts;
-  int pairs; /* a proto_pairs: which comparisons besides the reference's */
+  int pairs;    /* a proto_pairs: which comparisons besides the reference's */
+  int spending; /* a proto_spending: how looks share the error */
+  int family;   /* a proto_family: the correction for many comparisons */
 } proto_rule;
+
+/* How the error 1 - confidence is spent over a workload's K looks (rule
+ * key `spending`): "bonferroni", each look's interval at confidence
+ * 1 - (1 - confidence) / K, the only one (and the default). */
+typedef enum proto_spending { PROTO_SPENDING_BONFERRONI } proto_spending;
+
+/* The correction for a workload's many comparisons (rule key `family`):
+ * none (each at the look's confidence; the default of a sheet that does
+ * not say), Holm's step-down, or Bonferroni (each at 1 - alpha / m). */
+typedef enum proto_family {
+  PROTO_FAMILY_NONE,
+  PROTO_FAMILY_HOLM,
+  PROTO_FAMILY_BONFERRONI
+} proto_family;
 
 /* The comparisons the rule makes: each arm against the reference, and
  * with pairs = "all" (registered) or `analyze --pairs` (exploratory, set
@@ -304,6 +326,14 @@ typedef struct proto_sheet {
  * (n - 1 + (n - 1)(n - 2) / 2 for n arms): what a cap on comparisons
  * counts. */
 size_t proto_comparisons_per_metric(const proto_sheet *s);
+
+/** "none", "holm" or "bonferroni" (a static string). */
+const char *proto_family_word(int family);
+
+/** The confidence of each look of workload w under the rule's spending:
+ * 1 - (1 - confidence) / K for its K looks, the rule's confidence for a
+ * workload without looks. */
+double proto_look_confidence(const proto_sheet *s, const proto_workload *w);
 
 /** Loads and validates the sheet at path. Returns a newly allocated sheet
  * (free with proto_sheet_free), or NULL with err filled: CORE_EPROTOCOL

@@ -178,6 +178,7 @@ static void free_arms_workloads(proto_sheet *s) {
     core_free(w->prepare);
     core_free(w->cleanup);
     free_strv(w->metrics, w->n_metrics);
+    core_free(w->looks);
     core_free(w->procs.cgroup);
     free_strv(w->procs.cmdline, w->procs.n_cmdline);
   }

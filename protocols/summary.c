@@ -86,6 +86,44 @@ static int kind_used(const proto_sheet *s, proto_metric_kind k) {
   return 0;
 }
 
+const char *proto_family_word(int family) {
+  return family == PROTO_FAMILY_HOLM         ? "holm"
+         : family == PROTO_FAMILY_BONFERRONI ? "bonferroni"
+                                             : "none";
+}
+
+double proto_look_confidence(const proto_sheet *s, const proto_workload *w) {
+  double c = s->rule.confidence;
+  return w->n_looks ? 1.0 - (1.0 - c) / (double)w->n_looks : c;
+}
+
+/* Whether some workload has looks. */
+static int any_looks(const proto_sheet *s) {
+  for (size_t w = 0; w < s->n_workloads; w++)
+    if (s->workloads[w].n_looks)
+      return 1;
+  return 0;
+}
+
+/* The error spent over looks and comparisons, in words (empty for a
+ * fixed design without a correction). */
+static void correction_words(const proto_sheet *s, core_buf *out) {
+  const proto_rule *r = &s->rule;
+  if (any_looks(s))
+    core_buf_puts(out, " Early stopping: a workload with looks is analysed "
+                       "after each; it stops when every comparison is "
+                       "decided, and each look's interval is at confidence "
+                       "1 - (1 - confidence) / K for its K looks (spending = "
+                       "\"bonferroni\").");
+  if (r->family == PROTO_FAMILY_HOLM)
+    core_buf_puts(out, " Many comparisons: Holm's step-down over each "
+                       "workload's comparisons (family = \"holm\").");
+  else if (r->family == PROTO_FAMILY_BONFERRONI)
+    core_buf_puts(out, " Many comparisons: each of a workload's m "
+                       "comparisons at 1 - alpha / m (family = "
+                       "\"bonferroni\").");
+}
+
 size_t proto_comparisons_per_metric(const proto_sheet *s) {
   size_t k = s->n_arms ? s->n_arms - 1 : 0;
   return k + (s->rule.pairs && k > 1 ? k * (k - 1) / 2 : 0);
@@ -129,6 +167,7 @@ void proto_rule_words(const proto_sheet *s, core_buf *out) {
                     " An arm with fewer than %ld values (or a reference "
                     "with fewer) has insufficient data, and no verdict.",
                     r->min_n);
+  correction_words(s, out);
 }
 
 /* The hosts block: where the plan runs, when a host counts, the
@@ -289,6 +328,12 @@ static void summary_workloads(const proto_sheet *s, core_buf *out) {
         core_buf_puts(out, "import only\n");
     }
     workload_details(w, (int)wd, out);
+    for (size_t k = 0; k < w->n_looks; k++)
+      core_buf_printf(out,
+                      "  %-*s  look %zu of %zu after %ld runs per arm, "
+                      "at %.6g%% confidence\n",
+                      (int)wd, "", k + 1, w->n_looks, w->looks[k],
+                      proto_look_confidence(s, w) * 100);
   }
   core_buf_printf(out, "\nPlanned    %zu runs", total);
   if (warm)
@@ -312,6 +357,15 @@ static void summary_rule(const proto_sheet *s, core_buf *out) {
   if (s->rule.pairs)
     core_buf_puts(out, "Pairs      all: each later arm against each earlier "
                        "one, under the same rule\n");
+  if (any_looks(s))
+    core_buf_puts(out, "Spending   bonferroni: each of K looks at 1 - (1 - "
+                       "confidence) / K\n");
+  if (s->rule.family != PROTO_FAMILY_NONE)
+    core_buf_printf(out,
+                    "Family     %s: over each workload's comparisons "
+                    "(every metric%s)\n",
+                    proto_family_word(s->rule.family),
+                    s->rule.pairs ? ", pairs included" : "");
   if (s->rule.min_n > 1)
     core_buf_printf(out,
                     "Verdicts (first match wins; no match: inconclusive; "
@@ -381,6 +435,10 @@ void proto_starter_rule(core_buf *out) {
       "  rule = {\n"
       "    estimator = \"median\", confidence = 0.95, resamples = 10000,\n"
       "    seed = 1,\n"
+      "    -- Many comparisons: Holm's step-down keeps the chance of any\n"
+      "    -- false verdict among a workload's comparisons at 1 - "
+      "confidence.\n"
+      "    family = \"holm\",\n"
       "    verdicts = {  -- first match wins; no match: \"inconclusive\"\n"
       "      { \"slower\", ci_excludes = 1, ratio_above = 1.10 },\n"
       "      { \"faster\", ci_excludes = 1, ratio_below = 1 / 1.10 },\n"

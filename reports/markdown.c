@@ -134,6 +134,12 @@ static void status_line(core_buf *b, const report_input *in) {
   char line[256];
   data_status_line(st, line, sizeof line);
   core_buf_printf(b, "> **Status: %s.**", line);
+  if (st->stopped) {
+    core_buf_puts(b, " Stopped early at a preregistered look, every "
+                     "comparison decided there: ");
+    esc(b, st->stops);
+    core_buf_puts(b, ".");
+  }
   if (!st->incomplete && !st->quick && !st->interrupted && !st->beyond_plan &&
       !st->imported && !st->amended_after_data && !st->unverified) {
     core_buf_printf(b,
@@ -645,13 +651,14 @@ static void spread_row(core_buf *b, const report_input *in,
   (void)in;
 }
 
-/* The import formats the values of workload w came from (bit 0 csv,
- * 1 hyperfine, 2 gbench, 3 go), and whether any came from prereg's own
- * runs (*own): from the batches' facts. */
+/* The import formats the values of workload w came from (bit f for
+ * data_import_formats()[f]), and whether any came from prereg's own runs
+ * (*own): from the batches' facts. */
 static unsigned import_formats(const report_input *in, const char *w,
                                int *own) {
-  static const char *const names[] = {"csv", "hyperfine", "gbench", "go"};
   const analysis_summary *a = in->summary;
+  size_t nf;
+  const data_import_format *fm = data_import_formats(&nf);
   unsigned seen = 0;
   *own = 0;
   for (size_t i = 0; in->extra && i < a->n_cells; i++) {
@@ -671,8 +678,8 @@ static unsigned import_formats(const report_input *in, const char *w,
         *own = 1;
         continue;
       }
-      for (unsigned f = 0; f < 4; f++)
-        if (fmt && strcmp(fmt, names[f]) == 0)
+      for (size_t f = 0; f < nf; f++)
+        if (fmt && strcmp(fmt, fm[f].name) == 0)
           seen |= 1u << f;
     }
   }
@@ -680,25 +687,35 @@ static unsigned import_formats(const report_input *in, const char *w,
 }
 
 /* How imported values were collected, in words: the tools, and that they
- * ran each arm's runs in one block where they do. */
+ * ran each arm's runs in one block where they do, or that a file does
+ * not say in what order. */
 static void imported_how(core_buf *b, unsigned formats) {
-  static const char *const tools[] = {"a CSV file", "hyperfine",
-                                      "Google Benchmark", "go test -bench"};
-  size_t k = 0;
+  size_t nf, k = 0;
+  const data_import_format *fm = data_import_formats(&nf);
+  const char *unordered = NULL;
+  int blocks = 0;
   core_buf_puts(b, "imported from ");
-  for (unsigned f = 0; f < 4; f++)
-    if (formats & (1u << f))
-      core_buf_printf(b, "%s%s", k++ ? " and " : "", tools[f]);
-  if (formats & 0xEu)
-    core_buf_puts(b, formats & 1u ? " (the tools ran each arm's runs in one "
-                                    "block, not interleaved)"
-                                  : ", which ran each arm's runs in one "
-                                    "block, not interleaved");
-  if (formats & 1u)
-    core_buf_puts(b, formats & 0xEu ? "; the CSV file does not say in what "
-                                      "order its runs were collected"
-                                    : ", which does not say in what order its "
-                                      "runs were collected");
+  for (size_t f = 0; f < nf; f++)
+    if (formats & (1u << f)) {
+      core_buf_printf(b, "%s%s", k++ ? " and " : "", fm[f].tool);
+      if (fm[f].unordered)
+        unordered = fm[f].unordered;
+      else
+        blocks = 1;
+    }
+  if (blocks)
+    core_buf_puts(b, unordered ? " (the tools ran each arm's runs in one "
+                                 "block, not interleaved)"
+                               : ", which ran each arm's runs in one "
+                                 "block, not interleaved");
+  if (unordered && blocks)
+    core_buf_printf(b,
+                    "; %s does not say in what order its runs were "
+                    "collected",
+                    unordered);
+  else if (unordered)
+    core_buf_puts(b, ", which does not say in what order its runs were "
+                     "collected");
 }
 
 /* "### startup: `true`, 30 runs per arm, interleaved, cache warm"; for

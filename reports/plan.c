@@ -49,14 +49,62 @@ static void planned(core_buf *b, const report_input *in) {
   core_buf_puts(b, "\n\n");
 }
 
+/* The look workload w stopped at (1-based), from its results; 0 when it
+ * did not stop before its last look. */
+static long stopped_at(const report_input *in, size_t w) {
+  const proto_workload *wl = &in->sheet->workloads[w];
+  const analysis_summary *a = in->summary;
+  for (size_t i = 0; a && i < a->n_results; i++)
+    if (strcmp(a->results[i].workload, wl->name) == 0 &&
+        a->results[i].look > 0 && a->results[i].look < (long)wl->n_looks)
+      return a->results[i].look;
+  return 0;
+}
+
+/* The runs the early stops saved against the registered maximum, or
+ * nothing when no workload stopped early. Returns whether one did. */
+static int early_stops(core_buf *b, const report_input *in, int say) {
+  const proto_sheet *s = in->sheet;
+  long saved = 0, max = 0;
+  for (size_t w = 0; w < s->n_workloads; w++) {
+    const proto_workload *wl = &s->workloads[w];
+    long k = stopped_at(in, w);
+    if (!proto_workload_runs_itself(wl))
+      continue;
+    max += wl->runs * (long)s->n_arms;
+    if (k > 0)
+      saved += (wl->runs - wl->looks[k - 1]) * (long)s->n_arms;
+  }
+  if (!say || saved == 0)
+    return saved > 0;
+  core_buf_printf(b, "Workloads with looks were analysed after each "
+                     "preregistered look and stopped at the first where every "
+                     "comparison was decided, each look's interval at its "
+                     "share of the error. ");
+  for (size_t w = 0; w < s->n_workloads; w++) {
+    long k = stopped_at(in, w);
+    if (k > 0) {
+      report_md_esc(b, s->workloads[w].name);
+      core_buf_printf(b, " stopped at look %ld of %zu (n=%ld). ", k,
+                      s->workloads[w].n_looks, s->workloads[w].looks[k - 1]);
+    }
+  }
+  core_buf_printf(b,
+                  "The early stops saved %ld of the %ld runs planned "
+                  "at the registered maximum.\n\n",
+                  saved, max);
+  return 1;
+}
+
 void report_plan_section(core_buf *b, const report_input *in) {
   long runs = -1, valid = -1;
   core_err err = {0};
   if (in->exp)
     (void)data_pilot_count(in->exp, &runs, &valid, &err);
-  if (!in->sheet->plan.declared && runs < 0)
+  if (!in->sheet->plan.declared && runs < 0 && !early_stops(b, in, 0))
     return;
   core_buf_puts(b, "## Sample size\n\n");
+  early_stops(b, in, 1);
   if (in->sheet->plan.declared)
     planned(b, in);
   else

@@ -51,6 +51,8 @@ typedef struct batch_ctx {
   setup_cell *cells; /* per workload x arm: what tells a setup mistake */
   int setup_failed;  /* the batch stopped before the plan (setup_msg) */
   char setup_msg[2800];
+  size_t *looked;           /* per workload: the last look analysed here */
+  unsigned char *stopped_w; /* per workload: stopped at a look here */
 } batch_ctx;
 
 /* A recorded run ended. */
@@ -185,8 +187,10 @@ static setup_cell *cell_of(batch_ctx *c, const run_plan_item *it) {
 }
 
 static core_status setup_cells(batch_ctx *c, core_err *err) {
-  size_t n = c->s->n_workloads * c->s->n_arms;
-  if (!(c->cells = core_calloc(n ? n : 1, sizeof *c->cells)))
+  size_t n = c->s->n_workloads * c->s->n_arms, nw = c->s->n_workloads;
+  if (!(c->cells = core_calloc(n ? n : 1, sizeof *c->cells)) ||
+      !(c->looked = core_calloc(nw ? nw : 1, sizeof *c->looked)) ||
+      !(c->stopped_w = core_calloc(nw ? nw : 1, 1)))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   for (size_t k = 0; k < c->p->n; k++) {
     const run_plan_item *it = &c->p->items[k];
@@ -257,6 +261,44 @@ static void setup_stop(batch_ctx *c, const run_plan_item *it,
   c->stopped = 1;
 }
 
+/* Looks */
+
+/* The runs of workload w from plan item i on not yet collected: what a
+ * stop there leaves out. */
+static size_t runs_left(const batch_ctx *c, size_t w, size_t i) {
+  size_t n = 0;
+  for (; i < c->p->n; i++)
+    n += c->p->items[i].workload == w && c->p->items[i].round > 0 &&
+         !c->p->items[i].done;
+  return n;
+}
+
+/* Before item i, the first of its round here: when the round before
+ * completed a look of its workload (not the last) that this batch has
+ * not analysed yet, the look, which may stop the workload. Runs in order
+ * leave every run of that round collected by now; a look analysed by an
+ * earlier batch is analysed again on the same rows, alike. */
+static core_status at_look(batch_ctx *c, size_t i, core_err *err) {
+  const run_plan_item *it = &c->p->items[i];
+  const proto_workload *wl = &c->s->workloads[it->workload];
+  const run_progress *pr = c->e->progress;
+  int stop = 0;
+  if (!wl->n_looks || c->p->quick || it->round < 2 || !pr || !pr->look)
+    return CORE_OK;
+  for (size_t k = 0; k + 1 < wl->n_looks; k++) {
+    if (wl->looks[k] != it->round - 1 || c->looked[it->workload] > k)
+      continue;
+    c->looked[it->workload] = k + 1;
+    core_status st = pr->look(pr->look_ctx, it->workload, k + 1, &stop, err);
+    if (st != CORE_OK || !stop)
+      return st;
+    c->stopped_w[it->workload] = 1;
+    return run_engine_stop(c->e, it->workload, k + 1,
+                           runs_left(c, it->workload, i), err);
+  }
+  return CORE_OK;
+}
+
 /* Runs plan item i (not yet collected). */
 static core_status one(batch_ctx *c, size_t i, core_err *err) {
   const run_plan_item *it = &c->p->items[i];
@@ -315,9 +357,14 @@ static core_status collect(void *self, run_engine *e, core_err *err) {
   c->base =
       (run_row_base){c->s, &c->pre, e->bid, e->version, c->p->quick, NULL};
   core_status st = setup_cells(c, err);
-  for (size_t i = 0; i < c->p->n && st == CORE_OK && !c->stopped; i++)
-    if (!c->p->items[i].done && !run_cancelled())
+  for (size_t i = 0; i < c->p->n && st == CORE_OK && !c->stopped; i++) {
+    const run_plan_item *it = &c->p->items[i];
+    if (it->done || c->stopped_w[it->workload] || run_cancelled())
+      continue;
+    st = at_look(c, i, err);
+    if (st == CORE_OK && !c->stopped_w[it->workload])
       st = one(c, i, err);
+  }
   return st;
 }
 
@@ -363,6 +410,8 @@ core_status run_batch(data_experiment *exp, const proto_sheet *s,
   run_rows_free(&c.rows);
   free_rounds(&c);
   core_free(c.cells);
+  core_free(c.looked);
+  core_free(c.stopped_w);
   run_preflight_free(&c.pre, s->n_arms);
   return st;
 }

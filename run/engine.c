@@ -119,7 +119,9 @@ static core_status facts(run_engine *e, const run_runner *r, void *self,
                         .n_versions = e->s->n_arms,
                         .warmup_failures = (const char *const *)e->warn,
                         .n_warmup_failures = e->n_warn,
-                        .inputs = &e->inputs};
+                        .inputs = &e->inputs,
+                        .stops = e->stops,
+                        .n_stops = e->n_stops};
   run_host_facts(&f->host);
   memcpy(f->host.load_avg_start, e->load_start, sizeof e->load_start);
   f->host.has_load_start = e->has_load_start;
@@ -153,6 +155,32 @@ static core_status write_facts(run_engine *e, const run_runner *r, void *self,
   core_free(im);
   core_free(vers);
   return st;
+}
+
+core_status run_engine_stop(run_engine *e, size_t w, size_t look, size_t items,
+                            core_err *err) {
+  const proto_workload *wl = &e->s->workloads[w];
+  char text[200];
+  data_stop *x;
+  if (!e->stops &&
+      !(e->stops = core_calloc(e->s->n_workloads, sizeof *e->stops)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if (e->n_stops >= e->s->n_workloads)
+    return core_fail(err, CORE_EINPUT, "%s stopped twice", wl->name);
+  x = &e->stops[e->n_stops++];
+  snprintf(x->workload, sizeof x->workload, "%s", wl->name);
+  x->look = (long)look;
+  x->looks = (long)wl->n_looks;
+  x->n = wl->looks[look - 1];
+  core_utc_now(x->at);
+  e->total -= items < e->total ? items : e->total;
+  snprintf(text, sizeof text,
+           "%.80s: stopped at look %zu of %zu (n=%ld): every comparison is "
+           "decided\n",
+           wl->name, look, wl->n_looks, x->n);
+  run_event ev = {.kind = RUN_EVENT_NOTES, .text = text};
+  run_engine_emit(e, &ev);
+  return write_facts(e, e->runner, e->self, 0, err);
 }
 
 /* Begin and end */
@@ -199,6 +227,8 @@ core_status run_engine_batch(run_engine *e, const run_runner *r, void *self,
                              run_batch_result *res, core_err *err) {
   memset(res, 0, sizeof *res);
   int begun = 0;
+  e->runner = r;
+  e->self = self;
   e->version =
       e->exp->n_versions ? e->exp->versions[e->exp->n_versions - 1].number : 0;
   core_status st = r->prepare(self, e, err);
@@ -226,5 +256,8 @@ core_status run_engine_batch(run_engine *e, const run_runner *r, void *self,
   e->warn = NULL;
   e->n_warn = 0;
   data_inputs_free(&e->inputs);
+  core_free(e->stops);
+  e->stops = NULL;
+  e->n_stops = 0;
   return st;
 }

@@ -182,8 +182,8 @@ void run_plan_free(run_plan *p) {
  * host's round only; the exit codes of the run that filled it are kept,
  * for reference parity on --resume), then the warm-ups of workloads with
  * nothing left to run on their host. */
-static void mark_filled(run_plan *p, const data_counted *c,
-                        const data_rowset *rs) {
+static void mark_filled(run_plan *p, const proto_sheet *s,
+                        const data_counted *c, const data_rowset *rs) {
   for (size_t i = 0; i < c->n_runs; i++) {
     const data_run_fate *f = &c->runs[i];
     const data_row *r = &rs->rows[c->run_first[i]];
@@ -200,6 +200,13 @@ static void mark_filled(run_plan *p, const data_counted *c,
           it->collected_exit_code = r->exit_code;
       }
     }
+  }
+  /* A workload stopped at a look runs nothing past it. */
+  for (size_t k = 0; c->stopped && k < p->n; k++) {
+    run_plan_item *it = &p->items[k];
+    long look = c->stopped[it->workload];
+    if (look > 0 && it->round > s->workloads[it->workload].looks[look - 1])
+      it->done = 1;
   }
   for (size_t k = 0; k < p->n; k++) {
     if (p->items[k].round != 0)
@@ -237,7 +244,7 @@ core_status run_plan_mark(run_plan *p, const data_experiment *exp,
     core_free(names);
   }
   if (st == CORE_OK)
-    mark_filled(p, &c, rs);
+    mark_filled(p, s, &c, rs);
   data_counted_free(&c);
   return st;
 }

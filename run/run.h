@@ -221,6 +221,14 @@ typedef struct run_event {
 typedef struct run_progress {
   void (*fn)(void *ctx, const run_event *ev);
   void *ctx;
+  /* Optional (NULL: no look stops anything): asked before the next round
+   * of workload w once the round that completes its look `look` (1-based,
+   * never the last) is on disk, whether every comparison of w is decided
+   * there; *stop = 1 stops the workload: its rounds left are not run,
+   * and the stop goes into the batch's facts. look_ctx is its own. */
+  core_status (*look)(void *look_ctx, size_t w, size_t look, int *stop,
+                      core_err *err);
+  void *look_ctx;
 } run_progress;
 
 /* The plan (run/plan.c) */

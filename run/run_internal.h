@@ -235,6 +235,10 @@ typedef struct run_engine {
   char **warn; /* warm-up failures, in words */
   size_t n_warn, cap_warn;
   data_inputs inputs; /* the sheet's inputs the batch runs with */
+  data_stop *stops;   /* workloads stopped at a look (one per workload) */
+  size_t n_stops;
+  const struct run_runner *runner; /* the batch's, for its facts */
+  void *self;
 } run_engine;
 
 /* What a runner does for the engine; self is its own state. */
@@ -257,6 +261,13 @@ typedef struct run_runner {
    * planned (a setup failure, a lost node), or CORE_OK. */
   core_status (*outcome)(void *self, run_engine *e, core_err *err);
 } run_runner;
+
+/** Workload w of the batch's sheet stopped early at look `look`
+ * (1-based) with n runs per arm: kept for the facts, which are written
+ * again at once (a batch killed after it keeps the stop), and told to
+ * progress as a note. items: the runs the stop leaves out. */
+core_status run_engine_stop(run_engine *e, size_t w, size_t look, size_t items,
+                            core_err *err);
 
 /** Runs a batch through runner r: prepare, the batch's folder and its
  * facts at the start, collect, then the batch frozen with its facts

@@ -101,5 +101,23 @@ heading=$(grep '^### start' "$T/hfrep/report.md")
 check_grep "the tool and its blocks" \
   "^### start: each arm's command, 3 runs per arm, imported from hyperfine, which ran each arm's runs in one block, not interleaved$" "$heading"
 check "not 'interleaved, cache warm'" bash -c '! grep -q "interleaved, cache" <<<"$1"' _ "$heading"
+check_grep "a CSV says it does not give the order" \
+  "^### w: imported data, as many runs as imported, imported from a CSV file, which does not say in what order its runs were collected$" \
+  "$(grep '^### w' "$T/rep/report.md")"
 
-done_testing 18
+# --- one workload from a CSV file and hyperfine: both said, in order -----
+sed -e 's/id = "hf"/id = "mix"/' -e 's/runs = 3/runs = 6/' hf.lua >mix.lua
+{
+  echo "workload,arm,metric,value"
+  for v in 0.0010 0.0011 0.0012; do echo "start,sh,wall_s,$v"; done
+  for v in 0.0020 0.0022 0.0021; do echo "start,perl,wall_s,$v"; done
+} >mix.csv
+"$PREREG" register mix.lua --data "$D" >/dev/null || bad "register mix"
+"$PREREG" import mix.lua hf.json --data "$D" >/dev/null || bad "import mix hyperfine"
+"$PREREG" import mix.lua mix.csv --data "$D" >/dev/null || bad "import mix csv"
+expect 0 "report the mix" "$PREREG" report mix.lua --data "$D" --out "$T/mixrep"
+check_grep "both tools, the blocks and the CSV's order" \
+  "^### start: each arm's command, 6 runs per arm, imported from a CSV file and hyperfine \(the tools ran each arm's runs in one block, not interleaved\); the CSV file does not say in what order its runs were collected$" \
+  "$(grep '^### start' "$T/mixrep/report.md")"
+
+done_testing 21
