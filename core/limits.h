@@ -185,6 +185,21 @@
  * each point, so that it stays small at a million rows. */
 #define REPORT_POINTS_MAX 2000
 
+/* Time-stamps and signatures */
+
+/* A time-stamp reply or token (RFC 3161): a signed TSTInfo and the TSA's
+ * certificates, a few KiB; a public TSA's with its whole chain under 16
+ * KiB. A larger reply is refused without being read further. */
+#define STAMP_REPLY_MAX ((size_t)256 << 10)
+/* How long prereg waits for a TSA's reply (seconds, all of it). */
+#define STAMP_TIMEOUT_S 30
+/* An SSH signature (ssh-keygen -Y sign): an armoured blob of about 300
+ * bytes for an ed25519 key, about 1.5 KiB for RSA 4096. */
+#define SIGNATURE_MAX ((size_t)64 << 10)
+/* How long ssh-keygen may take to sign or check one signature (a key on
+ * an agent or a token may ask for a touch). */
+#define SIGNATURE_TIMEOUT_S 60
+
 /* The command line */
 
 /* The most options one command line may give (also the size of the

@@ -399,6 +399,16 @@ int data_row_header_ok(char **f, size_t n);
 /** The contract's id pattern: [a-z0-9][a-z0-9-]* (n bytes of s). */
 int data_valid_id(const char *s, size_t n);
 
+/* Time-stamps */
+
+/** Writes tsr as stamps/vK.tsr (frozen, mode 0444; not listed: the
+ * caller adds it to the MANIFEST) and removes a pending stamps/vK.tsq. */
+core_status data_stamp_write(const data_experiment *exp, int k,
+                             const void *tsr, size_t len, core_err *err);
+/** Writes sig as signatures/vK.sig (frozen; the caller lists it). */
+core_status data_sign_write(const data_experiment *exp, int k, const void *sig,
+                            size_t len, core_err *err);
+
 /* Versions */
 
 /** Fills *v (from scratch) from the text of versions/vK.json; name is

@@ -367,6 +367,15 @@ char *proto_dup_value(walk *w, int idx) {
         "is not valid UTF-8 (at byte %zu of the string, 0x%02X); text in a "
         "sheet must be UTF-8",
         bad + 1, (unsigned)(unsigned char)v[bad]);
+  /* A terminal acts on a control character (ESC clears lines and moves
+   * the cursor, CR writes over what came before, OSC 8 makes a link):
+   * text a reader is shown must show what it holds. */
+  if ((bad = core_control_at(v, len)) < len)
+    proto_fail(w,
+               "holds a control character (byte %zu of the string, 0x%02X); "
+               "text in a sheet may hold newlines and tabs but no other "
+               "control character (ESC, CR, BEL, DEL, C1)",
+               bad + 1, (unsigned)(unsigned char)v[bad]);
   d = core_strndup(v, len);
   if (!d)
     proto_oom(w);

@@ -434,7 +434,9 @@ typedef struct proto_expand_ctx {
 
 /** Expands {name} placeholders (sheet vars, then built-ins) in tmpl.
  * Returns a newly allocated string (core_free), or NULL with err filled
- * naming the unknown placeholder. "{{" stands for a literal "{". */
+ * naming the unknown placeholder. "{{" stands for a literal "{".
+ * {sheet_dir} and {origin} are paths the sheet's author does not choose:
+ * each is one word for sh (core_buf_sh_quote). */
 char *proto_expand(const proto_sheet *s, const char *tmpl,
                    const proto_expand_ctx *ctx, core_err *err);
 

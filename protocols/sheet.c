@@ -567,7 +567,12 @@ core_status proto_expand_split(const proto_sheet *s, const char *tmpl,
                        "%s: placeholder {%s} in \"%s\" has no value here",
                        s && s->path ? s->path : "sheet", pc.name, tmpl);
     }
-    core_buf_puts(&b, value);
+    /* A path reaches sh -c as one word ("My Studies", or a folder named
+     * "st;touch X;x", is no command): quoted for the shell. */
+    if (strcmp(pc.name, "sheet_dir") == 0 || strcmp(pc.name, "origin") == 0)
+      core_buf_sh_quote(&b, value, strlen(value));
+    else
+      core_buf_puts(&b, value);
   }
   if (!ok || !end_part(&b, parts, n, &cap)) {
     core_buf_free(&b);

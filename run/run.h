@@ -421,4 +421,32 @@ core_status run_slurm_batch(data_experiment *exp, const proto_sheet *s,
                             const run_progress *progress,
                             run_batch_result *res, core_err *err);
 
+/* Helper programs (run/tool.c) */
+
+/* What a helper program did: its output (at most the cap) and the first
+ * 4 KiB of its error output. */
+typedef struct run_tool_result {
+  core_buf out, err;
+  int exited;    /* 1: it exited by itself (exit_code valid) */
+  int exit_code; /* -1 when it did not exit */
+  int timed_out; /* killed at the time-out */
+  int too_long;  /* killed: its output passed the cap */
+} run_tool_result;
+
+/** Runs argv (argv[0] looked up in PATH; executed directly, never through
+ * a shell) in a process group of its own, with in[0..in_len) as its
+ * standard input (in NULL: /dev/null), its standard output kept up to cap
+ * bytes; past the cap or timeout_s it is killed (res says which).
+ * CORE_OK whenever res describes what happened (a failing program too);
+ * CORE_ERUN when it could not be started (not installed: the message
+ * names it). OUT: *res (run_tool_result_free, also on error). */
+core_status run_tool(const char *const argv[], const void *in, size_t in_len,
+                     size_t cap, double timeout_s, run_tool_result *res,
+                     core_err *err);
+void run_tool_result_free(run_tool_result *res);
+/** Why a helper program failed, in words for a message: the time-out,
+ * the cap, the first line(s) of its error output, or its exit code; no
+ * control byte. */
+void run_tool_why(const run_tool_result *res, char *out, size_t cap);
+
 #endif
