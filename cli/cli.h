@@ -40,19 +40,16 @@ typedef struct cli_opts {
   int all;            /* export --all: every row, with its status */
   int pairs;          /* analyze --pairs: every pair of arms, exploratory */
   int write;          /* plan --write */
-<<<<<<< HEAD
   /* compare: every word after the command, in order (its options name
    * the next command, as hyperfine's do, so it reads them itself) */
   char *const *rest;
   int n_rest;
-=======
   /* stamp, register, amend: --tsa URL, --tsa-ca FILE; stamp --request,
    * --attach FILE.tsr; verify --tsa-ca FILE */
   const char *tsa, *tsa_ca, *attach;
   int request;
   /* register, amend, publish --sign KEYFILE; verify --allowed-signers */
   const char *sign, *allowed_signers;
->>>>>>> main
 } cli_opts;
 
 /** Parses argv into opts (options may stand before or after positional

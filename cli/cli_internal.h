@@ -29,7 +29,6 @@ core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_export(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_pilot(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err);
-<<<<<<< HEAD
 core_status cli_cmd_compare(const cli_opts *opts, FILE *out, core_err *err);
 
 /** The usage text of `prereg compare` (options.c). */
@@ -47,9 +46,7 @@ core_status cli_write_new(const char *path, const core_buf *b,
  * control bytes escaped, so that any text reads back as itself
  * (cmd_replicate.c). */
 void cli_lua_quote(core_buf *b, const char *s);
-=======
 core_status cli_cmd_stamp(const cli_opts *opts, FILE *out, core_err *err);
->>>>>>> main
 
 struct data_experiment;
 /** The status line of exp's pilot, when it has one (cmd_pilot.c). */

@@ -128,11 +128,7 @@ static void published_entry(core_buf *b, const original *o,
   core_buf_puts(b, ", verdict = ");
   cli_lua_quote(b, r->verdict);
   core_buf_puts(b, ",\n      source = ");
-<<<<<<< HEAD
-  cli_lua_quote(b, src);
-=======
-  lua_quote(b, src.data ? src.data : "");
->>>>>>> main
+  cli_lua_quote(b, src.data ? src.data : "");
   core_buf_puts(b, " },\n");
   b->oom |= src.oom;
   core_buf_free(&src);
