@@ -383,6 +383,15 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
                                      double *lo, double *hi,
                                      double *replicates, core_err *err);
 
+/** Percentile bootstrap CI of median(x) alone (one command described,
+ * with no reference): analysis_bootstrap_ratio of x against a reference
+ * of the one value 1, so the same resamples, seed and stream layout as a
+ * ratio's. OUT: *lo, *hi. */
+core_status analysis_bootstrap_median(const double *x, size_t n,
+                                      long resamples, double confidence,
+                                      unsigned long seed, int threads,
+                                      double *lo, double *hi, core_err *err);
+
 /** Replicates per block; each block has its own generator (see
  * analysis_rng_layout). Part of the stream layout: changing it changes
  * every number. */

@@ -40,6 +40,10 @@ typedef struct cli_opts {
   int all;            /* export --all: every row, with its status */
   int pairs;          /* analyze --pairs: every pair of arms, exploratory */
   int write;          /* plan --write */
+  /* compare: every word after the command, in order (its options name
+   * the next command, as hyperfine's do, so it reads them itself) */
+  char *const *rest;
+  int n_rest;
   /* stamp, register, amend: --tsa URL, --tsa-ca FILE; stamp --request,
    * --attach FILE.tsr; verify --tsa-ca FILE */
   const char *tsa, *tsa_ca, *attach;

@@ -30,6 +30,23 @@ core_status cli_cmd_export(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_pilot(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_host(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_compare(const cli_opts *opts, FILE *out, core_err *err);
+
+/** The usage text of `prereg compare` (options.c). */
+extern const char cli_compare_usage[];
+
+/** 1 when id is a usable experiment ID: [a-z0-9][a-z0-9-]*, at most 64
+ * bytes (cmd_sheet.c). */
+int cli_good_id(const char *id);
+/** Writes b to a new file at path (O_EXCL: an existing file is never
+ * replaced; CORE_EUSAGE naming it, with what to do in `instead`), synced,
+ * removed again when the write fails (cmd_sheet.c). */
+core_status cli_write_new(const char *path, const core_buf *b,
+                          const char *instead, core_err *err);
+/** Appends a Lua string literal for s to b: quotes, backslashes and
+ * control bytes escaped, so that any text reads back as itself
+ * (cmd_replicate.c). */
+void cli_lua_quote(core_buf *b, const char *s);
 core_status cli_cmd_stamp(const cli_opts *opts, FILE *out, core_err *err);
 
 struct data_experiment;

@@ -32,9 +32,7 @@ typedef struct original {
   char published_at[32];
 } original;
 
-/* A Lua string literal for s: quotes, backslashes and control bytes
- * escaped, so that any text reads back as itself. */
-static void lua_quote(core_buf *b, const char *s) {
+void cli_lua_quote(core_buf *b, const char *s) {
   core_buf_puts(b, "\"");
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     if (*p == '"' || *p == '\\')
@@ -114,23 +112,23 @@ static void published_entry(core_buf *b, const original *o,
   core_buf_printf(&src, " (sha256 %.12s), v%zu", o->sha256,
                   o->exp->n_versions - 1);
   core_buf_puts(b, "    { workload = ");
-  lua_quote(b, r->workload);
+  cli_lua_quote(b, r->workload);
   core_buf_puts(b, ", metric = ");
-  lua_quote(b, r->metric);
+  cli_lua_quote(b, r->metric);
   core_buf_puts(b, ", arm = ");
-  lua_quote(b, r->arm);
+  cli_lua_quote(b, r->arm);
   if (r->reference && strcmp(r->reference, o->sum->reference) != 0) {
     core_buf_puts(b, ", reference = ");
-    lua_quote(b, r->reference);
+    cli_lua_quote(b, r->reference);
   }
   core_buf_printf(b, ",\n      ratio = %.17g", r->ratio);
   if (!isnan(r->ci_low) && !isnan(r->ci_high) && r->ci_low > 0)
     core_buf_printf(b, ", ci_low = %.17g, ci_high = %.17g", r->ci_low,
                     r->ci_high);
   core_buf_puts(b, ", verdict = ");
-  lua_quote(b, r->verdict);
+  cli_lua_quote(b, r->verdict);
   core_buf_puts(b, ",\n      source = ");
-  lua_quote(b, src.data ? src.data : "");
+  cli_lua_quote(b, src.data ? src.data : "");
   core_buf_puts(b, " },\n");
   b->oom |= src.oom;
   core_buf_free(&src);
@@ -156,13 +154,13 @@ static void sheet_text(core_buf *b, const original *o, const char *id) {
                   "Its\n-- raw data are under DATA/%s/original/%s/.\n",
                   id, o->sheet->id);
   core_buf_puts(b, "local replication = {\n  id = ");
-  lua_quote(b, id);
+  cli_lua_quote(b, id);
   core_buf_puts(b, ",\n  replicates = { experiment = ");
-  lua_quote(b, o->sheet->id);
+  cli_lua_quote(b, o->sheet->id);
   core_buf_printf(b, ", version = %zu,\n    bundle_sha256 = \"%s\",\n", v,
                   o->sha256);
   core_buf_puts(b, "    published_at = ");
-  lua_quote(b, o->published_at);
+  cli_lua_quote(b, o->published_at);
   core_buf_puts(b, " },\n  published = {\n");
   for (size_t i = 0; i < a->n_results; i++)
     if (!isnan(a->results[i].ratio) && a->results[i].ratio > 0 &&

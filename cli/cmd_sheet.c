@@ -15,7 +15,7 @@
 #include "data/data.h"
 #include "protocols/proto.h"
 
-static int good_id(const char *id) {
+int cli_good_id(const char *id) {
   size_t n = strlen(id);
   if (n == 0 || n > 64)
     return 0;
@@ -31,16 +31,13 @@ static int good_id(const char *id) {
 
 /* Creates path with O_EXCL, so that an existing sheet is never replaced,
  * not even by a race with another `new`. */
-static core_status write_new(const char *path, const core_buf *b,
-                             core_err *err) {
+core_status cli_write_new(const char *path, const core_buf *b,
+                          const char *instead, core_err *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     if (errno == EEXIST)
-      return core_fail(err, CORE_EUSAGE,
-                       "%s already exists; prereg new "
-                       "never overwrites a sheet (choose another ID or "
-                       "--out FILE)",
-                       path);
+      return core_fail(err, CORE_EUSAGE, "%s already exists; %s", path,
+                       instead);
     return core_fail(err, CORE_EIO, "%s: cannot create: %s", path,
                      strerror(errno));
   }
@@ -63,7 +60,7 @@ core_status cli_cmd_new(const cli_opts *opts, FILE *out, core_err *err) {
   core_buf b;
   core_status st = CORE_OK;
   proto_sheet *check;
-  if (!good_id(id))
+  if (!cli_good_id(id))
     return core_fail(err, CORE_EUSAGE,
                      "new: \"%s\" is not a usable ID: "
                      "use [a-z0-9][a-z0-9-]*, at most 64 bytes (it names "
@@ -98,7 +95,10 @@ core_status cli_cmd_new(const cli_opts *opts, FILE *out, core_err *err) {
   if (st == CORE_OK && !path)
     st = core_fail(err, CORE_ENOMEM, "out of memory");
   if (st == CORE_OK)
-    st = write_new(path, &b, err);
+    st = cli_write_new(path, &b,
+                       "prereg new never overwrites a sheet (choose "
+                       "another ID or --out FILE)",
+                       err);
   if (st == CORE_OK)
     fprintf(out, "wrote %s\nnext: edit it, then run 'prereg check %s'\n", path,
             path);

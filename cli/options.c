@@ -43,6 +43,10 @@ static const char usage_all[] =
     "                            the rows as the analysis counts them\n"
     "  replicate BUNDLE [--id ID] a replication's sheet from a bundle\n"
     "  host                      what adds noise here, and how to change it\n"
+    "  compare [OPTIONS] CMD...  a quick, exploratory comparison of "
+    "commands,\n"
+    "                            as hyperfine does; --sheet FILE writes it\n"
+    "                            as a sheet to register\n"
     "  analyze and report also take a BUNDLE in place of SHEET.\n"
     "\n"
     "Options: --data DIR (default: data), --help, --version.\n"
@@ -50,6 +54,49 @@ static const char usage_all[] =
     "Exit status: 0 done; 1 the work failed or a check found a problem;\n"
     "2 bad input (usage, an invalid sheet, a malformed file), nothing "
     "written.\n";
+
+const char cli_compare_usage[] =
+    "usage: prereg compare [OPTIONS] CMD...\n"
+    "  Measures the commands as prereg run does (interleaved rounds, "
+    "warm-ups,\n"
+    "  timeouts, exit codes checked, every process cleaned up) and prints "
+    "the\n"
+    "  median (IQR) of each, each one's ratio to the reference with its "
+    "CI\n"
+    "  and the verdict under the starter's rule; one command alone is\n"
+    "  described. Exploratory: nothing is registered, every line says so, "
+    "and\n"
+    "  the data are kept apart (in a new folder prereg-compare-XXXXXX under\n"
+    "  $TMPDIR or /tmp, which the output names), never counted by a "
+    "registered\n"
+    "  analysis.\n"
+    "  -n NAME, --command-name NAME  names the next command (its arm)\n"
+    "  --reference NAME   the arm the others are compared with (default: "
+    "the\n"
+    "                     first)\n"
+    "  --runs N           rounds, each command once per round (default "
+    "10)\n"
+    "  --warmup N         warm-up runs of each command (default 1)\n"
+    "  --prepare CMD      run before every run, not timed\n"
+    "  --timeout S        seconds a run may take (default 120)\n"
+    "  --metric NAME      what to compare (default wall_s; repeatable): a\n"
+    "                     metric of prereg run, or a name the command "
+    "writes\n"
+    "                     as NAME=VALUE to the file $PREREG_METRICS\n"
+    "  -L NAME V1,V2,...  one command per value, {NAME} replaced by it\n"
+    "  --parameter-scan NAME MIN MAX [--parameter-step-size S]\n"
+    "                     the same for MIN, MIN+S, ... MAX (S default 1)\n"
+    "  --rule FILE        decide under the rule table in FILE (`{ "
+    "estimator\n"
+    "                     = ..., verdicts = { ... } }`) instead of the "
+    "starter's\n"
+    "  --json             the output of analyze --json, with "
+    "\"exploratory\"\n"
+    "  --export-markdown FILE  a Markdown table of it, for a ticket (a new\n"
+    "                     file: never overwritten)\n"
+    "  --sheet FILE       also write this comparison as a commented sheet\n"
+    "                     (a new file), which prereg check accepts and\n"
+    "                     prereg register freezes as it is\n";
 
 typedef struct command_spec {
   const char *name;
@@ -221,6 +268,7 @@ static const command_spec commands[] = {
      "  nohz_full, ASLR, swap, power, clocksource, other load) and how to\n"
      "  change each; changes nothing\n",
      cli_cmd_host},
+    {"compare", 0, 0, "", cli_compare_usage, cli_cmd_compare},
     {"replicate", 1, 1, "id ",
      "usage: prereg replicate BUNDLE [--id ID] [--data DIR]\n"
      "  writes protocols/ID.lua (default: the original's id with\n"
@@ -421,6 +469,20 @@ static core_status check_given(const command_spec *spec, const cli_opts *o,
   return CORE_OK;
 }
 
+/* compare reads its own words (-n names the next command, and commands
+ * may look like options of other commands): 1 when argv[i] is it, with
+ * the words after it in o->rest. */
+static int take_rest(cli_opts *o, int argc, char **argv, int i) {
+  if (strcmp(argv[i], "compare") != 0)
+    return 0;
+  o->rest = argv + i + 1;
+  o->n_rest = argc - i - 1;
+  for (int k = 0; k < o->n_rest; k++)
+    if (!strcmp(o->rest[k], "--help") || !strcmp(o->rest[k], "-h"))
+      o->help = 1;
+  return 1;
+}
+
 core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
   const command_spec *spec = NULL;
   /* The options given, checked against the command once it is known (it
@@ -468,6 +530,8 @@ core_status cli_parse(int argc, char **argv, cli_opts *o, core_err *err) {
                        "unknown option '%s'; see 'prereg --help'", a);
     } else if (!o->command) {
       o->command = a;
+      if (take_rest(o, argc, argv, i))
+        break;
     } else {
       if (o->n_args == (int)(sizeof o->args / sizeof o->args[0]))
         return core_fail(err, CORE_EUSAGE, "too many arguments at '%s'", a);

@@ -51,7 +51,14 @@ _prereg() {
   --format)
     mapfile -t COMPREPLY < <(compgen -W "csv json" -- "$cur")
     return ;;
+  --sheet | --export-markdown | --rule)
+    mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+    return ;;
   esac
+  # compare's words are commands to measure: nothing to complete there.
+  if [ "$cmd" = compare ] && [[ $cur != -* ]]; then
+    return
+  fi
   if [ -z "$cmd" ] && [[ $cur != -* ]]; then
     mapfile -t COMPREPLY < <(compgen -W "$(_prereg_commands "$prog")" \
       -- "$cur")

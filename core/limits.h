@@ -121,6 +121,20 @@
 /* Rounds per arm and workload a pilot may run (--runs). */
 #define PILOT_MAX_RUNS 1000L
 
+/* prereg compare */
+
+/* Commands a comparison may hold once -L or --parameter-scan expanded
+ * them: each is an arm measured every round, and a scan of a wide range
+ * with a small step must not ask for a plan of millions of runs. */
+#define COMPARE_MAX_ARMS 100
+/* Metrics a comparison may name (--metric). */
+#define COMPARE_MAX_METRICS 16
+/* Rounds and warm-ups a comparison may ask for (--runs, --warmup): a
+ * quick look, bounded as a pilot is. */
+#define COMPARE_MAX_RUNS 1000L
+/* Bytes of a --rule FILE: a rule table, far smaller than a sheet. */
+#define COMPARE_RULE_MAX ((size_t)64 << 10)
+
 /* Lines between a node runner and the Slurm coordinator */
 
 /* The longest line a node runner may send (1 MiB): a row line is a CSV

@@ -76,8 +76,9 @@ void proto_read_arms(walk *w, int t) {
       w, t, "arms",
       "the arms to compare, { { name = \"...\", reference = true }, "
       "{ name = \"...\", run = \"... {cmd}\" } }",
-      "a list of arms { { name = ... }, ... }", 2,
-      "needs at least two arms: the reference and one to compare with it",
+      "a list of arms { { name = ... }, ... }", 1,
+      "needs at least one arm, the reference (one arm alone is described; "
+      "each other arm is compared with it)",
       sizeof *s->arms, &s->n_arms, &mark);
   name_set seen;
   proto_set_open(w, &seen, s->n_arms);

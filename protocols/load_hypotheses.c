@@ -227,6 +227,11 @@ static void read_claim_arms(walk *w, int ht, proto_hypothesis *h) {
       proto_path_pop(w, m3);
     }
   } else if (h->kind != PROTO_CLAIM_FUNCTION) {
+    if (s->n_arms == 1)
+      proto_fail(w, "a claim is about an arm compared with the reference, "
+                    "and the sheet has only the reference arm: add the arm "
+                    "to compare, or leave hypotheses empty (one arm is "
+                    "described, not compared)");
     /* By default a claim is about every arm but the one it compares
      * with (and the A/A arms). */
     h->arms = proto_alloc_array(w, s->n_arms - 1, sizeof *h->arms);

@@ -106,7 +106,6 @@ int proto_get_enum(walk *w, int t, const char *key, const char *const names[],
                    int *out);
 int proto_get_string_list(walk *w, int t, const char *key, int req, int flags,
                           const char *what, char ***dst, size_t *n);
-int proto_good_name(const char *s);
 void proto_check_name(walk *w, const char *name, const char *what);
 int proto_entry_line(walk *w, int t, const char *key, int fallback);
 

@@ -497,6 +497,14 @@ void proto_rule_words(const proto_sheet *s, core_buf *out);
 
 /** The commented starter sheet for `prereg new ID`. */
 void proto_starter(const char *id, core_buf *out);
+/** The starter's rule, as the starter writes it (indented two spaces,
+ * with its comment, ending in "},\n"): the one text of the default rule,
+ * which `prereg compare` decides under and writes into its sheets. */
+void proto_starter_rule(core_buf *out);
+
+/** 1 when s is a usable name of an arm, workload or host: 1 to 64 bytes
+ * of letters, digits and _ . + -, starting with a letter or digit. */
+int proto_good_name(const char *s);
 
 /* Evaluating hypotheses */
 

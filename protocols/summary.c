@@ -446,6 +446,27 @@ void proto_summary(const proto_sheet *s, core_buf *out) {
   }
 }
 
+void proto_starter_rule(core_buf *out) {
+  core_buf_puts(
+      out,
+      "  -- How you will decide, fixed before the first run.\n"
+      "  rule = {\n"
+      "    estimator = \"median\", confidence = 0.95, resamples = 10000,\n"
+      "    seed = 1,\n"
+      "    -- Many comparisons: Holm's step-down keeps the chance of any\n"
+      "    -- false verdict among a workload's comparisons at 1 - "
+      "confidence.\n"
+      "    family = \"holm\",\n"
+      "    verdicts = {  -- first match wins; no match: \"inconclusive\"\n"
+      "      -- the tie band meets the thresholds: every ratio measured\n"
+      "      -- closely enough gets a verdict (check warns of a gap)\n"
+      "      { \"slower\", ci_excludes = 1, ratio_above = 1.05 },\n"
+      "      { \"faster\", ci_excludes = 1, ratio_below = 1 / 1.05 },\n"
+      "      { \"tie\",    ci_within = { 0.95, 1.05 } },\n"
+      "    },\n"
+      "  },\n");
+}
+
 /* The starter sheet after its header: an example of every part. */
 static void starter_body(core_buf *out) {
   core_buf_puts(
@@ -481,23 +502,10 @@ static void starter_body(core_buf *out) {
       "cmd = \"{bin}/true\",\n"
       "      metrics = { \"wall_s\", \"maxrss_kib\" } },\n"
       "  },\n"
-      "\n"
-      "  -- How you will decide, fixed before the first run.\n"
-      "  rule = {\n"
-      "    estimator = \"median\", confidence = 0.95, resamples = 10000,\n"
-      "    seed = 1,\n"
-      "    -- Many comparisons: Holm's step-down keeps the chance of any\n"
-      "    -- false verdict among a workload's comparisons at 1 - "
-      "confidence.\n"
-      "    family = \"holm\",\n"
-      "    verdicts = {  -- first match wins; no match: \"inconclusive\"\n"
-      "      -- the tie band meets the thresholds: every ratio measured\n"
-      "      -- closely enough gets a verdict (check warns of a gap)\n"
-      "      { \"slower\", ci_excludes = 1, ratio_above = 1.05 },\n"
-      "      { \"faster\", ci_excludes = 1, ratio_below = 1 / 1.05 },\n"
-      "      { \"tie\",    ci_within = { 0.95, 1.05 } },\n"
-      "    },\n"
-      "  },\n"
+      "\n");
+  proto_starter_rule(out);
+  core_buf_puts(
+      out,
       "\n"
       "  -- What you expect. Claims: at_least(x), below(x) on the ratio's\n"
       "  -- CI, diff_below(x), diff_at_least(x) on the difference's (in the\n"

@@ -141,8 +141,11 @@ CASES = {
     { name = "bare", reference = true },
     { name = "nice", run = "nice {flags} {cmd}" },
   },''', '''  arms = { name = "bare", reference = true },'''))),
-  "one_arm": ("only one arm",
+  "one_arm": ("only one arm, and a claim about another",
       sub(('    { name = "nice", run = "nice {flags} {cmd}" },\n', ''))),
+  "no_arm": ("no arm at all",
+      sub(('    { name = "bare", reference = true },\n'
+           '    { name = "nice", run = "nice {flags} {cmd}" },\n', ''))),
   "no_reference": ("no arm is the reference",
       sub(('{ name = "bare", reference = true }', '{ name = "bare" }'))),
   "two_references": ("two reference arms",

@@ -1,4 +1,4 @@
--- bad: only one arm
+-- bad: only one arm, and a claim about another
 protocol {
   id = "bad-sheet",
   title = "A sheet with one mistake",
