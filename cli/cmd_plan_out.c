@@ -43,11 +43,32 @@ static void text_result(core_buf *b, const analysis_plan *p,
   core_buf_printf(b, "  %-20s", "runs per arm");
   for (size_t s = 0; s < p->n_sizes; s++)
     core_buf_printf(b, " %7zu", p->sizes[s]);
-  core_buf_puts(b, "\n");
-  row(b, "decided", r->p_decided, p->n_sizes, 1);
+  core_buf_puts(b, p->n_looks ? "   looks\n" : "\n");
+  row(b, "decided", r->p_decided, p->n_cols, 1);
   for (size_t o = 0; o < p->n_outcomes; o++)
-    row(b, p->outcomes[o], r->p_verdicts + o, p->n_sizes, p->n_outcomes);
-  row(b, "false (no difference)", r->p_false, p->n_sizes, 1);
+    row(b, p->outcomes[o], r->p_verdicts + o, p->n_cols, p->n_outcomes);
+  row(b, "false (no difference)", r->p_false, p->n_cols, 1);
+  if (p->n_looks) {
+    core_buf_printf(b, "  %-20s", "expected runs");
+    for (size_t s = 0; s < p->n_cols; s++)
+      core_buf_printf(b, " %7.1f", r->expected_runs[s]);
+    core_buf_puts(b, "\n");
+  }
+}
+
+/* The sequential design's line: its looks and their confidence. */
+static void text_looks(core_buf *b, const analysis_plan *p) {
+  if (!p->n_looks)
+    return;
+  core_buf_puts(b, "\"looks\": the sequential design with looks at ");
+  for (size_t k = 0; k < p->n_looks; k++)
+    core_buf_printf(b, "%s%zu", k ? ", " : "", p->looks[k]);
+  core_buf_printf(b,
+                  " runs per arm, each look's interval at confidence %.6g "
+                  "(the error shared equally among the looks), stopping at "
+                  "the first look that decides; \"expected runs\": the "
+                  "mean runs per arm it takes\n",
+                  p->look_confidence);
 }
 
 static void text_plan(core_buf *b, const proto_sheet *s,
@@ -64,6 +85,7 @@ static void text_plan(core_buf *b, const proto_sheet *s,
                   "a verdict with a direction\n",
                   p->sims, 100.0 * p->power, s->rule.confidence,
                   s->rule.min_n);
+  text_looks(b, p);
   for (size_t i = 0; i < p->n_results; i++)
     text_result(b, p, &p->results[i]);
   core_buf_puts(b, "\nrecommended runs per arm:\n");
@@ -106,7 +128,7 @@ static void json_outcomes(core_buf *b, const analysis_plan *p,
     core_buf_puts(b, o ? ", " : "");
     json_str(b, p->outcomes[o]);
     core_buf_puts(b, ": ");
-    json_reals(b, v + o, p->n_sizes, p->n_outcomes);
+    json_reals(b, v + o, p->n_cols, p->n_outcomes);
   }
   core_buf_puts(b, "}");
 }
@@ -127,15 +149,17 @@ static void json_result(core_buf *b, const analysis_plan *p,
   for (size_t s = 0; s < p->n_sizes; s++)
     core_buf_printf(b, "%s%zu", s ? ", " : "", p->sizes[s]);
   core_buf_puts(b, "],\n     \"p_decided\": ");
-  json_reals(b, r->p_decided, p->n_sizes, 1);
+  json_reals(b, r->p_decided, p->n_cols, 1);
+  core_buf_puts(b, ",\n     \"expected_runs\": ");
+  json_reals(b, r->expected_runs, p->n_cols, 1);
   core_buf_puts(b, ",\n     \"p_verdicts\": ");
   json_outcomes(b, p, r->p_verdicts);
   core_buf_puts(b, ",\n     \"p_false\": ");
-  json_reals(b, r->p_false, p->n_sizes, 1);
+  json_reals(b, r->p_false, p->n_cols, 1);
   core_buf_puts(b, ", \"p_false_up\": ");
-  json_reals(b, r->p_false_up, p->n_sizes, 1);
+  json_reals(b, r->p_false_up, p->n_cols, 1);
   core_buf_puts(b, ", \"p_false_down\": ");
-  json_reals(b, r->p_false_down, p->n_sizes, 1);
+  json_reals(b, r->p_false_down, p->n_cols, 1);
   core_buf_puts(b, ",\n     \"p_verdicts_no_difference\": ");
   json_outcomes(b, p, r->p_null);
   core_buf_printf(b,
@@ -154,9 +178,14 @@ static void json_plan(core_buf *b, const proto_sheet *s,
   json_str(b, pv->path);
   core_buf_printf(b,
                   ", \"kind\": \"%s\", \"sha256\": \"%s\", \"runs\": %ld},\n"
-                  "  \"power\": %.10g, \"sims\": %ld, \"seed\": %lu,\n"
-                  "  \"comparisons\": [\n",
+                  "  \"power\": %.10g, \"sims\": %ld, \"seed\": %lu,\n",
                   pv->kind, digest, fewest, p->power, p->sims, s->rule.seed);
+  core_buf_puts(b, "  \"looks\": [");
+  for (size_t k = 0; k < p->n_looks; k++)
+    core_buf_printf(b, "%s%zu", k ? ", " : "", p->looks[k]);
+  core_buf_printf(b,
+                  "], \"look_confidence\": %.10g,\n  \"comparisons\": [\n",
+                  p->look_confidence);
   for (size_t i = 0; i < p->n_results; i++) {
     json_result(b, p, &p->results[i], s->arms[s->reference].name);
     core_buf_puts(b, i + 1 < p->n_results ? ",\n" : "\n");
@@ -228,8 +257,9 @@ core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err) {
   if ((st = cli_plan_values(opts->pilot, s, &pv, err)) == CORE_OK &&
       (st = cli_plan_cells(s, &pv, &cells, &n, err)) == CORE_OK &&
       (st = cli_plan_digest(cells, n, digest, &fewest, err)) == CORE_OK &&
-      (st = analysis_plan_run(s, cells, n, a.sizes, a.n_sizes, a.sims, a.power,
-                              plan_threads(), &p, err)) == CORE_OK)
+      (st = analysis_plan_run(s, cells, n, a.sizes, a.n_sizes, a.looks,
+                              a.n_looks, a.sims, a.power, plan_threads(), &p,
+                              err)) == CORE_OK)
     st = plan_print(opts, s, p, &pv, digest, fewest, out, err);
   if (st == CORE_OK && opts->write)
     st = cli_plan_write(opts, s, p, &pv, digest, fewest,
