@@ -502,6 +502,14 @@ typedef struct analysis_plan {
   size_t *looks;
   size_t n_looks, n_cols;
   double look_confidence;
+  /* Per workload, its family (every comparison of it in one simulated
+   * experiment, every arm drawn from the reference's values, the rule's
+   * family correction): its size and, per column, the probability of a
+   * verdict with a direction anywhere in it (at [f * n_cols + s]). */
+  char **family_workloads;
+  size_t *family_size;
+  size_t n_families;
+  double *p_false_family;
   long sims;
   double power;
   /* The rule's verdict names in order, then "inconclusive", then

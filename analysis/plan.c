@@ -46,8 +46,8 @@ typedef struct atom {
  * alone) at one size. */
 typedef struct task {
   size_t cell, size; /* size n_sizes: the sequential design */
-  int null;
-  long *counts; /* n_outcomes slots */
+  int null;     /* 1: no difference; 2: cell is a family (family.c) */
+  long *counts; /* n_outcomes slots (a family's: 1) */
   double *runs; /* the runs per arm its experiments took, summed */
 } task;
 
@@ -69,8 +69,19 @@ typedef struct pcell {
   char *key, *null_key;
 } pcell;
 
+/* A workload's family: its comparisons (cells), each drawing its two
+ * samples from slots, one per metric and arm, every slot from the
+ * reference's values at its metric (no difference anywhere). */
+typedef struct family {
+  size_t *cells, *slot_ref, *slot_arm, *slot_cell;
+  size_t n, n_slots;
+  long *any_false; /* per column: experiments with a false verdict */
+} family;
+
 typedef struct ctx {
   const proto_rule *rule;
+  family *fams;
+  size_t n_fams;
   pcell *cells;
   sizelaw *laws;
   task *tasks;
@@ -333,8 +344,147 @@ static size_t one_experiment(worker *w, const task *t, double *runs) {
   return decide(w, L, c->rule->confidence);
 }
 
+/* The family's experiments */
+
+/* The verdict of an interval at error alpha, w->le and w->lt holding
+ * its law's H at the bounds. */
+static const proto_verdict_rule *verdict_at(const worker *w, double ratio,
+                                            double mass, double alpha) {
+  double lo = placed_end(w, alpha / 2 * mass);
+  double hi = placed_end(w, (1 - alpha / 2) * mass);
+  return analysis_verdict_rule(w->c->rule, ratio, lo, hi);
+}
+
+/* The smallest error at which the interval decides, as family.c ranks
+ * (1 when none does), by bisection. */
+static double smallest_error(const worker *w, double ratio, double mass) {
+  double a = 0, b = 1;
+  if (!verdict_at(w, ratio, mass, 1 - 1e-12))
+    return 1;
+  for (int i = 0; i < 60; i++) {
+    double mid = (a + b) / 2;
+    if (verdict_at(w, ratio, mass, mid))
+      b = mid;
+    else
+      a = mid;
+  }
+  return b;
+}
+
+/* Scratch of one family's experiment. */
+typedef struct fscratch {
+  size_t *idx;              /* n_slots x the largest n: pilot indexes */
+  double *ratio, *mass, *h; /* per cell; h: its H(c), H(c-) per bound */
+  double *p, *err;
+  size_t *order;
+} fscratch;
+
+/* Each comparison of family f at n values (law L), at error alpha
+ * shared by the family's correction. Returns 1 when every one decides;
+ * *any: whether one gives a verdict with a direction. */
+static int family_look(worker *w, const family *f, fscratch *fs,
+                       const sizelaw *L, size_t max_n, double alpha,
+                       int *any) {
+  const ctx *c = w->c;
+  size_t nb = c->n_bounds, n = L->n;
+  int all = 1;
+  for (size_t i = 0; i < f->n; i++) {
+    const pcell *p = &c->cells[f->slot_cell[f->slot_ref[i]]];
+    fs->p[i] = 1;
+    if ((long)n < c->rule->min_n)
+      continue;
+    prefix(p->ref, p->n_ref, fs->idx + f->slot_ref[i] * max_n, n, w->xr,
+           w->count);
+    prefix(p->ref, p->n_ref, fs->idx + f->slot_arm[i] * max_n, n, w->xc,
+           w->count);
+    fs->ratio[i] = median_sorted(w->xc, n) / median_sorted(w->xr, n);
+    atom *sr, *sc;
+    size_t nr, nc;
+    fs->mass[i] = law_of(w, L, w->xr, w->ar, w->tr, &sr, &nr);
+    fs->mass[i] *= law_of(w, L, w->xc, w->ac, w->tc, &sc, &nc);
+    ratio_cdfs(w, sr, nr, sc, nc);
+    memcpy(fs->h + 2 * i * nb, w->le, nb * sizeof *w->le);
+    memcpy(fs->h + (2 * i + 1) * nb, w->lt, nb * sizeof *w->lt);
+    fs->p[i] = smallest_error(w, fs->ratio[i], fs->mass[i]);
+  }
+  analysis_family_errors(c->rule->family, alpha, f->n, fs->p, f->n, fs->err,
+                         fs->order);
+  *any = 0;
+  for (size_t i = 0; i < f->n; i++) {
+    const proto_verdict_rule *v = NULL;
+    if ((long)n >= c->rule->min_n) {
+      memcpy(w->le, fs->h + 2 * i * nb, nb * sizeof *w->le);
+      memcpy(w->lt, fs->h + (2 * i + 1) * nb, nb * sizeof *w->lt);
+      v = verdict_at(w, fs->ratio[i], fs->mass[i], fs->err[i]);
+    }
+    all &= v != NULL;
+    *any |= v && proto_verdict_direction(v) != 0;
+  }
+  return all;
+}
+
+/* One experiment of family f with no difference at column col (a fixed
+ * size, or the looks, stopping at the first where every comparison
+ * decides): whether a verdict with a direction is reported. */
+static int family_experiment(worker *w, const family *f, fscratch *fs,
+                             size_t col) {
+  const ctx *c = w->c;
+  int seq = col == c->n_sizes, any = 0;
+  size_t k0 = seq ? c->n_sizes : col, k1 = seq ? c->n_sizes + c->n_looks
+                                               : col + 1;
+  size_t max_n = c->laws[k1 - 1].n;
+  double alpha = (1.0 - c->rule->confidence) / (double)(seq ? c->n_looks : 1);
+  for (size_t sl = 0; sl < f->n_slots; sl++) {
+    const pcell *p = &c->cells[f->slot_cell[sl]];
+    for (size_t i = 0; i < max_n; i++)
+      fs->idx[sl * max_n + i] =
+          gsl_rng_uniform_int(w->rng, (unsigned long)p->n_ref);
+  }
+  for (size_t k = k0; k < k1; k++)
+    if (family_look(w, f, fs, &c->laws[k], max_n, alpha, &any))
+      break;
+  return any;
+}
+
+static void run_family(worker *w, const task *t) {
+  const ctx *c = w->c;
+  const family *f = &c->fams[t->cell];
+  size_t max_n = c->laws[t->size == c->n_sizes ? c->n_sizes + c->n_looks - 1
+                                               : t->size]
+                     .n;
+  fscratch fs;
+  fs.idx = core_malloc((f->n_slots * max_n + 1) * sizeof *fs.idx);
+  fs.ratio = core_malloc((f->n + 1) * sizeof *fs.ratio);
+  fs.mass = core_malloc((f->n + 1) * sizeof *fs.mass);
+  fs.h = core_malloc((2 * f->n * c->n_bounds + 1) * sizeof *fs.h);
+  fs.p = core_malloc((f->n + 1) * sizeof *fs.p);
+  fs.err = core_malloc((f->n + 1) * sizeof *fs.err);
+  fs.order = core_malloc((f->n + 1) * sizeof *fs.order);
+  unsigned long seed = analysis_plan_seed(
+      c->rule->seed, c->cells[f->cells[0]].workload, "", "family", max_n, 1);
+  if (!fs.idx || !fs.ratio || !fs.mass || !fs.h || !fs.p || !fs.err ||
+      !fs.order || seed == ANALYSIS_SEED_NONE)
+    w->failed = 1;
+  else {
+    gsl_rng_set(w->rng, seed);
+    for (long s = 0; s < c->sims; s++)
+      t->counts[0] += family_experiment(w, f, &fs, t->size);
+  }
+  core_free(fs.idx);
+  core_free(fs.ratio);
+  core_free(fs.mass);
+  core_free(fs.h);
+  core_free(fs.p);
+  core_free(fs.err);
+  core_free(fs.order);
+}
+
 static void run_task(worker *w, const task *t) {
   const ctx *c = w->c;
+  if (t->null == 2) {
+    run_family(w, t);
+    return;
+  }
   const pcell *p = &c->cells[t->cell];
   size_t n = t->size == c->n_sizes ? c->looks[c->n_looks - 1]
                                    : c->laws[t->size].n;
@@ -444,6 +594,14 @@ static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
     core_free(c->laws[i].a);
     core_free(c->laws[i].rows);
   }
+  for (size_t f = 0; c->fams && f < c->n_fams; f++) {
+    core_free(c->fams[f].cells);
+    core_free(c->fams[f].slot_ref);
+    core_free(c->fams[f].slot_arm);
+    core_free(c->fams[f].slot_cell);
+    core_free(c->fams[f].any_false);
+  }
+  core_free(c->fams);
   core_free(c->cells);
   core_free(c->laws);
   core_free(c->tasks);
@@ -463,6 +621,78 @@ static size_t null_owner(const analysis_plan_cell *cells, size_t i) {
         same_reference(cells[j].reference, cells[i].reference))
       return j;
   return i;
+}
+
+/* The slot of family f for metric and arm (NULL: the sheet's
+ * reference), added when new; names[] and metrics[] per slot. */
+static size_t slot_of(family *f, const char **metrics, const char **names,
+                      const char *metric, const char *name) {
+  for (size_t s = 0; s < f->n_slots; s++)
+    if (!strcmp(metrics[s], metric) && same_reference(names[s], name))
+      return s;
+  metrics[f->n_slots] = metric;
+  names[f->n_slots] = name;
+  return f->n_slots++;
+}
+
+/* Family f (its cells set): its slots, each drawing from the
+ * reference's values at its metric. */
+static core_status family_slots(family *f, const analysis_plan_cell *cells,
+                                core_err *err) {
+  const char **metrics = core_calloc(2 * f->n + 1, sizeof *metrics);
+  const char **names = core_calloc(2 * f->n + 1, sizeof *names);
+  f->slot_ref = core_calloc(f->n + 1, sizeof *f->slot_ref);
+  f->slot_arm = core_calloc(f->n + 1, sizeof *f->slot_arm);
+  f->slot_cell = core_calloc(2 * f->n + 1, sizeof *f->slot_cell);
+  if (!metrics || !names || !f->slot_ref || !f->slot_arm || !f->slot_cell) {
+    core_free(metrics);
+    core_free(names);
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  }
+  for (size_t i = 0; i < f->n; i++) {
+    const analysis_plan_cell *x = &cells[f->cells[i]];
+    f->slot_ref[i] = slot_of(f, metrics, names, x->metric, x->reference);
+    f->slot_arm[i] = slot_of(f, metrics, names, x->metric, x->arm);
+  }
+  for (size_t s = 0; s < f->n_slots; s++)
+    for (size_t i = f->n; i-- > 0;)
+      if (!strcmp(cells[f->cells[i]].metric, metrics[s]) &&
+          !cells[f->cells[i]].reference)
+        f->slot_cell[s] = f->cells[i];
+  core_free(metrics);
+  core_free(names);
+  return CORE_OK;
+}
+
+/* One family per workload, its cells in order, and its tasks. */
+static core_status setup_families(ctx *c, const analysis_plan_cell *cells,
+                                  size_t n_cells, size_t ncol,
+                                  core_err *err) {
+  core_status st;
+  if (!(c->fams = core_calloc(n_cells + 1, sizeof *c->fams)))
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t i = 0; i < n_cells; i++) {
+    size_t f = 0;
+    while (f < c->n_fams &&
+           strcmp(cells[c->fams[f].cells[0]].workload, cells[i].workload))
+      f++;
+    if (f == c->n_fams) {
+      c->fams[f].cells = core_calloc(n_cells, sizeof *c->fams[f].cells);
+      c->fams[f].any_false = core_calloc(ncol, sizeof(long));
+      if (!c->fams[f].cells || !c->fams[f].any_false)
+        return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+      c->n_fams++;
+    }
+    c->fams[f].cells[c->fams[f].n++] = i;
+  }
+  for (size_t f = 0; f < c->n_fams; f++) {
+    if ((st = family_slots(&c->fams[f], cells, err)) != CORE_OK)
+      return st;
+    for (size_t s = 0; s < ncol; s++)
+      c->tasks[c->n_tasks++] =
+          (task){f, s, 2, c->fams[f].any_false + s, NULL};
+  }
+  return CORE_OK;
 }
 
 /* The law of the median at each fixed size, then at each look. */
@@ -488,7 +718,7 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
   size_t ncol = n_sizes + (c->n_looks > 0);
   c->cells = core_calloc(n_cells ? n_cells : 1, sizeof *c->cells);
   c->laws = core_calloc(n_sizes + c->n_looks, sizeof *c->laws);
-  c->tasks = core_calloc(2 * n_cells * ncol + 1, sizeof *c->tasks);
+  c->tasks = core_calloc(3 * n_cells * ncol + 1, sizeof *c->tasks);
   if (!c->cells || !c->laws || !c->tasks)
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
   if ((st = collect_bounds(c, err)) != CORE_OK)
@@ -534,7 +764,7 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
         c->tasks[c->n_tasks++] =
             (task){i, s, null, counts + at * c->n_outcomes, runs + at};
       }
-  return CORE_OK;
+  return setup_families(c, cells, n_cells, ncol, err);
 }
 
 static int threads_online(int threads) {
@@ -650,6 +880,9 @@ void analysis_plan_free(analysis_plan *p) {
   core_free(p->picks);
   core_free(p->sizes);
   core_free(p->looks);
+  core_names_free(p->family_workloads, p->n_families);
+  core_free(p->family_size);
+  core_free(p->p_false_family);
   core_free(p);
 }
 
@@ -887,6 +1120,28 @@ static core_status check_request(const size_t *sizes, size_t n_sizes,
   return CORE_OK;
 }
 
+/* Each family's false directional rate, per column. */
+static core_status fill_families(const ctx *c, const analysis_plan_cell *cells,
+                                 analysis_plan *p, core_err *err) {
+  size_t nf = c->n_fams;
+  p->family_workloads = core_calloc(nf + 1, sizeof *p->family_workloads);
+  p->family_size = core_calloc(nf + 1, sizeof *p->family_size);
+  p->p_false_family = core_calloc(nf * p->n_cols + 1, sizeof(double));
+  if (!p->family_workloads || !p->family_size || !p->p_false_family)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t f = 0; f < nf; f++) {
+    p->n_families++;
+    if (!(p->family_workloads[f] =
+              core_strdup(cells[c->fams[f].cells[0]].workload)))
+      return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+    p->family_size[f] = c->fams[f].n;
+    for (size_t s = 0; s < p->n_cols; s++)
+      p->p_false_family[f * p->n_cols + s] =
+          (double)c->fams[f].any_false[s] / (double)c->sims;
+  }
+  return CORE_OK;
+}
+
 static core_status plan_fill(const proto_sheet *sh, const ctx *c,
                              const analysis_plan_cell *cells, size_t n_cells,
                              const long *counts, const double *runs,
@@ -908,6 +1163,8 @@ static core_status plan_fill(const proto_sheet *sh, const ctx *c,
         (st = pilot_interval(sh, &c->cells[i], r, threads, err)) != CORE_OK)
       return st;
   }
+  if ((st = fill_families(c, cells, p, err)) != CORE_OK)
+    return st;
   return fill_picks(sh, p, err);
 }
 

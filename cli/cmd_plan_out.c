@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,16 @@ static void text_plan(core_buf *b, const proto_sheet *s,
   text_looks(b, p);
   for (size_t i = 0; i < p->n_results; i++)
     text_result(b, p, &p->results[i]);
+  for (size_t f = 0; f < p->n_families; f++) {
+    char label[64];
+    snprintf(label, sizeof label, "family of %zu (%s)", p->family_size[f],
+             proto_family_word(s->rule.family));
+    core_buf_printf(b,
+                    "\n%s: a false verdict with a direction anywhere in its "
+                    "family, every arm drawn from the reference's values\n",
+                    p->family_workloads[f]);
+    row(b, label, p->p_false_family + f * p->n_cols, p->n_cols, 1);
+  }
   core_buf_puts(b, "\nrecommended runs per arm:\n");
   for (size_t i = 0; i < p->n_picks; i++) {
     const analysis_plan_pick *k = &p->picks[i];
@@ -169,6 +180,32 @@ static void json_result(core_buf *b, const analysis_plan *p,
                   r->pilot_ci_low, r->pilot_ci_high);
 }
 
+/* The largest false directional rate of a family at column col. */
+static double worst_family(const analysis_plan *p, size_t col) {
+  double m = 0;
+  for (size_t f = 0; f < p->n_families; f++)
+    if (p->p_false_family[f * p->n_cols + col] > m)
+      m = p->p_false_family[f * p->n_cols + col];
+  return m;
+}
+
+static void json_families(core_buf *b, const analysis_plan *p) {
+  core_buf_puts(b, "  \"p_false_family\": [");
+  for (size_t s = 0; s < p->n_cols; s++)
+    core_buf_printf(b, "%s%.10g", s ? ", " : "", worst_family(p, s));
+  core_buf_puts(b, "],\n  \"families\": [");
+  for (size_t f = 0; f < p->n_families; f++) {
+    core_buf_puts(b, f ? ", " : "");
+    core_buf_puts(b, "{\"workload\": ");
+    json_str(b, p->family_workloads[f]);
+    core_buf_printf(b, ", \"size\": %zu, \"p_false_family\": ",
+                    p->family_size[f]);
+    json_reals(b, p->p_false_family + f * p->n_cols, p->n_cols, 1);
+    core_buf_puts(b, "}");
+  }
+  core_buf_puts(b, "],\n");
+}
+
 static void json_plan(core_buf *b, const proto_sheet *s,
                       const analysis_plan *p, const plan_values *pv,
                       const char *digest, long fewest) {
@@ -190,7 +227,9 @@ static void json_plan(core_buf *b, const proto_sheet *s,
     json_result(b, p, &p->results[i], s->arms[s->reference].name);
     core_buf_puts(b, i + 1 < p->n_results ? ",\n" : "\n");
   }
-  core_buf_puts(b, "  ],\n  \"recommended\": {");
+  core_buf_puts(b, "  ],\n");
+  json_families(b, p);
+  core_buf_puts(b, "  \"recommended\": {");
   for (size_t i = 0; i < p->n_picks; i++) {
     core_buf_puts(b, i ? ", " : "");
     json_str(b, p->picks[i].workload);
