@@ -46,9 +46,9 @@ typedef struct atom {
  * alone) at one size. */
 typedef struct task {
   size_t cell, size; /* size n_sizes: the sequential design */
-  int null;     /* 1: no difference; 2: cell is a family (family.c) */
-  long *counts; /* n_outcomes slots (a family's: 1) */
-  double *runs; /* the runs per arm its experiments took, summed */
+  int null;          /* 1: no difference; 2: cell is a family (family.c) */
+  long *counts;      /* n_outcomes slots (a family's: 1) */
+  double *runs;      /* the runs per arm its experiments took, summed */
 } task;
 
 typedef struct sizelaw {
@@ -292,8 +292,8 @@ static size_t decide(worker *w, const sizelaw *L, double conf) {
 
 /* The first n of the np pilot indexes drawn (idx), their values sorted
  * into x: by counting, as draw does. */
-static void prefix(const double *pilot, size_t np, const size_t *idx,
-                   size_t n, double *x, unsigned *count) {
+static void prefix(const double *pilot, size_t np, const size_t *idx, size_t n,
+                   double *x, unsigned *count) {
   memset(count, 0, np * sizeof *count);
   for (size_t i = 0; i < n; i++)
     count[idx[i]]++;
@@ -430,8 +430,8 @@ static int family_experiment(worker *w, const family *f, fscratch *fs,
                              size_t col) {
   const ctx *c = w->c;
   int seq = col == c->n_sizes, any = 0;
-  size_t k0 = seq ? c->n_sizes : col, k1 = seq ? c->n_sizes + c->n_looks
-                                               : col + 1;
+  size_t k0 = seq ? c->n_sizes : col,
+         k1 = seq ? c->n_sizes + c->n_looks : col + 1;
   size_t max_n = c->laws[k1 - 1].n;
   double alpha = (1.0 - c->rule->confidence) / (double)(seq ? c->n_looks : 1);
   for (size_t sl = 0; sl < f->n_slots; sl++) {
@@ -449,9 +449,8 @@ static int family_experiment(worker *w, const family *f, fscratch *fs,
 static void run_family(worker *w, const task *t) {
   const ctx *c = w->c;
   const family *f = &c->fams[t->cell];
-  size_t max_n = c->laws[t->size == c->n_sizes ? c->n_sizes + c->n_looks - 1
-                                               : t->size]
-                     .n;
+  size_t max_n =
+      c->laws[t->size == c->n_sizes ? c->n_sizes + c->n_looks - 1 : t->size].n;
   fscratch fs;
   fs.idx = core_malloc((f->n_slots * max_n + 1) * sizeof *fs.idx);
   fs.ratio = core_malloc((f->n + 1) * sizeof *fs.ratio);
@@ -486,8 +485,8 @@ static void run_task(worker *w, const task *t) {
     return;
   }
   const pcell *p = &c->cells[t->cell];
-  size_t n = t->size == c->n_sizes ? c->looks[c->n_looks - 1]
-                                   : c->laws[t->size].n;
+  size_t n =
+      t->size == c->n_sizes ? c->looks[c->n_looks - 1] : c->laws[t->size].n;
   unsigned long seed =
       analysis_plan_seed(c->rule->seed, p->workload, p->metric,
                          t->null ? p->null_key : p->key, n, t->null);
@@ -666,8 +665,7 @@ static core_status family_slots(family *f, const analysis_plan_cell *cells,
 
 /* One family per workload, its cells in order, and its tasks. */
 static core_status setup_families(ctx *c, const analysis_plan_cell *cells,
-                                  size_t n_cells, size_t ncol,
-                                  core_err *err) {
+                                  size_t n_cells, size_t ncol, core_err *err) {
   core_status st;
   if (!(c->fams = core_calloc(n_cells + 1, sizeof *c->fams)))
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
@@ -689,8 +687,7 @@ static core_status setup_families(ctx *c, const analysis_plan_cell *cells,
     if ((st = family_slots(&c->fams[f], cells, err)) != CORE_OK)
       return st;
     for (size_t s = 0; s < ncol; s++)
-      c->tasks[c->n_tasks++] =
-          (task){f, s, 2, c->fams[f].any_false + s, NULL};
+      c->tasks[c->n_tasks++] = (task){f, s, 2, c->fams[f].any_false + s, NULL};
   }
   return CORE_OK;
 }
@@ -804,9 +801,9 @@ static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
     w->count = core_malloc((c->max_pilot + 1) * sizeof *w->count);
     w->ir = core_malloc((max_n + 1) * sizeof *w->ir);
     w->ic = core_malloc((max_n + 1) * sizeof *w->ic);
-    if (!w->ir || !w->ic ||!w->rng || !w->xr || !w->xc || !w->ar || !w->ac || !w->cum || !w->le ||
-        !w->lt || !w->count || !w->tr || !w->tc || !w->bounds || !w->dv ||
-        !w->dk || !w->acc || !w->rows2)
+    if (!w->ir || !w->ic || !w->rng || !w->xr || !w->xc || !w->ar || !w->ac ||
+        !w->cum || !w->le || !w->lt || !w->count || !w->tr || !w->tc ||
+        !w->bounds || !w->dv || !w->dk || !w->acc || !w->rows2)
       st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
   }
   if (!ws || !tids)
@@ -1186,9 +1183,9 @@ static analysis_plan *plan_new(const proto_rule *rule, const size_t *sizes,
   p->n_sizes = n_sizes;
   p->n_looks = n_looks;
   p->n_cols = n_sizes + (n_looks > 0);
-  p->look_confidence =
-      n_looks ? 1.0 - (1.0 - rule->confidence) / (double)n_looks
-              : rule->confidence;
+  p->look_confidence = n_looks
+                           ? 1.0 - (1.0 - rule->confidence) / (double)n_looks
+                           : rule->confidence;
   p->sims = sims;
   p->power = power;
   if (fill_outcomes(rule, p, err) != CORE_OK) {

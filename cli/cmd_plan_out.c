@@ -198,8 +198,8 @@ static void json_families(core_buf *b, const analysis_plan *p) {
     core_buf_puts(b, f ? ", " : "");
     core_buf_puts(b, "{\"workload\": ");
     json_str(b, p->family_workloads[f]);
-    core_buf_printf(b, ", \"size\": %zu, \"p_false_family\": ",
-                    p->family_size[f]);
+    core_buf_printf(
+        b, ", \"size\": %zu, \"p_false_family\": ", p->family_size[f]);
     json_reals(b, p->p_false_family + f * p->n_cols, p->n_cols, 1);
     core_buf_puts(b, "}");
   }
@@ -220,8 +220,7 @@ static void json_plan(core_buf *b, const proto_sheet *s,
   core_buf_puts(b, "  \"looks\": [");
   for (size_t k = 0; k < p->n_looks; k++)
     core_buf_printf(b, "%s%zu", k ? ", " : "", p->looks[k]);
-  core_buf_printf(b,
-                  "], \"look_confidence\": %.10g,\n  \"comparisons\": [\n",
+  core_buf_printf(b, "], \"look_confidence\": %.10g,\n  \"comparisons\": [\n",
                   p->look_confidence);
   for (size_t i = 0; i < p->n_results; i++) {
     json_result(b, p, &p->results[i], s->arms[s->reference].name);
