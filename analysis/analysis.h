@@ -139,6 +139,10 @@ typedef struct analysis_exclusion {
 typedef struct analysis_summary {
   char *protocol, *sheet_sha256;
   int sheet_version;
+  /* Each version's time-stamp and signature (analysis_experiment fills
+   * it; owned, core_free), written as `registration`. */
+  struct data_registration *registration;
+  size_t n_registration;
   char *estimator;
   double confidence;
   long resamples;

@@ -180,6 +180,7 @@ void analysis_summary_free(analysis_summary *s) {
     return;
   core_free(s->protocol);
   core_free(s->sheet_sha256);
+  core_free(s->registration);
   core_free(s->estimator);
   core_free(s->reference);
   acc_results_free(s->results, s->n_results);

@@ -602,6 +602,33 @@ static json_t *hosts_json(const analysis_summary *s, int *ok) {
   return o;
 }
 
+/* Per version: version, sha256, stamp {time, tsa} or null, signature
+ * {key} or null. */
+static json_t *registration_json(const analysis_summary *s, int *ok) {
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < s->n_registration; i++) {
+    const data_registration *r = &s->registration[i];
+    json_t *o = json_object(), *st = json_null(), *sg = json_null();
+    if (r->stamped) {
+      st = json_object();
+      put(st, "time", str(r->stamp_time), ok);
+      put(st, "tsa", str(r->tsa), ok);
+    }
+    if (r->key[0]) {
+      sg = json_object();
+      put(sg, "key", str(r->key), ok);
+    }
+    put(o, "version", json_integer(r->version), ok);
+    put(o, "sha256", str(r->sha256), ok);
+    put(o, "stamp", st, ok);
+    put(o, "signature", sg, ok);
+    append(a, o, ok);
+  }
+  if (!a)
+    *ok = 0;
+  return a;
+}
+
 static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   json_t *o = json_object(), *rule = json_object();
   if (!o || !rule) {
@@ -633,6 +660,8 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
     put(o, "status", status_json(&s->status, ok), ok);
     put(o, "provisional", json_boolean(s->provisional), ok);
     put(o, "registered_sample", registered_json(s, ok), ok);
+    if (s->registration)
+      put(o, "registration", registration_json(s, ok), ok);
   }
   put(o, "sheet_version", json_integer(s->sheet_version), ok);
   put(o, "reference", str(s->reference), ok);

@@ -152,6 +152,17 @@ static core_status judge(analysis_summary *s, const analysis_summary *orig,
     if (!(e->original_rule_verdict = core_strdup(before)))
       return OOM(err);
   }
+  /* The published column must be the original's: a ratio its own frozen
+   * data do not give (an edited sheet, text that redefines protocol())
+   * is said, never set beside this one as the original's. */
+  if (orr && !isnan(orr->ratio) &&
+      fabs(p->ratio - orr->ratio) > 1e-9 * fabs(orr->ratio)) {
+    e->outcome = ANALYSIS_NOT_REPLICATED;
+    e->why = core_asprintf("the published ratio %.6g is not the %.6g the "
+                           "original's data give: not the original's",
+                           p->ratio, orr->ratio);
+    return e->why ? CORE_OK : OOM(err);
+  }
   if (p->missing || !r || isnan(r->ratio)) {
     e->outcome = ANALYSIS_NOT_REPLICATED;
     e->why = p->missing

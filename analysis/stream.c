@@ -506,6 +506,9 @@ core_status analysis_experiment(const proto_sheet *sheet,
     else
       analysis_stream_free(st);
   }
+  if (rc == CORE_OK)
+    rc = data_registration_load(exp, &(*out)->registration,
+                                &(*out)->n_registration, err);
   proto_sheet_free(orig);
   return rc;
 }

@@ -40,6 +40,12 @@ typedef struct cli_opts {
   int all;            /* export --all: every row, with its status */
   int pairs;          /* analyze --pairs: every pair of arms, exploratory */
   int write;          /* plan --write */
+  /* stamp, register, amend: --tsa URL, --tsa-ca FILE; stamp --request,
+   * --attach FILE.tsr; verify --tsa-ca FILE */
+  const char *tsa, *tsa_ca, *attach;
+  int request;
+  /* register, amend, publish --sign KEYFILE; verify --allowed-signers */
+  const char *sign, *allowed_signers;
 } cli_opts;
 
 /** Parses argv into opts (options may stand before or after positional

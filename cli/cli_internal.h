@@ -29,6 +29,8 @@ core_status cli_cmd_node_run(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_export(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_pilot(const cli_opts *opts, FILE *out, core_err *err);
 core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_host(const cli_opts *opts, FILE *out, core_err *err);
+core_status cli_cmd_stamp(const cli_opts *opts, FILE *out, core_err *err);
 
 struct data_experiment;
 /** The status line of exp's pilot, when it has one (cmd_pilot.c). */
@@ -36,6 +38,20 @@ void cli_pilot_status(const struct data_experiment *exp, FILE *out);
 
 /** The width to fit a table to: $COLUMNS, else out's terminal, else 80. */
 int cli_term_width(FILE *out);
+
+/** Makes stdout and stderr streams whose every write is quoted by
+ * core_buf_quote (newlines and tabs kept, backslashes as they are): no
+ * raw control byte reaches either, whatever prints it (term.c). Called
+ * once, first thing in main; when the streams cannot be made, the plain
+ * ones stay. */
+void cli_term_guard(void);
+/** The file descriptor under f, also for the guarded stdout and stderr
+ * (whose fileno is -1). */
+int cli_term_fd(FILE *f);
+/** Writes the control sequence ctl to the terminal on stderr as it is
+ * (the progress line of run, only when stderr is a terminal), after
+ * what stderr holds. */
+void cli_term_raw(const char *ctl);
 
 /** For commands taking SHEET|BUNDLE: copies opts into *resolved and, when
  * args[0] is a bundle, verifies and extracts it, pointing args[0] at its
@@ -76,6 +92,55 @@ core_status cli_verify_original(const struct proto_sheet *s,
                                 core_err *err);
 /** verify of a bundle: its files (data_bundle_verify), then its report
  * against its data (report_verify_bundle); the report goes to out. */
-core_status cli_verify_bundle(const char *path, FILE *out, core_err *err);
+core_status cli_verify_bundle(const char *path, const char *tsa_ca,
+                              const char *allowed, FILE *out, core_err *err);
+
+struct data_experiment;
+struct proto_sheet;
+/** Loads the sheet opts->args[0] and opens its experiment folder; on
+ * failure both are NULL and err is filled. */
+core_status cli_open_both(const cli_opts *opts, struct proto_sheet **sheet,
+                          struct data_experiment **exp, core_err *err);
+
+/* Time-stamps (cmd_stamp.c) */
+
+struct data_stamper;
+/** The stamper of --tsa URL [--tsa-ca FILE] (stamper->fn NULL without
+ * --tsa): each stamp is asked of the TSA with curl and checked in full.
+ * CORE_EUSAGE for a URL that is not http(s) or --tsa-ca alone. */
+core_status cli_stamper(const cli_opts *opts, struct data_stamper *stamper,
+                        core_err *err);
+/** 1 when err is the stamper's failure (the TSA's or ssh-keygen's):
+ * then nothing was filed, which the message should say. */
+int cli_stamper_failed(const struct data_stamper *stamper,
+                       const core_err *err);
+/** "  stamped vN TIME by TSA" for the stamp stamper took last (nothing
+ * without one). */
+void cli_print_stamp(const struct data_stamper *stamper, int version,
+                     FILE *out);
+/* Signatures (cmd_sign.c) */
+
+/** text signed with ssh-keygen -Y sign -n prereg -f key. OUT: *sig
+ * newly allocated (core_free), *sig_len. CORE_EUSAGE for a key file that
+ * is not there, CORE_ERUN when ssh-keygen fails. */
+core_status cli_ssh_sign(const char *key, const char *text, size_t len,
+                         char **sig, size_t *sig_len, core_err *err);
+/** verify's lines on exp's signatures: per version "vN: signed by FP"
+ * (with "(PRINCIPAL)" when allowed names the key) or "vN: not signed";
+ * for a bundle (its extracted copy) the MANIFEST's too, which allowed
+ * requires. CORE_EVERIFY when one does not verify. */
+core_status cli_verify_signatures(const struct data_experiment *exp,
+                                  const char *allowed, int bundle, FILE *out,
+                                  core_err *err);
+
+/** verify of a bundle's stamps and signatures, in its extracted copy
+ * (lines naming the bundle, not the copy). */
+core_status cli_verify_bundle_proofs(const char *path, const char *ca,
+                                     const char *allowed, FILE *out,
+                                     core_err *err);
+/** verify's lines on exp's stamps (data_stamps_verify); CORE_EVERIFY
+ * when one does not verify, CORE_EUSAGE when ca cannot be read. */
+core_status cli_verify_stamps(const struct data_experiment *exp,
+                              const char *ca, FILE *out, core_err *err);
 
 #endif

@@ -7,10 +7,8 @@
 #include "data/data.h"
 #include "protocols/proto.h"
 
-/* Loads the sheet and opens its experiment folder; on failure both are
- * NULL and err is filled. */
-static core_status open_both(const cli_opts *opts, proto_sheet **sheet,
-                             data_experiment **exp, core_err *err) {
+core_status cli_open_both(const cli_opts *opts, proto_sheet **sheet,
+                          data_experiment **exp, core_err *err) {
   core_status st;
   *exp = NULL;
   if (!(*sheet = proto_sheet_load(opts->args[0], err)))
@@ -29,10 +27,12 @@ core_status cli_cmd_register(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;
   data_experiment *exp;
   int already = 0;
-  core_status st = open_both(opts, &sheet, &exp, err);
+  core_status st = cli_open_both(opts, &sheet, &exp, err);
   if (st != CORE_OK)
     return st;
-  st = data_register(exp, sheet, &already, err);
+  data_stamper stamper;
+  if ((st = cli_stamper(opts, &stamper, err)) == CORE_OK)
+    st = data_register_stamped(exp, sheet, &stamper, &already, err);
   if (st == CORE_OK) {
     const data_version *v = &exp->versions[exp->n_versions - 1];
     if (already)
@@ -42,6 +42,13 @@ core_status cli_cmd_register(const cli_opts *opts, FILE *out, core_err *err) {
       fprintf(out, "registered %s\n", exp->id);
     fprintf(out, "  sha256  %s\n  frozen  %s/%s\n", v->sha256, exp->dir,
             v->path);
+    if (!already)
+      cli_print_stamp(&stamper, v->number, out);
+    else if (stamper.fn && !data_stamp_has(exp, v->number))
+      fprintf(out, "  not stamped: run prereg stamp %s --tsa %s\n",
+              opts->args[0], opts->tsa);
+  } else if (cli_stamper_failed(&stamper, err)) {
+    core_err_prefix(err, "nothing registered: ");
   }
   data_experiment_free(exp);
   proto_sheet_free(sheet);
@@ -62,10 +69,14 @@ static void print_inputs_change(const data_version *was,
 core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;
   data_experiment *exp;
-  core_status st = open_both(opts, &sheet, &exp, err);
+  core_status st = cli_open_both(opts, &sheet, &exp, err);
   if (st != CORE_OK)
     return st;
-  st = data_amend(exp, sheet, err);
+  data_stamper stamper;
+  if ((st = cli_stamper(opts, &stamper, err)) == CORE_OK)
+    st = data_amend_stamped(exp, sheet, &stamper, err);
+  if (st != CORE_OK && cli_stamper_failed(&stamper, err))
+    core_err_prefix(err, "nothing amended: ");
   if (st == CORE_OK) {
     const data_version *v = &exp->versions[exp->n_versions - 1];
     char *path = core_asprintf("%s/versions/v%d.diff", exp->dir, v->number);
@@ -75,6 +86,7 @@ core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err) {
             v->date ? v->date : "", v->why ? v->why : "");
     fprintf(out, "  sha256  %s\n  frozen  %s/%s\n", v->sha256, exp->dir,
             v->path);
+    cli_print_stamp(&stamper, v->number, out);
     print_inputs_change(&exp->versions[exp->n_versions - 2], v, out);
     if (path && core_read_file(path, &diff, &len, err) == CORE_OK)
       fwrite(diff, 1, len, out);
@@ -202,7 +214,7 @@ core_status cli_cmd_status(const cli_opts *opts, FILE *out, core_err *err) {
   size_t n_open = 0;
   char **open_batches = NULL;
   core_err lock;
-  core_status st = open_both(opts, &sheet, &exp, err);
+  core_status st = cli_open_both(opts, &sheet, &exp, err);
   memset(&c, 0, sizeof c);
   if (st != CORE_OK)
     return st;
@@ -266,10 +278,11 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   core_err lock;
   core_status st;
   if (data_is_bundle(opts->args[0]))
-    return cli_verify_bundle(opts->args[0], out, err);
+    return cli_verify_bundle(opts->args[0], opts->tsa_ca,
+                             opts->allowed_signers, out, err);
   if ((st = cli_refuse_folder(opts, err)) != CORE_OK)
     return st;
-  st = open_both(opts, &sheet, &exp, err);
+  st = cli_open_both(opts, &sheet, &exp, err);
   if (st == CORE_EINPUT) { /* a damaged chain is what verify reports */
     err->status = CORE_EVERIFY;
     return CORE_EVERIFY;
@@ -280,6 +293,10 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   st = data_verify(exp, &report, err);
   if (report.data)
     fputs(report.data, out);
+  if (st == CORE_OK)
+    st = cli_verify_stamps(exp, opts->tsa_ca, out, err);
+  if (st == CORE_OK)
+    st = cli_verify_signatures(exp, opts->allowed_signers, 0, out, err);
   if (st == CORE_OK)
     st = cli_verify_original(sheet, opts->data_dir, out, err);
   memset(&lock, 0, sizeof lock);

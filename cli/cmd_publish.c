@@ -54,11 +54,20 @@ static core_status verify_bundled_original(const char *path, FILE *out,
   return st;
 }
 
-core_status cli_verify_bundle(const char *path, FILE *out, core_err *err) {
+core_status cli_verify_bundle(const char *path, const char *tsa_ca,
+                              const char *allowed, FILE *out, core_err *err) {
   core_buf report;
   core_status st;
   core_buf_init(&report);
   st = data_bundle_verify(path, &report, err);
+  if (report.data)
+    fputs(report.data, out);
+  core_buf_free(&report);
+  /* Before the report: a row edited with the digests made anew is named
+   * by the signature of the MANIFEST it changed. */
+  if (st == CORE_OK)
+    st = cli_verify_bundle_proofs(path, tsa_ca, allowed, out, err);
+  core_buf_init(&report);
   if (st == CORE_OK)
     st = report_verify_bundle(path, &report, err);
   if (report.data)
@@ -71,13 +80,25 @@ core_status cli_verify_bundle(const char *path, FILE *out, core_err *err) {
 
 /* Writes the bundle, then reads it back as a reader would: a bundle that
  * does not verify, or whose report is not its data's, is never handed
- * out. */
+ * out. key (--sign, or NULL): the MANIFEST's signature goes in as
+ * manifest.sig. */
 static core_status write_checked(const char *exp_dir, const proto_sheet *sheet,
                                  const char *report_dir, const char *path,
-                                 char sha[CORE_SHA256_HEX], core_err *err) {
+                                 const char *key, char sha[CORE_SHA256_HEX],
+                                 core_err *err) {
   core_buf report;
-  core_status st =
-      data_bundle_write(exp_dir, sheet, report_dir, path, sha, err);
+  char *man = core_path_join(exp_dir, "MANIFEST"), *text = NULL, *sig = NULL;
+  size_t len = 0, sig_len = 0;
+  core_status st = man ? CORE_OK : core_fail(err, CORE_ENOMEM, "oom");
+  if (st == CORE_OK && key &&
+      (st = core_read_file(man, &text, &len, err)) == CORE_OK)
+    st = cli_ssh_sign(key, text, len, &sig, &sig_len, err);
+  if (st == CORE_OK)
+    st = data_bundle_write_signed(exp_dir, sheet, report_dir, path, sig,
+                                  sig_len, sha, err);
+  core_free(man);
+  core_free(text);
+  core_free(sig);
   if (st != CORE_OK)
     return st;
   core_buf_init(&report);
@@ -143,13 +164,16 @@ core_status cli_cmd_publish(const cli_opts *opts, FILE *out, core_err *err) {
     goto cleanup;
   }
   if ((st = fresh_report(opts, &report_dir, err)) != CORE_OK ||
-      (st = write_checked(exp->dir, sheet, report_dir, path, sha, err)) !=
-          CORE_OK)
+      (st = write_checked(exp->dir, sheet, report_dir, path, opts->sign, sha,
+                          err)) != CORE_OK)
     goto cleanup;
   fprintf(out,
           "published %s\n  bundle  %s\n  sha256  %s\n  report  rendered "
           "from the data it bundles\n",
           exp->id, path, sha);
+  if (opts->sign)
+    fprintf(out, "  signed  its MANIFEST, with %s (manifest.sig)\n",
+            opts->sign);
   fprintf(out, "  readers check it with: prereg verify %s\n", path);
 
 cleanup:

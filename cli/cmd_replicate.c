@@ -105,9 +105,14 @@ static void original_free(original *o) {
 static void published_entry(core_buf *b, const original *o,
                             const analysis_result *r) {
   const char *base = strrchr(o->bundle, '/');
-  char src[256];
-  snprintf(src, sizeof src, "bundle %s (sha256 %.12s), v%zu",
-           base ? base + 1 : o->bundle, o->sha256, o->exp->n_versions - 1);
+  core_buf src;
+  /* The bundle's name, quoted: a sheet's text holds no control byte. */
+  core_buf_init(&src);
+  core_buf_puts(&src, "bundle ");
+  base = base ? base + 1 : o->bundle;
+  core_buf_quote(&src, base, strlen(base), 0);
+  core_buf_printf(&src, " (sha256 %.12s), v%zu", o->sha256,
+                  o->exp->n_versions - 1);
   core_buf_puts(b, "    { workload = ");
   lua_quote(b, r->workload);
   core_buf_puts(b, ", metric = ");
@@ -125,8 +130,10 @@ static void published_entry(core_buf *b, const original *o,
   core_buf_puts(b, ", verdict = ");
   lua_quote(b, r->verdict);
   core_buf_puts(b, ",\n      source = ");
-  lua_quote(b, src);
+  lua_quote(b, src.data ? src.data : "");
   core_buf_puts(b, " },\n");
+  b->oom |= src.oom;
+  core_buf_free(&src);
 }
 
 /* The replication's sheet: a preamble that sets id, replicates and
@@ -136,13 +143,18 @@ static void published_entry(core_buf *b, const original *o,
 static void sheet_text(core_buf *b, const original *o, const char *id) {
   const analysis_summary *a = o->sum;
   size_t v = o->exp->n_versions - 1;
+  /* The bundle's name is anyone's: quoted, a newline in it cannot end
+   * the comment and start code. */
   core_buf_printf(b,
                   "-- %s.lua: a replication of %s (its sheet version v%zu), "
-                  "written by\n-- prereg replicate from %s. The original's "
-                  "sheet follows as it was\n-- registered; edit what this "
-                  "host needs, then prereg register it. Its\n-- raw data "
-                  "are under DATA/%s/original/%s/.\n",
-                  id, o->sheet->id, v, o->bundle, id, o->sheet->id);
+                  "written by\n-- prereg replicate from ",
+                  id, o->sheet->id, v);
+  core_buf_quote(b, o->bundle, strlen(o->bundle), 0);
+  core_buf_printf(b,
+                  ". The original's sheet follows as it was\n-- registered; "
+                  "edit what this host needs, then prereg register it. "
+                  "Its\n-- raw data are under DATA/%s/original/%s/.\n",
+                  id, o->sheet->id);
   core_buf_puts(b, "local replication = {\n  id = ");
   lua_quote(b, id);
   core_buf_puts(b, ",\n  replicates = { experiment = ");
@@ -165,15 +177,16 @@ static void sheet_text(core_buf *b, const original *o, const char *id) {
 }
 
 /* A path the bundle reader accepted, checked again before anything is
- * written from it: relative, no empty, "." or ".." component. */
+ * written from it: relative, no empty component and none starting with a
+ * dot (".", "..", and what tools act on when they enter a folder: .git,
+ * .envrc, .vscode, .hg; no sheet's inputs or data folder holds one). */
 static int safe_rel(const char *rel) {
   const char *p = rel;
   if (!*rel || *rel == '/')
     return 0;
   while (*p) {
     size_t n = strcspn(p, "/");
-    if (n == 0 || (n == 1 && p[0] == '.') ||
-        (n == 2 && p[0] == '.' && p[1] == '.'))
+    if (n == 0 || p[0] == '.')
       return 0;
     p += n;
     if (*p == '/')
@@ -241,8 +254,10 @@ static core_status copy_listed(const original *o, const char *prefix,
       continue;
     if (!safe_rel(rel) || !safe_rel(rel + pl))
       return core_fail(err, CORE_EINPUT,
-                       "%s: MANIFEST names \"%s\": not a "
-                       "path inside the bundle's folder",
+                       "%s: MANIFEST names \"%s\": not a path inside the "
+                       "bundle's folder, or a name starting with '.' (a "
+                       "replication copies no dot-file or dot-folder: tools "
+                       "act on them)",
                        o->bundle, rel);
     src = core_path_join(o->exp->dir, rel);
     to = core_path_join(dest, rel + pl);

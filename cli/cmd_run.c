@@ -52,7 +52,7 @@ static void fmt_dur(double s, char *out, size_t cap) {
 
 static void progress_end(progress_state *ps) {
   if (ps->tty && ps->open)
-    fputs("\r\033[K", stderr);
+    cli_term_raw("\r\033[K");
   ps->open = 0;
 }
 
@@ -121,11 +121,14 @@ static void run_ended(progress_state *ps, const run_event *ev) {
   if (ps->tty) {
     fmt_dur(ev->elapsed_s, el, sizeof el);
     fmt_dur(ev->eta_s, eta, sizeof eta);
-    if (ev->failure)
-      fprintf(stderr, "\r\033[K%s%s%s %s round %ld: %s\n", h, sp, ev->workload,
+    if (ev->failure) {
+      cli_term_raw("\r\033[K");
+      fprintf(stderr, "%s%s%s %s round %ld: %s\n", h, sp, ev->workload,
               ev->arm, ev->round, ev->failure);
-    fprintf(stderr, "\r\033[K[%zu/%zu] %s%s%s %s  elapsed %s  ETA %s",
-            ev->done, ev->total, h, sp, ev->workload, ev->arm, el, eta);
+    }
+    cli_term_raw("\r\033[K");
+    fprintf(stderr, "[%zu/%zu] %s%s%s %s  elapsed %s  ETA %s", ev->done,
+            ev->total, h, sp, ev->workload, ev->arm, el, eta);
     ps->open = 1;
     fflush(stderr);
     return;
@@ -169,6 +172,10 @@ static void on_progress(void *ctx, const run_event *ev) {
   case RUN_EVENT_HOST:
     progress_end(ps);
     fprintf(stderr, "prereg: warning: %s\n", ev->text);
+    break;
+  case RUN_EVENT_WAIT:
+    progress_end(ps);
+    fprintf(stderr, "prereg: %s\n", ev->text);
     break;
   }
 }

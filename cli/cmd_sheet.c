@@ -176,6 +176,78 @@ static void check_unlisted(const proto_sheet *s, core_buf *b) {
   }
 }
 
+/* The value given to the first of flags in a run template ("--memory
+ * 512m", "--memory=512m", "MemoryMax=1G"), "" when none; count: how many
+ * times any of them is given. */
+static size_t flag_value(const char *t, const char *const flags[], char *out,
+                         size_t cap) {
+  size_t count = 0;
+  out[0] = 0;
+  for (const char *p = t; p && *p;) {
+    size_t n = strcspn(p, " \t");
+    for (size_t k = 0; flags[k]; k++) {
+      size_t fl = strlen(flags[k]);
+      const char *v = NULL;
+      size_t vl = 0;
+      if (n == fl && !strncmp(p, flags[k], fl)) {
+        v = p + n + strspn(p + n, " \t");
+        vl = strcspn(v, " \t");
+      } else if (n > fl && !strncmp(p, flags[k], fl) &&
+                 (p[fl - 1] == '=' || p[fl] == '=')) {
+        v = p + fl + (p[fl] == '=');
+        vl = n - (size_t)(v - p);
+      }
+      if (v && !count++)
+        snprintf(out, cap, "%.*s", (int)(vl < 64 ? vl : 64), v);
+    }
+    p += n;
+    p += strspn(p, " \t");
+  }
+  return count;
+}
+
+/* One warning when arm a's value of what differs from the first arm's. */
+static void differ(const proto_sheet *s, size_t a, const char *what,
+                   const char *v0, const char *va, int *told, core_buf *b) {
+  if (*told || !strcmp(v0, va))
+    return;
+  *told = 1;
+  core_buf_printf(b,
+                  "warning: arms %s and %s have different %s (%s and %s): "
+                  "an asymmetric design, whose difference would be measured "
+                  "along with what the arms compare; give every arm the "
+                  "same\n",
+                  s->arms[0].name, s->arms[a].name, what, v0[0] ? v0 : "none",
+                  va[0] ? va : "none");
+}
+
+/* Warnings, never failures: arms that differ in CPU sets, memory limits
+ * or the size of their environment. */
+static void check_asymmetric(const proto_sheet *s, core_buf *b) {
+  static const char *const cpu_flags[] = {"--cpuset-cpus", NULL};
+  static const char *const mem_flags[] = {
+      "--memory", "MemoryMax=", "--memory-limit", NULL};
+  static const char *const env_flags[] = {"--env", "--env-file", NULL};
+  int told[3] = {0, 0, 0};
+  char v0[3][80], va[3][80];
+  for (size_t a = 0; a < s->n_arms; a++) {
+    const proto_arm *arm = &s->arms[a];
+    char(*v)[80] = a ? va : v0;
+    char set[64];
+    flag_value(arm->run, cpu_flags, set, sizeof set);
+    snprintf(v[0], sizeof v[0], "%s", arm->cpus ? arm->cpus : set);
+    flag_value(arm->run, mem_flags, v[1], sizeof v[1]);
+    size_t envs = flag_value(arm->run, env_flags, set, sizeof set);
+    snprintf(v[2], sizeof v[2], "%zu variable%s set", envs,
+             envs == 1 ? "" : "s");
+    if (!a)
+      continue;
+    differ(s, a, "CPU sets", v0[0], va[0], &told[0], b);
+    differ(s, a, "memory limits", v0[1], va[1], &told[1], b);
+    differ(s, a, "environment sizes", v0[2], va[2], &told[2], b);
+  }
+}
+
 core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   core_buf b;
   data_inputs in;
@@ -191,6 +263,7 @@ core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   core_buf_init(&b);
   proto_summary(s, &b);
   check_unlisted(s, &b);
+  check_asymmetric(s, &b);
   proto_sheet_free(s);
   if (b.oom) {
     core_buf_free(&b);

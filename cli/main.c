@@ -5,11 +5,14 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "cli/cli_internal.h"
 
 int main(int argc, char **argv) {
   core_err err = {0};
   cli_opts opts;
-  core_status st = cli_parse(argc, argv, &opts, &err);
+  core_status st;
+  cli_term_guard();
+  st = cli_parse(argc, argv, &opts, &err);
   if (st == CORE_OK)
     st = cli_run(&opts, stdout, &err);
   if (fflush(stdout) != 0 && st == CORE_OK)

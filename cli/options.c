@@ -34,12 +34,15 @@ static const char usage_all[] =
     "                            medians, ratios, CIs, verdicts, hypotheses\n"
     "  report SHEET [--out DIR] [--force]\n"
     "                            report.md, report.html, report.xlsx, plots\n"
+    "  stamp SHEET --tsa URL     trusted time-stamps (RFC 3161) of the\n"
+    "                            registered versions\n"
     "  verify SHEET|BUNDLE       check every frozen file and the chain\n"
     "  publish SHEET [--out FILE]\n"
     "                            one verifiable .tar.gz of it all\n"
     "  export SHEET [--format csv|json] [--all]\n"
     "                            the rows as the analysis counts them\n"
     "  replicate BUNDLE [--id ID] a replication's sheet from a bundle\n"
+    "  host                      what adds noise here, and how to change it\n"
     "  analyze and report also take a BUNDLE in place of SHEET.\n"
     "\n"
     "Options: --data DIR (default: data), --help, --version.\n"
@@ -61,10 +64,39 @@ typedef struct command_spec {
 static const command_spec commands[] = {
     {"new", 1, 1, "out ", "usage: prereg new ID [--out FILE]\n", cli_cmd_new},
     {"check", 1, 1, "", "usage: prereg check SHEET\n", cli_cmd_check},
-    {"register", 1, 1, "", "usage: prereg register SHEET [--data DIR]\n",
+    {"register", 1, 1, "tsa tsa-ca sign ",
+     "usage: prereg register SHEET [--tsa URL [--tsa-ca FILE]] [--sign "
+     "KEYFILE]\n"
+     "                       [--data DIR]\n"
+     "  --tsa URL      stamp the version in the same step (RFC 3161); when\n"
+     "                 the TSA cannot be reached or refuses, nothing is\n"
+     "                 registered\n"
+     "  --tsa-ca FILE  the TSA must chain to this CA certificate (PEM)\n"
+     "  --sign KEYFILE sign the version's record (ssh-keygen -Y sign -n "
+     "prereg)\n",
      cli_cmd_register},
-    {"amend", 1, 1, "", "usage: prereg amend SHEET [--data DIR]\n",
+    {"amend", 1, 1, "tsa tsa-ca sign ",
+     "usage: prereg amend SHEET [--tsa URL [--tsa-ca FILE]] [--sign "
+     "KEYFILE]\n"
+     "                    [--data DIR]\n"
+     "  --tsa URL      stamp the new version in the same step\n"
+     "  --tsa-ca FILE  the TSA must chain to this CA certificate (PEM)\n"
+     "  --sign KEYFILE sign the new version's record\n",
      cli_cmd_amend},
+    {"stamp", 1, 1, "tsa tsa-ca request attach ",
+     "usage: prereg stamp SHEET (--tsa URL [--tsa-ca FILE] | --request |\n"
+     "                           --attach FILE.tsr [--tsa-ca FILE]) [--data "
+     "DIR]\n"
+     "  Time-stamps (RFC 3161) every registered version not stamped yet,\n"
+     "  over the SHA-256 of its record (versions/vN.json), frozen as\n"
+     "  DATA/ID/stamps/vN.tsr.\n"
+     "  --tsa URL         ask this time-stamping authority (HTTP, with "
+     "curl)\n"
+     "  --tsa-ca FILE     its signer must chain to this CA (PEM)\n"
+     "  --request         write DATA/ID/stamps/vN.tsq to send by other "
+     "means\n"
+     "  --attach FILE.tsr freeze a reply to such a request\n",
+     cli_cmd_stamp},
     {"status", 1, 1, "", "usage: prereg status SHEET [--data DIR]\n",
      cli_cmd_status},
     {"run", 1, 1, "resume only dry-run quick backend ",
@@ -158,10 +190,24 @@ static const command_spec commands[] = {
      "[--data DIR]\n"
      "  --force  render even when verify fails (stamped UNVERIFIED)\n",
      cli_cmd_report},
-    {"verify", 1, 1, "", "usage: prereg verify SHEET|BUNDLE [--data DIR]\n",
+    {"verify", 1, 1, "tsa-ca allowed-signers ",
+     "usage: prereg verify SHEET|BUNDLE [--tsa-ca FILE] [--allowed-signers "
+     "FILE]\n"
+     "                     [--data DIR]\n"
+     "  --tsa-ca FILE  time-stamps must chain to this CA certificate (PEM);\n"
+     "                 without it their signatures are checked against the\n"
+     "                 certificates they carry (chain not checked)\n"
+     "  --allowed-signers FILE  signatures must be by a key this file "
+     "allows\n"
+     "                 (ssh-keygen's allowed_signers format); a bundle's\n"
+     "                 MANIFEST must then be signed\n",
      cli_cmd_verify},
-    {"publish", 1, 1, "out ",
-     "usage: prereg publish SHEET [--out FILE] [--data DIR]\n",
+    {"publish", 1, 1, "out sign ",
+     "usage: prereg publish SHEET [--out FILE] [--sign KEYFILE] [--data "
+     "DIR]\n"
+     "  --sign KEYFILE  sign the bundle's MANIFEST (manifest.sig; "
+     "ssh-keygen\n"
+     "                  -Y sign -n prereg)\n",
      cli_cmd_publish},
     {"export", 1, 1, "format all ",
      "usage: prereg export SHEET [--format csv|json] [--all] [--data DIR]\n"
@@ -172,6 +218,12 @@ static const command_spec commands[] = {
      "  --all              every row with its status (superseded, invalid,\n"
      "                     beyond the plan, ...), not only those counted\n",
      cli_cmd_export},
+    {"host", 0, 0, "",
+     "usage: prereg host\n"
+     "  what adds noise on this host (governor, boost, SMT, isolated CPUs,\n"
+     "  nohz_full, ASLR, swap, power, clocksource, other load) and how to\n"
+     "  change each; changes nothing\n",
+     cli_cmd_host},
     {"replicate", 1, 1, "id ",
      "usage: prereg replicate BUNDLE [--id ID] [--data DIR]\n"
      "  writes protocols/ID.lua (default: the original's id with\n"
@@ -313,6 +365,11 @@ static const char **value_slot(cli_opts *o, const char *name) {
       {"sims", offsetof(cli_opts, sims)},
       {"looks", offsetof(cli_opts, looks)},
       {"id", offsetof(cli_opts, id)},
+      {"tsa", offsetof(cli_opts, tsa)},
+      {"tsa-ca", offsetof(cli_opts, tsa_ca)},
+      {"attach", offsetof(cli_opts, attach)},
+      {"sign", offsetof(cli_opts, sign)},
+      {"allowed-signers", offsetof(cli_opts, allowed_signers)},
   };
   for (size_t i = 0; i < sizeof node / sizeof node[0]; i++)
     if (strcmp(node[i].name, name) == 0)
@@ -337,6 +394,7 @@ static int *flag_slot(cli_opts *o, const char *name) {
       {"all", offsetof(cli_opts, all)},
       {"pairs", offsetof(cli_opts, pairs)},
       {"write", offsetof(cli_opts, write)},
+      {"request", offsetof(cli_opts, request)},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
     if (strcmp(flags[i].name, name) == 0)

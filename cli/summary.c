@@ -21,7 +21,7 @@ int cli_term_width(FILE *out) {
     if (!errno && !*end && n > 0 && n < 10000)
       return (int)n;
   }
-  if (ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+  if (ioctl(cli_term_fd(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
     return ws.ws_col;
   return 80;
 }

@@ -23,7 +23,8 @@ _prereg() {
   for ((i = 1; i < COMP_CWORD; i++)); do
     case ${COMP_WORDS[i]} in
     --data | --out | --only | --arm-from | --arm-map | --where | --backend | \
-    --format) ((i++)) ;;
+    --format | --tsa | --tsa-ca | --attach | --sign | --allowed-signers)
+      ((i++)) ;;
     -*) ;;
     *)
       if [ -z "$cmd" ]; then cmd=${COMP_WORDS[i]}
@@ -35,6 +36,10 @@ _prereg() {
   --data | --out)
     mapfile -t COMPREPLY < <(compgen -d -- "$cur")
     return ;;
+  --tsa-ca | --attach | --sign | --allowed-signers)
+    mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+    return ;;
+  --tsa) return ;;
   --only)
     [ -n "$sheet" ] &&
       mapfile -t COMPREPLY < <(compgen -W \

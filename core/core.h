@@ -182,6 +182,38 @@ const char *core_scale_unit(const char *unit, double x, double *factor);
  * "--cpus 2" stay as they are. */
 void core_buf_md_escape(core_buf *b, const char *s);
 
+/* How core_buf_quote shows text; flags may be or-ed. */
+enum {
+  CORE_QUOTE_LINES = 1,    /* a newline and a tab stay as they are */
+  CORE_QUOTE_BACKSLASH = 2 /* a backslash stays as it is (the guard of a
+                            * stream that also carries JSON and quoted
+                            * commands: it shows control bytes, no longer
+                            * round-trips) */
+};
+
+/** Appends s[0..len) to b so that a terminal shows every byte for what it
+ * is, as git quotes a path: a backslash as \\, the C0 controls with a
+ * letter of their own as \a \b \t \n \v \f \r, every other C0
+ * control, DEL, a C1 control written in UTF-8 (U+0080 to U+009F) and a
+ * byte that is not part of valid UTF-8 as \ and three octal digits (ESC
+ * is \033). What it appends holds no raw control byte (but newline and
+ * tab with CORE_QUOTE_LINES) and reads back to exactly s: the backslash
+ * escapes above are the only ones. A NUL inside s is \000. */
+void core_buf_quote(core_buf *b, const char *s, size_t len, unsigned flags);
+
+/** Appends s[0..len) to b as one word for sh: as it is when it is not
+ * empty and holds only letters, digits and / . , _ : @ % + = -; else
+ * between single quotes, a quote inside as '\'' ("My Studies" is
+ * 'My Studies', "a;b" 'a;b'). What prereg suggests the user paste, and
+ * the paths it puts in a command, go through it. */
+void core_buf_sh_quote(core_buf *b, const char *s, size_t len);
+
+/** Offset of the first control character in s[0..len) (a C0 byte other
+ * than newline and tab, DEL, or a C1 control written in UTF-8), or len:
+ * what text read from a sheet may not hold, since a terminal acts on it
+ * (clears lines, moves the cursor, makes links). */
+size_t core_control_at(const char *s, size_t len);
+
 /** Reads the decimal number s as prereg accepts one from a file: blanks
  * (spaces, tabs) around it, an optional sign, digits with an optional
  * point and exponent. Not hexadecimal ("0x1p3"), "inf" or "nan", and not
@@ -322,8 +354,8 @@ core_status core_open_subdir(int dfd, const char *name, const char *path,
 
 /* SHA-256 */
 
-/* Only core/hash.c includes libcrypto. A digest is written into the
- * caller's out as 64 lower-case hex digits and a NUL. */
+/* Only core/ includes libcrypto (hash.c, stamp.c). A digest is written into
+ * the caller's out as 64 lower-case hex digits and a NUL. */
 #define CORE_SHA256_HEX 65
 
 void core_sha256_hex(const void *data, size_t len, char out[CORE_SHA256_HEX]);
@@ -346,6 +378,62 @@ void core_sha256_update(core_sha256_ctx *c, const void *p, size_t n);
 /** Writes the digest and frees c; with c NULL (or when libcrypto fails)
  * out is "". */
 void core_sha256_end(core_sha256_ctx *c, char out[CORE_SHA256_HEX]);
+
+/* Time-stamp tokens (RFC 3161; core/stamp.c, with libcrypto) */
+
+/* A nonce as lower-case hex: at most 128 bits, and a NUL. */
+#define CORE_NONCE_HEX 33
+
+/* What a checked time-stamp reply says. */
+typedef struct core_stamp {
+  char time[32];  /* the TSA's time (genTime, seconds), as core_utc_now */
+  long long secs; /* the same, seconds since 1970 */
+  char tsa[512];  /* the signer's subject (RFC 2253; no control byte) */
+  char imprint[CORE_SHA256_HEX]; /* the SHA-256 the token covers */
+  int chain_checked; /* 1: the signer chains to the CA file given */
+} core_stamp;
+
+/** A time-stamp request (DER TimeStampReq, version 1) over the SHA-256
+ * hex (64 lower-case digits), with a fresh random 64-bit nonce and
+ * certReq set (the reply must carry the TSA's certificate). OUT: *der
+ * newly allocated (core_free), *len, nonce (hex). CORE_EINPUT for a hex
+ * that is no SHA-256. */
+core_status core_stamp_request(const char *hex, char **der, size_t *len,
+                               char nonce[CORE_NONCE_HEX], core_err *err);
+/** Reads a request back (name for messages). OUT: hex, the SHA-256 it
+ * asks for; nonce ("" when it has none). CORE_EINPUT when it is none. */
+core_status core_stamp_request_read(const char *name, const void *der,
+                                    size_t len, char hex[CORE_SHA256_HEX],
+                                    char nonce[CORE_NONCE_HEX], core_err *err);
+/** Checks a time-stamp reply (DER TimeStampResp, as a TSA answers and as
+ * `openssl ts -reply` writes) in full: nothing after it, status granted,
+ * TSTInfo version 1 over a SHA-256 imprint equal to want (when not NULL),
+ * the nonce (when nonce is not NULL or ""), and a signature that verifies
+ * with a signer valid at the token's time and marked for time-stamping
+ * (extendedKeyUsage critical timeStamping). ca: a PEM file the signer
+ * must chain to; NULL: the certificates the token carries are trusted,
+ * which proves the signature and not who made it (out->chain_checked 0).
+ * name is for messages. OUT: *out. CORE_EVERIFY naming name and what is
+ * wrong; CORE_EINPUT when ca cannot be read. */
+core_status core_stamp_check(const char *name, const void *der, size_t len,
+                             const char *want, const char *nonce,
+                             const char *ca, core_stamp *out, core_err *err);
+
+/* SSH signatures (core/sshsig.c) */
+
+/* A key's fingerprint as ssh-keygen -l shows it: "SHA256:" and 43
+ * base64 digits, and a NUL. */
+#define CORE_SSH_FP 52
+
+/** Reads text (name for messages) as an armoured SSH signature (ssh-keygen
+ * -Y sign; at most SIGNATURE_MAX bytes) far enough to know it is one:
+ * the armour, its base64, the magic SSHSIG, version 1, a public key and a
+ * namespace. OUT: ns, the namespace (no control byte); fp, the
+ * fingerprint of the key it names. CORE_EVERIFY naming name when it is
+ * none; it proves nothing of the signature itself, which ssh-keygen -Y
+ * verify checks. */
+core_status core_sshsig_read(const char *name, const char *text, size_t len,
+                             char ns[64], char fp[CORE_SSH_FP], core_err *err);
 
 /* Time */
 

@@ -1,5 +1,5 @@
-/* hash.c: SHA-256 of buffers, files and directory trees (libcrypto; the
- * only file of prereg that includes it).
+/* hash.c: SHA-256 of buffers, files and directory trees (libcrypto, which
+ * only core/ includes).
  * SPDX-License-Identifier: MIT
  *
  * Tree digest encoding, so that anyone can recompute it: the SHA-256 of a

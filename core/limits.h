@@ -154,6 +154,10 @@
 /* A message from the spawn helper (its reply and what it passes on). */
 #define HELPER_MSG_MAX (1 << 20)
 
+/** The highest CPU number a sheet's `cpus` may name: glibc's cpu_set_t
+ * holds CPUs 0 to 1023. */
+#define CORE_MAX_CPU 1023
+
 /* Analysis */
 
 /** Most values one arm may have in a bootstrap (2^31 - 1). */
@@ -170,6 +174,21 @@
 /** Above this many values per arm a plot summarises instead of drawing
  * each point, so that it stays small at a million rows. */
 #define REPORT_POINTS_MAX 2000
+
+/* Time-stamps and signatures */
+
+/* A time-stamp reply or token (RFC 3161): a signed TSTInfo and the TSA's
+ * certificates, a few KiB; a public TSA's with its whole chain under 16
+ * KiB. A larger reply is refused without being read further. */
+#define STAMP_REPLY_MAX ((size_t)256 << 10)
+/* How long prereg waits for a TSA's reply (seconds, all of it). */
+#define STAMP_TIMEOUT_S 30
+/* An SSH signature (ssh-keygen -Y sign): an armoured blob of about 300
+ * bytes for an ed25519 key, about 1.5 KiB for RSA 4096. */
+#define SIGNATURE_MAX ((size_t)64 << 10)
+/* How long ssh-keygen may take to sign or check one signature (a key on
+ * an agent or a token may ask for a touch). */
+#define SIGNATURE_TIMEOUT_S 60
 
 /* The command line */
 

@@ -1,6 +1,6 @@
 /* text.c: how numbers and text are written for people: a number to a few
- * significant digits in a readable unit, and text made literal for
- * Markdown.
+ * significant digits in a readable unit, text made literal for
+ * Markdown, and text shown on a terminal with every control byte quoted.
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
@@ -122,6 +122,94 @@ void core_buf_md_escape(core_buf *b, const char *s) {
     if (md_needs(s, i))
       core_buf_puts(b, "\\");
     core_buf_append(b, s + i, 1);
+  }
+}
+
+/* Showing text on a terminal */
+
+/* Length of the valid UTF-8 sequence at s[i] (of len), or 0 when the
+ * byte there does not start one. */
+static size_t utf8_seq(const char *s, size_t i, size_t len) {
+  unsigned char c = (unsigned char)s[i];
+  size_t n = c < 0x80                 ? 1
+             : c >= 0xC2 && c <= 0xDF ? 2
+             : c >= 0xE0 && c <= 0xEF ? 3
+             : c >= 0xF0 && c <= 0xF4 ? 4
+                                      : 0;
+  if (n == 0 || n > len - i || core_utf8_invalid(s + i, n) != n)
+    return 0;
+  return n;
+}
+
+/* Whether the valid sequence of n bytes at s is a C1 control (U+0080 to
+ * U+009F, which a terminal may act on as it does on ESC [). */
+static int is_c1(const char *s, size_t n) {
+  return n == 2 && (unsigned char)s[0] == 0xC2 && (unsigned char)s[1] < 0xA0;
+}
+
+void core_buf_sh_quote(core_buf *b, const char *s, size_t len) {
+  static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                             "WXYZ0123456789/.,_:@%+=-";
+  size_t plain = 0;
+  while (plain < len && s[plain] && strchr(safe, s[plain]))
+    plain++;
+  if (len > 0 && plain == len) {
+    core_buf_append(b, s, len);
+    return;
+  }
+  core_buf_puts(b, "'");
+  for (size_t i = 0; i < len; i++)
+    if (s[i] == '\'')
+      core_buf_puts(b, "'\\''");
+    else
+      core_buf_append(b, s + i, 1);
+  core_buf_puts(b, "'");
+}
+
+size_t core_control_at(const char *s, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F ||
+        (c == 0xC2 && i + 1 < len && is_c1(s + i, 2)))
+      return i;
+  }
+  return len;
+}
+
+static void put_octal(core_buf *b, unsigned char c) {
+  char o[5] = {'\\', (char)('0' + (c >> 6)), (char)('0' + ((c >> 3) & 7)),
+               (char)('0' + (c & 7)), '\0'};
+  core_buf_puts(b, o);
+}
+
+void core_buf_quote(core_buf *b, const char *s, size_t len, unsigned flags) {
+  static const char named[] = "\a\b\t\n\v\f\r", letter[] = "abtnvfr";
+  size_t i = 0;
+  while (i < len) {
+    unsigned char c = (unsigned char)s[i];
+    size_t n = utf8_seq(s, i, len);
+    const char *k = c ? memchr(named, c, sizeof named - 1) : NULL;
+    if ((c == '\n' || c == '\t') && (flags & CORE_QUOTE_LINES)) {
+      core_buf_append(b, s + i, 1);
+    } else if (k) {
+      char e[3] = {'\\', letter[k - named], '\0'};
+      core_buf_puts(b, e);
+    } else if (c == '\\') {
+      core_buf_puts(b, flags & CORE_QUOTE_BACKSLASH ? "\\" : "\\\\");
+    } else if (n == 0 || c < 0x20 || c == 0x7F || is_c1(s + i, n)) {
+      /* A control, or a byte that starts no valid sequence: each byte
+       * in octal (a C1 control as its two bytes). */
+      size_t m = n ? n : 1;
+      for (size_t j = 0; j < m; j++)
+        put_octal(b, (unsigned char)s[i + j]);
+      i += m;
+      continue;
+    } else {
+      core_buf_append(b, s + i, n);
+      i += n;
+      continue;
+    }
+    i++;
   }
 }
 

@@ -438,25 +438,29 @@ typedef struct load_ctx {
   data_row_fn fn;
   void *fn_ctx;
   data_runvalues *values; /* the file's runs and metrics so far */
+  size_t cols;            /* the header's columns */
 } load_ctx;
 
-int data_row_header_ok(char **f, size_t n) {
+size_t data_row_header_ok(char **f, size_t n) {
   core_buf b;
-  int ok;
+  size_t ok = 0;
   core_buf_init(&b);
   for (size_t i = 0; i < n; i++) {
     if (i)
       core_buf_puts(&b, ",");
     core_buf_puts(&b, f[i]);
   }
-  ok = !b.oom && b.data && strcmp(b.data, DATA_ROW_HEADER) == 0;
+  if (!b.oom && b.data && strcmp(b.data, DATA_ROW_HEADER) == 0)
+    ok = DATA_NCOLS;
+  else if (!b.oom && b.data && strcmp(b.data, DATA_ROW_HEADER_PLAIN) == 0)
+    ok = DATA_NCOLS_PLAIN;
   core_buf_free(&b);
   return ok;
 }
 
 static core_status header_ok(char **f, size_t n, const char *name, long line,
-                             core_err *err) {
-  if (!data_row_header_ok(f, n))
+                             size_t *cols, core_err *err) {
+  if (!(*cols = data_row_header_ok(f, n)))
     return core_fail(err, CORE_EINPUT,
                      "%s:%ld: not a batch header (expected %s)", name, line,
                      DATA_ROW_HEADER);
@@ -486,8 +490,13 @@ static core_status on_load(void *vctx, char **f, size_t n, long line,
   core_status st;
   if (!c->header_seen) {
     c->header_seen = 1;
-    return header_ok(f, n, c->name, line, err);
+    return header_ok(f, n, c->name, line, &c->cols, err);
   }
+  if (n != c->cols)
+    return core_fail(err, CORE_EINPUT,
+                     "%s:%ld: %zu fields; this batch's header has %zu, so "
+                     "the file was edited",
+                     c->name, line, n, c->cols);
   if (!c->rows) {
     if ((st = data_row_parse_view(&r, f, n, c->name, line, err)) != CORE_OK ||
         (st = one_value(c, &r, line, err)) != CORE_OK)
@@ -575,7 +584,7 @@ static core_status scan_batches(const data_experiment *exp, load_ctx c,
 
 core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
                            core_err *err) {
-  load_ctx c = {NULL, rows, 0, NULL, NULL, NULL};
+  load_ctx c = {NULL, rows, 0, NULL, NULL, NULL, 0};
   core_status st;
   memset(rows, 0, sizeof *rows);
   /* The rows' strings are interned: most columns repeat a few values. */
@@ -590,7 +599,7 @@ core_status data_load_rows(const data_experiment *exp, data_rowset *rows,
 
 core_status data_scan_rows(const data_experiment *exp, data_row_fn fn,
                            void *ctx, core_err *err) {
-  load_ctx c = {NULL, NULL, 0, fn, ctx, NULL};
+  load_ctx c = {NULL, NULL, 0, fn, ctx, NULL, 0};
   return scan_batches(exp, c, err);
 }
 

@@ -532,6 +532,7 @@ static core_status add_frozen(item_list *l, const char *dir, const char *mpath,
       break;
     }
     if (strcmp(rel, "MANIFEST") == 0 || strcmp(rel, "README.md") == 0 ||
+        strcmp(rel, DATA_BUNDLE_MANIFEST_SIG) == 0 ||
         strcmp(rel, BUNDLE_MANIFEST) == 0 || has_prefix(rel, "report/") ||
         has_prefix(rel, "publish/") || has_prefix(rel, "original/")) {
       st = core_fail(err, CORE_EVERIFY,
@@ -656,6 +657,32 @@ static core_status add_originals(item_list *l, const char *dir,
 core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
                               const char *report_dir, const char *out_path,
                               char sha256[CORE_SHA256_HEX], core_err *err) {
+  return data_bundle_write_signed(exp_dir, sheet, report_dir, out_path, NULL,
+                                  0, sha256, err);
+}
+
+/* The MANIFEST's signature as a member of its own. */
+static core_status add_signature(item_list *l, const char *sig, size_t len,
+                                 core_err *err) {
+  char *copy;
+  if (!sig)
+    return CORE_OK;
+  if (!(copy = core_malloc(len + 1)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  memcpy(copy, sig, len);
+  copy[len] = '\0';
+  if (!items_add(l, DATA_BUNDLE_MANIFEST_SIG, 0, copy, len)) {
+    core_free(copy);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  return CORE_OK;
+}
+
+core_status
+data_bundle_write_signed(const char *exp_dir, const proto_sheet *sheet,
+                         const char *report_dir, const char *out_path,
+                         const char *sig, size_t sig_len,
+                         char sha256[CORE_SHA256_HEX], core_err *err) {
   item_list l = {0};
   core_buf tgz;
   char *mtext = NULL, *mpath = NULL, *dir = NULL;
@@ -663,7 +690,6 @@ core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
   const char *id;
   int has_report;
   core_status st;
-
   core_buf_init(&tgz);
   dir = core_strdup(exp_dir);
   if (!dir)
@@ -686,7 +712,8 @@ core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
   }
   if ((st = core_read_file(mpath, &mtext, &mlen, err)) != CORE_OK ||
       (st = add_frozen(&l, dir, mpath, mtext, mlen, "", err)) != CORE_OK ||
-      (st = add_originals(&l, dir, err)) != CORE_OK)
+      (st = add_originals(&l, dir, err)) != CORE_OK ||
+      (st = add_signature(&l, sig, sig_len, err)) != CORE_OK)
     goto cleanup;
   if (!items_add(&l, "MANIFEST", 0, mtext, mlen)) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");

@@ -64,8 +64,9 @@ static int kept_whole(const char *rel) {
 
 /* A member of the bundle that is not data (the verifier is not fed it). */
 static int not_data(const char *rel) {
-  return strcmp(rel, "README.md") == 0 || has_prefix(rel, "report/") ||
-         has_prefix(rel, "original/");
+  return strcmp(rel, "README.md") == 0 ||
+         strcmp(rel, DATA_BUNDLE_MANIFEST_SIG) == 0 ||
+         has_prefix(rel, "report/") || has_prefix(rel, "original/");
 }
 
 /* What an extraction writes: the data, and of the report only what is

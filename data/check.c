@@ -70,6 +70,7 @@ struct data_check {
   char *scan_name;
   char stem[16];
   int is_csv, unfinished, header_seen, bad_header;
+  size_t cols; /* the columns of the file's header */
   long at_start, row_problems;
   run_acc run;
   data_runvalues *values; /* the streaming file's runs and metrics */
@@ -545,7 +546,7 @@ static core_status on_row(void *ctx, char **f, size_t n, long line,
   (void)err;
   if (!v->header_seen) {
     v->header_seen = 1;
-    if (!data_row_header_ok(f, n)) {
+    if (!(v->cols = data_row_header_ok(f, n))) {
       v->bad_header = 1;
       if (!v->unfinished)
         row_problem(v, line, "not a batch header (expected %s)",
@@ -555,6 +556,12 @@ static core_status on_row(void *ctx, char **f, size_t n, long line,
   }
   if (v->bad_header)
     return CORE_OK;
+  if (n != v->cols) {
+    if (!v->unfinished)
+      row_problem(v, line, "%zu fields; this batch's header has %zu", n,
+                  v->cols);
+    return CORE_OK;
+  }
   /* The row's strings point into the scanner's record: nothing to copy
    * or free for a check. */
   if (data_row_parse_view(&r, f, n, v->scan_name, line, &e) != CORE_OK) {

@@ -22,8 +22,9 @@ int data_row_node_lost(const data_row *r) {
 
 int data_row_setup_failure(const data_row *r) {
   return !r->valid && r->reason &&
-         strncmp(r->reason, DATA_SETUP_FAILURE, strlen(DATA_SETUP_FAILURE)) ==
-             0;
+         (strncmp(r->reason, DATA_SETUP_FAILURE, strlen(DATA_SETUP_FAILURE)) ==
+              0 ||
+          strncmp(r->reason, DATA_CONDITIONS, strlen(DATA_CONDITIONS)) == 0);
 }
 
 data_run_in data_run_in_of(const data_row *r) {

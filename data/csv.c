@@ -117,7 +117,21 @@ void data_csv_row(core_buf *b, const data_row *r, const char *batch_id,
   core_buf_puts(b, ",");
   if (r->has_value)
     put_number(b, r->value);
-  core_buf_printf(b, ",%d\n", r->quick ? 1 : 0);
+  core_buf_printf(b, ",%d", r->quick ? 1 : 0);
+  for (int f = 0; f < DATA_NFACTS; f++) {
+    core_buf_puts(b, ",");
+    if (r->has_fact & (1u << f))
+      put_number(b, r->fact[f]);
+  }
+  core_buf_puts(b, ",");
+  csv_field(b, r->cpus);
+  core_buf_puts(b, "\n");
+}
+
+const char *data_fact_name(int f) {
+  static const char *const names[DATA_NFACTS] = {
+      "load1", "runnable", "ctxsw_invol", "cpu_mhz", "throttle", "swap_in"};
+  return f >= 0 && f < DATA_NFACTS ? names[f] : "";
 }
 
 /* Reading:
@@ -578,6 +592,7 @@ void data_row_clear(data_row *r) {
   core_free(r->exit_code);
   core_free(r->reason);
   core_free(r->metric);
+  core_free(r->cpus);
   memset(r, 0, sizeof *r);
 }
 
@@ -671,10 +686,58 @@ static core_status check_utf8(char **f, const int *col, size_t n,
   return CORE_OK;
 }
 
+/* The conditions' columns of a row of DATA_NCOLS fields (f[20..26]) into
+ * r: a fact is empty (absent) or a finite number not negative; cpus is
+ * checked as text with the other strings. */
+static core_status parse_facts(data_row *r, char **f, const char *name,
+                               long line, core_err *err) {
+  for (int k = 0; k < DATA_NFACTS; k++) {
+    const char *t = f[DATA_NCOLS_PLAIN + k], *why;
+    double v;
+    if (!t[0])
+      continue;
+    why = core_parse_decimal(t, &v);
+    if (!why && (!isfinite(v) || v < 0))
+      why = "not a finite number that is not negative";
+    if (why)
+      return core_fail(err, CORE_EINPUT,
+                       "%s:%ld: %s '%.80s': %s; prereg never writes such a "
+                       "value, so the file was edited",
+                       name, line, data_fact_name(k), t, why);
+    r->fact[k] = v;
+    r->has_fact |= 1u << k;
+  }
+  const char *cpus = f[DATA_NCOLS - 1];
+  if (core_utf8_invalid(cpus, strlen(cpus)) < strlen(cpus))
+    return core_fail(err, CORE_EINPUT, "%s:%ld: cpus: not valid UTF-8", name,
+                     line);
+  return CORE_OK;
+}
+
+/* r->cpus from the row's last column, or "" for a row without it; out
+ * of memory leaves r holding nothing to free. */
+static core_status set_cpus(data_row *r, char **f, size_t n,
+                            data_strpool *pool, int borrow, const char *name,
+                            long line, core_err *err) {
+  const char *t = n == DATA_NCOLS ? f[DATA_NCOLS - 1] : "";
+  if (borrow)
+    r->cpus = (char *)t;
+  else
+    r->cpus = pool ? (char *)data_strpool_intern(pool, t, strlen(t))
+                   : core_strdup(t);
+  if (r->cpus)
+    return CORE_OK;
+  if (pool)
+    memset(r, 0, sizeof *r);
+  else
+    data_row_clear(r);
+  return core_fail(err, CORE_ENOMEM, "%s:%ld: out of memory", name, line);
+}
+
 static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
                              long line, data_strpool *pool, int borrow,
                              core_err *err) {
-  static const char *const cols[DATA_NCOLS] = {
+  static const char *const cols[DATA_NCOLS_PLAIN] = {
       "sheet_version", "sheet_sha256", "batch",     "source",
       "workload",      "arm",          "round",     "seq",
       "run_id",        "started_at",   "host",      "image_digest",
@@ -689,15 +752,15 @@ static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
   static const int slot_col[] = {1,  2,  3,  4,  5,  8,  9,
                                  10, 11, 12, 13, 14, 16, 17};
   memset(r, 0, sizeof *r);
-  if (n != DATA_NCOLS)
+  if (n != DATA_NCOLS && n != DATA_NCOLS_PLAIN)
     return core_fail(err, CORE_EINPUT,
-                     "%s:%ld: %zu fields; a batch row has %d", name, line, n,
-                     DATA_NCOLS);
+                     "%s:%ld: %zu fields; a batch row has %d (or %d, written "
+                     "before the conditions' columns)",
+                     name, line, n, DATA_NCOLS, DATA_NCOLS_PLAIN);
   if (!parse_long(f[0], &v) || v < 0 || v > 1000000)
     return core_fail(err, CORE_EINPUT,
-                     "%s:%ld: %s '%s' is not a version "
-                     "number",
-                     name, line, cols[0], f[0]);
+                     "%s:%ld: %s '%s' is not a version number", name, line,
+                     cols[0], f[0]);
   r->sheet_version = (int)v;
   if (!parse_long(f[6], &r->round) || r->round < 0)
     return core_fail(err, CORE_EINPUT, "%s:%ld: %s '%s' is not a count", name,
@@ -728,7 +791,8 @@ static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
   }
   core_status st = check_utf8(f, slot_col, sizeof slots / sizeof slots[0],
                               cols, name, line, err);
-  if (st != CORE_OK)
+  if (st != CORE_OK || (n == DATA_NCOLS &&
+                        (st = parse_facts(r, f, name, line, err)) != CORE_OK))
     return st;
   for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
     const char *field = f[slot_col[i]];
@@ -748,5 +812,5 @@ static core_status parse_row(data_row *r, char **f, size_t n, const char *name,
       return core_fail(err, CORE_ENOMEM, "%s:%ld: out of memory", name, line);
     }
   }
-  return CORE_OK;
+  return set_cpus(r, f, n, pool, borrow, name, line, err);
 }

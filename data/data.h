@@ -42,12 +42,38 @@ const char *data_value_parse(const char *metric, const char *text, double *v);
 
 /* Rows */
 
-/* The CSV header of every batch, in this order. One row per run and
- * metric (long format, like the import format). */
-#define DATA_ROW_HEADER                                                       \
+/* The CSV header of every batch prereg writes, in this order. One row per
+ * run and metric (long format, like the import format). The columns
+ * after quick are the machine's conditions around the run (data_fact_kind);
+ * a batch written before they existed has DATA_ROW_HEADER_PLAIN, and its
+ * rows are read with every fact absent. */
+#define DATA_ROW_HEADER_PLAIN                                                 \
   "sheet_version,sheet_sha256,batch,source,workload,arm,round,seq,run_id,"    \
   "started_at,host,image_digest,cache_policy,cache_state,exit_code,valid,"    \
   "reason,metric,value,quick"
+#define DATA_ROW_HEADER                                                       \
+  DATA_ROW_HEADER_PLAIN                                                       \
+  ",load1,runnable,ctxsw_invol,cpu_mhz,throttle,swap_in,cpus"
+
+/* The per-run facts of the machine's conditions, in column order: the
+ * 1-minute load average and the running tasks before the run (from
+ * /proc/loadavg), the run's involuntary context switches (its rusage),
+ * the mean current frequency in MHz of the CPUs it may use (cpufreq), the
+ * thermal throttle events during it and the pages swapped in during it.
+ * A fact the host has no source for is absent (an empty field), never
+ * 0. */
+typedef enum data_fact_kind {
+  DATA_FACT_LOAD1,
+  DATA_FACT_RUNNABLE,
+  DATA_FACT_CTXSW_INVOL,
+  DATA_FACT_CPU_MHZ,
+  DATA_FACT_THROTTLE,
+  DATA_FACT_SWAP_IN,
+  DATA_NFACTS
+} data_fact_kind;
+
+/** The column name of fact f ("load1", ...); "" when out of range. */
+const char *data_fact_name(int f);
 
 typedef struct data_row {
   int sheet_version;
@@ -70,6 +96,11 @@ typedef struct data_row {
   double value; /* NaN when has_value is 0 */
   int has_value;
   int quick; /* collected under run --quick */
+  /* The conditions around the run: fact[f] is meaningful only when bit
+   * (1u << f) of has_fact is set (a zeroed row has none). */
+  double fact[DATA_NFACTS];
+  unsigned has_fact;
+  char *cpus; /* the CPUs the run was pinned to ("1-2"), "" when not */
 } data_row;
 
 /* A set of rows. Who owns the rows' strings depends on pool:
@@ -202,6 +233,93 @@ core_status data_register(data_experiment *exp, const proto_sheet *sheet,
 core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
                        core_err *err);
 
+/* Time-stamps (data/stamp.c)
+ *
+ * A version is stamped by a time-stamping authority (RFC 3161) over the
+ * SHA-256 of its record, versions/vN.json (which holds the sheet's
+ * SHA-256 and the filing time): the token is frozen as stamps/vN.tsr and
+ * listed in the MANIFEST, so publish carries it. A request waiting to be
+ * sent by other means is stamps/vN.tsq, never frozen. */
+#define DATA_STAMPS_DIR "stamps"
+
+/** The SHA-256 a stamp of version k covers: of versions/vK.json. */
+core_status data_stamp_digest(const data_experiment *exp, int k,
+                              char hex[CORE_SHA256_HEX], core_err *err);
+/** 1 when version k has a frozen stamp. */
+int data_stamp_has(const data_experiment *exp, int k);
+/** Freezes tsr (a reply the caller checked) as version k's stamp and
+ * lists it in the MANIFEST, under the lock; a pending request of k is
+ * removed. CORE_EINPUT when k is no version or is stamped already. */
+core_status data_stamp_freeze(data_experiment *exp, int k, const void *tsr,
+                              size_t len, core_err *err);
+/** Writes the request tsq of version k as stamps/vK.tsq (mode 0644; not
+ * frozen). OUT: *path newly allocated (core_free). */
+core_status data_stamp_request_write(const data_experiment *exp, int k,
+                                     const void *tsq, size_t len, char **path,
+                                     core_err *err);
+/** The pending request of version k. OUT: *tsq newly allocated
+ * (core_free), NULL when there is none; *len. */
+core_status data_stamp_request_read(const data_experiment *exp, int k,
+                                    char **tsq, size_t *len, core_err *err);
+/** verify's check of every version's stamp: a line per version ("v0:
+ * stamped TIME by TSA", with "(chain not checked: no --tsa-ca)" when ca
+ * is NULL, or "v0: not stamped"), and for a token that does not verify,
+ * covers another digest or (ca) does not chain to ca, a line naming the
+ * file, counted in *problems; a file of stamps/ that is no version's
+ * stamp too. CORE_EINPUT when ca cannot be read, CORE_ENOMEM. */
+core_status data_stamps_verify(const data_experiment *exp, const char *ca,
+                               core_buf *report, long *problems,
+                               core_err *err);
+
+/* Signatures: a version's record signed with an SSH key (ssh-keygen -Y
+ * sign -n prereg) is frozen as signatures/vN.sig, listed in the
+ * MANIFEST. */
+#define DATA_SIGNATURES_DIR "signatures"
+
+/* What a reader is told of each version's proofs (analyze --json
+ * `registration`, the report): the time-stamp when its token verifies
+ * against the version's record (the certificate it carries; verify
+ * checks the chain), and the key the signature names (verify checks the
+ * signature). */
+typedef struct data_registration {
+  int version;
+  char sha256[CORE_SHA256_HEX]; /* the sheet's */
+  int stamped;                  /* 0: no token, or one that fails */
+  char stamp_time[32], tsa[512];
+  char key[CORE_SSH_FP]; /* "" when not signed */
+} data_registration;
+
+/** One entry per version of exp's chain. OUT: *out newly allocated
+ * (core_free), *n. CORE_ENOMEM only. */
+core_status data_registration_load(const data_experiment *exp,
+                                   data_registration **out, size_t *n,
+                                   core_err *err);
+
+/* A stamp and a signature taken while a version is filed (register and
+ * amend with --tsa, --sign): fn gets the version's number and the
+ * SHA-256 of its record before anything is written, and returns the
+ * checked reply to freeze with it (OUT: *tsr newly allocated, core_free;
+ * *len); sign gets the record's text and returns its signature (OUT:
+ * *sig newly allocated, *sig_len). Either may be NULL; an error leaves
+ * nothing filed. */
+typedef struct data_stamper {
+  core_status (*fn)(void *ctx, int version, const char *hex, char **tsr,
+                    size_t *len, core_err *err);
+  core_status (*sign)(void *ctx, const char *text, size_t len, char **sig,
+                      size_t *sig_len, core_err *err);
+  void *ctx;
+} data_stamper;
+
+/** data_register, with the version stamped in the same step (stamper may
+ * be NULL: none). */
+core_status data_register_stamped(data_experiment *exp,
+                                  const proto_sheet *sheet,
+                                  const data_stamper *stamper, int *already,
+                                  core_err *err);
+/** data_amend, with the new version stamped in the same step. */
+core_status data_amend_stamped(data_experiment *exp, const proto_sheet *sheet,
+                               const data_stamper *stamper, core_err *err);
+
 /** The lock that run and import call: CORE_ELOCK when not registered or
  * when the text differs from the newest version; the message lists the
  * changed lines and says to append an amendment and run prereg amend. */
@@ -278,7 +396,9 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
  * with 1 <= round <= runs of a workload prereg runs fills that round of
  * the plan, valid or not: `run` does not run it again. Imported runs never
  * fill a round, nor does a run a lost node left (DATA_NODE_LOST: run
- * --resume runs that round again on its host).
+ * --resume runs that round again on its host), a setup failure
+ * (DATA_SETUP_FAILURE) or a run beyond the registered conditions
+ * (DATA_CONDITIONS).
  *
  * A plan with hosts (the sheet's `hosts` block) crosses every workload and
  * arm with its hosts: the declared nodes, or for a count the first that
@@ -330,6 +450,11 @@ void data_run_in_add(data_run_in *in, const data_row *r);
  * collected): kept, invalid, and filling no round of the plan, so that
  * the plan is run whole once the mistake is fixed. */
 #define DATA_SETUP_FAILURE "setup failure"
+/** What the reason of a run beyond the sheet's registered conditions
+ * starts with ("outside the registered conditions: load 3.2 above the
+ * registered 1.0"): kept, invalid, and filling no round of the plan, so
+ * that `run --resume` takes it again. */
+#define DATA_CONDITIONS "outside the registered conditions"
 
 /* What the rule decided for one run. */
 typedef struct data_run_fate {
@@ -625,6 +750,15 @@ void data_batch_abandon(data_batch *b);
  * in one place, the caller fills plain values without knowing how they
  * are encoded, and only data/ writes what it stores (with jansson).
  * Every pointer is borrowed for the call. */
+/* One fact of what adds noise on a host (`prereg host`): its name
+ * ("governor", "aslr", ...) and its value in words, "" when the host has
+ * no source for it. */
+#define DATA_HOST_CONDS 12
+typedef struct data_host_cond {
+  char name[24];
+  char value[160];
+} data_host_cond;
+
 typedef struct data_host_facts {
   char hostname[256];
   char kernel[700];      /* uname: system, release, version, machine */
@@ -634,6 +768,10 @@ typedef struct data_host_facts {
   char cpu_governor[64]; /* "" when unknown (written as null) */
   int has_load_start, has_load_end; /* 0: the load was unreadable */
   double load_avg_start[3], load_avg_end[3];
+  /* What adds noise here (written as host.conditions): n_cond of them,
+   * none for a host whose facts predate them. */
+  data_host_cond cond[DATA_HOST_CONDS];
+  size_t n_cond;
 } data_host_facts;
 
 typedef struct data_arm_image {
@@ -897,6 +1035,18 @@ const char *data_fact_get(const data_batch_info *b, const char *key);
 core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
                               const char *report_dir, const char *out_path,
                               char sha256[CORE_SHA256_HEX], core_err *err);
+
+/* A bundle's MANIFEST signed with an SSH key (publish --sign): the
+ * member ID/manifest.sig, outside the MANIFEST it signs. */
+#define DATA_BUNDLE_MANIFEST_SIG "manifest.sig"
+
+/** data_bundle_write with the MANIFEST's signature (sig[0..sig_len), an
+ * armoured SSH signature) as the member manifest.sig; sig NULL: none. */
+core_status
+data_bundle_write_signed(const char *exp_dir, const proto_sheet *sheet,
+                         const char *report_dir, const char *out_path,
+                         const char *sig, size_t sig_len,
+                         char sha256[CORE_SHA256_HEX], core_err *err);
 
 /** Checks the bundle at path without unpacking it: every member against
  * BUNDLE-MANIFEST and MANIFEST, missing, added and duplicate members,

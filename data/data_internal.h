@@ -10,8 +10,10 @@
 
 /* Rows as CSV */
 
-/* Number of columns of DATA_ROW_HEADER. */
-#define DATA_NCOLS 20
+/* Number of columns of DATA_ROW_HEADER, and of DATA_ROW_HEADER_PLAIN
+ * (a batch written before the conditions' columns). */
+#define DATA_NCOLS 27
+#define DATA_NCOLS_PLAIN 20
 
 /* One record as the scanner hands it over: fields are NUL-terminated and
  * borrowed until the callback returns. */
@@ -60,7 +62,8 @@ core_status data_csvscan_end(data_csvscan *s);
 void data_csv_row(core_buf *b, const data_row *r, const char *batch_id,
                   const char *source);
 
-/** Fills r from the DATA_NCOLS fields of one record; name and line are
+/** Fills r from the DATA_NCOLS (or DATA_NCOLS_PLAIN: no facts) fields of
+ * one record; name and line are
  * for messages. OUT: *r with newly allocated strings (data_row_clear
  * frees them); on error r holds nothing to free. */
 core_status data_row_parse(data_row *r, char **f, size_t n, const char *name,
@@ -383,8 +386,9 @@ core_status data_check_end(data_check *v, data_check_result *res,
  * or backslash. */
 int data_safe_rel(const char *rel);
 
-/** 1 when the record is DATA_ROW_HEADER exactly. */
-int data_row_header_ok(char **f, size_t n);
+/** The number of columns when the record is DATA_ROW_HEADER or
+ * DATA_ROW_HEADER_PLAIN exactly, else 0. */
+size_t data_row_header_ok(char **f, size_t n);
 
 /* Bundles (bundle.c writes them, bundle_read.c reads them) */
 
@@ -398,6 +402,16 @@ int data_row_header_ok(char **f, size_t n);
 
 /** The contract's id pattern: [a-z0-9][a-z0-9-]* (n bytes of s). */
 int data_valid_id(const char *s, size_t n);
+
+/* Time-stamps */
+
+/** Writes tsr as stamps/vK.tsr (frozen, mode 0444; not listed: the
+ * caller adds it to the MANIFEST) and removes a pending stamps/vK.tsq. */
+core_status data_stamp_write(const data_experiment *exp, int k,
+                             const void *tsr, size_t len, core_err *err);
+/** Writes sig as signatures/vK.sig (frozen; the caller lists it). */
+core_status data_sign_write(const data_experiment *exp, int k, const void *sig,
+                            size_t len, core_err *err);
 
 /* Versions */
 
@@ -435,8 +449,9 @@ const data_tally *data_counted_tally(const data_counted *c,
 
 /** 1 when r is such a row. */
 int data_row_node_lost(const data_row *r);
-/** 1 when r is a row of a run stopped as a setup mistake (its reason
- * starts with DATA_SETUP_FAILURE). */
+/** 1 when r is a row of a run stopped as a setup mistake, or one beyond
+ * the registered conditions (its reason starts with DATA_SETUP_FAILURE or
+ * DATA_CONDITIONS): either fills no round of the plan. */
 int data_row_setup_failure(const data_row *r);
 
 /** Why row i (of the rows given to data_count_rows) is not analysed, in

@@ -435,21 +435,17 @@ static core_status data_state_json(const data_experiment *exp, json_t **out,
   return CORE_OK;
 }
 
-static core_status write_json(const char *path, json_t *root, core_err *err) {
-  char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-  core_status st;
-  if (!text)
+/* The text versions/vK.json holds (what a stamp covers). OUT: *text
+ * newly allocated (core_free), *len. */
+static core_status json_text(const char *path, json_t *root, char **text,
+                             size_t *len, core_err *err) {
+  char *t = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  *text = t ? core_asprintf("%s\n", t) : NULL;
+  core_free(t);
+  if (!*text)
     return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
-  {
-    size_t len = strlen(text);
-    char *withnl = core_asprintf("%s\n", text);
-    core_free(text);
-    if (!withnl)
-      return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
-    st = core_write_file_atomic(path, withnl, len + 1, 0444, err);
-    core_free(withnl);
-  }
-  return st;
+  *len = strlen(*text);
+  return CORE_OK;
 }
 
 /* Inputs */
@@ -542,19 +538,52 @@ static core_status copy_inputs(data_experiment *exp, const proto_sheet *sheet,
   return st;
 }
 
-/* Writes versions/vK.lua (+ .diff) + .json and lists them in the
- * MANIFEST. The .json goes last: a version exists once its .json does,
- * so a crash before that leaves the chain as it was. */
+/* A stamp of the version's record before anything is written: a TSA
+ * that cannot be reached or refuses leaves nothing registered. OUT:
+ * *tsr (core_free; NULL without a stamper), *len; rel gets its path. */
+static core_status take_stamp(const data_stamper *stamper, size_t k,
+                              const char *text, size_t text_len, char **tsr,
+                              size_t *len, char **rel, size_t *n_rel,
+                              core_err *err) {
+  char hex[CORE_SHA256_HEX];
+  *tsr = NULL;
+  *len = 0;
+  if (!stamper || !stamper->fn)
+    return CORE_OK;
+  core_sha256_hex(text, text_len, hex);
+  if (!(rel[(*n_rel)++] = core_asprintf(DATA_STAMPS_DIR "/v%zu.tsr", k)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  return stamper->fn(stamper->ctx, (int)k, hex, tsr, len, err);
+}
+
+/* The record signed, before anything is written. OUT: as take_stamp. */
+static core_status take_signature(const data_stamper *stamper, size_t k,
+                                  const char *text, size_t text_len,
+                                  char **sig, size_t *len, char **rel,
+                                  size_t *n_rel, core_err *err) {
+  *sig = NULL;
+  *len = 0;
+  if (!stamper || !stamper->sign)
+    return CORE_OK;
+  if (!(rel[(*n_rel)++] = core_asprintf(DATA_SIGNATURES_DIR "/v%zu.sig", k)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  return stamper->sign(stamper->ctx, text, text_len, sig, len, err);
+}
+
+/* Writes versions/vK.lua (+ .diff) + .json (and its stamp) and lists
+ * them in the MANIFEST. The .json goes last: a version exists once its
+ * .json does, so a crash before that leaves the chain as it was. */
 static core_status file_version(data_experiment *exp, const proto_sheet *sheet,
                                 size_t k, const char *diff,
                                 const data_inputs *in, json_t *root,
-                                core_err *err) {
+                                const data_stamper *stamper, core_err *err) {
   char *vdir = core_path_join(exp->dir, "versions");
   char *lua = core_asprintf("%s/versions/v%zu.lua", exp->dir, k);
   char *dif = core_asprintf("%s/versions/v%zu.diff", exp->dir, k);
   char *js = core_asprintf("%s/versions/v%zu.json", exp->dir, k);
-  char **rel = core_calloc(3, sizeof *rel);
-  size_t n_rel = 0;
+  char **rel = core_calloc(5, sizeof *rel);
+  char *text = NULL, *tsr = NULL, *sig = NULL;
+  size_t n_rel = 0, text_len = 0, tsr_len = 0, sig_len = 0;
   core_status st = CORE_OK;
   if (rel) {
     rel[n_rel++] = core_asprintf("versions/v%zu.lua", k);
@@ -567,6 +596,12 @@ static core_status file_version(data_experiment *exp, const proto_sheet *sheet,
     st = core_fail(err, CORE_ENOMEM, "out of memory");
     goto cleanup;
   }
+  if ((st = json_text(js, root, &text, &text_len, err)) != CORE_OK ||
+      (st = take_stamp(stamper, k, text, text_len, &tsr, &tsr_len, rel, &n_rel,
+                       err)) != CORE_OK ||
+      (st = take_signature(stamper, k, text, text_len, &sig, &sig_len, rel,
+                           &n_rel, err)) != CORE_OK)
+    goto cleanup;
   if ((st = core_mkdir_p(vdir, 0755, err)) != CORE_OK)
     goto cleanup;
   if ((st = core_write_file_atomic(lua, sheet->text, sheet->text_len, 0444,
@@ -575,14 +610,22 @@ static core_status file_version(data_experiment *exp, const proto_sheet *sheet,
   if (diff && (st = core_write_file_atomic(dif, diff, strlen(diff), 0444,
                                            err)) != CORE_OK)
     goto cleanup;
+  if ((tsr &&
+       (st = data_stamp_write(exp, (int)k, tsr, tsr_len, err)) != CORE_OK) ||
+      (sig &&
+       (st = data_sign_write(exp, (int)k, sig, sig_len, err)) != CORE_OK))
+    goto cleanup;
   if ((st = copy_inputs(exp, sheet, k, in, &rel, &n_rel, err)) != CORE_OK)
     goto cleanup;
-  if ((st = write_json(js, root, err)) != CORE_OK)
+  if ((st = core_write_file_atomic(js, text, text_len, 0444, err)) != CORE_OK)
     goto cleanup;
   st = data_manifest_add(exp->dir, rel, n_rel, err);
   if (st == CORE_OK)
     st = load_chain(exp, err);
 cleanup:
+  core_free(text);
+  core_free(tsr);
+  core_free(sig);
   core_free(vdir);
   core_free(lua);
   core_free(dif);
@@ -597,6 +640,13 @@ static const char *sheet_name(const proto_sheet *s) {
 
 core_status data_register(data_experiment *exp, const proto_sheet *sheet,
                           int *already, core_err *err) {
+  return data_register_stamped(exp, sheet, NULL, already, err);
+}
+
+core_status data_register_stamped(data_experiment *exp,
+                                  const proto_sheet *sheet,
+                                  const data_stamper *stamper, int *already,
+                                  core_err *err) {
   json_t *root, *state = NULL;
   data_inputs in;
   char now[32];
@@ -642,7 +692,7 @@ core_status data_register(data_experiment *exp, const proto_sheet *sheet,
   if (in.n)
     json_object_set_new(root, "inputs", inputs_json(&in));
   json_object_set_new(root, "data", state);
-  st = file_version(exp, sheet, 0, NULL, &in, root, err);
+  st = file_version(exp, sheet, 0, NULL, &in, root, stamper, err);
   json_decref(root);
   data_inputs_free(&in);
   return st;
@@ -860,6 +910,11 @@ static core_status check_new_amendment(const data_experiment *exp,
 
 core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
                        core_err *err) {
+  return data_amend_stamped(exp, sheet, NULL, err);
+}
+
+core_status data_amend_stamped(data_experiment *exp, const proto_sheet *sheet,
+                               const data_stamper *stamper, core_err *err) {
   const data_version *last;
   const char *name = sheet_name(sheet);
   const proto_amendment *na;
@@ -926,7 +981,7 @@ core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
   if (in.n)
     json_object_set_new(root, "inputs", inputs_json(&in));
   json_object_set_new(root, "data", state);
-  st = file_version(exp, sheet, k, diff, &in, root, err);
+  st = file_version(exp, sheet, k, diff, &in, root, stamper, err);
   json_decref(root);
   data_inputs_free(&in);
   core_free(shown);

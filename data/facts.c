@@ -106,6 +106,12 @@ static json_t *host_object(const data_host_facts *h, int *failed) {
   put(o, "load_avg_start", load_avg(h->has_load_start, h->load_avg_start),
       failed);
   put(o, "load_avg_end", load_avg(h->has_load_end, h->load_avg_end), failed);
+  if (h->n_cond) {
+    json_t *c = json_object();
+    for (size_t i = 0; c && i < h->n_cond && i < DATA_HOST_CONDS; i++)
+      put(c, h->cond[i].name, text_or_null(h->cond[i].value), failed);
+    put(o, "conditions", c, failed);
+  }
   return o;
 }
 

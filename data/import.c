@@ -581,12 +581,26 @@ static core_status no_arm(const imp *m, const char *where, const char *name,
                                  : "";
   const char *more = "; or import only the mapped names with "
                      "--ignore-unmapped";
-  if (hyperfine)
-    return core_fail(err, CORE_EINPUT,
-                     "%s: '%.*s%s' is not an arm; map it with --arm-from "
-                     "'%.*s%s=ARM', or name each command after its arm when "
-                     "running hyperfine (-n ARM)%s%s",
-                     where, q, name, cut, q, name, cut, long_hint, more);
+  core_buf h; /* the hint's NAME=ARM, one word for the shell */
+  char *hint;
+  core_buf_init(&h);
+  core_buf_printf(&h, "%.*s%s=ARM", q, name, cut);
+  hint = core_buf_steal(&h);
+  core_buf_sh_quote(&h, hint ? hint : "", hint ? strlen(hint) : 0);
+  core_free(hint);
+  if (h.oom) {
+    core_buf_free(&h);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  if (hyperfine) {
+    st = core_fail(err, CORE_EINPUT,
+                   "%s: '%.*s%s' is not an arm; map it with --arm-from %s, "
+                   "or name each command after its arm when running "
+                   "hyperfine (-n ARM)%s%s",
+                   where, q, name, cut, h.data, long_hint, more);
+    core_buf_free(&h);
+    return st;
+  }
   core_buf_init(&b);
   for (size_t i = 0; i < m->sheet->n_arms && b.len < IMPORT_QUOTE_MAX; i++)
     core_buf_printf(&b, "%s%s", i ? ", " : "", m->sheet->arms[i].name);
@@ -595,11 +609,12 @@ static core_status no_arm(const imp *m, const char *where, const char *name,
   st = core_fail(err, CORE_EINPUT,
                  "%s: '%.*s%s' is not an arm of %.*s (arms: %.600s); map it "
                  "with "
-                 "--arm-from '%.*s%s=ARM'%s%s",
+                 "--arm-from %s%s%s",
                  where, q, name, cut, q,
                  m->sheet->path ? m->sheet->path : "the sheet",
-                 b.data ? b.data : "none", q, name, cut, long_hint, more);
+                 b.data ? b.data : "none", h.data, long_hint, more);
   core_buf_free(&b);
+  core_buf_free(&h);
   return st;
 }
 

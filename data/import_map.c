@@ -7,6 +7,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -582,6 +583,48 @@ static int first_diff(const char *a, const char *b, char *key, size_t kcap,
   return 0;
 }
 
+/* Appends the text fmt makes as one word for the shell. */
+__attribute__((format(printf, 2, 3))) static void
+sh_word(core_buf *b, const char *fmt, ...) {
+  core_buf w;
+  va_list ap;
+  core_buf_init(&w);
+  va_start(ap, fmt);
+  core_buf_vprintf(&w, fmt, ap);
+  va_end(ap);
+  core_buf_sh_quote(b, w.data ? w.data : "", w.len);
+  core_buf_free(&w);
+}
+
+/* The message of pooled: the hints are one word each for the shell. */
+static core_status pooled_fail(const pair *p, const pair *q, const char *file,
+                               const char *shown, const char *key,
+                               const char *va, size_t la, const char *vb,
+                               size_t lb, const char *arm, core_err *err) {
+  core_buf where, from;
+  core_status st;
+  core_buf_init(&where);
+  core_buf_init(&from);
+  sh_word(&where, "%s=%.*s", key, (int)la, va);
+  sh_word(&from, "{%s=%.*s}%.*s=ARM", key, (int)la, va, IMPORT_QUOTE_MAX,
+          shown);
+  st = where.oom || from.oom
+           ? core_fail(err, CORE_ENOMEM, "out of memory")
+           : core_fail(err, CORE_EINPUT,
+                       "%s:%ld: %.*s is measured under two configurations "
+                       "that differ in %s ('%.*s' at line %ld, '%.*s' at "
+                       "line %ld), and both map to arm '%s': pooled, they "
+                       "would give one wrong number; select one with --where "
+                       "%s, or give each its arm with --arm-from %s; nothing "
+                       "was imported",
+                       file, q->line, IMPORT_QUOTE_MAX, shown, key, (int)la,
+                       va, p->line, (int)lb, vb, q->line, arm, where.data,
+                       from.data);
+  core_buf_free(&where);
+  core_buf_free(&from);
+  return st;
+}
+
 /* The refusal of one name under two configurations, p and q, in one arm. */
 static core_status pooled(const data_names *n, const proto_sheet *s,
                           const pair *p, const pair *q, const char *file,
@@ -597,16 +640,8 @@ static core_status pooled(const data_names *n, const proto_sheet *s,
     la = IMPORT_QUOTE_MAX / 2;
   if (lb > IMPORT_QUOTE_MAX / 2)
     lb = IMPORT_QUOTE_MAX / 2;
-  return core_fail(
-      err, CORE_EINPUT,
-      "%s:%ld: %.*s is measured under two configurations that differ in %s "
-      "('%.*s' at line %ld, '%.*s' at line %ld), and both map to arm '%s': "
-      "pooled, they would give one wrong number; select one with --where "
-      "%s=%.*s, or give each its arm with --arm-from '{%s=%.*s}%.*s=ARM'; "
-      "nothing was imported",
-      file, q->line, IMPORT_QUOTE_MAX, shown, key, (int)la, va, p->line,
-      (int)lb, vb, q->line, s->arms[p->arm].name, key, (int)la, va, key,
-      (int)la, va, IMPORT_QUOTE_MAX, shown);
+  return pooled_fail(p, q, file, shown, key, va, la, vb, lb,
+                     s->arms[p->arm].name, err);
 }
 
 /* Decides each flag (one mapping when the text before its last '=' is a

@@ -4,9 +4,13 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/limits.h"
 #include "data/data_internal.h"
@@ -86,11 +90,58 @@ static core_status add_folder(scan *sc, const char *rel, const char *abs,
   }
   for (size_t i = 0; i < n && st == CORE_OK; i++) {
     char *sub = core_path_join(rel, names[i]);
-    st = sub ? walk_path(sc, sub, depth + 1)
-             : core_fail(sc->err, CORE_ENOMEM, "out of memory");
+    if (!sub)
+      st = core_fail(sc->err, CORE_ENOMEM, "out of memory");
+    else if (names[i][0] == '.')
+      st = core_fail(sc->err, CORE_EPROTOCOL,
+                     "%s: inputs: %s: a name starting with '.'; inputs hold "
+                     "no dot-files or dot-folders (.git, .envrc, .vscode: "
+                     "tools act on them in the folder a replication copies "
+                     "them to): move it out of %s",
+                     sc->s->path, sub, rel);
+    else
+      st = walk_path(sc, sub, depth + 1);
     core_free(sub);
   }
   core_names_free(names, n);
+  return st;
+}
+
+/* Fails when a folder on the way to rel (below the sheet's folder, rel's
+ * last name aside: walk_path looks at it) is a symbolic link: each is
+ * opened from the one before it without following a link, so that
+ * "cfg/id_rsa" with cfg a link to ~/.ssh is refused. A missing one is
+ * left to walk_path. */
+static core_status check_way(scan *sc, const char *rel) {
+  char name[PATH_MAX];
+  int dfd = open(sc->s->sheet_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const char *p = rel;
+  core_status st = CORE_OK;
+  if (dfd < 0)
+    return core_fail(sc->err, CORE_EPROTOCOL, "%s: inputs: %s: %s",
+                     sc->s->path, sc->s->sheet_dir, strerror(errno));
+  while (st == CORE_OK && strchr(p, '/')) {
+    size_t n = strcspn(p, "/");
+    struct stat sb;
+    int next;
+    snprintf(name, sizeof name, "%.*s", (int)n, p);
+    p += n + 1;
+    if (n == 0)
+      continue;
+    next = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(sb.st_mode))
+      st = core_fail(sc->err, CORE_EPROTOCOL,
+                     "%s: inputs: %s: %.*s is a symbolic link; no link may "
+                     "stand on an input's path (the lock covers files in "
+                     "the sheet's folder): copy what it points to into it",
+                     sc->s->path, rel, (int)(p - 1 - rel), rel);
+    close(dfd);
+    if (next < 0)
+      return st;
+    dfd = next;
+  }
+  close(dfd);
   return st;
 }
 
@@ -100,6 +151,10 @@ static core_status walk_path(scan *sc, const char *rel, int depth) {
   core_status st = CORE_OK;
   if (!abs)
     return core_fail(sc->err, CORE_ENOMEM, "out of memory");
+  if (depth == 0 && (st = check_way(sc, rel)) != CORE_OK) {
+    core_free(abs);
+    return st;
+  }
   if (lstat(abs, &sb) != 0)
     st = errno == ENOENT && depth == 0
              ? push(sc, rel, "", 0)

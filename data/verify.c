@@ -103,6 +103,23 @@ static void check_orphans(walker *w) {
   core_free(bdir);
 }
 
+/* A time-stamp request written to be sent by other means is not frozen:
+ * a note that says how it goes away. 1 when rel is one. */
+static int pending_request(const walker *w, const char *full,
+                           const char *rel) {
+  size_t n = strlen(rel);
+  if (strncmp(rel, DATA_STAMPS_DIR "/", sizeof DATA_STAMPS_DIR) != 0 ||
+      n < 4 || strcmp(rel + n - 4, ".tsq") != 0 ||
+      data_check_listed(w->v, rel))
+    return 0;
+  core_buf_printf(w->out,
+                  "note: %s: a time-stamp request not yet answered; send it "
+                  "to a TSA and freeze the reply with prereg stamp SHEET "
+                  "--attach FILE.tsr\n",
+                  full);
+  return 1;
+}
+
 /* Feeding the verifier */
 
 /* The whole of a small file (versions, facts) to feed. */
@@ -170,7 +187,7 @@ static void feed_entry(walker *w, const char *full, const char *rel,
   if (strncmp(rel, DATA_PILOT_DIR "/", sizeof DATA_PILOT_DIR) == 0 &&
       !data_check_listed(w->v, rel))
     return;
-  if (debris(w, full, name))
+  if (debris(w, full, name) || pending_request(w, full, rel))
     return;
   if (!S_ISREG(sb.st_mode)) {
     if (data_check_listed(w->v, rel))
@@ -286,6 +303,8 @@ core_status data_verify(const data_experiment *exp, core_buf *report,
     walk(&w, "versions", pass);
     walk(&w, "batches", pass);
     walk(&w, "inputs", pass);
+    walk(&w, DATA_STAMPS_DIR, pass);
+    walk(&w, DATA_SIGNATURES_DIR, pass);
   }
   walk_pilot(&w);
   check_orphans(&w);

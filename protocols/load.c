@@ -367,6 +367,15 @@ char *proto_dup_value(walk *w, int idx) {
         "is not valid UTF-8 (at byte %zu of the string, 0x%02X); text in a "
         "sheet must be UTF-8",
         bad + 1, (unsigned)(unsigned char)v[bad]);
+  /* A terminal acts on a control character (ESC clears lines and moves
+   * the cursor, CR writes over what came before, OSC 8 makes a link):
+   * text a reader is shown must show what it holds. */
+  if ((bad = core_control_at(v, len)) < len)
+    proto_fail(w,
+               "holds a control character (byte %zu of the string, 0x%02X); "
+               "text in a sheet may hold newlines and tabs but no other "
+               "control character (ESC, CR, BEL, DEL, C1)",
+               bad + 1, (unsigned)(unsigned char)v[bad]);
   d = core_strndup(v, len);
   if (!d)
     proto_oom(w);
@@ -836,12 +845,29 @@ static void check_caps(walk *w, int protocol_line) {
   }
 }
 
+/* The sheet's id names the experiment's data folder. */
+static void check_id(walk *w, const char *id) {
+  int ok = strlen(id) <= 64 && (proto_is_lower((unsigned char)id[0]) ||
+                                proto_is_digit((unsigned char)id[0]));
+  for (const char *p = id; *p && ok; p++)
+    ok = proto_is_lower((unsigned char)*p) ||
+         proto_is_digit((unsigned char)*p) || *p == '-';
+  if (!ok) {
+    proto_path_key(w, "id");
+    proto_fail(w,
+               "must match [a-z0-9][a-z0-9-]* (at most 64 bytes: it names "
+               "the experiment's data folder), got \"%s\"",
+               id);
+  }
+}
+
 int proto_convert(lua_State *L) {
   static const char *const keys[] = {
-      "id",         "title",   "question",   "author",  "vars",
-      "arms",       "image",   "workloads",  "metrics", "rule",
-      "hypotheses", "threats", "amendments", "hosts",   "published",
-      "inputs",     "plan",    "replicates", NULL};
+      "id",         "title",   "question",   "author",     "vars",
+      "arms",       "image",   "workloads",  "metrics",    "rule",
+      "hypotheses", "threats", "amendments", "hosts",      "published",
+      "inputs",     "plan",    "replicates", "conditions", "cpus",
+      NULL};
   walk w;
   proto_sheet *s = lua_touserdata(L, 1);
   int pl = s->lua->protocol_line;
@@ -855,20 +881,7 @@ int proto_convert(lua_State *L) {
 
   set_top_line(&w, "id", pl);
   proto_get_string(&w, 1, "id", REQ, &s->id);
-  {
-    int ok = strlen(s->id) <= 64 && (proto_is_lower((unsigned char)s->id[0]) ||
-                                     proto_is_digit((unsigned char)s->id[0]));
-    for (const char *p = s->id; *p && ok; p++)
-      ok = proto_is_lower((unsigned char)*p) ||
-           proto_is_digit((unsigned char)*p) || *p == '-';
-    if (!ok) {
-      proto_path_key(&w, "id");
-      proto_fail(&w,
-                 "must match [a-z0-9][a-z0-9-]* (at most 64 bytes: it names "
-                 "the experiment's data folder), got \"%s\"",
-                 s->id);
-    }
-  }
+  check_id(&w, s->id);
   set_top_line(&w, "title", pl);
   proto_get_string(&w, 1, "title", REQ, &s->title);
   set_top_line(&w, "question", pl);
@@ -877,6 +890,8 @@ int proto_convert(lua_State *L) {
   proto_get_string(&w, 1, "author", OPT, &s->author);
   set_top_line(&w, "vars", pl);
   proto_read_vars(&w, 1);
+  set_top_line(&w, "conditions", pl);
+  proto_read_conditions(&w, 1);
   set_top_line(&w, "arms", pl);
   proto_read_arms(&w, 1);
   set_top_line(&w, "image", pl);

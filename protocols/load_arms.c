@@ -66,8 +66,9 @@ static void check_same_kind(walk *w, const proto_arm *a,
 }
 
 void proto_read_arms(walk *w, int t) {
-  static const char *const keys[] = {
-      "name", "reference", "run", "requires", "versions", "image", NULL};
+  static const char *const keys[] = {"name",     "reference", "run",
+                                     "requires", "versions",  "image",
+                                     "cpus",     "null",      NULL};
   proto_sheet *s = w->s;
   int base_line = w->line, have_ref = 0;
   size_t mark;
@@ -108,10 +109,12 @@ void proto_read_arms(walk *w, int t) {
       have_ref = 1;
       s->reference = (size_t)(i - 1);
     }
+    proto_read_arm_conditions(w, at, a);
     if (!proto_get_template(w, at, "run", OPT, T_RUN | T_CMD, &a->run))
       a->run = proto_dup_str(w, "{cmd}");
     a->whole = !proto_uses_placeholder(a->run, "cmd");
-    if (i > 1)
+    /* An A/A arm's run is the reference's, copied once all are read. */
+    if (i > 1 && !a->null && !s->arms[0].null)
       check_same_kind(w, a, &s->arms[0]);
     proto_get_string_list(w, at, "requires", OPT,
                           LIST_TEMPLATE | LIST_NONEMPTY, "a list of commands",
@@ -127,5 +130,6 @@ void proto_read_arms(walk *w, int t) {
   if (!have_ref)
     proto_fail(w, "no arm has reference = true; mark exactly one, the arm the "
                   "others are compared with");
+  proto_null_arms(w);
   proto_leave(w, mark);
 }

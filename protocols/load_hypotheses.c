@@ -192,13 +192,20 @@ static void read_claim_arms(walk *w, int ht, proto_hypothesis *h) {
                    "\"%s\" is the reference arm; a claim is about the "
                    "other arms, each compared with it",
                    h->arms[k]);
+      if (s->arms[ai].null)
+        proto_fail(w,
+                   "\"%s\" is an A/A arm (null = true): it runs the "
+                   "reference's command again, and its ratio is the host's "
+                   "noise floor, not a result a hypothesis may claim",
+                   h->arms[k]);
       proto_path_pop(w, m3);
     }
   } else if (h->kind != PROTO_CLAIM_FUNCTION) {
-    /* By default a claim is about every arm but the reference. */
+    /* By default a claim is about every arm but the reference (and the
+     * A/A arms). */
     h->arms = proto_alloc_array(w, s->n_arms - 1, sizeof *h->arms);
     for (size_t a = 0; a < s->n_arms; a++)
-      if (a != s->reference)
+      if (a != s->reference && !s->arms[a].null)
         h->arms[h->n_arms++] = proto_dup_str(w, s->arms[a].name);
   }
 }

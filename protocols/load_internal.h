@@ -137,5 +137,11 @@ void proto_read_published(walk *w, int t);
 void proto_read_hosts(walk *w, int t);
 void proto_read_inputs(walk *w, int t);
 void proto_read_plan(walk *w, int t);
+/** conditions, and the sheet's cpus (load_conditions.c). */
+void proto_read_conditions(walk *w, int t);
+/** An arm's cpus and null (after the arms are read: a null arm copies the
+ * reference's run). */
+void proto_read_arm_conditions(walk *w, int at, proto_arm *a);
+void proto_null_arms(walk *w);
 
 #endif

@@ -453,19 +453,31 @@ void proto_read_published(walk *w, int t) {
 }
 
 /* inputs: paths relative to the sheet's folder that stay inside it, so
- * that the lock names the same files wherever the sheet is. */
+ * that the lock names the same files wherever the sheet is; no name on
+ * the way starts with a dot: a copy of the inputs (replicate writes one
+ * beside the sheet) must not hold what tools act on when they enter the
+ * folder (.git, .envrc, .vscode, .hg). */
 void proto_read_inputs(walk *w, int t) {
   proto_sheet *s = w->s;
   proto_get_string_list(w, t, "inputs", OPT, LIST_UNIQUE, "a list of paths",
                         &s->inputs, &s->n_inputs);
   for (size_t i = 0; i < s->n_inputs; i++) {
     const char *p = s->inputs[i];
-    int up = 0;
-    for (const char *q = p; *q; q = strchr(q, '/') ? strchr(q, '/') + 1 : "")
+    int up = 0, dot = 0;
+    for (const char *q = p; *q; q = strchr(q, '/') ? strchr(q, '/') + 1 : "") {
       up |= strncmp(q, "..", 2) == 0 && (q[2] == '/' || q[2] == '\0');
-    if (p[0] == '/' || up) {
+      dot |= q[0] == '.';
+    }
+    if (p[0] == '/' || up || dot) {
       size_t mark = proto_path_key(w, "inputs");
       proto_path_index(w, (lua_Integer)i + 1);
+      if (dot && !up)
+        proto_fail(w,
+                   "\"%s\" has a name starting with '.'; inputs hold no "
+                   "dot-files or dot-folders (.git, .envrc, .vscode: tools "
+                   "act on them in the folder a replication copies them "
+                   "to): rename it, and name inputs without \"./\"",
+                   p);
       proto_fail(
           w,
           "\"%s\" leaves the sheet's folder; an input is a file or folder "

@@ -57,8 +57,35 @@ typedef struct proto_arm {
   proto_image image; /* overrides the sheet's image when set */
   char **versions;   /* commands whose output is recorded in host facts */
   size_t n_versions;
+  char *cpus; /* CPU list every process of its runs is pinned to ("1-2"),
+                 else the sheet's cpus, else NULL (not pinned) */
+  int null;   /* an A/A arm: it runs the reference's command again (its
+                 run is a copy of the reference's); no hypothesis names it,
+                 and its ratio is the host's noise floor */
   int line;
 } proto_arm;
+
+/* The machine's conditions a sheet registers (`conditions`): bounds on
+ * the noise of each run, and facts the host must have. A bound of -1 is
+ * none. */
+typedef struct proto_conditions {
+  int declared;
+  double max_load;     /* 1-minute load average before a run */
+  double wait_s;       /* how long `run` waits for max_load each round */
+  double max_swap_in;  /* pages swapped in during a run */
+  double max_throttle; /* thermal throttle events during a run */
+  char *governor;      /* the cpufreq governor every CPU must have, or NULL */
+  int aslr;            /* -1: any; 0: must be off; 1: must be on */
+  int boost;           /* -1: any; 0: must be off; 1: must be on */
+  int smt;             /* -1: any; 0: must be off; 1: must be on */
+  int line;
+} proto_conditions;
+
+/** The CPUs of a CPU list ("0", "1-2", "0,2-3"; each at most
+ * CORE_MAX_CPU): sets bit c of bits (cap bytes, zeroed by the caller; may
+ * be NULL) for each CPU c. Returns how many CPUs it names, or -1 when it is
+ * no such list. */
+long proto_cpus_parse(const char *list, unsigned char *bits, size_t cap);
 
 /* Which processes pss_mib sums (sheet key `processes`). */
 typedef struct proto_procsel {
@@ -314,8 +341,11 @@ typedef struct proto_sheet {
   /* {sheet_dir}: the sheet's folder, absolute (NULL for a sheet given as
    * text); {origin}: the folder prereg was started from. */
   char *sheet_dir, *origin;
-  proto_plan plan; /* declared 0 without a plan block */
-  char *text;      /* the exact bytes of the file */
+  proto_plan plan;             /* declared 0 without a plan block */
+  proto_conditions conditions; /* declared 0 without a conditions block */
+  char *cpus; /* CPU list every run is pinned to, or NULL (arms may set
+                 their own) */
+  char *text; /* the exact bytes of the file */
   size_t text_len;
   char sha256[CORE_SHA256_HEX]; /* of text */
   struct proto_lua *lua;        /* private: kept for function claims */
@@ -434,7 +464,9 @@ typedef struct proto_expand_ctx {
 
 /** Expands {name} placeholders (sheet vars, then built-ins) in tmpl.
  * Returns a newly allocated string (core_free), or NULL with err filled
- * naming the unknown placeholder. "{{" stands for a literal "{". */
+ * naming the unknown placeholder. "{{" stands for a literal "{".
+ * {sheet_dir} and {origin} are paths the sheet's author does not choose:
+ * each is one word for sh (core_buf_sh_quote). */
 char *proto_expand(const proto_sheet *s, const char *tmpl,
                    const proto_expand_ctx *ctx, core_err *err);
 

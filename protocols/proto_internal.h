@@ -42,6 +42,11 @@ struct proto_lua {
   double started;      /* process CPU time the running evaluation began */
   double cpu_deadline; /* process CPU time at which the sheet stops */
   double checked_at;   /* monotonic time of the last look at the CPU */
+  /* The budget that stopped an evaluation (a static text: "CPU time
+   * limit of 0.2 s exceeded"), or NULL while every budget is left. Once
+   * set, the sheet's later evaluations are refused before they start,
+   * whichever budget it was. */
+  const char *spent;
 };
 
 /* Registry key of the table the sheet gave to protocol{}. */

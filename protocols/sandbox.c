@@ -77,6 +77,11 @@ static void budget_hook(lua_State *L, lua_Debug *ar);
  * string library): a long string costs what it takes to read it. */
 #define CHARGE_BYTES 16
 
+/* What the allocation budget's refusal says, and the spent budget. */
+#define ALLOC_SPENT "allocation budget of 256 MiB exceeded"
+_Static_assert(PROTO_ALLOC_BUDGET == (size_t)256 << 20,
+               "ALLOC_SPENT names the allocation budget");
+
 static double mono_now(void) {
   struct timespec ts;
   if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
@@ -108,6 +113,7 @@ static struct proto_lua *state_of(lua_State *L) {
 static int over_budget(lua_State *L, const char *what) {
   lua_Debug ar;
   int level;
+  state_of(L)->spent = what;
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
   for (level = 0; lua_getstack(L, level, &ar); level++)
     if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
@@ -233,12 +239,13 @@ static core_status lua_failure(struct proto_lua *pl, int status, int c_oom,
                    "%s: memory limit of %zu MiB "
                    "exceeded",
                    pl->name, PROTO_MEM_CAP >> 20);
-  else if (memory)
+  else if (memory) {
+    pl->spent = ALLOC_SPENT;
     st = core_fail(err, CORE_EPROTOCOL,
-                   "%s: allocation budget of %zu MiB "
-                   "exceeded; a sheet should declare, not compute",
-                   pl->name, PROTO_ALLOC_BUDGET >> 20);
-  else
+                   "%s: %s; a sheet should declare, "
+                   "not compute",
+                   pl->name, ALLOC_SPENT);
+  } else
     st = core_fail(err, CORE_EPROTOCOL, "%s",
                    msg ? msg : "error without a message");
   lua_pop(L, 1);
@@ -898,6 +905,14 @@ static int eval_fn(lua_State *L) {
   lua_pushvalue(L, 1);
   lua_getinfo(L, ">S", &ar);
   line = ar.linedefined;
+  /* One budget for the sheet and all its claims: whichever part of it
+   * stopped an earlier evaluation, this one does not start. */
+  if (a->s->lua->spent)
+    return luaL_error(L,
+                      "%s:%d: hypotheses[%d] (%s): not evaluated: an "
+                      "earlier claim spent the sheet's budget (%s); a "
+                      "sheet should declare, not compute",
+                      a->s->path, line, (int)hi, h->id, a->s->lua->spent);
   push_results(L, a);
   lua_call(L, 1, 2);
   /* stack: result, reason */

@@ -164,6 +164,7 @@ static void free_arms_workloads(proto_sheet *s) {
     proto_arm *a = &s->arms[i];
     core_free(a->name);
     core_free(a->run);
+    core_free(a->cpus);
     free_strv(a->requires, a->n_requires);
     free_strv(a->versions, a->n_versions);
     free_image(&a->image);
@@ -215,6 +216,8 @@ void proto_sheet_free(proto_sheet *s) {
   core_free(s->plan.sizes);
   core_free(s->plan.pilot_sha256);
   core_free(s->plan.pilot_source);
+  core_free(s->conditions.governor);
+  core_free(s->cpus);
   core_free(s->path);
   free_strv(s->inputs, s->n_inputs);
   core_free(s->sheet_dir);
@@ -567,7 +570,12 @@ core_status proto_expand_split(const proto_sheet *s, const char *tmpl,
                        "%s: placeholder {%s} in \"%s\" has no value here",
                        s && s->path ? s->path : "sheet", pc.name, tmpl);
     }
-    core_buf_puts(&b, value);
+    /* A path reaches sh -c as one word ("My Studies", or a folder named
+     * "st;touch X;x", is no command): quoted for the shell. */
+    if (strcmp(pc.name, "sheet_dir") == 0 || strcmp(pc.name, "origin") == 0)
+      core_buf_sh_quote(&b, value, strlen(value));
+    else
+      core_buf_puts(&b, value);
   }
   if (!ok || !end_part(&b, parts, n, &cap)) {
     core_buf_free(&b);

@@ -238,7 +238,13 @@ static void summary_arms(const proto_sheet *s, core_buf *out) {
   for (size_t i = 0; i < na; i++) {
     const proto_arm *a = &s->arms[i];
     core_buf_printf(out, "  %-*s  %-9s  %s\n", (int)wd, a->name,
-                    a->reference ? "reference" : "", a->run);
+                    a->reference ? "reference"
+                    : a->null    ? "A/A"
+                                 : "",
+                    a->run);
+    if (a->cpus)
+      core_buf_printf(out, "  %-*s  pinned to CPUs %s\n", (int)wd + 11, "",
+                      a->cpus);
     for (size_t k = 0; k < a->n_requires; k++)
       core_buf_printf(out, "  %-*s  requires: %s\n", (int)wd + 11, "",
                       a->requires[k]);

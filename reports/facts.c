@@ -273,9 +273,48 @@ core_status report_facts_init(report_row_facts *f, const proto_sheet *s,
   f->n_arms = s->n_arms;
   f->n_spans = s->n_workloads * s->n_arms;
   f->spans = core_calloc(f->n_spans ? f->n_spans : 1, sizeof *f->spans);
-  if (!f->spans)
+  f->cond =
+      core_calloc(s->n_arms ? s->n_arms * DATA_NFACTS : 1, sizeof *f->cond);
+  if (!f->spans || !f->cond) {
+    core_free(f->spans);
+    core_free(f->cond);
+    f->spans = NULL;
+    f->cond = NULL;
     return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
   return CORE_OK;
+}
+
+/* The conditions of run r: each fact it recorded into its arm's spread,
+ * and the bounds its reason says it broke. */
+static void note_conditions(report_row_facts *f, const proto_sheet *s,
+                            const data_row *r) {
+  long a = proto_arm_index(s, r->arm);
+  size_t pl = strlen(DATA_CONDITIONS);
+  if (r->has_fact)
+    f->cond_runs++;
+  for (int k = 0; a >= 0 && f->cond && k < DATA_NFACTS; k++) {
+    report_cond_spread *c = &f->cond[(size_t)a * DATA_NFACTS + (size_t)k];
+    double v = r->fact[k];
+    if (!(r->has_fact & (1u << k)))
+      continue;
+    if (c->n == 0 || v < c->min)
+      c->min = v;
+    if (c->n == 0 || v > c->max)
+      c->max = v;
+    c->sum += v;
+    c->n++;
+  }
+  if (r->valid || !r->reason || strncmp(r->reason, DATA_CONDITIONS, pl) != 0)
+    return;
+  /* "...: load 3.2 above the registered 1.0, swap_in 4 above ...; ..." */
+  const char *end = strchr(r->reason + pl, ';');
+  size_t len = end ? (size_t)(end - r->reason) : strlen(r->reason);
+  char why[512];
+  snprintf(why, sizeof why, "%.*s", (int)(len < 511 ? len : 511), r->reason);
+  f->excluded_load += strstr(why, ": load ") || strstr(why, ", load ");
+  f->excluded_swap_in += strstr(why, "swap_in ") != NULL;
+  f->excluded_throttle += strstr(why, "throttle ") != NULL;
 }
 
 void report_facts_add(report_row_facts *f, const proto_sheet *s,
@@ -285,6 +324,7 @@ void report_facts_add(report_row_facts *f, const proto_sheet *s,
   if (!row_is_run(s, r))
     return;
   f->runs++;
+  note_conditions(f, s, r);
   if (r->quick)
     f->quick_runs++;
   if (r->reason && strstr(r->reason, "left running: "))
@@ -309,6 +349,7 @@ void report_facts_free(report_row_facts *f) {
   tally_free(&f->caches);
   tally_free(&f->hosts);
   core_free(f->spans);
+  core_free(f->cond);
   for (int c = 0; c < REPORT_RAW_COLS; c++)
     core_free(f->raw_first[c]);
   memset(f, 0, sizeof *f);

@@ -190,7 +190,10 @@ static core_status analyse(report_input *in, const proto_sheet *orig,
     analysis_stream_free(g.st);
     return st;
   }
-  return analysis_stream_end(g.st, 0, &in->summary, err);
+  if ((st = analysis_stream_end(g.st, 0, &in->summary, err)) != CORE_OK)
+    return st;
+  return data_registration_load(in->exp, &in->summary->registration,
+                                &in->summary->n_registration, err);
 }
 
 /* The verification, run beside the first reading of the rows: both read

@@ -1581,6 +1581,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
   the_data(b, in, doc);
   report_hosts_section(b, in, doc);
   report_setup(in, f, b);
+  report_conditions(in, f, b);
   arms_and_workloads(b, s);
   rule(b, s);
   report_plan_section(b, in);

@@ -118,6 +118,35 @@ static void steps(core_buf *b, const proto_sheet *s) {
   }
 }
 
+/* Each version's time-stamp and signature, when any version has one
+ * (verify checks them against a trusted TSA and allowed signers). */
+static void proofs(core_buf *b, const analysis_summary *sum) {
+  int any = 0;
+  for (size_t i = 0; i < sum->n_registration; i++)
+    any |= sum->registration[i].stamped || sum->registration[i].key[0];
+  if (!any)
+    return;
+  core_buf_puts(b, "## Time-stamps and signatures\n\nOf each version's "
+                   "record (`versions/vN.json`); `prereg verify --tsa-ca FILE "
+                   "--allowed-signers FILE` checks them against the TSA and "
+                   "the keys a reader trusts.\n\n");
+  for (size_t i = 0; i < sum->n_registration; i++) {
+    const data_registration *r = &sum->registration[i];
+    core_buf_printf(b, "- v%d: ", r->version);
+    if (r->stamped) {
+      core_buf_printf(b, "stamped %s by ", r->stamp_time);
+      esc(b, r->tsa);
+    } else {
+      core_buf_puts(b, "not stamped");
+    }
+    if (r->key[0])
+      core_buf_printf(b, "; signed by `%s`.\n", r->key);
+    else
+      core_buf_puts(b, "; not signed.\n");
+  }
+  core_buf_puts(b, "\n");
+}
+
 void report_provenance(const report_input *in, core_buf *b) {
   const proto_sheet *s = in->sheet;
   core_buf_puts(b, "# Provenance: ");
@@ -156,6 +185,7 @@ void report_provenance(const report_input *in, core_buf *b) {
                   PREREG_NAME, PREREG_VERSION, proto_lua_version(),
                   analysis_gsl_version(), report_xlsxwriter_version(),
                   report_cmark_version());
+  proofs(b, in->summary);
   batch_facts(b, in->extra);
   amendments(b, in);
   files(b, in->extra);

@@ -43,6 +43,12 @@ typedef struct report_span {
 
 /* What the rows say about the setup, gathered row by row; it owns its
  * strings (report_facts_free). */
+/* One fact's spread over an arm's runs. */
+typedef struct report_cond_spread {
+  size_t n;
+  double min, max, sum;
+} report_cond_spread;
+
 typedef struct report_row_facts {
   report_tally digests; /* group: arm */
   report_tally caches;  /* group: workload */
@@ -61,7 +67,14 @@ typedef struct report_row_facts {
   int raw_same[REPORT_RAW_COLS];
   char *raw_first[REPORT_RAW_COLS];
   double raw_num[REPORT_RAW_COLS]; /* the first row's numbers */
-  int oom;                         /* a copy failed: the facts are short */
+  /* The conditions around the runs: per arm of the sheet and fact
+   * (cond[arm * DATA_NFACTS + fact]), over the runs that recorded it; the
+   * runs that recorded any, and those a registered bound excluded (their
+   * reason starts with DATA_CONDITIONS), per bound. */
+  report_cond_spread *cond;
+  size_t cond_runs;
+  size_t excluded_load, excluded_swap_in, excluded_throttle;
+  int oom; /* a copy failed: the facts are short */
 } report_row_facts;
 
 /** Starts empty facts for sheet s. CORE_ENOMEM when its spans cannot be
@@ -73,6 +86,13 @@ void report_facts_add(report_row_facts *f, const proto_sheet *s,
                       const data_row *r);
 /** Frees what f owns and zeroes it. */
 void report_facts_free(report_row_facts *f);
+
+/** The Conditions section: the registered bounds, the runs each excluded,
+ * the spread of each fact per arm, the host's facts per host and the A/A
+ * arms' ratios (the host's noise floor); rows without facts are said to
+ * have none. */
+void report_conditions(const report_input *in, const report_row_facts *f,
+                       core_buf *b);
 
 /** The facts of in: in->facts, or worked out from in->rows into *local
  * (free it with report_facts_free when it was used: *used is 1). NULL

@@ -1053,6 +1053,21 @@ static void formats(xctx *x) {
   }
 }
 
+/* A document property as docProps/core.xml may hold it: a control
+ * character (XML 1.0 has no place for one; Excel calls the workbook
+ * damaged) becomes a space. Newly allocated (core_free); NULL for NULL or
+ * when out of memory. */
+static char *plain_prop(const char *s) {
+  char *d = s ? core_strdup(s) : NULL;
+  size_t len = d ? strlen(d) : 0, i;
+  while (d && (i = core_control_at(d, len)) < len) {
+    if ((unsigned char)d[i] == 0xC2) /* a C1 control: both its bytes */
+      d[i + 1] = ' ';
+    d[i] = ' ';
+  }
+  return d;
+}
+
 core_status report_write_xlsx(const report_input *in, const char *path,
                               core_err *err) {
   lxw_workbook_options o = {0};
@@ -1080,12 +1095,14 @@ core_status report_write_xlsx(const report_input *in, const char *path,
                      "%s: libxlsxwriter could not start the workbook", path);
   }
   formats(&x);
-  props.title = in->sheet->title;
-  props.author = in->sheet->author;
+  props.title = plain_prop(in->sheet->title);
+  props.author = plain_prop(in->sheet->author);
   props.comments = (char *)"Written by " PREREG_NAME " " PREREG_VERSION;
   props.created = created_time(facts->newest, in->registered_at);
   if (!x.e)
     x.e = workbook_set_properties(x.wb, &props);
+  core_free(props.title);
+  core_free(props.author);
   summary(&x);
   pairs(&x);
   hypotheses(&x);

@@ -336,8 +336,9 @@ static core_status one(batch_ctx *c, size_t i, core_err *err) {
 
 static core_status prepare(void *self, run_engine *e, core_err *err) {
   batch_ctx *c = self;
+  core_status st = run_cond_required(c->s, err);
   (void)e;
-  return run_preflight_check(c->s, c->p, &c->pre, err);
+  return st != CORE_OK ? st : run_preflight_check(c->s, c->p, &c->pre, err);
 }
 
 /* The batch's folder exists: the runs' setting, then the plan's runs
@@ -357,13 +358,20 @@ static core_status collect(void *self, run_engine *e, core_err *err) {
   c->base =
       (run_row_base){c->s, &c->pre, e->bid, e->version, c->p->quick, NULL};
   core_status st = setup_cells(c, err);
+  const run_plan_item *last = NULL;
   for (size_t i = 0; i < c->p->n && st == CORE_OK && !c->stopped; i++) {
     const run_plan_item *it = &c->p->items[i];
     if (it->done || c->stopped_w[it->workload] || run_cancelled())
       continue;
     st = at_look(c, i, err);
-    if (st == CORE_OK && !c->stopped_w[it->workload])
-      st = one(c, i, err);
+    if (st != CORE_OK || c->stopped_w[it->workload])
+      continue;
+    /* Before each round, the registered wait for a quiet host. */
+    if (it->round > 0 &&
+        (!last || last->workload != it->workload || last->round != it->round))
+      run_cond_wait(&c->s->conditions, e->progress);
+    last = it;
+    st = one(c, i, err);
   }
   return st;
 }

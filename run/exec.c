@@ -1201,6 +1201,7 @@ static void exec_finish(exec_run *x) {
   res->sys_s =
       (double)x->ru.ru_stime.tv_sec + (double)x->ru.ru_stime.tv_usec / 1e6;
   res->maxrss_kib = x->ru.ru_maxrss; /* KiB on Linux */
+  res->ctxsw_invol = x->ru.ru_nivcsw;
   if (WIFEXITED(x->status)) {
     res->exited = 1;
     res->exit_code = WEXITSTATUS(x->status);

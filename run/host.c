@@ -90,7 +90,7 @@ long run_cached_mib(void) {
 }
 
 int run_load_avg(double avg[3]) {
-  FILE *f = fopen("/proc/loadavg", "r");
+  FILE *f = run_host_open("/proc/loadavg");
   int ok = f && fscanf(f, "%lf %lf %lf", &avg[0], &avg[1], &avg[2]) == 3;
   if (f)
     fclose(f);
@@ -115,6 +115,7 @@ void run_host_facts(data_host_facts *h) {
   proc_field("/proc/meminfo", "MemTotal", mem, sizeof mem);
   h->mem_total_mib = strtol(mem, NULL, 10) / 1024;
   h->cores = sysconf(_SC_NPROCESSORS_ONLN);
+  run_host_conditions(h);
 }
 
 /* threads per core from cpu 0's "siblings" and "cpu cores", 0 when

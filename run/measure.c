@@ -528,6 +528,8 @@ static void step_account(const run_res *r, size_t k, int warm, run_files *f,
   o->sys += r->sys_s;
   if (r->maxrss_kib > o->maxrss)
     o->maxrss = r->maxrss_kib;
+  o->ctxsw_invol += r->ctxsw_invol;
+  o->has_ctxsw = 1;
   if (r->pss_sampled && !ps->sampled) {
     ps->sampled = 1;
     o->pss_ok = 1;
@@ -704,10 +706,17 @@ static core_status phases(run_setting *set, const run_plan_item *it,
       (st = cache_state(set, it, o, err)) != CORE_OK ||
       (st = cgroup_make(set, w, run_id, cgdir, err)) != CORE_OK)
     return st;
+  run_cond_snap sn;
+  const char *cpus = set->s->arms[it->arm].cpus;
+  run_cond_take(&sn, cpus, 1);
   core_utc_now(o->started);
   st = steps(set, it, x, f, own, *cgdir, o, err);
   if (st != CORE_OK)
     return st;
+  run_cond_take(&sn, cpus, 0);
+  run_cond_facts(&sn, o);
+  if (!warm && !o->interrupted)
+    run_cond_judge(&set->s->conditions, o);
   return finish(set, w, x, f, *cgdir, warm, o, err);
 }
 
@@ -724,8 +733,16 @@ core_status run_measure(run_setting *set, const run_plan_item *item,
       files_open(set, w, &set->s->arms[item->arm], run_id, warm, &f, err);
   own_sel own;
   memset(&own, 0, sizeof own);
-  if (st == CORE_OK)
+  run_pin pin;
+  core_err pe = {0};
+  if (st == CORE_OK &&
+      run_cond_pin(set->s->arms[item->arm].cpus, &pin, &pe) != CORE_OK) {
+    o->failed = 1;
+    run_add_reason(o, "%s", pe.msg);
+  } else if (st == CORE_OK) {
     st = phases(set, item, run_id, &f, &cgdir, &own, o, err);
+    run_cond_unpin(&pin);
+  }
   own_done(&own, &f, warm, o);
   own_free(&own);
   files_close(set, &f, warm, o);

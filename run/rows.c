@@ -60,6 +60,10 @@ static int fill_row(data_row *r, const run_row_base *base,
   if (!r->has_value)
     r->value = NAN;
   r->quick = base->quick;
+  memcpy(r->fact, o->fact, sizeof r->fact);
+  r->has_fact = o->has_fact;
+  r->cpus = base->s->arms[item->arm].cpus ? base->s->arms[item->arm].cpus
+                                          : (char *)"";
   return r->run_id && r->started_at && r->cache_state && r->exit_code &&
          r->reason;
 }

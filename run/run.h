@@ -115,8 +115,9 @@ typedef struct run_res {
   int stopped;     /* ended by us after the PSS sample (pss->stop_after) */
   double wall_s, user_s, sys_s;
   long maxrss_kib;
-  int pss_sampled; /* 1: pss_kib holds the sum */
-  int pss_failed;  /* 1: the selection could not be read (why says why) */
+  long ctxsw_invol; /* involuntary context switches (ru_nivcsw) */
+  int pss_sampled;  /* 1: pss_kib holds the sum */
+  int pss_failed;   /* 1: the selection could not be read (why says why) */
   long pss_kib;
   size_t pss_counted, pss_unreadable;
   char why[512]; /* the failure in words, "" when none */
@@ -183,14 +184,26 @@ typedef struct run_metric {
 core_status run_parse_metrics(const char *path, run_metric **m, size_t *n,
                               core_err *err);
 
+/* The host's conditions (run/host_conditions.c) */
+
+/** What adds noise on this host, in h->cond (governor, boost, smt,
+ * isolated, nohz_full, aslr, swap, power, clocksource, load; a value ""
+ * where the host has no source), read under PREREG_HOST_ROOT when set (a
+ * test hook); nothing is changed. Every batch records them. */
+void run_host_conditions(data_host_facts *h);
+/** How to change the fact named name, in words (static; "" when unknown). */
+const char *run_host_advice(const char *name);
+
 /* Progress */
 
 typedef enum run_event_kind {
   RUN_EVENT_RUN,           /* a recorded run ended */
   RUN_EVENT_WARMUP_FAILED, /* a warm-up failed (the batch goes on) */
   RUN_EVENT_NOTES,         /* notes of the recovery of unfinished batches */
-  RUN_EVENT_HOST           /* a batch across hosts: a host was lost, or a
+  RUN_EVENT_HOST,          /* a batch across hosts: a host was lost, or a
                               host threat was found (text) */
+  RUN_EVENT_WAIT           /* waiting for the registered conditions before
+                              a round (text: why) */
 } run_event_kind;
 
 /* What the engine reports while it works: a run finished (with the
@@ -420,5 +433,33 @@ core_status run_slurm_batch(data_experiment *exp, const proto_sheet *s,
                             run_plan *p, const data_rowset *rows, int resume,
                             const run_progress *progress,
                             run_batch_result *res, core_err *err);
+
+/* Helper programs (run/tool.c) */
+
+/* What a helper program did: its output (at most the cap) and the first
+ * 4 KiB of its error output. */
+typedef struct run_tool_result {
+  core_buf out, err;
+  int exited;    /* 1: it exited by itself (exit_code valid) */
+  int exit_code; /* -1 when it did not exit */
+  int timed_out; /* killed at the time-out */
+  int too_long;  /* killed: its output passed the cap */
+} run_tool_result;
+
+/** Runs argv (argv[0] looked up in PATH; executed directly, never through
+ * a shell) in a process group of its own, with in[0..in_len) as its
+ * standard input (in NULL: /dev/null), its standard output kept up to cap
+ * bytes; past the cap or timeout_s it is killed (res says which).
+ * CORE_OK whenever res describes what happened (a failing program too);
+ * CORE_ERUN when it could not be started (not installed: the message
+ * names it). OUT: *res (run_tool_result_free, also on error). */
+core_status run_tool(const char *const argv[], const void *in, size_t in_len,
+                     size_t cap, double timeout_s, run_tool_result *res,
+                     core_err *err);
+void run_tool_result_free(run_tool_result *res);
+/** Why a helper program failed, in words for a message: the time-out,
+ * the cap, the first line(s) of its error output, or its exit code; no
+ * control byte. */
+void run_tool_why(const run_tool_result *res, char *out, size_t cap);
 
 #endif

@@ -6,6 +6,8 @@
 #define PREREG_RUN_INTERNAL_H
 
 #include <limits.h>
+#include <sched.h>
+#include <stdio.h>
 
 #include "core/limits.h"
 #include "run/run.h"
@@ -120,6 +122,10 @@ typedef struct run_outcome {
   double pss_mib;
   int cg_ok;
   double cg_mem, cg_cpu;
+  long ctxsw_invol; /* involuntary context switches of its steps */
+  int has_ctxsw;
+  double fact[DATA_NFACTS]; /* the conditions around it (data_row) */
+  unsigned has_fact;
   run_metric *m; /* reported by the command (core_free) */
   size_t n_m;
   char started[32];
@@ -418,6 +424,58 @@ core_status run_descendants(int root, int **pids, size_t *n);
  * runs one command at a time, root) other than root, and everything below
  * them. An adopter <= 0 gives none. OUT as run_descendants. */
 core_status run_adopted(int adopter, int root, int **pids, size_t *n);
+
+/* Conditions (run/conditions.c) */
+
+/* How many of a run's CPUs the frequency and throttle facts read at most:
+ * two files each per run, outside its timing. */
+#define RUN_COND_CPUS 64
+
+/** Opens path (a /proc or /sys file) for reading, under PREREG_HOST_ROOT
+ * when set (a test hook). NULL when it cannot be opened. */
+FILE *run_host_open(const char *path);
+/** The 1-minute load average and the running tasks (-1 when not given)
+ * from /proc/loadavg. Returns 1, or 0 when it cannot be read. */
+int run_cond_load(double *load1, double *runnable);
+
+/* What is read before a run and after it ([0] before, [1] after). */
+typedef struct run_cond_snap {
+  double load1, runnable, mhz;
+  int has_load, has_mhz;
+  double throttle[2], swap[2];
+  int has_throttle[2], has_swap[2];
+} run_cond_snap;
+
+/** Reads the conditions before (before = 1: from scratch) or after a run
+ * whose CPUs are cpus (a CPU list; NULL: those this process may use). */
+void run_cond_take(run_cond_snap *sn, const char *cpus, int before);
+/** The run's facts from sn and o's context switches into o->fact. */
+void run_cond_facts(const run_cond_snap *sn, run_outcome *o);
+/** Checks o's facts against the sheet's bounds: a run beyond one is made
+ * invalid, its reason starting with DATA_CONDITIONS ("...: load 3.2 above
+ * the registered 1.0"). Returns 1 when it was. */
+int run_cond_judge(const proto_conditions *c, run_outcome *o);
+/** Before a round: waits up to c->wait_s while the load is above
+ * c->max_load, telling progress why (RUN_EVENT_WAIT) once. Returns 0 when
+ * the wait ended with the load still above it, else 1. */
+int run_cond_wait(const proto_conditions *c, const run_progress *progress);
+
+/** The host facts the sheet's conditions require (governor, aslr,
+ * boost, smt): CORE_ERUN naming the fact, its value here and how to
+ * change it when one is not met. */
+core_status run_cond_required(const proto_sheet *s, core_err *err);
+
+/* The run's processes pinned to its CPUs: the spawn helper (or this
+ * process) with its former affinity. */
+typedef struct run_pin {
+  int pid, on;
+  cpu_set_t old;
+} run_pin;
+
+/** Pins what starts the run's processes to cpus (NULL: nothing done).
+ * CORE_ERUN when that is refused. OUT: *p (run_cond_unpin). */
+core_status run_cond_pin(const char *cpus, run_pin *p, core_err *err);
+void run_cond_unpin(run_pin *p);
 
 /* Host (run/host.c) */
 

@@ -10,9 +10,9 @@
 /* The program's name beside the prereg executable. */
 #define RUN_STUB_NAME "prereg-exec"
 
-/* kind 1, once the command is spawned (err: posix_spawnp's error, 0 when
- * it runs; t: CLOCK_MONOTONIC just before); kind 2, once it is reaped
- * (status and ru from wait4; t: just after). */
+/* kind 1, once the command is spawned (err: the errno of its execve, 0
+ * when it runs; t: CLOCK_MONOTONIC just before that execve); kind 2,
+ * once it is reaped (status and ru from wait4; t: just after). */
 typedef struct run_stub_record {
   int kind;
   int err;

@@ -22,7 +22,9 @@ docker="docker.io containerd runc runsc busybox-static debootstrap"
 containerd="containerd runc runsc busybox-static sysbench fio nginx-light wrk
   iperf3 gcc libc6-dev"
 # Independent implementations and tools the tests check against.
-test="r-cran-boot python3-scipy python3-numpy hyperfine valgrind
+# curl and ssh-keygen are what register --tsa and --sign call; openssl is
+# the tests' own time-stamping authority.
+test="curl openssh-client openssl r-cran-boot python3-scipy python3-numpy hyperfine valgrind
   libreoffice-calc-nogui chromium fonts-dejavu-core clang libclang-rt-14-dev
   strace golang-go libbenchmark-dev g++ poppler-utils"
 # A private Slurm cluster on loopback for the tests across hosts
@@ -33,20 +35,23 @@ slurm="slurmctld slurmd slurm-client munge"
 k8s="kubernetes-client"
 
 want=""
+why=""
 for group in "$@"; do
   case "$group" in
-    build) want="$want $build" ;;
-    demo) want="$want $demo" ;;
-    test) want="$want $test" ;;
-    docker) want="$want $docker" ;;
-    containerd) want="$want $containerd" ;;
-    slurm) want="$want $slurm" ;;
-    k8s) command -v kubectl > /dev/null || want="$want $k8s" ;;
+    build) want="$want $build"; w="build: to compile prereg" ;;
+    demo) want="$want $demo"; w="demo: the demo's isolation layers" ;;
+    test) want="$want $test"; w="test: the tools the tests check against" ;;
+    docker) want="$want $docker"; w="docker: a Docker engine of prereg's own" ;;
+    containerd) want="$want $containerd"; w="containerd: a containerd and the study's workloads" ;;
+    slurm) want="$want $slurm"; w="slurm: a private Slurm cluster" ;;
+    k8s) command -v kubectl > /dev/null || want="$want $k8s"
+      w="k8s: kubectl reads the Kubernetes manifests" ;;
     *)
       echo "deps.sh: unknown group '$group' (build, demo, test, docker, containerd, slurm, k8s)" >&2
       exit 2
       ;;
   esac
+  why="${why:+$why; }$w"
 done
 
 missing=""
@@ -57,12 +62,17 @@ for p in $want; do
 done
 [ -z "$missing" ] && exit 0
 
+# Fresh cloud machines run unattended upgrades at boot: every apt-get
+# waits for the dpkg lock, and update for the package lists' (apt's own
+# DPkg::Lock::Timeout, ten minutes), instead of failing at once.
+lock_wait=600
+apt="apt-get -o DPkg::Lock::Timeout=$lock_wait"
 if [ "$(id -u)" != 0 ]; then
   echo "prereg needs these Debian packages:$missing" >&2
-  echo "run as root: apt-get update && apt-get install -y$missing" >&2
+  echo "run as root: $apt update && $apt install -y$missing" >&2
   exit 1
 fi
-echo "deps.sh: installing$missing" >&2
+echo "deps.sh: installing$missing ($why; waits up to 10 minutes for another apt's lock)" >&2
 export DEBIAN_FRONTEND=noninteractive
 # The postinst scripts of docker.io, munge, slurmctld and slurmd start
 # the system's daemons through invoke-rc.d unless policy-rc.d forbids it:
@@ -78,7 +88,7 @@ if [ ! -e "$policy" ]; then
 fi
 status=0
 # apt-get update once per machine boot is enough; a stale list fails below.
-apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+$apt update -qq && $apt install -y -qq --no-install-recommends $missing >/dev/null ||
   status=$?
 [ "$own_policy" -eq 0 ] || rm -f "$policy"
 exit $status

@@ -11,7 +11,7 @@ set -eu
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-12}
 [ $# -gt 0 ] && shift
-TARGETS=${*:-sheet batch import_csv import_json import_go manifest sheet_cost bundle node_line}
+TARGETS=${*:-sheet batch import_csv import_json import_go manifest sheet_cost bundle node_line stamp sshsig quote}
 BUILD=${FUZZ_BUILD:-build-fuzz}
 JOBS=${JOBS:-2}
 

@@ -77,7 +77,7 @@ expect 0 "import: -n names that are the arms" "$PREREG" import s.lua named.json 
 check_grep "named: 6 rows" "imported 6 rows from named.json" "$out"
 expect 2 "import: other -n names without --arm-from" "$PREREG" import s.lua other.json --only start
 check_grep "unmapped: says how to map or name" \
-  "'bare' is not an arm; map it with --arm-from 'bare=ARM', or name each command after its arm when running hyperfine \(-n ARM\)" "$out"
+  "'bare' is not an arm; map it with --arm-from bare=ARM, or name each command after its arm when running hyperfine \(-n ARM\)" "$out"
 expect 0 "import: --arm-from with the -n names" "$PREREG" import s.lua other.json --only start --arm-from bare=sh,p5=perl
 check_grep "mapped: 6 rows" "imported 6 rows from other.json" "$out"
 expect 0 "import: commands that are the arms' whole commands" "$PREREG" import s.lua plain.json --only start

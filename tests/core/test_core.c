@@ -378,6 +378,32 @@ static void test_md_escape(void) {
   core_buf_free(&b);
 }
 
+/* Text for a terminal: every control byte shown, the rest as it is. */
+static void test_quote(void) {
+  core_buf b = {0};
+  static const char hostile[] = "run\x1b[2K\r\a\x1b]8;;http://x\x1b\\l\x7f"
+                                "\xc2\x9b"
+                                "b\xff\\ é\n\t";
+  core_buf_quote(&b, hostile, sizeof hostile - 1, 0);
+  CHECK_STR(b.data, "run\\033[2K\\r\\a\\033]8;;http://x\\033\\\\l\\177"
+                    "\\302\\233b\\377\\\\ é\\n\\t");
+  core_buf_free(&b);
+  core_buf_quote(&b, hostile, sizeof hostile - 1, CORE_QUOTE_LINES);
+  CHECK_NAMED("newline and tab kept", strstr(b.data, "é\n\t") != NULL);
+  core_buf_free(&b);
+  core_buf_quote(&b, "a\\b\x1b", 4, CORE_QUOTE_BACKSLASH);
+  CHECK_STR(b.data, "a\\b\\033");
+  core_buf_free(&b);
+  core_buf_quote(&b, "nul\0x", 5, 0);
+  CHECK_STR(b.data, "nul\\000x");
+  core_buf_free(&b);
+  CHECK(core_control_at("ok é\n\t", 7) == 7);
+  CHECK(core_control_at("a\x1b", 2) == 1);
+  CHECK(core_control_at("ab\xc2\x85", 4) == 2);
+  CHECK(core_control_at("a\x7f", 2) == 1);
+  CHECK(core_control_at("\xc2\xa0", 2) == 2); /* no-break space: text */
+}
+
 int main(void) {
   test_status();
   test_mem();
@@ -386,6 +412,7 @@ int main(void) {
   test_utc();
   test_fmt_sig();
   test_md_escape();
+  test_quote();
   test_remove_tree();
   return HARNESS_END();
 }

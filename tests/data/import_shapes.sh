@@ -139,7 +139,7 @@ refuse "go: one name under two packages" \
   "all.txt:[0-9]+: Sum is measured under two configurations that differ in pkg \('$A' at line [0-9]+, '$B' at line [0-9]+\), and both map to arm 'fast'.*--where pkg=$A.*--arm-from '\{pkg=$A\}Sum=ARM'; nothing was imported" \
   all.txt --only go --arm-from Sum=fast --ignore-unmapped
 refuse "go: five benchmarks, not all mapped" \
-  "all.txt:[0-9]+: 'Copy' is not an arm of s.lua \(arms: fast, slow\); map it with --arm-from 'Copy=ARM'; or import only the mapped names with --ignore-unmapped" \
+  "all.txt:[0-9]+: 'Copy' is not an arm of s.lua \(arms: fast, slow\); map it with --arm-from Copy=ARM; or import only the mapped names with --ignore-unmapped" \
   all.txt --only go --where pkg=$A --arm-from Sum=fast
 refuse "go: --where that selects nothing" "all.txt: no result under --where pkg=example.com/nope" \
   all.txt --only go --where pkg=example.com/nope --arm-from Sum=fast
@@ -292,7 +292,7 @@ j["benchmarks"][0]["name"] = j["benchmarks"][0]["run_name"] = "BM_" + "x" * 5000
 json.dump(j, open("long.json", "w"))
 PY
 refuse "gbench: a 5000-byte name keeps the hint" \
-  "'BM_x{290,}\.\.\.' is not an arm of s.lua \(arms: fast, slow\); map it with --arm-from 'BM_x+\.\.\.=ARM' \(the name is too long to quote here: write it in --arm-map FILE, as a line NAME<TAB>ARM\); or import only the mapped names with --ignore-unmapped$" \
+  "'BM_x{290,}\.\.\.' is not an arm of s.lua \(arms: fast, slow\); map it with --arm-from BM_x+\.\.\.=ARM \(the name is too long to quote here: write it in --arm-map FILE, as a line NAME<TAB>ARM\); or import only the mapped names with --ignore-unmapped$" \
   long.json --only gb
 
 printf 'workload,arm,metric,value\ngo,%s,wall_s,1\n' "$(printf 'a%.0s' $(seq 5000))" > longarm.csv

@@ -65,7 +65,7 @@ check "Google Benchmark wrote repetitions and aggregates" \
 MAP=BM_memcpy=fast,BM_loop=slow
 
 refuse "gbench: names without a mapping" \
-  "gb.json: benchmarks\[0\]: 'BM_memcpy' is not an arm of s.lua \(arms: fast, slow\); map it with --arm-from 'BM_memcpy=ARM'" \
+  "gb.json: benchmarks\[0\]: 'BM_memcpy' is not an arm of s.lua \(arms: fast, slow\); map it with --arm-from BM_memcpy=ARM" \
   gb.json --only gb
 refuse "gbench: a mapping to no arm" "arm 'quick' is not declared" \
   gb.json --only gb --arm-from BM_memcpy=quick,BM_loop=slow
@@ -138,7 +138,7 @@ GOMAP=FibRec=fast,FibLoop=slow
 grep -v '^BenchmarkSizes' go.txt > fib.txt
 first=$(grep -n '^BenchmarkFibRec' fib.txt | head -1 | cut -d: -f1)
 refuse "go: names without a mapping" \
-  "fib.txt:$first: 'FibRec' is not an arm of s.lua \(arms: fast, slow\); map it with --arm-from 'FibRec=ARM'" \
+  "fib.txt:$first: 'FibRec' is not an arm of s.lua \(arms: fast, slow\); map it with --arm-from FibRec=ARM" \
   fib.txt --only go
 refuse "go: a metric no line reports" "fib.txt:$first: BenchmarkFibRec reports no value for the metric cpu_s" \
   fib.txt --only gocpu --arm-from $GOMAP

@@ -123,7 +123,7 @@ refuses_analysis() { # refuses_analysis CASE PATTERN
   check_grep "$1: analyze BUNDLE names it" "$2" "$out"
 }
 value() { # value CASE VALUE PATTERN: row 2 of b0001 given VALUE
-  edit batches/b0001.csv "2s/,wall_s,[^,]*,\([01]\)\$/,wall_s,$2,\1/"
+  edit batches/b0001.csv "2s/,wall_s,[^,]*,\([01]\)\(,\|\$\)/,wall_s,$2,\1\2/"
   same_verdict "$1" "batches/b0001.csv:2: value '$3' \\(wall_s\\): $4"
   refuses_analysis "$1" "b0001.csv:2: value '$3'"
 }

@@ -462,12 +462,104 @@ static int run_node_line(const uint8_t *data, size_t size) {
   return 0;
 }
 
+/* A time-stamp reply (core_stamp_check: DER, status, TSTInfo, imprint,
+ * nonce, the signature against the certificates it carries, and with a
+ * CA file that does not exist), a time-stamp request read back
+ * (core_stamp_request_read), each as a reply and as a request. */
+static int run_stamp(const uint8_t *data, size_t size) {
+  static const char want[] =
+      "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881";
+  char hex[CORE_SHA256_HEX], nonce[CORE_NONCE_HEX];
+  core_stamp s;
+  core_err err = {0};
+  (void)core_stamp_check("fuzz.tsr", data, size, NULL, NULL, NULL, &s, &err);
+  (void)core_stamp_check("fuzz.tsr", data, size, want, "1234", NULL, &s, &err);
+  (void)core_stamp_check("fuzz.tsr", data, size, want, NULL,
+                         "/nonexistent/ca.pem", &s, &err);
+  (void)core_stamp_request_read("fuzz.tsq", data, size, hex, nonce, &err);
+  return 0;
+}
+
+/* An SSH signature's armour and blob (core_sshsig_read), as the verifier
+ * reads one before ssh-keygen is asked. */
+static int run_sshsig(const uint8_t *data, size_t size) {
+  char ns[64], fp[CORE_SSH_FP];
+  core_err err = {0};
+  (void)core_sshsig_read("fuzz.sig", (const char *)data, size, ns, fp, &err);
+  return 0;
+}
+
+/* Reads back what core_buf_quote wrote (an independent reader of its
+ * escapes: \\, \a \b \t \n \v \f \r, \ and three octal digits); aborts
+ * on anything else after a backslash. */
+static void unquote(const char *q, size_t n, core_buf *out) {
+  static const char letter[] = "abtnvfr", named[] = "\a\b\t\n\v\f\r";
+  for (size_t i = 0; i < n; i++) {
+    const char *k;
+    if (q[i] != '\\') {
+      core_buf_append(out, q + i, 1);
+      continue;
+    }
+    if (++i >= n)
+      abort();
+    if (q[i] == '\\') {
+      core_buf_append(out, "\\", 1);
+    } else if (q[i] && (k = strchr(letter, q[i])) != NULL) {
+      core_buf_append(out, named + (k - letter), 1);
+    } else if (i + 2 < n && q[i] >= '0' && q[i] <= '3' && q[i + 1] >= '0' &&
+               q[i + 1] <= '7' && q[i + 2] >= '0' && q[i + 2] <= '7') {
+      char c =
+          (char)((q[i] - '0') * 64 + (q[i + 1] - '0') * 8 + q[i + 2] - '0');
+      core_buf_append(out, &c, 1);
+      i += 2;
+    } else {
+      abort();
+    }
+  }
+}
+
+/* core_buf_quote of the input, in each of its modes: what it writes holds
+ * no control byte (newline and tab aside where kept) and, unless
+ * backslashes stay as they are, reads back to exactly the input. */
+static int run_quote(const uint8_t *data, size_t size) {
+  static const unsigned modes[] = {0, CORE_QUOTE_LINES, CORE_QUOTE_BACKSLASH,
+                                   CORE_QUOTE_LINES | CORE_QUOTE_BACKSLASH};
+  for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+    core_buf q = {0}, back = {0};
+    core_buf_quote(&q, (const char *)data, size, modes[m]);
+    if (q.oom)
+      die("quote", "out of memory");
+    if (core_control_at(q.data ? q.data : "", q.len) != q.len)
+      abort(); /* a control byte other than newline and tab */
+    if (!(modes[m] & CORE_QUOTE_LINES) && q.len && memchr(q.data, '\n', q.len))
+      abort();
+    if (!(modes[m] & CORE_QUOTE_LINES) && q.len && memchr(q.data, '\t', q.len))
+      abort();
+    if (!(modes[m] & CORE_QUOTE_BACKSLASH)) {
+      unquote(q.data ? q.data : "", q.len, &back);
+      if (back.len != size || (size && memcmp(back.data, data, size) != 0))
+        abort(); /* it must read back to the input */
+    }
+    core_buf_free(&q);
+    core_buf_free(&back);
+  }
+  return 0;
+}
+
 const fuzz_target fuzz_targets[] = {
-    {"sheet", run_sheet},           {"batch", run_batch},
-    {"import_csv", run_import_csv}, {"import_json", run_import_json},
-    {"import_go", run_import_go},   {"manifest", run_manifest},
-    {"sheet_cost", run_sheet_cost}, {"bundle", run_bundle},
-    {"node_line", run_node_line},   {NULL, NULL},
+    {"sheet", run_sheet},
+    {"batch", run_batch},
+    {"import_csv", run_import_csv},
+    {"import_json", run_import_json},
+    {"import_go", run_import_go},
+    {"manifest", run_manifest},
+    {"sheet_cost", run_sheet_cost},
+    {"bundle", run_bundle},
+    {"node_line", run_node_line},
+    {"stamp", run_stamp},
+    {"sshsig", run_sshsig},
+    {"quote", run_quote},
+    {NULL, NULL},
 };
 
 const fuzz_target *fuzz_target_find(const char *name) {

@@ -25,7 +25,10 @@ typedef struct fuzz_target {
  * the tar stream inside one, through what `prereg verify BUNDLE` calls:
  * data_bundle_verify, then report_verify_bundle) and node_line (a line a
  * Slurm node runner sends: data_row_unline, data_row_line, and the value
- * rule data_value_parse). */
+ * rule data_value_parse), stamp (a time-stamp reply and request:
+ * core_stamp_check, core_stamp_request_read), sshsig (an SSH
+ * signature's armour: core_sshsig_read) and quote (core_buf_quote: no
+ * raw control byte in what it writes, which reads back to the input). */
 extern const fuzz_target fuzz_targets[];
 
 /** The target called name, or NULL. */

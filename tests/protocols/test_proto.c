@@ -319,14 +319,103 @@ static void test_function_claims(void) {
          strstr(err.msg, "CPU time limit of 0.2 s exceeded; a sheet should "
                          "declare")));
   /* One budget for the sheet and all its claims: once spent, every
-   * later evaluation stops at once. */
+   * later evaluation stops at once (test_budget_spent, budget by
+   * budget). */
   why = NULL;
   CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
         CORE_EPROTOCOL);
-  CHECK(strstr(err.msg, "instruction budget exceeded") != NULL ||
-        strstr(err.msg, "CPU time limit") != NULL);
-  core_free(why);
+  {
+    static const char pre[] = "fn.lua:1: hypotheses[1] (bool): not "
+                              "evaluated: an earlier claim spent the "
+                              "sheet's budget (";
+    CHECK(strncmp(err.msg, pre, sizeof pre - 1) == 0);
+  }
+  CHECK(why == NULL);
   proto_sheet_free(s);
+}
+
+/* A sheet whose first claim spends one budget (SPEND, its body) and
+ * whose second would hold at once. */
+static proto_sheet *spender(const char *spend, core_err *err) {
+  static const char fmt[] =
+      "protocol {\n"
+      "  id = \"sp\", title = \"Spend\",\n"
+      "  arms = { { name = \"a\", reference = true }, { name = \"b\" } },\n"
+      "  workloads = { { name = \"w\", runs = 1, cmd = \"true\" } },\n"
+      "  rule = { seed = 1, verdicts = { { \"up\", ratio_above = 1 } } },\n"
+      "  hypotheses = {\n"
+      "    { id = \"ok\", says = \"x\", claim = function() return true end "
+      "},\n"
+      "    { id = \"spend\", says = \"x\", claim = function()\n"
+      "%s\n"
+      "      end },\n"
+      "  },\n"
+      "}\n";
+  char text[2048];
+  snprintf(text, sizeof text, fmt, spend);
+  return load_str("sp.lua", text, err);
+}
+
+/* Each budget made to fire alone, by a claim only it can stop: a search
+ * priced past the instruction budget in one call (no CPU to speak of);
+ * a loop of few instructions that each compare two 4 MB strings (the
+ * CPU limit at some thousand instructions); 1 MiB strings made and
+ * dropped (the allocation budget after some 200 instructions and a few
+ * dozen milliseconds). After each, the sheet's later claims are refused
+ * before they start, the spending one too. */
+static void test_budget_spent(void) {
+  static const struct {
+    const char *spend, *budget;
+  } cases[] = {
+      {"return string.find(string.rep('x', 1000000), "
+       "string.rep('x', 500000), 1, true)",
+       "instruction budget exceeded (10 million instructions)"},
+      {"local a, b = string.rep('x', 4000000), string.rep('x', 4000000)\n"
+       "local n = 0\n"
+       "while true do if a == b then n = n + 1 end end",
+       "CPU time limit of 0.2 s exceeded"},
+      {"for i = 1, 100000 do local s = string.rep('x', 1048576) end",
+       "allocation budget of 256 MiB exceeded"},
+  };
+  proto_result_view r = {"w", "wall_s", "b", "up", 3, 2.5,
+                         3.5, 3,        1,   5,    5, NULL};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    core_err err;
+    proto_sheet *s = spender(cases[i].spend, &err);
+    proto_outcome o;
+    char *why = NULL, want[512];
+    CHECK(s != NULL);
+    if (!s) {
+      fprintf(stderr, "%s\n", err.msg);
+      continue;
+    }
+    /* Before: the short claim holds, as often as asked. */
+    for (int k = 0; k < 3; k++) {
+      CHECK(proto_eval_claim(s, &s->hypotheses[0], &r, 1, &o, &why, &err) ==
+            CORE_OK);
+      CHECK(o == PROTO_HELD);
+      core_free(why);
+      why = NULL;
+    }
+    CHECK(proto_eval_claim(s, &s->hypotheses[1], &r, 1, &o, &why, &err) ==
+          CORE_EPROTOCOL);
+    CHECK(strstr(err.msg, cases[i].budget) != NULL);
+    if (!strstr(err.msg, cases[i].budget))
+      fprintf(stderr, "  case %zu stopped by: %s\n", i, err.msg);
+    /* After: neither claim starts. */
+    for (size_t h = 0; h < 2; h++) {
+      snprintf(want, sizeof want,
+               "sp.lua:%d: hypotheses[%zu] (%s): not evaluated: an earlier "
+               "claim spent the sheet's budget (%s); a sheet should "
+               "declare, not compute",
+               h ? 8 : 7, h + 1, h ? "spend" : "ok", cases[i].budget);
+      CHECK(proto_eval_claim(s, &s->hypotheses[h], &r, 1, &o, &why, &err) ==
+            CORE_EPROTOCOL);
+      CHECK_STR(err.msg, want);
+      CHECK(why == NULL);
+    }
+    proto_sheet_free(s);
+  }
 }
 
 static void test_expand(void) {
@@ -658,6 +747,7 @@ int main(void) {
   test_words_only();
   test_seed_fields();
   test_function_claims();
+  test_budget_spent();
   test_expand();
   test_messages();
   test_starter();
