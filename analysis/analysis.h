@@ -510,6 +510,7 @@ typedef struct analysis_plan_result {
                          insufficient data */
   double *p_false;    /* per size, null: a verdict with a direction */
   double *p_false_up, *p_false_down; /* ... split by that direction */
+  double *expected_runs; /* per column: the mean runs per arm taken */
 } analysis_plan_result;
 
 /* Per workload: the smallest candidate size at which every comparison
@@ -523,6 +524,20 @@ typedef struct analysis_plan_pick {
 typedef struct analysis_plan {
   size_t *sizes;
   size_t n_sizes;
+  /* The sequential design (n_looks 0: none): the results' columns are
+   * the fixed sizes, then it (n_cols = n_sizes + 1); each look's
+   * interval at look_confidence, the error's Bonferroni share. */
+  size_t *looks;
+  size_t n_looks, n_cols;
+  double look_confidence;
+  /* Per workload, its family (every comparison of it in one simulated
+   * experiment, every arm drawn from the reference's values, the rule's
+   * family correction): its size and, per column, the probability of a
+   * verdict with a direction anywhere in it (at [f * n_cols + s]). */
+  char **family_workloads;
+  size_t *family_size;
+  size_t n_families;
+  double *p_false_family;
   long sims;
   double power;
   /* The rule's verdict names in order, then "inconclusive", then
@@ -540,13 +555,17 @@ typedef struct analysis_plan {
  * both arms drawn from the reference's), each decided by sheet's rule
  * as analysis_run decides (analysis_verdict_rule, min_n), its interval
  * the percentile interval of the exact law of the resampled ratio of
- * medians (docs/interface.md, "prereg plan", gives every step). threads
+ * medians (docs/interface.md, "prereg plan", gives every step). With
+ * looks (n_looks >= 2, increasing), also the sequential design: each
+ * experiment stops at the first look whose interval, at the look's share
+ * of the error, decides. threads
  * as analysis_run's; numbers never depend on it. Cells must cover every
  * comparison of a workload for its pick. OUT: *out newly allocated (free
  * with analysis_plan_free). */
 core_status analysis_plan_run(const proto_sheet *sheet,
                               const analysis_plan_cell *cells, size_t n_cells,
-                              const size_t *sizes, size_t n_sizes, long sims,
+                              const size_t *sizes, size_t n_sizes,
+                              const size_t *looks, size_t n_looks, long sims,
                               double power, int threads, analysis_plan **out,
                               core_err *err);
 /** Frees a plan; NULL is a no-op. */

@@ -103,6 +103,14 @@ core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
  * comparisons, results and registered pairs, decided again at the
  * confidence Holm's step-down (or Bonferroni) gives each; sorted: the
  * cells' sorted values, in cell order. Nothing for family = "none". */
+/** The error each of a family's n members is decided at, from p[i], the
+ * smallest error that decides member i (1: none), its m comparisons and
+ * the error alpha to share (family.c gives the method): alpha / m each
+ * (PROTO_FAMILY_BONFERRONI), Holm's step-down (PROTO_FAMILY_HOLM), or
+ * alpha (PROTO_FAMILY_NONE). OUT: out[i]; idx: n slots of scratch. */
+void analysis_family_errors(int family, double alpha, size_t m,
+                            const double *p, size_t n, double *out,
+                            size_t *idx);
 core_status acc_family(const acc *c, analysis_summary *s,
                        double *const *sorted, int threads, core_err *err);
 

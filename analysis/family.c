@@ -20,7 +20,7 @@ typedef struct member {
   analysis_result *r;
   size_t metric, arm, ref; /* sheet indexes */
   double p;                /* the smallest error that decides it */
-  size_t order;            /* its place among the results, for ties */
+  size_t order;            /* its place among the results */
 } member;
 
 /* Whether the interval of the sorted replicates rep at error alpha
@@ -69,11 +69,28 @@ static core_status p_of(const acc *c, member *m, size_t w,
   return CORE_OK;
 }
 
-static int by_p(const void *x, const void *y) {
-  const member *a = x, *b = y;
-  if (a->p != b->p)
-    return a->p < b->p ? -1 : 1;
-  return a->order < b->order ? -1 : a->order > b->order;
+void analysis_family_errors(int family, double alpha, size_t m,
+                            const double *p, size_t n, double *out,
+                            size_t *idx) {
+  double held = 0;
+  /* Ranked by p ascending, ties in the members' order (a stable
+   * insertion sort: families are small). */
+  for (size_t i = 0; i < n; i++) {
+    size_t j = i;
+    for (; j > 0 && p[idx[j - 1]] > p[i]; j--)
+      idx[j] = idx[j - 1];
+    idx[j] = i;
+  }
+  for (size_t k = 0; k < n; k++) {
+    double a = family == PROTO_FAMILY_BONFERRONI ? alpha / (double)m
+               : family == PROTO_FAMILY_HOLM     ? alpha / (double)(m - k)
+                                                 : alpha;
+    /* Holm stops at the first that does not decide: it and every later
+     * one keep that error. */
+    if (family == PROTO_FAMILY_HOLM && (held > 0 || p[idx[k]] > a))
+      a = held > 0 ? held : (held = a);
+    out[idx[k]] = a;
+  }
 }
 
 /* The members of workload w's family from s's results and registered
@@ -118,27 +135,31 @@ static core_status one_family(const acc *c, analysis_summary *s, size_t w,
   const proto_sheet *sh = c->sheet;
   const proto_workload *wl = &sh->workloads[w];
   size_t m = wl->n_metrics * proto_comparisons_per_metric(sh), n = 0;
-  double alpha = 1 - proto_look_confidence(sh, wl), held = 0;
+  double alpha = 1 - proto_look_confidence(sh, wl), *p = NULL, *a = NULL;
+  size_t *idx = NULL;
   member *v = NULL;
   core_status st = members_of(c, s, w, &v, &n, err);
-  for (size_t i = 0; i < n && st == CORE_OK; i++)
+  if (st == CORE_OK && (!(p = core_calloc(n + 1, sizeof *p)) ||
+                        !(a = core_calloc(n + 1, sizeof *a)) ||
+                        !(idx = core_calloc(n + 1, sizeof *idx))))
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n && st == CORE_OK; i++) {
     st = p_of(c, &v[i], w, sorted, rep, threads, err);
+    p[i] = v[i].p;
+  }
   if (st == CORE_OK)
-    qsort(v, n, sizeof *v, by_p);
+    analysis_family_errors(sh->rule.family, alpha, m, p, n, a, idx);
   for (size_t k = 0; k < n && st == CORE_OK; k++) {
-    double a = sh->rule.family == PROTO_FAMILY_BONFERRONI
-                   ? alpha / (double)m
-                   : alpha / (double)(m - k);
-    /* Holm stops at the first that does not decide: it and every later
-     * one keep that error. */
-    if (sh->rule.family == PROTO_FAMILY_HOLM && (held > 0 || v[k].p > a))
-      a = held > 0 ? held : (held = a);
     size_t base = c->cell_base[w] + v[k].metric * sh->n_arms;
     v[k].r->family_size = m;
-    st = acc_decide(c, v[k].r, w, v[k].metric, 1 - a, sorted[base + v[k].ref],
-                    sorted[base + v[k].arm], threads, err);
+    st = acc_decide(c, v[k].r, w, v[k].metric, 1 - a[k],
+                    sorted[base + v[k].ref], sorted[base + v[k].arm], threads,
+                    err);
   }
   core_free(v);
+  core_free(p);
+  core_free(a);
+  core_free(idx);
   return st;
 }
 

@@ -45,9 +45,10 @@ typedef struct atom {
 /* A simulation to run: one cell (or a workload and metric's reference
  * alone) at one size. */
 typedef struct task {
-  size_t cell, size;
-  int null;
-  long *counts; /* n_outcomes slots */
+  size_t cell, size; /* size n_sizes: the sequential design */
+  int null;          /* 1: no difference; 2: cell is a family (family.c) */
+  long *counts;      /* n_outcomes slots (a family's: 1) */
+  double *runs;      /* the runs per arm its experiments took, summed */
 } task;
 
 typedef struct sizelaw {
@@ -68,13 +69,27 @@ typedef struct pcell {
   char *key, *null_key;
 } pcell;
 
+/* A workload's family: its comparisons (cells), each drawing its two
+ * samples from slots, one per metric and arm, every slot from the
+ * reference's values at its metric (no difference anywhere). */
+typedef struct family {
+  size_t *cells, *slot_ref, *slot_arm, *slot_cell;
+  size_t n, n_slots;
+  long *any_false; /* per column: experiments with a false verdict */
+} family;
+
 typedef struct ctx {
   const proto_rule *rule;
+  family *fams;
+  size_t n_fams;
   pcell *cells;
   sizelaw *laws;
   task *tasks;
   size_t n_tasks, n_outcomes;
   long sims;
+  size_t n_sizes;      /* fixed sizes: laws[0..n_sizes) */
+  const size_t *looks; /* the sequential design: laws[n_sizes + k] */
+  size_t n_looks;
   double *bounds; /* the rule's interval bounds, sorted, distinct */
   size_t n_bounds;
   size_t max_pilot; /* the most values of a pilot cell */
@@ -94,6 +109,7 @@ typedef struct worker {
   double *cum;
   double *le, *lt; /* per bound: H(c), H(c-) */
   unsigned *count; /* draws per pilot index (draw) */
+  size_t *ir, *ic; /* the pilot indexes drawn in order (sequential) */
   int failed;
 } worker;
 
@@ -255,16 +271,11 @@ static void draw(const gsl_rng *r, const double *pilot, size_t np, double *x,
       x[at++] = pilot[k];
 }
 
-/* The outcome index of one simulated experiment. */
-static size_t one_experiment(worker *w, const task *t) {
+/* The outcome index of one experiment of sorted xr and xc (n values
+ * each) under law L, its interval at confidence conf. */
+static size_t decide(worker *w, const sizelaw *L, double conf) {
   const ctx *c = w->c;
-  const pcell *p = &c->cells[t->cell];
-  const sizelaw *L = &c->laws[t->size];
   size_t n = L->n;
-  const double *cand = t->null ? p->ref : p->cand;
-  size_t n_cand = t->null ? p->n_ref : p->n_cand;
-  draw(w->rng, p->ref, p->n_ref, w->xr, n, w->count);
-  draw(w->rng, cand, n_cand, w->xc, n, w->count);
   if ((long)n < c->rule->min_n)
     return c->n_outcomes - 1;
   double ratio = median_sorted(w->xc, n) / median_sorted(w->xr, n);
@@ -273,25 +284,222 @@ static size_t one_experiment(worker *w, const task *t) {
   double mass = law_of(w, L, w->xr, w->ar, w->tr, &sr, &nr);
   mass *= law_of(w, L, w->xc, w->ac, w->tc, &sc, &nc);
   ratio_cdfs(w, sr, nr, sc, nc);
-  double a = (1.0 - c->rule->confidence) / 2.0;
+  double a = (1.0 - conf) / 2.0;
   double lo = placed_end(w, a * mass), hi = placed_end(w, (1.0 - a) * mass);
   const proto_verdict_rule *v = analysis_verdict_rule(c->rule, ratio, lo, hi);
   return v ? (size_t)(v - c->rule->verdicts) : c->n_outcomes - 2;
 }
 
-static void run_task(worker *w, const task *t) {
+/* The first n of the np pilot indexes drawn (idx), their values sorted
+ * into x: by counting, as draw does. */
+static void prefix(const double *pilot, size_t np, const size_t *idx, size_t n,
+                   double *x, unsigned *count) {
+  memset(count, 0, np * sizeof *count);
+  for (size_t i = 0; i < n; i++)
+    count[idx[i]]++;
+  for (size_t k = 0, at = 0; k < np; k++)
+    for (unsigned c = count[k]; c > 0; c--)
+      x[at++] = pilot[k];
+}
+
+/* One experiment of the sequential design: the last look's values drawn
+ * as draw draws them (the same calls, so the same values as the fixed
+ * design of that size), each look deciding on the first values at the
+ * look's confidence; it stops at the first look that decides. *runs: the
+ * runs per arm it took. */
+static size_t sequential(worker *w, const pcell *p, int null, double *runs) {
+  const ctx *c = w->c;
+  const double *cand = null ? p->ref : p->cand;
+  size_t n_cand = null ? p->n_ref : p->n_cand, o = c->n_outcomes - 1;
+  size_t nk = c->looks[c->n_looks - 1];
+  double conf = 1.0 - (1.0 - c->rule->confidence) / (double)c->n_looks;
+  for (size_t i = 0; i < nk; i++)
+    w->ir[i] = gsl_rng_uniform_int(w->rng, (unsigned long)p->n_ref);
+  for (size_t i = 0; i < nk; i++)
+    w->ic[i] = gsl_rng_uniform_int(w->rng, (unsigned long)n_cand);
+  for (size_t k = 0; k < c->n_looks; k++) {
+    size_t n = c->looks[k];
+    prefix(p->ref, p->n_ref, w->ir, n, w->xr, w->count);
+    prefix(cand, n_cand, w->ic, n, w->xc, w->count);
+    o = decide(w, &c->laws[c->n_sizes + k], conf);
+    *runs = (double)n;
+    if (o + 2 < c->n_outcomes)
+      break;
+  }
+  return o;
+}
+
+/* The outcome index of one simulated experiment. */
+static size_t one_experiment(worker *w, const task *t, double *runs) {
   const ctx *c = w->c;
   const pcell *p = &c->cells[t->cell];
+  if (t->size == c->n_sizes)
+    return sequential(w, p, t->null, runs);
+  const sizelaw *L = &c->laws[t->size];
+  const double *cand = t->null ? p->ref : p->cand;
+  size_t n_cand = t->null ? p->n_ref : p->n_cand;
+  draw(w->rng, p->ref, p->n_ref, w->xr, L->n, w->count);
+  draw(w->rng, cand, n_cand, w->xc, L->n, w->count);
+  *runs = (double)L->n;
+  return decide(w, L, c->rule->confidence);
+}
+
+/* The family's experiments */
+
+/* The verdict of an interval at error alpha, w->le and w->lt holding
+ * its law's H at the bounds. */
+static const proto_verdict_rule *verdict_at(const worker *w, double ratio,
+                                            double mass, double alpha) {
+  double lo = placed_end(w, alpha / 2 * mass);
+  double hi = placed_end(w, (1 - alpha / 2) * mass);
+  return analysis_verdict_rule(w->c->rule, ratio, lo, hi);
+}
+
+/* The smallest error at which the interval decides, as family.c ranks
+ * (1 when none does), by bisection. */
+static double smallest_error(const worker *w, double ratio, double mass) {
+  double a = 0, b = 1;
+  if (!verdict_at(w, ratio, mass, 1 - 1e-12))
+    return 1;
+  for (int i = 0; i < 60; i++) {
+    double mid = (a + b) / 2;
+    if (verdict_at(w, ratio, mass, mid))
+      b = mid;
+    else
+      a = mid;
+  }
+  return b;
+}
+
+/* Scratch of one family's experiment. */
+typedef struct fscratch {
+  size_t *idx;              /* n_slots x the largest n: pilot indexes */
+  double *ratio, *mass, *h; /* per cell; h: its H(c), H(c-) per bound */
+  double *p, *err;
+  size_t *order;
+} fscratch;
+
+/* Each comparison of family f at n values (law L), at error alpha
+ * shared by the family's correction. Returns 1 when every one decides;
+ * *any: whether one gives a verdict with a direction. */
+static int family_look(worker *w, const family *f, fscratch *fs,
+                       const sizelaw *L, size_t max_n, double alpha,
+                       int *any) {
+  const ctx *c = w->c;
+  size_t nb = c->n_bounds, n = L->n;
+  int all = 1;
+  for (size_t i = 0; i < f->n; i++) {
+    const pcell *p = &c->cells[f->slot_cell[f->slot_ref[i]]];
+    fs->p[i] = 1;
+    if ((long)n < c->rule->min_n)
+      continue;
+    prefix(p->ref, p->n_ref, fs->idx + f->slot_ref[i] * max_n, n, w->xr,
+           w->count);
+    prefix(p->ref, p->n_ref, fs->idx + f->slot_arm[i] * max_n, n, w->xc,
+           w->count);
+    fs->ratio[i] = median_sorted(w->xc, n) / median_sorted(w->xr, n);
+    atom *sr, *sc;
+    size_t nr, nc;
+    fs->mass[i] = law_of(w, L, w->xr, w->ar, w->tr, &sr, &nr);
+    fs->mass[i] *= law_of(w, L, w->xc, w->ac, w->tc, &sc, &nc);
+    ratio_cdfs(w, sr, nr, sc, nc);
+    memcpy(fs->h + 2 * i * nb, w->le, nb * sizeof *w->le);
+    memcpy(fs->h + (2 * i + 1) * nb, w->lt, nb * sizeof *w->lt);
+    fs->p[i] = smallest_error(w, fs->ratio[i], fs->mass[i]);
+  }
+  analysis_family_errors(c->rule->family, alpha, f->n, fs->p, f->n, fs->err,
+                         fs->order);
+  *any = 0;
+  for (size_t i = 0; i < f->n; i++) {
+    const proto_verdict_rule *v = NULL;
+    if ((long)n >= c->rule->min_n) {
+      memcpy(w->le, fs->h + 2 * i * nb, nb * sizeof *w->le);
+      memcpy(w->lt, fs->h + (2 * i + 1) * nb, nb * sizeof *w->lt);
+      v = verdict_at(w, fs->ratio[i], fs->mass[i], fs->err[i]);
+    }
+    all &= v != NULL;
+    *any |= v && proto_verdict_direction(v) != 0;
+  }
+  return all;
+}
+
+/* One experiment of family f with no difference at column col (a fixed
+ * size, or the looks, stopping at the first where every comparison
+ * decides): whether a verdict with a direction is reported. */
+static int family_experiment(worker *w, const family *f, fscratch *fs,
+                             size_t col) {
+  const ctx *c = w->c;
+  int seq = col == c->n_sizes, any = 0;
+  size_t k0 = seq ? c->n_sizes : col,
+         k1 = seq ? c->n_sizes + c->n_looks : col + 1;
+  size_t max_n = c->laws[k1 - 1].n;
+  double alpha = (1.0 - c->rule->confidence) / (double)(seq ? c->n_looks : 1);
+  for (size_t sl = 0; sl < f->n_slots; sl++) {
+    const pcell *p = &c->cells[f->slot_cell[sl]];
+    for (size_t i = 0; i < max_n; i++)
+      fs->idx[sl * max_n + i] =
+          gsl_rng_uniform_int(w->rng, (unsigned long)p->n_ref);
+  }
+  for (size_t k = k0; k < k1; k++)
+    if (family_look(w, f, fs, &c->laws[k], max_n, alpha, &any))
+      break;
+  return any;
+}
+
+static void run_family(worker *w, const task *t) {
+  const ctx *c = w->c;
+  const family *f = &c->fams[t->cell];
+  size_t max_n =
+      c->laws[t->size == c->n_sizes ? c->n_sizes + c->n_looks - 1 : t->size].n;
+  fscratch fs;
+  fs.idx = core_malloc((f->n_slots * max_n + 1) * sizeof *fs.idx);
+  fs.ratio = core_malloc((f->n + 1) * sizeof *fs.ratio);
+  fs.mass = core_malloc((f->n + 1) * sizeof *fs.mass);
+  fs.h = core_malloc((2 * f->n * c->n_bounds + 1) * sizeof *fs.h);
+  fs.p = core_malloc((f->n + 1) * sizeof *fs.p);
+  fs.err = core_malloc((f->n + 1) * sizeof *fs.err);
+  fs.order = core_malloc((f->n + 1) * sizeof *fs.order);
   unsigned long seed = analysis_plan_seed(
-      c->rule->seed, p->workload, p->metric, t->null ? p->null_key : p->key,
-      c->laws[t->size].n, t->null);
+      c->rule->seed, c->cells[f->cells[0]].workload, "", "family", max_n, 1);
+  if (!fs.idx || !fs.ratio || !fs.mass || !fs.h || !fs.p || !fs.err ||
+      !fs.order || seed == ANALYSIS_SEED_NONE)
+    w->failed = 1;
+  else {
+    gsl_rng_set(w->rng, seed);
+    for (long s = 0; s < c->sims; s++)
+      t->counts[0] += family_experiment(w, f, &fs, t->size);
+  }
+  core_free(fs.idx);
+  core_free(fs.ratio);
+  core_free(fs.mass);
+  core_free(fs.h);
+  core_free(fs.p);
+  core_free(fs.err);
+  core_free(fs.order);
+}
+
+static void run_task(worker *w, const task *t) {
+  const ctx *c = w->c;
+  if (t->null == 2) {
+    run_family(w, t);
+    return;
+  }
+  const pcell *p = &c->cells[t->cell];
+  size_t n =
+      t->size == c->n_sizes ? c->looks[c->n_looks - 1] : c->laws[t->size].n;
+  unsigned long seed =
+      analysis_plan_seed(c->rule->seed, p->workload, p->metric,
+                         t->null ? p->null_key : p->key, n, t->null);
   if (seed == ANALYSIS_SEED_NONE) {
     w->failed = 1;
     return;
   }
   gsl_rng_set(w->rng, seed);
-  for (long s = 0; s < c->sims; s++)
-    t->counts[one_experiment(w, t)]++;
+  for (long s = 0; s < c->sims; s++) {
+    double runs = 0.0;
+    t->counts[one_experiment(w, t, &runs)]++;
+    *t->runs += runs;
+  }
 }
 
 static void *worker_main(void *arg) {
@@ -381,10 +589,18 @@ static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
     core_free(c->cells[i].key);
     core_free(c->cells[i].null_key);
   }
-  for (size_t i = 0; c->laws && i < n_sizes; i++) {
+  for (size_t i = 0; c->laws && i < n_sizes + c->n_looks; i++) {
     core_free(c->laws[i].a);
     core_free(c->laws[i].rows);
   }
+  for (size_t f = 0; c->fams && f < c->n_fams; f++) {
+    core_free(c->fams[f].cells);
+    core_free(c->fams[f].slot_ref);
+    core_free(c->fams[f].slot_arm);
+    core_free(c->fams[f].slot_cell);
+    core_free(c->fams[f].any_false);
+  }
+  core_free(c->fams);
   core_free(c->cells);
   core_free(c->laws);
   core_free(c->tasks);
@@ -406,13 +622,100 @@ static size_t null_owner(const analysis_plan_cell *cells, size_t i) {
   return i;
 }
 
+/* The slot of family f for metric and arm (NULL: the sheet's
+ * reference), added when new; names[] and metrics[] per slot. */
+static size_t slot_of(family *f, const char **metrics, const char **names,
+                      const char *metric, const char *name) {
+  for (size_t s = 0; s < f->n_slots; s++)
+    if (!strcmp(metrics[s], metric) && same_reference(names[s], name))
+      return s;
+  metrics[f->n_slots] = metric;
+  names[f->n_slots] = name;
+  return f->n_slots++;
+}
+
+/* Family f (its cells set): its slots, each drawing from the
+ * reference's values at its metric. */
+static core_status family_slots(family *f, const analysis_plan_cell *cells,
+                                core_err *err) {
+  const char **metrics = core_calloc(2 * f->n + 1, sizeof *metrics);
+  const char **names = core_calloc(2 * f->n + 1, sizeof *names);
+  f->slot_ref = core_calloc(f->n + 1, sizeof *f->slot_ref);
+  f->slot_arm = core_calloc(f->n + 1, sizeof *f->slot_arm);
+  f->slot_cell = core_calloc(2 * f->n + 1, sizeof *f->slot_cell);
+  if (!metrics || !names || !f->slot_ref || !f->slot_arm || !f->slot_cell) {
+    core_free(metrics);
+    core_free(names);
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  }
+  for (size_t i = 0; i < f->n; i++) {
+    const analysis_plan_cell *x = &cells[f->cells[i]];
+    f->slot_ref[i] = slot_of(f, metrics, names, x->metric, x->reference);
+    f->slot_arm[i] = slot_of(f, metrics, names, x->metric, x->arm);
+  }
+  for (size_t s = 0; s < f->n_slots; s++)
+    for (size_t i = f->n; i-- > 0;)
+      if (!strcmp(cells[f->cells[i]].metric, metrics[s]) &&
+          !cells[f->cells[i]].reference)
+        f->slot_cell[s] = f->cells[i];
+  core_free(metrics);
+  core_free(names);
+  return CORE_OK;
+}
+
+/* One family per workload, its cells in order, and its tasks. */
+static core_status setup_families(ctx *c, const analysis_plan_cell *cells,
+                                  size_t n_cells, size_t ncol, core_err *err) {
+  core_status st;
+  if (!(c->fams = core_calloc(n_cells + 1, sizeof *c->fams)))
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t i = 0; i < n_cells; i++) {
+    size_t f = 0;
+    while (f < c->n_fams &&
+           strcmp(cells[c->fams[f].cells[0]].workload, cells[i].workload))
+      f++;
+    if (f == c->n_fams) {
+      c->fams[f].cells = core_calloc(n_cells, sizeof *c->fams[f].cells);
+      c->fams[f].any_false = core_calloc(ncol, sizeof(long));
+      if (!c->fams[f].cells || !c->fams[f].any_false)
+        return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+      c->n_fams++;
+    }
+    c->fams[f].cells[c->fams[f].n++] = i;
+  }
+  for (size_t f = 0; f < c->n_fams; f++) {
+    if ((st = family_slots(&c->fams[f], cells, err)) != CORE_OK)
+      return st;
+    for (size_t s = 0; s < ncol; s++)
+      c->tasks[c->n_tasks++] = (task){f, s, 2, c->fams[f].any_false + s, NULL};
+  }
+  return CORE_OK;
+}
+
+/* The law of the median at each fixed size, then at each look. */
+static core_status setup_laws(ctx *c, const size_t *sizes, core_err *err) {
+  core_status st;
+  for (size_t s = 0; s < c->n_sizes + c->n_looks; s++) {
+    size_t n = s < c->n_sizes ? sizes[s] : c->looks[s - c->n_sizes];
+    c->laws[s].n = n;
+    if ((st = analysis_median_law(n, PLAN_ATOM_FLOOR, &c->laws[s].a,
+                                  &c->laws[s].na, err)) != CORE_OK)
+      return st;
+    if ((st = law_rows(&c->laws[s], err)) != CORE_OK)
+      return st;
+  }
+  return CORE_OK;
+}
+
 static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
                              size_t n_cells, const size_t *sizes,
-                             size_t n_sizes, long *counts, core_err *err) {
+                             size_t n_sizes, long *counts, double *runs,
+                             core_err *err) {
   core_status st;
+  size_t ncol = n_sizes + (c->n_looks > 0);
   c->cells = core_calloc(n_cells ? n_cells : 1, sizeof *c->cells);
-  c->laws = core_calloc(n_sizes, sizeof *c->laws);
-  c->tasks = core_calloc(2 * n_cells * n_sizes + 1, sizeof *c->tasks);
+  c->laws = core_calloc(n_sizes + c->n_looks, sizeof *c->laws);
+  c->tasks = core_calloc(3 * n_cells * ncol + 1, sizeof *c->tasks);
   if (!c->cells || !c->laws || !c->tasks)
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
   if ((st = collect_bounds(c, err)) != CORE_OK)
@@ -444,26 +747,21 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
     if (c->cells[i].n_cand > c->max_pilot)
       c->max_pilot = c->cells[i].n_cand;
   }
-  for (size_t s = 0; s < n_sizes; s++) {
-    c->laws[s].n = sizes[s];
-    if ((st = analysis_median_law(sizes[s], PLAN_ATOM_FLOOR, &c->laws[s].a,
-                                  &c->laws[s].na, err)) != CORE_OK)
-      return st;
-    if ((st = law_rows(&c->laws[s], err)) != CORE_OK)
-      return st;
-  }
-  /* Tasks: every cell at every size, then the null simulations, one per
-   * workload and metric. counts: [cell][size][null][outcome]. */
+  if ((st = setup_laws(c, sizes, err)) != CORE_OK)
+    return st;
+  /* Tasks: every cell at every size (the sequential design last), then
+   * the null simulations, one per workload and metric. counts:
+   * [cell][column][null][outcome], runs: [cell][column][null]. */
   for (int null = 0; null < 2; null++)
     for (size_t i = 0; i < n_cells; i++)
-      for (size_t s = 0; s < n_sizes; s++) {
+      for (size_t s = 0; s < ncol; s++) {
+        size_t at = (i * ncol + s) * 2 + (size_t)null;
         if (null && null_owner(cells, i) != i)
           continue;
-        c->tasks[c->n_tasks++] = (task){
-            i, s, null,
-            counts + ((i * n_sizes + s) * 2 + (size_t)null) * c->n_outcomes};
+        c->tasks[c->n_tasks++] =
+            (task){i, s, null, counts + at * c->n_outcomes, runs + at};
       }
-  return CORE_OK;
+  return setup_families(c, cells, n_cells, ncol, err);
 }
 
 static int threads_online(int threads) {
@@ -501,9 +799,11 @@ static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
     w->le = core_malloc((c->n_bounds + 1) * sizeof *w->le);
     w->lt = core_malloc((c->n_bounds + 1) * sizeof *w->lt);
     w->count = core_malloc((c->max_pilot + 1) * sizeof *w->count);
-    if (!w->rng || !w->xr || !w->xc || !w->ar || !w->ac || !w->cum || !w->le ||
-        !w->lt || !w->count || !w->tr || !w->tc || !w->bounds || !w->dv ||
-        !w->dk || !w->acc || !w->rows2)
+    w->ir = core_malloc((max_n + 1) * sizeof *w->ir);
+    w->ic = core_malloc((max_n + 1) * sizeof *w->ic);
+    if (!w->ir || !w->ic || !w->rng || !w->xr || !w->xc || !w->ar || !w->ac ||
+        !w->cum || !w->le || !w->lt || !w->count || !w->tr || !w->tc ||
+        !w->bounds || !w->dv || !w->dk || !w->acc || !w->rows2)
       st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
   }
   if (!ws || !tids)
@@ -539,6 +839,8 @@ static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
     core_free(ws[i].dk);
     core_free(ws[i].acc);
     core_free(ws[i].rows2);
+    core_free(ws[i].ir);
+    core_free(ws[i].ic);
   }
   core_free(ws);
   core_free(tids);
@@ -558,6 +860,7 @@ static void result_free(analysis_plan_result *r) {
   core_free(r->p_false);
   core_free(r->p_false_up);
   core_free(r->p_false_down);
+  core_free(r->expected_runs);
 }
 
 void analysis_plan_free(analysis_plan *p) {
@@ -573,26 +876,33 @@ void analysis_plan_free(analysis_plan *p) {
   core_free(p->results);
   core_free(p->picks);
   core_free(p->sizes);
+  core_free(p->looks);
+  core_names_free(p->family_workloads, p->n_families);
+  core_free(p->family_size);
+  core_free(p->p_false_family);
   core_free(p);
 }
 
 /* Counts to probabilities for result r (cell i). */
 static core_status fill_result(const ctx *c, const proto_rule *rule,
                                analysis_plan *p, size_t i, const long *counts,
-                               size_t owner, core_err *err) {
+                               const double *runs, size_t owner,
+                               core_err *err) {
   analysis_plan_result *r = &p->results[i];
-  size_t ns = p->n_sizes, no = p->n_outcomes;
+  size_t ns = p->n_cols, no = p->n_outcomes;
   r->p_verdicts = core_calloc(ns * no, sizeof(double));
   r->p_null = core_calloc(ns * no, sizeof(double));
   r->p_decided = core_calloc(ns, sizeof(double));
   r->p_false = core_calloc(ns, sizeof(double));
   r->p_false_up = core_calloc(ns, sizeof(double));
   r->p_false_down = core_calloc(ns, sizeof(double));
+  r->expected_runs = core_calloc(ns, sizeof(double));
   if (!r->p_verdicts || !r->p_null || !r->p_decided || !r->p_false ||
-      !r->p_false_up || !r->p_false_down)
+      !r->p_false_up || !r->p_false_down || !r->expected_runs)
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
   for (size_t s = 0; s < ns; s++) {
     const long *alt = counts + ((i * ns + s) * 2) * no;
+    r->expected_runs[s] = runs[(i * ns + s) * 2] / (double)c->sims;
     const long *nul = counts + ((owner * ns + s) * 2 + 1) * no;
     for (size_t o = 0; o < no; o++) {
       r->p_verdicts[s * no + o] = (double)alt[o] / (double)c->sims;
@@ -750,10 +1060,35 @@ static core_status fill_picks(const proto_sheet *sh, analysis_plan *p,
 
 /* The plan */
 
+/* The looks: 2 to CORE_MAX_LOOKS increasing sizes, each a size plan
+ * can simulate. */
+static core_status check_looks(const size_t *looks, size_t n_looks,
+                               core_err *err) {
+  if (n_looks == 0)
+    return CORE_OK;
+  if (n_looks < 2 || n_looks > CORE_MAX_LOOKS)
+    return core_fail(err, CORE_EUSAGE, "--looks: 2 to %d looks",
+                     CORE_MAX_LOOKS);
+  for (size_t k = 0; k < n_looks; k++) {
+    if (looks[k] < 1 || looks[k] > (size_t)PLAN_MAX_SIZE)
+      return core_fail(err, CORE_EUSAGE, "--looks: %zu is not from 1 to %ld",
+                       looks[k], PLAN_MAX_SIZE);
+    if (k > 0 && looks[k] <= looks[k - 1])
+      return core_fail(err, CORE_EUSAGE,
+                       "--looks: looks must increase (%zu after %zu)",
+                       looks[k], looks[k - 1]);
+  }
+  return CORE_OK;
+}
+
 static core_status check_request(const size_t *sizes, size_t n_sizes,
+                                 const size_t *looks, size_t n_looks,
                                  size_t n_cells, long sims, double power,
                                  core_err *err) {
-  double draws = 0.0;
+  double draws = n_looks ? (double)looks[n_looks - 1] : 0.0;
+  core_status st = check_looks(looks, n_looks, err);
+  if (st != CORE_OK)
+    return st;
   if (n_sizes == 0 || n_sizes > PLAN_MAX_SIZES)
     return core_fail(err, CORE_EUSAGE, "--sizes: 1 to %d sizes",
                      PLAN_MAX_SIZES);
@@ -782,10 +1117,32 @@ static core_status check_request(const size_t *sizes, size_t n_sizes,
   return CORE_OK;
 }
 
+/* Each family's false directional rate, per column. */
+static core_status fill_families(const ctx *c, const analysis_plan_cell *cells,
+                                 analysis_plan *p, core_err *err) {
+  size_t nf = c->n_fams;
+  p->family_workloads = core_calloc(nf + 1, sizeof *p->family_workloads);
+  p->family_size = core_calloc(nf + 1, sizeof *p->family_size);
+  p->p_false_family = core_calloc(nf * p->n_cols + 1, sizeof(double));
+  if (!p->family_workloads || !p->family_size || !p->p_false_family)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t f = 0; f < nf; f++) {
+    p->n_families++;
+    if (!(p->family_workloads[f] =
+              core_strdup(cells[c->fams[f].cells[0]].workload)))
+      return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+    p->family_size[f] = c->fams[f].n;
+    for (size_t s = 0; s < p->n_cols; s++)
+      p->p_false_family[f * p->n_cols + s] =
+          (double)c->fams[f].any_false[s] / (double)c->sims;
+  }
+  return CORE_OK;
+}
+
 static core_status plan_fill(const proto_sheet *sh, const ctx *c,
                              const analysis_plan_cell *cells, size_t n_cells,
-                             const long *counts, int threads, analysis_plan *p,
-                             core_err *err) {
+                             const long *counts, const double *runs,
+                             int threads, analysis_plan *p, core_err *err) {
   core_status st;
   if (!(p->results = core_calloc(n_cells ? n_cells : 1, sizeof *p->results)))
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
@@ -798,61 +1155,93 @@ static core_status plan_fill(const proto_sheet *sh, const ctx *c,
     if (!r->workload || !r->metric || !r->arm ||
         (cells[i].reference && !r->reference))
       return core_fail(err, CORE_ENOMEM, "plan: out of memory");
-    if ((st = fill_result(c, &sh->rule, p, i, counts, null_owner(cells, i),
-                          err)) != CORE_OK ||
+    if ((st = fill_result(c, &sh->rule, p, i, counts, runs,
+                          null_owner(cells, i), err)) != CORE_OK ||
         (st = pilot_interval(sh, &c->cells[i], r, threads, err)) != CORE_OK)
       return st;
   }
+  if ((st = fill_families(c, cells, p, err)) != CORE_OK)
+    return st;
   return fill_picks(sh, p, err);
+}
+
+/* The plan's frame: its sizes, looks and outcomes. */
+static analysis_plan *plan_new(const proto_rule *rule, const size_t *sizes,
+                               size_t n_sizes, const size_t *looks,
+                               size_t n_looks, long sims, double power,
+                               core_err *err) {
+  analysis_plan *p = core_calloc(1, sizeof *p);
+  if (!p || !(p->sizes = core_malloc(n_sizes * sizeof *p->sizes)) ||
+      !(p->looks = core_malloc((n_looks + 1) * sizeof *p->looks))) {
+    analysis_plan_free(p);
+    core_fail(err, CORE_ENOMEM, "plan: out of memory");
+    return NULL;
+  }
+  memcpy(p->sizes, sizes, n_sizes * sizeof *sizes);
+  if (n_looks)
+    memcpy(p->looks, looks, n_looks * sizeof *looks);
+  p->n_sizes = n_sizes;
+  p->n_looks = n_looks;
+  p->n_cols = n_sizes + (n_looks > 0);
+  p->look_confidence = n_looks
+                           ? 1.0 - (1.0 - rule->confidence) / (double)n_looks
+                           : rule->confidence;
+  p->sims = sims;
+  p->power = power;
+  if (fill_outcomes(rule, p, err) != CORE_OK) {
+    analysis_plan_free(p);
+    return NULL;
+  }
+  return p;
 }
 
 core_status analysis_plan_run(const proto_sheet *sh,
                               const analysis_plan_cell *cells, size_t n_cells,
-                              const size_t *sizes, size_t n_sizes, long sims,
+                              const size_t *sizes, size_t n_sizes,
+                              const size_t *looks, size_t n_looks, long sims,
                               double power, int threads, analysis_plan **out,
                               core_err *err) {
   ctx c;
   analysis_plan *p;
   long *counts = NULL;
-  size_t max_atoms = 1;
+  double *runs = NULL;
+  size_t max_atoms = 1, max_n = sizes[n_sizes - 1], slots;
   core_status st;
   *out = NULL;
-  if ((st = check_request(sizes, n_sizes, n_cells, sims, power, err)) !=
-      CORE_OK)
+  if ((st = check_request(sizes, n_sizes, looks, n_looks, n_cells, sims, power,
+                          err)) != CORE_OK)
     return st;
+  if (!(p = plan_new(&sh->rule, sizes, n_sizes, looks, n_looks, sims, power,
+                     err)))
+    return err->status;
   memset(&c, 0, sizeof c);
   c.rule = &sh->rule;
   c.sims = sims;
-  if (!(p = core_calloc(1, sizeof *p)) ||
-      !(p->sizes = core_malloc(n_sizes * sizeof *p->sizes))) {
-    core_free(p);
-    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
-  }
-  memcpy(p->sizes, sizes, n_sizes * sizeof *sizes);
-  p->n_sizes = n_sizes;
-  p->sims = sims;
-  p->power = power;
-  if ((st = fill_outcomes(&sh->rule, p, err)) != CORE_OK)
-    goto done;
+  c.n_sizes = n_sizes;
+  c.looks = looks;
+  c.n_looks = n_looks;
   c.n_outcomes = p->n_outcomes;
-  counts = core_calloc(2 * (n_cells ? n_cells : 1) * n_sizes * p->n_outcomes,
-                       sizeof *counts);
-  if (!counts) {
+  slots = 2 * (n_cells ? n_cells : 1) * p->n_cols;
+  counts = core_calloc(slots * p->n_outcomes, sizeof *counts);
+  runs = core_calloc(slots, sizeof *runs);
+  if (!counts || !runs) {
     st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
     goto done;
   }
-  if ((st = ctx_setup(&c, cells, n_cells, sizes, n_sizes, counts, err)) !=
-      CORE_OK)
+  if ((st = ctx_setup(&c, cells, n_cells, sizes, n_sizes, counts, runs,
+                      err)) != CORE_OK)
     goto done;
-  for (size_t s = 0; s < n_sizes; s++)
+  for (size_t s = 0; s < n_sizes + n_looks; s++)
     if (c.laws[s].na > max_atoms)
       max_atoms = c.laws[s].na;
-  if ((st = run_workers(&c, sizes[n_sizes - 1], max_atoms, threads, err)) ==
-      CORE_OK)
-    st = plan_fill(sh, &c, cells, n_cells, counts, threads, p, err);
+  if (n_looks && looks[n_looks - 1] > max_n)
+    max_n = looks[n_looks - 1];
+  if ((st = run_workers(&c, max_n, max_atoms, threads, err)) == CORE_OK)
+    st = plan_fill(sh, &c, cells, n_cells, counts, runs, threads, p, err);
 done:
   ctx_free(&c, n_cells, n_sizes);
   core_free(counts);
+  core_free(runs);
   if (st != CORE_OK)
     analysis_plan_free(p);
   else

@@ -33,7 +33,7 @@ typedef struct cli_opts {
   const char *host, *batch, *work, *round, *seq, *sha256, *arms, *ref_exit,
       *digests, *sheet_version;
   /* pilot --runs N; plan --pilot PATH --power P --sizes A,B --sims K */
-  const char *runs, *pilot, *power, *sizes, *sims;
+  const char *runs, *pilot, *power, *sizes, *sims, *looks;
   const char *id; /* replicate --id ID */
   int resume, dry_run, json, force, help, version, quick, preflight;
   const char *format; /* export --format csv|json */

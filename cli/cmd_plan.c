@@ -22,24 +22,27 @@
 
 /* Options */
 
-static core_status parse_sizes(const char *text, plan_args *a, core_err *err) {
+/* A comma-separated list of up to max sizes from 1 to PLAN_MAX_SIZE
+ * (--sizes, --looks). */
+static core_status parse_list(const char *flag, const char *text, size_t *out,
+                              size_t *n, size_t max, core_err *err) {
   const char *p = text;
-  a->n_sizes = 0;
+  *n = 0;
   while (*p) {
     char *end;
     errno = 0;
     long v = strtol(p, &end, 10);
     if (errno || end == p || (*end && *end != ',') || v < 1 ||
-        v > PLAN_MAX_SIZE || a->n_sizes == PLAN_MAX_SIZES)
+        v > PLAN_MAX_SIZE || *n == max)
       return core_fail(err, CORE_EUSAGE,
-                       "--sizes %s: a comma-separated list of up to %d "
+                       "%s %s: a comma-separated list of up to %zu "
                        "increasing sizes from 1 to %ld",
-                       text, PLAN_MAX_SIZES, PLAN_MAX_SIZE);
-    a->sizes[a->n_sizes++] = (size_t)v;
+                       flag, text, max, PLAN_MAX_SIZE);
+    out[(*n)++] = (size_t)v;
     p = *end ? end + 1 : end;
   }
-  if (a->n_sizes == 0)
-    return core_fail(err, CORE_EUSAGE, "--sizes: no size given");
+  if (*n == 0)
+    return core_fail(err, CORE_EUSAGE, "%s: no size given", flag);
   return CORE_OK;
 }
 
@@ -54,8 +57,13 @@ core_status cli_plan_args(const cli_opts *opts, plan_args *a, core_err *err) {
                      "plan needs --pilot PATH: a pilot folder "
                      "(DATA/ID/pilot, from prereg pilot), an experiment's "
                      "folder or a bundle");
-  if ((st = parse_sizes(opts->sizes ? opts->sizes : PLAN_SIZES_DEFAULT, a,
-                        err)) != CORE_OK)
+  if ((st = parse_list("--sizes",
+                       opts->sizes ? opts->sizes : PLAN_SIZES_DEFAULT,
+                       a->sizes, &a->n_sizes, PLAN_MAX_SIZES, err)) != CORE_OK)
+    return st;
+  if (opts->looks &&
+      (st = parse_list("--looks", opts->looks, a->looks, &a->n_looks,
+                       CORE_MAX_LOOKS, err)) != CORE_OK)
     return st;
   if (opts->power) {
     errno = 0;

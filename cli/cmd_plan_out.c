@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,11 +44,32 @@ static void text_result(core_buf *b, const analysis_plan *p,
   core_buf_printf(b, "  %-20s", "runs per arm");
   for (size_t s = 0; s < p->n_sizes; s++)
     core_buf_printf(b, " %7zu", p->sizes[s]);
-  core_buf_puts(b, "\n");
-  row(b, "decided", r->p_decided, p->n_sizes, 1);
+  core_buf_puts(b, p->n_looks ? "   looks\n" : "\n");
+  row(b, "decided", r->p_decided, p->n_cols, 1);
   for (size_t o = 0; o < p->n_outcomes; o++)
-    row(b, p->outcomes[o], r->p_verdicts + o, p->n_sizes, p->n_outcomes);
-  row(b, "false (no difference)", r->p_false, p->n_sizes, 1);
+    row(b, p->outcomes[o], r->p_verdicts + o, p->n_cols, p->n_outcomes);
+  row(b, "false (no difference)", r->p_false, p->n_cols, 1);
+  if (p->n_looks) {
+    core_buf_printf(b, "  %-20s", "expected runs");
+    for (size_t s = 0; s < p->n_cols; s++)
+      core_buf_printf(b, " %7.1f", r->expected_runs[s]);
+    core_buf_puts(b, "\n");
+  }
+}
+
+/* The sequential design's line: its looks and their confidence. */
+static void text_looks(core_buf *b, const analysis_plan *p) {
+  if (!p->n_looks)
+    return;
+  core_buf_puts(b, "\"looks\": the sequential design with looks at ");
+  for (size_t k = 0; k < p->n_looks; k++)
+    core_buf_printf(b, "%s%zu", k ? ", " : "", p->looks[k]);
+  core_buf_printf(b,
+                  " runs per arm, each look's interval at confidence %.6g "
+                  "(the error shared equally among the looks), stopping at "
+                  "the first look that decides; \"expected runs\": the "
+                  "mean runs per arm it takes\n",
+                  p->look_confidence);
 }
 
 static void text_plan(core_buf *b, const proto_sheet *s,
@@ -64,8 +86,19 @@ static void text_plan(core_buf *b, const proto_sheet *s,
                   "a verdict with a direction\n",
                   p->sims, 100.0 * p->power, s->rule.confidence,
                   s->rule.min_n);
+  text_looks(b, p);
   for (size_t i = 0; i < p->n_results; i++)
     text_result(b, p, &p->results[i]);
+  for (size_t f = 0; f < p->n_families; f++) {
+    char label[64];
+    snprintf(label, sizeof label, "family of %zu (%s)", p->family_size[f],
+             proto_family_word(s->rule.family));
+    core_buf_printf(b,
+                    "\n%s: a false verdict with a direction anywhere in its "
+                    "family, every arm drawn from the reference's values\n",
+                    p->family_workloads[f]);
+    row(b, label, p->p_false_family + f * p->n_cols, p->n_cols, 1);
+  }
   core_buf_puts(b, "\nrecommended runs per arm:\n");
   for (size_t i = 0; i < p->n_picks; i++) {
     const analysis_plan_pick *k = &p->picks[i];
@@ -106,7 +139,7 @@ static void json_outcomes(core_buf *b, const analysis_plan *p,
     core_buf_puts(b, o ? ", " : "");
     json_str(b, p->outcomes[o]);
     core_buf_puts(b, ": ");
-    json_reals(b, v + o, p->n_sizes, p->n_outcomes);
+    json_reals(b, v + o, p->n_cols, p->n_outcomes);
   }
   core_buf_puts(b, "}");
 }
@@ -127,15 +160,17 @@ static void json_result(core_buf *b, const analysis_plan *p,
   for (size_t s = 0; s < p->n_sizes; s++)
     core_buf_printf(b, "%s%zu", s ? ", " : "", p->sizes[s]);
   core_buf_puts(b, "],\n     \"p_decided\": ");
-  json_reals(b, r->p_decided, p->n_sizes, 1);
+  json_reals(b, r->p_decided, p->n_cols, 1);
+  core_buf_puts(b, ",\n     \"expected_runs\": ");
+  json_reals(b, r->expected_runs, p->n_cols, 1);
   core_buf_puts(b, ",\n     \"p_verdicts\": ");
   json_outcomes(b, p, r->p_verdicts);
   core_buf_puts(b, ",\n     \"p_false\": ");
-  json_reals(b, r->p_false, p->n_sizes, 1);
+  json_reals(b, r->p_false, p->n_cols, 1);
   core_buf_puts(b, ", \"p_false_up\": ");
-  json_reals(b, r->p_false_up, p->n_sizes, 1);
+  json_reals(b, r->p_false_up, p->n_cols, 1);
   core_buf_puts(b, ", \"p_false_down\": ");
-  json_reals(b, r->p_false_down, p->n_sizes, 1);
+  json_reals(b, r->p_false_down, p->n_cols, 1);
   core_buf_puts(b, ",\n     \"p_verdicts_no_difference\": ");
   json_outcomes(b, p, r->p_null);
   core_buf_printf(b,
@@ -143,6 +178,32 @@ static void json_result(core_buf *b, const analysis_plan *p,
                   "\"pilot_ratio\": %.17g, \"pilot_ci\": [%.17g, %.17g]}",
                   r->pilot_n_ref, r->pilot_n_cand, r->pilot_ratio,
                   r->pilot_ci_low, r->pilot_ci_high);
+}
+
+/* The largest false directional rate of a family at column col. */
+static double worst_family(const analysis_plan *p, size_t col) {
+  double m = 0;
+  for (size_t f = 0; f < p->n_families; f++)
+    if (p->p_false_family[f * p->n_cols + col] > m)
+      m = p->p_false_family[f * p->n_cols + col];
+  return m;
+}
+
+static void json_families(core_buf *b, const analysis_plan *p) {
+  core_buf_puts(b, "  \"p_false_family\": [");
+  for (size_t s = 0; s < p->n_cols; s++)
+    core_buf_printf(b, "%s%.10g", s ? ", " : "", worst_family(p, s));
+  core_buf_puts(b, "],\n  \"families\": [");
+  for (size_t f = 0; f < p->n_families; f++) {
+    core_buf_puts(b, f ? ", " : "");
+    core_buf_puts(b, "{\"workload\": ");
+    json_str(b, p->family_workloads[f]);
+    core_buf_printf(
+        b, ", \"size\": %zu, \"p_false_family\": ", p->family_size[f]);
+    json_reals(b, p->p_false_family + f * p->n_cols, p->n_cols, 1);
+    core_buf_puts(b, "}");
+  }
+  core_buf_puts(b, "],\n");
 }
 
 static void json_plan(core_buf *b, const proto_sheet *s,
@@ -154,14 +215,20 @@ static void json_plan(core_buf *b, const proto_sheet *s,
   json_str(b, pv->path);
   core_buf_printf(b,
                   ", \"kind\": \"%s\", \"sha256\": \"%s\", \"runs\": %ld},\n"
-                  "  \"power\": %.10g, \"sims\": %ld, \"seed\": %lu,\n"
-                  "  \"comparisons\": [\n",
+                  "  \"power\": %.10g, \"sims\": %ld, \"seed\": %lu,\n",
                   pv->kind, digest, fewest, p->power, p->sims, s->rule.seed);
+  core_buf_puts(b, "  \"looks\": [");
+  for (size_t k = 0; k < p->n_looks; k++)
+    core_buf_printf(b, "%s%zu", k ? ", " : "", p->looks[k]);
+  core_buf_printf(b, "], \"look_confidence\": %.10g,\n  \"comparisons\": [\n",
+                  p->look_confidence);
   for (size_t i = 0; i < p->n_results; i++) {
     json_result(b, p, &p->results[i], s->arms[s->reference].name);
     core_buf_puts(b, i + 1 < p->n_results ? ",\n" : "\n");
   }
-  core_buf_puts(b, "  ],\n  \"recommended\": {");
+  core_buf_puts(b, "  ],\n");
+  json_families(b, p);
+  core_buf_puts(b, "  \"recommended\": {");
   for (size_t i = 0; i < p->n_picks; i++) {
     core_buf_puts(b, i ? ", " : "");
     json_str(b, p->picks[i].workload);
@@ -228,8 +295,9 @@ core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err) {
   if ((st = cli_plan_values(opts->pilot, s, &pv, err)) == CORE_OK &&
       (st = cli_plan_cells(s, &pv, &cells, &n, err)) == CORE_OK &&
       (st = cli_plan_digest(cells, n, digest, &fewest, err)) == CORE_OK &&
-      (st = analysis_plan_run(s, cells, n, a.sizes, a.n_sizes, a.sims, a.power,
-                              plan_threads(), &p, err)) == CORE_OK)
+      (st = analysis_plan_run(s, cells, n, a.sizes, a.n_sizes, a.looks,
+                              a.n_looks, a.sims, a.power, plan_threads(), &p,
+                              err)) == CORE_OK)
     st = plan_print(opts, s, p, &pv, digest, fewest, out, err);
   if (st == CORE_OK && opts->write)
     st = cli_plan_write(opts, s, p, &pv, digest, fewest,

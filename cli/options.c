@@ -27,7 +27,7 @@ static const char usage_all[] =
     "  pilot SHEET [--runs N]    a few rounds (5) into DATA/ID/pilot, never\n"
     "                            counted, to plan from\n"
     "  plan SHEET --pilot PATH [--power P] [--sizes A,B,...] [--sims K]\n"
-    "            [--json] [--write]\n"
+    "            [--looks A,B,...] [--json] [--write]\n"
     "                            how often the rule decides at each size;\n"
     "                            the runs to register\n"
     "  analyze SHEET [--json] [--pairs]\n"
@@ -208,9 +208,10 @@ static const command_spec commands[] = {
      "the\n"
      "  verdicts. prereg plan reads them.\n",
      cli_cmd_pilot},
-    {"plan", 1, 1, "pilot power sizes sims json write ",
+    {"plan", 1, 1, "pilot power sizes sims looks json write ",
      "usage: prereg plan SHEET --pilot PATH [--power P] [--sizes A,B,...]\n"
-     "                   [--sims K] [--json] [--write] [--data DIR]\n"
+     "                   [--looks A,B,...] [--sims K] [--json] [--write]\n"
+     "                   [--data DIR]\n"
      "  PATH: a pilot folder (DATA/ID/pilot), an experiment's folder "
      "(DATA/ID,\n"
      "  its counted rows) or a bundle. For each comparison and size n, K\n"
@@ -221,6 +222,9 @@ static const command_spec commands[] = {
      "  size (default sizes " PLAN_SIZES_DEFAULT ") where every comparison "
      "of\n"
      "  a workload decides with probability P (default 0.8).\n"
+     "  --looks  also the sequential design with these looks: each look's\n"
+     "           interval at its share of the error, stopping at the first\n"
+     "           look that decides, with its expected runs per arm\n"
      "  --write  the recommended runs and a plan block into the sheet\n",
      cli_cmd_plan},
     {"analyze", 1, 1, "json pairs ",
@@ -408,6 +412,7 @@ static const char **value_slot(cli_opts *o, const char *name) {
       {"power", offsetof(cli_opts, power)},
       {"sizes", offsetof(cli_opts, sizes)},
       {"sims", offsetof(cli_opts, sims)},
+      {"looks", offsetof(cli_opts, looks)},
       {"id", offsetof(cli_opts, id)},
       {"tsa", offsetof(cli_opts, tsa)},
       {"tsa-ca", offsetof(cli_opts, tsa_ca)},

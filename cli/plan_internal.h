@@ -16,6 +16,8 @@
 typedef struct plan_args {
   size_t sizes[PLAN_MAX_SIZES];
   size_t n_sizes;
+  size_t looks[CORE_MAX_LOOKS]; /* --looks: the sequential design */
+  size_t n_looks;
   long sims;
   double power;
 } plan_args;
