@@ -152,6 +152,58 @@ static core_status compare_analysis(const char *bundle, const char *data_dir,
   return st;
 }
 
+/* Whether the bundle's report is of this renderer's edition. */
+static int same_edition(const char *data_dir, const char *id) {
+  size_t len = 0;
+  char *text = read_report_file(data_dir, id, REPORT_FORMAT_FILE, &len);
+  int same = text && len == sizeof REPORT_FORMAT_TEXT - 1 &&
+             memcmp(text, REPORT_FORMAT_TEXT, len) == 0;
+  core_free(text);
+  return same;
+}
+
+/* Every file of the report against the one rendered afresh (*fresh):
+ * byte for byte for a report of this edition, each difference a
+ * problem; a report of another edition is named as not compared, its
+ * analysis being checked value by value after. */
+static core_status compare_files(const char *bundle, const char *sheet_path,
+                                 const char *data_dir, const char *id,
+                                 char **fresh, core_buf *out, size_t *problems,
+                                 size_t *listed, core_err *err) {
+  int same = same_edition(data_dir, id);
+  size_t differ = 0;
+  core_buf lines;
+  data_compare c = {data_dir, id,     "report/", NULL,
+                    bundle,   &lines, &differ,   listed};
+  core_status st;
+  core_buf_init(&lines);
+  /* Counted first: a bundle without a report is not rendered. */
+  st = data_bundle_compare(&c, err);
+  if (st == CORE_OK && *listed &&
+      (st = render_afresh(sheet_path, data_dir, fresh, err)) == CORE_OK) {
+    c.fresh = *fresh;
+    st = data_bundle_compare(&c, err);
+  }
+  if (st == CORE_OK && same && differ) {
+    core_buf_append(out, lines.data, lines.len);
+    *problems += differ;
+  } else if (st == CORE_OK && differ) {
+    core_buf_printf(out,
+                    "%s: report: NOT COMPARED: rendered by another edition "
+                    "of prereg (its %s is not \"%.*s\"), so %zu of its "
+                    "files differ from what this prereg renders from its "
+                    "data; only its analysis is checked (below); `prereg "
+                    "report ",
+                    bundle, REPORT_FORMAT_FILE,
+                    (int)sizeof REPORT_FORMAT_TEXT - 2, REPORT_FORMAT_TEXT,
+                    differ);
+    core_buf_sh_quote(out, bundle, strlen(bundle));
+    core_buf_puts(out, "` renders it afresh\n");
+  }
+  core_buf_free(&lines);
+  return st;
+}
+
 core_status report_verify_bundle(const char *bundle, core_buf *out,
                                  core_err *err) {
   const char *sheet_path, *data_dir, *slash;
@@ -165,17 +217,8 @@ core_status report_verify_bundle(const char *bundle, core_buf *out,
   /* The sheet is DIR/ID/versions/vN.lua. */
   slash = sheet_path + strlen(data_dir) + 1;
   snprintf(id, sizeof id, "%.*s", (int)strcspn(slash, "/"), slash);
-  {
-    /* Counted first: a bundle without a report is not rendered. */
-    data_compare c = {data_dir, id,  "report/", NULL,
-                      bundle,   out, &problems, &listed};
-    st = data_bundle_compare(&c, err);
-    if (st == CORE_OK && listed &&
-        (st = render_afresh(sheet_path, data_dir, &fresh, err)) == CORE_OK) {
-      c.fresh = fresh;
-      st = data_bundle_compare(&c, err);
-    }
-  }
+  st = compare_files(bundle, sheet_path, data_dir, id, &fresh, out, &problems,
+                     &listed, err);
   if (st == CORE_OK && listed)
     st = compare_analysis(bundle, data_dir, id, fresh, out, &problems, err);
   core_free(fresh);
@@ -193,9 +236,16 @@ core_status report_verify_bundle(const char *bundle, core_buf *out,
                      "%s: the report does not show what its data give (%zu "
                      "difference%s, above)",
                      bundle, problems, problems == 1 ? "" : "s");
-  core_buf_printf(out,
-                  "%s: report: every file of it is what its data give, "
-                  "rendered afresh and compared byte for byte\n",
-                  bundle);
+  if (!same_edition(data_dir, id))
+    core_buf_printf(out,
+                    "%s: report: its analysis is the one its data give; its "
+                    "other files were not compared (another edition of "
+                    "prereg rendered them)\n",
+                    bundle);
+  else
+    core_buf_printf(out,
+                    "%s: report: every file of it is what its data give, "
+                    "rendered afresh and compared byte for byte\n",
+                    bundle);
   return CORE_OK;
 }

@@ -94,6 +94,14 @@ typedef struct report_plot {
  * SHA-256 on the line "- Analysis: `analysis.json`, SHA-256 `HEX` ...". */
 #define REPORT_ANALYSIS_FILE "analysis.json"
 
+/* The renderer's edition, written beside the report as this file: verify
+ * of a bundle holds a report of the same edition to what this prereg
+ * renders byte for byte, and names one of another edition (or none, as
+ * bundles made before the file existed) as not compared. Raise the
+ * number with any change a committed golden shows (docs/HACKING.md). */
+#define REPORT_FORMAT_FILE "FORMAT"
+#define REPORT_FORMAT_TEXT "prereg report format 2\n"
+
 /* The text artefacts of a report, in memory; the doc owns every string
  * and the plots (report_doc_free). */
 typedef struct report_doc {

@@ -147,7 +147,7 @@ typedef struct item {
  * the plots and the analysis that report.md links and records the digest
  * of before report.md, the workbook last. OUT: *n. Newly allocated. */
 static item *report_items(const report_doc *doc, size_t *n) {
-  item *v = core_calloc(doc->n_plots + 5, sizeof *v);
+  item *v = core_calloc(doc->n_plots + 6, sizeof *v);
   size_t k = 0;
   if (!v)
     return NULL;
@@ -158,6 +158,8 @@ static item *report_items(const report_doc *doc, size_t *n) {
     v[k++] = (item){REPORT_ANALYSIS_FILE, doc->analysis, doc->analysis_len};
   if (doc->provenance)
     v[k++] = (item){"provenance.md", doc->provenance, doc->provenance_len};
+  v[k++] = (item){REPORT_FORMAT_FILE, REPORT_FORMAT_TEXT,
+                  sizeof REPORT_FORMAT_TEXT - 1};
   v[k++] = (item){"report.html", doc->html, doc->html_len};
   v[k++] = (item){"report.md", doc->md, doc->md_len};
   v[k++] = (item){"report.xlsx", NULL, 0};
