@@ -1122,6 +1122,9 @@ core_status report_write_xlsx(const report_input *in, const char *path,
   formats(&x);
   props.title = plain_prop(in->sheet->title);
   props.author = plain_prop(in->sheet->author);
+  if ((in->sheet->title && !props.title) ||
+      (in->sheet->author && !props.author))
+    x.e = LXW_ERROR_MEMORY_MALLOC_FAILED;
   props.comments = (char *)"Written by " PREREG_NAME " " PREREG_VERSION;
   props.created = created_time(facts->newest, in->registered_at);
   if (!x.e)
