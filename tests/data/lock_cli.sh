@@ -191,7 +191,7 @@ hyperfine -N --runs 3 --warmup 0 --export-json hf.json \
   'true' 'sleep 0.01' >/dev/null 2>&1 || bad "hyperfine failed"
 expect 2 "hyperfine, unmapped command" in_files "$PREREG" import sheet.lua hf.json
 has err "hyperfine, unmapped command" \
-  "hf.json: results[0].command: 'true' is not an arm; map it with --arm-from 'true=ARM'"
+  "hf.json: results[0].command: 'true' is not an arm; map it with --arm-from true=ARM"
 expect 0 "hyperfine import" in_files "$PREREG" import sheet.lua hf.json \
   --arm-from "true=bare,sleep 0.01=other"
 has out "hyperfine import" "imported 6 rows from hf.json"

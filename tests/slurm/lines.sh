@@ -22,16 +22,22 @@ E=count-hosts
 # rewritten (HOSTILE_MODE nan, negative, runid) or a 400 MiB line with
 # no newline comes first (long). srun passes the environment on.
 cat >rewrite.py <<'PY'
-import json, os, sys
+import csv, io, json, os, sys
 mode, host = os.environ["HOSTILE_MODE"], os.environ["HOSTILE_HOST"]
+VALUE = 18  # the value column of a row (data.h, DATA_ROW_HEADER)
+def with_value(rec, v):
+    f = next(csv.reader([rec]))
+    f[VALUE] = v
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(f)
+    return out.getvalue()
 for line in sys.stdin:
     if line.startswith("row "):
         rec = json.loads(line[4:])
-        head, value, tail = rec.rsplit(",", 2)
         if mode == "nan":
-            rec = head + ",nan," + tail
+            rec = with_value(rec, "nan")
         elif mode == "negative":
-            rec = head + ",-5," + tail
+            rec = with_value(rec, "-5")
         elif mode == "runid":
             rec = rec.replace("-%s-" % host, "-n2-", 1)
         line = "row " + json.dumps(rec) + "\n"
