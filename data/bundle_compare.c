@@ -16,9 +16,9 @@ static int cmp_name(const void *a, const void *b) {
 }
 
 /* One listed member under prefix: its fresh counterpart's digest. */
-static core_status one_listed(const char *line, size_t len,
-                              const data_compare *c, char **names,
-                              size_t n_names, char *seen, core_err *err) {
+static core_status one_listed(const char *line, size_t len, data_compare *c,
+                              char **names, size_t n_names, char *seen,
+                              core_err *err) {
   const char *rel = memchr(line + 65, ' ', len - 65);
   const char *name, *key;
   char **hit, *path, got[CORE_SHA256_HEX];
@@ -40,6 +40,7 @@ static core_status one_listed(const char *line, size_t len,
                     "added to the report)\n",
                     c->who, c->id, c->prefix, path);
     (*c->problems)++;
+    c->added++;
     core_free(path);
     return CORE_OK;
   }
@@ -59,7 +60,7 @@ static core_status one_listed(const char *line, size_t len,
   return st;
 }
 
-core_status data_bundle_compare(const data_compare *c, core_err *err) {
+core_status data_bundle_compare(data_compare *c, core_err *err) {
   char *mpath =
       core_asprintf("%s/%s/" DATA_BUNDLE_MANIFEST, c->data_dir, c->id);
   char *text = NULL, **names = NULL, *seen = NULL;

@@ -70,10 +70,12 @@ static int not_data(const char *rel) {
 }
 
 /* What an extraction writes: the data, and of the report only what is
- * read from a bundle (verify compares the analysis with the data). */
+ * read from a bundle (verify compares the analysis with the data, and
+ * reads the report's edition). */
 static int extracted(const char *rel, long long size) {
   if (strcmp(rel, DATA_BUNDLE_REPORT_ANALYSIS) == 0 ||
-      strcmp(rel, DATA_BUNDLE_REPORT_MD) == 0)
+      strcmp(rel, DATA_BUNDLE_REPORT_MD) == 0 ||
+      strcmp(rel, DATA_BUNDLE_REPORT_FORMAT) == 0)
     return size <= (long long)BUNDLE_REPORT_EXTRACT_MAX;
   return !has_prefix(rel, "report/");
 }

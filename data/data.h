@@ -1085,6 +1085,7 @@ typedef struct data_compare {
   const char *who;           /* the bundle, for messages */
   core_buf *out;             /* one line per difference */
   size_t *problems, *listed; /* OUT: differences; members under prefix */
+  size_t added;              /* OUT: of the differences, members fresh lacks */
 } data_compare;
 
 /** Compares, by the digests the bundle's BUNDLE-MANIFEST records (each
@@ -1094,7 +1095,7 @@ typedef struct data_compare {
  * the bundle has any member under prefix, one fresh has and the bundle
  * lacks, are each a line in out and a problem. With fresh NULL it only
  * counts the members under prefix. */
-core_status data_bundle_compare(const data_compare *c, core_err *err);
+core_status data_bundle_compare(data_compare *c, core_err *err);
 
 /** 1 when arg names a bundle (ends in .tar.gz or .tgz), else 0. */
 int data_is_bundle(const char *arg);

@@ -399,6 +399,8 @@ size_t data_row_header_ok(char **f, size_t n);
  * digest (reports/ writes them as analysis.json and report.md). */
 #define DATA_BUNDLE_REPORT_ANALYSIS "report/analysis.json"
 #define DATA_BUNDLE_REPORT_MD "report/report.md"
+/* The report's edition (reports/report.h, REPORT_FORMAT_FILE). */
+#define DATA_BUNDLE_REPORT_FORMAT "report/FORMAT"
 
 /** The contract's id pattern: [a-z0-9][a-z0-9-]* (n bytes of s). */
 int data_valid_id(const char *s, size_t n);

@@ -170,11 +170,11 @@ static core_status compare_files(const char *bundle, const char *sheet_path,
                                  const char *data_dir, const char *id,
                                  char **fresh, core_buf *out, size_t *problems,
                                  size_t *listed, core_err *err) {
-  int same = same_edition(data_dir, id);
+  int same;
   size_t differ = 0;
   core_buf lines;
-  data_compare c = {data_dir, id,     "report/", NULL,
-                    bundle,   &lines, &differ,   listed};
+  data_compare c = {data_dir, id,      "report/", NULL, bundle,
+                    &lines,   &differ, listed,    0};
   core_status st;
   core_buf_init(&lines);
   /* Counted first: a bundle without a report is not rendered. */
@@ -184,6 +184,9 @@ static core_status compare_files(const char *bundle, const char *sheet_path,
     c.fresh = *fresh;
     st = data_bundle_compare(&c, err);
   }
+  /* A file that no edition renders is an addition, whatever the
+   * edition says. */
+  same = same_edition(data_dir, id) || c.added;
   if (st == CORE_OK && same && differ) {
     core_buf_append(out, lines.data, lines.len);
     *problems += differ;

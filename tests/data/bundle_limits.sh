@@ -147,8 +147,9 @@ read -r rc mib < <(maxrss "$PREREG" verify report.tar.gz)
 check "verify of a 1 GiB report member refuses it (exit $rc: $(head -c 300 cmd.err))" \
   [ "$rc" = 1 ]
 check "and says why" grep -q "the report does not show what its data give" cmd.err
-# (Rendering the report afresh to compare it takes what a report takes.)
-check "verify of a 1 GiB report member: $mib MiB resident, under 128" [ "$mib" -lt 128 ]
+# (Rendering the report afresh to compare it takes what a report takes:
+# the sheet's 10^7 resamples hold a ratio and a difference each, 160 MB.)
+check "verify of a 1 GiB report member: $mib MiB resident, under 192" [ "$mib" -lt 192 ]
 # analyze, watched: what it writes to TMPDIR at most.
 TMPDIR=$T/tmp PREREG_THREADS=1 "$PREREG" analyze report.tar.gz --json >a.json 2>a.err &
 pid=$!
