@@ -30,7 +30,7 @@ def with_value(rec, v):
     f[VALUE] = v
     out = io.StringIO()
     csv.writer(out, lineterminator="").writerow(f)
-    return out.getvalue()
+    return out.getvalue() + rec[len(rec.rstrip("\r\n")):]
 for line in sys.stdin:
     if line.startswith("row "):
         rec = json.loads(line[4:])
