@@ -148,8 +148,9 @@ check "verify of a 1 GiB report member refuses it (exit $rc: $(head -c 300 cmd.e
   [ "$rc" = 1 ]
 check "and says why" grep -q "the report does not show what its data give" cmd.err
 # (Rendering the report afresh to compare it takes what a report takes:
-# the sheet's 10^7 resamples hold a ratio and a difference each, 160 MB.)
-check "verify of a 1 GiB report member: $mib MiB resident, under 192" [ "$mib" -lt 192 ]
+# the sheet's 10^7 resamples hold a ratio and a difference each, 160 MB,
+# more under AddressSanitizer; a quarter of the member's size at most.)
+check "verify of a 1 GiB report member: $mib MiB resident, under 256" [ "$mib" -lt 256 ]
 # analyze, watched: what it writes to TMPDIR at most.
 TMPDIR=$T/tmp PREREG_THREADS=1 "$PREREG" analyze report.tar.gz --json >a.json 2>a.err &
 pid=$!
