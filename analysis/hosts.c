@@ -264,7 +264,7 @@ static core_status estimate(const across *x, analysis_result *r,
   r->spread = k ? hi / lo : NAN;
   r->ci_low = r->ci_high = NAN;
   r->difference = r->difference_ci_low = r->difference_ci_high = NAN;
-  side ref, cand;
+  side ref = {0}, cand = {0};
   core_status st =
       side_gather(x, host, k, r->workload, r->metric, r->reference, &ref, err);
   if (st == CORE_OK)
