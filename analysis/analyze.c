@@ -780,8 +780,17 @@ static core_status eval_function(const acc *c, const analysis_summary *s,
     /* A claim that fails to evaluate decides nothing; say why in the
      * reason rather than losing every other result. */
     out->outcome = PROTO_INCONCLUSIVE;
-    out->reason = core_asprintf("the claim's function failed: %s",
-                                ferr.msg[0] ? ferr.msg : core_strerror(st));
+    /* Which budget stopped it, and where, is the machine's: the reason
+     * a report records must be the same wherever it is rendered. */
+    if (proto_budget_spent(c->sheet))
+      out->reason = core_strdup(
+          "the claim's function failed: it spent the sheet's Lua budget "
+          "(10 million instructions, 0.2 s of CPU or 256 MiB allocated, "
+          "whichever this machine reached first); a sheet should declare, "
+          "not compute");
+    else
+      out->reason = core_asprintf("the claim's function failed: %s",
+                                  ferr.msg[0] ? ferr.msg : core_strerror(st));
   }
   return out->reason ? CORE_OK : OOM(err);
 }

@@ -541,6 +541,11 @@ core_status proto_eval_claim(const proto_sheet *s, const proto_hypothesis *h,
                              const proto_result_view *results, size_t n,
                              proto_outcome *outcome, char **reason,
                              core_err *err);
+/** 1 once a budget (instructions, CPU time, allocation) stopped one of
+ * the sheet's evaluations, else 0. Which of them fires first depends on
+ * the machine, so what a reader is shown of it must not name one. */
+int proto_budget_spent(const proto_sheet *s);
+
 /** proto_eval_claim with a function claim's second argument too: the
  * comparisons between two arms besides the reference (pairs, each later
  * arm in sheet order against an earlier one, as analysis/ makes them). */

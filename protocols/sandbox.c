@@ -1039,3 +1039,7 @@ core_status proto_eval_function(const proto_sheet *s,
     return core_fail(err, CORE_ENOMEM, "%s: out of memory", s->path);
   return CORE_OK;
 }
+
+int proto_budget_spent(const proto_sheet *s) {
+  return s && s->lua && s->lua->spent;
+}
