@@ -165,12 +165,12 @@ static int same_edition(const char *data_dir, const char *id) {
 /* Every file of the report against the one rendered afresh (*fresh):
  * byte for byte for a report of this edition, each difference a
  * problem; a report of another edition is named as not compared, its
- * analysis being checked value by value after. */
+ * analysis being checked value by value after. OUT: *same, whether the
+ * files were compared byte for byte. */
 static core_status compare_files(const char *bundle, const char *sheet_path,
                                  const char *data_dir, const char *id,
                                  char **fresh, core_buf *out, size_t *problems,
-                                 size_t *listed, core_err *err) {
-  int same;
+                                 size_t *listed, int *same, core_err *err) {
   size_t differ = 0;
   core_buf lines;
   data_compare c = {data_dir, id,      "report/", NULL, bundle,
@@ -186,8 +186,8 @@ static core_status compare_files(const char *bundle, const char *sheet_path,
   }
   /* A file that no edition renders is an addition, whatever the
    * edition says. */
-  same = same_edition(data_dir, id) || c.added;
-  if (st == CORE_OK && same && differ) {
+  *same = same_edition(data_dir, id) || c.added;
+  if (st == CORE_OK && *same && differ) {
     core_buf_append(out, lines.data, lines.len);
     *problems += differ;
   } else if (st == CORE_OK && differ) {
@@ -213,6 +213,7 @@ core_status report_verify_bundle(const char *bundle, core_buf *out,
   char id[256];
   char *fresh = NULL;
   size_t problems = 0, listed = 0;
+  int same = 0;
   core_status st;
   if ((st = data_resolve_input(bundle, NULL, &sheet_path, &data_dir, NULL,
                                err)) != CORE_OK)
@@ -221,7 +222,7 @@ core_status report_verify_bundle(const char *bundle, core_buf *out,
   slash = sheet_path + strlen(data_dir) + 1;
   snprintf(id, sizeof id, "%.*s", (int)strcspn(slash, "/"), slash);
   st = compare_files(bundle, sheet_path, data_dir, id, &fresh, out, &problems,
-                     &listed, err);
+                     &listed, &same, err);
   if (st == CORE_OK && listed)
     st = compare_analysis(bundle, data_dir, id, fresh, out, &problems, err);
   core_free(fresh);
@@ -239,7 +240,7 @@ core_status report_verify_bundle(const char *bundle, core_buf *out,
                      "%s: the report does not show what its data give (%zu "
                      "difference%s, above)",
                      bundle, problems, problems == 1 ? "" : "s");
-  if (!same_edition(data_dir, id))
+  if (!same)
     core_buf_printf(out,
                     "%s: report: its analysis is the one its data give; its "
                     "other files were not compared (another edition of "
