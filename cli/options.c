@@ -26,7 +26,8 @@ static const char usage_all[] =
     "                            Benchmark JSON, go test -bench output)\n"
     "  pilot SHEET [--runs N]    a few rounds (5) into DATA/ID/pilot, never\n"
     "                            counted, to plan from\n"
-    "  plan SHEET --pilot PATH [--power P] [--sizes A,B,...] [--sims K]\n"
+    "  plan SHEET --pilot PATH [--power P] [--assurance A] [--sizes A,B,...]\n"
+    "            [--sims K]\n"
     "            [--looks A,B,...] [--json] [--write]\n"
     "                            how often the rule decides at each size;\n"
     "                            the runs to register\n"
@@ -208,20 +209,22 @@ static const command_spec commands[] = {
      "the\n"
      "  verdicts. prereg plan reads them.\n",
      cli_cmd_pilot},
-    {"plan", 1, 1, "pilot power sizes sims looks json write ",
-     "usage: prereg plan SHEET --pilot PATH [--power P] [--sizes A,B,...]\n"
-     "                   [--looks A,B,...] [--sims K] [--json] [--write]\n"
+    {"plan", 1, 1, "pilot power assurance sizes sims looks json write ",
+     "usage: prereg plan SHEET --pilot PATH [--power P] [--assurance A]\n"
+     "                   [--sizes A,B,...] [--looks A,B,...] [--sims K]\n"
+     "                   [--json] [--write]\n"
      "                   [--data DIR]\n"
      "  PATH: a pilot folder (DATA/ID/pilot), an experiment's folder "
      "(DATA/ID,\n"
      "  its counted rows) or a bundle. For each comparison and size n, K\n"
      "  simulated experiments (default 1000) draw n values per arm from "
      "PATH's\n"
-     "  values and apply the sheet's rule; the recommendation is the "
-     "smallest\n"
-     "  size (default sizes " PLAN_SIZES_DEFAULT ") where every comparison "
-     "of\n"
-     "  a workload decides with probability P (default 0.8).\n"
+     "  values and apply the sheet's rule, and as many from each of 40\n"
+     "  plausible truths (the pilot resampled per arm, smoothed); the\n"
+     "  recommendation is the smallest size (default sizes\n"
+     "  " PLAN_SIZES_DEFAULT ") where every comparison of a workload\n"
+     "  decides with probability P (default 0.8) in a share A (default\n"
+     "  " PLAN_ASSURANCE_TEXT ") of those truths.\n"
      "  --looks  also the sequential design with these looks: each look's\n"
      "           interval at its share of the error, stopping at the first\n"
      "           look that decides, with its expected runs per arm\n"
@@ -410,6 +413,7 @@ static const char **value_slot(cli_opts *o, const char *name) {
       {"runs", offsetof(cli_opts, runs)},
       {"pilot", offsetof(cli_opts, pilot)},
       {"power", offsetof(cli_opts, power)},
+      {"assurance", offsetof(cli_opts, assurance)},
       {"sizes", offsetof(cli_opts, sizes)},
       {"sims", offsetof(cli_opts, sims)},
       {"looks", offsetof(cli_opts, looks)},

@@ -12,6 +12,10 @@
 /* The candidate sizes without --sizes: seven, from the fewest values a
  * verdict needs by default to more than most sheets run. */
 #define PLAN_SIZES_DEFAULT "5,10,20,30,50,100,200"
+/* The share of the pilot's plausible truths the recommended size must
+ * reach the power in, without --assurance. */
+#define PLAN_ASSURANCE 0.8
+#define PLAN_ASSURANCE_TEXT "0.8"
 
 typedef struct plan_args {
   size_t sizes[PLAN_MAX_SIZES];
@@ -19,10 +23,11 @@ typedef struct plan_args {
   size_t looks[CORE_MAX_LOOKS]; /* --looks: the sequential design */
   size_t n_looks;
   long sims;
-  double power;
+  double power, assurance;
 } plan_args;
 
-/** --sizes, --sims, --power (defaults 7 sizes, 1000, 0.8) and --pilot. */
+/** --sizes, --sims, --power, --assurance (defaults 7 sizes, 1000, 0.8,
+ * PLAN_ASSURANCE) and --pilot. */
 core_status cli_plan_args(const cli_opts *opts, plan_args *a, core_err *err);
 
 /* The values of one workload x arm x metric. */
