@@ -70,12 +70,15 @@ typedef struct pcell {
   /* What the seeds name: the arm, or for a pair "arm vs reference" (as
    * analyze seeds it), and for its null draws "vs reference". */
   char *key, *null_key;
-  /* The smoothing's spread on the log scale, per arm (draw_smooth). */
-  double h_ref, h_cand;
+  /* Per arm, on the log scale: the mean of the pilot's logarithms and
+   * the smoothing's spread (draw_smooth). */
+  double m_ref, m_cand, h_ref, h_cand;
   /* The plausible truths: per truth, n_ref then n_cand pilot indexes
-   * drawn with replacement; NULL when a cell has more than
+   * drawn with replacement, and (in spread) the reference's then the
+   * arm's factor of spread; NULL when a cell has more than
    * PLAN_TRUTH_MAX_PILOT values (each truth is then the pilot itself). */
   uint32_t *truth;
+  double *spread;
 } pcell;
 
 /* A workload's family: its comparisons (cells), each drawing its two
@@ -283,18 +286,34 @@ static void draw(const gsl_rng *r, const double *pilot, size_t np, double *x,
       x[at++] = pilot[k];
 }
 
-/* n values of one arm's smoothed truth, in x: each v[idx[J]] (v[J]
- * when idx is NULL), J uniform over its nv indexes, then times
- * exp(h Z), Z standard normal (in that order); sorted when sort is 1. */
-static void draw_smooth(const gsl_rng *r, const double *v, const uint32_t *idx,
-                        size_t nv, double h, double *x, size_t n, int sort) {
+/* One arm's smoothed truth: its pilot values v (nv), the indexes of the
+ * truth's resample (NULL: the pilot itself), the mean m of the pilot's
+ * logarithms, the smoothing h and the truth's factor of spread f. */
+typedef struct smooth {
+  const double *v;
+  const uint32_t *idx;
+  size_t nv;
+  double m, h, f;
+} smooth;
+
+/* n values of a smoothed truth, in x: each exp(m + f (log v[idx[J]] - m
+ * + h Z)), J uniform over its nv indexes, then Z standard normal (in
+ * that order); sorted when sort is 1. */
+static void draw_smooth(const gsl_rng *r, const smooth *t, double *x,
+                        size_t n, int sort) {
   for (size_t i = 0; i < n; i++) {
-    size_t j = gsl_rng_uniform_int(r, (unsigned long)nv);
+    size_t j = gsl_rng_uniform_int(r, (unsigned long)t->nv);
     double z = gsl_ran_gaussian_ziggurat(r, 1.0);
-    x[i] = v[idx ? idx[j] : j] * exp(h * z);
+    double y = log(t->v[t->idx ? t->idx[j] : j]);
+    x[i] = exp(t->m + t->f * (y - t->m + t->h * z));
   }
   if (sort)
     gsl_sort(x, 1, n);
+}
+
+/* The reference's values smoothed, as they are (no difference). */
+static smooth null_truth(const pcell *p) {
+  return (smooth){p->ref, NULL, p->n_ref, p->m_ref, p->h_ref, 1.0};
 }
 
 /* The outcome index of one experiment of sorted xr and xc (n values
@@ -339,9 +358,10 @@ static size_t sequential(worker *w, const pcell *p, int null, double *runs) {
   size_t n_cand = null ? p->n_ref : p->n_cand, o = c->n_outcomes - 1;
   size_t nk = c->looks[c->n_looks - 1];
   double conf = 1.0 - (1.0 - c->rule->confidence) / (double)c->n_looks;
+  smooth nt = null_truth(p);
   if (null) {
-    draw_smooth(w->rng, p->ref, NULL, p->n_ref, p->h_ref, w->sr, nk, 0);
-    draw_smooth(w->rng, p->ref, NULL, p->n_ref, p->h_ref, w->sc, nk, 0);
+    draw_smooth(w->rng, &nt, w->sr, nk, 0);
+    draw_smooth(w->rng, &nt, w->sc, nk, 0);
   }
   for (size_t i = 0; !null && i < nk; i++)
     w->ir[i] = gsl_rng_uniform_int(w->rng, (unsigned long)p->n_ref);
@@ -375,15 +395,20 @@ static size_t one_experiment(worker *w, const task *t, long s, double *runs) {
   const sizelaw *L = &c->laws[t->size];
   size_t n = L->n;
   if (t->null == 1) {
-    draw_smooth(w->rng, p->ref, NULL, p->n_ref, p->h_ref, w->xr, n, 1);
-    draw_smooth(w->rng, p->ref, NULL, p->n_ref, p->h_ref, w->xc, n, 1);
+    smooth nt = null_truth(p);
+    draw_smooth(w->rng, &nt, w->xr, n, 1);
+    draw_smooth(w->rng, &nt, w->xc, n, 1);
   } else if (t->null == 3) {
     size_t b = (size_t)(s % (long)c->n_truths);
     const uint32_t *ti =
         p->truth ? p->truth + b * (p->n_ref + p->n_cand) : NULL;
-    draw_smooth(w->rng, p->ref, ti, p->n_ref, p->h_ref, w->xr, n, 1);
-    draw_smooth(w->rng, p->cand, ti ? ti + p->n_ref : NULL, p->n_cand,
-                p->h_cand, w->xc, n, 1);
+    smooth tr = {p->ref,  ti,       p->n_ref,
+                 p->m_ref, p->h_ref, ti ? p->spread[2 * b] : 1.0};
+    smooth tc = {p->cand,  ti ? ti + p->n_ref : NULL,
+                 p->n_cand, p->m_cand,
+                 p->h_cand, ti ? p->spread[2 * b + 1] : 1.0};
+    draw_smooth(w->rng, &tr, w->xr, n, 1);
+    draw_smooth(w->rng, &tc, w->xc, n, 1);
   } else {
     draw(w->rng, p->ref, p->n_ref, w->xr, n, w->count);
     draw(w->rng, p->cand, p->n_cand, w->xc, n, w->count);
@@ -642,6 +667,7 @@ static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
     core_free(c->cells[i].key);
     core_free(c->cells[i].null_key);
     core_free(c->cells[i].truth);
+    core_free(c->cells[i].spread);
   }
   for (size_t i = 0; c->laws && i < n_sizes + c->n_looks; i++) {
     core_free(c->laws[i].a);
@@ -747,18 +773,27 @@ static core_status setup_families(ctx *c, const analysis_plan_cell *cells,
   return CORE_OK;
 }
 
-/* The smoothing's spread of sorted positive v (n values): Silverman's
- * normal reference, 1.06 sd n^(-1/5), of their logarithms (sd with
- * n - 1; 0 for one value). */
-static double smoothing(const double *v, size_t n) {
+/* The mean of the logarithms of positive v (n values) in *m, and the
+ * smoothing's spread: sd / sqrt(n) of them (sd with n - 1; 0 for one
+ * value), which makes the smoothed resample's variance the sample's. */
+static double smoothing(const double *v, size_t n, double *m) {
   double mean = 0.0, ss = 0.0;
+  for (size_t i = 0; i < n; i++)
+    mean += log(v[i]) / (double)n;
+  *m = mean;
   if (n < 2)
     return 0.0;
   for (size_t i = 0; i < n; i++)
-    mean += log(v[i]) / (double)n;
-  for (size_t i = 0; i < n; i++)
     ss += (log(v[i]) - mean) * (log(v[i]) - mean);
-  return 1.06 * sqrt(ss / (double)(n - 1)) * pow((double)n, -0.2);
+  return sqrt(ss / (double)(n - 1) / (double)n);
+}
+
+/* A truth's factor of spread for a pilot of n values: sqrt((n - 1) /
+ * X), X chi-squared with n - 1 degrees of freedom (the spread's
+ * uncertainty, as a normal sample's); 1 for one value. */
+static double spread_factor(const gsl_rng *r, size_t n) {
+  double x = n > 1 ? gsl_ran_chisq(r, (double)(n - 1)) : 0.0;
+  return n > 1 && x > 0 ? sqrt((double)(n - 1) / x) : 1.0;
 }
 
 /* Cell p's plausible truths: each, the pilot's reference then its arm
@@ -768,14 +803,15 @@ static core_status setup_truths(ctx *c, pcell *p, core_err *err) {
   size_t stride = p->n_ref + p->n_cand;
   unsigned long seed;
   gsl_rng *r;
-  p->h_ref = smoothing(p->ref, p->n_ref);
-  p->h_cand = smoothing(p->cand, p->n_cand);
+  p->h_ref = smoothing(p->ref, p->n_ref, &p->m_ref);
+  p->h_cand = smoothing(p->cand, p->n_cand, &p->m_cand);
   if (p->n_ref > PLAN_TRUTH_MAX_PILOT || p->n_cand > PLAN_TRUTH_MAX_PILOT)
     return CORE_OK;
   seed = analysis_plan_seed(c->rule->seed, p->workload, p->metric, p->key, 0,
                             2);
   p->truth = core_malloc(c->n_truths * stride * sizeof *p->truth);
-  if (seed == ANALYSIS_SEED_NONE || !p->truth ||
+  p->spread = core_malloc(2 * c->n_truths * sizeof *p->spread);
+  if (seed == ANALYSIS_SEED_NONE || !p->truth || !p->spread ||
       !(r = gsl_rng_alloc(gsl_rng_mt19937)))
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
   gsl_rng_set(r, seed);
@@ -786,6 +822,8 @@ static core_status setup_truths(ctx *c, pcell *p, core_err *err) {
     for (size_t j = 0; j < p->n_cand; j++)
       t[p->n_ref + j] =
           (uint32_t)gsl_rng_uniform_int(r, (unsigned long)p->n_cand);
+    p->spread[2 * b] = spread_factor(r, p->n_ref);
+    p->spread[2 * b + 1] = spread_factor(r, p->n_cand);
   }
   gsl_rng_free(r);
   return CORE_OK;
