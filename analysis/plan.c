@@ -106,7 +106,7 @@ typedef struct ctx {
   size_t n_bounds;
   size_t max_pilot; /* the most values of a pilot cell */
   size_t n_truths;  /* plausible truths per comparison */
-  long *hits; /* [cell][size][truth]: its experiments that decided */
+  long *hits;       /* [cell][size][truth]: its experiments that decided */
   pthread_mutex_t lock;
   size_t next; /* under lock */
 } ctx;
@@ -124,7 +124,7 @@ typedef struct worker {
   double *le, *lt; /* per bound: H(c), H(c-) */
   unsigned *count; /* draws per pilot index (draw) */
   size_t *ir, *ic; /* the pilot indexes drawn in order (sequential) */
-  double *sr, *sc;  /* smoothed values drawn in order (sequential) */
+  double *sr, *sc; /* smoothed values drawn in order (sequential) */
   int failed;
 } worker;
 
@@ -299,8 +299,8 @@ typedef struct smooth {
 /* n values of a smoothed truth, in x: each exp(m + f (log v[idx[J]] - m
  * + h Z)), J uniform over its nv indexes, then Z standard normal (in
  * that order); sorted when sort is 1. */
-static void draw_smooth(const gsl_rng *r, const smooth *t, double *x,
-                        size_t n, int sort) {
+static void draw_smooth(const gsl_rng *r, const smooth *t, double *x, size_t n,
+                        int sort) {
   for (size_t i = 0; i < n; i++) {
     size_t j = gsl_rng_uniform_int(r, (unsigned long)t->nv);
     double z = gsl_ran_gaussian_ziggurat(r, 1.0);
@@ -402,9 +402,9 @@ static size_t one_experiment(worker *w, const task *t, long s, double *runs) {
     size_t b = (size_t)(s % (long)c->n_truths);
     const uint32_t *ti =
         p->truth ? p->truth + b * (p->n_ref + p->n_cand) : NULL;
-    smooth tr = {p->ref,  ti,       p->n_ref,
+    smooth tr = {p->ref,   ti,       p->n_ref,
                  p->m_ref, p->h_ref, ti ? p->spread[2 * b] : 1.0};
-    smooth tc = {p->cand,  ti ? ti + p->n_ref : NULL,
+    smooth tc = {p->cand,   ti ? ti + p->n_ref : NULL,
                  p->n_cand, p->m_cand,
                  p->h_cand, ti ? p->spread[2 * b + 1] : 1.0};
     draw_smooth(w->rng, &tr, w->xr, n, 1);
@@ -807,8 +807,8 @@ static core_status setup_truths(ctx *c, pcell *p, core_err *err) {
   p->h_cand = smoothing(p->cand, p->n_cand, &p->m_cand);
   if (p->n_ref > PLAN_TRUTH_MAX_PILOT || p->n_cand > PLAN_TRUTH_MAX_PILOT)
     return CORE_OK;
-  seed = analysis_plan_seed(c->rule->seed, p->workload, p->metric, p->key, 0,
-                            2);
+  seed =
+      analysis_plan_seed(c->rule->seed, p->workload, p->metric, p->key, 0, 2);
   p->truth = core_malloc(c->n_truths * stride * sizeof *p->truth);
   p->spread = core_malloc(2 * c->n_truths * sizeof *p->spread);
   if (seed == ANALYSIS_SEED_NONE || !p->truth || !p->spread ||
@@ -946,9 +946,10 @@ static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
     w->ic = core_malloc((max_n + 1) * sizeof *w->ic);
     w->sr = core_malloc((max_n + 1) * sizeof *w->sr);
     w->sc = core_malloc((max_n + 1) * sizeof *w->sc);
-    if (!w->sr || !w->sc || !w->ir || !w->ic || !w->rng || !w->xr || !w->xc || !w->ar || !w->ac ||
-        !w->cum || !w->le || !w->lt || !w->count || !w->tr || !w->tc ||
-        !w->bounds || !w->dv || !w->dk || !w->acc || !w->rows2)
+    if (!w->sr || !w->sc || !w->ir || !w->ic || !w->rng || !w->xr || !w->xc ||
+        !w->ar || !w->ac || !w->cum || !w->le || !w->lt || !w->count ||
+        !w->tr || !w->tc || !w->bounds || !w->dv || !w->dk || !w->acc ||
+        !w->rows2)
       st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
   }
   if (!ws || !tids)
@@ -1198,17 +1199,16 @@ static char *pilot_too_small(const char *head, const analysis_plan_result *r,
       "%s: the pilot is too small to tell: its interval [%.3g, %.3g] (%zu "
       "and %zu values) spans the rule's bound %g, so the truth may lie on "
       "either side of it",
-      head, r->pilot_ci_low, r->pilot_ci_high, r->pilot_n_ref,
-      r->pilot_n_cand, at);
+      head, r->pilot_ci_low, r->pilot_ci_high, r->pilot_n_ref, r->pilot_n_cand,
+      at);
   char *out;
   if (!where)
     return NULL;
   if (rounds <= (double)PILOT_MAX_RUNS)
     out = core_asprintf("%s; a pilot of about %.0f rounds would settle it "
                         "were its ratio %.3g to stay",
-                        where, rounds < (double)np + 1 ? (double)np + 1
-                                                         : rounds,
-                        x);
+                        where,
+                        rounds < (double)np + 1 ? (double)np + 1 : rounds, x);
   else
     out = core_asprintf("%s; its ratio %.3g sits so close to it that no "
                         "pilot of up to %ld rounds would settle it: the "

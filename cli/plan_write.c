@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -223,14 +224,21 @@ static int edit_workloads(const char *t, size_t from, size_t to,
 static char *plan_block(const analysis_plan *p, const plan_values *pv,
                         const char *digest, long fewest) {
   core_buf b;
-  double expected = 0.0;
+  double expected = 0.0, var = 0.0, low = 1.0;
   core_buf_init(&b);
+  /* Over the plausible truths: the comparisons expected to decide (their
+   * powers summed), its simulation error, the lowest power_low. */
   for (size_t i = 0; i < p->n_results; i++)
     for (size_t k = 0; k < p->n_picks; k++)
       if (!strcmp(p->picks[k].workload, p->results[i].workload))
         for (size_t s = 0; s < p->n_sizes; s++)
-          if ((long)p->sizes[s] == p->picks[k].runs)
-            expected += p->results[i].p_decided[s];
+          if ((long)p->sizes[s] == p->picks[k].runs) {
+            const analysis_plan_result *r = &p->results[i];
+            expected += r->power[s];
+            var +=
+                isnan(r->power_se[s]) ? 0.0 : r->power_se[s] * r->power_se[s];
+            low = r->power_low[s] < low ? r->power_low[s] : low;
+          }
   core_buf_printf(&b,
                   "plan = {\n"
                   "    -- How the runs were chosen: prereg plan --write, %ld "
@@ -242,15 +250,18 @@ static char *plan_block(const analysis_plan *p, const plan_values *pv,
                   p->sims, pv->kind, p->power, p->sims);
   for (size_t s = 0; s < p->n_sizes; s++)
     core_buf_printf(&b, "%s%zu", s ? ", " : "", p->sizes[s]);
-  core_buf_printf(&b,
-                  " },\n"
-                  "    pilot = {\n"
-                  "      sha256 = \"%s\",\n"
-                  "      runs = %ld, source = \"%s\",\n"
-                  "    },\n"
-                  "    comparisons = %zu, expected = %.4g,\n"
-                  "  }",
-                  digest, fewest, pv->kind, p->n_results, expected);
+  core_buf_printf(
+      &b,
+      " },\n"
+      "    pilot = {\n"
+      "      sha256 = \"%s\",\n"
+      "      runs = %ld, source = \"%s\",\n"
+      "    },\n"
+      "    comparisons = %zu, expected = %.4g, expected_se = %.2g,\n"
+      "    assurance = %g, power_low = %.4g,\n"
+      "  }",
+      digest, fewest, pv->kind, p->n_results, expected, sqrt(var),
+      p->assurance, low);
   if (b.oom) {
     core_buf_free(&b);
     return NULL;

@@ -300,6 +300,10 @@ typedef struct proto_plan {
   double expected;    /* comparisons the plan expected to decide at the
                          runs chosen (-1: not given) */
   long comparisons;   /* of how many (-1: not given) */
+  /* Optional (-1: not given): expected's simulation error, the share of
+   * the pilot's plausible truths the power was asked in, and the lowest
+   * power_low of the comparisons at the runs chosen. */
+  double expected_se, assurance, power_low;
   int line;
 } proto_plan;
 

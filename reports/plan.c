@@ -35,17 +35,26 @@ static void planned(core_buf *b, const report_input *in) {
                   "values per arm from them and applied this rule; each "
                   "workload's runs are the smallest size at which every "
                   "comparison of it decided (any verdict but inconclusive) "
-                  "with a probability of at least %g%%.",
+                  "with a probability of at least %g%%",
                   p->sims, 100.0 * p->power);
-  if (p->expected >= 0 && p->comparisons >= 0)
+  if (p->assurance > 0)
     core_buf_printf(b,
-                    " The plan expected %.3g of its %ld comparisons to "
-                    "decide; %s%zu of %zu did.",
-                    p->expected, p->comparisons,
+                    " in %g%% of the pilot's plausible truths (the pilot "
+                    "resampled per arm, smoothed); the lowest power of a "
+                    "comparison there was %.3g",
+                    100.0 * p->assurance, p->power_low);
+  core_buf_puts(b, ".");
+  if (p->expected >= 0 && p->comparisons >= 0) {
+    core_buf_printf(b, " The plan expected %.3g", p->expected);
+    if (p->expected_se >= 0)
+      core_buf_printf(b, " (± %.2g, the simulation's error)", p->expected_se);
+    core_buf_printf(b, " of its %ld comparisons to decide; %s%zu of %zu did.",
+                    p->comparisons,
                     in->summary->provisional ? "so far (the data are not "
                                                "complete) "
                                              : "",
                     n, of);
+  }
   core_buf_puts(b, "\n\n");
 }
 
