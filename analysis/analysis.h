@@ -493,6 +493,9 @@ typedef struct analysis_plan_cell {
   /* A pair of the rule's pairs: its earlier arm, whose values are ref;
    * NULL for a comparison with the sheet's reference. */
   const char *reference;
+  /* 1: simulated and reported, but not among the comparisons its
+   * workload's recommended size is chosen for. */
+  int secondary;
 } analysis_plan_cell;
 
 /* What the simulation found for one comparison. Outcome o of size s is
@@ -500,6 +503,7 @@ typedef struct analysis_plan_cell {
 typedef struct analysis_plan_result {
   char *workload, *metric, *arm;
   char *reference; /* a pair's earlier arm, or NULL (the sheet's) */
+  int secondary;   /* the cell's: the size is not chosen for it */
   size_t pilot_n_ref, pilot_n_cand;
   /* The pilot's own ratio of medians and its percentile bootstrap CI
    * under the rule (analysis_bootstrap_ratio): what "why" reads. */
@@ -514,7 +518,7 @@ typedef struct analysis_plan_result {
 } analysis_plan_result;
 
 /* Per workload: the smallest candidate size at which every comparison
- * of it reaches the power, or 0 and why not. */
+ * of it that is not secondary reaches the power, or 0 and why not. */
 typedef struct analysis_plan_pick {
   char *workload;
   long runs; /* 0: none of the sizes */

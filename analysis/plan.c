@@ -1020,6 +1020,7 @@ static core_status pick_for(const proto_rule *rule, analysis_plan *p,
     int all = 1;
     for (size_t i = 0; i < p->n_results; i++)
       if (!strcmp(p->results[i].workload, workload) &&
+          !p->results[i].secondary &&
           !(p->results[i].p_decided[s] >= p->power))
         all = 0;
     if (all)
@@ -1028,7 +1029,7 @@ static core_status pick_for(const proto_rule *rule, analysis_plan *p,
   for (size_t i = 0; k->runs == 0 && i < p->n_results; i++) {
     const analysis_plan_result *r = &p->results[i];
     size_t last = p->n_sizes - 1;
-    if (!strcmp(r->workload, workload) &&
+    if (!strcmp(r->workload, workload) && !r->secondary &&
         (!weak || r->p_decided[last] < weak->p_decided[last]))
       weak = r;
   }
@@ -1152,6 +1153,7 @@ static core_status plan_fill(const proto_sheet *sh, const ctx *c,
     r->metric = core_strdup(cells[i].metric);
     r->arm = core_strdup(cells[i].arm);
     r->reference = cells[i].reference ? core_strdup(cells[i].reference) : NULL;
+    r->secondary = cells[i].secondary;
     if (!r->workload || !r->metric || !r->arm ||
         (cells[i].reference && !r->reference))
       return core_fail(err, CORE_ENOMEM, "plan: out of memory");
