@@ -101,10 +101,11 @@ static void text_pick(core_buf *b, const analysis_plan *p,
                   k->n_sized, k->n_sized == 1 ? "" : "s",
                   k->n_sized == 1 ? "s" : "", k->n_sized == 1 ? "" : "at least ",
                   100.0 * k->achieved);
-  if (k->n_other)
-    core_buf_printf(b, "; the %zu other%s %.1f%% to %.1f%%", k->n_other,
-                    k->n_other == 1 ? "" : "s", 100.0 * k->other_lo,
-                    100.0 * k->other_hi);
+  if (k->n_other == 1)
+    core_buf_printf(b, "; the other %.1f%%", 100.0 * k->other_lo);
+  else if (k->n_other)
+    core_buf_printf(b, "; the %zu others %.1f%% to %.1f%%", k->n_other,
+                    100.0 * k->other_lo, 100.0 * k->other_hi);
   core_buf_puts(b, "\n");
 }
 

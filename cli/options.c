@@ -27,7 +27,7 @@ static const char usage_all[] =
     "  pilot SHEET [--runs N]    a few rounds (5) into DATA/ID/pilot, never\n"
     "                            counted, to plan from\n"
     "  plan SHEET --pilot PATH [--power P] [--sizes A,B,...] [--sims K]\n"
-    "            [--looks A,B,...] [--json] [--write]\n"
+    "            [--looks A,B,...] [--runs N] [--json] [--write]\n"
     "                            how often the rule decides at each size;\n"
     "                            the runs to register\n"
     "  analyze SHEET [--json] [--pairs]\n"
