@@ -114,6 +114,21 @@ check_grep "--runs 30: the block's power there" 'achieved = 1,' \
   "$(cat r30.lua)"
 expect 0 "--runs 30: the written sheet checks" "$PREREG" check r30.lua
 expect 2 "--runs 0 refused" "$PREREG" plan r30.lua "${PLAN[@]}" --runs 0
+# Registered and reported: the report says the runs were given, not
+# chosen, and the power the plan found there.
+sheet rep '{ name = "w", runs = 40, metrics = { "wall_s", "user_s" } },' 1 \
+  >rep.lua
+expect 0 "report: plan --runs 30 --write" "$PREREG" plan rep.lua \
+  "${PLAN[@]}" --runs 30 --write
+expect 0 "report: register" "$PREREG" register rep.lua
+expect 0 "report: import" "$PREREG" import rep.lua src.csv
+expect 0 "report: render" "$PREREG" report rep.lua --out rep
+md=$(cat rep/report.md)
+check_grep "report: the power found at the runs" \
+  "The power at the runs per arm was found by .prereg plan." "$md"
+check_grep "report: the runs given, the power there" \
+  "The runs per arm \(30\) were given by the author; the plan found the probability that every comparison a hypothesis tests .*decides there: at least 100%" \
+  "$md"
 
 # The writer against Lua's own lexical rules: each text below hides
 # "runs = 7" where Lua does not read a field, beside the real runs = 40.
@@ -189,4 +204,4 @@ check_grep "the sequential design chosen" '"recommended": \{"w": 20\}' "$out"
 expect 0 "--write again: unchanged" "$PREREG" plan seq.lua "${PLAN[@]}" \
   --write
 check_grep "again: unchanged" "seq.lua: unchanged" "$out"
-done_testing 57
+done_testing 63
