@@ -280,8 +280,8 @@ static core_status plan_pairs(const proto_sheet *s, plan_values *pv,
           if (!ce || !ca)
             continue; /* refused above */
           out[(*n)++] = (analysis_plan_cell){
-              wl->name, wl->metrics[m], s->arms[a].name, ce->v,
-              ca->v,    ce->n,          ca->n,           s->arms[b].name, 0};
+              wl->name, wl->metrics[m], s->arms[a].name, ce->v, ca->v,
+              ce->n,    ca->n,          s->arms[b].name, 0};
         }
   }
   return CORE_OK;
@@ -317,9 +317,10 @@ core_status cli_plan_cells(const proto_sheet *s, plan_values *pv,
                 "(prereg pilot %s) or plan from data that do",
                 pv->path, pv->kind, wl->name, names[k], wl->metrics[m],
                 s->path, s->path);
-        (*out)[(*n)++] = (analysis_plan_cell){
-            wl->name, wl->metrics[m], s->arms[a].name, c[0]->v,
-            c[1]->v,  c[0]->n,        c[1]->n,         NULL, 0};
+        (*out)[(*n)++] =
+            (analysis_plan_cell){wl->name, wl->metrics[m], s->arms[a].name,
+                                 c[0]->v,  c[1]->v,        c[0]->n,
+                                 c[1]->n,  NULL,           0};
       }
   }
   return plan_pairs(s, pv, *out, n, err);

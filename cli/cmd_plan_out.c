@@ -96,11 +96,12 @@ static void text_pick(core_buf *b, const analysis_plan *p,
                   c->given ? " (given by --runs)" : "");
   if (k->sequential)
     core_buf_puts(b, " with the looks");
-  core_buf_printf(b, ": its %zu sized comparison%s decide%s there with "
-                     "probability %s%.1f%%",
+  core_buf_printf(b,
+                  ": its %zu sized comparison%s decide%s there with "
+                  "probability %s%.1f%%",
                   k->n_sized, k->n_sized == 1 ? "" : "s",
-                  k->n_sized == 1 ? "s" : "", k->n_sized == 1 ? "" : "at least ",
-                  100.0 * k->achieved);
+                  k->n_sized == 1 ? "s" : "",
+                  k->n_sized == 1 ? "" : "at least ", 100.0 * k->achieved);
   if (k->n_other == 1)
     core_buf_printf(b, "; the other %.1f%%", 100.0 * k->other_lo);
   else if (k->n_other)
@@ -111,8 +112,7 @@ static void text_pick(core_buf *b, const analysis_plan *p,
 
 static void text_choice(core_buf *b, const analysis_plan *p,
                         const plan_choice *c) {
-  core_buf_printf(b,
-                  "\n%s runs per arm, sized for %s:\n",
+  core_buf_printf(b, "\n%s runs per arm, sized for %s:\n",
                   c->given ? "given" : "recommended",
                   c->for_hypotheses
                       ? "the comparisons the hypotheses test (a workload "
@@ -124,8 +124,7 @@ static void text_choice(core_buf *b, const analysis_plan *p,
 
 static void text_plan(core_buf *b, const proto_sheet *s,
                       const analysis_plan *p, const plan_choice *c,
-                      const plan_values *pv, const char *digest,
-                      long fewest) {
+                      const plan_values *pv, const char *digest, long fewest) {
   core_buf_printf(b,
                   "plan for %s from the %s %s (at least %ld values per "
                   "cell; sha256 %.12s)\n",
@@ -284,8 +283,7 @@ static void json_choice(core_buf *b, const plan_choice *c) {
 
 static void json_plan(core_buf *b, const proto_sheet *s,
                       const analysis_plan *p, const plan_choice *c,
-                      const plan_values *pv, const char *digest,
-                      long fewest) {
+                      const plan_values *pv, const char *digest, long fewest) {
   core_buf_puts(b, "{\n  \"protocol\": ");
   json_str(b, s->id);
   core_buf_puts(b, ",\n  \"pilot\": {\"path\": ");
@@ -368,9 +366,8 @@ core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err) {
       (st = cli_plan_cells(s, &pv, &cells, &n, err)) == CORE_OK &&
       (st = cli_plan_digest(cells, n, digest, &fewest, err)) == CORE_OK) {
     cli_plan_mark(s, cells, n);
-    st = analysis_plan_run(s, cells, n, a.sizes, a.n_sizes, a.looks,
-                           a.n_looks, a.sims, a.power, plan_threads(), &p,
-                           err);
+    st = analysis_plan_run(s, cells, n, a.sizes, a.n_sizes, a.looks, a.n_looks,
+                           a.sims, a.power, plan_threads(), &p, err);
   }
   if (st == CORE_OK && (st = cli_plan_choose(s, &a, p, &c, err)) == CORE_OK)
     st = plan_print(opts, s, p, &c, &pv, digest, fewest, out, err);

@@ -12,7 +12,9 @@
 #include "cli/plan_internal.h"
 #include "protocols/proto.h"
 
-static int same(const char *a, const char *b) { return a && b && !strcmp(a, b); }
+static int same(const char *a, const char *b) {
+  return a && b && !strcmp(a, b);
+}
 
 /* 1 when hypothesis h names arm among its arms (a claim that names none
  * names every arm but its `against`). */
@@ -43,8 +45,7 @@ int cli_plan_tested(const proto_sheet *s, const char *w, const char *m,
   return 0;
 }
 
-void cli_plan_mark(const proto_sheet *s, analysis_plan_cell *cells,
-                   size_t n) {
+void cli_plan_mark(const proto_sheet *s, analysis_plan_cell *cells, size_t n) {
   for (size_t i = 0; i < n; i++)
     cells[i].secondary =
         s->n_hypotheses > 0 &&
@@ -54,8 +55,7 @@ void cli_plan_mark(const proto_sheet *s, analysis_plan_cell *cells,
   for (size_t i = 0; i < n; i++) {
     int any = 0;
     for (size_t j = 0; j < n; j++)
-      any |= same(cells[j].workload, cells[i].workload) &&
-             !cells[j].secondary;
+      any |= same(cells[j].workload, cells[i].workload) && !cells[j].secondary;
     if (!any)
       for (size_t j = 0; j < n; j++)
         if (same(cells[j].workload, cells[i].workload))
@@ -118,8 +118,8 @@ core_status cli_plan_choose(const proto_sheet *s, const plan_args *a,
     long w = proto_workload_index(s, p->picks[i].workload);
     k->workload = p->picks[i].workload;
     /* The sheet's looks are its workloads' that declare them. */
-    k->sequential = p->n_looks &&
-                    (!a->sheet_looks || (w >= 0 && s->workloads[w].n_looks));
+    k->sequential =
+        p->n_looks && (!a->sheet_looks || (w >= 0 && s->workloads[w].n_looks));
     if (k->sequential) {
       k->col = p->n_sizes;
       k->runs = (long)p->looks[p->n_looks - 1];
@@ -170,8 +170,7 @@ static core_status add_runs(plan_args *a, core_err *err) {
   return CORE_OK;
 }
 
-core_status cli_plan_looks(const proto_sheet *s, plan_args *a,
-                           core_err *err) {
+core_status cli_plan_looks(const proto_sheet *s, plan_args *a, core_err *err) {
   const proto_workload *first = NULL;
   for (size_t w = 0; w < s->n_workloads && !a->n_looks; w++) {
     const proto_workload *wl = &s->workloads[w];

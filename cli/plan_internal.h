@@ -20,7 +20,7 @@ typedef struct plan_args {
   size_t n_looks;
   long sims;
   double power;
-  long runs; /* --runs N: the power at N (added to the sizes), 0: none */
+  long runs;       /* --runs N: the power at N (added to the sizes), 0: none */
   int sheet_looks; /* the looks are the sheet's own (no --looks) */
 } plan_args;
 
@@ -95,13 +95,13 @@ typedef struct plan_pick {
 typedef struct plan_choice {
   plan_pick *w;
   size_t n;
-  long given;            /* --runs N, else 0 */
-  int for_hypotheses;    /* the sheet has hypotheses */
-  const size_t *looks;   /* the sequential design chosen, or NULL */
+  long given;          /* --runs N, else 0 */
+  int for_hypotheses;  /* the sheet has hypotheses */
+  const size_t *looks; /* the sequential design chosen, or NULL */
   size_t n_looks;
-  double expected;       /* comparisons expected to decide at the runs */
+  double expected; /* comparisons expected to decide at the runs */
   size_t comparisons;
-  double achieved;       /* the smallest over the workloads */
+  double achieved; /* the smallest over the workloads */
 } plan_choice;
 
 /** The runs per workload: the smallest size whose sized comparisons all

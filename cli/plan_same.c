@@ -58,9 +58,8 @@ static int same_vars(const proto_sheet *s, const proto_sheet *ns) {
 }
 
 static int same_rest(const proto_sheet *s, const proto_sheet *ns) {
-  if (s->n_amendments != ns->n_amendments ||
-      s->n_metrics != ns->n_metrics || s->n_published != ns->n_published ||
-      !s->replicates != !ns->replicates ||
+  if (s->n_amendments != ns->n_amendments || s->n_metrics != ns->n_metrics ||
+      s->n_published != ns->n_published || !s->replicates != !ns->replicates ||
       s->hosts.declared != ns->hosts.declared ||
       s->conditions.declared != ns->conditions.declared)
     return 0;
@@ -120,8 +119,8 @@ static int plan_as_written(const proto_plan *q, const analysis_plan *p,
   return q->declared && q->power == p->power && q->sims == p->sims &&
          same_longs(q->sizes, q->n_sizes, p->sizes, p->n_sizes) &&
          same_str(q->pilot_sha256, digest) &&
-         q->sized_for_hypotheses == c->for_hypotheses &&
-         q->runs == c->given && q->comparisons == (long)c->comparisons &&
+         q->sized_for_hypotheses == c->for_hypotheses && q->runs == c->given &&
+         q->comparisons == (long)c->comparisons &&
          fabs(q->achieved - c->achieved) <= 5e-4 &&
          (c->n_looks ? same_longs(q->looks, q->n_looks, c->looks, c->n_looks)
                      : q->n_looks == 0);

@@ -22,9 +22,9 @@
 
 typedef struct tok {
   size_t at, end; /* [at, end) in the text */
-  char kind; /* 'n' name, '1' number, 's' string, 'o' a two- or three-
-                character operator, 'E' a text it cannot read, else the
-                char; 0 at the end */
+  char kind;      /* 'n' name, '1' number, 's' string, 'o' a two- or three-
+                     character operator, 'E' a text it cannot read, else the
+                     char; 0 at the end */
 } tok;
 
 static int lua_space(char c) {
@@ -32,7 +32,9 @@ static int lua_space(char c) {
          c == '\v';
 }
 
-static int lua_alpha(char c) { return isalpha((unsigned char)c) || c == '_'; }
+static int lua_alpha(char c) {
+  return isalpha((unsigned char)c) || c == '_';
+}
 
 /* Past the line break at p: "\n", "\r", "\r\n" or "\n\r" is one. */
 static size_t past_newline(const char *t, size_t len, size_t p) {
@@ -162,8 +164,8 @@ static size_t skip_blank(const char *t, size_t len, size_t p, int *bad) {
 
 /* The operators of two or three characters. */
 static size_t operator_end(const char *t, size_t len, size_t p) {
-  static const char *const ops[] = {"...", "..", "==", "~=", "<=", ">=",
-                                    "//",  "::", "<<", ">>", NULL};
+  static const char *const ops[] = {
+      "...", "..", "==", "~=", "<=", ">=", "//", "::", "<<", ">>", NULL};
   for (size_t i = 0; ops[i]; i++) {
     size_t n = strlen(ops[i]);
     if (p + n <= len && !memcmp(t + p, ops[i], n))
@@ -547,13 +549,12 @@ static core_status check_picks(const proto_sheet *s, const analysis_plan *p,
                        100.0 * c->w[k].achieved, 100.0 * p->power,
                        c->looks[c->n_looks - 1]);
     else if (c->w[k].runs <= 0)
-      return core_fail(err, CORE_ESTATS,
-                       "%s: --write: workload %s reaches the power at none "
-                       "of the %s; nothing written%s%s",
-                       s->path, c->w[k].workload,
-                       c->w[k].sequential ? "looks" : "sizes",
-                       p->picks[k].why ? ": " : "",
-                       p->picks[k].why ? p->picks[k].why : "");
+      return core_fail(
+          err, CORE_ESTATS,
+          "%s: --write: workload %s reaches the power at none "
+          "of the %s; nothing written%s%s",
+          s->path, c->w[k].workload, c->w[k].sequential ? "looks" : "sizes",
+          p->picks[k].why ? ": " : "", p->picks[k].why ? p->picks[k].why : "");
   return CORE_OK;
 }
 

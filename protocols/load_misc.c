@@ -590,8 +590,7 @@ void proto_read_plan(walk *w, int t) {
   read_plan_pilot(w, at, p);
   if (proto_get_enum(w, at, "sized_for", sized, &which))
     p->sized_for_hypotheses = which == 1;
-  if (proto_get_num(w, at, "achieved", OPT, 0, 0, 0, 1, "a probability",
-                    &x))
+  if (proto_get_num(w, at, "achieved", OPT, 0, 0, 0, 1, "a probability", &x))
     p->achieved = x;
   if (proto_get_num(w, at, "runs", OPT, 1, 1, 0, PLAN_MAX_SIZE,
                     "an integer from 1 to the largest size", &x))

@@ -143,8 +143,7 @@ static void test_replace_if_same(void) {
   /* A link where the file was: refused, the link and its target kept. */
   CHECK(core_write_file_atomic(g, "other", 5, 0644, &err) == CORE_OK);
   CHECK(unlink(f) == 0 && symlink("t.lua", f) == 0);
-  CHECK(core_replace_file_atomic(f, "stale", 5, 0644, hex, &err) !=
-        CORE_OK);
+  CHECK(core_replace_file_atomic(f, "stale", 5, 0644, hex, &err) != CORE_OK);
   CHECK(core_read_file_max(g, 100, 0, &text, &len, &err) == CORE_OK);
   CHECK(len == 5 && memcmp(text, "other", 5) == 0);
   core_free(text);
