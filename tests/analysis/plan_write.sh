@@ -186,6 +186,42 @@ check_grep "refused: the plan block" "another plan block than the one written" \
   "$out"
 check "refused: that sheet untouched" cmp -s pnil.lua pnil.before
 
+# A hypothesis `against` an arm besides the reference: that pair is
+# planned (without pairs = "all") and sized for; the rest secondary.
+cat >tri.lua <<'LUA'
+protocol {
+  id = "tri", title = "t", author = "t",
+  arms = { { name = "ref", reference = true }, { name = "b" },
+           { name = "c" } },
+  workloads = { { name = "w", runs = 10, metrics = { "wall_s" } } },
+  rule = { seed = 3, verdicts = {
+    { "faster", ratio_below = 1, ci_excludes = 1 },
+    { "slower", ratio_above = 1, ci_excludes = 1 } } },
+  hypotheses = { { id = "H1", says = "c is slower than b", workload = "w",
+    metric = "wall_s", arms = { "c" }, against = "b",
+    claim = verdict_is("slower") } },
+}
+LUA
+$PY - >tri.csv <<'PY'
+print("workload,arm,metric,value")
+for i in range(10):
+    for a, m in (("ref", 1.0), ("b", 1.0), ("c", 2.0)):
+        print("w,%s,wall_s,%.4f" % (a, m * (1.0 + i / 100)))
+PY
+expect 0 "against: register" "$PREREG" register tri.lua
+expect 0 "against: import" "$PREREG" import tri.lua tri.csv
+expect 0 "against: plan --json" "$PREREG" plan tri.lua --pilot data/tri \
+  --sizes 5,10 --sims 100 --json
+printf '%s' "$out" >tri.json
+check "against: the pair planned and sized, the rest secondary" \
+  $PY - tri.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+got = [(c["arm"], c["reference"], c["sized"]) for c in j["comparisons"]]
+assert got == [("b", "ref", False), ("c", "ref", False), ("c", "b", True)], got
+assert j["recommended"] == {"w": 5}, j
+PY
+
 # Looks: --write writes them, and plan then plans the sheet's own.
 sheet seq "$WL" 1 >seq.lua
 expect 2 "--runs must be the last look" "$PREREG" plan seq.lua "${PLAN[@]}" \
@@ -204,4 +240,4 @@ check_grep "the sequential design chosen" '"recommended": \{"w": 20\}' "$out"
 expect 0 "--write again: unchanged" "$PREREG" plan seq.lua "${PLAN[@]}" \
   --write
 check_grep "again: unchanged" "seq.lua: unchanged" "$out"
-done_testing 63
+done_testing 67
