@@ -222,6 +222,31 @@ assert got == [("b", "ref", False), ("c", "ref", False), ("c", "b", True)], got
 assert j["recommended"] == {"w": 5}, j
 PY
 
+# An edit saved to the sheet while the simulations run is kept: plan is
+# stopped (SIGSTOP) once its simulation threads exist, so after it read
+# the sheet and before it writes; the sheet is edited; plan goes on and
+# refuses to replace it. (The hypotheses case above is the control.)
+sheet race "$WL" 1 >race.lua
+PREREG_THREADS=2 "$PREREG" plan race.lua --pilot data/src \
+  --sizes 5,10,20,50,100,200 --sims 3000 --write >race.out 2>&1 &
+pid=$!
+while kill -0 "$pid" 2>/dev/null &&
+  [ "$(ls "/proc/$pid/task" 2>/dev/null | wc -l)" -lt 2 ]; do
+  sleep 0.01
+done
+kill -STOP "$pid" 2>/dev/null
+caught=$(ls "/proc/$pid/task" 2>/dev/null | wc -l)
+printf -- '-- edited while plan ran\n' >>race.lua
+cp race.lua race.edited
+kill -CONT "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+check "race: plan caught while it simulated" [ "$caught" -ge 2 ]
+check "race: refused (exit 1, got $rc)" [ "$rc" -eq 1 ]
+check_grep "race: says the sheet changed" "race.lua: changed since prereg read it" \
+  "$(cat race.out)"
+check "race: the edit kept" cmp -s race.lua race.edited
+
 # Looks: --write writes them, and plan then plans the sheet's own.
 sheet seq "$WL" 1 >seq.lua
 expect 2 "--runs must be the last look" "$PREREG" plan seq.lua "${PLAN[@]}" \
@@ -240,4 +265,4 @@ check_grep "the sequential design chosen" '"recommended": \{"w": 20\}' "$out"
 expect 0 "--write again: unchanged" "$PREREG" plan seq.lua "${PLAN[@]}" \
   --write
 check_grep "again: unchanged" "seq.lua: unchanged" "$out"
-done_testing 67
+done_testing 71
