@@ -515,7 +515,16 @@ typedef struct analysis_plan_result {
   double *p_false;    /* per size, null: a verdict with a direction */
   double *p_false_up, *p_false_down; /* ... split by that direction */
   double *expected_runs; /* per column: the mean runs per arm taken */
+  /* Under the rule's family correction (NULL without one): per column,
+   * P(decided) with every arm of its workload drawn from its own pilot
+   * values in one experiment, each comparison at the error the
+   * correction gives it. */
+  double *p_decided_family;
 } analysis_plan_result;
+
+/** The power of r at column col that plan chooses by: P(decided) under
+ * the family correction when the rule has one, else p_decided. */
+double analysis_plan_power(const analysis_plan_result *r, size_t col);
 
 /* Per workload: the smallest candidate size at which every comparison
  * of it that is not secondary reaches the power, or 0 and why not. */

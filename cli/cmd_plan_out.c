@@ -49,6 +49,8 @@ static void text_result(core_buf *b, const analysis_plan *p,
     core_buf_printf(b, " %7zu", p->sizes[s]);
   core_buf_puts(b, p->n_looks ? "   looks\n" : "\n");
   row(b, "decided", r->p_decided, p->n_cols, 1);
+  if (r->p_decided_family)
+    row(b, "decided in family", r->p_decided_family, p->n_cols, 1);
   for (size_t o = 0; o < p->n_outcomes; o++)
     row(b, p->outcomes[o], r->p_verdicts + o, p->n_cols, p->n_outcomes);
   row(b, "false (no difference)", r->p_false, p->n_cols, 1);
@@ -137,6 +139,13 @@ static void text_plan(core_buf *b, const proto_sheet *s,
                   p->sims, 100.0 * p->power, s->rule.confidence,
                   s->rule.min_n);
   text_looks(b, p);
+  if (s->rule.family != PROTO_FAMILY_NONE)
+    core_buf_printf(b,
+                    "\"decided in family\": every arm of the workload drawn "
+                    "from its own values in one experiment, each comparison "
+                    "at the error the family's correction (%s) gives it; "
+                    "the size is chosen by it\n",
+                    proto_family_word(s->rule.family));
   for (size_t i = 0; i < p->n_results; i++)
     text_result(b, p, &p->results[i]);
   for (size_t f = 0; f < p->n_families; f++) {
@@ -204,6 +213,11 @@ static void json_result(core_buf *b, const analysis_plan *p,
     core_buf_printf(b, "%s%zu", s ? ", " : "", p->sizes[s]);
   core_buf_puts(b, "],\n     \"p_decided\": ");
   json_reals(b, r->p_decided, p->n_cols, 1);
+  core_buf_puts(b, ", \"p_decided_family\": ");
+  if (r->p_decided_family)
+    json_reals(b, r->p_decided_family, p->n_cols, 1);
+  else
+    core_buf_puts(b, "null");
   core_buf_puts(b, ",\n     \"expected_runs\": ");
   json_reals(b, r->expected_runs, p->n_cols, 1);
   core_buf_puts(b, ",\n     \"p_verdicts\": ");

@@ -87,7 +87,7 @@ static void measure(const analysis_plan *p, plan_pick *k, double *expected) {
   k->other_hi = 0.0;
   for (size_t i = 0; i < p->n_results; i++) {
     const analysis_plan_result *r = &p->results[i];
-    double d = r->p_decided[k->col];
+    double d = analysis_plan_power(r, k->col);
     if (strcmp(r->workload, k->workload) != 0)
       continue;
     *expected += d;
