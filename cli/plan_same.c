@@ -116,7 +116,9 @@ static const char *workload_changed(const proto_sheet *s,
 
 static int plan_as_written(const proto_plan *q, const analysis_plan *p,
                            const plan_choice *c, const char *digest) {
-  return q->declared && q->power == p->power && q->sims == p->sims &&
+  /* power and achieved are written to 6 and 4 significant digits. */
+  return q->declared && fabs(q->power - p->power) <= 1e-5 * p->power &&
+         q->sims == p->sims &&
          same_longs(q->sizes, q->n_sizes, p->sizes, p->n_sizes) &&
          same_str(q->pilot_sha256, digest) &&
          q->sized_for_hypotheses == c->for_hypotheses && q->runs == c->given &&
