@@ -47,8 +47,9 @@ typedef struct atom {
  * alone) at one size. */
 typedef struct task {
   size_t cell, size; /* size n_sizes: the sequential design */
-  /* 1: no difference; 2: cell is a family (family.c); 3: the plausible
-   * truths (counts: the decided experiments per truth) */
+  /* 1: no difference; 2: cell is a family, no difference; 3: cell is a
+   * family, drawn from the pilot; 4: the plausible truths (counts: the
+   * decided experiments per truth) */
   int null;
   long *counts; /* n_outcomes slots (a family's: 1, the truths': one each) */
   double *runs; /* the runs per arm its experiments took, summed */
@@ -88,6 +89,12 @@ typedef struct family {
   size_t *cells, *slot_ref, *slot_arm, *slot_cell;
   size_t n, n_slots;
   long *any_false; /* per column: experiments with a false verdict */
+  /* Drawn from the pilot (each slot its own arm's values, sorted): per
+   * slot its values, and per comparison i and column s the experiments
+   * in which it decided, at [i * ncol + s]; NULL without a correction. */
+  const double **vals;
+  size_t *nv;
+  long *decided;
 } family;
 
 typedef struct ctx {
@@ -398,7 +405,7 @@ static size_t one_experiment(worker *w, const task *t, long s, double *runs) {
     smooth nt = null_truth(p);
     draw_smooth(w->rng, &nt, w->xr, n, 1);
     draw_smooth(w->rng, &nt, w->xc, n, 1);
-  } else if (t->null == 3) {
+  } else if (t->null == 4) {
     size_t b = (size_t)(s % (long)c->n_truths);
     const uint32_t *ti =
         p->truth ? p->truth + b * (p->n_ref + p->n_cand) : NULL;
@@ -450,6 +457,8 @@ typedef struct fscratch {
   double *ratio, *mass, *h; /* per cell; h: its H(c), H(c-) per bound */
   double *p, *err;
   size_t *order;
+  int alt;  /* drawn from each slot's own values (f->vals) */
+  int *dec; /* per cell: decided at the look that ended the experiment */
 } fscratch;
 
 /* Each comparison of family f at n values (law L), at error alpha
@@ -463,13 +472,14 @@ static int family_look(worker *w, const family *f, fscratch *fs,
   int all = 1;
   for (size_t i = 0; i < f->n; i++) {
     const pcell *p = &c->cells[f->slot_cell[f->slot_ref[i]]];
+    size_t kr = f->slot_ref[i], ka = f->slot_arm[i];
     fs->p[i] = 1;
     if ((long)n < c->rule->min_n)
       continue;
-    prefix(p->ref, p->n_ref, fs->idx + f->slot_ref[i] * max_n, n, w->xr,
-           w->count);
-    prefix(p->ref, p->n_ref, fs->idx + f->slot_arm[i] * max_n, n, w->xc,
-           w->count);
+    prefix(fs->alt ? f->vals[kr] : p->ref, fs->alt ? f->nv[kr] : p->n_ref,
+           fs->idx + kr * max_n, n, w->xr, w->count);
+    prefix(fs->alt ? f->vals[ka] : p->ref, fs->alt ? f->nv[ka] : p->n_ref,
+           fs->idx + ka * max_n, n, w->xc, w->count);
     fs->ratio[i] = median_sorted(w->xc, n) / median_sorted(w->xr, n);
     atom *sr, *sc;
     size_t nr, nc;
@@ -491,6 +501,7 @@ static int family_look(worker *w, const family *f, fscratch *fs,
       v = verdict_at(w, fs->ratio[i], fs->mass[i], fs->err[i]);
     }
     all &= v != NULL;
+    fs->dec[i] = v != NULL;
     *any |= v && proto_verdict_direction(v) != 0;
   }
   return all;
@@ -509,9 +520,9 @@ static int family_experiment(worker *w, const family *f, fscratch *fs,
   double alpha = (1.0 - c->rule->confidence) / (double)(seq ? c->n_looks : 1);
   for (size_t sl = 0; sl < f->n_slots; sl++) {
     const pcell *p = &c->cells[f->slot_cell[sl]];
+    size_t np = fs->alt ? f->nv[sl] : p->n_ref;
     for (size_t i = 0; i < max_n; i++)
-      fs->idx[sl * max_n + i] =
-          gsl_rng_uniform_int(w->rng, (unsigned long)p->n_ref);
+      fs->idx[sl * max_n + i] = gsl_rng_uniform_int(w->rng, (unsigned long)np);
   }
   for (size_t k = k0; k < k1; k++)
     if (family_look(w, f, fs, &c->laws[k], max_n, alpha, &any))
@@ -532,16 +543,26 @@ static void run_family(worker *w, const task *t) {
   fs.p = core_malloc((f->n + 1) * sizeof *fs.p);
   fs.err = core_malloc((f->n + 1) * sizeof *fs.err);
   fs.order = core_malloc((f->n + 1) * sizeof *fs.order);
-  unsigned long seed = analysis_plan_seed(
-      c->rule->seed, c->cells[f->cells[0]].workload, "", "family", max_n, 1);
+  fs.dec = core_malloc((f->n + 1) * sizeof *fs.dec);
+  fs.alt = t->null == 3;
+  size_t ncol = c->n_sizes + (c->n_looks > 0);
+  unsigned long seed =
+      analysis_plan_seed(c->rule->seed, c->cells[f->cells[0]].workload, "",
+                         "family", max_n, !fs.alt);
   if (!fs.idx || !fs.ratio || !fs.mass || !fs.h || !fs.p || !fs.err ||
-      !fs.order || seed == ANALYSIS_SEED_NONE)
+      !fs.order || !fs.dec || seed == ANALYSIS_SEED_NONE)
     w->failed = 1;
   else {
     gsl_rng_set(w->rng, seed);
-    for (long s = 0; s < c->sims; s++)
-      t->counts[0] += family_experiment(w, f, &fs, t->size);
+    for (long s = 0; s < c->sims; s++) {
+      int any = family_experiment(w, f, &fs, t->size);
+      if (!fs.alt)
+        t->counts[0] += any;
+      for (size_t i = 0; fs.alt && i < f->n; i++)
+        t->counts[i * ncol + t->size] += fs.dec[i];
+    }
   }
+  core_free(fs.dec);
   core_free(fs.idx);
   core_free(fs.ratio);
   core_free(fs.mass);
@@ -553,7 +574,7 @@ static void run_family(worker *w, const task *t) {
 
 static void run_task(worker *w, const task *t) {
   const ctx *c = w->c;
-  if (t->null == 2) {
+  if (t->null == 2 || t->null == 3) {
     run_family(w, t);
     return;
   }
@@ -562,7 +583,7 @@ static void run_task(worker *w, const task *t) {
       t->size == c->n_sizes ? c->looks[c->n_looks - 1] : c->laws[t->size].n;
   unsigned long seed = analysis_plan_seed(
       c->rule->seed, p->workload, p->metric,
-      t->null == 1 ? p->null_key : p->key, n, t->null == 3 ? 2 : t->null);
+      t->null == 1 ? p->null_key : p->key, n, t->null == 4 ? 2 : t->null);
   if (seed == ANALYSIS_SEED_NONE) {
     w->failed = 1;
     return;
@@ -571,7 +592,7 @@ static void run_task(worker *w, const task *t) {
   for (long s = 0; s < c->sims; s++) {
     double runs = 0.0;
     size_t o = one_experiment(w, t, s, &runs);
-    if (t->null == 3)
+    if (t->null == 4)
       t->counts[s % (long)c->n_truths] += o + 2 < c->n_outcomes;
     else
       t->counts[o]++;
@@ -678,6 +699,9 @@ static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
     core_free(c->fams[f].slot_ref);
     core_free(c->fams[f].slot_arm);
     core_free(c->fams[f].slot_cell);
+    core_free(c->fams[f].vals);
+    core_free(c->fams[f].nv);
+    core_free(c->fams[f].decided);
     core_free(c->fams[f].any_false);
   }
   core_free(c->fams);
@@ -715,9 +739,35 @@ static size_t slot_of(family *f, const char **metrics, const char **names,
   return f->n_slots++;
 }
 
+/* Each slot's own values (its arm's at its metric, sorted), for the
+ * family drawn from the pilot. */
+static core_status family_values(const ctx *c, family *f,
+                                 const analysis_plan_cell *cells,
+                                 const char **metrics, const char **names,
+                                 core_err *err) {
+  f->vals = core_calloc(f->n_slots + 1, sizeof *f->vals);
+  f->nv = core_calloc(f->n_slots + 1, sizeof *f->nv);
+  if (!f->vals || !f->nv)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t s = 0; s < f->n_slots; s++)
+    for (size_t i = 0; i < f->n && !f->vals[s]; i++) {
+      const analysis_plan_cell *x = &cells[f->cells[i]];
+      const pcell *p = &c->cells[f->cells[i]];
+      if (strcmp(x->metric, metrics[s]) != 0)
+        continue;
+      if (same_reference(x->reference, names[s]))
+        f->vals[s] = p->ref, f->nv[s] = p->n_ref;
+      else if (names[s] && !strcmp(x->arm, names[s]))
+        f->vals[s] = p->cand, f->nv[s] = p->n_cand;
+    }
+  return CORE_OK;
+}
+
 /* Family f (its cells set): its slots, each drawing from the
- * reference's values at its metric. */
-static core_status family_slots(family *f, const analysis_plan_cell *cells,
+ * reference's values at its metric (and, under a correction, from its
+ * own). */
+static core_status family_slots(const ctx *c, family *f,
+                                const analysis_plan_cell *cells,
                                 core_err *err) {
   const char **metrics = core_calloc(2 * f->n + 1, sizeof *metrics);
   const char **names = core_calloc(2 * f->n + 1, sizeof *names);
@@ -739,9 +789,12 @@ static core_status family_slots(family *f, const analysis_plan_cell *cells,
       if (!strcmp(cells[f->cells[i]].metric, metrics[s]) &&
           !cells[f->cells[i]].reference)
         f->slot_cell[s] = f->cells[i];
+  core_status st = c->rule->family != PROTO_FAMILY_NONE
+                       ? family_values(c, f, cells, metrics, names, err)
+                       : CORE_OK;
   core_free(metrics);
   core_free(names);
-  return CORE_OK;
+  return st;
 }
 
 /* One family per workload, its cells in order, and its tasks. */
@@ -765,10 +818,17 @@ static core_status setup_families(ctx *c, const analysis_plan_cell *cells,
     c->fams[f].cells[c->fams[f].n++] = i;
   }
   for (size_t f = 0; f < c->n_fams; f++) {
-    if ((st = family_slots(&c->fams[f], cells, err)) != CORE_OK)
+    family *fm = &c->fams[f];
+    if ((st = family_slots(c, fm, cells, err)) != CORE_OK)
       return st;
     for (size_t s = 0; s < ncol; s++)
-      c->tasks[c->n_tasks++] = (task){f, s, 2, c->fams[f].any_false + s, NULL};
+      c->tasks[c->n_tasks++] = (task){f, s, 2, fm->any_false + s, NULL};
+    if (!fm->vals)
+      continue;
+    if (!(fm->decided = core_calloc(fm->n * ncol + 1, sizeof(long))))
+      return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+    for (size_t s = 0; s < ncol; s++)
+      c->tasks[c->n_tasks++] = (task){f, s, 3, fm->decided, NULL};
   }
   return CORE_OK;
 }
@@ -852,7 +912,7 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
   size_t ncol = n_sizes + (c->n_looks > 0);
   c->cells = core_calloc(n_cells ? n_cells : 1, sizeof *c->cells);
   c->laws = core_calloc(n_sizes + c->n_looks, sizeof *c->laws);
-  c->tasks = core_calloc(4 * n_cells * ncol + 1, sizeof *c->tasks);
+  c->tasks = core_calloc(5 * n_cells * ncol + 1, sizeof *c->tasks);
   c->hits = core_calloc(n_cells * n_sizes * c->n_truths + 1, sizeof(long));
   if (!c->cells || !c->laws || !c->tasks || !c->hits)
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
@@ -903,13 +963,37 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
   for (size_t i = 0; i < n_cells; i++)
     for (size_t s = 0; s < n_sizes; s++)
       c->tasks[c->n_tasks++] =
-          (task){i, s, 3, c->hits + (i * n_sizes + s) * c->n_truths, NULL};
+          (task){i, s, 4, c->hits + (i * n_sizes + s) * c->n_truths, NULL};
   return setup_families(c, cells, n_cells, ncol, err);
 }
 
 static int threads_online(int threads) {
   long n = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+static void worker_free(worker *w) {
+  if (w->rng)
+    gsl_rng_free(w->rng);
+  core_free(w->xr);
+  core_free(w->xc);
+  core_free(w->ar);
+  core_free(w->ac);
+  core_free(w->cum);
+  core_free(w->le);
+  core_free(w->lt);
+  core_free(w->count);
+  core_free(w->tr);
+  core_free(w->tc);
+  core_free(w->bounds);
+  core_free(w->dv);
+  core_free(w->dk);
+  core_free(w->acc);
+  core_free(w->rows2);
+  core_free(w->ir);
+  core_free(w->ic);
+  core_free(w->sr);
+  core_free(w->sc);
 }
 
 static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
@@ -968,27 +1052,7 @@ static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
   for (size_t i = 0; ws && i < nw; i++) {
     if (ws[i].failed && st == CORE_OK)
       st = core_fail(err, CORE_ENOMEM, "plan: out of memory for a seed");
-    if (ws[i].rng)
-      gsl_rng_free(ws[i].rng);
-    core_free(ws[i].xr);
-    core_free(ws[i].xc);
-    core_free(ws[i].ar);
-    core_free(ws[i].ac);
-    core_free(ws[i].cum);
-    core_free(ws[i].le);
-    core_free(ws[i].lt);
-    core_free(ws[i].count);
-    core_free(ws[i].tr);
-    core_free(ws[i].tc);
-    core_free(ws[i].bounds);
-    core_free(ws[i].dv);
-    core_free(ws[i].dk);
-    core_free(ws[i].acc);
-    core_free(ws[i].rows2);
-    core_free(ws[i].ir);
-    core_free(ws[i].ic);
-    core_free(ws[i].sr);
-    core_free(ws[i].sc);
+    worker_free(&ws[i]);
   }
   core_free(ws);
   core_free(tids);
@@ -1014,6 +1078,11 @@ static void result_free(analysis_plan_result *r) {
   core_free(r->power);
   core_free(r->power_se);
   core_free(r->power_low);
+  core_free(r->p_decided_family);
+}
+
+double analysis_plan_power(const analysis_plan_result *r, size_t col) {
+  return r->p_decided_family ? r->p_decided_family[col] : r->p_decided[col];
 }
 
 void analysis_plan_free(analysis_plan *p) {
@@ -1163,6 +1232,15 @@ static core_status fill_outcomes(const proto_rule *rule, analysis_plan *p,
 
 /* Recommendations */
 
+/* The power plan chooses by at fixed size col: the lower of
+ * analysis_plan_power (the pilot taken as the truth, under the family
+ * correction when the rule has one) and power_low (the power a share
+ * `assurance` of the plausible truths reach). */
+static double chosen_power(const analysis_plan_result *r, size_t col) {
+  double a = analysis_plan_power(r, col), b = r->power_low[col];
+  return isnan(b) || a < b ? a : b;
+}
+
 /* The bound of the rule (any verdict's ratio_above, ratio_below,
  * ci_excludes, ci_within end) in [lo, hi] nearest to x, or NaN. */
 static double bound_within(const proto_rule *rule, double x, double lo,
@@ -1235,11 +1313,11 @@ static char *why_not(const proto_rule *rule, const analysis_plan *p,
   char head[512];
   snprintf(head, sizeof head,
            "%s/%s/%s%s%s decides with a probability of %.1f%% at n = %zu "
-           "in %.0f%% of the pilot's plausible truths, under the power "
-           "%.0f%%",
+           "(in %.0f%% of the pilot's plausible truths, and under the "
+           "rule's family correction if it has one), under the power %.0f%%",
            r->workload, r->metric, r->arm, r->reference ? " against " : "",
-           r->reference ? r->reference : "", 100.0 * r->power_low[last], nmax,
-           100.0 * p->assurance, 100.0 * p->power);
+           r->reference ? r->reference : "", 100.0 * chosen_power(r, last),
+           nmax, 100.0 * p->assurance, 100.0 * p->power);
   if (!isnan(told))
     return pilot_too_small(head, r, told);
   if (!limit)
@@ -1273,7 +1351,8 @@ static core_status pick_for(const proto_rule *rule, analysis_plan *p,
     int all = 1;
     for (size_t i = 0; i < p->n_results; i++)
       if (!strcmp(p->results[i].workload, workload) &&
-          !(p->results[i].power_low[s] >= p->power))
+          !p->results[i].secondary &&
+          !(chosen_power(&p->results[i], s) >= p->power))
         all = 0;
     if (all)
       k->runs = (long)p->sizes[s];
@@ -1281,8 +1360,8 @@ static core_status pick_for(const proto_rule *rule, analysis_plan *p,
   for (size_t i = 0; k->runs == 0 && i < p->n_results; i++) {
     const analysis_plan_result *r = &p->results[i];
     size_t last = p->n_sizes - 1;
-    if (!strcmp(r->workload, workload) &&
-        (!weak || r->power_low[last] < weak->power_low[last]))
+    if (!strcmp(r->workload, workload) && !r->secondary &&
+        (!weak || chosen_power(r, last) < chosen_power(weak, last)))
       weak = r;
   }
   if (weak)
@@ -1389,6 +1468,14 @@ static core_status fill_families(const ctx *c, const analysis_plan_cell *cells,
               core_strdup(cells[c->fams[f].cells[0]].workload)))
       return core_fail(err, CORE_ENOMEM, "plan: out of memory");
     p->family_size[f] = c->fams[f].n;
+    for (size_t i = 0; c->fams[f].decided && i < c->fams[f].n; i++) {
+      analysis_plan_result *r = &p->results[c->fams[f].cells[i]];
+      if (!(r->p_decided_family = core_calloc(p->n_cols, sizeof(double))))
+        return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+      for (size_t s = 0; s < p->n_cols; s++)
+        r->p_decided_family[s] =
+            (double)c->fams[f].decided[i * p->n_cols + s] / (double)c->sims;
+    }
     for (size_t s = 0; s < p->n_cols; s++)
       p->p_false_family[f * p->n_cols + s] =
           (double)c->fams[f].any_false[s] / (double)c->sims;
@@ -1409,6 +1496,7 @@ static core_status plan_fill(const proto_sheet *sh, const ctx *c,
     r->metric = core_strdup(cells[i].metric);
     r->arm = core_strdup(cells[i].arm);
     r->reference = cells[i].reference ? core_strdup(cells[i].reference) : NULL;
+    r->secondary = cells[i].secondary;
     if (!r->workload || !r->metric || !r->arm ||
         (cells[i].reference && !r->reference))
       return core_fail(err, CORE_ENOMEM, "plan: out of memory");

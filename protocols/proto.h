@@ -304,6 +304,14 @@ typedef struct proto_plan {
    * the pilot's plausible truths the power was asked in, and the lowest
    * power_low of the comparisons at the runs chosen. */
   double expected_se, assurance, power_low;
+  /* Which comparisons the runs were chosen for: 1 those the hypotheses
+   * test ("hypotheses"), 0 all of them ("all", also when not given). */
+  int sized_for_hypotheses;
+  double achieved; /* the smallest P(decided) of those at the runs
+                      chosen (-1: not given) */
+  long runs;       /* the runs the author gave (plan --runs), else 0 */
+  long *looks;     /* the sequential design planned, or NULL */
+  size_t n_looks;
   int line;
 } proto_plan;
 
