@@ -1232,13 +1232,16 @@ static core_status fill_outcomes(const proto_rule *rule, analysis_plan *p,
 
 /* Recommendations */
 
-/* The power plan chooses by at fixed size col: the lower of
- * analysis_plan_power (the pilot taken as the truth, under the family
- * correction when the rule has one) and power_low (the power a share
- * `assurance` of the plausible truths reach). */
+/* The power plan chooses by at fixed size col: power_low (the power a
+ * share `assurance` of the plausible truths reach), or under the rule's
+ * family correction, when it has one, the lower of it and
+ * p_decided_family (the pilot taken as the truth, corrected). */
 static double chosen_power(const analysis_plan_result *r, size_t col) {
-  double a = analysis_plan_power(r, col), b = r->power_low[col];
-  return isnan(b) || a < b ? a : b;
+  double b = r->power_low[col];
+  if (!r->p_decided_family)
+    return isnan(b) ? r->p_decided[col] : b;
+  return isnan(b) || r->p_decided_family[col] < b ? r->p_decided_family[col]
+                                                  : b;
 }
 
 /* The bound of the rule (any verdict's ratio_above, ratio_below,
