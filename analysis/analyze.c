@@ -361,13 +361,28 @@ static void note(analysis_result *r, const char *fmt, ...) {
   r->note = core_strdup(text);
 }
 
+/* The note of r's ratio that is not a finite number (a reference median
+ * of 0, or one so small beside the other that the ratio overflows). */
+static void note_no_ratio(analysis_result *r) {
+  char mr[40], m[40];
+  if (r->median_reference == 0.0) {
+    note(r, "ratio not finite: reference median is 0");
+    return;
+  }
+  sig_apart(r->median_reference, r->median, mr, m, sizeof mr);
+  core_fmt_sig(m, sizeof m, r->median, 3);
+  note(r, "ratio not finite: the reference median %s is too small beside %s",
+       mr, m);
+}
+
 /* The ratio of the medians of r (n and medians set) and its CI from the
- * sorted values ref (the reference's) and cand. Fewer values than the
- * rule's min_n in either arm: no CI (one value per arm made a zero-width
- * CI and a confident verdict). A ratio or CI bound that is not a finite
- * number (a reference median of 0, or one so small beside the other that
- * the ratio overflows) is said so in the note and left out (NaN), never
- * shown as inf. */
+ * sorted values ref (the reference's) and cand, and the same of their
+ * difference. Fewer values than the rule's min_n in either arm: no CI
+ * (one value per arm made a zero-width CI and a confident verdict). A
+ * ratio or CI bound that is not a finite number (a reference median of
+ * 0, or one so small beside the other that the ratio overflows) is said
+ * so in the note and left out (NaN), never shown as inf; the difference
+ * and its CI stay, being defined there. */
 static core_status judge(const proto_rule *rule, double confidence,
                          analysis_result *r, const double *ref,
                          const double *cand, int threads, core_err *err) {
@@ -377,21 +392,13 @@ static core_status judge(const proto_rule *rule, double confidence,
   r->ci_low = r->ci_high = NAN;
   r->difference = r->median - r->median_reference;
   r->difference_ci_low = r->difference_ci_high = NAN;
-  if (r->median_reference == 0.0 || !isfinite(r->ratio)) {
-    if (r->median_reference == 0.0)
-      note(r, "ratio not finite: reference median is 0");
-    else {
-      char mr[40], m[40];
-      sig_apart(r->median_reference, r->median, mr, m, sizeof mr);
-      core_fmt_sig(m, sizeof m, r->median, 3);
-      note(r,
-           "ratio not finite: the reference median %s is too small beside "
-           "%s",
-           mr, m);
-    }
+  int no_ratio = r->median_reference == 0.0 || !isfinite(r->ratio);
+  if (no_ratio) {
+    note_no_ratio(r);
     r->ratio = NAN;
-    return CORE_OK;
   }
+  if (!isfinite(r->difference))
+    r->difference = NAN; /* medians of opposite signs near the limits */
   if (r->n < (size_t)rule->min_n || r->n_reference < (size_t)rule->min_n) {
     note(r,
          "%zu value%s for %s and %zu for %s; the rule needs at least %ld "
@@ -404,6 +411,8 @@ static core_status judge(const proto_rule *rule, double confidence,
                                rule->resamples, confidence, r->seed, threads,
                                &r->ci_low, &r->ci_high, &r->difference_ci_low,
                                &r->difference_ci_high, NULL, &berr);
+  if (!isfinite(r->difference_ci_low) || !isfinite(r->difference_ci_high))
+    r->difference_ci_low = r->difference_ci_high = NAN;
   if (st == CORE_ESTATS) {
     /* Undefined, not broken: the comparison stays, undecided. */
     note(r, "CI not finite: %s",
@@ -411,11 +420,12 @@ static core_status judge(const proto_rule *rule, double confidence,
   } else if (st != CORE_OK) {
     *err = berr;
     return st;
-  } else if (!isfinite(r->ci_low) || !isfinite(r->ci_high)) {
+  } else if (!no_ratio && (!isfinite(r->ci_low) || !isfinite(r->ci_high))) {
     note(r, "CI not finite: a resample's ratio overflows (its reference "
             "median is too small)");
-    r->ci_low = r->ci_high = NAN;
   }
+  if (no_ratio || !isfinite(r->ci_low) || !isfinite(r->ci_high))
+    r->ci_low = r->ci_high = NAN;
   return CORE_OK;
 }
 

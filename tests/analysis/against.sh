@@ -192,4 +192,52 @@ expect 0 "check the starter sheet" "$PREREG" check starter/protocols/demo.lua
 check "the starter's rule has no dead zone" \
   test "$(grep -c 'rule decides nothing' <<<"$out")" -eq 0
 
-done_testing 23
+# A reference median of 0: no ratio (said so, never a number), while the
+# difference and its interval are defined and decide diff_at_least.
+cat > zero.lua <<'LUA'
+protocol {
+  id = "zero", title = "Zero", question = "q", author = "t",
+  arms = { { name = "a", reference = true, run = "{cmd}" },
+           { name = "b", run = "{cmd}" } },
+  workloads = { { name = "w", source = "import", runs = 10,
+                  metrics = { "sys_s" } } },
+  rule = { seed = 3, resamples = 2000,
+           verdicts = { { "slower", ci_excludes = 1, ratio_above = 1.10 } } },
+  hypotheses = {
+    { id = "H1", says = "b adds at least 5 ms of system CPU", workload = "w",
+      metric = "sys_s", arms = { "b" }, claim = diff_at_least(0.005) },
+  },
+}
+LUA
+{
+  echo "workload,arm,metric,value"
+  for r in 0 1 2 3 4 5 6 7 8 9; do
+    echo "w,a,sys_s,0"
+    echo "w,b,sys_s,0.01$r"
+  done
+} > zero.csv
+"$PREREG" register zero.lua --data d >/dev/null || bad "register zero"
+"$PREREG" import zero.lua zero.csv --data d >/dev/null || bad "import zero"
+expect 0 "analyze --json, a reference median of 0" "$PREREG" analyze zero.lua --data d --json
+printf '%s' "$out" > zero.json
+python3 - zero.json <<'PY' && ok || bad "reference median 0: no ratio, the difference and its CI, H1 decided on them"
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = j["results"][0]
+assert r["median_reference"] == 0 and r["ratio"] is None and r["ci_low"] is None, r
+assert r["note"] == "ratio not finite: reference median is 0", r
+assert r["difference"] == r["median"] and abs(r["median"] - 0.0145) < 1e-12, r
+assert r["difference_ci_low"] <= r["difference"] <= r["difference_ci_high"], r
+assert 0.010 <= r["difference_ci_low"] and r["difference_ci_high"] <= 0.019, r
+h = j["hypotheses"][0]
+assert h["verdict"] == "held" and "difference CI low end" in h["reason"], h
+PY
+expect 0 "analyze, a reference median of 0" "$PREREG" analyze zero.lua --data d
+check_grep "the terminal: no ratio, the difference with its CI" \
+  '^ +\+14\.5 ms \[1[0-9]\.[0-9], 1[0-9]\.[0-9]\]$' "$out"
+check "the terminal shows no ratio for b" grep -q 'no ratio, inconclusive' <<<"$out"
+expect 0 "report, a reference median of 0" "$PREREG" report zero.lua --data d --out zrep
+check_grep "report.md: the difference with its CI" \
+  '^\| w · sys.?_s \| b \| a \| \+14\.5 ms \\\[1[0-9.]+, 1[0-9.]+\\\] \|$' "$(cat zrep/report.md)"
+
+done_testing 30
