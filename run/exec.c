@@ -799,9 +799,9 @@ static struct timeval tv_minus(struct timeval after, struct timeval before) {
   return d;
 }
 
-/* The CPU times of every process of the run, reaped by now: what our
- * RUSAGE_CHILDREN grew by since *before (the run's orphans are ours and
- * were reaped in helper_reap). prereg-exec, when it lived to say it,
+/* The CPU times of every process of a run spawned without prereg-exec,
+ * reaped by now: what our RUSAGE_CHILDREN grew by since *before (the
+ * run's orphans are ours and were reaped in helper_reap). prereg-exec
  * tells the same of the processes below it, its own CPU excluded. */
 static void helper_run_cpu(const struct rusage *before, helper_reply *d) {
   struct rusage after;
@@ -820,7 +820,10 @@ static void helper_main(int sock) {
     helper_reply r = {.kind = 1};
     int rep = -1;
     struct rusage before;
-    getrusage(RUSAGE_CHILDREN, &before);
+    /* prereg-exec counts the run's CPU itself: no system call here. */
+    int count = !(stub_path[0] && !q.cg);
+    if (count)
+      getrusage(RUSAGE_CHILDREN, &before);
     if (!q.argv || !q.envp)
       r.err = ENOMEM;
     else if (stub_path[0] && !q.cg)
@@ -838,7 +841,8 @@ static void helper_main(int sock) {
       continue;
     helper_reply d = {.kind = 2, .pid = r.pid};
     helper_reap(r.pid, &d);
-    helper_run_cpu(&before, &d);
+    if (count)
+      helper_run_cpu(&before, &d);
     if (rep >= 0) {
       /* What wait4 said of the command alone, when prereg-exec lived to
        * say it (a group killed at a timeout takes it down too). */

@@ -6,6 +6,7 @@
 # PID namespace (whose outer process does not wait for the sandbox's
 # first process): each median user_s is within 2x of the bare one's. CPU
 # time, not wall time, and a generous bound: load does not decide it.
+# The same without prereg-exec beside prereg.
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -34,10 +35,18 @@ protocol {
            verdicts = { { "tie", ci_within = { 0.5, 2 } } } },
 }
 LUA
-"$PREREG" register c.lua --data d >/dev/null || bad "register"
-expect 0 "run" "$PREREG" run c.lua --data d
-for arm in orphan bwrap; do
-  check "$arm: median user_s within 2x of bare's, none invalid" python3 - d "$arm" <<'PY'
+# Through prereg-exec, and without it (a copy of prereg alone: the spawn
+# helper then counts its children's CPU itself).
+mkdir alone
+cp "$PREREG" alone/prereg
+for how in stub alone; do
+  P=$PREREG
+  [ "$how" = alone ] && P=$T/alone/prereg
+  "$P" register c.lua --data "d$how" >/dev/null || bad "register"
+  expect 0 "run ($how)" "$P" run c.lua --data "d$how"
+  for arm in orphan bwrap; do
+    check "$how, $arm: median user_s within 2x of bare's, none invalid" \
+      python3 - "d$how" "$arm" <<'PY'
 import csv, glob, statistics, sys
 d, arm = sys.argv[1], sys.argv[2]
 rows = [r for f in glob.glob(d + "/c/batches/*.csv") for r in csv.DictReader(open(f))
@@ -50,6 +59,7 @@ a, b = med(arm), med("bare")
 print("%s: user_s %.4f s, bare %.4f s, ratio %.2f" % (arm, a, b, a / b), file=sys.stderr)
 assert b > 0 and 0.5 <= a / b <= 2, (a, b)
 PY
+  done
 done
 check "nothing of the runs is left" sh -c "! pgrep -f 'dash $T/[b]usy.sh' >/dev/null"
-done_testing 4
+done_testing 7
