@@ -420,7 +420,7 @@ void data_check_facts(data_check *v, const char *rel, const char *text,
   add_state(v, id, json_is_true(json_object_get(root, "interrupted")), 0);
   json_decref(root);
   if (!v->oom &&
-      !data_batch_state_stops(&v->states[v->n_states - 1], text, len))
+      !data_batch_state_read(&v->states[v->n_states - 1], text, len))
     v->oom = 1;
 }
 

@@ -435,10 +435,10 @@ void data_version_clear(data_version *v);
 /** Points jansson's allocator at core_malloc/core_free (idempotent). */
 void data_json_init(void);
 
-/** Fills b's stops from the text of its facts (a JSON object; anything
- * that is not a well-formed stop is left out: the counter checks each
- * against the sheet). 0 when out of memory. */
-int data_batch_state_stops(data_batch_state *b, const char *facts, size_t len);
+/** Fills b's stops and inputs_changed from the text of its facts (a JSON
+ * object; anything that is not a well-formed stop is left out: the
+ * counter checks each against the sheet). 0 when out of memory. */
+int data_batch_state_read(data_batch_state *b, const char *facts, size_t len);
 /** Appends s as one CSV field, quoted only where RFC 4180 needs it (the
  * batches' own writing). */
 void data_csv_field(core_buf *b, const char *s);

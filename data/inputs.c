@@ -33,7 +33,7 @@ void data_inputs_free(data_inputs *in) {
 }
 
 static core_status push(scan *sc, const char *rel, const char *hex,
-                        long long bytes) {
+                        const struct stat *sb) {
   data_input *nv = core_grow(sc->out->v, &sc->cap, sc->out->n, sizeof *nv, 8);
   if (!nv)
     return core_fail(sc->err, CORE_ENOMEM, "out of memory");
@@ -43,7 +43,12 @@ static core_status push(scan *sc, const char *rel, const char *hex,
   if (!(nv->path = core_strdup(rel)))
     return core_fail(sc->err, CORE_ENOMEM, "out of memory");
   snprintf(nv->sha256, sizeof nv->sha256, "%s", hex);
-  nv->bytes = bytes;
+  if (sb) {
+    nv->bytes = (long long)sb->st_size;
+    nv->ino = (unsigned long long)sb->st_ino;
+    nv->ctime_ns = (long long)sb->st_ctim.tv_sec * 1000000000LL +
+                   (long long)sb->st_ctim.tv_nsec;
+  }
   sc->out->n++;
   return CORE_OK;
 }
@@ -70,7 +75,7 @@ static core_status add_file(scan *sc, const char *rel, const char *abs,
     return st == CORE_ENOMEM ? st : CORE_EPROTOCOL;
   }
   sc->bytes += (long long)sb->st_size;
-  return push(sc, rel, hex, (long long)sb->st_size);
+  return push(sc, rel, hex, sb);
 }
 
 static core_status walk_path(scan *sc, const char *rel, int depth);
@@ -157,7 +162,7 @@ static core_status walk_path(scan *sc, const char *rel, int depth) {
   }
   if (lstat(abs, &sb) != 0)
     st = errno == ENOENT && depth == 0
-             ? push(sc, rel, "", 0)
+             ? push(sc, rel, "", NULL)
              : core_fail(sc->err, CORE_EPROTOCOL, "%s: inputs: %s: %s",
                          sc->s->path, abs, strerror(errno));
   else if (S_ISLNK(sb.st_mode))
@@ -239,4 +244,33 @@ size_t data_inputs_diff(const data_input *rec, size_t n,
     j += c >= 0;
   }
   return count;
+}
+
+size_t data_inputs_recheck(const proto_sheet *s, const data_inputs *was,
+                           core_buf *b) {
+  data_inputs cur;
+  core_err err = {0};
+  size_t n;
+  if (data_inputs_scan(s, &cur, &err) != CORE_OK) {
+    core_buf_printf(b, "  %s\n", err.msg);
+    return 1;
+  }
+  n = data_inputs_diff(was->v, was->n, &cur, b);
+  /* Same paths, same content: what was written meanwhile and put back. */
+  for (size_t i = 0, j = 0; i < was->n && j < cur.n;) {
+    int c = strcmp(was->v[i].path, cur.v[j].path);
+    const data_input *a = &was->v[i], *z = &cur.v[j];
+    if (c == 0 && a->sha256[0] && strcmp(a->sha256, z->sha256) == 0 &&
+        (a->ino != z->ino || a->ctime_ns != z->ctime_ns)) {
+      core_buf_printf(b,
+                      "  written %s during the batch (content as at its "
+                      "start)\n",
+                      a->path);
+      n++;
+    }
+    i += c <= 0;
+    j += c >= 0;
+  }
+  data_inputs_free(&cur);
+  return n;
 }
