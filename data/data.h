@@ -158,6 +158,9 @@ typedef struct data_input {
    * old content back. */
   unsigned long long ino;
   long long ctime_ns;
+  /* Locked by digest only: past PREREG_INPUTS_COPY_MAX_BYTES, recorded
+   * but not copied (a version records it as "copied": false). */
+  int by_digest;
 } data_input;
 
 /* The files of a sheet's inputs, sorted by path (owned). */
@@ -175,10 +178,15 @@ typedef struct data_inputs {
 core_status data_inputs_scan(const proto_sheet *s, data_inputs *out,
                              core_err *err);
 void data_inputs_free(data_inputs *in);
+/** Marks which of in's files a version copies (in path order while the
+ * copies together stay within PREREG_INPUTS_COPY_MAX_BYTES) and which
+ * it locks by digest only (by_digest). */
+void data_inputs_mark_copies(data_inputs *in);
 /** What differs between the inputs recorded (rec, n) and those found
  * (cur), one "  changed work.sh (sha256 1a2b3c4d5e6f, recorded
- * 0a1b2c3d4e5f)" line each ("missing", "added"), appended to b. Returns
- * how many differ. */
+ * 0a1b2c3d4e5f)" line each ("missing", "added"), appended to b; a file
+ * recorded by digest only (by_digest) also says where the file with its
+ * recorded digest must be put. Returns how many differ. */
 size_t data_inputs_diff(const data_input *rec, size_t n,
                         const data_inputs *cur, core_buf *b);
 /** Scans sheet s's inputs again and says what differs from was (the

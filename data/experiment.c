@@ -119,6 +119,7 @@ static int inputs_from_json(json_t *arr, data_version *v) {
       return 0;
     snprintf(in->sha256, sizeof in->sha256, "%s", hex ? hex : "");
     in->bytes = (long long)json_integer_value(json_object_get(item, "bytes"));
+    in->by_digest = json_is_false(json_object_get(item, "copied"));
   }
   return 1;
 }
@@ -463,6 +464,8 @@ static core_status inputs_to_record(const proto_sheet *sheet, data_inputs *in,
                      sheet->path, in->v[i].path, sheet->sheet_dir);
   if (st != CORE_OK)
     data_inputs_free(in);
+  else
+    data_inputs_mark_copies(in);
   return st;
 }
 
@@ -473,6 +476,8 @@ static json_t *inputs_json(const data_inputs *in) {
     json_object_set_new(o, "path", json_string(in->v[i].path));
     json_object_set_new(o, "sha256", json_string(in->v[i].sha256));
     json_object_set_new(o, "bytes", json_integer(in->v[i].bytes));
+    if (in->v[i].by_digest)
+      json_object_set_new(o, "copied", json_false());
     json_array_append_new(arr, o);
   }
   return arr;
@@ -531,6 +536,8 @@ static core_status copy_inputs(data_experiment *exp, const proto_sheet *sheet,
     return core_fail(err, CORE_ENOMEM, "out of memory");
   *rel = nv;
   for (size_t i = 0; i < in->n && st == CORE_OK; i++) {
+    if (in->v[i].by_digest)
+      continue;
     nv[*n_rel] = NULL;
     st = copy_input(exp, sheet, k, &in->v[i], &nv[*n_rel], err);
     (*n_rel)++;

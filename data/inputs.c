@@ -65,10 +65,10 @@ static core_status add_file(scan *sc, const char *rel, const char *abs,
                      sc->s->path, PREREG_INPUTS_MAX_FILES, rel);
   if ((long long)sb->st_size > PREREG_INPUTS_MAX_BYTES - sc->bytes)
     return core_fail(sc->err, CORE_EPROTOCOL,
-                     "%s: inputs: more than %lld MiB together (at %s, %lld "
-                     "bytes); inputs are scripts, configuration and small "
-                     "data: declare a larger tree as an image",
-                     sc->s->path, PREREG_INPUTS_MAX_BYTES >> 20, rel,
+                     "%s: inputs: more than %lld GiB together (at %s, %lld "
+                     "bytes), more than is hashed at every batch's start and "
+                     "end: declare a larger tree as an image",
+                     sc->s->path, PREREG_INPUTS_MAX_BYTES >> 30, rel,
                      (long long)sb->st_size);
   if ((st = core_sha256_file(abs, hex, sc->err)) != CORE_OK) {
     sc->err->status = CORE_EPROTOCOL;
@@ -219,6 +219,17 @@ core_status data_inputs_scan(const proto_sheet *s, data_inputs *out,
   return CORE_OK;
 }
 
+void data_inputs_mark_copies(data_inputs *in) {
+  long long copied = 0;
+  for (size_t i = 0; i < in->n; i++) {
+    data_input *f = &in->v[i];
+    f->by_digest =
+        f->sha256[0] && f->bytes > PREREG_INPUTS_COPY_MAX_BYTES - copied;
+    if (!f->by_digest)
+      copied += f->bytes;
+  }
+}
+
 size_t data_inputs_diff(const data_input *rec, size_t n,
                         const data_inputs *cur, core_buf *b) {
   size_t i = 0, j = 0, count = 0;
@@ -240,6 +251,12 @@ size_t data_inputs_diff(const data_input *rec, size_t n,
     else
       core_buf_printf(b, "  changed %s (sha256 %.12s, recorded %.12s)\n",
                       rec[i].path, cur->v[j].sha256, rec[i].sha256);
+    if (c <= 0 && rec[i].by_digest && rec[i].sha256[0])
+      core_buf_printf(b,
+                      "    %s is locked by its digest only (%lld bytes, "
+                      "too large to copy): put the file whose sha256 is "
+                      "%s there\n",
+                      rec[i].path, rec[i].bytes, rec[i].sha256);
     i += c <= 0;
     j += c >= 0;
   }
