@@ -66,6 +66,10 @@ expect 0 "publish" "$PREREG" publish s.lua --data "$D" --out "$T/b.tar.gz"
 check "the bundle holds no copy of it" \
   bash -c '! tar -tzf "$1" | grep -q big.bin' _ "$T/b.tar.gz"
 expect 0 "verify BUNDLE" "$PREREG" verify "$T/b.tar.gz"
+expect 0 "report" "$PREREG" report s.lua --data "$D" --out "$T/rep1"
+check_grep "the report lists it as locked by its digest only" \
+  "Inputs locked by their digest only .*big.bin \(sha256 $big, 20971520 bytes\)" \
+  "$(cat "$T/rep1/report.md")"
 cd "$T/rep" || exit 1
 expect 0 "replicate" "$PREREG" replicate "$T/b.tar.gz" --data "$T/d2"
 check_grep "replicate says to supply it, with its digest" \
@@ -81,4 +85,4 @@ check_grep "the limit is named" "inputs: more than 16 GiB together \(at huge.bin
 check "nothing registered" [ ! -e "$D/hg" ]
 rm -f huge.bin
 
-done_testing 23
+done_testing 25
