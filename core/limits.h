@@ -98,6 +98,10 @@
  * digest only (recorded, checked before every batch, named for a
  * replicator to supply), never copied. */
 #define PREREG_INPUTS_COPY_MAX_BYTES ((long long)16 << 20)
+/* The files outside the inputs a version records as read but not locked
+ * (absolute paths in its commands, each once), for its report to name:
+ * a sheet names a handful; past this, only how many more. */
+#define PREREG_UNLOCKED_MAX 100
 /* The most files they may hold (a folder's files each count): */
 #define PREREG_INPUTS_MAX_FILES 1000
 /* The deepest folder nesting under an input folder: */

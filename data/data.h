@@ -145,6 +145,11 @@ typedef struct data_version {
   size_t n_amendments;
   struct data_input *inputs; /* the sheet's inputs when filed, by path */
   size_t n_inputs;
+  /* Files its commands read by absolute path, not locked ("unlocked"
+   * when filed, data_inputs_unlocked), and how many more were found. */
+  char **unlocked;
+  size_t n_unlocked;
+  long unlocked_more;
 } data_version;
 
 /* One file of a sheet's `inputs` (a listed file, or a file under a
@@ -178,6 +183,20 @@ typedef struct data_inputs {
 core_status data_inputs_scan(const proto_sheet *s, data_inputs *out,
                              core_err *err);
 void data_inputs_free(data_inputs *in);
+/* Paths, owned (data_paths_free). */
+typedef struct data_paths {
+  char **v;
+  size_t n;
+  size_t more; /* found past PREREG_UNLOCKED_MAX, not kept */
+} data_paths;
+void data_paths_free(data_paths *n);
+/** What sheet s's commands (and vars) read that its inputs do not lock,
+ * as warnings appended to b (check prints them; never failures): a word
+ * that is a file of the sheet's folder `inputs` does not list, and a word
+ * that is an absolute path to an existing file that is not a program
+ * (stat on this host). abs (or NULL) gets each such absolute path once,
+ * in the order found; b->oom on out of memory. */
+void data_inputs_unlocked(const proto_sheet *s, core_buf *b, data_paths *abs);
 /** Marks which of in's files a version copies (in path order while the
  * copies together stay within PREREG_INPUTS_COPY_MAX_BYTES) and which
  * it locks by digest only (by_digest). */

@@ -315,9 +315,10 @@ static void caches(core_buf *b, const report_row_facts *f) {
   core_buf_puts(b, ".\n\n");
 }
 
-/* The inputs the newest version locks by digest only: not in the data
- * folder or the bundle, so a replicator supplies them. */
-static void by_digest(core_buf *b, const report_input *in) {
+/* The inputs the newest version locks by digest only (not in the data
+ * folder or the bundle, so a replicator supplies them), and the files its
+ * commands read by absolute path, which nothing locks. */
+static void locks(core_buf *b, const report_input *in) {
   const data_version *v = in->exp && in->exp->n_versions
                               ? &in->exp->versions[in->exp->n_versions - 1]
                               : NULL;
@@ -336,6 +337,18 @@ static void by_digest(core_buf *b, const report_input *in) {
   }
   if (n)
     core_buf_puts(b, ".\n");
+  for (size_t i = 0; v && i < v->n_unlocked; i++) {
+    core_buf_puts(b, i ? ", "
+                       : "- Files the commands read by absolute path, "
+                         "not locked (neither hashed nor bundled: a "
+                         "replication reads whatever is at that path "
+                         "on its host): ");
+    esc(b, v->unlocked[i]);
+  }
+  if (v && v->n_unlocked && v->unlocked_more > 0)
+    core_buf_printf(b, " and %ld more", v->unlocked_more);
+  if (v && v->n_unlocked)
+    core_buf_puts(b, ".\n");
 }
 
 void report_setup(const report_input *in, const report_row_facts *f,
@@ -350,7 +363,7 @@ void report_setup(const report_input *in, const report_row_facts *f,
     core_buf_puts(b, "\n");
   }
   versions(b, in);
-  by_digest(b, in);
+  locks(b, in);
   images(b, in, f);
   caches(b, f);
 }

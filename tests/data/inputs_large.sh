@@ -6,7 +6,8 @@
 # a change to it stops `run` naming the file and the digest to put back,
 # and `replicate` tells a replicator to supply it with its digest. Control:
 # the same file put back runs again. Past the hashing limit (a sparse
-# file) is refused, naming the limit.
+# file) is refused, naming the limit. A file read by absolute path is
+# named by check, recorded as unlocked and listed so by the report.
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -24,19 +25,28 @@ import random; r = random.Random(5)
 open('$S/big.bin', 'wb').write(bytes(r.getrandbits(8) for _ in range(1 << 16)) * 320)"
 big=$(sha256sum "$S/big.bin" | cut -c1-64)
 echo 'sha256sum "$1/big.bin" >/dev/null' >"$S/work.sh"
-cat >"$S/s.lua" <<'LUA'
+echo "outside" >"$T/outside.dat"
+cat >"$S/s.lua" <<LUA
 protocol {
   id = "lg", title = "Large input", question = "Is it locked?", author = "t",
   inputs = { "work.sh", "big.bin" },
+  vars = { ext = "$T/outside.dat" },
   arms = { { name = "a", reference = true }, { name = "b" } },
-  workloads = { { name = "w", runs = 2, cmd = "sh {sheet_dir}/work.sh {sheet_dir}",
+  workloads = { { name = "w", runs = 2, cmd = "sh {sheet_dir}/work.sh {sheet_dir} {ext}",
                   metrics = { "wall_s" } } },
   rule = { estimator = "median", confidence = 0.95, resamples = 200,
            seed = 7, verdicts = { { "slower", ci_excludes = 1 } } },
 }
 LUA
 cd "$S" || exit 1
+expect 0 "check" "$PREREG" check s.lua
+check_grep "check names the absolute path read outside the inputs" \
+  "warning: \"vars.ext\" reads $T/outside.dat, a file outside the sheet's inputs" "$out"
+check "and not the large input, which the inputs lock" \
+  bash -c '! grep -q "big.bin" <<<"$1"' _ "$out"
 expect 0 "register a sheet with a 20 MB input" "$PREREG" register s.lua --data "$D"
+check_grep "v0 records the absolute path as unlocked" "$T/outside.dat" \
+  "$(field "$D/lg/versions/v0.json" 'j["unlocked"]')"
 check_grep "v0 records the large input's digest" "$big" \
   "$(field "$D/lg/versions/v0.json" '[i["sha256"] for i in j["inputs"] if i["path"] == "big.bin"]')"
 check_grep "v0 marks it as not copied" "False" \
@@ -70,6 +80,9 @@ expect 0 "report" "$PREREG" report s.lua --data "$D" --out "$T/rep1"
 check_grep "the report lists it as locked by its digest only" \
   "Inputs locked by their digest only .*big.bin \(sha256 $big, 20971520 bytes\)" \
   "$(cat "$T/rep1/report.md")"
+check_grep "the report lists the absolute path as not locked" \
+  "Files the commands read by absolute path, not locked .*: $T/outside.dat\." \
+  "$(cat "$T/rep1/report.md")"
 cd "$T/rep" || exit 1
 expect 0 "replicate" "$PREREG" replicate "$T/b.tar.gz" --data "$T/d2"
 check_grep "replicate says to supply it, with its digest" \
@@ -85,4 +98,4 @@ check_grep "the limit is named" "inputs: more than 16 GiB together \(at huge.bin
 check "nothing registered" [ ! -e "$D/hg" ]
 rm -f huge.bin
 
-done_testing 25
+done_testing 30
