@@ -244,7 +244,7 @@ core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   data_inputs_free(&in);
   core_buf_init(&b);
   proto_summary(s, &b);
-  data_inputs_unlocked(s, &b, NULL);
+  data_inputs_unlocked(s, &b);
   check_asymmetric(s, &b);
   check_dead_zones(&s->rule, &b);
   proto_sheet_free(s);

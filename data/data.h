@@ -183,24 +183,13 @@ typedef struct data_inputs {
 core_status data_inputs_scan(const proto_sheet *s, data_inputs *out,
                              core_err *err);
 void data_inputs_free(data_inputs *in);
-/* Paths, owned (data_paths_free). */
-typedef struct data_paths {
-  char **v;
-  size_t n;
-  size_t more; /* found past PREREG_UNLOCKED_MAX, not kept */
-} data_paths;
-void data_paths_free(data_paths *n);
 /** What sheet s's commands (and vars) read that its inputs do not lock,
  * as warnings appended to b (check prints them; never failures): a word
  * that is a file of the sheet's folder `inputs` does not list, and a word
  * that is an absolute path to an existing file that is not a program
- * (stat on this host). abs (or NULL) gets each such absolute path once,
- * in the order found; b->oom on out of memory. */
-void data_inputs_unlocked(const proto_sheet *s, core_buf *b, data_paths *abs);
-/** Marks which of in's files a version copies (in path order while the
- * copies together stay within PREREG_INPUTS_COPY_MAX_BYTES) and which
- * it locks by digest only (by_digest). */
-void data_inputs_mark_copies(data_inputs *in);
+ * (stat on this host; register records those in the version as
+ * "unlocked"). b->oom on out of memory. */
+void data_inputs_unlocked(const proto_sheet *s, core_buf *b);
 /** What differs between the inputs recorded (rec, n) and those found
  * (cur), one "  changed work.sh (sha256 1a2b3c4d5e6f, recorded
  * 0a1b2c3d4e5f)" line each ("missing", "added"), appended to b; a file

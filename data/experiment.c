@@ -482,7 +482,7 @@ static int put_unlocked(json_t *root, const proto_sheet *sheet) {
   data_paths abs = {0};
   json_t *arr;
   int ok;
-  data_inputs_unlocked(sheet, &warn, &abs);
+  data_unlocked_scan(sheet, &warn, &abs);
   ok = !warn.oom;
   core_buf_free(&warn);
   if (ok && abs.n && (arr = json_array())) {

@@ -128,7 +128,11 @@ static void check_template_words(const proto_sheet *s, const char *t,
   }
 }
 
-void data_inputs_unlocked(const proto_sheet *s, core_buf *b, data_paths *abs) {
+void data_inputs_unlocked(const proto_sheet *s, core_buf *b) {
+  data_unlocked_scan(s, b, NULL);
+}
+
+void data_unlocked_scan(const proto_sheet *s, core_buf *b, data_paths *abs) {
   found f = {b, abs};
   if (!s->sheet_dir)
     return;
