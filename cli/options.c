@@ -156,7 +156,7 @@ static const command_spec commands[] = {
      "  --dry-run        print the plan with every command expanded\n"
      "  --quick          the documented demo switch: per workload the\n"
      "                   fewest runs whose intervals reach the rule's\n"
-     "                   level (3, or 5 at 95%), recorded in every row\n"
+     "                   level (5 or more at 95%), recorded in every row\n"
      "                   and in the report\n"
      "  --backend kubernetes  with --dry-run and a sheet with hosts: the "
      "plan\n"
