@@ -230,6 +230,10 @@ static int undecided_at(const proto_rule *r, double x) {
 static void check_dead_zones(const proto_rule *r, core_buf *b) {
   double x[4 * 64 + 2];
   size_t n = 0;
+  /* Where a verdict on the difference holds depends on the medians, not
+   * on the ratio alone: no ratio is dead for sure. */
+  if (proto_rule_on_diff(r))
+    return;
   for (size_t i = 0; i < r->n_verdicts && n + 5 < sizeof x / sizeof x[0];
        i++) {
     const proto_verdict_rule *v = &r->verdicts[i];
@@ -263,14 +267,16 @@ static void check_dead_zones(const proto_rule *r, core_buf *b) {
   }
 }
 
-/* Warns of a verdict with a direction (ratio_above or ratio_below) and no
- * condition on the interval (ci_excludes, ci_within): it decides on the
+/* Warns of a verdict with a direction (ratio_above, ratio_below,
+ * diff_above, diff_below) and no condition on an interval (ci_excludes,
+ * ci_within, or the same on the difference): it decides on the
  * ratio alone, whatever the interval, so "faster" can be printed with an
  * interval of [0.62, 1.50]. */
 static void check_directional(const proto_rule *r, core_buf *b) {
   for (size_t i = 0; i < r->n_verdicts; i++) {
     const proto_verdict_rule *v = &r->verdicts[i];
-    if (!proto_verdict_direction(v) || v->has_ci_excludes || v->has_ci_within)
+    if (!proto_verdict_direction(v) || v->has_ci_excludes ||
+        v->has_ci_within || v->has_diff_ci_excludes || v->has_diff_ci_within)
       continue;
     core_buf_printf(b,
                     "warning: verdict \"%s\" (line %d) has a direction and "
