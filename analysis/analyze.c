@@ -475,8 +475,13 @@ static void judge_interval(analysis_result *r, size_t undefined,
          r->arm, r->reference);
     r->ci_low = r->ci_high = NAN;
   }
-  if (r->difference_ci_low == r->difference_ci_high)
+  if (r->difference_ci_low == r->difference_ci_high) {
+    note(r,
+         "no CI of the difference: the resampled medians of %s and %s do "
+         "not vary (no spread)",
+         r->arm, r->reference);
     r->difference_ci_low = r->difference_ci_high = NAN;
+  }
   if (!isnan(r->ci_low) && (!isfinite(r->ci_low) || !isfinite(r->ci_high))) {
     if (undefined)
       note(r,

@@ -872,6 +872,16 @@ static void interval_undefined(double *out, size_t n, double confidence,
   *hi = quantile_by_selection(out, n, 1.0 - a);
 }
 
+/* The ratio's interval: interval_undefined when some replicates are
+ * undefined, else interval. */
+static void ratio_interval(double *out, size_t n, int keep, size_t undefined,
+                           double confidence, double *lo, double *hi) {
+  if (undefined)
+    interval_undefined(out, n, confidence, lo, hi);
+  else
+    interval(out, n, keep, confidence, lo, hi);
+}
+
 /* Ties the n_workers workers ws to j, each with its generator; fails when
  * j's output, ws or tids could not be allocated. */
 static core_status make_workers(job *j, worker *ws, const pthread_t *tids,
@@ -914,6 +924,7 @@ static core_status run_workers(job *j, worker *ws, pthread_t *tids,
       pthread_join(tids[i], NULL);
     pthread_mutex_destroy(&j->lock);
   }
+  *undefined = 0;
   for (size_t i = 0; i < n_workers; i++) {
     bad |= ws[i].bad;
     *undefined += ws[i].undefined;
@@ -978,8 +989,6 @@ core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
 
   memset(&j, 0, sizeof j);
   *lo = *hi = NAN;
-  if (undefined)
-    *undefined = 0;
   if (dlo && dhi)
     *dlo = *dhi = NAN;
   if ((st = check_args(n_ref, n_cand, resamples, confidence, seed, err)) !=
@@ -1014,19 +1023,16 @@ core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
     goto cleanup;
 
   j.keep_undefined = undefined != NULL;
-  st = run_workers(&j, ws, tids, n_workers, &n_undefined, err);
+  st = run_workers(&j, ws, tids, n_workers,
+                   undefined ? undefined : &n_undefined, err);
   /* The differences stay defined where a ratio's reference median is 0. */
   if (j.diff && (st == CORE_OK || st == CORE_ESTATS))
     interval(j.diff, j.resamples, 0, confidence, dlo, dhi);
   if (st != CORE_OK)
     goto cleanup;
 
-  if (n_undefined)
-    interval_undefined(out, j.resamples, confidence, lo, hi);
-  else
-    interval(out, j.resamples, replicates != NULL, confidence, lo, hi);
-  if (undefined)
-    *undefined = n_undefined;
+  ratio_interval(out, j.resamples, replicates != NULL, n_undefined, confidence,
+                 lo, hi);
 
 cleanup:
   core_free(j.diff);

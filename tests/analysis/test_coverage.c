@@ -71,9 +71,9 @@ static double coverage(int law, size_t n, long experiments, long resamples,
 
 int main(int argc, char **argv) {
   static const size_t sizes[] = {3, 4, 5, 6, 10, 30};
-  long experiments = argc > 2 ? atol(argv[1]) : 1000;
-  long resamples = argc > 2 ? atol(argv[2]) : 1000;
-  double confidence = argc > 3 ? atof(argv[3]) : 0.95;
+  long experiments = argc > 2 ? strtol(argv[1], NULL, 10) : 1000;
+  long resamples = argc > 2 ? strtol(argv[2], NULL, 10) : 1000;
+  double confidence = argc > 3 ? strtod(argv[3], NULL) : 0.95;
   proto_rule rule = {.min_n = PROTO_MIN_N_DEFAULT, .confidence = confidence};
   long floor_n = proto_effective_min_n(&rule, confidence);
   double below_floor = 1;
