@@ -221,14 +221,17 @@ core_status analysis_spread(double *x, size_t n, analysis_cell *c,
 /** analysis_bootstrap_ratio, and from the same resamples the percentile
  * CI of median(cand) - median(ref) in *dlo, *dhi (both NULL: not
  * computed). The differences' interval is set also when a resample's
- * ratio is undefined (CORE_ESTATS: a resample's reference median is 0). */
+ * ratio is undefined (a resample's reference median is 0): with
+ * undefined NULL that is CORE_ESTATS; else *undefined counts them and
+ * the ratio's interval takes each end as if they lay beyond it (an end
+ * that falls on them is not finite), with replicates not sorted. */
 core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
                                     const double *cand, size_t n_cand,
                                     long resamples, double confidence,
                                     unsigned long seed, int threads,
                                     double *lo, double *hi, double *dlo,
                                     double *dhi, double *replicates,
-                                    core_err *err);
+                                    size_t *undefined, core_err *err);
 
 /** What a verdict rule is read on: the ratio and its CI, the difference
  * and its CI (NaN: not there). */

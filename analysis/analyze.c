@@ -401,71 +401,149 @@ static void note(analysis_result *r, const char *fmt, ...) {
   r->note = core_strdup(text);
 }
 
-/* The note of r's ratio that is not a finite number (a reference median
- * of 0, or one so small beside the other that the ratio overflows). */
-static void note_no_ratio(analysis_result *r) {
-  char mr[40], m[40];
-  if (r->median_reference == 0.0) {
-    note(r, "ratio not finite: reference median is 0");
-    return;
-  }
-  sig_apart(r->median_reference, r->median, mr, m, sizeof mr);
-  core_fmt_sig(m, sizeof m, r->median, 3);
-  note(r, "ratio not finite: the reference median %s is too small beside %s",
-       mr, m);
+/* Fewer values in either arm of r than the rule asks (its min_n) or than
+ * an interval at confidence needs to reach its level
+ * (proto_effective_min_n). */
+static int too_few(const proto_rule *rule, double confidence,
+                   const analysis_result *r) {
+  size_t need = (size_t)proto_effective_min_n(rule, confidence);
+  return r->n < need || r->n_reference < need;
 }
 
-/* The ratio of the medians of r (n and medians set) and its CI from the
- * sorted values ref (the reference's) and cand, and the same of their
- * difference. Fewer values than the rule's min_n in either arm: no CI
- * (one value per arm made a zero-width CI and a confident verdict). A
- * ratio or CI bound that is not a finite number (a reference median of
- * 0, or one so small beside the other that the ratio overflows) is said
- * so in the note and left out (NaN), never shown as inf; the difference
- * and its CI stay, being defined there. */
-static core_status judge(const proto_rule *rule, double confidence,
-                         analysis_result *r, const double *ref,
-                         const double *cand, int threads, core_err *err) {
-  core_err berr = {0};
-  core_status st;
-  r->ratio = r->median / r->median_reference;
-  r->ci_low = r->ci_high = NAN;
-  r->difference = r->median - r->median_reference;
-  r->difference_ci_low = r->difference_ci_high = NAN;
-  int no_ratio = r->median_reference == 0.0 || !isfinite(r->ratio);
-  if (no_ratio) {
-    note_no_ratio(r);
-    r->ratio = NAN;
-  }
-  if (!isfinite(r->difference))
-    r->difference = NAN; /* medians of opposite signs near the limits */
-  if (r->n < (size_t)rule->min_n || r->n_reference < (size_t)rule->min_n) {
+/* The note of a comparison with too few values: the rule's min_n, or the
+ * level the interval could not reach with so few. */
+static void note_few(const proto_rule *rule, double confidence,
+                     analysis_result *r) {
+  long level = proto_level_min_n(confidence);
+  size_t few = r->n < r->n_reference ? r->n : r->n_reference;
+  if (rule->min_n >= level) {
     note(r,
          "%zu value%s for %s and %zu for %s; the rule needs at least %ld "
          "per arm (min_n)",
          r->n, r->n == 1 ? "" : "s", r->arm, r->n_reference, r->reference,
          rule->min_n);
+    return;
+  }
+  note(r,
+       "%zu value%s for %s and %zu for %s; a %.4g%% interval needs at least "
+       "%ld per arm: with %zu the widest interval the values allow covers "
+       "the true ratio in %.4g%% of experiments",
+       r->n, r->n == 1 ? "" : "s", r->arm, r->n_reference, r->reference,
+       confidence * 100, level, few, proto_widest_coverage((long)few) * 100);
+}
+
+/* Why r has no ratio though both medians are numbers, noted, or 0 when
+ * it has one: a negative value (a ratio of signed values means nothing;
+ * the difference stays), a reference median of 0, or one so small
+ * beside the other that the ratio overflows. */
+static int no_ratio(analysis_result *r, const double *ref,
+                    const double *cand) {
+  if (ref[0] < 0 || cand[0] < 0) {
+    char v[40];
+    core_fmt_sig(v, sizeof v, ref[0] < cand[0] ? ref[0] : cand[0], 3);
+    note(r,
+         "no ratio: %s has negative values (as low as %s), and a ratio of "
+         "signed values means nothing; the difference and its interval "
+         "stand",
+         ref[0] < cand[0] ? r->reference : r->arm, v);
+    return 1;
+  }
+  if (r->median_reference == 0.0) {
+    note(r, "ratio not finite: reference median is 0");
+    return 1;
+  }
+  if (!isfinite(r->ratio)) {
+    char mr[40], m[40];
+    sig_apart(r->median_reference, r->median, mr, m, sizeof mr);
+    core_fmt_sig(m, sizeof m, r->median, 3);
+    note(r, "ratio not finite: the reference median %s is too small beside %s",
+         mr, m);
+    return 1;
+  }
+  return 0;
+}
+
+/* The bootstrap's intervals in r, judged: a ratio interval of no width
+ * (the resampled medians do not vary: no spread) or with undefined
+ * resamples is said so; one that is not finite is left out. */
+static void judge_interval(analysis_result *r, size_t undefined,
+                           long resamples) {
+  if (r->ci_low == r->ci_high) {
+    note(r,
+         "no CI: the resampled medians of %s and %s do not vary (no "
+         "spread), and an interval of no width is no interval",
+         r->arm, r->reference);
+    r->ci_low = r->ci_high = NAN;
+  }
+  if (r->difference_ci_low == r->difference_ci_high) {
+    note(r,
+         "no CI of the difference: the resampled medians of %s and %s do "
+         "not vary (no spread)",
+         r->arm, r->reference);
+    r->difference_ci_low = r->difference_ci_high = NAN;
+  }
+  if (!isnan(r->ci_low) && (!isfinite(r->ci_low) || !isfinite(r->ci_high))) {
+    if (undefined)
+      note(r,
+           "CI not finite: %zu of %ld resamples have a reference median of "
+           "0, so their ratio is undefined, and an end falls among them",
+           undefined, resamples);
+    else
+      note(r, "CI not finite: a resample's ratio overflows (its reference "
+              "median is too small)");
+    r->ci_low = r->ci_high = NAN;
+  } else if (undefined)
+    note(r,
+         "%zu of %ld resamples have a reference median of 0, so their "
+         "ratio is undefined; the CI counts them beyond each of its ends",
+         undefined, resamples);
+}
+
+/* The ratio of the medians of r (n and medians set) and its CI from the
+ * sorted values ref (the reference's) and cand. Fewer values than the
+ * rule's min_n or the interval's level needs in either arm: no CI (one
+ * value per arm made a zero-width CI and a confident verdict). A ratio
+ * that is not a number (no_ratio) is left out (NaN), never shown as inf,
+ * and so is its CI; the difference's stays. */
+static core_status judge(const proto_rule *rule, double confidence,
+                         analysis_result *r, const double *ref,
+                         const double *cand, int threads, core_err *err) {
+  core_err berr = {0};
+  core_status st;
+  size_t undefined = 0;
+  int ratio_none;
+  r->ratio = r->median / r->median_reference;
+  r->ci_low = r->ci_high = NAN;
+  r->difference = r->median - r->median_reference;
+  r->difference_ci_low = r->difference_ci_high = NAN;
+  if ((ratio_none = no_ratio(r, ref, cand)) != 0)
+    r->ratio = NAN;
+  if (!isfinite(r->difference))
+    r->difference = NAN; /* medians of opposite signs near the limits */
+  if (too_few(rule, confidence, r)) {
+    note_few(rule, confidence, r);
     return CORE_OK;
   }
-  st = analysis_bootstrap_both(ref, r->n_reference, cand, r->n,
-                               rule->resamples, confidence, r->seed, threads,
-                               &r->ci_low, &r->ci_high, &r->difference_ci_low,
-                               &r->difference_ci_high, NULL, &berr);
+  st = analysis_bootstrap_both(
+      ref, r->n_reference, cand, r->n, rule->resamples, confidence, r->seed,
+      threads, &r->ci_low, &r->ci_high, &r->difference_ci_low,
+      &r->difference_ci_high, NULL, &undefined, &berr);
   if (!isfinite(r->difference_ci_low) || !isfinite(r->difference_ci_high))
     r->difference_ci_low = r->difference_ci_high = NAN;
   if (st == CORE_ESTATS) {
     /* Undefined, not broken: the comparison stays, undecided. */
     note(r, "CI not finite: %s",
          strncmp(berr.msg, "bootstrap: ", 11) == 0 ? berr.msg + 11 : berr.msg);
-  } else if (st != CORE_OK) {
+    r->ci_low = r->ci_high = NAN;
+    return CORE_OK;
+  }
+  if (st != CORE_OK) {
     *err = berr;
     return st;
-  } else if (!no_ratio && (!isfinite(r->ci_low) || !isfinite(r->ci_high))) {
-    note(r, "CI not finite: a resample's ratio overflows (its reference "
-            "median is too small)");
   }
-  if (no_ratio || !isfinite(r->ci_low) || !isfinite(r->ci_high))
+  if (ratio_none)
     r->ci_low = r->ci_high = NAN;
+  judge_interval(r, ratio_none ? 0 : undefined, rule->resamples);
   return CORE_OK;
 }
 
@@ -573,8 +651,7 @@ core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
   if ((st = judge(&sh->rule, confidence, r, ref, cand, threads, err)) !=
       CORE_OK)
     return st;
-  few =
-      r->n < (size_t)sh->rule.min_n || r->n_reference < (size_t)sh->rule.min_n;
+  few = too_few(&sh->rule, confidence, r);
   if (!few) {
     analysis_estimate e = estimate_of(r);
     v = analysis_verdict_rule_d(&sh->rule, &e);

@@ -687,14 +687,19 @@ typedef struct job {
   unsigned long seed; /* comparison seed */
   double *out;        /* resamples slots */
   double *diff;       /* NULL, or resamples slots for mc - mr */
+  /* 1: a resample whose reference median is 0 is undefined (NaN in out,
+   * counted), not an error. */
+  int keep_undefined;
   pthread_mutex_t lock;
   size_t next_block; /* under lock */
 } job;
 
 typedef struct worker {
   job *j;
-  gsl_rng *rng; /* gsl_rng_mt19937's stream, reseeded at each block */
-  int bad;      /* a non-finite replicate */
+  gsl_rng *rng;     /* gsl_rng_mt19937's stream, reseeded at each block */
+  int bad;          /* a non-finite replicate */
+  size_t undefined; /* keep_undefined: replicates with a reference median
+                       of 0 */
 } worker;
 
 /* GSL's type-7 quantile of x at f without sorting x: the two order
@@ -740,7 +745,10 @@ static void run_block(worker *w, size_t k) {
     double mr = resample_median(w->rng, j->law_ref, j->ref, j->n_ref);
     double mc = resample_median(w->rng, j->law_cand, j->cand, j->n_cand);
     double t = mc / mr;
-    if (!isfinite(t))
+    if (mr == 0.0 && j->keep_undefined) {
+      t = NAN;
+      w->undefined++;
+    } else if (!isfinite(t) && !j->keep_undefined)
       w->bad = 1;
     j->out[b] = t;
     if (j->diff)
@@ -846,6 +854,34 @@ static void interval(double *out, size_t n, int keep, double confidence,
   }
 }
 
+/* The interval of replicates out of which some are undefined (NaN): each
+ * end as if the undefined ones lay beyond it, below every ratio for the
+ * low end and above every ratio for the high end, so that the interval
+ * holds whatever values they stand for; an end that falls on them is not
+ * finite. */
+static void interval_undefined(double *out, size_t n, double confidence,
+                               double *lo, double *hi) {
+  double a = (1.0 - confidence) / 2.0;
+  for (size_t i = 0; i < n; i++)
+    if (isnan(out[i]))
+      out[i] = -INFINITY;
+  *lo = quantile_by_selection(out, n, a);
+  for (size_t i = 0; i < n; i++)
+    if (out[i] == -INFINITY)
+      out[i] = INFINITY;
+  *hi = quantile_by_selection(out, n, 1.0 - a);
+}
+
+/* The ratio's interval: interval_undefined when some replicates are
+ * undefined, else interval. */
+static void ratio_interval(double *out, size_t n, int keep, size_t undefined,
+                           double confidence, double *lo, double *hi) {
+  if (undefined)
+    interval_undefined(out, n, confidence, lo, hi);
+  else
+    interval(out, n, keep, confidence, lo, hi);
+}
+
 /* Ties the n_workers workers ws to j, each with its generator; fails when
  * j's output, ws or tids could not be allocated. */
 static core_status make_workers(job *j, worker *ws, const pthread_t *tids,
@@ -867,7 +903,8 @@ static core_status make_workers(job *j, worker *ws, const pthread_t *tids,
  * allocated): in this thread for one, else on threads tids, each taking
  * blocks from the shared counter. */
 static core_status run_workers(job *j, worker *ws, pthread_t *tids,
-                               size_t n_workers, core_err *err) {
+                               size_t n_workers, size_t *undefined,
+                               core_err *err) {
   size_t started;
   int bad = 0;
   if (n_workers == 1) {
@@ -887,8 +924,11 @@ static core_status run_workers(job *j, worker *ws, pthread_t *tids,
       pthread_join(tids[i], NULL);
     pthread_mutex_destroy(&j->lock);
   }
-  for (size_t i = 0; i < n_workers; i++)
+  *undefined = 0;
+  for (size_t i = 0; i < n_workers; i++) {
     bad |= ws[i].bad;
+    *undefined += ws[i].undefined;
+  }
   if (bad)
     return core_fail(err, CORE_ESTATS,
                      "bootstrap: a resample's reference median is 0, so the "
@@ -929,7 +969,7 @@ core_status analysis_bootstrap_ratio(const double *ref, size_t n_ref,
                                      double *replicates, core_err *err) {
   return analysis_bootstrap_both(ref, n_ref, cand, n_cand, resamples,
                                  confidence, seed, threads, lo, hi, NULL, NULL,
-                                 replicates, err);
+                                 replicates, NULL, err);
 }
 
 core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
@@ -938,13 +978,13 @@ core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
                                     unsigned long seed, int threads,
                                     double *lo, double *hi, double *dlo,
                                     double *dhi, double *replicates,
-                                    core_err *err) {
+                                    size_t *undefined, core_err *err) {
   job j;
   worker *ws = NULL;
   pthread_t *tids = NULL;
   double *sref = NULL, *scand = NULL, *out = NULL;
   rank_law *law_ref = NULL, *law_cand = NULL;
-  size_t n_workers;
+  size_t n_workers, n_undefined = 0;
   core_status st = CORE_OK;
 
   memset(&j, 0, sizeof j);
@@ -982,14 +1022,17 @@ core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
   if ((st = make_workers(&j, ws, tids, n_workers, err)) != CORE_OK)
     goto cleanup;
 
-  st = run_workers(&j, ws, tids, n_workers, err);
+  j.keep_undefined = undefined != NULL;
+  st = run_workers(&j, ws, tids, n_workers,
+                   undefined ? undefined : &n_undefined, err);
   /* The differences stay defined where a ratio's reference median is 0. */
   if (j.diff && (st == CORE_OK || st == CORE_ESTATS))
     interval(j.diff, j.resamples, 0, confidence, dlo, dhi);
   if (st != CORE_OK)
     goto cleanup;
 
-  interval(out, j.resamples, replicates != NULL, confidence, lo, hi);
+  ratio_interval(out, j.resamples, replicates != NULL, n_undefined, confidence,
+                 lo, hi);
 
 cleanup:
   core_free(j.diff);

@@ -21,7 +21,8 @@
  *    H(c) >= u and < c exactly when H(c-) >= u;
  * 4. the verdict: analysis_verdict_rule on the ratio and on interval ends
  *    placed exactly so against every bound (equal to a bound, or strictly
- *    between the same two), or "insufficient data" when n < min_n.
+ *    between the same two), or "insufficient data" when n is below the
+ *    rule's min_n or the level's (proto_effective_min_n).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -328,7 +329,7 @@ static smooth null_truth(const pcell *p) {
 static size_t decide(worker *w, const sizelaw *L, double conf) {
   const ctx *c = w->c;
   size_t n = L->n;
-  if ((long)n < c->rule->min_n)
+  if ((long)n < proto_effective_min_n(c->rule, conf))
     return c->n_outcomes - 1;
   double ratio = median_sorted(w->xc, n) / median_sorted(w->xr, n);
   atom *sr, *sc;
@@ -495,7 +496,7 @@ static int family_look(worker *w, const family *f, fscratch *fs,
   *any = 0;
   for (size_t i = 0; i < f->n; i++) {
     const proto_verdict_rule *v = NULL;
-    if ((long)n >= c->rule->min_n) {
+    if ((long)n >= proto_effective_min_n(c->rule, 1 - fs->err[i])) {
       memcpy(w->le, fs->h + 2 * i * nb, nb * sizeof *w->le);
       memcpy(w->lt, fs->h + (2 * i + 1) * nb, nb * sizeof *w->lt);
       v = verdict_at(w, fs->ratio[i], fs->mass[i], fs->err[i]);

@@ -279,7 +279,7 @@ static void print_workload(const proto_sheet *s, const run_plan *p,
   fprintf(out,
           "%sworkload %s: %ld rounds, %ld warm-up(s) per arm, %s, cache "
           "%s, timeout %g s per step\n",
-          p->n_hosts ? "  " : "", w->name, run_plan_rounds(w, p->quick),
+          p->n_hosts ? "  " : "", w->name, run_plan_rounds(s, w, p->quick),
           run_plan_warmups(w, p->quick),
           w->order == PROTO_ORDER_BLOCKED ? "blocked" : "interleaved",
           w->cache == PROTO_CACHE_COLD ? "cold" : "warm", w->timeout_s);
@@ -316,7 +316,8 @@ static void print_todo(const proto_sheet *s, const run_plan *p, FILE *out) {
     for (size_t w = 0; w < s->n_workloads; w++)
       if (run_workload_runnable(&s->workloads[w]) &&
           (!p->only || !strcmp(p->only, s->workloads[w].name)))
-        per += run_plan_rounds(&s->workloads[w], p->quick) * (long)s->n_arms;
+        per +=
+            run_plan_rounds(s, &s->workloads[w], p->quick) * (long)s->n_arms;
     fprintf(out,
             "%ld runs to do on each of the %ld hosts the allocation "
             "names (%ld in all)\n",
@@ -354,7 +355,10 @@ static void print_todo(const proto_sheet *s, const run_plan *p, FILE *out) {
 static core_status print_plan(const proto_sheet *s, const run_plan *p,
                               FILE *out, core_err *err) {
   fprintf(out, "plan for %s (sheet sha256 %.12s), %s\n", s->id, s->sha256,
-          p->quick ? "quick (demo: at most 3 rounds, 1 warm-up)" : "full");
+          p->quick ? "quick (demo: the fewest rounds whose intervals reach "
+                     "their level, 1 "
+                     "warm-up)"
+                   : "full");
   if (s->hosts.declared)
     print_hosts(s, p, out);
   size_t cur = (size_t)-1, host = (size_t)-1;

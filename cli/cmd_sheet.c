@@ -162,6 +162,26 @@ static void check_dead_zones(const proto_rule *r, core_buf *b) {
   }
 }
 
+/* Warns of a verdict with a direction (ratio_above, ratio_below,
+ * diff_above, diff_below) and no condition on an interval (ci_excludes,
+ * ci_within, or the same on the difference): it decides on the
+ * ratio alone, whatever the interval, so "faster" can be printed with an
+ * interval of [0.62, 1.50]. */
+static void check_directional(const proto_rule *r, core_buf *b) {
+  for (size_t i = 0; i < r->n_verdicts; i++) {
+    const proto_verdict_rule *v = &r->verdicts[i];
+    if (!proto_verdict_direction(v) || v->has_ci_excludes ||
+        v->has_ci_within || v->has_diff_ci_excludes || v->has_diff_ci_within)
+      continue;
+    core_buf_printf(b,
+                    "warning: verdict \"%s\" (line %d) has a direction and "
+                    "no condition on the interval: it is given on the ratio "
+                    "alone, however wide its CI; add ci_excludes = 1 so that "
+                    "the interval must exclude no difference\n",
+                    v->name, v->line);
+  }
+}
+
 /* The value given to the first of flags in a run template ("--memory
  * 512m", "--memory=512m", "MemoryMax=1G"), "" when none; count: how many
  * times any of them is given. */
@@ -251,6 +271,7 @@ core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   data_inputs_unlocked(s, &b);
   check_asymmetric(s, &b);
   check_dead_zones(&s->rule, &b);
+  check_directional(&s->rule, &b);
   proto_sheet_free(s);
   if (b.oom) {
     core_buf_free(&b);

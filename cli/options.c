@@ -154,9 +154,10 @@ static const command_spec commands[] = {
      "  --resume         go on with an interrupted or partial run\n"
      "  --only WORKLOAD  run this workload alone\n"
      "  --dry-run        print the plan with every command expanded\n"
-     "  --quick          the documented demo switch: at most 3 runs per\n"
-     "                   workload, recorded in every row and in the "
-     "report\n"
+     "  --quick          the documented demo switch: per workload the\n"
+     "                   fewest runs whose intervals reach the rule's\n"
+     "                   level (5 or more at 95%), recorded in every row\n"
+     "                   and in the report\n"
      "  --backend kubernetes  with --dry-run and a sheet with hosts: the "
      "plan\n"
      "                   as pods pinned by nodeName (on paper: not run)\n",

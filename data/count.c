@@ -636,8 +636,8 @@ core_status data_counter_end(data_counter *c, const data_batch_state *batches,
   return CORE_OK;
 }
 
-/* Host x's rounds: those of workloads prereg runs (at most 3 each when
- * its runs are quick) whose every arm it filled. */
+/* Host x's rounds: those of workloads prereg runs (proto_quick_rounds
+ * each when its runs are quick) whose every arm it filled. */
 static void host_rounds(const data_counter *c, const host *x,
                         data_host_tally *out) {
   const proto_sheet *s = c->plan;
@@ -646,7 +646,7 @@ static void host_rounds(const data_counter *c, const host *x,
     long rounds;
     if (!proto_workload_runs_itself(wl))
       continue;
-    rounds = x && x->quick && wl->runs > 3 ? 3 : wl->runs;
+    rounds = x && x->quick ? proto_quick_rounds(s, wl) : wl->runs;
     for (long r = 1; x && x->p && r <= rounds; r++) {
       size_t a = 0;
       while (a < s->n_arms && round_filled(&x->p[w * s->n_arms + a], r))

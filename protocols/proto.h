@@ -388,6 +388,30 @@ const char *proto_family_word(int family);
  * workload without looks. */
 double proto_look_confidence(const proto_sheet *s, const proto_workload *w);
 
+/** The fewest values per arm at which a percentile interval of a ratio
+ * of medians can be labelled with its confidence: the smallest n whose
+ * widest possible interval, [x(1)/y(n), x(n)/y(1)], misses the true
+ * ratio of a pure scale model (any continuous law) at most half as often
+ * as the level allows, 2 / C(2n, n) <= (1 - confidence) / 2 (the
+ * percentile interval is narrower than that one, so it needs room). 3 at
+ * 80%, 4 at 90%, 5 at 95% to 98.4%, 6 at 99%. */
+long proto_level_min_n(double confidence);
+
+/** How often the widest interval of n values per arm covers the true
+ * ratio of a pure scale model: 1 - 2 / C(2n, n) (0.90 at n = 3). */
+double proto_widest_coverage(long n);
+
+/** The fewest values per arm for a verdict with an interval at
+ * confidence: the larger of the rule's min_n and proto_level_min_n. */
+long proto_effective_min_n(const proto_rule *r, double confidence);
+
+/** The rounds of workload w under `run --quick` (the demo): as few as
+ * still give its comparisons an interval at their level, the larger of 3
+ * and proto_effective_min_n at the strictest confidence one of them is
+ * made at (the rule's, or with a family its Bonferroni share over the
+ * workload's comparisons; looks are off), and never more than its runs. */
+long proto_quick_rounds(const proto_sheet *s, const proto_workload *w);
+
 /** Loads and validates the sheet at path. Returns a newly allocated sheet
  * (free with proto_sheet_free), or NULL with err filled: CORE_EPROTOCOL
  * and a message "FILE:LINE: what" or "FILE: field.path: what" (an

@@ -139,6 +139,42 @@ static void correction_words(const proto_sheet *s, core_buf *out) {
                        "\"bonferroni\").");
 }
 
+double proto_widest_coverage(long n) {
+  double choose = 1; /* C(2n, n), built as C(n + k, k) for k = 1..n */
+  for (long k = 1; k <= n; k++)
+    choose = choose * (double)(n + k) / (double)k;
+  return 1.0 - 2.0 / choose;
+}
+
+long proto_level_min_n(double confidence) {
+  /* A hair over the half, so that 2 / C(6, 3) = 0.1 meets 80% exactly. */
+  double allowed = (1.0 - confidence) / 2.0 * (1.0 + 1e-9);
+  long n = 1;
+  /* C(2n, n) grows as 4^n: any confidence below 1 ends by n = 540,
+   * where C(2n, n) leaves the doubles; the bound only stops a loop on a
+   * confidence of 1, which no rule has. */
+  while (n < 1000 && 1.0 - proto_widest_coverage(n) > allowed)
+    n++;
+  return n;
+}
+
+long proto_effective_min_n(const proto_rule *r, double confidence) {
+  long level = proto_level_min_n(confidence);
+  return r->min_n > level ? r->min_n : level;
+}
+
+long proto_quick_rounds(const proto_sheet *s, const proto_workload *w) {
+  double c = s->rule.confidence;
+  size_t m = w->n_metrics * proto_comparisons_per_metric(s);
+  long n;
+  if (s->rule.family != PROTO_FAMILY_NONE && m > 1)
+    c = 1.0 - (1.0 - c) / (double)m;
+  n = proto_effective_min_n(&s->rule, c);
+  if (n < 3)
+    n = 3;
+  return n < w->runs ? n : w->runs;
+}
+
 size_t proto_comparisons_per_metric(const proto_sheet *s) {
   size_t k = s->n_arms ? s->n_arms - 1 : 0;
   return k + (s->rule.pairs && k > 1 ? k * (k - 1) / 2 : 0);

@@ -83,7 +83,7 @@ static core_status enter_workload(batch_ctx *c, size_t w, core_err *err) {
   c->current = w;
   if (wl->expect != PROTO_EXPECT_REFERENCE)
     return CORE_OK;
-  long n = run_plan_rounds(wl, c->p->quick) + 1;
+  long n = run_plan_rounds(c->s, wl, c->p->quick) + 1;
   if (!(c->rb = core_calloc((size_t)n, sizeof *c->rb)))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   c->rb_n = n;

@@ -277,7 +277,7 @@ core_status run_node_round(const proto_sheet *s, const run_node_req *q,
     st = core_fail(err, CORE_EUSAGE, "no workload %s in %s", q->workload,
                    s->path);
   if (st == CORE_OK) {
-    c.rounds = run_plan_rounds(&s->workloads[w], q->quick);
+    c.rounds = run_plan_rounds(s, &s->workloads[w], q->quick);
     if (q->round > c.rounds ||
         !(c.ref = core_calloc((size_t)c.rounds + 1, sizeof *c.ref)))
       st = q->round > c.rounds

@@ -67,8 +67,9 @@ int run_workload_runnable(const proto_workload *w) {
   return proto_workload_runs_itself(w);
 }
 
-long run_plan_rounds(const proto_workload *w, int quick) {
-  return quick && w->runs > 3 ? 3 : w->runs;
+long run_plan_rounds(const proto_sheet *s, const proto_workload *w,
+                     int quick) {
+  return quick ? proto_quick_rounds(s, w) : w->runs;
 }
 
 long run_plan_warmups(const proto_workload *w, int quick) {
@@ -91,7 +92,7 @@ static int push(run_plan *p, size_t host, size_t w, size_t a, long round,
 static int plan_workload(run_plan *p, const proto_sheet *s, size_t host,
                          size_t w, size_t *order) {
   const proto_workload *wl = &s->workloads[w];
-  long runs = run_plan_rounds(wl, p->quick);
+  long runs = run_plan_rounds(s, wl, p->quick);
   long warm = run_plan_warmups(wl, p->quick);
   int ok = 1;
   for (long k = 1; k <= warm; k++)

@@ -260,9 +260,9 @@ typedef struct run_progress {
  * (proto_workload_runs_itself); a workload without is filled by `prereg
  * import`. */
 int run_workload_runnable(const proto_workload *w);
-/** The rounds and the warm-ups per arm a plan holds for w: the sheet's,
- * or at most 3 and 1 with quick (the demo). */
-long run_plan_rounds(const proto_workload *w, int quick);
+/** The rounds and the warm-ups per arm a plan holds for w of s: the
+ * sheet's, or with quick (the demo) proto_quick_rounds and at most 1. */
+long run_plan_rounds(const proto_sheet *s, const proto_workload *w, int quick);
 long run_plan_warmups(const proto_workload *w, int quick);
 
 /* One run of the plan. */
@@ -289,10 +289,10 @@ typedef struct run_plan {
   size_t n_hosts;
   int hosts_pending; /* hosts by count, not yet named: no items until
                         run_plan_set_hosts */
-  int quick;         /* at most 3 rounds and 1 warm-up per workload */
-  const char *only;  /* the one workload, or NULL (borrowed) */
-  size_t planned;    /* recorded runs (round > 0) */
-  size_t collected;  /* of those, already collected (run_plan_collect) */
+  int quick;        /* proto_quick_rounds and at most 1 warm-up per workload */
+  const char *only; /* the one workload, or NULL (borrowed) */
+  size_t planned;   /* recorded runs (round > 0) */
+  size_t collected; /* of those, already collected (run_plan_collect) */
 } run_plan;
 
 /** Builds the plan of the runnable workloads of s (only one, when only is

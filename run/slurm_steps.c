@@ -76,7 +76,8 @@ static long step_rounds(const coord *c, size_t host, const slurm_step *st) {
     return st->round > 0;
   long n = 0;
   for (long r = 1;
-       r <= run_plan_rounds(&c->e->s->workloads[st->workload], c->p->quick);
+       r <= run_plan_rounds(c->e->s, &c->e->s->workloads[st->workload],
+                            c->p->quick);
        r++)
     for (size_t k = 0; k < c->p->n; k++) {
       const run_plan_item *it = &c->p->items[k];

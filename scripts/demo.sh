@@ -2,7 +2,8 @@
 # demo.sh PREREG [WORKLOAD]: prereg's own experiment end to end on this
 # machine, in a scratch data folder: build the image, check the sheets,
 # register the first version of sandbox-cost and amend it as it was
-# amended, run it with --quick (at most 3 rounds per workload, recorded in
+# amended, run it with --quick (the fewest rounds per workload whose
+# intervals reach their level, 5 or more at 95%, recorded in
 # every row and in the report; WORKLOAD alone when given), report, verify,
 # and show the results. `make demo` calls it after building. The screen
 # gets a line per step and the results; every command's whole output goes

@@ -88,7 +88,7 @@ expect 0 "import the fabricated values" "$PREREG" import iso.lua values.csv --da
 expect 0 "analyze --json" "$PREREG" analyze iso.lua --data d --json
 printf '%s' "$out" > iso.json
 python3 - iso.json <<'PY' && ok || bad "claims against any arm and on differences, as the JSON's numbers say"
-import json, statistics, sys
+import json, re, statistics, sys
 j = json.load(open(sys.argv[1]))
 vals = {"bare": [r / 1000 for r in range(10)],
         "bwrap": [0.030 + r / 1000 for r in range(10)],
@@ -122,10 +122,15 @@ assert h["H2"]["claim"] == "at_least(1.5) for bwrap against unshare on true/wall
 want = outcome(p["difference_ci_low"], p["difference_ci_high"], -0.010, False)
 assert want == "held" and h["H3"]["verdict"] == want, (h["H3"], p)
 # H4, H5: bwrap minus bare, about 30 ms: at least 20 held, at least 40
-# not; decided on the difference's interval although the ratio has none
-# (bare has a 0, so some resamples' ratios are undefined).
+# not; decided on the difference's interval. bare has a 0, so some
+# resamples' ratios are undefined: the ratio's interval stays, counting
+# them beyond both its ends, and its note says how many.
 b = [r for r in j["results"] if r["arm"] == "bwrap" and not r.get("pair")][0]
-assert b["ci_low"] is None and b["difference_ci_low"] is not None, b
+assert b["difference_ci_low"] is not None, b
+assert b["ci_low"] <= b["ratio"] <= b["ci_high"], b
+assert re.fullmatch(r"[1-9][0-9]* of 2000 resamples have a reference median "
+                    r"of 0, so their ratio is undefined; the CI counts them "
+                    r"beyond each of its ends", b["note"]), b
 for hid, x in (("H4", 0.020), ("H5", 0.040)):
     want = outcome(b["difference_ci_low"], b["difference_ci_high"], x, True)
     assert h[hid]["verdict"] == want, (h[hid], b)

@@ -20,25 +20,37 @@ V2='echo v=2 > $PREREG_METRICS'
 # Every line of standard output says exploratory.
 all_marked() { ! grep -qv '^exploratory: ' "$1"; }
 
-# Fabricated values: the ratio, its interval and the verdict are exact.
+# Fabricated values: the ratio is exact; constant values have no spread,
+# so no interval (one of no width is none) and no verdict.
 expect 0 "two commands with a fabricated metric" \
-  "$PREREG" compare -n one "$V1" -n two "$V2" --metric v --runs 4 \
+  "$PREREG" compare -n one "$V1" -n two "$V2" --metric v --runs 5 \
   --warmup 0 --json
 check_grep "JSON says exploratory" '"exploratory": true' "$out"
 check_grep "ratio 2 of two to one" '"ratio": 2\.0,' "$out"
-check_grep "its interval" '"ci_low": 2\.0,' "$out"
+check_grep "no interval of no width" '"ci_low": null,' "$out"
+check_grep "no spread, said" '"note": "no CI: the resampled medians of two and one do not vary \(no spread\)' "$out"
+check_grep "so inconclusive" '"rule_verdict": "inconclusive"' "$out"
+check_grep "the median's interval" '"arm": "one", "n": 5, "median": 1, "ci_low": 1, "ci_high": 1' "$out"
+# Values that vary within 1.1 to 1.9 and 2.1 to 2.9 (by the run's pid):
+# whatever they are, 5 per arm give an interval above 1, and the
+# starter's slower, read as higher on a metric of no kind.
+W1='echo v=1.$(($$ % 9 + 1)) > $PREREG_METRICS'
+W2='echo v=2.$(($$ % 9 + 1)) > $PREREG_METRICS'
+expect 0 "two varying commands" "$PREREG" compare -n one "$W1" -n two "$W2" \
+  --metric v --runs 5 --warmup 0 --json
 check_grep "the starter rule's slower" '"rule_verdict": "slower"' "$out"
 check_grep "read as higher on a metric of no kind" '"verdict": "higher"' \
   "$out"
-check_grep "the median's interval" '"arm": "one", "n": 4, "median": 1, "ci_low": 1, "ci_high": 1' "$out"
+expect 0 "two varying commands, 3 rounds" "$PREREG" compare -n one "$W1" \
+  -n two "$W2" --metric v --runs 3 --warmup 0 --json
+check_grep "3 rounds: no 95% interval" '"rule_verdict": "insufficient data"' "$out"
 check_grep "where the data are" "\"exploratory_data\": \"$TMPDIR/prereg-compare-" "$out"
 
 expect 0 "--reference two" "$PREREG" compare -n one "$V1" -n two "$V2" \
-  --metric v --runs 4 --warmup 0 --reference two
+  --metric v --runs 5 --warmup 0 --reference two
 echo "$out" > ref.out
 check "every line exploratory" all_marked ref.out
-check_grep "one is 0.5x of two, lower" '0\.500× \[0\.500, 0\.500\] lower' \
-  "$out"
+check_grep "one is 0.5x of two, no CI" '0\.500×, no CI, inconclusive' "$out"
 check_grep "data folder named" "data kept in $TMPDIR/prereg-compare-" "$out"
 
 # One command alone: described, no reference needed.
@@ -59,7 +71,7 @@ check_grep "scan: literal brace kept" '"command": "sh -c \\"echo v=2 > \\\\\$PRE
 
 # The sleep example's mechanics (no assertion on the measured ratio).
 expect 0 "sleep 0.01 against sleep 0.03" "$PREREG" compare 'sleep 0.01' \
-  'sleep 0.03' --runs 3
+  'sleep 0.03' --runs 5
 echo "$out" > sleep.out
 check "sleep: every line exploratory" all_marked sleep.out
 check_grep "sleep: a ratio of sleep 0.03" 'sleep-0\.03 *$' "$out"
@@ -99,4 +111,4 @@ expect 2 "--reference of no arm" "$PREREG" compare true false \
 expect 0 "--help" "$PREREG" compare --help
 check_grep "help names -L" "-L NAME V1,V2" "$out"
 
-done_testing 38
+done_testing 48

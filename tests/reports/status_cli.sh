@@ -75,12 +75,17 @@ LUA
     printf '  },\n}\n'
   } >"$id.lua"
 }
-# values FILE ARM VALUE RUN...: a CSV of ARM's wall_s VALUE for each RUN.
+# values FILE ARM VALUE RUN...: a CSV of ARM's wall_s for each RUN: VALUE
+# plus 0.01 for each run before it in the list (values with a spread; one
+# of no spread has no interval).
 values() {
-  local f=$1 arm=$2 v=$3
+  local f=$1 arm=$2 v=$3 i=0
   shift 3
   [ -s "$f" ] || echo "workload,arm,metric,value,run" >"$f"
-  for r in "$@"; do echo "start,$arm,wall_s,$v,$r" >>"$f"; done
+  for r in "$@"; do
+    echo "start,$arm,wall_s,$(awk "BEGIN { print $v + $i * 0.01 }"),$r" >>"$f"
+    i=$((i + 1))
+  done
 }
 
 # provisional_everywhere NAME SHEET STATUS-PATTERN: the status and the
@@ -131,9 +136,10 @@ write_sheet cut 0.1 10
 "$PREREG" register cut.lua >/dev/null || bad "register cut"
 "$PREREG" run cut.lua >/dev/null 2>run.err &
 pid=$!
-# Interrupted once some runs are frozen, however fast they go here.
+# Interrupted once some runs are frozen (6 rounds: enough for a 95%
+# interval), however fast they go here.
 for _ in $(seq 600); do
-  [ "$(cat data/cut/batches/*.csv 2>/dev/null | wc -l)" -ge 7 ] && break
+  [ "$(cat data/cut/batches/*.csv 2>/dev/null | wc -l)" -ge 13 ] && break
   sleep 0.1
 done
 kill -TERM $pid
@@ -145,20 +151,20 @@ provisional_everywhere interrupted cut.lua 'INCOMPLETE \([0-9]+/20\) · INTERRUP
 write_sheet quick 0.02 10
 "$PREREG" register quick.lua >/dev/null || bad "register quick"
 "$PREREG" run quick.lua --quick >/dev/null 2>&1 || bad "run --quick"
-provisional_everywhere quick quick.lua 'INCOMPLETE \(6/20\) · QUICK'
+provisional_everywhere quick quick.lua 'INCOMPLETE \(10/20\) · QUICK'
 
 # runs raised by an amendment after data
-# Three runs each where nap takes twice bare's time (slower at the
-# registered sample), then three more where both take the same: at six,
-# nap's median is 1.5x and its interval reaches 1 (inconclusive).
-import_sheet more 3 ""
+# Five runs each where nap takes twice bare's time (slower at the
+# registered sample), then five more where both take the same: at ten,
+# nap's median is about 1.5x and its interval reaches 1 (inconclusive).
+import_sheet more 5 ""
 "$PREREG" register more.lua >/dev/null || bad "register more"
-values v0.csv bare 1.0 r1 r2 r3 && values v0.csv nap 2.0 r1 r2 r3
+values v0.csv bare 1.0 r1 r2 r3 r4 r5 && values v0.csv nap 2.0 r1 r2 r3 r4 r5
 "$PREREG" import more.lua v0.csv >/dev/null 2>&1 || bad "import more"
-import_sheet more 6 "" \
-  '{ date = "2026-10-22", why = "Three runs were too few; six." }'
+import_sheet more 10 "" \
+  '{ date = "2026-10-22", why = "Five runs were too few; ten." }'
 "$PREREG" amend more.lua >/dev/null || bad "amend more"
-values v1.csv bare 1.0 r4 r5 r6 && values v1.csv nap 1.0 r4 r5 r6
+values v1.csv bare 1.0 r6 r7 r8 r9 r10 && values v1.csv nap 1.0 r6 r7 r8 r9 r10
 "$PREREG" import more.lua v1.csv >/dev/null 2>&1 || bad "import more v1"
 "$PREREG" analyze more.lua --json >m.json 2>&1 || bad "analyze more"
 check "raised runs: both verdicts in the JSON" python3 - m.json <<'PY'
@@ -167,15 +173,15 @@ j = json.load(open(sys.argv[1]))
 assert j["status"]["line"] == "IMPORTED · AMENDED AFTER DATA", j["status"]
 assert j["provisional"] is False
 r = j["results"][0]
-assert r["n"] == 6 and r["n_reference"] == 6, r
-assert r["verdict"] == "inconclusive" and r["ratio"] == 1.5, r
+assert r["n"] == 10 and r["n_reference"] == 10, r
+assert r["verdict"] == "inconclusive" and 1.4 < r["ratio"] < 1.6, r
 g = r["registered"]
-assert g is not None and g["n"] == 3 and g["n_reference"] == 3, g
-assert g["verdict"] == "slower" and g["ratio"] == 2.0 and "ci_low" in g, g
+assert g is not None and g["n"] == 5 and g["n_reference"] == 5, g
+assert g["verdict"] == "slower" and 1.9 < g["ratio"] < 2.0 and "ci_low" in g, g
 h = j["hypotheses"][0]
 assert h["registered"] is not None and h["registered"]["verdict"] == "held", h
 rs = j["registered_sample"]
-assert "raised runs of start from 3 to 6" in rs["why"], rs
+assert "raised runs of start from 5 to 10" in rs["why"], rs
 assert j["original"] is not None and "raised runs" in j["original_why"]
 assert rs["verdicts_changed"] == [
     {"workload": "start", "metric": "wall_s", "arm": "nap",
@@ -192,12 +198,12 @@ check_grep "report: the registered sample against the amended, after the matrix"
   "$(cat rep-more/report.md)"
 has rep-more/report.md "report: registered section" \
   "At the registered sample and rule (version 0), given because amendment 1"
-has rep-more/report.md "report: says what changed" "raised runs of start from 3 to 6"
+has rep-more/report.md "report: says what changed" "raised runs of start from 5 to 10"
 check_grep "report: which changed" \
-  '^\| start · wall_s · nap \| inconclusive \(n=6\) \| slower \(n=3\) \|$' \
+  '^\| start · wall_s · nap \| inconclusive \(n=10\) \| slower \(n=5\) \|$' \
   "$(cat rep-more/report.md)"
 has rep-more/report.md "report: the changed verdict is marked in the matrix" \
-  "**changed**: at the registered sample (n=3)"
+  "**changed**: at the registered sample (n=5)"
 
 # an arm added by an amendment after data
 # Version 0 has no such arm: its comparisons have no registered verdict
