@@ -57,16 +57,27 @@ static core_status verify_bundled_original(const char *path, FILE *out,
 core_status cli_verify_bundle(const char *path, const char *tsa_ca,
                               const char *allowed, FILE *out, core_err *err) {
   core_buf report;
+  char *proofs = NULL;
+  size_t proofs_len = 0;
+  int before_plan = 0;
+  FILE *mem = NULL;
   core_status st;
   core_buf_init(&report);
   st = data_bundle_verify(path, &report, err);
-  if (report.data)
-    fputs(report.data, out);
-  core_buf_free(&report);
   /* Before the report: a row edited with the digests made anew is named
    * by the signature of the MANIFEST it changed. */
+  if (st == CORE_OK && !(mem = open_memstream(&proofs, &proofs_len)))
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
   if (st == CORE_OK)
-    st = cli_verify_bundle_proofs(path, tsa_ca, allowed, out, err);
+    st = cli_verify_bundle_proofs(path, tsa_ca, allowed, mem, &before_plan,
+                                  err);
+  if (mem)
+    fclose(mem);
+  cli_print_verify_report(report.data, before_plan, out);
+  if (proofs)
+    fputs(proofs, out);
+  free(proofs); /* open_memstream's */
+  core_buf_free(&report);
   core_buf_init(&report);
   if (st == CORE_OK)
     st = report_verify_bundle(path, &report, err);
