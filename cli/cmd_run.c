@@ -516,6 +516,8 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
    * --resume. */
   if (!opts->dry_run && (st = data_experiment_lock(c->exp, err)) != CORE_OK)
     return st;
+  if ((st = run_plan_stamp_order(&c->plan, c->s, c->exp, err)) != CORE_OK)
+    return st;
   run_progress pr = {on_progress, &c->ps, NULL, NULL};
   if ((st = run_plan_collect(c->exp, c->s, opts->resume && !opts->dry_run, &pr,
                              &c->plan, &c->rows, err)) != CORE_OK)

@@ -373,6 +373,31 @@ static void print_as_bundle(const char *text, const char *dir,
   }
 }
 
+/* The round orders drawn from stamps (run_order_verify), after the
+ * stamps' lines; st: how the stamps went. */
+static core_status verify_order(const data_experiment *exp, FILE *out,
+                                core_status st, core_err *err) {
+  core_buf b;
+  long problems = 0;
+  core_err e;
+  core_status got;
+  core_buf_init(&b);
+  got = run_order_verify(exp, &b, &problems, &e);
+  if (b.data)
+    fputs(b.data, out);
+  core_buf_free(&b);
+  if (got == CORE_OK && problems)
+    core_fail(&e, got = CORE_EVERIFY,
+              "%s: %ld run%s not in the order %s stamp dictates", exp->dir,
+              problems, problems == 1 ? "" : "s",
+              problems == 1 ? "its" : "their");
+  if (got != CORE_OK && (st == CORE_OK || got != CORE_EVERIFY)) {
+    *err = e;
+    return got;
+  }
+  return st;
+}
+
 core_status cli_verify_proofs(const data_experiment *exp, const char *ca,
                               const char *allowed, int bundle, char **text,
                               int *before_plan, core_err *err) {
@@ -383,6 +408,8 @@ core_status cli_verify_proofs(const data_experiment *exp, const char *ca,
   if (!mem)
     return core_fail(err, CORE_ENOMEM, "out of memory");
   st = cli_verify_stamps(exp, ca, mem, before_plan, err);
+  if (st == CORE_OK || st == CORE_EVERIFY)
+    st = verify_order(exp, mem, st, err);
   if (st == CORE_OK || st == CORE_EVERIFY) {
     core_err e2;
     core_status s2 = cli_verify_signatures(exp, allowed, bundle, mem, &e2);

@@ -297,6 +297,21 @@ core_status data_manifest_stamp_freeze(data_experiment *exp,
                                        const char *batch, const char *text,
                                        size_t len, const void *tsr,
                                        size_t tsr_len, core_err *err);
+/* A batch whose round orders were drawn from a stamp (facts key
+ * order_stamp: the token of the version it ran under). */
+typedef struct data_order_stamp {
+  char batch[16];
+  char stamp[64]; /* "stamps/vK.tsr", as the facts name it */
+  long version;   /* the facts' sheet_version; -1 when order_stamp is not
+                     that version's token */
+} data_order_stamp;
+
+/** Every batch of exp whose facts name order_stamp, in batch order. OUT:
+ * *out newly allocated (core_free), *n. CORE_ENOMEM only. */
+core_status data_order_stamps(const data_experiment *exp,
+                              data_order_stamp **out, size_t *n,
+                              core_err *err);
+
 /** The status line of a verify report, DATA STAMPED BEFORE PLAN added
  * among its flags (it replaces COMPLETE). Newly allocated (core_free);
  * NULL when out of memory. */
@@ -858,6 +873,8 @@ typedef struct data_run_facts {
   int interrupted;
   size_t runs_planned, runs_recorded, runs_valid, runs_invalid;
   const char *order;
+  const char *order_stamp; /* the token the round orders were drawn from
+                              ("stamps/vN.tsr"), or NULL: the sheet's seed */
   const data_arm_image *images; /* one per arm, in the sheet's order */
   size_t n_images;
   const data_arm_versions *versions; /* one per arm */

@@ -307,3 +307,73 @@ core_status data_manifest_stamps_verify(const data_experiment *exp,
   *before_plan = c.before_plan;
   return st;
 }
+
+/* Round orders drawn from a stamp */
+
+/* The batch facts' order_stamp, when there is one. */
+static int order_stamp_of(const data_experiment *exp, const char *rel,
+                          data_order_stamp *o) {
+  char *path = core_path_join(exp->dir, rel), *text = NULL, want[64];
+  size_t len = 0;
+  core_err e;
+  json_t *root = NULL, *v;
+  const char *stamp;
+  int has = 0;
+  if (path &&
+      core_read_file_max(path, BUNDLE_KEEP_MAX, 0, &text, &len, &e) ==
+          CORE_OK &&
+      (root = json_loadb(text, len, 0, NULL)) &&
+      (stamp = json_string_value(json_object_get(root, "order_stamp")))) {
+    v = json_object_get(root, "sheet_version");
+    o->version = json_is_integer(v) ? (long)json_integer_value(v) : -1;
+    snprintf(o->stamp, sizeof o->stamp, "%s", stamp);
+    snprintf(want, sizeof want, DATA_STAMPS_DIR "/v%ld.tsr", o->version);
+    if (o->version < 0 || (size_t)o->version >= exp->n_versions ||
+        strcmp(stamp, want) != 0)
+      o->version = -1;
+    has = 1;
+  }
+  json_decref(root);
+  core_free(text);
+  core_free(path);
+  return has;
+}
+
+core_status data_order_stamps(const data_experiment *exp,
+                              data_order_stamp **out, size_t *n,
+                              core_err *err) {
+  char *dir = core_path_join(exp->dir, "batches"), **names = NULL;
+  size_t nn = 0, cap = 0;
+  core_err e;
+  core_status st = CORE_OK;
+  *out = NULL;
+  *n = 0;
+  if (!dir)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if (core_exists(dir) && core_list_dir(dir, &names, &nn, &e) == CORE_OK)
+    for (size_t i = 0; i < nn && st == CORE_OK; i++) {
+      data_order_stamp o, *grown;
+      char rel[64];
+      long num;
+      size_t l = strlen(names[i]);
+      if (!data_batch_name(names[i], ".json", &num) || l - 5 >= 16)
+        continue;
+      memset(&o, 0, sizeof o);
+      snprintf(o.batch, sizeof o.batch, "%.*s", (int)(l - 5), names[i]);
+      snprintf(rel, sizeof rel, "batches/%s", names[i]);
+      if (!order_stamp_of(exp, rel, &o))
+        continue;
+      if (!(grown = core_grow(*out, &cap, *n, sizeof *grown, 8)))
+        st = core_fail(err, CORE_ENOMEM, "out of memory");
+      else
+        (*out = grown)[(*n)++] = o;
+    }
+  core_names_free(names, nn);
+  core_free(dir);
+  if (st != CORE_OK) {
+    core_free(*out);
+    *out = NULL;
+    *n = 0;
+  }
+  return st;
+}

@@ -112,7 +112,11 @@ static core_status facts(run_engine *e, const run_runner *r, void *self,
                         .runs_recorded = e->valid + e->invalid,
                         .runs_valid = e->valid,
                         .runs_invalid = e->invalid,
-                        .order = r->order,
+                        .order = e->p->order_stamp[0] ? RUN_STAMP_ORDER_TEXT
+                                                      : r->order,
+                        .order_stamp = e->p->order_stamp[0]
+                                           ? e->p->order_stamp
+                                           : NULL,
                         .images = im,
                         .n_images = e->s->n_arms,
                         .versions = vers,

@@ -534,7 +534,7 @@ int run_helper_pid(void);
  * (fnv1a64: 64-bit FNV-1a of the name's bytes; j = next() % (i + 1) for
  * i = n-1 down to 1). The same seed, workload and round always give the
  * same order, on every machine. OUT: order[0..n-1]. */
-void run_round_order(unsigned long seed, const char *workload, long round,
+void run_round_order(uint64_t seed, const char *workload, long round,
                      size_t n, size_t *order);
 
 /** The arm order of one round on one host of a plan across hosts: as
