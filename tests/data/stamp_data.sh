@@ -123,6 +123,86 @@ expect 0 "publish" "$PREREG" publish late.lua --out late.tar.gz
 expect 0 "verify the bundle" "$PREREG" verify late.tar.gz --tsa-ca "$CA"
 check_grep "on the bundle's status line" "late.tar.gz: status: DATA STAMPED BEFORE PLAN \(runs: " "$out"
 
+# The round orders of a stamped version come from its token: recomputed
+# here from the token alone (splitmix64, Fisher-Yates, as the facts say).
+cat >ord.lua <<'LUA'
+protocol {
+  id = "ord", title = "Order", question = "q", author = "t",
+  arms = { { name = "a", reference = true, run = "sh -c true" },
+           { name = "b", run = "sh -c true" }, { name = "c", run = "sh -c true" },
+           { name = "d", run = "sh -c true" } },
+  workloads = { { name = "w", runs = 6 } },
+  rule = { estimator = "median", confidence = 0.95, resamples = 200, seed = 1,
+           verdicts = { { "slower", ci_excludes = 1 } } },
+  amendments = {},
+}
+LUA
+expect 0 "register --tsa" "$PREREG" register ord.lua --tsa "$GOOD" --tsa-ca "$CA"
+expect 0 "run" "$PREREG" run ord.lua
+check_grep "the facts name the token" '"order_stamp": "stamps/v0.tsr"' "$(cat data/ord/batches/b0001.json)"
+order_of() { # order_of SEEDHEX: each round's arms, as the token dictates
+  python3 - "$1" <<'PY'
+import sys
+M = (1 << 64) - 1
+def fnv(s):
+    h = 0xCBF29CE484222325
+    for c in s.encode():
+        h = ((h ^ c) * 0x100000001B3) & M
+    return h
+seed = int(sys.argv[1][:16], 16)
+for r in range(1, 7):
+    s = (seed * 0x9E3779B97F4A7C15 & M) ^ fnv("w") ^ r
+    o = list(range(4))
+    for i in range(4, 1, -1):
+        s = (s + 0x9E3779B97F4A7C15) & M
+        z = s
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+        z ^= z >> 31
+        j = z % i
+        o[i - 1], o[j] = o[j], o[i - 1]
+    print(r, "".join("abcd"[k] for k in o))
+PY
+}
+rows_order() { # each round's arms as the rows hold them
+  awk -F, 'NR > 1 && $7 > 0 { if (!seen[$9]++) a[$7] = a[$7] $6 }
+    END { for (r = 1; r <= 6; r++) print r, a[r] }' data/ord/batches/b0001.csv
+}
+want=$(order_of "$(sha256sum data/ord/stamps/v0.tsr | cut -c1-64)")
+check "the rows follow the token's orders" test "$want" = "$(rows_order)"
+check "not the sheet's seed alone" test "$want" != "$(order_of 0000000000000001)"
+expect 0 "verify" "$PREREG" verify ord.lua --tsa-ca "$CA"
+check_grep "says so" "^b0001: rows collected in the order the stamp dictates \(stamps/v0.tsr\)$" "$out"
+expect 0 "publish" "$PREREG" publish ord.lua --out ord.tar.gz
+expect 0 "verify the bundle" "$PREREG" verify ord.tar.gz --tsa-ca "$CA"
+check_grep "the bundle says so" "^b0001: rows collected in the order the stamp dictates" "$out"
+# Two runs of round 1 swapped by hand, every digest made anew.
+chmod -R u+w data/ord/batches
+python3 - data/ord/batches/b0001.csv <<'PY'
+import csv, io, sys
+p = sys.argv[1]
+rows = list(csv.reader(open(p, newline="")))
+h = rows[0]; A, R, S = h.index("arm"), h.index("round"), h.index("seq")
+first = [r for r in rows[1:] if r[R] == "1"]
+x, y = first[0][A], first[1][A]
+for r in rows[1:]:
+    if r[R] == "1" and r[A] in (x, y):
+        r[A] = y if r[A] == x else x
+out = io.StringIO(); csv.writer(out, lineterminator="\n").writerows(rows)
+open(p, "w").write(out.getvalue())
+PY
+python3 - data/ord/batches/b0001.json "$(sha256sum data/ord/batches/b0001.csv | cut -c1-64)" <<'PY'
+import json, sys
+p = sys.argv[1]; f = json.load(open(p)); f["csv_sha256"] = sys.argv[2]
+open(p, "w").write(json.dumps(f, indent=2))
+PY
+resign ord batches/b0001.csv
+resign ord batches/b0001.json
+expect 1 "rows reordered by hand" "$PREREG" verify ord.lua
+check_grep "named, with the order" \
+  "data/ord/batches/b0001.csv: workload w round 1: arm [a-d] ran after arm [a-d], not in the order stamps/v0.tsr dictates \([a-d], [a-d], [a-d], [a-d]\)" "$out"
+check_grep "and counted" "1 run not in the order its stamp dictates" "$out"
+
 # A TSA that fails at the end of a run: the batch is kept, exit 1.
 write_sheet off
 expect 0 "register" "$PREREG" register off.lua
@@ -135,4 +215,4 @@ rm -f "$T/good/mode"
 expect 0 "stamped later" "$PREREG" stamp off.lua --data-manifest --tsa "$GOOD"
 expect 0 "verify" "$PREREG" verify off.lua
 check_grep "the chain not checked" "^b0001: data stamped .* \(chain not checked: no --tsa-ca\)$" "$out"
-done_testing 52
+done_testing 65
