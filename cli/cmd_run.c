@@ -656,8 +656,8 @@ core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
   core_status st = stamp_options(opts, err);
   if (st == CORE_OK)
     st = prepare(opts, out, &c, err);
-  if (st == CORE_OK && !c.answered && (st = collect(opts, out, &c, err)) ==
-                                          CORE_OK && opts->tsa)
+  if (st == CORE_OK && !c.answered &&
+      (st = collect(opts, out, &c, err)) == CORE_OK && opts->tsa)
     st = stamp_batch(opts, &c, out, err);
   run_plan_free(&c.plan);
   data_rowset_free(&c.rows);

@@ -347,9 +347,8 @@ core_status cli_verify_stamps(const data_experiment *exp, const char *ca,
 }
 
 void cli_print_verify_report(const char *report, int before_plan, FILE *out) {
-  char *marked = before_plan && report
-                     ? data_status_mark_before_plan(report)
-                     : NULL;
+  char *marked =
+      before_plan && report ? data_status_mark_before_plan(report) : NULL;
   if (marked || report)
     fputs(marked ? marked : report, out);
   core_free(marked);

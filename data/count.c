@@ -1082,8 +1082,8 @@ char *data_status_mark_before_plan(const char *report) {
   core_buf b;
   /* The line starts with it, or (a bundle's) with "BUNDLE: " before it. */
   while ((line = strstr(line, "status: ")) && line != report &&
-         line[-1] != '\n' && !(line - report >= 2 && line[-1] == ' ' &&
-                               line[-2] == ':'))
+         line[-1] != '\n' &&
+         !(line - report >= 2 && line[-1] == ' ' && line[-2] == ':'))
     line += 8;
   if (!line)
     return core_strdup(report);

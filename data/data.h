@@ -285,18 +285,18 @@ core_status data_stamps_verify(const data_experiment *exp, const char *ca,
  * batch ("" when no batch is frozen yet), *text (core_free), *len, hex
  * (the text's SHA-256), *stamped (1: that batch's snapshot is frozen
  * already). */
-core_status data_manifest_snapshot(const data_experiment *exp,
-                                   char batch[16], char **text, size_t *len,
+core_status data_manifest_snapshot(const data_experiment *exp, char batch[16],
+                                   char **text, size_t *len,
                                    char hex[CORE_SHA256_HEX], int *stamped,
                                    core_err *err);
 /** Freezes text (as data_manifest_snapshot read it) and tsr (a reply the
  * caller checked over its SHA-256) as stamps/manifest-BATCH.txt and .tsr,
  * listed in the MANIFEST, under the lock. CORE_EINPUT when BATCH's
  * snapshot is frozen already. */
-core_status data_manifest_stamp_freeze(data_experiment *exp,
-                                       const char *batch, const char *text,
-                                       size_t len, const void *tsr,
-                                       size_t tsr_len, core_err *err);
+core_status data_manifest_stamp_freeze(data_experiment *exp, const char *batch,
+                                       const char *text, size_t len,
+                                       const void *tsr, size_t tsr_len,
+                                       core_err *err);
 /* A batch whose round orders were drawn from a stamp (facts key
  * order_stamp: the token of the version it ran under). */
 typedef struct data_order_stamp {
@@ -873,8 +873,9 @@ typedef struct data_run_facts {
   int interrupted;
   size_t runs_planned, runs_recorded, runs_valid, runs_invalid;
   const char *order;
-  const char *order_stamp; /* the token the round orders were drawn from
-                              ("stamps/vN.tsr"), or NULL: the sheet's seed */
+  /* the token the round orders were drawn from ("stamps/vN.tsr"), or
+   * NULL: the sheet's seed */
+  const char *order_stamp;
   const data_arm_image *images; /* one per arm, in the sheet's order */
   size_t n_images;
   const data_arm_versions *versions; /* one per arm */

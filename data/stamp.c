@@ -215,8 +215,8 @@ core_status data_stamps_verify(const data_experiment *exp, const char *ca,
   if (st == CORE_OK)
     stray_files(exp, report, problems);
   if (st == CORE_OK)
-    st = data_manifest_stamps_verify(exp, ca, s, report, problems,
-                                     before_plan, err);
+    st = data_manifest_stamps_verify(exp, ca, s, report, problems, before_plan,
+                                     err);
   core_free(s);
   return st;
 }

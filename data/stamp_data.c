@@ -56,8 +56,8 @@ static void newest_batch(const manifest *m, char batch[16]) {
   }
 }
 
-core_status data_manifest_snapshot(const data_experiment *exp,
-                                   char batch[16], char **text, size_t *len,
+core_status data_manifest_snapshot(const data_experiment *exp, char batch[16],
+                                   char **text, size_t *len,
                                    char hex[CORE_SHA256_HEX], int *stamped,
                                    core_err *err) {
   char *path = core_path_join(exp->dir, "MANIFEST"), *tsr = NULL;
@@ -72,9 +72,8 @@ core_status data_manifest_snapshot(const data_experiment *exp,
     return core_fail(err, CORE_ENOMEM, "out of memory");
   st = core_read_file(path, text, len, err);
   core_free(path);
-  if (st == CORE_OK &&
-      (st = data_manifest_parse("MANIFEST", *text, *len, &m, NULL, err)) ==
-          CORE_OK) {
+  if (st == CORE_OK && (st = data_manifest_parse("MANIFEST", *text, *len, &m,
+                                                 NULL, err)) == CORE_OK) {
     newest_batch(&m, batch);
     data_manifest_free(&m);
     core_sha256_hex(*text, *len, hex);
@@ -91,10 +90,10 @@ core_status data_manifest_snapshot(const data_experiment *exp,
   return st;
 }
 
-core_status data_manifest_stamp_freeze(data_experiment *exp,
-                                       const char *batch, const char *text,
-                                       size_t len, const void *tsr,
-                                       size_t tsr_len, core_err *err) {
+core_status data_manifest_stamp_freeze(data_experiment *exp, const char *batch,
+                                       const char *text, size_t len,
+                                       const void *tsr, size_t tsr_len,
+                                       core_err *err) {
   char *dir = core_path_join(exp->dir, DATA_STAMPS_DIR);
   char *txt = snapshot_path(exp, batch, "txt");
   char *tok = snapshot_path(exp, batch, "tsr");
@@ -132,7 +131,8 @@ static long batch_version(const data_experiment *exp, const char *rel) {
   core_err e;
   json_t *root = NULL, *v;
   if (path &&
-      core_read_file_max(path, BUNDLE_KEEP_MAX, 0, &text, &len, &e) == CORE_OK &&
+      core_read_file_max(path, BUNDLE_KEEP_MAX, 0, &text, &len, &e) ==
+          CORE_OK &&
       (root = json_loadb(text, len, 0, NULL)) &&
       json_is_integer(v = json_object_get(root, "sheet_versions_at_start")) &&
       json_integer_value(v) > 0 &&
@@ -158,12 +158,10 @@ static long compare_snapshot(const data_experiment *exp, const char *name,
     long k, num;
     const char *p = e->path;
     if (!data_safe_rel(p) || !cur || strcmp(cur->sha256, e->sha256) != 0) {
-      core_buf_printf(report,
-                      "%s:%ld: %s had sha256 %.12s... when stamped; %s\n",
-                      name, e->line, data_safe_rel(p) ? p : "(unsafe path)",
-                      e->sha256,
-                      !cur ? "the MANIFEST no longer lists it"
-                           : "it was changed since");
+      core_buf_printf(
+          report, "%s:%ld: %s had sha256 %.12s... when stamped; %s\n", name,
+          e->line, data_safe_rel(p) ? p : "(unsafe path)", e->sha256,
+          !cur ? "the MANIFEST no longer lists it" : "it was changed since");
       changed++;
     } else if (strncmp(p, "batches/", 8) == 0 &&
                data_batch_name(p + 8, ".json", &num) &&

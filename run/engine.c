@@ -99,6 +99,7 @@ static core_status facts(run_engine *e, const run_runner *r, void *self,
                          const char *now, data_run_facts *f,
                          data_arm_image *im, data_arm_versions *vers,
                          core_err *err) {
+  const char *stamp = e->p->order_stamp[0] ? e->p->order_stamp : NULL;
   *f = (data_run_facts){.protocol = e->s->id,
                         .sheet_version = e->version,
                         .sheet_sha256 = e->s->sha256,
@@ -112,11 +113,8 @@ static core_status facts(run_engine *e, const run_runner *r, void *self,
                         .runs_recorded = e->valid + e->invalid,
                         .runs_valid = e->valid,
                         .runs_invalid = e->invalid,
-                        .order = e->p->order_stamp[0] ? RUN_STAMP_ORDER_TEXT
-                                                      : r->order,
-                        .order_stamp = e->p->order_stamp[0]
-                                           ? e->p->order_stamp
-                                           : NULL,
+                        .order = stamp ? RUN_STAMP_ORDER_TEXT : r->order,
+                        .order_stamp = stamp,
                         .images = im,
                         .n_images = e->s->n_arms,
                         .versions = vers,

@@ -43,8 +43,8 @@ static void shuffle(uint64_t s, size_t n, size_t *order) {
   }
 }
 
-void run_round_order(uint64_t seed, const char *workload, long round,
-                     size_t n, size_t *order) {
+void run_round_order(uint64_t seed, const char *workload, long round, size_t n,
+                     size_t *order) {
   shuffle((uint64_t)seed * 0x9E3779B97F4A7C15ULL ^ fnv1a64(workload) ^
               (uint64_t)round,
           n, order);

@@ -256,7 +256,7 @@ typedef struct run_progress {
  * is drawn from the token, which no one knew before the stamp existed. */
 #define RUN_STAMP_ORDER_TEXT                                                  \
   "interleaved rounds: Fisher-Yates with splitmix64 seeded by s * "           \
-  "0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round, s the first 8 bytes "     \
+  "0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round, s the first 8 bytes "      \
   "(big-endian) of the SHA-256 of the token order_stamp names (run/plan.c)"
 
 #define RUN_HOST_ORDER_TEXT                                                   \
@@ -295,13 +295,13 @@ typedef struct run_plan {
   size_t n, cap;
   char **hosts; /* the hosts the plan crosses (owned), none: here */
   size_t n_hosts;
-  int hosts_pending; /* hosts by count, not yet named: no items until
-                        run_plan_set_hosts */
-  int quick;         /* at most 3 rounds and 1 warm-up per workload */
-  const char *only;  /* the one workload, or NULL (borrowed) */
-  size_t planned;    /* recorded runs (round > 0) */
-  size_t collected;  /* of those, already collected (run_plan_collect) */
-  uint64_t seed;     /* of the round orders: the sheet's, or the stamp's */
+  int hosts_pending;    /* hosts by count, not yet named: no items until
+                           run_plan_set_hosts */
+  int quick;            /* at most 3 rounds and 1 warm-up per workload */
+  const char *only;     /* the one workload, or NULL (borrowed) */
+  size_t planned;       /* recorded runs (round > 0) */
+  size_t collected;     /* of those, already collected (run_plan_collect) */
+  uint64_t seed;        /* of the round orders: the sheet's, or the stamp's */
   char order_stamp[64]; /* "stamps/vN.tsr" when drawn from it, else "" */
 } run_plan;
 
@@ -311,9 +311,6 @@ typedef struct run_plan {
 core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
                            run_plan *p, core_err *err);
 void run_plan_free(run_plan *p);
-/** The seed of round orders drawn from a token: the first 8 bytes of its
- * SHA-256 (hex), big-endian. */
-uint64_t run_stamp_seed(const char hex[CORE_SHA256_HEX]);
 /** verify's check of the batches whose round orders were drawn from a
  * stamp (facts order_stamp): each round's runs, in seq order, follow the
  * order recomputed from the token. A line per such batch ("b0001: rows
