@@ -173,6 +173,9 @@ check "the rows follow the token's orders" test "$want" = "$(rows_order)"
 check "not the sheet's seed alone" test "$want" != "$(order_of 0000000000000001)"
 expect 0 "verify" "$PREREG" verify ord.lua --tsa-ca "$CA"
 check_grep "says so" "^b0001: rows collected in the order the stamp dictates \(stamps/v0.tsr\)$" "$out"
+expect 0 "report" "$PREREG" report ord.lua --out rep
+check_grep "provenance.md says so" \
+  '^- b0001: rows collected in the order the stamp dictates \(`stamps/v0.tsr`\)\.$' "$(cat rep/provenance.md)"
 expect 0 "publish" "$PREREG" publish ord.lua --out ord.tar.gz
 expect 0 "verify the bundle" "$PREREG" verify ord.tar.gz --tsa-ca "$CA"
 check_grep "the bundle says so" "^b0001: rows collected in the order the stamp dictates" "$out"
@@ -215,4 +218,4 @@ rm -f "$T/good/mode"
 expect 0 "stamped later" "$PREREG" stamp off.lua --data-manifest --tsa "$GOOD"
 expect 0 "verify" "$PREREG" verify off.lua
 check_grep "the chain not checked" "^b0001: data stamped .* \(chain not checked: no --tsa-ca\)$" "$out"
-done_testing 65
+done_testing 67
