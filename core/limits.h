@@ -127,6 +127,14 @@
  * left out: at most n^2/2 of them, so under 2e-9 in all at n = 2048,
  * against interval ends at probabilities of 0.005 or more. */
 #define PLAN_ATOM_FLOOR 1e-15
+/* Plausible truths per comparison (the pilot resampled per arm): the
+ * power that a share of them reach is read from 40 ranked powers, each
+ * from sims / 40 experiments. */
+#define PLAN_TRUTHS 40
+/* A pilot cell of more values is taken as known (every plausible truth
+ * is the pilot itself): its truths' indexes are kept in memory, and its
+ * own uncertainty is small beside the sizes planned. */
+#define PLAN_TRUTH_MAX_PILOT 4096
 
 /* prereg pilot */
 
