@@ -45,10 +45,10 @@ typedef struct cli_opts {
    * the next command, as hyperfine's do, so it reads them itself) */
   char *const *rest;
   int n_rest;
-  /* stamp, register, amend: --tsa URL, --tsa-ca FILE; stamp --request,
-   * --attach FILE.tsr; verify --tsa-ca FILE */
+  /* stamp, register, amend, run: --tsa URL, --tsa-ca FILE; stamp
+   * --request, --attach FILE.tsr, --data-manifest; verify --tsa-ca FILE */
   const char *tsa, *tsa_ca, *attach;
-  int request;
+  int request, data_manifest;
   /* register, amend, publish --sign KEYFILE; verify --allowed-signers */
   const char *sign, *allowed_signers;
 } cli_opts;

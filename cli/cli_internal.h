@@ -135,6 +135,11 @@ int cli_stamper_failed(const struct data_stamper *stamper,
  * without one). */
 void cli_print_stamp(const struct data_stamper *stamper, int version,
                      FILE *out);
+/** Stamps exp's MANIFEST as it stands with the TSA of opts (--tsa,
+ * --tsa-ca) and freezes the text and the token (stamp --data-manifest,
+ * run --tsa); a line on out. CORE_ELOCK when no batch is frozen yet. */
+core_status cli_stamp_data(const cli_opts *opts, struct data_experiment *exp,
+                           FILE *out, core_err *err);
 /* Signatures (cmd_sign.c) */
 
 /** text signed with ssh-keygen -Y sign -n prereg -f key. OUT: *sig
@@ -151,13 +156,24 @@ core_status cli_verify_signatures(const struct data_experiment *exp,
                                   core_err *err);
 
 /** verify of a bundle's stamps and signatures, in its extracted copy
- * (lines naming the bundle, not the copy). */
+ * (lines naming the bundle, not the copy). OUT: *before_plan as
+ * data_stamps_verify says it. */
 core_status cli_verify_bundle_proofs(const char *path, const char *ca,
                                      const char *allowed, FILE *out,
-                                     core_err *err);
+                                     int *before_plan, core_err *err);
 /** verify's lines on exp's stamps (data_stamps_verify); CORE_EVERIFY
- * when one does not verify, CORE_EUSAGE when ca cannot be read. */
+ * when one does not verify, CORE_EUSAGE when ca cannot be read. OUT:
+ * *before_plan. */
 core_status cli_verify_stamps(const struct data_experiment *exp,
-                              const char *ca, FILE *out, core_err *err);
+                              const char *ca, FILE *out, int *before_plan,
+                              core_err *err);
+/** verify's lines on exp's stamps, then its signatures (bundle: the
+ * MANIFEST's too), into *text (free()). OUT: *before_plan. */
+core_status cli_verify_proofs(const struct data_experiment *exp,
+                              const char *ca, const char *allowed, int bundle,
+                              char **text, int *before_plan, core_err *err);
+/** Prints verify's report, its status line saying DATA STAMPED BEFORE
+ * PLAN when before_plan. */
+void cli_print_verify_report(const char *report, int before_plan, FILE *out);
 
 #endif

@@ -1,6 +1,7 @@
 /* cmd_lock.c: the lock's commands: register, amend, status, verify.
  * SPDX-License-Identifier: MIT
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli_internal.h"
@@ -276,6 +277,8 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
   data_experiment *exp;
   core_buf report;
   core_err lock;
+  char *proofs = NULL;
+  int before_plan = 0;
   core_status st;
   if (data_is_bundle(opts->args[0]))
     return cli_verify_bundle(opts->args[0], opts->tsa_ca,
@@ -291,12 +294,13 @@ core_status cli_cmd_verify(const cli_opts *opts, FILE *out, core_err *err) {
     return st;
   core_buf_init(&report);
   st = data_verify(exp, &report, err);
-  if (report.data)
-    fputs(report.data, out);
   if (st == CORE_OK)
-    st = cli_verify_stamps(exp, opts->tsa_ca, out, err);
-  if (st == CORE_OK)
-    st = cli_verify_signatures(exp, opts->allowed_signers, 0, out, err);
+    st = cli_verify_proofs(exp, opts->tsa_ca, opts->allowed_signers, 0,
+                           &proofs, &before_plan, err);
+  cli_print_verify_report(report.data, before_plan, out);
+  if (proofs)
+    fputs(proofs, out);
+  free(proofs); /* open_memstream's */
   if (st == CORE_OK)
     st = cli_verify_original(sheet, opts->data_dir, out, err);
   memset(&lock, 0, sizeof lock);

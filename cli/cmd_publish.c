@@ -82,7 +82,10 @@ core_status cli_verify_bundle(const char *path, const char *tsa_ca,
   core_buf files, report;
   core_err report_err = {0};
   core_status st, report_st = CORE_OK;
-  int whole = 1;
+  char *proofs = NULL;
+  size_t proofs_len = 0;
+  int whole = 1, before_plan = 0;
+  FILE *mem = NULL;
   core_buf_init(&files);
   core_buf_init(&report);
   st = data_bundle_verify(path, &files, err);
@@ -92,12 +95,21 @@ core_status cli_verify_bundle(const char *path, const char *tsa_ca,
     report_st = report_verify_bundle(path, &report, &whole, &report_err);
   if (!whole)
     mark_report_unverified(&files, path);
-  if (files.data)
-    fputs(files.data, out);
   /* Before the report: a row edited with the digests made anew is named
-   * by the signature of the MANIFEST it changed. */
+   * by the signature of the MANIFEST it changed. The proofs are read
+   * before the status line is printed: it says a data stamp earlier than
+   * the plan's. */
+  if (st == CORE_OK && !(mem = open_memstream(&proofs, &proofs_len)))
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
   if (st == CORE_OK)
-    st = cli_verify_bundle_proofs(path, tsa_ca, allowed, out, err);
+    st = cli_verify_bundle_proofs(path, tsa_ca, allowed, mem, &before_plan,
+                                  err);
+  if (mem)
+    fclose(mem);
+  cli_print_verify_report(files.data, before_plan, out);
+  if (proofs)
+    fputs(proofs, out);
+  free(proofs); /* open_memstream's */
   if (st == CORE_OK && report.data)
     fputs(report.data, out);
   if (st == CORE_OK && report_st != CORE_OK) {

@@ -520,6 +520,8 @@ static core_status prepare(const cli_opts *opts, FILE *out, run_cmd *c,
    * --resume. */
   if (!opts->dry_run && (st = data_experiment_lock(c->exp, err)) != CORE_OK)
     return st;
+  if ((st = run_plan_stamp_order(&c->plan, c->s, c->exp, err)) != CORE_OK)
+    return st;
   run_progress pr = {on_progress, &c->ps, NULL, NULL};
   if ((st = run_plan_collect(c->exp, c->s, opts->resume && !opts->dry_run, &pr,
                              &c->plan, &c->rows, err)) != CORE_OK)
@@ -619,6 +621,29 @@ static core_status collect(const cli_opts *opts, FILE *out, run_cmd *c,
   return st;
 }
 
+/* --tsa and --tsa-ca, refused before anything runs when they are wrong. */
+static core_status stamp_options(const cli_opts *opts, core_err *err) {
+  data_stamper s;
+  if (!opts->tsa && !opts->tsa_ca)
+    return CORE_OK;
+  if (opts->dry_run)
+    return core_fail(err, CORE_EUSAGE, "--dry-run takes no --tsa");
+  return cli_stamper(opts, &s, err);
+}
+
+/* The MANIFEST as the batch left it, stamped: when the TSA fails, the
+ * batch stays frozen and the stamp can be taken later. */
+static core_status stamp_batch(const cli_opts *opts, run_cmd *c, FILE *out,
+                               core_err *err) {
+  core_status st = cli_stamp_data(opts, c->exp, out, err);
+  if (st != CORE_OK)
+    core_err_prefix(err,
+                    "the batch is frozen, its data not stamped (stamp them "
+                    "later: prereg stamp %s --data-manifest --tsa URL): ",
+                    opts->args[0]);
+  return st;
+}
+
 core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
   if (opts->n_args != 1)
     return core_fail(err, CORE_EUSAGE,
@@ -632,9 +657,12 @@ core_status cli_cmd_run(const cli_opts *opts, FILE *out, core_err *err) {
                           .tty = isatty(2),
                           .mu = PTHREAD_MUTEX_INITIALIZER,
                           .cv = PTHREAD_COND_INITIALIZER};
-  core_status st = prepare(opts, out, &c, err);
-  if (st == CORE_OK && !c.answered)
-    st = collect(opts, out, &c, err);
+  core_status st = stamp_options(opts, err);
+  if (st == CORE_OK)
+    st = prepare(opts, out, &c, err);
+  if (st == CORE_OK && !c.answered &&
+      (st = collect(opts, out, &c, err)) == CORE_OK && opts->tsa)
+    st = stamp_batch(opts, &c, out, err);
   run_plan_free(&c.plan);
   data_rowset_free(&c.rows);
   data_experiment_free(c.exp);

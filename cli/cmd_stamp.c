@@ -88,7 +88,10 @@ static core_status ask_tsa(void *ctx, int version, const char *hex, char **tsr,
   if (st == CORE_OK)
     st = post(c->url, tsq, tsq_len, tsr, len, err);
   core_free(tsq);
-  snprintf(name, sizeof name, "the reply for v%d", version);
+  if (version < 0)
+    snprintf(name, sizeof name, "the reply for the MANIFEST");
+  else
+    snprintf(name, sizeof name, "the reply for v%d", version);
   if (st == CORE_OK &&
       (st = core_stamp_check(name, *tsr, *len, hex, nonce, c->ca, &c->got,
                              err)) != CORE_OK) {
@@ -170,6 +173,39 @@ static core_status stamp_online(const cli_opts *opts, data_experiment *exp,
   }
   if (st == CORE_OK && done == 0)
     fprintf(out, "%s: every version is stamped already\n", exp->id);
+  return st;
+}
+
+core_status cli_stamp_data(const cli_opts *opts, data_experiment *exp,
+                           FILE *out, core_err *err) {
+  data_stamper s;
+  char batch[16], hex[CORE_SHA256_HEX], *text = NULL, *tsr = NULL;
+  size_t len = 0, tsr_len = 0;
+  int stamped = 0;
+  const tsa_ctx *c;
+  core_status st = cli_stamper(opts, &s, err);
+  if (st == CORE_OK && !s.fn)
+    st = core_fail(err, CORE_EUSAGE, "--data-manifest needs --tsa URL");
+  if (st == CORE_OK)
+    st = data_manifest_snapshot(exp, batch, &text, &len, hex, &stamped, err);
+  if (st == CORE_OK && !batch[0])
+    st = core_fail(err, CORE_ELOCK,
+                   "%s: no batch is frozen yet: there are no rows to stamp",
+                   exp->dir);
+  else if (st == CORE_OK && stamped)
+    fprintf(out, "%s: the MANIFEST after batch %s is stamped already\n",
+            exp->id, batch);
+  else if (st == CORE_OK &&
+           (st = s.fn(s.ctx, -1, hex, &tsr, &tsr_len, err)) == CORE_OK &&
+           (st = data_manifest_stamp_freeze(exp, batch, text, len, tsr,
+                                            tsr_len, err)) == CORE_OK) {
+    c = s.ctx;
+    fprintf(out, "  stamped the MANIFEST after %s %s by %s%s\n", batch,
+            c->got.time, c->got.tsa,
+            c->got.chain_checked ? "" : " (chain not checked: no --tsa-ca)");
+  }
+  core_free(text);
+  core_free(tsr);
   return st;
 }
 
@@ -260,6 +296,10 @@ core_status cli_cmd_stamp(const cli_opts *opts, FILE *out, core_err *err) {
   data_experiment *exp;
   int modes = !!opts->tsa + !!opts->attach + !!opts->request;
   core_status st;
+  if (opts->data_manifest && !opts->tsa)
+    return core_fail(err, CORE_EUSAGE,
+                     "--data-manifest takes --tsa URL; see prereg stamp "
+                     "--help");
   if (modes != 1)
     return core_fail(err, CORE_EUSAGE,
                      "stamp takes one of --tsa URL, --request, --attach "
@@ -273,6 +313,8 @@ core_status cli_cmd_stamp(const cli_opts *opts, FILE *out, core_err *err) {
                    "%s: not registered; run prereg register "
                    "%s first",
                    exp->dir, opts->args[0]);
+  else if (opts->data_manifest)
+    st = cli_stamp_data(opts, exp, out, err);
   else if (opts->tsa)
     st = stamp_online(opts, exp, out, err);
   else if (opts->request)
@@ -287,12 +329,12 @@ core_status cli_cmd_stamp(const cli_opts *opts, FILE *out, core_err *err) {
 /* verify */
 
 core_status cli_verify_stamps(const data_experiment *exp, const char *ca,
-                              FILE *out, core_err *err) {
+                              FILE *out, int *before_plan, core_err *err) {
   core_buf b;
   long problems = 0;
   core_status st;
   core_buf_init(&b);
-  st = data_stamps_verify(exp, ca, &b, &problems, err);
+  st = data_stamps_verify(exp, ca, &b, &problems, before_plan, err);
   if (b.data)
     fputs(b.data, out);
   core_buf_free(&b);
@@ -302,6 +344,14 @@ core_status cli_verify_stamps(const data_experiment *exp, const char *ca,
   if (st == CORE_EINPUT)
     err->status = st = CORE_EUSAGE;
   return st;
+}
+
+void cli_print_verify_report(const char *report, int before_plan, FILE *out) {
+  char *marked =
+      before_plan && report ? data_status_mark_before_plan(report) : NULL;
+  if (marked || report)
+    fputs(marked ? marked : report, out);
+  core_free(marked);
 }
 
 /* Prints text with every "DIR/" said as "BUNDLE: " (the extracted copy's
@@ -322,19 +372,46 @@ static void print_as_bundle(const char *text, const char *dir,
   }
 }
 
-/* The stamps and signatures of the opened copy, into text. */
-static core_status bundle_proofs(const data_experiment *exp, const char *ca,
-                                 const char *allowed, char **text,
-                                 core_err *err) {
+/* The round orders drawn from stamps (run_order_verify), after the
+ * stamps' lines; st: how the stamps went. */
+static core_status verify_order(const data_experiment *exp, FILE *out,
+                                core_status st, core_err *err) {
+  core_buf b;
+  long problems = 0;
+  core_err e;
+  core_status got;
+  core_buf_init(&b);
+  got = run_order_verify(exp, &b, &problems, &e);
+  if (b.data)
+    fputs(b.data, out);
+  core_buf_free(&b);
+  if (got == CORE_OK && problems)
+    core_fail(&e, got = CORE_EVERIFY,
+              "%s: %ld run%s not in the order %s stamp dictates", exp->dir,
+              problems, problems == 1 ? "" : "s",
+              problems == 1 ? "its" : "their");
+  if (got != CORE_OK && (st == CORE_OK || got != CORE_EVERIFY)) {
+    *err = e;
+    return got;
+  }
+  return st;
+}
+
+core_status cli_verify_proofs(const data_experiment *exp, const char *ca,
+                              const char *allowed, int bundle, char **text,
+                              int *before_plan, core_err *err) {
   size_t len = 0;
   FILE *mem = open_memstream(text, &len);
   core_status st;
+  *before_plan = 0;
   if (!mem)
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  st = cli_verify_stamps(exp, ca, mem, err);
+  st = cli_verify_stamps(exp, ca, mem, before_plan, err);
+  if (st == CORE_OK || st == CORE_EVERIFY)
+    st = verify_order(exp, mem, st, err);
   if (st == CORE_OK || st == CORE_EVERIFY) {
     core_err e2;
-    core_status s2 = cli_verify_signatures(exp, allowed, 1, mem, &e2);
+    core_status s2 = cli_verify_signatures(exp, allowed, bundle, mem, &e2);
     if (st == CORE_OK && s2 != CORE_OK) {
       st = s2;
       *err = e2;
@@ -346,7 +423,7 @@ static core_status bundle_proofs(const data_experiment *exp, const char *ca,
 
 core_status cli_verify_bundle_proofs(const char *path, const char *ca,
                                      const char *allowed, FILE *out,
-                                     core_err *err) {
+                                     int *before_plan, core_err *err) {
   const char *sheet_path, *data_dir;
   proto_sheet *s;
   data_experiment *exp = NULL;
@@ -358,7 +435,7 @@ core_status cli_verify_bundle_proofs(const char *path, const char *ca,
   if (!(s = proto_sheet_load(sheet_path, err)))
     return err->status ? err->status : CORE_EPROTOCOL;
   if ((st = data_experiment_open(data_dir, s, &exp, err)) == CORE_OK) {
-    st = bundle_proofs(exp, ca, allowed, &text, err);
+    st = cli_verify_proofs(exp, ca, allowed, 1, &text, before_plan, err);
     if (text)
       print_as_bundle(text, exp->dir, path, out);
     if (st == CORE_EVERIFY)

@@ -131,13 +131,17 @@ static const command_spec commands[] = {
      "  --tsa-ca FILE  the TSA must chain to this CA certificate (PEM)\n"
      "  --sign KEYFILE sign the new version's record\n",
      cli_cmd_amend},
-    {"stamp", 1, 1, "tsa tsa-ca request attach ",
+    {"stamp", 1, 1, "tsa tsa-ca request attach data-manifest ",
      "usage: prereg stamp SHEET (--tsa URL [--tsa-ca FILE] | --request |\n"
      "                           --attach FILE.tsr [--tsa-ca FILE]) [--data "
      "DIR]\n"
+     "       prereg stamp SHEET --data-manifest --tsa URL [--tsa-ca FILE]\n"
      "  Time-stamps (RFC 3161) every registered version not stamped yet,\n"
      "  over the SHA-256 of its record (versions/vN.json), frozen as\n"
      "  DATA/ID/stamps/vN.tsr.\n"
+     "  --data-manifest   stamp the MANIFEST as it stands instead (the rows\n"
+     "                    collected so far): DATA/ID/stamps/manifest-BATCH\n"
+     "                    .txt and .tsr, BATCH the newest batch\n"
      "  --tsa URL         ask this time-stamping authority (HTTP, with "
      "curl)\n"
      "  --tsa-ca FILE     its signer must chain to this CA (PEM)\n"
@@ -147,10 +151,14 @@ static const command_spec commands[] = {
      cli_cmd_stamp},
     {"status", 1, 1, "", "usage: prereg status SHEET [--data DIR]\n",
      cli_cmd_status},
-    {"run", 1, 1, "resume only dry-run quick backend ",
+    {"run", 1, 1, "resume only dry-run quick backend tsa tsa-ca ",
      "usage: prereg run SHEET [--resume] [--only WORKLOAD] [--dry-run]\n"
      "                  [--quick] [--backend slurm|kubernetes] [--data "
      "DIR]\n"
+     "                  [--tsa URL [--tsa-ca FILE]]\n"
+     "  --tsa URL        at the end of the batch, stamp the MANIFEST as it\n"
+     "                   stands (as prereg stamp --data-manifest does)\n"
+     "  --tsa-ca FILE    the TSA must chain to this CA certificate (PEM)\n"
      "  --resume         go on with an interrupted or partial run\n"
      "  --only WORKLOAD  run this workload alone\n"
      "  --dry-run        print the plan with every command expanded\n"
@@ -452,6 +460,7 @@ static int *flag_slot(cli_opts *o, const char *name) {
       {"pairs", offsetof(cli_opts, pairs)},
       {"write", offsetof(cli_opts, write)},
       {"request", offsetof(cli_opts, request)},
+      {"data-manifest", offsetof(cli_opts, data_manifest)},
   };
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
     if (strcmp(flags[i].name, name) == 0)

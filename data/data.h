@@ -296,10 +296,56 @@ core_status data_stamp_request_read(const data_experiment *exp, int k,
  * is NULL, or "v0: not stamped"), and for a token that does not verify,
  * covers another digest or (ca) does not chain to ca, a line naming the
  * file, counted in *problems; a file of stamps/ that is no version's
- * stamp too. CORE_EINPUT when ca cannot be read, CORE_ENOMEM. */
+ * stamp too. Then every data stamp (below): its token, and each file its
+ * text names against the MANIFEST; *before_plan 1 when one is earlier
+ * than the stamp of the version its newest batch ran under ("DATA
+ * STAMPED BEFORE PLAN", not a problem: the status line says it).
+ * CORE_EINPUT when ca cannot be read, CORE_ENOMEM. */
 core_status data_stamps_verify(const data_experiment *exp, const char *ca,
                                core_buf *report, long *problems,
-                               core_err *err);
+                               int *before_plan, core_err *err);
+
+/* Data stamps: the MANIFEST as it stands after a batch, stamped over the
+ * SHA-256 of its text. The text is frozen as stamps/manifest-BATCH.txt
+ * beside its token stamps/manifest-BATCH.tsr (BATCH: the newest frozen
+ * batch), both listed in the MANIFEST; verify checks that every file the
+ * text names still has the digest it had (data_stamps_verify). */
+
+/** The MANIFEST's text as it stands and the newest frozen batch. OUT:
+ * batch ("" when no batch is frozen yet), *text (core_free), *len, hex
+ * (the text's SHA-256), *stamped (1: that batch's snapshot is frozen
+ * already). */
+core_status data_manifest_snapshot(const data_experiment *exp, char batch[16],
+                                   char **text, size_t *len,
+                                   char hex[CORE_SHA256_HEX], int *stamped,
+                                   core_err *err);
+/** Freezes text (as data_manifest_snapshot read it) and tsr (a reply the
+ * caller checked over its SHA-256) as stamps/manifest-BATCH.txt and .tsr,
+ * listed in the MANIFEST, under the lock. CORE_EINPUT when BATCH's
+ * snapshot is frozen already. */
+core_status data_manifest_stamp_freeze(data_experiment *exp, const char *batch,
+                                       const char *text, size_t len,
+                                       const void *tsr, size_t tsr_len,
+                                       core_err *err);
+/* A batch whose round orders were drawn from a stamp (facts key
+ * order_stamp: the token of the version it ran under). */
+typedef struct data_order_stamp {
+  char batch[16];
+  char stamp[64]; /* "stamps/vK.tsr", as the facts name it */
+  long version;   /* the facts' sheet_version; -1 when order_stamp is not
+                     that version's token */
+} data_order_stamp;
+
+/** Every batch of exp whose facts name order_stamp, in batch order. OUT:
+ * *out newly allocated (core_free), *n. CORE_ENOMEM only. */
+core_status data_order_stamps(const data_experiment *exp,
+                              data_order_stamp **out, size_t *n,
+                              core_err *err);
+
+/** The status line of a verify report, DATA STAMPED BEFORE PLAN added
+ * among its flags (it replaces COMPLETE). Newly allocated (core_free);
+ * NULL when out of memory. */
+char *data_status_mark_before_plan(const char *report);
 
 /* Signatures: a version's record signed with an SSH key (ssh-keygen -Y
  * sign -n prereg) is frozen as signatures/vN.sig, listed in the
@@ -866,6 +912,9 @@ typedef struct data_run_facts {
   int interrupted;
   size_t runs_planned, runs_recorded, runs_valid, runs_invalid;
   const char *order;
+  /* the token the round orders were drawn from ("stamps/vN.tsr"), or
+   * NULL: the sheet's seed */
+  const char *order_stamp;
   const data_arm_image *images; /* one per arm, in the sheet's order */
   size_t n_images;
   const data_arm_versions *versions; /* one per arm */

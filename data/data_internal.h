@@ -381,6 +381,20 @@ typedef struct data_check_result {
 core_status data_check_end(data_check *v, data_check_result *res,
                            core_err *err);
 
+/* Data stamps (stamp_data.c) */
+
+/** 1 when name is "manifest-BATCH.EXT" (a data stamp's text or token);
+ * OUT: batch. */
+int data_manifest_stamp_name(const char *name, const char *ext,
+                             char batch[16]);
+/** verify's check of every data stamp of stamps/ (data_stamps_verify):
+ * vstamps holds each version's checked stamp (secs 0: none). */
+core_status data_manifest_stamps_verify(const data_experiment *exp,
+                                        const char *ca,
+                                        const core_stamp *vstamps,
+                                        core_buf *report, long *problems,
+                                        int *before_plan, core_err *err);
+
 /** 1 when rel is a path a bundle or manifest may hold: relative,
  * '/'-separated, no empty, "." or ".." component, no control character
  * or backslash. */

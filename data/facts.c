@@ -328,6 +328,8 @@ static json_t *run_facts_object(const data_batch *b, const data_run_facts *f) {
   put(o, "runs_valid", json_integer((json_int_t)f->runs_valid), &failed);
   put(o, "runs_invalid", json_integer((json_int_t)f->runs_invalid), &failed);
   put(o, "order", text(f->order), &failed);
+  if (f->order_stamp)
+    put(o, "order_stamp", json_string(f->order_stamp), &failed);
   put(o, "images", images_object(f->images, f->n_images, &failed), &failed);
   put(o, "versions", versions_object(f->versions, f->n_versions, &failed),
       &failed);

@@ -151,8 +151,12 @@ static void stray_files(const data_experiment *exp, core_buf *report,
   }
   for (size_t i = 0; i < n; i++) {
     long k = stamp_version(names[i], "tsr");
+    char batch[16];
     if (k >= 0 && (size_t)k < exp->n_versions)
       continue;
+    if (data_manifest_stamp_name(names[i], "tsr", batch) ||
+        data_manifest_stamp_name(names[i], "txt", batch))
+      continue; /* a data stamp: checked on its own */
     if (stamp_version(names[i], "tsq") >= 0 || data_tmp_file_pid(names[i]))
       continue; /* a request waiting to be sent, debris: said elsewhere */
     core_buf_printf(report, "%s/%s: not the stamp of a version of the chain\n",
@@ -199,14 +203,21 @@ static core_status check_one(const data_experiment *exp, int k, const char *ca,
 
 core_status data_stamps_verify(const data_experiment *exp, const char *ca,
                                core_buf *report, long *problems,
-                               core_err *err) {
-  core_stamp s;
+                               int *before_plan, core_err *err) {
+  core_stamp *s = core_calloc(exp->n_versions + 1, sizeof *s);
   core_status st = CORE_OK;
   *problems = 0;
+  *before_plan = 0;
+  if (!s)
+    return core_fail(err, CORE_ENOMEM, "out of memory");
   for (size_t k = 0; k < exp->n_versions && st == CORE_OK; k++)
-    st = check_one(exp, (int)k, ca, report, problems, &s, err);
+    st = check_one(exp, (int)k, ca, report, problems, &s[k], err);
   if (st == CORE_OK)
     stray_files(exp, report, problems);
+  if (st == CORE_OK)
+    st = data_manifest_stamps_verify(exp, ca, s, report, problems, before_plan,
+                                     err);
+  core_free(s);
   return st;
 }
 

@@ -7,6 +7,7 @@
 
 #include "reports/report.h"
 #include "reports/report_internal.h"
+#include "run/run.h"
 
 #define esc report_md_esc
 
@@ -118,9 +119,35 @@ static void steps(core_buf *b, const proto_sheet *s) {
   }
 }
 
+/* The batches whose round orders were drawn from a stamp, and whether
+ * their rows follow them (run_order_verify, as verify checks). */
+static void order_lines(core_buf *b, const report_input *in) {
+  data_order_stamp *o = NULL;
+  size_t n = 0;
+  long problems = 0;
+  core_buf scratch;
+  core_err e;
+  if (!in->exp || data_order_stamps(in->exp, &o, &n, &e) != CORE_OK || !n) {
+    core_free(o);
+    return;
+  }
+  core_buf_init(&scratch);
+  if (run_order_verify(in->exp, &scratch, &problems, &e) == CORE_OK)
+    for (size_t i = 0; i < n; i++)
+      core_buf_printf(b,
+                      problems ? "- %s: rows NOT in the order the stamp "
+                                 "dictates (`%s`): see prereg verify.\n"
+                               : "- %s: rows collected in the order the "
+                                 "stamp dictates (`%s`).\n",
+                      o[i].batch, o[i].stamp);
+  core_buf_free(&scratch);
+  core_free(o);
+}
+
 /* Each version's time-stamp and signature, when any version has one
  * (verify checks them against a trusted TSA and allowed signers). */
-static void proofs(core_buf *b, const analysis_summary *sum) {
+static void proofs(core_buf *b, const report_input *in) {
+  const analysis_summary *sum = in->summary;
   int any = 0;
   for (size_t i = 0; i < sum->n_registration; i++)
     any |= sum->registration[i].stamped || sum->registration[i].key[0];
@@ -144,6 +171,7 @@ static void proofs(core_buf *b, const analysis_summary *sum) {
     else
       core_buf_puts(b, "; not signed.\n");
   }
+  order_lines(b, in);
   core_buf_puts(b, "\n");
 }
 
@@ -185,7 +213,7 @@ void report_provenance(const report_input *in, core_buf *b) {
                   PREREG_NAME, PREREG_VERSION, proto_lua_version(),
                   analysis_gsl_version(), report_xlsxwriter_version(),
                   report_cmark_version());
-  proofs(b, in->summary);
+  proofs(b, in);
   batch_facts(b, in->extra);
   amendments(b, in);
   files(b, in->extra);

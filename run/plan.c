@@ -43,8 +43,8 @@ static void shuffle(uint64_t s, size_t n, size_t *order) {
   }
 }
 
-void run_round_order(unsigned long seed, const char *workload, long round,
-                     size_t n, size_t *order) {
+void run_round_order(uint64_t seed, const char *workload, long round, size_t n,
+                     size_t *order) {
   shuffle((uint64_t)seed * 0x9E3779B97F4A7C15ULL ^ fnv1a64(workload) ^
               (uint64_t)round,
           n, order);
@@ -108,7 +108,7 @@ static int plan_workload(run_plan *p, const proto_sheet *s, size_t host,
         run_host_round_order(s->rule.seed, p->hosts[host], wl->name, r,
                              s->n_arms, order);
       else
-        run_round_order(s->rule.seed, wl->name, r, s->n_arms, order);
+        run_round_order(p->seed, wl->name, r, s->n_arms, order);
       for (size_t i = 0; i < s->n_arms; i++)
         ok &= push(p, host, w, order[i], r, 0);
     }
@@ -159,6 +159,7 @@ core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
   memset(p, 0, sizeof *p);
   p->quick = quick;
   p->only = only;
+  p->seed = (uint64_t)s->rule.seed;
   const proto_hosts *h = &s->hosts;
   if (h->declared && h->n_nodes)
     return run_plan_set_hosts(p, s, (const char *const *)h->nodes, h->n_nodes,
@@ -167,6 +168,35 @@ core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
     p->hosts_pending = 1; /* named by the allocation */
     return CORE_OK;
   }
+  return plan_items(p, s, err);
+}
+
+uint64_t run_stamp_seed(const char hex[CORE_SHA256_HEX]) {
+  uint64_t v = 0;
+  for (int i = 0; i < 16; i++) {
+    char c = hex[i];
+    v = v << 4 | (uint64_t)(c >= 'a' ? c - 'a' + 10 : c - '0');
+  }
+  return v;
+}
+
+core_status run_plan_stamp_order(run_plan *p, const proto_sheet *s,
+                                 const data_experiment *exp, core_err *err) {
+  int k = (int)exp->n_versions - 1;
+  char *tok, hex[CORE_SHA256_HEX];
+  core_status st;
+  if (k < 0 || s->hosts.declared || !data_stamp_has(exp, k))
+    return CORE_OK; /* the sheet's seed, as it always was */
+  if (!(tok = core_asprintf("%s/" DATA_STAMPS_DIR "/v%d.tsr", exp->dir, k)))
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  st = core_sha256_file(tok, hex, err);
+  core_free(tok);
+  if (st != CORE_OK)
+    return st;
+  p->seed = run_stamp_seed(hex);
+  snprintf(p->order_stamp, sizeof p->order_stamp, DATA_STAMPS_DIR "/v%d.tsr",
+           k);
+  p->n = p->planned = 0;
   return plan_items(p, s, err);
 }
 

@@ -11,6 +11,7 @@
 #define PREREG_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/core.h"
 #include "data/data.h"
@@ -251,6 +252,13 @@ typedef struct run_progress {
   "interleaved rounds: Fisher-Yates with splitmix64 seeded by seed * "        \
   "0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round (run/plan.c)"
 
+/** The same, when the version the batch runs under is stamped: its seed
+ * is drawn from the token, which no one knew before the stamp existed. */
+#define RUN_STAMP_ORDER_TEXT                                                  \
+  "interleaved rounds: Fisher-Yates with splitmix64 seeded by s * "           \
+  "0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round, s the first 8 bytes "      \
+  "(big-endian) of the SHA-256 of the token order_stamp names (run/plan.c)"
+
 #define RUN_HOST_ORDER_TEXT                                                   \
   "interleaved rounds per host: Fisher-Yates with splitmix64 seeded by "      \
   "seed * 0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round ^ "                  \
@@ -287,12 +295,14 @@ typedef struct run_plan {
   size_t n, cap;
   char **hosts; /* the hosts the plan crosses (owned), none: here */
   size_t n_hosts;
-  int hosts_pending; /* hosts by count, not yet named: no items until
-                        run_plan_set_hosts */
-  int quick;        /* proto_quick_rounds and at most 1 warm-up per workload */
-  const char *only; /* the one workload, or NULL (borrowed) */
-  size_t planned;   /* recorded runs (round > 0) */
-  size_t collected; /* of those, already collected (run_plan_collect) */
+  int hosts_pending;    /* hosts by count, not yet named: no items until
+                           run_plan_set_hosts */
+  int quick;            /* proto_quick_rounds and at most 1 warm-up */
+  const char *only;     /* the one workload, or NULL (borrowed) */
+  size_t planned;       /* recorded runs (round > 0) */
+  size_t collected;     /* of those, already collected (run_plan_collect) */
+  uint64_t seed;        /* of the round orders: the sheet's, or the stamp's */
+  char order_stamp[64]; /* "stamps/vN.tsr" when drawn from it, else "" */
 } run_plan;
 
 /** Builds the plan of the runnable workloads of s (only one, when only is
@@ -301,6 +311,21 @@ typedef struct run_plan {
 core_status run_plan_build(const proto_sheet *s, const char *only, int quick,
                            run_plan *p, core_err *err);
 void run_plan_free(run_plan *p);
+/** verify's check of the batches whose round orders were drawn from a
+ * stamp (facts order_stamp): each round's runs, in seq order, follow the
+ * order recomputed from the token. A line per such batch ("b0001: rows
+ * collected in the order the stamp dictates (stamps/v0.tsr)"), or per
+ * run out of order (the first few), counted in *problems. Nothing for a
+ * folder without such a batch. CORE_ENOMEM, or a version that does not
+ * load. */
+core_status run_order_verify(const data_experiment *exp, core_buf *report,
+                             long *problems, core_err *err);
+/** When the version a batch of exp runs under (the newest) is stamped and
+ * the sheet has no hosts, draws p's round orders anew from the token
+ * (run_stamp_seed), names it in p->order_stamp; else leaves p as it is.
+ * Call it before run_plan_collect. */
+core_status run_plan_stamp_order(run_plan *p, const proto_sheet *s,
+                                 const data_experiment *exp, core_err *err);
 
 /** Marks what the experiment already holds: with recover, first freezes
  * batches a crash left unfinished (data_recover; its notes go to progress

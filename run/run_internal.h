@@ -530,14 +530,18 @@ void run_sink_note(run_sink *s, const char *fmt, ...)
 /** The spawn helper's process ID, or -1 when there is none. */
 int run_helper_pid(void);
 
+/** The seed of round orders drawn from a token: the first 8 bytes of its
+ * SHA-256 (hex), big-endian. */
+uint64_t run_stamp_seed(const char hex[CORE_SHA256_HEX]);
+
 /** The arm order of one round: a Fisher-Yates shuffle of 0..n-1 driven by
  * splitmix64, seeded with
  *   seed * 0x9E3779B97F4A7C15 ^ fnv1a64(workload) ^ round
  * (fnv1a64: 64-bit FNV-1a of the name's bytes; j = next() % (i + 1) for
  * i = n-1 down to 1). The same seed, workload and round always give the
  * same order, on every machine. OUT: order[0..n-1]. */
-void run_round_order(unsigned long seed, const char *workload, long round,
-                     size_t n, size_t *order);
+void run_round_order(uint64_t seed, const char *workload, long round, size_t n,
+                     size_t *order);
 
 /** The arm order of one round on one host of a plan across hosts: as
  * run_round_order, with the host's name mixed into the seed,
