@@ -300,6 +300,14 @@ typedef struct proto_plan {
   double expected;    /* comparisons the plan expected to decide at the
                          runs chosen (-1: not given) */
   long comparisons;   /* of how many (-1: not given) */
+  /* Which comparisons the runs were chosen for: 1 those the hypotheses
+   * test ("hypotheses"), 0 all of them ("all", also when not given). */
+  int sized_for_hypotheses;
+  double achieved; /* the smallest P(decided) of those at the runs
+                      chosen (-1: not given) */
+  long runs;       /* the runs the author gave (plan --runs), else 0 */
+  long *looks;     /* the sequential design planned, or NULL */
+  size_t n_looks;
   int line;
 } proto_plan;
 

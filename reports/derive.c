@@ -207,7 +207,7 @@ static core_status compare_files(const char *bundle, const char *sheet_path,
   return st;
 }
 
-core_status report_verify_bundle(const char *bundle, core_buf *out,
+core_status report_verify_bundle(const char *bundle, core_buf *out, int *whole,
                                  core_err *err) {
   const char *sheet_path, *data_dir, *slash;
   char id[256];
@@ -215,6 +215,7 @@ core_status report_verify_bundle(const char *bundle, core_buf *out,
   size_t problems = 0, listed = 0;
   int same = 0;
   core_status st;
+  *whole = 1;
   if ((st = data_resolve_input(bundle, NULL, &sheet_path, &data_dir, NULL,
                                err)) != CORE_OK)
     return st;
@@ -240,6 +241,7 @@ core_status report_verify_bundle(const char *bundle, core_buf *out,
                      "%s: the report does not show what its data give (%zu "
                      "difference%s, above)",
                      bundle, problems, problems == 1 ? "" : "s");
+  *whole = same;
   if (!same)
     core_buf_printf(out,
                     "%s: report: its analysis is the one its data give; its "

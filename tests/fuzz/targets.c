@@ -410,6 +410,7 @@ static void put_gzip(const char *path, const uint8_t *data, size_t size) {
 static int run_bundle(const uint8_t *data, size_t size) {
   char *path;
   core_buf report;
+  int whole;
   core_err err = {0};
   setup();
   if (!(path = core_path_join(scratch, "in.tar.gz")))
@@ -420,7 +421,7 @@ static int run_bundle(const uint8_t *data, size_t size) {
     put_gzip(path, data, size);
   core_buf_init(&report);
   if (data_bundle_verify(path, &report, &err) == CORE_OK)
-    (void)report_verify_bundle(path, &report, &err);
+    (void)report_verify_bundle(path, &report, &whole, &err);
   core_buf_free(&report);
   /* The extracted copy goes now, not at exit: a process holds few. */
   data_bundle_copies_remove();
