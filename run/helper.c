@@ -276,10 +276,12 @@ static int kill_scanned_children(void) {
     return 0;
   int me = (int)getpid(), killed = 0;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    if (e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
-        stat_ppid(e->d_name) == me)
-      killed += kill((pid_t)atoi(e->d_name), SIGKILL) == 0;
+  while ((e = readdir(d)) != NULL) {
+    char *end;
+    long pid = strtol(e->d_name, &end, 10);
+    if (*end == '\0' && pid > 0 && stat_ppid(e->d_name) == me)
+      killed += kill((pid_t)pid, SIGKILL) == 0;
+  }
   closedir(d);
   return killed;
 }
