@@ -1284,6 +1284,17 @@ core_status analysis_plan_run(const proto_sheet *sh,
   size_t max_atoms = 1, max_n = sizes[n_sizes - 1], slots;
   core_status st;
   *out = NULL;
+  /* Its intervals are the ratio's: a verdict on the difference would
+   * read as never reached. */
+  if (proto_rule_on_diff(&sh->rule))
+    return core_fail(err, CORE_EPROTOCOL,
+                     "%s: rule: plan simulates verdicts on the ratio only, "
+                     "and a verdict of this rule decides on the difference "
+                     "(diff_ci_excludes, diff_above, diff_below, "
+                     "diff_ci_within); plan a copy of the sheet whose rule "
+                     "has only its verdicts on the ratio, or choose runs "
+                     "yourself",
+                     sh->path);
   if ((st = check_request(sizes, n_sizes, looks, n_looks, n_cells, sims, power,
                           err)) != CORE_OK)
     return st;

@@ -14,7 +14,8 @@
  * one execve stand between a request and the command; it takes the clock
  * in the vfork child just before execve and just after wait4 returns, so
  * that neither its own work nor prereg's bookkeeping is inside wall_s,
- * and wait4's rusage is the command's alone. One command at a time, over
+ * its maxrss_kib is what wait4 said of the command, and its CPU times
+ * are those of every process of the run (run_cpu). One command at a time, over
  * a SOCK_SEQPACKET pair; the pipe ends travel as SCM_RIGHTS.
  *
  * This file is built into the engine and into prereg-exec: it uses none
@@ -31,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -416,6 +418,20 @@ static void helper_reap(pid_t pid, run_helper_reply *d) {
   sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/* The CPU times of every process of the run, reaped by now (the run's
+ * orphans are ours, and helper_reap killed and reaped what was left):
+ * what our children's times grew by since *before, into d. A launcher
+ * that does not wait for its first process (bubblewrap with its own PID
+ * namespace) would otherwise leave that process's CPU out; our own CPU
+ * is not in it. */
+static void run_cpu(const struct rusage *before, run_helper_reply *d) {
+  struct rusage after;
+  if (getrusage(RUSAGE_CHILDREN, &after) != 0)
+    return;
+  timersub(&after.ru_utime, &before->ru_utime, &d->ru.ru_utime);
+  timersub(&after.ru_stime, &before->ru_stime, &d->ru.ru_stime);
+}
+
 static void helper_main(int sock) {
   char *buf = malloc(HELPER_MSG_MAX);
   if (!buf)
@@ -423,6 +439,8 @@ static void helper_main(int sock) {
   helper_request q;
   while (helper_read(sock, buf, &q)) {
     run_helper_reply r = {.kind = 1};
+    struct rusage before;
+    getrusage(RUSAGE_CHILDREN, &before);
     if (!q.argv || !q.envp || !q.argv[0])
       r.err = ENOMEM;
     else
@@ -438,6 +456,7 @@ static void helper_main(int sock) {
       continue;
     run_helper_reply d = {.kind = 2, .pid = r.pid};
     helper_reap(r.pid, &d);
+    run_cpu(&before, &d);
     /* Our copies of the pipe ends go only now: their end of file and the
      * reply then reach prereg together, waking it once rather than
      * twice. */
