@@ -515,6 +515,13 @@ typedef struct analysis_plan_result {
   double *p_false;    /* per size, null: a verdict with a direction */
   double *p_false_up, *p_false_down; /* ... split by that direction */
   double *expected_runs; /* per column: the mean runs per arm taken */
+  /* The simulation's standard errors (binomial) of p_decided, p_false. */
+  double *p_decided_se, *p_false_se;
+  /* Per fixed size, over the plausible truths (the pilot resampled per
+   * arm, smoothed): the mean probability of a decision, its standard
+   * error, and power_low, the power that a share `assurance` of the
+   * truths reach; NaN in the sequential design's column. */
+  double *power, *power_se, *power_low;
   /* Under the rule's family correction (NULL without one): per column,
    * P(decided) with every arm of its workload drawn from its own pilot
    * values in one experiment, each comparison at the error the
@@ -527,7 +534,9 @@ typedef struct analysis_plan_result {
 double analysis_plan_power(const analysis_plan_result *r, size_t col);
 
 /* Per workload: the smallest candidate size at which every comparison
- * of it that is not secondary reaches the power, or 0 and why not. */
+ * of it that is not secondary reaches the power, both as the pilot
+ * takes it (analysis_plan_power) and at the plan's assurance
+ * (power_low), or 0 and why not. */
 typedef struct analysis_plan_pick {
   char *workload;
   long runs; /* 0: none of the sizes */
@@ -553,6 +562,8 @@ typedef struct analysis_plan {
   double *p_false_family;
   long sims;
   double power;
+  double assurance; /* the share of plausible truths power_low holds for */
+  size_t truths;    /* plausible truths per comparison */
   /* The rule's verdict names in order, then "inconclusive", then
    * ANALYSIS_INSUFFICIENT. */
   char **outcomes;
@@ -579,8 +590,8 @@ core_status analysis_plan_run(const proto_sheet *sheet,
                               const analysis_plan_cell *cells, size_t n_cells,
                               const size_t *sizes, size_t n_sizes,
                               const size_t *looks, size_t n_looks, long sims,
-                              double power, int threads, analysis_plan **out,
-                              core_err *err);
+                              double power, double assurance, int threads,
+                              analysis_plan **out, core_err *err);
 /** Frees a plan; NULL is a no-op. */
 void analysis_plan_free(analysis_plan *p);
 

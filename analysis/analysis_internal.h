@@ -192,8 +192,9 @@ core_status analysis_median_law(size_t n, double floor,
 /** The seed of the plan's simulated experiments of one comparison at size
  * n: the first 4 bytes, big-endian, of SHA-256("prereg-plan-v1" NUL S NUL
  * W NUL M NUL A NUL n NUL T), S the rule seed and n in decimal, T
- * "reference-only" when both arms draw from the reference (null), else
- * "pilot". ANALYSIS_SEED_NONE when out of memory. */
+ * "reference-only" when both arms draw from the reference (null 1),
+ * "truths" for the plausible truths' experiments (null 2), else "pilot".
+ * ANALYSIS_SEED_NONE when out of memory. */
 unsigned long analysis_plan_seed(unsigned long rule_seed, const char *workload,
                                  const char *metric, const char *arm, size_t n,
                                  int null);

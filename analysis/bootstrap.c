@@ -1095,7 +1095,7 @@ unsigned long analysis_plan_seed(unsigned long rule_seed, const char *workload,
   parts[3] = metric;
   parts[4] = arm;
   parts[5] = k;
-  parts[6] = null ? "reference-only" : "pilot";
+  parts[6] = null == 2 ? "truths" : null ? "reference-only" : "pilot";
   return seed_from_parts(parts, 7);
 }
 

@@ -413,7 +413,7 @@ static json_t *exclusions_json(const analysis_summary *s, int *ok) {
 /* The status line and its parts (data/count.c). */
 static json_t *status_json(const data_status *st, int *ok) {
   json_t *o = json_object(), *flags = json_array();
-  const char *words[8];
+  const char *words[DATA_STATUS_WORDS];
   char line[256];
   size_t n = data_status_flags(st, words);
   if (!o || !flags) {

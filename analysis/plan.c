@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 
@@ -46,10 +47,12 @@ typedef struct atom {
  * alone) at one size. */
 typedef struct task {
   size_t cell, size; /* size n_sizes: the sequential design */
-  int null;          /* 1: no difference; 2: cell is a family, no difference;
-                        3: cell is a family, drawn from the pilot */
-  long *counts;      /* n_outcomes slots (a family's: 1) */
-  double *runs;      /* the runs per arm its experiments took, summed */
+  /* 1: no difference; 2: cell is a family, no difference; 3: cell is a
+   * family, drawn from the pilot; 4: the plausible truths (counts: the
+   * decided experiments per truth) */
+  int null;
+  long *counts; /* n_outcomes slots (a family's: 1, the truths': one each) */
+  double *runs; /* the runs per arm its experiments took, summed */
 } task;
 
 typedef struct sizelaw {
@@ -68,6 +71,15 @@ typedef struct pcell {
   /* What the seeds name: the arm, or for a pair "arm vs reference" (as
    * analyze seeds it), and for its null draws "vs reference". */
   char *key, *null_key;
+  /* Per arm, on the log scale: the mean of the pilot's logarithms and
+   * the smoothing's spread (draw_smooth). */
+  double m_ref, m_cand, h_ref, h_cand;
+  /* The plausible truths: per truth, n_ref then n_cand pilot indexes
+   * drawn with replacement, and (in spread) the reference's then the
+   * arm's factor of spread; NULL when a cell has more than
+   * PLAN_TRUTH_MAX_PILOT values (each truth is then the pilot itself). */
+  uint32_t *truth;
+  double *spread;
 } pcell;
 
 /* A workload's family: its comparisons (cells), each drawing its two
@@ -100,6 +112,8 @@ typedef struct ctx {
   double *bounds; /* the rule's interval bounds, sorted, distinct */
   size_t n_bounds;
   size_t max_pilot; /* the most values of a pilot cell */
+  size_t n_truths;  /* plausible truths per comparison */
+  long *hits;       /* [cell][size][truth]: its experiments that decided */
   pthread_mutex_t lock;
   size_t next; /* under lock */
 } ctx;
@@ -117,6 +131,7 @@ typedef struct worker {
   double *le, *lt; /* per bound: H(c), H(c-) */
   unsigned *count; /* draws per pilot index (draw) */
   size_t *ir, *ic; /* the pilot indexes drawn in order (sequential) */
+  double *sr, *sc; /* smoothed values drawn in order (sequential) */
   int failed;
 } worker;
 
@@ -278,6 +293,36 @@ static void draw(const gsl_rng *r, const double *pilot, size_t np, double *x,
       x[at++] = pilot[k];
 }
 
+/* One arm's smoothed truth: its pilot values v (nv), the indexes of the
+ * truth's resample (NULL: the pilot itself), the mean m of the pilot's
+ * logarithms, the smoothing h and the truth's factor of spread f. */
+typedef struct smooth {
+  const double *v;
+  const uint32_t *idx;
+  size_t nv;
+  double m, h, f;
+} smooth;
+
+/* n values of a smoothed truth, in x: each exp(m + f (log v[idx[J]] - m
+ * + h Z)), J uniform over its nv indexes, then Z standard normal (in
+ * that order); sorted when sort is 1. */
+static void draw_smooth(const gsl_rng *r, const smooth *t, double *x, size_t n,
+                        int sort) {
+  for (size_t i = 0; i < n; i++) {
+    size_t j = gsl_rng_uniform_int(r, (unsigned long)t->nv);
+    double z = gsl_ran_gaussian_ziggurat(r, 1.0);
+    double y = log(t->v[t->idx ? t->idx[j] : j]);
+    x[i] = exp(t->m + t->f * (y - t->m + t->h * z));
+  }
+  if (sort)
+    gsl_sort(x, 1, n);
+}
+
+/* The reference's values smoothed, as they are (no difference). */
+static smooth null_truth(const pcell *p) {
+  return (smooth){p->ref, NULL, p->n_ref, p->m_ref, p->h_ref, 1.0};
+}
+
 /* The outcome index of one experiment of sorted xr and xc (n values
  * each) under law L, its interval at confidence conf. */
 static size_t decide(worker *w, const sizelaw *L, double conf) {
@@ -320,14 +365,26 @@ static size_t sequential(worker *w, const pcell *p, int null, double *runs) {
   size_t n_cand = null ? p->n_ref : p->n_cand, o = c->n_outcomes - 1;
   size_t nk = c->looks[c->n_looks - 1];
   double conf = 1.0 - (1.0 - c->rule->confidence) / (double)c->n_looks;
-  for (size_t i = 0; i < nk; i++)
+  smooth nt = null_truth(p);
+  if (null) {
+    draw_smooth(w->rng, &nt, w->sr, nk, 0);
+    draw_smooth(w->rng, &nt, w->sc, nk, 0);
+  }
+  for (size_t i = 0; !null && i < nk; i++)
     w->ir[i] = gsl_rng_uniform_int(w->rng, (unsigned long)p->n_ref);
-  for (size_t i = 0; i < nk; i++)
+  for (size_t i = 0; !null && i < nk; i++)
     w->ic[i] = gsl_rng_uniform_int(w->rng, (unsigned long)n_cand);
   for (size_t k = 0; k < c->n_looks; k++) {
     size_t n = c->looks[k];
-    prefix(p->ref, p->n_ref, w->ir, n, w->xr, w->count);
-    prefix(cand, n_cand, w->ic, n, w->xc, w->count);
+    if (null) {
+      memcpy(w->xr, w->sr, n * sizeof *w->xr);
+      memcpy(w->xc, w->sc, n * sizeof *w->xc);
+      gsl_sort(w->xr, 1, n);
+      gsl_sort(w->xc, 1, n);
+    } else {
+      prefix(p->ref, p->n_ref, w->ir, n, w->xr, w->count);
+      prefix(cand, n_cand, w->ic, n, w->xc, w->count);
+    }
     o = decide(w, &c->laws[c->n_sizes + k], conf);
     *runs = (double)n;
     if (o + 2 < c->n_outcomes)
@@ -336,18 +393,34 @@ static size_t sequential(worker *w, const pcell *p, int null, double *runs) {
   return o;
 }
 
-/* The outcome index of one simulated experiment. */
-static size_t one_experiment(worker *w, const task *t, double *runs) {
+/* The outcome index of simulated experiment s. */
+static size_t one_experiment(worker *w, const task *t, long s, double *runs) {
   const ctx *c = w->c;
   const pcell *p = &c->cells[t->cell];
   if (t->size == c->n_sizes)
     return sequential(w, p, t->null, runs);
   const sizelaw *L = &c->laws[t->size];
-  const double *cand = t->null ? p->ref : p->cand;
-  size_t n_cand = t->null ? p->n_ref : p->n_cand;
-  draw(w->rng, p->ref, p->n_ref, w->xr, L->n, w->count);
-  draw(w->rng, cand, n_cand, w->xc, L->n, w->count);
-  *runs = (double)L->n;
+  size_t n = L->n;
+  if (t->null == 1) {
+    smooth nt = null_truth(p);
+    draw_smooth(w->rng, &nt, w->xr, n, 1);
+    draw_smooth(w->rng, &nt, w->xc, n, 1);
+  } else if (t->null == 4) {
+    size_t b = (size_t)(s % (long)c->n_truths);
+    const uint32_t *ti =
+        p->truth ? p->truth + b * (p->n_ref + p->n_cand) : NULL;
+    smooth tr = {p->ref,   ti,       p->n_ref,
+                 p->m_ref, p->h_ref, ti ? p->spread[2 * b] : 1.0};
+    smooth tc = {p->cand,   ti ? ti + p->n_ref : NULL,
+                 p->n_cand, p->m_cand,
+                 p->h_cand, ti ? p->spread[2 * b + 1] : 1.0};
+    draw_smooth(w->rng, &tr, w->xr, n, 1);
+    draw_smooth(w->rng, &tc, w->xc, n, 1);
+  } else {
+    draw(w->rng, p->ref, p->n_ref, w->xr, n, w->count);
+    draw(w->rng, p->cand, p->n_cand, w->xc, n, w->count);
+  }
+  *runs = (double)n;
   return decide(w, L, c->rule->confidence);
 }
 
@@ -501,16 +574,16 @@ static void run_family(worker *w, const task *t) {
 
 static void run_task(worker *w, const task *t) {
   const ctx *c = w->c;
-  if (t->null >= 2) {
+  if (t->null == 2 || t->null == 3) {
     run_family(w, t);
     return;
   }
   const pcell *p = &c->cells[t->cell];
   size_t n =
       t->size == c->n_sizes ? c->looks[c->n_looks - 1] : c->laws[t->size].n;
-  unsigned long seed =
-      analysis_plan_seed(c->rule->seed, p->workload, p->metric,
-                         t->null ? p->null_key : p->key, n, t->null);
+  unsigned long seed = analysis_plan_seed(
+      c->rule->seed, p->workload, p->metric,
+      t->null == 1 ? p->null_key : p->key, n, t->null == 4 ? 2 : t->null);
   if (seed == ANALYSIS_SEED_NONE) {
     w->failed = 1;
     return;
@@ -518,8 +591,13 @@ static void run_task(worker *w, const task *t) {
   gsl_rng_set(w->rng, seed);
   for (long s = 0; s < c->sims; s++) {
     double runs = 0.0;
-    t->counts[one_experiment(w, t, &runs)]++;
-    *t->runs += runs;
+    size_t o = one_experiment(w, t, s, &runs);
+    if (t->null == 4)
+      t->counts[s % (long)c->n_truths] += o + 2 < c->n_outcomes;
+    else
+      t->counts[o]++;
+    if (t->runs)
+      *t->runs += runs;
   }
 }
 
@@ -609,6 +687,8 @@ static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
     core_free(c->cells[i].cand);
     core_free(c->cells[i].key);
     core_free(c->cells[i].null_key);
+    core_free(c->cells[i].truth);
+    core_free(c->cells[i].spread);
   }
   for (size_t i = 0; c->laws && i < n_sizes + c->n_looks; i++) {
     core_free(c->laws[i].a);
@@ -629,6 +709,7 @@ static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
   core_free(c->laws);
   core_free(c->tasks);
   core_free(c->bounds);
+  core_free(c->hits);
 }
 
 /* Whether cell i is the first of its workload and metric: the one whose
@@ -752,6 +833,62 @@ static core_status setup_families(ctx *c, const analysis_plan_cell *cells,
   return CORE_OK;
 }
 
+/* The mean of the logarithms of positive v (n values) in *m, and the
+ * smoothing's spread: sd / sqrt(n) of them (sd with n - 1; 0 for one
+ * value), which makes the smoothed resample's variance the sample's. */
+static double smoothing(const double *v, size_t n, double *m) {
+  double mean = 0.0, ss = 0.0;
+  for (size_t i = 0; i < n; i++)
+    mean += log(v[i]) / (double)n;
+  *m = mean;
+  if (n < 2)
+    return 0.0;
+  for (size_t i = 0; i < n; i++)
+    ss += (log(v[i]) - mean) * (log(v[i]) - mean);
+  return sqrt(ss / (double)(n - 1) / (double)n);
+}
+
+/* A truth's factor of spread for a pilot of n values: sqrt((n - 1) /
+ * X), X chi-squared with n - 1 degrees of freedom (the spread's
+ * uncertainty, as a normal sample's); 1 for one value. */
+static double spread_factor(const gsl_rng *r, size_t n) {
+  double x = n > 1 ? gsl_ran_chisq(r, (double)(n - 1)) : 0.0;
+  return n > 1 && x > 0 ? sqrt((double)(n - 1) / x) : 1.0;
+}
+
+/* Cell p's plausible truths: each, the pilot's reference then its arm
+ * resampled with replacement (their indexes), from a gsl_rng_mt19937
+ * seeded as the truths' experiments at n = 0; and its smoothing. */
+static core_status setup_truths(ctx *c, pcell *p, core_err *err) {
+  size_t stride = p->n_ref + p->n_cand;
+  unsigned long seed;
+  gsl_rng *r;
+  p->h_ref = smoothing(p->ref, p->n_ref, &p->m_ref);
+  p->h_cand = smoothing(p->cand, p->n_cand, &p->m_cand);
+  if (p->n_ref > PLAN_TRUTH_MAX_PILOT || p->n_cand > PLAN_TRUTH_MAX_PILOT)
+    return CORE_OK;
+  seed =
+      analysis_plan_seed(c->rule->seed, p->workload, p->metric, p->key, 0, 2);
+  p->truth = core_malloc(c->n_truths * stride * sizeof *p->truth);
+  p->spread = core_malloc(2 * c->n_truths * sizeof *p->spread);
+  if (seed == ANALYSIS_SEED_NONE || !p->truth || !p->spread ||
+      !(r = gsl_rng_alloc(gsl_rng_mt19937)))
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  gsl_rng_set(r, seed);
+  for (size_t b = 0; b < c->n_truths; b++) {
+    uint32_t *t = p->truth + b * stride;
+    for (size_t i = 0; i < p->n_ref; i++)
+      t[i] = (uint32_t)gsl_rng_uniform_int(r, (unsigned long)p->n_ref);
+    for (size_t j = 0; j < p->n_cand; j++)
+      t[p->n_ref + j] =
+          (uint32_t)gsl_rng_uniform_int(r, (unsigned long)p->n_cand);
+    p->spread[2 * b] = spread_factor(r, p->n_ref);
+    p->spread[2 * b + 1] = spread_factor(r, p->n_cand);
+  }
+  gsl_rng_free(r);
+  return CORE_OK;
+}
+
 /* The law of the median at each fixed size, then at each look. */
 static core_status setup_laws(ctx *c, const size_t *sizes, core_err *err) {
   core_status st;
@@ -775,8 +912,9 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
   size_t ncol = n_sizes + (c->n_looks > 0);
   c->cells = core_calloc(n_cells ? n_cells : 1, sizeof *c->cells);
   c->laws = core_calloc(n_sizes + c->n_looks, sizeof *c->laws);
-  c->tasks = core_calloc(4 * n_cells * ncol + 1, sizeof *c->tasks);
-  if (!c->cells || !c->laws || !c->tasks)
+  c->tasks = core_calloc(5 * n_cells * ncol + 1, sizeof *c->tasks);
+  c->hits = core_calloc(n_cells * n_sizes * c->n_truths + 1, sizeof(long));
+  if (!c->cells || !c->laws || !c->tasks || !c->hits)
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
   if ((st = collect_bounds(c, err)) != CORE_OK)
     return st;
@@ -798,7 +936,8 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
     if ((st = copy_sorted(cells[i].ref, p->n_ref, "reference", &cells[i],
                           &p->ref, err)) != CORE_OK ||
         (st = copy_sorted(cells[i].cand, p->n_cand, "arm", &cells[i], &p->cand,
-                          err)) != CORE_OK)
+                          err)) != CORE_OK ||
+        (st = setup_truths(c, p, err)) != CORE_OK)
       return st;
   }
   for (size_t i = 0; i < n_cells; i++) {
@@ -821,12 +960,40 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
         c->tasks[c->n_tasks++] =
             (task){i, s, null, counts + at * c->n_outcomes, runs + at};
       }
+  for (size_t i = 0; i < n_cells; i++)
+    for (size_t s = 0; s < n_sizes; s++)
+      c->tasks[c->n_tasks++] =
+          (task){i, s, 4, c->hits + (i * n_sizes + s) * c->n_truths, NULL};
   return setup_families(c, cells, n_cells, ncol, err);
 }
 
 static int threads_online(int threads) {
   long n = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+static void worker_free(worker *w) {
+  if (w->rng)
+    gsl_rng_free(w->rng);
+  core_free(w->xr);
+  core_free(w->xc);
+  core_free(w->ar);
+  core_free(w->ac);
+  core_free(w->cum);
+  core_free(w->le);
+  core_free(w->lt);
+  core_free(w->count);
+  core_free(w->tr);
+  core_free(w->tc);
+  core_free(w->bounds);
+  core_free(w->dv);
+  core_free(w->dk);
+  core_free(w->acc);
+  core_free(w->rows2);
+  core_free(w->ir);
+  core_free(w->ic);
+  core_free(w->sr);
+  core_free(w->sc);
 }
 
 static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
@@ -861,9 +1028,12 @@ static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
     w->count = core_malloc((c->max_pilot + 1) * sizeof *w->count);
     w->ir = core_malloc((max_n + 1) * sizeof *w->ir);
     w->ic = core_malloc((max_n + 1) * sizeof *w->ic);
-    if (!w->ir || !w->ic || !w->rng || !w->xr || !w->xc || !w->ar || !w->ac ||
-        !w->cum || !w->le || !w->lt || !w->count || !w->tr || !w->tc ||
-        !w->bounds || !w->dv || !w->dk || !w->acc || !w->rows2)
+    w->sr = core_malloc((max_n + 1) * sizeof *w->sr);
+    w->sc = core_malloc((max_n + 1) * sizeof *w->sc);
+    if (!w->sr || !w->sc || !w->ir || !w->ic || !w->rng || !w->xr || !w->xc ||
+        !w->ar || !w->ac || !w->cum || !w->le || !w->lt || !w->count ||
+        !w->tr || !w->tc || !w->bounds || !w->dv || !w->dk || !w->acc ||
+        !w->rows2)
       st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
   }
   if (!ws || !tids)
@@ -882,25 +1052,7 @@ static core_status run_workers(ctx *c, size_t max_n, size_t max_atoms,
   for (size_t i = 0; ws && i < nw; i++) {
     if (ws[i].failed && st == CORE_OK)
       st = core_fail(err, CORE_ENOMEM, "plan: out of memory for a seed");
-    if (ws[i].rng)
-      gsl_rng_free(ws[i].rng);
-    core_free(ws[i].xr);
-    core_free(ws[i].xc);
-    core_free(ws[i].ar);
-    core_free(ws[i].ac);
-    core_free(ws[i].cum);
-    core_free(ws[i].le);
-    core_free(ws[i].lt);
-    core_free(ws[i].count);
-    core_free(ws[i].tr);
-    core_free(ws[i].tc);
-    core_free(ws[i].bounds);
-    core_free(ws[i].dv);
-    core_free(ws[i].dk);
-    core_free(ws[i].acc);
-    core_free(ws[i].rows2);
-    core_free(ws[i].ir);
-    core_free(ws[i].ic);
+    worker_free(&ws[i]);
   }
   core_free(ws);
   core_free(tids);
@@ -921,6 +1073,11 @@ static void result_free(analysis_plan_result *r) {
   core_free(r->p_false_up);
   core_free(r->p_false_down);
   core_free(r->expected_runs);
+  core_free(r->p_decided_se);
+  core_free(r->p_false_se);
+  core_free(r->power);
+  core_free(r->power_se);
+  core_free(r->power_low);
   core_free(r->p_decided_family);
 }
 
@@ -948,6 +1105,50 @@ void analysis_plan_free(analysis_plan *p) {
   core_free(p);
 }
 
+static double binomial_se(double p, long k) {
+  return sqrt(p * (1.0 - p) / (double)k);
+}
+
+static int cmp_desc(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x < y) - (x > y);
+}
+
+/* Over the plausible truths of cell i at each fixed size: the mean
+ * power, its standard error (of the truths' powers, sd / sqrt(truths))
+ * and the power that a share `assurance` of them reach (their powers
+ * ranked from the highest, the ceil(assurance x truths)-th). */
+static core_status fill_power(const ctx *c, const analysis_plan *p, size_t i,
+                              analysis_plan_result *r, core_err *err) {
+  size_t nt = c->n_truths;
+  double *pb = core_malloc((nt + 1) * sizeof *pb);
+  if (!pb)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t s = 0; s < p->n_cols; s++) {
+    size_t m = 0, at;
+    double sum = 0.0, ss = 0.0, mean;
+    r->power[s] = r->power_se[s] = r->power_low[s] = NAN;
+    for (size_t b = 0; s < c->n_sizes && b < nt; b++) {
+      long k = c->sims / (long)nt + ((long)b < c->sims % (long)nt);
+      if (k > 0)
+        sum += pb[m++] =
+            (double)c->hits[(i * c->n_sizes + s) * nt + b] / (double)k;
+    }
+    if (m == 0)
+      continue;
+    mean = sum / (double)m;
+    for (size_t b = 0; b < m; b++)
+      ss += (pb[b] - mean) * (pb[b] - mean);
+    qsort(pb, m, sizeof *pb, cmp_desc);
+    at = (size_t)ceil(p->assurance * (double)m - 1e-9);
+    r->power[s] = mean;
+    r->power_se[s] = m > 1 ? sqrt(ss / (double)(m - 1) / (double)m) : NAN;
+    r->power_low[s] = pb[at < 1 ? 0 : at > m ? m - 1 : at - 1];
+  }
+  core_free(pb);
+  return CORE_OK;
+}
+
 /* Counts to probabilities for result r (cell i). */
 static core_status fill_result(const ctx *c, const proto_rule *rule,
                                analysis_plan *p, size_t i, const long *counts,
@@ -962,8 +1163,15 @@ static core_status fill_result(const ctx *c, const proto_rule *rule,
   r->p_false_up = core_calloc(ns, sizeof(double));
   r->p_false_down = core_calloc(ns, sizeof(double));
   r->expected_runs = core_calloc(ns, sizeof(double));
+  r->p_decided_se = core_calloc(ns, sizeof(double));
+  r->p_false_se = core_calloc(ns, sizeof(double));
+  r->power = core_calloc(ns, sizeof(double));
+  r->power_se = core_calloc(ns, sizeof(double));
+  r->power_low = core_calloc(ns, sizeof(double));
   if (!r->p_verdicts || !r->p_null || !r->p_decided || !r->p_false ||
-      !r->p_false_up || !r->p_false_down || !r->expected_runs)
+      !r->p_false_up || !r->p_false_down || !r->expected_runs ||
+      !r->p_decided_se || !r->p_false_se || !r->power || !r->power_se ||
+      !r->power_low)
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
   for (size_t s = 0; s < ns; s++) {
     const long *alt = counts + ((i * ns + s) * 2) * no;
@@ -985,8 +1193,10 @@ static core_status fill_result(const ctx *c, const proto_rule *rule,
           r->p_false[s] += q;
       }
     }
+    r->p_decided_se[s] = binomial_se(r->p_decided[s], c->sims);
+    r->p_false_se[s] = binomial_se(r->p_false[s], c->sims);
   }
-  return CORE_OK;
+  return fill_power(c, p, i, r, err);
 }
 
 /* The pilot's own ratio and interval under the rule. */
@@ -1022,6 +1232,74 @@ static core_status fill_outcomes(const proto_rule *rule, analysis_plan *p,
 
 /* Recommendations */
 
+/* The power plan chooses by at fixed size col: power_low (the power a
+ * share `assurance` of the plausible truths reach), or under the rule's
+ * family correction, when it has one, the lower of it and
+ * p_decided_family (the pilot taken as the truth, corrected). */
+static double chosen_power(const analysis_plan_result *r, size_t col) {
+  double b = r->power_low[col];
+  if (!r->p_decided_family)
+    return isnan(b) ? r->p_decided[col] : b;
+  return isnan(b) || r->p_decided_family[col] < b ? r->p_decided_family[col]
+                                                  : b;
+}
+
+/* The bound of the rule (any verdict's ratio_above, ratio_below,
+ * ci_excludes, ci_within end) in [lo, hi] nearest to x, or NaN. */
+static double bound_within(const proto_rule *rule, double x, double lo,
+                           double hi) {
+  double at = NAN;
+  for (size_t i = 0; i < rule->n_verdicts; i++) {
+    const proto_verdict_rule *v = &rule->verdicts[i];
+    double b[5] = {v->has_ratio_above ? v->ratio_above : NAN,
+                   v->has_ratio_below ? v->ratio_below : NAN,
+                   v->has_ci_excludes ? v->ci_excludes : NAN,
+                   v->has_ci_within ? v->ci_within[0] : NAN,
+                   v->has_ci_within ? v->ci_within[1] : NAN};
+    for (int k = 0; k < 5; k++)
+      if (b[k] >= lo && b[k] <= hi &&
+          (isnan(at) || fabs(b[k] - x) < fabs(at - x)))
+        at = b[k];
+  }
+  return at;
+}
+
+/* The pilot cannot tell on which side of the rule's bound `at` the
+ * truth lies (its interval spans it): how many pilot rounds per arm
+ * would, were its ratio to stay, narrow the interval (as the square
+ * root of the values) to exclude the bound. */
+static char *pilot_too_small(const char *head, const analysis_plan_result *r,
+                             double at) {
+  size_t np =
+      r->pilot_n_ref < r->pilot_n_cand ? r->pilot_n_ref : r->pilot_n_cand;
+  double x = r->pilot_ratio;
+  double end = at < x ? r->pilot_ci_low : r->pilot_ci_high;
+  double d = fabs(log(at / x)), wd = fabs(log(end / x));
+  double rounds = d > 0 ? ceil((double)np * (wd / d) * (wd / d)) : INFINITY;
+  char *where = core_asprintf(
+      "%s: the pilot is too small to tell: its interval [%.3g, %.3g] (%zu "
+      "and %zu values) spans the rule's bound %g, so the truth may lie on "
+      "either side of it",
+      head, r->pilot_ci_low, r->pilot_ci_high, r->pilot_n_ref, r->pilot_n_cand,
+      at);
+  char *out;
+  if (!where)
+    return NULL;
+  if (rounds <= (double)PILOT_MAX_RUNS)
+    out = core_asprintf("%s; a pilot of about %.0f rounds would settle it "
+                        "were its ratio %.3g to stay",
+                        where,
+                        rounds < (double)np + 1 ? (double)np + 1 : rounds, x);
+  else
+    out = core_asprintf("%s; its ratio %.3g sits so close to it that no "
+                        "pilot of up to %ld rounds would settle it: the "
+                        "difference, if any, is smaller than the rule "
+                        "can resolve",
+                        where, x, PILOT_MAX_RUNS);
+  core_free(where);
+  return out;
+}
+
 /* Why comparison r does not reach the power at the largest size. */
 static char *why_not(const proto_rule *rule, const analysis_plan *p,
                      const analysis_plan_result *r) {
@@ -1031,29 +1309,20 @@ static char *why_not(const proto_rule *rule, const analysis_plan *p,
   double f = sqrt((double)np / (double)nmax), x = r->pilot_ratio;
   double lo = x * pow(r->pilot_ci_low / x, f);
   double hi = x * pow(r->pilot_ci_high / x, f), at = NAN;
-  for (size_t i = 0; i < rule->n_verdicts; i++) {
-    const proto_verdict_rule *v = &rule->verdicts[i];
-    double b[4] = {v->has_ratio_above ? v->ratio_above : NAN,
-                   v->has_ratio_below ? v->ratio_below : NAN,
-                   v->has_ci_excludes ? v->ci_excludes : NAN,
-                   v->has_ci_within ? v->ci_within[1] : NAN};
-    for (int k = 0; k < 4; k++)
-      if (b[k] >= lo && b[k] <= hi &&
-          (isnan(at) || fabs(b[k] - x) < fabs(at - x)))
-        at = b[k];
-    if (v->has_ci_within && v->ci_within[0] >= lo && v->ci_within[0] <= hi &&
-        (isnan(at) || fabs(v->ci_within[0] - x) < fabs(at - x)))
-      at = v->ci_within[0];
-  }
+  double told = bound_within(rule, x, r->pilot_ci_low, r->pilot_ci_high);
+  at = bound_within(rule, x, lo, hi);
   /* Where the interval shrinks to as n grows: the pilot ratio itself. */
   const proto_verdict_rule *limit = analysis_verdict_rule(rule, x, x, x);
   char head[512];
   snprintf(head, sizeof head,
-           "%s/%s/%s%s%s decides in %.1f%% of simulated experiments at n = "
-           "%zu, under the power %.0f%%",
+           "%s/%s/%s%s%s decides with a probability of %.1f%% at n = %zu "
+           "(in %.0f%% of the pilot's plausible truths, and under the "
+           "rule's family correction if it has one), under the power %.0f%%",
            r->workload, r->metric, r->arm, r->reference ? " against " : "",
-           r->reference ? r->reference : "",
-           100.0 * analysis_plan_power(r, last), nmax, 100.0 * p->power);
+           r->reference ? r->reference : "", 100.0 * chosen_power(r, last),
+           nmax, 100.0 * p->assurance, 100.0 * p->power);
+  if (!isnan(told))
+    return pilot_too_small(head, r, told);
   if (!limit)
     return core_asprintf("%s: its pilot ratio %.3g lies between the rule's "
                          "bounds, where no verdict holds even for an "
@@ -1086,7 +1355,7 @@ static core_status pick_for(const proto_rule *rule, analysis_plan *p,
     for (size_t i = 0; i < p->n_results; i++)
       if (!strcmp(p->results[i].workload, workload) &&
           !p->results[i].secondary &&
-          !(analysis_plan_power(&p->results[i], s) >= p->power))
+          !(chosen_power(&p->results[i], s) >= p->power))
         all = 0;
     if (all)
       k->runs = (long)p->sizes[s];
@@ -1095,8 +1364,7 @@ static core_status pick_for(const proto_rule *rule, analysis_plan *p,
     const analysis_plan_result *r = &p->results[i];
     size_t last = p->n_sizes - 1;
     if (!strcmp(r->workload, workload) && !r->secondary &&
-        (!weak ||
-         analysis_plan_power(r, last) < analysis_plan_power(weak, last)))
+        (!weak || chosen_power(r, last) < chosen_power(weak, last)))
       weak = r;
   }
   if (weak)
@@ -1151,7 +1419,7 @@ static core_status check_looks(const size_t *looks, size_t n_looks,
 static core_status check_request(const size_t *sizes, size_t n_sizes,
                                  const size_t *looks, size_t n_looks,
                                  size_t n_cells, long sims, double power,
-                                 core_err *err) {
+                                 double assurance, core_err *err) {
   double draws = n_looks ? (double)looks[n_looks - 1] : 0.0;
   core_status st = check_looks(looks, n_looks, err);
   if (st != CORE_OK)
@@ -1175,7 +1443,11 @@ static core_status check_request(const size_t *sizes, size_t n_sizes,
   if (!(power > 0.0 && power < 1.0))
     return core_fail(err, CORE_EUSAGE,
                      "--power: %g is not between 0 and 1 (exclusive)", power);
-  draws *= 4.0 * (double)sims * (double)n_cells;
+  if (!(assurance > 0.0 && assurance < 1.0))
+    return core_fail(err, CORE_EUSAGE,
+                     "--assurance: %g is not between 0 and 1 (exclusive)",
+                     assurance);
+  draws *= 6.0 * (double)sims * (double)n_cells;
   if (draws > PLAN_MAX_DRAWS)
     return core_fail(err, CORE_EUSAGE,
                      "plan: %.3g values to draw, over the budget of %.3g "
@@ -1245,7 +1517,7 @@ static core_status plan_fill(const proto_sheet *sh, const ctx *c,
 static analysis_plan *plan_new(const proto_rule *rule, const size_t *sizes,
                                size_t n_sizes, const size_t *looks,
                                size_t n_looks, long sims, double power,
-                               core_err *err) {
+                               double assurance, core_err *err) {
   analysis_plan *p = core_calloc(1, sizeof *p);
   if (!p || !(p->sizes = core_malloc(n_sizes * sizeof *p->sizes)) ||
       !(p->looks = core_malloc((n_looks + 1) * sizeof *p->looks))) {
@@ -1264,6 +1536,8 @@ static analysis_plan *plan_new(const proto_rule *rule, const size_t *sizes,
                            : rule->confidence;
   p->sims = sims;
   p->power = power;
+  p->assurance = assurance;
+  p->truths = PLAN_TRUTHS;
   if (fill_outcomes(rule, p, err) != CORE_OK) {
     analysis_plan_free(p);
     return NULL;
@@ -1275,8 +1549,8 @@ core_status analysis_plan_run(const proto_sheet *sh,
                               const analysis_plan_cell *cells, size_t n_cells,
                               const size_t *sizes, size_t n_sizes,
                               const size_t *looks, size_t n_looks, long sims,
-                              double power, int threads, analysis_plan **out,
-                              core_err *err) {
+                              double power, double assurance, int threads,
+                              analysis_plan **out, core_err *err) {
   ctx c;
   analysis_plan *p;
   long *counts = NULL;
@@ -1296,10 +1570,10 @@ core_status analysis_plan_run(const proto_sheet *sh,
                      "yourself",
                      sh->path);
   if ((st = check_request(sizes, n_sizes, looks, n_looks, n_cells, sims, power,
-                          err)) != CORE_OK)
+                          assurance, err)) != CORE_OK)
     return st;
   if (!(p = plan_new(&sh->rule, sizes, n_sizes, looks, n_looks, sims, power,
-                     err)))
+                     assurance, err)))
     return err->status;
   memset(&c, 0, sizeof c);
   c.rule = &sh->rule;
@@ -1308,6 +1582,7 @@ core_status analysis_plan_run(const proto_sheet *sh,
   c.looks = looks;
   c.n_looks = n_looks;
   c.n_outcomes = p->n_outcomes;
+  c.n_truths = PLAN_TRUTHS;
   slots = 2 * (n_cells ? n_cells : 1) * p->n_cols;
   counts = core_calloc(slots * p->n_outcomes, sizeof *counts);
   runs = core_calloc(slots, sizeof *runs);

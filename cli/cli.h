@@ -34,7 +34,8 @@ typedef struct cli_opts {
       *digests, *sheet_version;
   /* pilot --runs N; plan --pilot PATH --power P --sizes A,B --sims K */
   const char *runs, *pilot, *power, *sizes, *sims, *looks;
-  const char *id; /* replicate --id ID */
+  const char *assurance; /* plan --assurance A */
+  const char *id;        /* replicate --id ID */
   int resume, dry_run, json, force, help, version, quick, preflight;
   const char *format; /* export --format csv|json */
   int all;            /* export --all: every row, with its status */

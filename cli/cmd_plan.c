@@ -51,6 +51,7 @@ core_status cli_plan_args(const cli_opts *opts, plan_args *a, core_err *err) {
   core_status st;
   memset(a, 0, sizeof *a);
   a->power = 0.8;
+  a->assurance = PLAN_ASSURANCE;
   a->sims = 1000;
   if (!opts->pilot)
     return core_fail(err, CORE_EUSAGE,
@@ -73,6 +74,15 @@ core_status cli_plan_args(const cli_opts *opts, plan_args *a, core_err *err) {
       return core_fail(err, CORE_EUSAGE,
                        "--power %s: a probability between 0 and 1",
                        opts->power);
+  }
+  if (opts->assurance) {
+    errno = 0;
+    a->assurance = strtod(opts->assurance, &end);
+    if (errno || *end || end == opts->assurance || !(a->assurance > 0.0) ||
+        !(a->assurance < 1.0))
+      return core_fail(err, CORE_EUSAGE,
+                       "--assurance %s: a share between 0 and 1",
+                       opts->assurance);
   }
   if (opts->runs) {
     errno = 0;

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,10 @@ static void row(core_buf *b, const char *label, const double *p, size_t n,
                 size_t stride) {
   core_buf_printf(b, "  %-20s", label);
   for (size_t s = 0; s < n; s++)
-    core_buf_printf(b, " %6.1f%%", 100.0 * p[s * stride]);
+    if (isnan(p[s * stride]))
+      core_buf_printf(b, " %7s", "-");
+    else
+      core_buf_printf(b, " %6.1f%%", 100.0 * p[s * stride]);
   core_buf_puts(b, "\n");
 }
 
@@ -49,11 +53,18 @@ static void text_result(core_buf *b, const analysis_plan *p,
     core_buf_printf(b, " %7zu", p->sizes[s]);
   core_buf_puts(b, p->n_looks ? "   looks\n" : "\n");
   row(b, "decided", r->p_decided, p->n_cols, 1);
+  row(b, "  +- (sim. error)", r->p_decided_se, p->n_cols, 1);
   if (r->p_decided_family)
     row(b, "decided in family", r->p_decided_family, p->n_cols, 1);
   for (size_t o = 0; o < p->n_outcomes; o++)
     row(b, p->outcomes[o], r->p_verdicts + o, p->n_cols, p->n_outcomes);
+  row(b, "power, truths", r->power, p->n_cols, 1);
+  row(b, "  +- (sim. error)", r->power_se, p->n_cols, 1);
+  char label[64];
+  snprintf(label, sizeof label, "power in %.0f%%", 100.0 * p->assurance);
+  row(b, label, r->power_low, p->n_cols, 1);
   row(b, "false (no difference)", r->p_false, p->n_cols, 1);
+  row(b, "  +- (sim. error)", r->p_false_se, p->n_cols, 1);
   if (p->n_looks) {
     core_buf_printf(b, "  %-20s", "expected runs");
     for (size_t s = 0; s < p->n_cols; s++)
@@ -131,13 +142,19 @@ static void text_plan(core_buf *b, const proto_sheet *s,
                   "plan for %s from the %s %s (at least %ld values per "
                   "cell; sha256 %.12s)\n",
                   s->id, pv->kind, pv->path, fewest, digest);
-  core_buf_printf(b,
-                  "%ld simulated experiments per comparison and size, power "
-                  "%.0f%%, the sheet's rule (confidence %g, min_n %ld); "
-                  "\"false\": both arms drawn from the reference's values, "
-                  "a verdict with a direction\n",
-                  p->sims, 100.0 * p->power, s->rule.confidence,
-                  s->rule.min_n);
+  core_buf_printf(
+      b,
+      "%ld simulated experiments per comparison and size, power %.0f%% "
+      "at an assurance of %.0f%%, the sheet's rule (confidence %g, min_n "
+      "%ld); the verdicts and \"decided\": drawn from the pilot's values as "
+      "if they were the truth; \"power, truths\": the mean over %zu "
+      "plausible truths (the pilot resampled per arm, smoothed); \"power in "
+      "%.0f%%\": the power that %.0f%% of them reach, what the "
+      "recommendation reads; \"false\": both arms drawn from the "
+      "reference's values smoothed, a verdict with a direction; \"+-\": "
+      "one standard error of the simulation\n",
+      p->sims, 100.0 * p->power, 100.0 * p->assurance, s->rule.confidence,
+      s->rule.min_n, p->truths, 100.0 * p->assurance, 100.0 * p->assurance);
   text_looks(b, p);
   if (s->rule.family != PROTO_FAMILY_NONE)
     core_buf_printf(b,
@@ -179,7 +196,10 @@ static void json_str(core_buf *b, const char *s) {
 static void json_reals(core_buf *b, const double *p, size_t n, size_t stride) {
   core_buf_puts(b, "[");
   for (size_t s = 0; s < n; s++)
-    core_buf_printf(b, "%s%.10g", s ? ", " : "", p[s * stride]);
+    if (isnan(p[s * stride]))
+      core_buf_printf(b, "%snull", s ? ", " : "");
+    else
+      core_buf_printf(b, "%s%.10g", s ? ", " : "", p[s * stride]);
   core_buf_puts(b, "]");
 }
 
@@ -213,6 +233,14 @@ static void json_result(core_buf *b, const analysis_plan *p,
     core_buf_printf(b, "%s%zu", s ? ", " : "", p->sizes[s]);
   core_buf_puts(b, "],\n     \"p_decided\": ");
   json_reals(b, r->p_decided, p->n_cols, 1);
+  core_buf_puts(b, ", \"p_decided_se\": ");
+  json_reals(b, r->p_decided_se, p->n_cols, 1);
+  core_buf_puts(b, ",\n     \"power\": ");
+  json_reals(b, r->power, p->n_cols, 1);
+  core_buf_puts(b, ", \"power_se\": ");
+  json_reals(b, r->power_se, p->n_cols, 1);
+  core_buf_puts(b, ", \"power_low\": ");
+  json_reals(b, r->power_low, p->n_cols, 1);
   core_buf_puts(b, ", \"p_decided_family\": ");
   if (r->p_decided_family)
     json_reals(b, r->p_decided_family, p->n_cols, 1);
@@ -224,6 +252,8 @@ static void json_result(core_buf *b, const analysis_plan *p,
   json_outcomes(b, p, r->p_verdicts);
   core_buf_puts(b, ",\n     \"p_false\": ");
   json_reals(b, r->p_false, p->n_cols, 1);
+  core_buf_puts(b, ", \"p_false_se\": ");
+  json_reals(b, r->p_false_se, p->n_cols, 1);
   core_buf_puts(b, ", \"p_false_up\": ");
   json_reals(b, r->p_false_up, p->n_cols, 1);
   core_buf_puts(b, ", \"p_false_down\": ");
@@ -304,8 +334,10 @@ static void json_plan(core_buf *b, const proto_sheet *s,
   json_str(b, pv->path);
   core_buf_printf(b,
                   ", \"kind\": \"%s\", \"sha256\": \"%s\", \"runs\": %ld},\n"
-                  "  \"power\": %.10g, \"sims\": %ld, \"seed\": %lu,\n",
-                  pv->kind, digest, fewest, p->power, p->sims, s->rule.seed);
+                  "  \"power\": %.10g, \"assurance\": %.10g, \"truths\": %zu, "
+                  "\"sims\": %ld, \"seed\": %lu,\n",
+                  pv->kind, digest, fewest, p->power, p->assurance, p->truths,
+                  p->sims, s->rule.seed);
   core_buf_puts(b, "  \"looks\": [");
   for (size_t k = 0; k < p->n_looks; k++)
     core_buf_printf(b, "%s%zu", k ? ", " : "", p->looks[k]);
@@ -381,7 +413,8 @@ core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err) {
       (st = cli_plan_digest(cells, n, digest, &fewest, err)) == CORE_OK) {
     cli_plan_mark(s, cells, n);
     st = analysis_plan_run(s, cells, n, a.sizes, a.n_sizes, a.looks, a.n_looks,
-                           a.sims, a.power, plan_threads(), &p, err);
+                           a.sims, a.power, a.assurance, plan_threads(), &p,
+                           err);
   }
   if (st == CORE_OK && (st = cli_plan_choose(s, &a, p, &c, err)) == CORE_OK)
     st = plan_print(opts, s, p, &c, &pv, digest, fewest, out, err);

@@ -355,6 +355,36 @@ static core_status nothing_there(const original *o, const char *sheet_path,
   return copy_listed(o, inputs, "protocols", 0644, 1, &none, err);
 }
 
+/* The inputs the bundle does not carry (locked by digest only): each
+ * named with the digest a replicator must supply, and checked when a
+ * file is already there. */
+static void by_digest_inputs(const original *o, FILE *out) {
+  const data_version *v = &o->exp->versions[o->exp->n_versions - 1];
+  for (size_t i = 0; i < v->n_inputs; i++) {
+    const data_input *in = &v->inputs[i];
+    char *to = core_path_join("protocols", in->path);
+    char hex[CORE_SHA256_HEX] = "";
+    core_err e = {0};
+    /* A name that could not be a copy is one a replicator never needs. */
+    if (!in->by_digest || !to || !safe_rel(in->path) ||
+        core_control_at(in->path, strlen(in->path)) < strlen(in->path)) {
+      core_free(to);
+      continue;
+    }
+    if (core_exists(to) && core_sha256_file(to, hex, &e) != CORE_OK)
+      hex[0] = '\0';
+    fprintf(out,
+            "supply %s: sha256 %s, %lld bytes; locked by its digest only, "
+            "not in the bundle%s\n",
+            to, in->sha256, in->bytes,
+            !hex[0]                        ? " (not there yet)"
+            : strcmp(hex, in->sha256) == 0 ? " (there, the same digest)"
+                                           : " (there, but ANOTHER digest: "
+                                             "replace it)");
+    core_free(to);
+  }
+}
+
 /* Writes the sheet, the inputs and the original's data, in that order of
  * checks: nothing is written unless the sheet loads. */
 static core_status write_replication(const original *o, const char *id,
@@ -394,6 +424,7 @@ static core_status write_replication(const original *o, const char *id,
             o->exp->n_versions - 1, check->n_published);
     fprintf(out, "inputs: %zu files beside it, as the original ran with\n",
             n_in);
+    by_digest_inputs(o, out);
     fprintf(out,
             "original data: %s (%zu files and its MANIFEST; verify "
             "checks them)\n",

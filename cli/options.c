@@ -26,8 +26,8 @@ static const char usage_all[] =
     "                            Benchmark JSON, go test -bench output)\n"
     "  pilot SHEET [--runs N]    a few rounds (5) into DATA/ID/pilot, never\n"
     "                            counted, to plan from\n"
-    "  plan SHEET --pilot PATH [--power P] [--sizes A,B,...] [--sims K]\n"
-    "            [--looks A,B,...] [--runs N] [--json] [--write]\n"
+    "  plan SHEET --pilot PATH [--power P] [--assurance A] [--sizes A,B,...]\n"
+    "            [--sims K] [--looks A,B,...] [--runs N] [--json] [--write]\n"
     "                            how often the rule decides at each size;\n"
     "                            the runs to register\n"
     "  analyze SHEET [--json] [--pairs]\n"
@@ -208,21 +208,22 @@ static const command_spec commands[] = {
      "the\n"
      "  verdicts. prereg plan reads them.\n",
      cli_cmd_pilot},
-    {"plan", 1, 1, "pilot power sizes sims looks runs json write ",
-     "usage: prereg plan SHEET --pilot PATH [--power P] [--sizes A,B,...]\n"
-     "                   [--looks A,B,...] [--runs N] [--sims K] [--json]\n"
-     "                   [--write] [--data DIR]\n"
+    {"plan", 1, 1, "pilot power assurance sizes sims looks runs json write ",
+     "usage: prereg plan SHEET --pilot PATH [--power P] [--assurance A]\n"
+     "                   [--sizes A,B,...] [--looks A,B,...] [--runs N]\n"
+     "                   [--sims K] [--json] [--write] [--data DIR]\n"
      "  PATH: a pilot folder (DATA/ID/pilot), an experiment's folder "
      "(DATA/ID,\n"
      "  its counted rows) or a bundle. For each comparison and size n, K\n"
      "  simulated experiments (default 1000) draw n values per arm from "
      "PATH's\n"
-     "  values and apply the sheet's rule; the recommendation is the "
-     "smallest\n"
-     "  size (default sizes " PLAN_SIZES_DEFAULT ") where every comparison "
-     "of\n"
-     "  a workload that a hypothesis tests (every one, without hypotheses)\n"
-     "  decides with probability P (default 0.8); the others' power there\n"
+     "  values and apply the sheet's rule, and as many from each of 40\n"
+     "  plausible truths (the pilot resampled per arm, smoothed); the\n"
+     "  recommendation is the smallest size (default sizes\n"
+     "  " PLAN_SIZES_DEFAULT ") where every comparison of a workload that\n"
+     "  a hypothesis tests (every one, without hypotheses) decides with\n"
+     "  probability P (default 0.8), and does so in a share A (default\n"
+     "  " PLAN_ASSURANCE_TEXT ") of those truths; the others' power there\n"
      "  is reported.\n"
      "  --looks  also the sequential design with these looks: each look's\n"
      "           interval at its share of the error, stopping at the first\n"
@@ -415,6 +416,7 @@ static const char **value_slot(cli_opts *o, const char *name) {
       {"runs", offsetof(cli_opts, runs)},
       {"pilot", offsetof(cli_opts, pilot)},
       {"power", offsetof(cli_opts, power)},
+      {"assurance", offsetof(cli_opts, assurance)},
       {"sizes", offsetof(cli_opts, sizes)},
       {"sims", offsetof(cli_opts, sims)},
       {"looks", offsetof(cli_opts, looks)},

@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <string.h>
 
 #include "cli/cli_internal.h"
@@ -81,8 +82,10 @@ static size_t column_of(const analysis_plan *p, long n) {
 
 /* The sized comparisons' smallest P(decided) at column col, and the
  * others' range; *expected gains every comparison's. */
-static void measure(const analysis_plan *p, plan_pick *k, double *expected) {
+static void measure(const analysis_plan *p, plan_pick *k, double *expected,
+                    double *var) {
   k->achieved = 1.0;
+  k->power_low = -1;
   k->other_lo = 1.0;
   k->other_hi = 0.0;
   for (size_t i = 0; i < p->n_results; i++) {
@@ -91,9 +94,13 @@ static void measure(const analysis_plan *p, plan_pick *k, double *expected) {
     if (strcmp(r->workload, k->workload) != 0)
       continue;
     *expected += d;
+    *var += d * (1.0 - d) / (double)p->sims;
     if (!r->secondary) {
+      double low = r->power_low[k->col];
       k->n_sized++;
       k->achieved = d < k->achieved ? d : k->achieved;
+      if (!isnan(low) && (k->power_low < 0 || low < k->power_low))
+        k->power_low = low;
     } else {
       k->n_other++;
       k->other_lo = d < k->other_lo ? d : k->other_lo;
@@ -105,12 +112,14 @@ static void measure(const analysis_plan *p, plan_pick *k, double *expected) {
 core_status cli_plan_choose(const proto_sheet *s, const plan_args *a,
                             const analysis_plan *p, plan_choice *c,
                             core_err *err) {
+  double var = 0.0;
   memset(c, 0, sizeof *c);
   c->given = a->runs;
   c->for_hypotheses = s->n_hypotheses > 0;
   c->looks = p->n_looks ? p->looks : NULL;
   c->n_looks = p->n_looks;
   c->achieved = 1.0;
+  c->power_low = -1;
   if (!(c->w = core_calloc(p->n_picks + 1, sizeof *c->w)))
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
   for (size_t i = 0; i < p->n_picks; i++) {
@@ -131,7 +140,9 @@ core_status cli_plan_choose(const proto_sheet *s, const plan_args *a,
       k->runs = 0; /* none of the sizes */
       continue;
     }
-    measure(p, k, &c->expected);
+    measure(p, k, &c->expected, &var);
+    if (k->power_low >= 0 && (c->power_low < 0 || k->power_low < c->power_low))
+      c->power_low = k->power_low;
     if (!a->runs && k->sequential && !(k->achieved >= p->power))
       k->runs = 0;
     for (size_t r = 0; r < p->n_results; r++)
@@ -139,6 +150,7 @@ core_status cli_plan_choose(const proto_sheet *s, const plan_args *a,
     if (k->achieved < c->achieved)
       c->achieved = k->achieved;
   }
+  c->expected_se = sqrt(var);
   return CORE_OK;
 }
 

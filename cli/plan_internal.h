@@ -12,6 +12,10 @@
 /* The candidate sizes without --sizes: seven, from the fewest values a
  * verdict needs by default to more than most sheets run. */
 #define PLAN_SIZES_DEFAULT "5,10,20,30,50,100,200"
+/* The share of the pilot's plausible truths the recommended size must
+ * reach the power in, without --assurance. */
+#define PLAN_ASSURANCE 0.8
+#define PLAN_ASSURANCE_TEXT "0.8"
 
 typedef struct plan_args {
   size_t sizes[PLAN_MAX_SIZES];
@@ -19,7 +23,7 @@ typedef struct plan_args {
   size_t looks[CORE_MAX_LOOKS]; /* --looks: the sequential design */
   size_t n_looks;
   long sims;
-  double power;
+  double power, assurance;
   long runs;       /* --runs N: the power at N (added to the sizes), 0: none */
   int sheet_looks; /* the looks are the sheet's own (no --looks) */
 } plan_args;
@@ -30,7 +34,8 @@ typedef struct plan_args {
 core_status cli_plan_looks(const struct proto_sheet *s, plan_args *a,
                            core_err *err);
 
-/** --sizes, --sims, --power (defaults 7 sizes, 1000, 0.8) and --pilot. */
+/** --sizes, --sims, --power, --assurance (defaults 7 sizes, 1000, 0.8,
+ * PLAN_ASSURANCE) and --pilot. */
 core_status cli_plan_args(const cli_opts *opts, plan_args *a, core_err *err);
 
 /* The values of one workload x arm x metric. */
@@ -88,6 +93,7 @@ typedef struct plan_pick {
   int sequential;       /* runs are the looks' last (col n_sizes) */
   double achieved;      /* the smallest P(decided) of its sized
                            comparisons at runs */
+  double power_low;     /* the smallest power_low of them, -1: none */
   size_t n_sized, n_other;
   double other_lo, other_hi; /* the others' P(decided) at runs */
 } plan_pick;
@@ -101,7 +107,12 @@ typedef struct plan_choice {
   size_t n_looks;
   double expected; /* comparisons expected to decide at the runs */
   size_t comparisons;
-  double achieved; /* the smallest over the workloads */
+  double achieved;    /* the smallest over the workloads */
+  double expected_se; /* expected's simulation error (binomial) */
+  /* The smallest power_low of the sized comparisons at the runs (the
+   * power a share `assurance` of the pilot's plausible truths reach);
+   * -1 when none has one (the sequential design). */
+  double power_low;
 } plan_choice;
 
 /** The runs per workload: the smallest size whose sized comparisons all

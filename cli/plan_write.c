@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -420,6 +421,11 @@ static char *plan_block(const analysis_plan *p, const plan_choice *c,
                   "    sized_for = \"%s\", achieved = %.4g,\n",
                   digest, fewest, pv->kind, c->comparisons, c->expected,
                   c->for_hypotheses ? "hypotheses" : "all", c->achieved);
+  if (c->expected_se >= 0)
+    core_buf_printf(&b, "    expected_se = %.2g,\n", c->expected_se);
+  if (c->power_low >= 0)
+    core_buf_printf(&b, "    assurance = %g, power_low = %.4g,\n",
+                    p->assurance, c->power_low);
   if (c->given)
     core_buf_printf(&b, "    runs = %ld,\n", c->given);
   if (c->n_looks) {

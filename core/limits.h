@@ -85,11 +85,23 @@
  * nothing a fixed design would not; 20 leaves room for any sane one. */
 #define CORE_MAX_LOOKS 20
 
-/* A sheet's `inputs` are hashed before every batch and copied into the
- * data folder with each version, so they stay small: scripts,
- * configuration and small data (larger trees are an `image` digest).
- * The most bytes all inputs of a sheet may hold together: */
-#define PREREG_INPUTS_MAX_BYTES ((long long)16 << 20)
+/* A sheet's `inputs` are hashed at every batch's start and end and by
+ * each command that checks the lock, so what they hold together is
+ * bounded by what hashing costs there (16 GiB: about a minute at
+ * 300 MB/s); a larger tree is an `image` digest. The most bytes all
+ * inputs of a sheet may hold together: */
+#define PREREG_INPUTS_MAX_BYTES ((long long)16 << 30)
+/* Each version keeps a copy of its inputs in the data folder, and every
+ * bundle carries them, so the copies stay the size of scripts,
+ * configuration and small data: files are copied in path order while
+ * the copies together stay within this; a file past it is locked by its
+ * digest only (recorded, checked before every batch, named for a
+ * replicator to supply), never copied. */
+#define PREREG_INPUTS_COPY_MAX_BYTES ((long long)16 << 20)
+/* The files outside the inputs a version records as read but not locked
+ * (absolute paths in its commands, each once), for its report to name:
+ * a sheet names a handful; past this, only how many more. */
+#define PREREG_UNLOCKED_MAX 100
 /* The most files they may hold (a folder's files each count): */
 #define PREREG_INPUTS_MAX_FILES 1000
 /* The deepest folder nesting under an input folder: */
@@ -115,6 +127,14 @@
  * left out: at most n^2/2 of them, so under 2e-9 in all at n = 2048,
  * against interval ends at probabilities of 0.005 or more. */
 #define PLAN_ATOM_FLOOR 1e-15
+/* Plausible truths per comparison (the pilot resampled per arm): the
+ * power that a share of them reach is read from 40 ranked powers, each
+ * from sims / 40 experiments. */
+#define PLAN_TRUTHS 40
+/* A pilot cell of more values is taken as known (every plausible truth
+ * is the pilot itself): its truths' indexes are kept in memory, and its
+ * own uncertainty is small beside the sizes planned. */
+#define PLAN_TRUTH_MAX_PILOT 4096
 
 /* prereg pilot */
 

@@ -420,7 +420,7 @@ void data_check_facts(data_check *v, const char *rel, const char *text,
   add_state(v, id, json_is_true(json_object_get(root, "interrupted")), 0);
   json_decref(root);
   if (!v->oom &&
-      !data_batch_state_stops(&v->states[v->n_states - 1], text, len))
+      !data_batch_state_read(&v->states[v->n_states - 1], text, len))
     v->oom = 1;
 }
 
@@ -664,7 +664,8 @@ static void check_input_copy(data_check *v, const char *rel, const char *hex) {
 static void check_inputs_seen(data_check *v) {
   for (size_t i = 0; i < v->n_chain; i++)
     for (size_t j = 0; j < v->chain[i].n_inputs; j++)
-      if (v->chain[i].inputs[j].bytes != -1)
+      if (v->chain[i].inputs[j].bytes != -1 &&
+          !v->chain[i].inputs[j].by_digest)
         problem(v, "", "inputs/v%d/%s: missing (versions/v%d.json records it)",
                 v->chain[i].number, v->chain[i].inputs[j].path,
                 v->chain[i].number);

@@ -601,10 +601,12 @@ static void status_of(const data_counter *c, const data_tally *t, size_t n,
    * was interrupted and the plan is not complete yet: once --resume has
    * completed it, the report keeps the interruption on the record. */
   for (size_t i = 0; i < nb; i++) {
-    if (!b[i].unfinished && !(b[i].interrupted && st->incomplete))
-      continue;
+    int counts = 0;
     for (size_t k = 0; k < c->n_batches; k++)
-      st->interrupted |= strcmp(c->batches[k], b[i].id) == 0;
+      counts |= strcmp(c->batches[k], b[i].id) == 0;
+    st->inputs_changed |= counts && b[i].inputs_changed;
+    if (b[i].unfinished || (b[i].interrupted && st->incomplete))
+      st->interrupted |= counts;
   }
   for (size_t k = 0; k < c->n_chain; k++)
     st->amended_after_data |=
@@ -684,6 +686,7 @@ static core_status one_host(const data_counter *c, const host *x,
   st->quick = x->quick;
   st->interrupted = c->status.interrupted;
   st->amended_after_data = c->status.amended_after_data;
+  st->inputs_changed = c->status.inputs_changed;
   host_rounds(c, x, out);
   return CORE_OK;
 }
@@ -727,7 +730,8 @@ void data_tally_free(data_tally *t, size_t n) {
 
 /* The status line */
 
-size_t data_status_flags(const data_status *st, const char *words[8]) {
+size_t data_status_flags(const data_status *st,
+                         const char *words[DATA_STATUS_WORDS]) {
   size_t n = 0;
   if (st->incomplete)
     words[n++] = "INCOMPLETE";
@@ -741,6 +745,8 @@ size_t data_status_flags(const data_status *st, const char *words[8]) {
     words[n++] = "IMPORTED";
   if (st->amended_after_data)
     words[n++] = "AMENDED AFTER DATA";
+  if (st->inputs_changed)
+    words[n++] = "INPUTS CHANGED";
   if (st->unverified)
     words[n++] = "UNVERIFIED";
   if (st->too_few)
@@ -749,7 +755,7 @@ size_t data_status_flags(const data_status *st, const char *words[8]) {
 }
 
 void data_status_line(const data_status *st, char *out, size_t cap) {
-  const char *words[8];
+  const char *words[DATA_STATUS_WORDS];
   size_t n = data_status_flags(st, words), used = 0;
   if (cap == 0)
     return;
@@ -778,7 +784,7 @@ void data_status_line(const data_status *st, char *out, size_t cap) {
 }
 
 int data_status_provisional(const data_status *st) {
-  return st->incomplete || st->quick;
+  return st->incomplete || st->quick || st->inputs_changed;
 }
 
 /* Batch states */
@@ -819,7 +825,7 @@ static core_status batch_state(const data_experiment *exp, const manifest *m,
       b->interrupted =
           json_is_true(json_object_get(root, "interrupted")) ? 1 : 0;
     json_decref(root);
-    if (st == CORE_OK && !data_batch_state_stops(b, text, len))
+    if (st == CORE_OK && !data_batch_state_read(b, text, len))
       st = core_fail(err, CORE_ENOMEM, "out of memory");
   }
   core_free(text);
@@ -827,11 +833,12 @@ static core_status batch_state(const data_experiment *exp, const manifest *m,
   return st;
 }
 
-int data_batch_state_stops(data_batch_state *b, const char *facts,
-                           size_t len) {
+int data_batch_state_read(data_batch_state *b, const char *facts, size_t len) {
   json_t *root = json_loadb(facts, len, 0, NULL);
   json_t *a = json_object_get(root, "stops");
+  json_t *ch = json_object_get(root, "inputs_changed");
   size_t n = json_is_array(a) ? json_array_size(a) : 0;
+  b->inputs_changed = json_is_array(ch) && json_array_size(ch) > 0;
   if (n > CORE_MAX_CELLS)
     n = CORE_MAX_CELLS;
   if (n && !(b->stops = core_calloc(n, sizeof *b->stops))) {

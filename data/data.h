@@ -145,6 +145,11 @@ typedef struct data_version {
   size_t n_amendments;
   struct data_input *inputs; /* the sheet's inputs when filed, by path */
   size_t n_inputs;
+  /* Files its commands read by absolute path, not locked ("unlocked"
+   * when filed, data_inputs_unlocked), and how many more were found. */
+  char **unlocked;
+  size_t n_unlocked;
+  long unlocked_more;
 } data_version;
 
 /* One file of a sheet's `inputs` (a listed file, or a file under a
@@ -153,6 +158,14 @@ typedef struct data_input {
   char *path;
   char sha256[CORE_SHA256_HEX]; /* "" when the file is missing */
   long long bytes;
+  /* As a scan found it (0 when read from a record): the file's inode
+   * and its change time, which every write moves, also one that puts the
+   * old content back. */
+  unsigned long long ino;
+  long long ctime_ns;
+  /* Locked by digest only: past PREREG_INPUTS_COPY_MAX_BYTES, recorded
+   * but not copied (a version records it as "copied": false). */
+  int by_digest;
 } data_input;
 
 /* The files of a sheet's inputs, sorted by path (owned). */
@@ -170,12 +183,29 @@ typedef struct data_inputs {
 core_status data_inputs_scan(const proto_sheet *s, data_inputs *out,
                              core_err *err);
 void data_inputs_free(data_inputs *in);
+/** What sheet s's commands (and vars) read that its inputs do not lock,
+ * as warnings appended to b (check prints them; never failures): a word
+ * that is a file of the sheet's folder `inputs` does not list, and a word
+ * that is an absolute path to an existing file that is not a program
+ * (stat on this host; register records those in the version as
+ * "unlocked"). b->oom on out of memory. */
+void data_inputs_unlocked(const proto_sheet *s, core_buf *b);
 /** What differs between the inputs recorded (rec, n) and those found
  * (cur), one "  changed work.sh (sha256 1a2b3c4d5e6f, recorded
- * 0a1b2c3d4e5f)" line each ("missing", "added"), appended to b. Returns
- * how many differ. */
+ * 0a1b2c3d4e5f)" line each ("missing", "added"), appended to b; a file
+ * recorded by digest only (by_digest) also says where the file with its
+ * recorded digest must be put. Returns how many differ. */
 size_t data_inputs_diff(const data_input *rec, size_t n,
                         const data_inputs *cur, core_buf *b);
+/** Scans sheet s's inputs again and says what differs from was (the
+ * scan made when a batch began): a file changed, added or missing, or
+ * written since with its content as before (an edit put back: its
+ * inode or change time moved), one line each appended to b as
+ * data_inputs_diff does ("  written work.sh during the batch (content as
+ * at its start)"); a scan that fails is one difference, its message the
+ * line. Returns how many differ (0: the inputs are as they were). */
+size_t data_inputs_recheck(const proto_sheet *s, const data_inputs *was,
+                           core_buf *b);
 
 /* An open experiment folder. It owns every string and array it points
  * to. The chain (versions) is read again, and its old pointers freed, by
@@ -496,6 +526,8 @@ typedef struct data_status {
   int beyond_plan;         /* valid runs past the plan, not analysed */
   int imported;            /* imported runs are counted */
   int amended_after_data;  /* an amendment was filed after data existed */
+  int inputs_changed;      /* a batch holding runs that count found its
+                              inputs changed or written when it ended */
   int unverified;          /* set by the caller: the data did not verify */
   /* A plan with hosts: its hosts, how many of them have not run all their
    * planned runs, and those in words ("n3 9/20, n2 19/20"; hosts of a
@@ -519,11 +551,16 @@ typedef struct data_status {
  * short of their plan follow the count ("INCOMPLETE (49/60; n3 9/20)").
  * Writes at most cap bytes (NUL included) to out. */
 void data_status_line(const data_status *st, char *out, size_t cap);
-/** 1 when verdicts on these data are provisional (incomplete or quick). */
+/** 1 when verdicts on these data are provisional (incomplete, quick, or
+ * run with inputs that changed). */
 int data_status_provisional(const data_status *st);
+/* How many flags the status line has words for. */
+#define DATA_STATUS_WORDS 9
 /** The flags that apply, as the line spells them ("INCOMPLETE", "QUICK",
- * ...): fills up to 8 static strings into words, returns their count. */
-size_t data_status_flags(const data_status *st, const char *words[8]);
+ * ...): fills up to DATA_STATUS_WORDS static strings into words, returns
+ * their count. */
+size_t data_status_flags(const data_status *st,
+                         const char *words[DATA_STATUS_WORDS]);
 
 /* What a batch's facts say about how its collection ended. */
 /* A workload that a run batch stopped early at one of its looks, every
@@ -537,10 +574,11 @@ typedef struct data_stop {
 } data_stop;
 
 typedef struct data_batch_state {
-  char id[16];      /* "b0001" */
-  int interrupted;  /* facts: "interrupted": true */
-  int unfinished;   /* its CSV is not in the MANIFEST (yet) */
-  data_stop *stops; /* the stops its facts record (owned), or NULL */
+  char id[16];        /* "b0001" */
+  int interrupted;    /* facts: "interrupted": true */
+  int unfinished;     /* its CSV is not in the MANIFEST (yet) */
+  int inputs_changed; /* facts: a non-empty "inputs_changed" */
+  data_stop *stops;   /* the stops its facts record (owned), or NULL */
   size_t n_stops;
 } data_batch_state;
 
@@ -742,6 +780,7 @@ void data_batch_abandon(data_batch *b);
  *   scheduler [string or null], boot_id_end [string or null],
  *   rounds_done, rounds_lost [integers]}}, host_threats, lost_rounds
  *   [strings], and for a sheet with inputs: inputs {PATH: sha256},
+ *   and when they differed at the batch's end: inputs_changed [strings],
  *   and when the batch stopped a workload early: stops [{workload
  *   [string], look, looks, n [integers], at [UTC string]}],
  * then the keys every frozen batch gets (see data_batch_freeze).
@@ -848,6 +887,10 @@ typedef struct data_run_facts {
   /* The sheet's inputs the batch ran with (written as inputs {PATH:
    * sha256} when there are any), or NULL. */
   const data_inputs *inputs;
+  /* What differed in them when the batch ended (data_inputs_recheck's
+   * lines, written as inputs_changed [strings] when there are any). */
+  const char *const *inputs_changed;
+  size_t n_inputs_changed;
   /* Workloads the batch stopped early at a look (written as stops when
    * there are any). */
   const data_stop *stops;

@@ -435,10 +435,24 @@ void data_version_clear(data_version *v);
 /** Points jansson's allocator at core_malloc/core_free (idempotent). */
 void data_json_init(void);
 
-/** Fills b's stops from the text of its facts (a JSON object; anything
- * that is not a well-formed stop is left out: the counter checks each
- * against the sheet). 0 when out of memory. */
-int data_batch_state_stops(data_batch_state *b, const char *facts, size_t len);
+/* Paths, owned (data_paths_free). */
+typedef struct data_paths {
+  char **v;
+  size_t n;
+  size_t more; /* found past PREREG_UNLOCKED_MAX, not kept */
+} data_paths;
+void data_paths_free(data_paths *n);
+/** data_inputs_unlocked, and abs (or NULL) gets each absolute path it
+ * warns of once, in the order found. */
+void data_unlocked_scan(const proto_sheet *s, core_buf *b, data_paths *abs);
+/** Marks which of in's files a version copies (in path order while the
+ * copies together stay within PREREG_INPUTS_COPY_MAX_BYTES) and which
+ * it locks by digest only (by_digest). */
+void data_inputs_mark_copies(data_inputs *in);
+/** Fills b's stops and inputs_changed from the text of its facts (a JSON
+ * object; anything that is not a well-formed stop is left out: the
+ * counter checks each against the sheet). 0 when out of memory. */
+int data_batch_state_read(data_batch_state *b, const char *facts, size_t len);
 /** Appends s as one CSV field, quoted only where RFC 4180 needs it (the
  * batches' own writing). */
 void data_csv_field(core_buf *b, const char *s);

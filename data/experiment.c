@@ -44,6 +44,7 @@ static void version_clear(data_version *v) {
   for (size_t j = 0; j < v->n_inputs; j++)
     core_free(v->inputs[j].path);
   core_free(v->inputs);
+  core_names_free(v->unlocked, v->n_unlocked);
   memset(v, 0, sizeof *v);
 }
 
@@ -119,6 +120,7 @@ static int inputs_from_json(json_t *arr, data_version *v) {
       return 0;
     snprintf(in->sha256, sizeof in->sha256, "%s", hex ? hex : "");
     in->bytes = (long long)json_integer_value(json_object_get(item, "bytes"));
+    in->by_digest = json_is_false(json_object_get(item, "copied"));
   }
   return 1;
 }
@@ -153,8 +155,12 @@ static core_status version_from_json(json_t *root, const char *name, size_t k,
       !str_list(json_object_get(root, "supersedes"), &v->supersedes,
                 &v->n_supersedes))
     goto oom;
-  if (!inputs_from_json(json_object_get(root, "inputs"), v))
+  if (!inputs_from_json(json_object_get(root, "inputs"), v) ||
+      !str_list(json_object_get(root, "unlocked"), &v->unlocked,
+                &v->n_unlocked))
     goto oom;
+  v->unlocked_more =
+      (long)json_integer_value(json_object_get(root, "unlocked_more"));
   arr = json_object_get(root, "amendments");
   if (json_is_array(arr) && json_array_size(arr) > 0) {
     v->amendments = core_calloc(json_array_size(arr), sizeof *v->amendments);
@@ -463,7 +469,32 @@ static core_status inputs_to_record(const proto_sheet *sheet, data_inputs *in,
                      sheet->path, in->v[i].path, sheet->sheet_dir);
   if (st != CORE_OK)
     data_inputs_free(in);
+  else
+    data_inputs_mark_copies(in);
   return st;
+}
+
+/* The files the sheet's commands read by absolute path, which the lock
+ * does not cover, recorded for the report to name; 0 when out of
+ * memory. */
+static int put_unlocked(json_t *root, const proto_sheet *sheet) {
+  core_buf warn = {0};
+  data_paths abs = {0};
+  json_t *arr;
+  int ok;
+  data_unlocked_scan(sheet, &warn, &abs);
+  ok = !warn.oom;
+  core_buf_free(&warn);
+  if (ok && abs.n && (arr = json_array())) {
+    for (size_t i = 0; i < abs.n; i++)
+      json_array_append_new(arr, json_string(abs.v[i]));
+    json_object_set_new(root, "unlocked", arr);
+  }
+  if (ok && abs.more)
+    json_object_set_new(root, "unlocked_more",
+                        json_integer((json_int_t)abs.more));
+  data_paths_free(&abs);
+  return ok;
 }
 
 static json_t *inputs_json(const data_inputs *in) {
@@ -473,6 +504,8 @@ static json_t *inputs_json(const data_inputs *in) {
     json_object_set_new(o, "path", json_string(in->v[i].path));
     json_object_set_new(o, "sha256", json_string(in->v[i].sha256));
     json_object_set_new(o, "bytes", json_integer(in->v[i].bytes));
+    if (in->v[i].by_digest)
+      json_object_set_new(o, "copied", json_false());
     json_array_append_new(arr, o);
   }
   return arr;
@@ -531,6 +564,8 @@ static core_status copy_inputs(data_experiment *exp, const proto_sheet *sheet,
     return core_fail(err, CORE_ENOMEM, "out of memory");
   *rel = nv;
   for (size_t i = 0; i < in->n && st == CORE_OK; i++) {
+    if (in->v[i].by_digest)
+      continue;
     nv[*n_rel] = NULL;
     st = copy_input(exp, sheet, k, &in->v[i], &nv[*n_rel], err);
     (*n_rel)++;
@@ -691,6 +726,7 @@ core_status data_register_stamped(data_experiment *exp,
   json_object_set_new(root, "amendments", amendments_json(sheet));
   if (in.n)
     json_object_set_new(root, "inputs", inputs_json(&in));
+  put_unlocked(root, sheet);
   json_object_set_new(root, "data", state);
   st = file_version(exp, sheet, 0, NULL, &in, root, stamper, err);
   json_decref(root);
@@ -980,6 +1016,7 @@ core_status data_amend_stamped(data_experiment *exp, const proto_sheet *sheet,
   json_object_set_new(root, "amendments", amendments_json(sheet));
   if (in.n)
     json_object_set_new(root, "inputs", inputs_json(&in));
+  put_unlocked(root, sheet);
   json_object_set_new(root, "data", state);
   st = file_version(exp, sheet, k, diff, &in, root, stamper, err);
   json_decref(root);

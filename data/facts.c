@@ -343,6 +343,10 @@ static json_t *run_facts_object(const data_batch *b, const data_run_facts *f) {
           &failed);
     put(o, "inputs", in, &failed);
   }
+  if (f->n_inputs_changed)
+    put(o, "inputs_changed",
+        strings_array(f->inputs_changed, f->n_inputs_changed, &failed),
+        &failed);
   if (f->n_stops) {
     json_t *a = json_array();
     for (size_t i = 0; a && i < f->n_stops; i++) {

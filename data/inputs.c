@@ -33,7 +33,7 @@ void data_inputs_free(data_inputs *in) {
 }
 
 static core_status push(scan *sc, const char *rel, const char *hex,
-                        long long bytes) {
+                        const struct stat *sb) {
   data_input *nv = core_grow(sc->out->v, &sc->cap, sc->out->n, sizeof *nv, 8);
   if (!nv)
     return core_fail(sc->err, CORE_ENOMEM, "out of memory");
@@ -43,7 +43,12 @@ static core_status push(scan *sc, const char *rel, const char *hex,
   if (!(nv->path = core_strdup(rel)))
     return core_fail(sc->err, CORE_ENOMEM, "out of memory");
   snprintf(nv->sha256, sizeof nv->sha256, "%s", hex);
-  nv->bytes = bytes;
+  if (sb) {
+    nv->bytes = (long long)sb->st_size;
+    nv->ino = (unsigned long long)sb->st_ino;
+    nv->ctime_ns = (long long)sb->st_ctim.tv_sec * 1000000000LL +
+                   (long long)sb->st_ctim.tv_nsec;
+  }
   sc->out->n++;
   return CORE_OK;
 }
@@ -60,17 +65,17 @@ static core_status add_file(scan *sc, const char *rel, const char *abs,
                      sc->s->path, PREREG_INPUTS_MAX_FILES, rel);
   if ((long long)sb->st_size > PREREG_INPUTS_MAX_BYTES - sc->bytes)
     return core_fail(sc->err, CORE_EPROTOCOL,
-                     "%s: inputs: more than %lld MiB together (at %s, %lld "
-                     "bytes); inputs are scripts, configuration and small "
-                     "data: declare a larger tree as an image",
-                     sc->s->path, PREREG_INPUTS_MAX_BYTES >> 20, rel,
+                     "%s: inputs: more than %lld GiB together (at %s, %lld "
+                     "bytes), more than is hashed at every batch's start and "
+                     "end: declare a larger tree as an image",
+                     sc->s->path, PREREG_INPUTS_MAX_BYTES >> 30, rel,
                      (long long)sb->st_size);
   if ((st = core_sha256_file(abs, hex, sc->err)) != CORE_OK) {
     sc->err->status = CORE_EPROTOCOL;
     return st == CORE_ENOMEM ? st : CORE_EPROTOCOL;
   }
   sc->bytes += (long long)sb->st_size;
-  return push(sc, rel, hex, (long long)sb->st_size);
+  return push(sc, rel, hex, sb);
 }
 
 static core_status walk_path(scan *sc, const char *rel, int depth);
@@ -157,7 +162,7 @@ static core_status walk_path(scan *sc, const char *rel, int depth) {
   }
   if (lstat(abs, &sb) != 0)
     st = errno == ENOENT && depth == 0
-             ? push(sc, rel, "", 0)
+             ? push(sc, rel, "", NULL)
              : core_fail(sc->err, CORE_EPROTOCOL, "%s: inputs: %s: %s",
                          sc->s->path, abs, strerror(errno));
   else if (S_ISLNK(sb.st_mode))
@@ -214,6 +219,17 @@ core_status data_inputs_scan(const proto_sheet *s, data_inputs *out,
   return CORE_OK;
 }
 
+void data_inputs_mark_copies(data_inputs *in) {
+  long long copied = 0;
+  for (size_t i = 0; i < in->n; i++) {
+    data_input *f = &in->v[i];
+    f->by_digest =
+        f->sha256[0] && f->bytes > PREREG_INPUTS_COPY_MAX_BYTES - copied;
+    if (!f->by_digest)
+      copied += f->bytes;
+  }
+}
+
 size_t data_inputs_diff(const data_input *rec, size_t n,
                         const data_inputs *cur, core_buf *b) {
   size_t i = 0, j = 0, count = 0;
@@ -235,8 +251,43 @@ size_t data_inputs_diff(const data_input *rec, size_t n,
     else
       core_buf_printf(b, "  changed %s (sha256 %.12s, recorded %.12s)\n",
                       rec[i].path, cur->v[j].sha256, rec[i].sha256);
+    if (c <= 0 && rec[i].by_digest && rec[i].sha256[0])
+      core_buf_printf(b,
+                      "    %s is locked by its digest only (%lld bytes, "
+                      "too large to copy): put the file whose sha256 is "
+                      "%s there\n",
+                      rec[i].path, rec[i].bytes, rec[i].sha256);
     i += c <= 0;
     j += c >= 0;
   }
   return count;
+}
+
+size_t data_inputs_recheck(const proto_sheet *s, const data_inputs *was,
+                           core_buf *b) {
+  data_inputs cur;
+  core_err err = {0};
+  size_t n;
+  if (data_inputs_scan(s, &cur, &err) != CORE_OK) {
+    core_buf_printf(b, "  %s\n", err.msg);
+    return 1;
+  }
+  n = data_inputs_diff(was->v, was->n, &cur, b);
+  /* Same paths, same content: what was written meanwhile and put back. */
+  for (size_t i = 0, j = 0; i < was->n && j < cur.n;) {
+    int c = strcmp(was->v[i].path, cur.v[j].path);
+    const data_input *a = &was->v[i], *z = &cur.v[j];
+    if (c == 0 && a->sha256[0] && strcmp(a->sha256, z->sha256) == 0 &&
+        (a->ino != z->ino || a->ctime_ns != z->ctime_ns)) {
+      core_buf_printf(b,
+                      "  written %s during the batch (content as at its "
+                      "start)\n",
+                      a->path);
+      n++;
+    }
+    i += c <= 0;
+    j += c >= 0;
+  }
+  data_inputs_free(&cur);
+  return n;
 }

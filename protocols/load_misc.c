@@ -553,8 +553,9 @@ static void read_plan_pilot(walk *w, int t, proto_plan *p) {
 
 void proto_read_plan(walk *w, int t) {
   static const char *const keys[] = {
-      "power",     "sizes",    "sims", "pilot", "expected", "comparisons",
-      "sized_for", "achieved", "runs", "looks", NULL};
+      "power",       "sizes",     "sims",      "pilot", "expected",
+      "comparisons", "sized_for", "achieved",  "runs",  "looks",
+      "expected_se", "assurance", "power_low", NULL};
   static const char *const sized[] = {"all", "hypotheses", NULL};
   int which = 0;
   proto_plan *p = &w->s->plan;
@@ -573,6 +574,7 @@ void proto_read_plan(walk *w, int t) {
   p->line = w->line;
   p->declared = 1;
   p->expected = p->comparisons = p->achieved = -1;
+  p->expected_se = p->assurance = p->power_low = -1;
   proto_check_keys(w, at, keys, 0, "the plan");
   if (proto_get_num(w, at, "power", REQ, 0, 0, 1, 1, "a probability in (0, 1)",
                     &x)) {
@@ -600,5 +602,19 @@ void proto_read_plan(walk *w, int t) {
     p->comparisons = (long)x;
   if (proto_get_num(w, at, "expected", OPT, 0, 0, 0, 1e9, "a number >= 0", &x))
     p->expected = x;
+  if (proto_get_num(w, at, "expected_se", OPT, 0, 0, 0, 1e9, "a number >= 0",
+                    &x))
+    p->expected_se = x;
+  if (proto_get_num(w, at, "assurance", OPT, 0, 0, 1, 1, "a share in (0, 1)",
+                    &x)) {
+    if (x >= 1.0) {
+      proto_path_key(w, "assurance");
+      proto_fail(w, "must be below 1, got %g", x);
+    }
+    p->assurance = x;
+  }
+  if (proto_get_num(w, at, "power_low", OPT, 0, 0, 0, 1,
+                    "a probability in [0, 1]", &x))
+    p->power_low = x;
   proto_leave(w, mark);
 }

@@ -308,6 +308,10 @@ typedef struct proto_plan {
   double expected;    /* comparisons the plan expected to decide at the
                          runs chosen (-1: not given) */
   long comparisons;   /* of how many (-1: not given) */
+  /* Optional (-1: not given): expected's simulation error, the share of
+   * the pilot's plausible truths the power was asked in, and the lowest
+   * power_low of the comparisons at the runs chosen. */
+  double expected_se, assurance, power_low;
   /* Which comparisons the runs were chosen for: 1 those the hypotheses
    * test ("hypotheses"), 0 all of them ("all", also when not given). */
   int sized_for_hypotheses;

@@ -141,7 +141,8 @@ static void status_line(core_buf *b, const report_input *in) {
     core_buf_puts(b, ".");
   }
   if (!st->incomplete && !st->quick && !st->interrupted && !st->beyond_plan &&
-      !st->imported && !st->amended_after_data && !st->unverified) {
+      !st->imported && !st->amended_after_data && !st->unverified &&
+      !st->inputs_changed) {
     core_buf_printf(b,
                     " Every run the plan calls for was collected (%ld), "
                     "and the data are analysed as registered.\n\n",
@@ -149,8 +150,13 @@ static void status_line(core_buf *b, const report_input *in) {
     return;
   }
   if (data_status_provisional(st))
-    core_buf_puts(b, " The verdicts and hypothesis outcomes below are "
-                     "**provisional**: the data do not complete the plan.");
+    core_buf_puts(b, st->incomplete || st->quick
+                         ? " The verdicts and hypothesis outcomes below are "
+                           "**provisional**: the data do not complete the "
+                           "plan."
+                         : " The verdicts and hypothesis outcomes below are "
+                           "**provisional**: not every run used the "
+                           "registered inputs.");
   core_buf_puts(b, "\n>\n");
   if (st->incomplete && st->hosts_short > 0)
     core_buf_printf(b,
@@ -180,6 +186,11 @@ static void status_line(core_buf *b, const report_input *in) {
   if (st->amended_after_data)
     core_buf_puts(b, "> - AMENDED AFTER DATA: an amendment was filed after "
                      "data existed (see Deviations).\n");
+  if (st->inputs_changed)
+    core_buf_puts(b, "> - INPUTS CHANGED: a batch whose runs are counted "
+                     "found its inputs changed, or written and put back, "
+                     "when it ended: not every run used the registered "
+                     "inputs (its facts name them: `inputs_changed`).\n");
   if (st->unverified)
     core_buf_puts(b, "> - UNVERIFIED: the data did not verify (below).\n");
   core_buf_puts(b, "\n");

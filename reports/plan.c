@@ -74,15 +74,23 @@ static void planned(core_buf *b, const report_input *in) {
                   "values per arm from them and applied this rule.",
                   p->sims);
   chosen(b, p);
-  if (p->expected >= 0 && p->comparisons >= 0)
+  if (p->assurance > 0 && p->power_low >= 0)
     core_buf_printf(b,
-                    " The plan expected %.3g of its %ld comparisons to "
-                    "decide; %s%zu of %zu did.",
-                    p->expected, p->comparisons,
+                    " Over the pilot's plausible truths (the pilot "
+                    "resampled per arm, smoothed), it decided with a "
+                    "probability of at least %.3g%% in %g%% of them.",
+                    100.0 * p->power_low, 100.0 * p->assurance);
+  if (p->expected >= 0 && p->comparisons >= 0) {
+    core_buf_printf(b, " The plan expected %.3g", p->expected);
+    if (p->expected_se >= 0)
+      core_buf_printf(b, " (± %.2g, the simulation's error)", p->expected_se);
+    core_buf_printf(b, " of its %ld comparisons to decide; %s%zu of %zu did.",
+                    p->comparisons,
                     in->summary->provisional ? "so far (the data are not "
                                                "complete) "
                                              : "",
                     n, of);
+  }
   core_buf_puts(b, "\n\n");
 }
 

@@ -315,6 +315,42 @@ static void caches(core_buf *b, const report_row_facts *f) {
   core_buf_puts(b, ".\n\n");
 }
 
+/* The inputs the newest version locks by digest only (not in the data
+ * folder or the bundle, so a replicator supplies them), and the files its
+ * commands read by absolute path, which nothing locks. */
+static void locks(core_buf *b, const report_input *in) {
+  const data_version *v = in->exp && in->exp->n_versions
+                              ? &in->exp->versions[in->exp->n_versions - 1]
+                              : NULL;
+  size_t n = 0;
+  for (size_t i = 0; v && i < v->n_inputs; i++) {
+    if (!v->inputs[i].by_digest)
+      continue;
+    core_buf_puts(b, n++ ? "; "
+                         : "- Inputs locked by their digest only (no "
+                           "copy in the data folder or the bundle: "
+                           "a replicator supplies them): ");
+    esc(b, v->inputs[i].path);
+    core_buf_puts(b, " (sha256 ");
+    esc(b, v->inputs[i].sha256);
+    core_buf_printf(b, ", %lld bytes)", v->inputs[i].bytes);
+  }
+  if (n)
+    core_buf_puts(b, ".\n");
+  for (size_t i = 0; v && i < v->n_unlocked; i++) {
+    core_buf_puts(b, i ? ", "
+                       : "- Files the commands read by absolute path, "
+                         "not locked (neither hashed nor bundled: a "
+                         "replication reads whatever is at that path "
+                         "on its host): ");
+    esc(b, v->unlocked[i]);
+  }
+  if (v && v->n_unlocked && v->unlocked_more > 0)
+    core_buf_printf(b, " and %ld more", v->unlocked_more);
+  if (v && v->n_unlocked)
+    core_buf_puts(b, ".\n");
+}
+
 void report_setup(const report_input *in, const report_row_facts *f,
                   core_buf *b) {
   const data_report_inputs *x = in->extra;
@@ -327,6 +363,7 @@ void report_setup(const report_input *in, const report_row_facts *f,
     core_buf_puts(b, "\n");
   }
   versions(b, in);
+  locks(b, in);
   images(b, in, f);
   caches(b, f);
 }

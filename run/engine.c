@@ -120,6 +120,8 @@ static core_status facts(run_engine *e, const run_runner *r, void *self,
                         .warmup_failures = (const char *const *)e->warn,
                         .n_warmup_failures = e->n_warn,
                         .inputs = &e->inputs,
+                        .inputs_changed = (const char *const *)e->changed,
+                        .n_inputs_changed = e->n_changed,
                         .stops = e->stops,
                         .n_stops = e->n_stops};
   run_host_facts(&f->host);
@@ -205,16 +207,67 @@ static core_status begin(run_engine *e, const run_runner *r, void *self,
   return write_facts(e, r, self, 0, err);
 }
 
+/* The inputs hashed again at the end: what differs from the start (an
+ * edit put back too) goes into the facts, one line each. CORE_ENOMEM
+ * only. */
+static core_status recheck_inputs(run_engine *e, core_err *err) {
+  core_buf b = {0};
+  core_status st = CORE_OK;
+  if (!e->s->n_inputs || data_inputs_recheck(e->s, &e->inputs, &b) == 0)
+    return CORE_OK;
+  if (b.oom || !b.data) {
+    core_buf_free(&b);
+    return core_fail(err, CORE_ENOMEM, "out of memory");
+  }
+  for (char *p = b.data, *nl; st == CORE_OK && *p; p = nl + 1) {
+    if (!(nl = strchr(p, '\n')))
+      nl = p + strlen(p) - 1;
+    else
+      *nl = '\0';
+    p += strspn(p, " ");
+    st = run_note(&e->changed, &e->n_changed, &e->cap_changed, p, err);
+  }
+  core_buf_free(&b);
+  return st;
+}
+
+/* A batch whose inputs changed is frozen with them named, and refused. */
+static core_status changed_inputs(const run_engine *e, core_err *err) {
+  core_buf b = {0};
+  core_status st;
+  for (size_t i = 0; i < e->n_changed; i++)
+    core_buf_printf(&b, "  %s\n", e->changed[i]);
+  st = core_fail(err, CORE_ERUN,
+                 "%s: its inputs changed during batch %s:\n%sits runs did "
+                 "not all use the registered inputs: the batch is kept, "
+                 "flagged INPUTS CHANGED, and its verdicts are provisional; "
+                 "put the inputs back as registered (see `prereg status`) "
+                 "and run again, and keep commands from writing to their "
+                 "inputs",
+                 e->s->path, e->bid, b.data ? b.data : "");
+  core_buf_free(&b);
+  return st;
+}
+
 /* After collect: frozen whatever happened; the first error stands. */
 static core_status end(run_engine *e, const run_runner *r, void *self,
                        core_status st, core_err *err) {
   core_err ferr = {0};
-  core_status fst = write_facts(e, r, self, 1, &ferr);
+  core_status fst = recheck_inputs(e, &ferr);
+  /* Not frozen unflagged: left unfinished, as if interrupted. */
+  if (fst != CORE_OK) {
+    data_batch_abandon(e->batch);
+    e->batch = NULL;
+  } else {
+    fst = write_facts(e, r, self, 1, &ferr);
+  }
   if (st == CORE_OK && fst != CORE_OK) {
     *err = ferr;
     st = fst;
   }
-  if (st == CORE_OK && e->interrupted)
+  if (st == CORE_OK && e->n_changed)
+    st = changed_inputs(e, err);
+  else if (st == CORE_OK && e->interrupted)
     st = core_fail(err, CORE_EINTERRUPT,
                    "interrupted; %zu runs kept, resume with --resume",
                    e->valid + e->invalid);
@@ -256,6 +309,9 @@ core_status run_engine_batch(run_engine *e, const run_runner *r, void *self,
   e->warn = NULL;
   e->n_warn = 0;
   data_inputs_free(&e->inputs);
+  core_names_free(e->changed, e->n_changed);
+  e->changed = NULL;
+  e->n_changed = e->cap_changed = 0;
   core_free(e->stops);
   e->stops = NULL;
   e->n_stops = 0;

@@ -241,7 +241,9 @@ typedef struct run_engine {
   char **warn; /* warm-up failures, in words */
   size_t n_warn, cap_warn;
   data_inputs inputs; /* the sheet's inputs the batch runs with */
-  data_stop *stops;   /* workloads stopped at a look (one per workload) */
+  char **changed;     /* what differed in them at the end, in words */
+  size_t n_changed, cap_changed;
+  data_stop *stops; /* workloads stopped at a look (one per workload) */
   size_t n_stops;
   const struct run_runner *runner; /* the batch's, for its facts */
   void *self;

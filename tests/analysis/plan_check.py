@@ -112,13 +112,20 @@ def verdict(ratio, lo, hi):
     return 3
 
 
-def simulate(ref, cand, n, sims, rng):
+def smoothed(ref, n, rng):
+    """n values of ref smoothed as plan's no-difference simulation draws
+    them: ref[J] times exp(h Z), h the sd of log(ref) / sqrt(len)."""
+    h = np.std(np.log(ref), ddof=1) / math.sqrt(len(ref))
+    return rng.choice(ref, n) * np.exp(h * rng.standard_normal(n))
+
+
+def simulate(ref, cand, n, sims, rng, null=False):
     """Outcome counts of sims experiments, each its own bootstrap."""
     a = (1 - CONF) / 2
     counts = np.zeros(5)
     for _ in range(sims):
-        xr = rng.choice(ref, n)
-        xc = rng.choice(cand, n)
+        xr = smoothed(ref, n, rng) if null else rng.choice(ref, n)
+        xc = smoothed(ref, n, rng) if null else rng.choice(cand, n)
         ratio = np.median(xc) / np.median(xr)
         mr = np.median(xr[rng.integers(0, n, (RESAMPLES, n))], axis=1)
         mc = np.median(xc[rng.integers(0, n, (RESAMPLES, n))], axis=1)
@@ -140,7 +147,7 @@ for comp in plan["comparisons"]:
     say(comp["sizes"] == SIZES, "%s: sizes %s" % (w, comp["sizes"]))
     for si, n in enumerate(SIZES):
         for null, key in ((0, "p_verdicts"), (1, "p_verdicts_no_difference")):
-            ours = simulate(ref, ref if null else cand, n, SIMS_NUMPY, rng)
+            ours = simulate(ref, cand, n, SIMS_NUMPY, rng, null)
             for o, name in enumerate(names):
                 theirs = comp[key][name][si]
                 good, sd = close(theirs, ours[o], SIMS_PREREG, SIMS_NUMPY)
@@ -155,6 +162,15 @@ for comp in plan["comparisons"]:
             sd = math.sqrt(cap * (1 - cap) / SIMS_PREREG)
             say(v <= cap + 3 * sd, "%s n=%d %s %.4f <= %.3f + 3 sd" %
                 (w, n, d, v, cap))
+        # Over the plausible truths: a mean of 40 powers, between the
+        # lowest and highest, power_low among them, errors the binomial's.
+        pw, low = comp["power"][si], comp["power_low"][si]
+        say(0 <= low <= 1 and 0 <= pw <= 1 and comp["power_se"][si] >= 0,
+            "%s n=%d power %.4f, power_low %.4f in [0, 1]" % (w, n, pw, low))
+        pd = comp["p_decided"][si]
+        say(abs(comp["p_decided_se"][si] -
+                math.sqrt(pd * (1 - pd) / SIMS_PREREG)) < 1e-9,
+            "%s n=%d p_decided_se is the binomial error" % (w, n))
         dec = sum(comp["p_verdicts"][k][si] for k in names[:3])
         say(abs(dec - comp["p_decided"][si]) < 1e-9,
             "%s n=%d p_decided is the sum of the decided verdicts" % (w, n))

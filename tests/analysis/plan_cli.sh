@@ -206,11 +206,15 @@ open(p, "w").write(s)
 PY
 cp w.lua w.before
 expect 0 "plan --write" "$PREREG" plan w.lua --pilot check/data/plan-check \
-  --sizes 5,10,20,40 --sims 300 --power 0.5 --write
+  --sizes 5,10,20,40 --sims 300 --power 0.5 --assurance 0.5 --write
 check_grep "plan --write: says it" "w.lua: written" "$out"
 check_grep "plan --write: the normal workload's runs" \
   '\{ name = "normal", runs = [0-9]+, metrics' "$(cat w.lua)"
 check_grep "plan --write: the block" "plan = \{" "$(cat w.lua)"
+check_grep "plan --write: the assurance and the power in it" \
+  "assurance = 0.5, power_low = [0-9.]+" "$(cat w.lua)"
+check_grep "plan --write: the expectation's error" \
+  "expected_se = [0-9.e-]+" "$(cat w.lua)"
 check "plan --write: nothing else changed" $PY - <<'PY'
 import re
 strip = lambda s: re.sub(r" ?runs = [0-9]+,", "", s)
@@ -221,14 +225,14 @@ assert strip(new[:at] + new[end:]) == strip(open("w.before").read())
 PY
 expect 0 "the written sheet checks" "$PREREG" check w.lua
 expect 0 "plan --write again: unchanged" "$PREREG" plan w.lua --pilot \
-  check/data/plan-check --sizes 5,10,20,40 --sims 300 --power 0.5 --write
+  check/data/plan-check --sizes 5,10,20,40 --sims 300 --power 0.5 --assurance 0.5 --write
 check_grep "again: unchanged" "w.lua: unchanged" "$out"
 expect 0 "register the planned sheet" "$PREREG" register w.lua
 check "register froze the plan block" grep -q "plan = {" \
   data/written/versions/v0.lua
 expect 1 "plan --write on a registered sheet refused" "$PREREG" plan w.lua \
   --pilot check/data/plan-check --sizes 5,10,20,40 --sims 200 --power 0.5 \
-  --write
+  --assurance 0.5 --write
 check_grep "refused: says what to do" "only an amendment may do" "$out"
 check "refused: the sheet unchanged" cmp -s w.lua data/written/versions/v0.lua
 $PY - <<'PY' >w.csv
@@ -248,7 +252,10 @@ check_grep "report: how the runs were chosen" \
 check_grep "report: the sizes tried" "each size tried \(5, 10, 20, 40 runs" \
   "$md"
 check_grep "report: expected against decided" \
-  "The plan expected [0-9.]+ of its 3 comparisons to decide; [0-3] of 3 did" \
+  "The plan expected [0-9.]+ \(± [0-9.e-]+, the simulation's error\) of its 3 comparisons to decide; [0-3] of 3 did" \
+  "$md"
+check_grep "report: the assurance and the lowest power planned" \
+  "Over the pilot's plausible truths .*it decided with a probability of at least [0-9.]+% in 50% of them" \
   "$md"
 
 # A plan block the loader refuses.
@@ -258,4 +265,7 @@ check_grep "plan.power named" "plan.power" "$out"
 sed 's/source = "experiment"/source = "guess"/' w.lua >bad.lua
 expect 2 "plan.pilot.source unknown" "$PREREG" check bad.lua
 check_grep "plan.pilot.source named" "plan.pilot.source" "$out"
-done_testing 77
+sed 's/assurance = 0.5/assurance = 1.5/' w.lua >bad.lua
+expect 2 "plan.assurance out of range" "$PREREG" check bad.lua
+check_grep "plan.assurance named" "plan.assurance" "$out"
+done_testing 82

@@ -67,7 +67,7 @@ sheet all "$WL" 0 >all.lua
 cp all.lua all.before
 expect 1 "no hypotheses: the near-tie blocks --write" "$PREREG" plan all.lua \
   "${PLAN[@]}" --write
-check_grep "no hypotheses: says which" "w/user_s/b decides in" "$out"
+check_grep "no hypotheses: says which" "w/user_s/b decides with a probability of" "$out"
 check "no hypotheses: the sheet untouched" cmp -s all.lua all.before
 
 # With a hypothesis on wall_s: sized for it, user_s secondary; written.

@@ -135,9 +135,9 @@ rm "$S/conf/link"
 sed -e 's/"work.sh", "conf\/"/"..\/elsewhere"/' -e 's/id = "inp"/id = "inr"/' "$S/s.lua" >"$S/v.lua"
 expect 2 "an input outside the sheet's folder" "$PREREG" check "$S/v.lua"
 check_grep "it says why" "leaves the sheet's folder" "$out"
-head -c $((17 << 20)) /dev/zero >"$S/conf/big.bin"
+truncate -s 17G "$S/conf/big.bin"
 expect 2 "inputs over the size limit" "$PREREG" register "$S/u.lua" --data "$D"
-check_grep "the limit is named" "inputs: more than 16 MiB together \(at conf/big.bin" "$out"
+check_grep "the limit is named" "inputs: more than 16 GiB together \(at conf/big.bin" "$out"
 check "nothing registered" [ ! -e "$D/inq" ]
 rm "$S/conf/big.bin"
 
