@@ -59,6 +59,27 @@ static int file_number(const char *path, double *v) {
   return end != line && isfinite(*v);
 }
 
+/* The CPUs whose cpufreq and throttle files were missing at their first
+ * read: sysfs does not grow them during a run, so they are not looked for
+ * again before and after each run (a failed open each, per CPU). */
+static unsigned char absent_mhz[(CORE_MAX_CPU + 1) / 8];
+static unsigned char absent_throttle[2][(CORE_MAX_CPU + 1) / 8];
+
+/* file_number of a per-CPU file, remembering in absent (bit cpu) that it
+ * is not there. */
+static int counter_number(const char *path, unsigned char *absent, int cpu,
+                          double *v) {
+  if (cpu < 0 || cpu > CORE_MAX_CPU)
+    return file_number(path, v);
+  if (absent[cpu / 8] & (1u << (cpu % 8)))
+    return 0;
+  errno = 0;
+  int ok = file_number(path, v);
+  if (!ok && errno == ENOENT)
+    absent[cpu / 8] |= (unsigned char)(1u << (cpu % 8));
+  return ok;
+}
+
 int run_cond_load(double *load1, double *runnable) {
   FILE *f = run_host_open("/proc/loadavg");
   double a, b, c;
@@ -108,7 +129,7 @@ static int cpu_mhz(const int *cpu, size_t n, double *mhz) {
     double khz;
     snprintf(path, sizeof path,
              "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", cpu[i]);
-    if (file_number(path, &khz)) {
+    if (counter_number(path, absent_mhz, cpu[i], &khz)) {
       sum += khz / 1000.0;
       got++;
     }
@@ -133,7 +154,7 @@ static int throttle_count(const int *cpu, size_t n, double *count) {
                "/sys/devices/system/cpu/cpu%d/thermal_throttle/"
                "%s_throttle_count",
                cpu[i], kinds[k]);
-      if (file_number(path, &v)) {
+      if (counter_number(path, absent_throttle[k], cpu[i], &v)) {
         sum += v;
         got = 1;
       }

@@ -17,15 +17,14 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "run/helper_internal.h"
 #include "run/run.h"
 #include "run/run_internal.h"
-#include "run/stub_internal.h"
 
 extern char **environ;
 
@@ -284,29 +283,6 @@ static char **make_env(const char *const *extra) {
   return v;
 }
 
-/* Resets our own peak RSS to the current one, so that a child execing in
- * our memory map (vfork) cannot inherit an old peak of ours as its
- * ru_maxrss on kernels that record the old map's high-water mark at
- * exec. Failing is harmless (the value is then only an upper bound). */
-static void reset_hiwater(void) {
-  /* Kept open, since this comes before every spawn; per process, since
-   * the helper is a fork of ours and must reset its own map. */
-  static int fd = -1;
-  static pid_t owner;
-  pid_t me = getpid();
-  if (fd >= 0 && owner != me) {
-    close(fd);
-    fd = -1;
-  }
-  if (fd < 0) {
-    fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-    owner = me;
-  }
-  if (fd >= 0 && write(fd, "5", 1) < 0) {
-    /* not allowed here: nothing to do */
-  }
-}
-
 /* Keeps what fits under the sink's limit. A failed write to its file is
  * remembered in s->error (the first errno) rather than ignored: a full
  * disk would otherwise leave a run recorded with its output missing. The
@@ -399,329 +375,12 @@ static void read_output(const struct pollfd *pf, int idx, int *fd,
   }
 }
 
-/* The signals a command starts with at their default action (we ignore
- * or catch some of them), and with none blocked. */
-static const int reset_sigs[] = {SIGPIPE, SIGINT,  SIGTERM,
-                                 SIGHUP,  SIGQUIT, SIGCHLD};
+/* The spawn helper (run/helper.c): prereg-exec beside our executable,
+ * started once, or when it is missing (or cannot be run) a fork of ours
+ * running the same code. */
 
-static int spawn_posix(char **argv, char **envp, const char *cwd, int out_w,
-                       int err_w, int rep_w, pid_t *pid, double *t0) {
-  sigset_t none, def;
-  sigemptyset(&none);
-  sigemptyset(&def);
-  for (size_t i = 0; i < sizeof reset_sigs / sizeof reset_sigs[0]; i++)
-    sigaddset(&def, reset_sigs[i]);
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t at;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawnattr_init(&at);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  if (out_w >= 0)
-    posix_spawn_file_actions_adddup2(&fa, out_w, 1);
-  else
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  if (err_w >= 0)
-    posix_spawn_file_actions_adddup2(&fa, err_w, 2);
-  else
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  /* Descriptors without O_CLOEXEC (a batch file, a lock) must not leak
-   * into the command; prereg-exec reports on 3. */
-  if (rep_w >= 0)
-    posix_spawn_file_actions_adddup2(&fa, rep_w, 3);
-  posix_spawn_file_actions_addclosefrom_np(&fa, rep_w >= 0 ? 4 : 3);
-  if (cwd)
-    posix_spawn_file_actions_addchdir_np(&fa, cwd);
-  posix_spawnattr_setsigmask(&at, &none);
-  posix_spawnattr_setsigdefault(&at, &def);
-  posix_spawnattr_setpgroup(&at, 0);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-                                    POSIX_SPAWN_SETSIGMASK |
-                                    POSIX_SPAWN_SETSIGDEF);
-  *t0 = core_monotonic();
-  int e = posix_spawnp(pid, argv[0], &fa, &at, argv, envp);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&at);
-  return e;
-}
-
-/* The child of spawn_cgroup: into the cgroup, then exec; a failure's
- * errno goes back through ep. */
-_Noreturn static void cgroup_child(char **argv, char **envp, const char *cwd,
-                                   int out_w, int err_w, const char *cgdir,
-                                   int ep) {
-  int e = 0;
-  sigset_t none;
-  sigemptyset(&none);
-  setpgid(0, 0);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/cgroup.procs", cgdir);
-  int fd = open(path, O_WRONLY);
-  if (fd < 0 || write(fd, "0", 1) != 1)
-    e = errno ? errno : EIO;
-  int nul = open("/dev/null", O_RDWR);
-  if (!e && nul >= 0) {
-    dup2(nul, 0);
-    dup2(out_w >= 0 ? out_w : nul, 1);
-    dup2(err_w >= 0 ? err_w : nul, 2);
-  }
-  for (size_t i = 0; i < sizeof reset_sigs / sizeof reset_sigs[0]; i++)
-    signal(reset_sigs[i], SIG_DFL);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-  if (!e && cwd && chdir(cwd) != 0)
-    e = errno;
-  if (!e) {
-    execvpe(argv[0], argv, envp);
-    e = errno;
-  }
-  if (write(ep, &e, sizeof e) < 0) {
-    /* the parent then sees EOF and takes it for success */
-  }
-  _exit(127);
-}
-
-/* With a cgroup the child moves itself into it before it execs, which
- * needs fork (posix_spawn has no hook for it). */
-static int spawn_cgroup(char **argv, char **envp, const char *cwd, int out_w,
-                        int err_w, const char *cgdir, pid_t *pid, double *t0) {
-  int ep[2];
-  if (pipe2(ep, O_CLOEXEC) != 0)
-    return errno;
-  *t0 = core_monotonic();
-  pid_t p = fork();
-  if (p < 0) {
-    int e = errno;
-    close(ep[0]);
-    close(ep[1]);
-    return e;
-  }
-  if (p == 0)
-    cgroup_child(argv, envp, cwd, out_w, err_w, cgdir, ep[1]);
-  close(ep[1]);
-  int e = 0;
-  ssize_t r = read(ep[0], &e, sizeof e);
-  close(ep[0]);
-  if (r == (ssize_t)sizeof e) {
-    waitpid(p, NULL, 0);
-    return e;
-  }
-  *pid = p;
-  return 0;
-}
-
-/* Starts argv in a new process group with stdin from /dev/null and
- * stdout/stderr on out_w/err_w (or /dev/null when < 0), in cgdir when
- * not NULL. Returns 0, or the errno of the failure. OUT: *pid, *t0 (the
- * clock just before the spawn). */
-static int spawn_local(char **argv, char **envp, const char *cwd, int out_w,
-                       int err_w, const char *cgdir, pid_t *pid, double *t0) {
-  reset_hiwater();
-  if (!cgdir)
-    return spawn_posix(argv, envp, cwd, out_w, err_w, -1, pid, t0);
-  return spawn_cgroup(argv, envp, cwd, out_w, err_w, cgdir, pid, t0);
-}
-
-/* The spawn helper */
-
-/* Why a helper: a child's ru_maxrss starts from the high-water mark of the
- * memory map it execs from. After fork that is a copy of ours (everything
- * we hold); after vfork/posix_spawn it is our own map, including our old
- * peak. Both were measured on Linux 6.18: /bin/true reported 200 MiB
- * while we held 200 MiB. So every command is spawned by a helper forked
- * at the first run, while we are still small; its map stays small however
- * much we allocate later, and /bin/true reports ~1 MiB. The helper also
- * reaps the command and takes both clock readings, so wall_s is spawn to
- * reap exactly. One command at a time, over a SOCK_SEQPACKET pair; the
- * pipe ends travel as SCM_RIGHTS. */
-
-typedef struct helper_reply {
-  int kind; /* 1: spawned (pid, err, t0); 2: reaped (status, ru, t1) */
-  int err;
-  pid_t pid;
-  int status;
-  double t;
-  struct rusage ru;
-} helper_reply;
-
-/* The process group of the command the helper is running, so that the
- * helper can take it down when prereg itself dies (kill -9): the kernel
- * then sends the helper SIGUSR1 (PR_SET_PDEATHSIG). */
-static volatile sig_atomic_t helper_running_pgid;
-
-/* The helper is a child subreaper: a descendant of the command whose
- * parent exits (a daemon that double-forked, or left the group with
- * setsid) becomes the helper's child instead of init's. Since the helper
- * runs one command at a time, every child it has besides that command is
- * an orphan of the run. */
-static char helper_children_path[64];
-
-/* SIGKILLs every child listed in the children file; returns how many
- * could be signalled (a zombie can: it is then reaped), or -1 when the
- * file cannot be read (a kernel without CONFIG_PROC_CHILDREN). Reads in
- * chunks: a number may straddle two. Async-signal-safe. */
-static int kill_listed_children(void) {
-  int fd = open(helper_children_path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  char buf[4096];
-  int found = 0, in_number = 0;
-  long v = 0;
-  ssize_t r;
-  do {
-    r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR)
-      continue;
-    /* r <= 0 is the end: a last number is then ended by a space. */
-    for (ssize_t i = 0; i < (r > 0 ? r : 1); i++) {
-      char c = r > 0 ? buf[i] : ' ';
-      if (c >= '0' && c <= '9') {
-        v = v * 10 + (c - '0');
-        in_number = 1;
-      } else if (in_number) {
-        /* One we may not signal (EPERM: a set-uid program run by a
-         * user) would keep us retrying for nothing. */
-        if (kill((pid_t)v, SIGKILL) == 0)
-          found++;
-        v = 0;
-        in_number = 0;
-      }
-    }
-  } while (r > 0 || (r < 0 && errno == EINTR));
-  close(fd);
-  return found;
-}
-
-/* Without the children file: every descendant found by a scan of /proc
- * (which allocates and uses stdio, so not in a signal handler). */
-static int kill_scanned_descendants(void) {
-  int *d = NULL;
-  size_t n = 0;
-  if (run_descendants((int)getpid(), &d, &n) != CORE_OK)
-    return 0;
-  int killed = 0;
-  for (size_t i = 0; i < n; i++)
-    killed += kill(d[i], SIGKILL) == 0;
-  core_free(d);
-  return killed;
-}
-
-/* Kills (SIGKILL) and reaps every child of the helper, again and again
- * while killing one orphans more onto it; bounded (about 2 s) in case
- * something forks as fast as we kill or cannot die. in_handler: called
- * from the SIGUSR1 handler, so only async-signal-safe calls; there,
- * without the children file, the group kill has to do. */
-static void helper_kill_children(int in_handler) {
-  for (int round = 0; round < 2000; round++) {
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-      ;
-    int found = kill_listed_children();
-    if (found < 0) {
-      if (in_handler)
-        return;
-      found = kill_scanned_descendants();
-    }
-    if (found == 0)
-      return;
-    struct timespec ms = {0, 1000000};
-    nanosleep(&ms, NULL);
-  }
-}
-
-static void helper_parent_died(int sig) {
-  (void)sig;
-  if (helper_running_pgid > 0)
-    kill(-(pid_t)helper_running_pgid, SIGKILL);
-  helper_kill_children(1);
-  _exit(1);
-}
-
-/* One spawn request as the helper receives it. Layout of the message:
- * "flags\0" (4 digits: has out fd, has err fd, has cwd, has cgroup), the
- * counts of argv and env, then cwd, cgroup, argv and env, each ended by
- * NUL; the pipe ends come as SCM_RIGHTS. */
-typedef struct helper_request {
-  char **argv, **envp; /* point into the message (free the arrays only) */
-  char *cwd, *cg;
-  int out_w, err_w;
-} helper_request;
-
-/* Receives and parses one request; 0 when the socket is closed (we are
- * done). */
-static int helper_read(int sock, char *buf, helper_request *q) {
-  char cbuf[CMSG_SPACE(2 * sizeof(int))];
-  struct iovec io = {.iov_base = buf, .iov_len = HELPER_MSG_MAX - 1};
-  struct msghdr mh = {.msg_iov = &io,
-                      .msg_iovlen = 1,
-                      .msg_control = cbuf,
-                      .msg_controllen = sizeof cbuf};
-  ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-  if (n <= 0)
-    return 0;
-  buf[n] = 0;
-  int fds[2] = {-1, -1};
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      memcpy(fds, CMSG_DATA(c), c->cmsg_len - CMSG_LEN(0));
-  char *p = buf, *end = buf + n, *flags = p;
-  p += strlen(p) + 1;
-  long nargv = strtol(p, NULL, 10);
-  p += strlen(p) + 1;
-  long nenv = strtol(p, NULL, 10);
-  p += strlen(p) + 1;
-  memset(q, 0, sizeof *q);
-  if (flags[2] == '1') {
-    q->cwd = p;
-    p += strlen(p) + 1;
-  }
-  if (flags[3] == '1') {
-    q->cg = p;
-    p += strlen(p) + 1;
-  }
-  q->argv = calloc((size_t)nargv + 1, sizeof *q->argv);
-  q->envp = calloc((size_t)nenv + 1, sizeof *q->envp);
-  for (long i = 0; q->argv && i < nargv && p < end; i++, p += strlen(p) + 1)
-    q->argv[i] = p;
-  for (long i = 0; q->envp && i < nenv && p < end; i++, p += strlen(p) + 1)
-    q->envp[i] = p;
-  int k = 0;
-  q->out_w = flags[0] == '1' ? fds[k++] : -1;
-  q->err_w = flags[1] == '1' ? fds[k++] : -1;
-  return 1;
-}
-
-static void close_ends(helper_request *q) {
-  if (q->out_w >= 0)
-    close(q->out_w);
-  if (q->err_w >= 0)
-    close(q->err_w);
-  q->out_w = q->err_w = -1;
-}
-
-/* Waits for the command, then takes down everything of the run. */
-static void helper_reap(pid_t pid, helper_reply *d) {
-  helper_running_pgid = pid; /* the command leads its own group */
-  /* Orphans the run leaves to us while it goes on are reaped as they
-   * end, so that no zombie of ours stands in its PSS sample. */
-  for (;;) {
-    pid_t w = wait4(-1, &d->status, 0, &d->ru);
-    if (w == pid || (w < 0 && errno != EINTR))
-      break;
-  }
-  d->t = core_monotonic();
-  /* Nothing of the run outlives it: its group, and the orphans we
-   * adopted. SIGUSR1 waits, so that its handler does not do the same
-   * at the same time. */
-  sigset_t usr1, old;
-  sigemptyset(&usr1);
-  sigaddset(&usr1, SIGUSR1);
-  sigprocmask(SIG_BLOCK, &usr1, &old);
-  kill(-pid, SIGKILL);
-  helper_running_pgid = 0;
-  helper_kill_children(0);
-  sigprocmask(SIG_SETMASK, &old, NULL);
-}
-
-/* prereg-exec beside our executable, or "" (then commands are spawned
- * directly, and their maxrss_kib has the helper's size as a floor). */
+/* prereg-exec beside our executable, or "" (then the helper is a fork of
+ * ours, and commands' maxrss_kib has its size as a floor). */
 static char stub_path[4096];
 
 static void find_stub(void) {
@@ -744,125 +403,24 @@ static void find_stub(void) {
     stub_path[0] = '\0';
 }
 
-/* Reads one record of prereg-exec's; 0 when none came. */
-static int stub_record(int fd, int kind, run_stub_record *rec) {
-  ssize_t n;
-  do
-    n = read(fd, rec, sizeof *rec);
-  while (n < 0 && errno == EINTR);
-  return n == (ssize_t)sizeof *rec && rec->kind == kind;
-}
-
-/* Spawns q's command through prereg-exec. Returns 0 with *rep the
- * descriptor of its records (the first read: the command runs, r->t its
- * start), or an errno (the command did not start). */
-static int spawn_stubbed(helper_request *q, helper_reply *r, int *rep) {
-  int fds[2];
-  size_t n = 0;
-  run_stub_record rec;
-  *rep = -1;
-  while (q->argv[n])
-    n++;
-  char **argv = calloc(n + 2, sizeof *argv);
-  if (!argv || pipe2(fds, O_CLOEXEC) != 0) {
-    free(argv);
-    return argv ? errno : ENOMEM;
+/* The helper's process: prereg-exec with the socket on descriptor 3 and
+ * nothing else of ours open, or, without it, this fork itself. */
+_Noreturn static void helper_child(int sock, pid_t parent) {
+  /* Dying with us from the start: prereg-exec sets it again. */
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (getppid() != parent)
+    _exit(0);
+  if (stub_path[0] &&
+      (sock == 3 ? fcntl(3, F_SETFD, 0) == 0 : dup2(sock, 3) == 3)) {
+    char pid[24];
+    snprintf(pid, sizeof pid, "%d", (int)parent);
+    char name[] = RUN_STUB_NAME, serve[] = RUN_STUB_SERVE;
+    char *argv[] = {name, serve, pid, NULL};
+    closefrom(4);
+    execve(stub_path, argv, environ);
+    sock = 3; /* it could not be run: serve from here */
   }
-  argv[0] = stub_path;
-  memcpy(argv + 1, q->argv, (n + 1) * sizeof *argv);
-  reset_hiwater();
-  int e = spawn_posix(argv, q->envp, q->cwd, q->out_w, q->err_w, fds[1],
-                      &r->pid, &r->t);
-  free(argv);
-  close(fds[1]);
-  if (!e) {
-    if (!stub_record(fds[0], 1, &rec))
-      e = ECHILD; /* it died before it could say */
-    else if (rec.err)
-      e = rec.err; /* as posix_spawnp would have said it */
-    else
-      r->t = rec.t;
-    if (e)
-      waitpid(r->pid, NULL, 0);
-  }
-  if (e)
-    close(fds[0]);
-  else
-    *rep = fds[0];
-  return e;
-}
-
-/* after - before, of struct timeval. */
-static struct timeval tv_minus(struct timeval after, struct timeval before) {
-  struct timeval d;
-  timersub(&after, &before, &d);
-  return d;
-}
-
-/* The CPU times of every process of a run spawned without prereg-exec,
- * reaped by now: what our RUSAGE_CHILDREN grew by since *before (the
- * run's orphans are ours and were reaped in helper_reap). prereg-exec
- * tells the same of the processes below it, its own CPU excluded. */
-static void helper_run_cpu(const struct rusage *before, helper_reply *d) {
-  struct rusage after;
-  if (getrusage(RUSAGE_CHILDREN, &after) != 0)
-    return;
-  d->ru.ru_utime = tv_minus(after.ru_utime, before->ru_utime);
-  d->ru.ru_stime = tv_minus(after.ru_stime, before->ru_stime);
-}
-
-static void helper_main(int sock) {
-  char *buf = malloc(HELPER_MSG_MAX);
-  if (!buf)
-    _exit(1);
-  helper_request q;
-  while (helper_read(sock, buf, &q)) {
-    helper_reply r = {.kind = 1};
-    int rep = -1;
-    struct rusage before;
-    /* prereg-exec counts the run's CPU itself: no system call here. */
-    int count = !(stub_path[0] && !q.cg);
-    if (count)
-      getrusage(RUSAGE_CHILDREN, &before);
-    if (!q.argv || !q.envp)
-      r.err = ENOMEM;
-    else if (stub_path[0] && !q.cg)
-      r.err = spawn_stubbed(&q, &r, &rep);
-    else
-      r.err = spawn_local(q.argv, q.envp, q.cwd, q.out_w, q.err_w, q.cg,
-                          &r.pid, &r.t);
-    free(q.argv);
-    free(q.envp);
-    if (r.err)
-      close_ends(&q);
-    if (send(sock, &r, sizeof r, 0) != (ssize_t)sizeof r)
-      _exit(1);
-    if (r.err)
-      continue;
-    helper_reply d = {.kind = 2, .pid = r.pid};
-    helper_reap(r.pid, &d);
-    if (count)
-      helper_run_cpu(&before, &d);
-    if (rep >= 0) {
-      /* What wait4 said of the command alone, when prereg-exec lived to
-       * say it (a group killed at a timeout takes it down too). */
-      run_stub_record rec;
-      if (stub_record(rep, 2, &rec)) {
-        d.status = rec.status;
-        d.ru = rec.ru;
-        d.t = rec.t;
-      }
-      close(rep);
-    }
-    /* Our copies of the pipe ends go only now: their end of file and the
-     * reply then reach prereg together, waking it once rather than
-     * twice. */
-    int sent = send(sock, &d, sizeof d, 0) == (ssize_t)sizeof d;
-    close_ends(&q);
-    if (!sent)
-      _exit(1);
-  }
-  _exit(0);
+  run_helper_serve(sock, parent);
 }
 
 /* Starts the helper once; returns 0 when it is not available (then we
@@ -890,22 +448,7 @@ static int helper_start(void) {
   }
   if (p == 0) {
     close(sv[0]);
-    /* It must not outlive us, nor take our Ctrl-C: we decide what happens
-     * to the run. */
-    signal(SIGUSR1, helper_parent_died);
-    prctl(PR_SET_PDEATHSIG, SIGUSR1, 0, 0, 0);
-    if (getppid() != parent)
-      _exit(0);
-    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    snprintf(helper_children_path, sizeof helper_children_path,
-             "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
-    reset_hiwater();
-    helper_main(sv[1]);
-    _exit(0);
+    helper_child(sv[1], parent);
   }
   close(sv[1]);
   helper_sock = sv[0];
@@ -987,7 +530,7 @@ static int helper_send(char **argv, char **envp, const char *cwd, int out_w,
   return e;
 }
 
-static int helper_recv(helper_reply *r) {
+static int helper_recv(run_helper_reply *r) {
   ssize_t n;
   while ((n = recv(helper_sock, r, sizeof *r, 0)) < 0 && errno == EINTR)
     ;
@@ -1047,7 +590,7 @@ static core_status exec_spawn(exec_run *x, int *failed, core_err *err) {
   int e = 0;
   x->via_helper = helper_start();
   if (x->via_helper) {
-    helper_reply r;
+    run_helper_reply r;
     e = helper_send(x->argv, x->envp, req->cwd, x->outp[1], x->errp[1],
                     req->cgroup_dir);
     if (e < 0)
@@ -1064,8 +607,8 @@ static core_status exec_spawn(exec_run *x, int *failed, core_err *err) {
     }
   }
   if (!x->via_helper)
-    e = spawn_local(x->argv, x->envp, req->cwd, x->outp[1], x->errp[1],
-                    req->cgroup_dir, &x->pid, &x->t0);
+    e = run_helper_spawn(x->argv, x->envp, req->cwd, x->outp[1], x->errp[1],
+                         req->cgroup_dir, &x->pid, &x->t0);
   if (e != 0) {
     run_res *res = x->res;
     res->exited = 1;
@@ -1158,7 +701,7 @@ static int exec_due(exec_run *x) {
 /* Whether the command was reaped, told by the helper or seen by us. */
 static core_status exec_reap(exec_run *x, int ready, core_err *err) {
   if (x->via_helper) {
-    helper_reply d;
+    run_helper_reply d;
     if (!ready)
       return CORE_OK;
     if (helper_recv(&d) != 0 || d.kind != 2) {

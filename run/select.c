@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "run/run_internal.h"
-#include "run/stub_internal.h"
 
 enum { CMDLINE_CAP = 8192, CG_PATH = 1024, CG_MAX = 32, RUN_CID_MIN = 12 };
 
@@ -223,19 +222,6 @@ static void read_cmdline(int pid, char *out, size_t cap) {
       out[i] = ' ';
 }
 
-/* 1 when pid is prereg-exec (its name, which we gave it at spawn). */
-static int is_stub(int pid) {
-  char path[64], comm[32] = "";
-  snprintf(path, sizeof path, "/proc/%d/comm", pid);
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  if (!fgets(comm, sizeof comm, f))
-    comm[0] = '\0';
-  fclose(f);
-  return strcmp(comm, RUN_STUB_NAME "\n") == 0;
-}
-
 /* The run's process, its descendants, then the processes the adopter
  * took in: one whose parent exited (a double-forked daemon) is no longer
  * below root but below the subreaper that adopted it, and still this
@@ -249,21 +235,9 @@ static void pick_tree(picker *pk, int root, int adopter) {
   size_t nd = run_walk_below(pk->t, pk->nt, root, root, d, 0);
   size_t na =
       adopter > 0 ? run_walk_below(pk->t, pk->nt, adopter, root, d, nd) : nd;
-  /* prereg-exec, between the helper and the command, is prereg's own:
-   * the command below it is the run's process. */
-  int stub = is_stub(root);
-  if (!stub)
-    choose(pk, root, "run", RUN_SEL_TREE);
-  for (size_t i = 0; i < na; i++) {
-    int top = 0;
-    for (size_t j = 0; stub && i < nd && j < pk->nt; j++)
-      top |= pk->t[j].pid == d[i] && pk->t[j].ppid == root;
-    choose(pk, d[i],
-           top      ? "run"
-           : i < nd ? "descendant"
-                    : "adopted",
-           RUN_SEL_TREE);
-  }
+  choose(pk, root, "run", RUN_SEL_TREE);
+  for (size_t i = 0; i < na; i++)
+    choose(pk, d[i], i < nd ? "descendant" : "adopted", RUN_SEL_TREE);
   core_free(d);
 }
 
