@@ -20,6 +20,7 @@
 #include "core/core.h"
 #include "data/data.h"
 #include "data/data_internal.h"
+#include "imports/imports_internal.h"
 #include "protocols/proto.h"
 #include "reports/report.h"
 
