@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "bundles/bundles.h"
 #include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"

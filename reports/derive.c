@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bundles/bundles.h"
 #include "reports/report.h"
 
 core_status report_render_to(const char *sheet_path, const char *data_dir,

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bundles/bundles.h"
 #include "data/data.h"
 
 static char **files;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bundles/bundles.h"
 #include "core/core.h"
 #include "data/data.h"
 #include "data/data_internal.h"

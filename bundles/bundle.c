@@ -24,7 +24,6 @@
 #define _XOPEN_SOURCE 700
 #include <archive.h>
 #include <archive_entry.h>
-#include <csv.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "data/data_internal.h"
+#include "bundles/bundles_internal.h"
 
 #define BUNDLE_HEADER DATA_BUNDLE_HEADER
 #define BUNDLE_MANIFEST DATA_BUNDLE_MANIFEST
