@@ -511,7 +511,7 @@ cleanup:
 static core_status add_frozen(item_list *l, const char *dir, const char *mpath,
                               const char *text, size_t mlen,
                               const char *prefix, core_err *err) {
-  manifest m;
+  data_manifest m;
   core_status st = data_manifest_parse(mpath, text, mlen, &m, NULL, err);
   if (st == CORE_EINPUT)
     err->status = st = CORE_EVERIFY; /* a damaged folder, not bad input */

@@ -6,7 +6,7 @@
 #define PREREG_BUNDLES_INTERNAL_H
 
 #include "bundles/bundles.h"
-#include "data/data_internal.h"
+#include "data/data.h"
 
 /* Bundles (bundle.c writes them, bundle_read.c reads them) */
 

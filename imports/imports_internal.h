@@ -6,8 +6,10 @@
 #ifndef PREREG_IMPORTS_INTERNAL_H
 #define PREREG_IMPORTS_INTERNAL_H
 
-#include "data/data_internal.h"
+#include "data/data.h"
 #include "imports/imports.h"
+
+struct json_t; /* jansson's, for the files of imports/ */
 
 /* Importers of other tools' files */
 

@@ -344,7 +344,7 @@ static int run_import_go(const uint8_t *data, size_t size) {
 }
 
 static int run_manifest(const uint8_t *data, size_t size) {
-  manifest m;
+  data_manifest m;
   core_buf problems;
   core_err err = {0};
   data_report_inputs *ri = NULL;
