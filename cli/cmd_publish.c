@@ -55,6 +55,18 @@ static core_status verify_bundled_original(const char *path, FILE *out,
   return st;
 }
 
+/* The bundle's report against its data: report_verify_bundle over the
+ * copy bundles/ extracted. */
+static core_status verify_report(const char *path, core_buf *report,
+                                 core_err *err) {
+  const char *sheet_path, *data_dir;
+  core_status st =
+      data_resolve_input(path, NULL, &sheet_path, &data_dir, NULL, err);
+  if (st == CORE_OK)
+    st = report_verify_bundle(path, sheet_path, data_dir, report, err);
+  return st;
+}
+
 core_status cli_verify_bundle(const char *path, const char *tsa_ca,
                               const char *allowed, FILE *out, core_err *err) {
   core_buf report;
@@ -70,7 +82,7 @@ core_status cli_verify_bundle(const char *path, const char *tsa_ca,
     st = cli_verify_bundle_proofs(path, tsa_ca, allowed, out, err);
   core_buf_init(&report);
   if (st == CORE_OK)
-    st = report_verify_bundle(path, &report, err);
+    st = verify_report(path, &report, err);
   if (report.data)
     fputs(report.data, out);
   core_buf_free(&report);
@@ -104,7 +116,7 @@ static core_status write_checked(const char *exp_dir, const proto_sheet *sheet,
     return st;
   core_buf_init(&report);
   if ((st = data_bundle_verify(path, NULL, err)) != CORE_OK ||
-      (st = report_verify_bundle(path, &report, err)) != CORE_OK)
+      (st = verify_report(path, &report, err)) != CORE_OK)
     core_err_prefix(err, "the bundle just written does not verify: ");
   core_buf_free(&report);
   return st;

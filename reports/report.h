@@ -157,13 +157,15 @@ core_status report_write_all(const report_input *in, const report_doc *doc,
 core_status report_render_to(const char *sheet_path, const char *data_dir,
                              const char *dir, core_err *err);
 
-/** For a bundle that verified (data_bundle_verify): extracts it and
+/** For a bundle that verified (data_bundle_verify), extracted by
+ * data_resolve_input (sheet_path and data_dir, as it gives them):
  * re-derives the analysis from its data; the bundled report/analysis.json
  * must give the same numbers and verdicts (analysis_json_compare) and
  * report.md must record that file's SHA-256. Appends one line per
  * problem (or an "ok" line) to out; CORE_EVERIFY names the first. A
  * bundle without a report has nothing to compare (CORE_OK, said). */
-core_status report_verify_bundle(const char *bundle, core_buf *out,
+core_status report_verify_bundle(const char *bundle, const char *sheet_path,
+                                 const char *data_dir, core_buf *out,
                                  core_err *err);
 
 /* Building blocks, exposed for tests */
