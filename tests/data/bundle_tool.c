@@ -1,4 +1,4 @@
-/* bundle_tool.c: drives data/bundle.c directly, for the bundle tests on
+/* bundle_tool.c: drives bundles/ directly, for the bundle tests on
  * data folders laid out by hand (no sheet loader or data layer needed).
  * SPDX-License-Identifier: MIT
  *
