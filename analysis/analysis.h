@@ -493,6 +493,9 @@ typedef struct analysis_plan_cell {
   /* A pair of the rule's pairs: its earlier arm, whose values are ref;
    * NULL for a comparison with the sheet's reference. */
   const char *reference;
+  /* 1: simulated and reported, but not among the comparisons its
+   * workload's recommended size is chosen for. */
+  int secondary;
 } analysis_plan_cell;
 
 /* What the simulation found for one comparison. Outcome o of size s is
@@ -500,6 +503,7 @@ typedef struct analysis_plan_cell {
 typedef struct analysis_plan_result {
   char *workload, *metric, *arm;
   char *reference; /* a pair's earlier arm, or NULL (the sheet's) */
+  int secondary;   /* the cell's: the size is not chosen for it */
   size_t pilot_n_ref, pilot_n_cand;
   /* The pilot's own ratio of medians and its percentile bootstrap CI
    * under the rule (analysis_bootstrap_ratio): what "why" reads. */
@@ -511,10 +515,19 @@ typedef struct analysis_plan_result {
   double *p_false;    /* per size, null: a verdict with a direction */
   double *p_false_up, *p_false_down; /* ... split by that direction */
   double *expected_runs; /* per column: the mean runs per arm taken */
+  /* Under the rule's family correction (NULL without one): per column,
+   * P(decided) with every arm of its workload drawn from its own pilot
+   * values in one experiment, each comparison at the error the
+   * correction gives it. */
+  double *p_decided_family;
 } analysis_plan_result;
 
+/** The power of r at column col that plan chooses by: P(decided) under
+ * the family correction when the rule has one, else p_decided. */
+double analysis_plan_power(const analysis_plan_result *r, size_t col);
+
 /* Per workload: the smallest candidate size at which every comparison
- * of it reaches the power, or 0 and why not. */
+ * of it that is not secondary reaches the power, or 0 and why not. */
 typedef struct analysis_plan_pick {
   char *workload;
   long runs; /* 0: none of the sizes */

@@ -229,7 +229,21 @@ core_status analysis_bootstrap_both(const double *ref, size_t n_ref,
                                     double *dhi, double *replicates,
                                     core_err *err);
 
-/** The first rule in rule->verdicts that matches, or NULL (see
+/** What a verdict rule is read on: the ratio and its CI, the difference
+ * and its CI (NaN: not there). */
+typedef struct analysis_estimate {
+  double ratio, ci_low, ci_high;
+  double difference, difference_ci_low, difference_ci_high;
+} analysis_estimate;
+
+/** The first rule in rule->verdicts that matches e, or NULL: a rule with
+ * a condition on the ratio needs the ratio and its CI, one with a
+ * condition on the difference the difference and its CI. */
+const proto_verdict_rule *analysis_verdict_rule_d(const proto_rule *rule,
+                                                  const analysis_estimate *e);
+
+/** analysis_verdict_rule_d on the ratio alone (no difference: a rule
+ * with a condition on it never matches), NULL when it is NaN (see
  * analysis_verdict). */
 const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
                                                 double ratio, double ci_low,

@@ -14,28 +14,68 @@
 
 /* Verdicts and claims */
 
+/* Whether v's conditions on the ratio hold (all of them; 1 when it has
+ * none). Boundaries as documented in proto.h: strict for excludes, above
+ * and below; inclusive for within. */
+static int ratio_holds(const proto_verdict_rule *v, double ratio,
+                       double ci_low, double ci_high) {
+  if (!proto_verdict_on_ratio(v))
+    return 1;
+  if (isnan(ratio) || isnan(ci_low) || isnan(ci_high))
+    return 0;
+  return !(v->has_ci_excludes &&
+           !(ci_low > v->ci_excludes || ci_high < v->ci_excludes)) &&
+         !(v->has_ratio_above && !(ratio > v->ratio_above)) &&
+         !(v->has_ratio_below && !(ratio < v->ratio_below)) &&
+         !(v->has_ci_within &&
+           !(v->ci_within[0] <= ci_low && ci_high <= v->ci_within[1]));
+}
+
+/* The same of v's conditions on the difference. */
+static int diff_holds(const proto_verdict_rule *v, double d, double lo,
+                      double hi) {
+  if (!proto_verdict_on_diff(v))
+    return 1;
+  if (isnan(d) || isnan(lo) || isnan(hi))
+    return 0;
+  return !(v->has_diff_ci_excludes &&
+           !(lo > v->diff_ci_excludes || hi < v->diff_ci_excludes)) &&
+         !(v->has_diff_above && !(d > v->diff_above)) &&
+         !(v->has_diff_below && !(d < v->diff_below)) &&
+         !(v->has_diff_ci_within &&
+           !(v->diff_ci_within[0] <= lo && hi <= v->diff_ci_within[1]));
+}
+
+const proto_verdict_rule *analysis_verdict_rule_d(const proto_rule *rule,
+                                                  const analysis_estimate *e) {
+  for (size_t i = 0; i < rule->n_verdicts; i++) {
+    const proto_verdict_rule *v = &rule->verdicts[i];
+    if (ratio_holds(v, e->ratio, e->ci_low, e->ci_high) &&
+        diff_holds(v, e->difference, e->difference_ci_low,
+                   e->difference_ci_high))
+      return v;
+  }
+  return NULL;
+}
+
 const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
                                                 double ratio, double ci_low,
                                                 double ci_high) {
+  analysis_estimate e = {ratio, ci_low, ci_high, NAN, NAN, NAN};
   if (isnan(ratio) || isnan(ci_low) || isnan(ci_high))
     return NULL;
-  for (size_t i = 0; i < rule->n_verdicts; i++) {
-    const proto_verdict_rule *v = &rule->verdicts[i];
-    /* Boundaries as documented in proto.h: strict for excludes, above and
-     * below; inclusive for within. */
-    if (v->has_ci_excludes &&
-        !(ci_low > v->ci_excludes || ci_high < v->ci_excludes))
-      continue;
-    if (v->has_ratio_above && !(ratio > v->ratio_above))
-      continue;
-    if (v->has_ratio_below && !(ratio < v->ratio_below))
-      continue;
-    if (v->has_ci_within &&
-        !(v->ci_within[0] <= ci_low && ci_high <= v->ci_within[1]))
-      continue;
-    return v;
-  }
-  return NULL;
+  return analysis_verdict_rule_d(rule, &e);
+}
+
+/* The estimate of r that its verdict is read on. */
+static analysis_estimate estimate_of(const analysis_result *r) {
+  analysis_estimate e = {r->ratio,
+                         r->ci_low,
+                         r->ci_high,
+                         r->difference,
+                         r->difference_ci_low,
+                         r->difference_ci_high};
+  return e;
 }
 
 /* A measured a and a given b (a threshold, written as the sheet may
@@ -361,13 +401,28 @@ static void note(analysis_result *r, const char *fmt, ...) {
   r->note = core_strdup(text);
 }
 
+/* The note of r's ratio that is not a finite number (a reference median
+ * of 0, or one so small beside the other that the ratio overflows). */
+static void note_no_ratio(analysis_result *r) {
+  char mr[40], m[40];
+  if (r->median_reference == 0.0) {
+    note(r, "ratio not finite: reference median is 0");
+    return;
+  }
+  sig_apart(r->median_reference, r->median, mr, m, sizeof mr);
+  core_fmt_sig(m, sizeof m, r->median, 3);
+  note(r, "ratio not finite: the reference median %s is too small beside %s",
+       mr, m);
+}
+
 /* The ratio of the medians of r (n and medians set) and its CI from the
- * sorted values ref (the reference's) and cand. Fewer values than the
- * rule's min_n in either arm: no CI (one value per arm made a zero-width
- * CI and a confident verdict). A ratio or CI bound that is not a finite
- * number (a reference median of 0, or one so small beside the other that
- * the ratio overflows) is said so in the note and left out (NaN), never
- * shown as inf. */
+ * sorted values ref (the reference's) and cand, and the same of their
+ * difference. Fewer values than the rule's min_n in either arm: no CI
+ * (one value per arm made a zero-width CI and a confident verdict). A
+ * ratio or CI bound that is not a finite number (a reference median of
+ * 0, or one so small beside the other that the ratio overflows) is said
+ * so in the note and left out (NaN), never shown as inf; the difference
+ * and its CI stay, being defined there. */
 static core_status judge(const proto_rule *rule, double confidence,
                          analysis_result *r, const double *ref,
                          const double *cand, int threads, core_err *err) {
@@ -377,21 +432,13 @@ static core_status judge(const proto_rule *rule, double confidence,
   r->ci_low = r->ci_high = NAN;
   r->difference = r->median - r->median_reference;
   r->difference_ci_low = r->difference_ci_high = NAN;
-  if (r->median_reference == 0.0 || !isfinite(r->ratio)) {
-    if (r->median_reference == 0.0)
-      note(r, "ratio not finite: reference median is 0");
-    else {
-      char mr[40], m[40];
-      sig_apart(r->median_reference, r->median, mr, m, sizeof mr);
-      core_fmt_sig(m, sizeof m, r->median, 3);
-      note(r,
-           "ratio not finite: the reference median %s is too small beside "
-           "%s",
-           mr, m);
-    }
+  int no_ratio = r->median_reference == 0.0 || !isfinite(r->ratio);
+  if (no_ratio) {
+    note_no_ratio(r);
     r->ratio = NAN;
-    return CORE_OK;
   }
+  if (!isfinite(r->difference))
+    r->difference = NAN; /* medians of opposite signs near the limits */
   if (r->n < (size_t)rule->min_n || r->n_reference < (size_t)rule->min_n) {
     note(r,
          "%zu value%s for %s and %zu for %s; the rule needs at least %ld "
@@ -404,6 +451,8 @@ static core_status judge(const proto_rule *rule, double confidence,
                                rule->resamples, confidence, r->seed, threads,
                                &r->ci_low, &r->ci_high, &r->difference_ci_low,
                                &r->difference_ci_high, NULL, &berr);
+  if (!isfinite(r->difference_ci_low) || !isfinite(r->difference_ci_high))
+    r->difference_ci_low = r->difference_ci_high = NAN;
   if (st == CORE_ESTATS) {
     /* Undefined, not broken: the comparison stays, undecided. */
     note(r, "CI not finite: %s",
@@ -411,40 +460,83 @@ static core_status judge(const proto_rule *rule, double confidence,
   } else if (st != CORE_OK) {
     *err = berr;
     return st;
-  } else if (!isfinite(r->ci_low) || !isfinite(r->ci_high)) {
+  } else if (!no_ratio && (!isfinite(r->ci_low) || !isfinite(r->ci_high))) {
     note(r, "CI not finite: a resample's ratio overflows (its reference "
             "median is too small)");
-    r->ci_low = r->ci_high = NAN;
   }
+  if (no_ratio || !isfinite(r->ci_low) || !isfinite(r->ci_high))
+    r->ci_low = r->ci_high = NAN;
   return CORE_OK;
 }
 
-/* Why no verdict rule matched r (its ratio and CI finite): for each rule
- * in order, its first condition that fails ("slower: the CI [0.97,
- * 1.08] contains 1"); NULL when out of memory. */
+/* The first of v's conditions on r's ratio that fails, in words ("the
+ * CI [0.97, 1.08] contains 1"), into b. */
+static void ratio_why(const proto_verdict_rule *v, const analysis_result *r,
+                      core_buf *b) {
+  char lo[40], hi[40], ra[40], x[40];
+  if (isnan(r->ratio) || isnan(r->ci_low) || isnan(r->ci_high)) {
+    core_buf_puts(b, "no ratio with a CI");
+    return;
+  }
+  core_fmt_sig(lo, sizeof lo, r->ci_low, 3);
+  core_fmt_sig(hi, sizeof hi, r->ci_high, 3);
+  if (v->has_ci_excludes &&
+      !(r->ci_low > v->ci_excludes || r->ci_high < v->ci_excludes))
+    core_buf_printf(b, "the CI [%s, %s] contains %.6g", lo, hi,
+                    v->ci_excludes);
+  else if (v->has_ratio_above && !(r->ratio > v->ratio_above)) {
+    sig_apart(r->ratio, v->ratio_above, ra, x, sizeof ra);
+    core_buf_printf(b, "the ratio %s is not above %s", ra, x);
+  } else if (v->has_ratio_below && !(r->ratio < v->ratio_below)) {
+    sig_apart(r->ratio, v->ratio_below, ra, x, sizeof ra);
+    core_buf_printf(b, "the ratio %s is not below %s", ra, x);
+  } else
+    core_buf_printf(b, "the CI [%s, %s] is not within [%.6g, %.6g]", lo, hi,
+                    v->ci_within[0], v->ci_within[1]);
+}
+
+/* The same of v's conditions on r's difference. */
+static void diff_why(const proto_verdict_rule *v, const analysis_result *r,
+                     core_buf *b) {
+  double d = r->difference, l = r->difference_ci_low,
+         u = r->difference_ci_high;
+  char lo[40], hi[40], ra[40], x[40];
+  if (isnan(d) || isnan(l) || isnan(u)) {
+    core_buf_puts(b, "no difference with a CI");
+    return;
+  }
+  core_fmt_sig(lo, sizeof lo, l, 3);
+  core_fmt_sig(hi, sizeof hi, u, 3);
+  if (v->has_diff_ci_excludes &&
+      !(l > v->diff_ci_excludes || u < v->diff_ci_excludes))
+    core_buf_printf(b, "the difference's CI [%s, %s] contains %.6g", lo, hi,
+                    v->diff_ci_excludes);
+  else if (v->has_diff_above && !(d > v->diff_above)) {
+    sig_apart(d, v->diff_above, ra, x, sizeof ra);
+    core_buf_printf(b, "the difference %s is not above %s", ra, x);
+  } else if (v->has_diff_below && !(d < v->diff_below)) {
+    sig_apart(d, v->diff_below, ra, x, sizeof ra);
+    core_buf_printf(b, "the difference %s is not below %s", ra, x);
+  } else
+    core_buf_printf(b,
+                    "the difference's CI [%s, %s] is not within [%.6g, %.6g]",
+                    lo, hi, v->diff_ci_within[0], v->diff_ci_within[1]);
+}
+
+/* Why no verdict rule matched r: for each rule in order, its first
+ * condition that fails ("slower: the CI [0.97, 1.08] contains 1");
+ * NULL when out of memory. */
 static char *inconclusive_why(const proto_rule *rule,
                               const analysis_result *r) {
   core_buf b;
-  char lo[40], hi[40], ra[40], x[40];
   core_buf_init(&b);
-  core_fmt_sig(lo, sizeof lo, r->ci_low, 3);
-  core_fmt_sig(hi, sizeof hi, r->ci_high, 3);
   for (size_t i = 0; i < rule->n_verdicts; i++) {
     const proto_verdict_rule *v = &rule->verdicts[i];
     core_buf_printf(&b, "%s%s: ", i ? "; " : "", v->name);
-    if (v->has_ci_excludes &&
-        !(r->ci_low > v->ci_excludes || r->ci_high < v->ci_excludes))
-      core_buf_printf(&b, "the CI [%s, %s] contains %.6g", lo, hi,
-                      v->ci_excludes);
-    else if (v->has_ratio_above && !(r->ratio > v->ratio_above)) {
-      sig_apart(r->ratio, v->ratio_above, ra, x, sizeof ra);
-      core_buf_printf(&b, "the ratio %s is not above %s", ra, x);
-    } else if (v->has_ratio_below && !(r->ratio < v->ratio_below)) {
-      sig_apart(r->ratio, v->ratio_below, ra, x, sizeof ra);
-      core_buf_printf(&b, "the ratio %s is not below %s", ra, x);
-    } else
-      core_buf_printf(&b, "the CI [%s, %s] is not within [%.6g, %.6g]", lo, hi,
-                      v->ci_within[0], v->ci_within[1]);
+    if (!ratio_holds(v, r->ratio, r->ci_low, r->ci_high))
+      ratio_why(v, r, &b);
+    else
+      diff_why(v, r, &b);
   }
   if (!rule->n_verdicts)
     core_buf_puts(&b, "the rule has no verdicts");
@@ -453,6 +545,15 @@ static char *inconclusive_why(const proto_rule *rule,
     return NULL;
   }
   return core_buf_steal(&b);
+}
+
+/* Whether r, undecided, gets a why: its ratio and CI are numbers, or the
+ * rule decides on the difference too and that and its CI are. */
+static int has_why(const proto_rule *rule, const analysis_result *r) {
+  if (!isnan(r->ratio) && !isnan(r->ci_low) && !isnan(r->ci_high))
+    return 1;
+  return proto_rule_on_diff(rule) && !isnan(r->difference) &&
+         !isnan(r->difference_ci_low) && !isnan(r->difference_ci_high);
 }
 
 core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
@@ -474,8 +575,10 @@ core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
     return st;
   few =
       r->n < (size_t)sh->rule.min_n || r->n_reference < (size_t)sh->rule.min_n;
-  if (!few)
-    v = analysis_verdict_rule(&sh->rule, r->ratio, r->ci_low, r->ci_high);
+  if (!few) {
+    analysis_estimate e = estimate_of(r);
+    v = analysis_verdict_rule_d(&sh->rule, &e);
+  }
   r->verdict = core_strdup(few ? ANALYSIS_INSUFFICIENT
                                : proto_verdict_word(sh, v, wl->metrics[m]));
   r->rule_verdict = core_strdup(few ? ANALYSIS_INSUFFICIENT
@@ -485,8 +588,8 @@ core_status acc_decide(const acc *c, analysis_result *r, size_t w, size_t m,
   r->worse = r->higher_better ? -dir : dir;
   if (!r->verdict || !r->rule_verdict)
     return OOM(err);
-  if (!few && !v && !isnan(r->ratio) && !isnan(r->ci_low) &&
-      !isnan(r->ci_high) && !(r->why = inconclusive_why(&sh->rule, r)))
+  if (!few && !v && has_why(&sh->rule, r) &&
+      !(r->why = inconclusive_why(&sh->rule, r)))
     return OOM(err);
   return CORE_OK;
 }
@@ -686,8 +789,8 @@ static const analysis_result *comparison(const proto_sheet *sh,
   tmp->difference_ci_high = -g->difference_ci_low;
   tmp->worse = -g->worse;
   if (strcmp(g->verdict, ANALYSIS_INSUFFICIENT) != 0) {
-    const proto_verdict_rule *v = analysis_verdict_rule(
-        &sh->rule, tmp->ratio, tmp->ci_low, tmp->ci_high);
+    analysis_estimate e = estimate_of(tmp);
+    const proto_verdict_rule *v = analysis_verdict_rule_d(&sh->rule, &e);
     tmp->verdict = (char *)proto_verdict_word(sh, v, m);
     tmp->rule_verdict = (char *)(v ? v->name : "inconclusive");
   }

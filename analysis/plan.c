@@ -46,7 +46,8 @@ typedef struct atom {
  * alone) at one size. */
 typedef struct task {
   size_t cell, size; /* size n_sizes: the sequential design */
-  int null;          /* 1: no difference; 2: cell is a family (family.c) */
+  int null;          /* 1: no difference; 2: cell is a family, no difference;
+                        3: cell is a family, drawn from the pilot */
   long *counts;      /* n_outcomes slots (a family's: 1) */
   double *runs;      /* the runs per arm its experiments took, summed */
 } task;
@@ -76,6 +77,12 @@ typedef struct family {
   size_t *cells, *slot_ref, *slot_arm, *slot_cell;
   size_t n, n_slots;
   long *any_false; /* per column: experiments with a false verdict */
+  /* Drawn from the pilot (each slot its own arm's values, sorted): per
+   * slot its values, and per comparison i and column s the experiments
+   * in which it decided, at [i * ncol + s]; NULL without a correction. */
+  const double **vals;
+  size_t *nv;
+  long *decided;
 } family;
 
 typedef struct ctx {
@@ -377,6 +384,8 @@ typedef struct fscratch {
   double *ratio, *mass, *h; /* per cell; h: its H(c), H(c-) per bound */
   double *p, *err;
   size_t *order;
+  int alt;  /* drawn from each slot's own values (f->vals) */
+  int *dec; /* per cell: decided at the look that ended the experiment */
 } fscratch;
 
 /* Each comparison of family f at n values (law L), at error alpha
@@ -390,13 +399,14 @@ static int family_look(worker *w, const family *f, fscratch *fs,
   int all = 1;
   for (size_t i = 0; i < f->n; i++) {
     const pcell *p = &c->cells[f->slot_cell[f->slot_ref[i]]];
+    size_t kr = f->slot_ref[i], ka = f->slot_arm[i];
     fs->p[i] = 1;
     if ((long)n < c->rule->min_n)
       continue;
-    prefix(p->ref, p->n_ref, fs->idx + f->slot_ref[i] * max_n, n, w->xr,
-           w->count);
-    prefix(p->ref, p->n_ref, fs->idx + f->slot_arm[i] * max_n, n, w->xc,
-           w->count);
+    prefix(fs->alt ? f->vals[kr] : p->ref, fs->alt ? f->nv[kr] : p->n_ref,
+           fs->idx + kr * max_n, n, w->xr, w->count);
+    prefix(fs->alt ? f->vals[ka] : p->ref, fs->alt ? f->nv[ka] : p->n_ref,
+           fs->idx + ka * max_n, n, w->xc, w->count);
     fs->ratio[i] = median_sorted(w->xc, n) / median_sorted(w->xr, n);
     atom *sr, *sc;
     size_t nr, nc;
@@ -418,6 +428,7 @@ static int family_look(worker *w, const family *f, fscratch *fs,
       v = verdict_at(w, fs->ratio[i], fs->mass[i], fs->err[i]);
     }
     all &= v != NULL;
+    fs->dec[i] = v != NULL;
     *any |= v && proto_verdict_direction(v) != 0;
   }
   return all;
@@ -436,9 +447,9 @@ static int family_experiment(worker *w, const family *f, fscratch *fs,
   double alpha = (1.0 - c->rule->confidence) / (double)(seq ? c->n_looks : 1);
   for (size_t sl = 0; sl < f->n_slots; sl++) {
     const pcell *p = &c->cells[f->slot_cell[sl]];
+    size_t np = fs->alt ? f->nv[sl] : p->n_ref;
     for (size_t i = 0; i < max_n; i++)
-      fs->idx[sl * max_n + i] =
-          gsl_rng_uniform_int(w->rng, (unsigned long)p->n_ref);
+      fs->idx[sl * max_n + i] = gsl_rng_uniform_int(w->rng, (unsigned long)np);
   }
   for (size_t k = k0; k < k1; k++)
     if (family_look(w, f, fs, &c->laws[k], max_n, alpha, &any))
@@ -459,16 +470,26 @@ static void run_family(worker *w, const task *t) {
   fs.p = core_malloc((f->n + 1) * sizeof *fs.p);
   fs.err = core_malloc((f->n + 1) * sizeof *fs.err);
   fs.order = core_malloc((f->n + 1) * sizeof *fs.order);
-  unsigned long seed = analysis_plan_seed(
-      c->rule->seed, c->cells[f->cells[0]].workload, "", "family", max_n, 1);
+  fs.dec = core_malloc((f->n + 1) * sizeof *fs.dec);
+  fs.alt = t->null == 3;
+  size_t ncol = c->n_sizes + (c->n_looks > 0);
+  unsigned long seed =
+      analysis_plan_seed(c->rule->seed, c->cells[f->cells[0]].workload, "",
+                         "family", max_n, !fs.alt);
   if (!fs.idx || !fs.ratio || !fs.mass || !fs.h || !fs.p || !fs.err ||
-      !fs.order || seed == ANALYSIS_SEED_NONE)
+      !fs.order || !fs.dec || seed == ANALYSIS_SEED_NONE)
     w->failed = 1;
   else {
     gsl_rng_set(w->rng, seed);
-    for (long s = 0; s < c->sims; s++)
-      t->counts[0] += family_experiment(w, f, &fs, t->size);
+    for (long s = 0; s < c->sims; s++) {
+      int any = family_experiment(w, f, &fs, t->size);
+      if (!fs.alt)
+        t->counts[0] += any;
+      for (size_t i = 0; fs.alt && i < f->n; i++)
+        t->counts[i * ncol + t->size] += fs.dec[i];
+    }
   }
+  core_free(fs.dec);
   core_free(fs.idx);
   core_free(fs.ratio);
   core_free(fs.mass);
@@ -480,7 +501,7 @@ static void run_family(worker *w, const task *t) {
 
 static void run_task(worker *w, const task *t) {
   const ctx *c = w->c;
-  if (t->null == 2) {
+  if (t->null >= 2) {
     run_family(w, t);
     return;
   }
@@ -598,6 +619,9 @@ static void ctx_free(ctx *c, size_t n_cells, size_t n_sizes) {
     core_free(c->fams[f].slot_ref);
     core_free(c->fams[f].slot_arm);
     core_free(c->fams[f].slot_cell);
+    core_free(c->fams[f].vals);
+    core_free(c->fams[f].nv);
+    core_free(c->fams[f].decided);
     core_free(c->fams[f].any_false);
   }
   core_free(c->fams);
@@ -634,9 +658,35 @@ static size_t slot_of(family *f, const char **metrics, const char **names,
   return f->n_slots++;
 }
 
+/* Each slot's own values (its arm's at its metric, sorted), for the
+ * family drawn from the pilot. */
+static core_status family_values(const ctx *c, family *f,
+                                 const analysis_plan_cell *cells,
+                                 const char **metrics, const char **names,
+                                 core_err *err) {
+  f->vals = core_calloc(f->n_slots + 1, sizeof *f->vals);
+  f->nv = core_calloc(f->n_slots + 1, sizeof *f->nv);
+  if (!f->vals || !f->nv)
+    return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+  for (size_t s = 0; s < f->n_slots; s++)
+    for (size_t i = 0; i < f->n && !f->vals[s]; i++) {
+      const analysis_plan_cell *x = &cells[f->cells[i]];
+      const pcell *p = &c->cells[f->cells[i]];
+      if (strcmp(x->metric, metrics[s]) != 0)
+        continue;
+      if (same_reference(x->reference, names[s]))
+        f->vals[s] = p->ref, f->nv[s] = p->n_ref;
+      else if (names[s] && !strcmp(x->arm, names[s]))
+        f->vals[s] = p->cand, f->nv[s] = p->n_cand;
+    }
+  return CORE_OK;
+}
+
 /* Family f (its cells set): its slots, each drawing from the
- * reference's values at its metric. */
-static core_status family_slots(family *f, const analysis_plan_cell *cells,
+ * reference's values at its metric (and, under a correction, from its
+ * own). */
+static core_status family_slots(const ctx *c, family *f,
+                                const analysis_plan_cell *cells,
                                 core_err *err) {
   const char **metrics = core_calloc(2 * f->n + 1, sizeof *metrics);
   const char **names = core_calloc(2 * f->n + 1, sizeof *names);
@@ -658,9 +708,12 @@ static core_status family_slots(family *f, const analysis_plan_cell *cells,
       if (!strcmp(cells[f->cells[i]].metric, metrics[s]) &&
           !cells[f->cells[i]].reference)
         f->slot_cell[s] = f->cells[i];
+  core_status st = c->rule->family != PROTO_FAMILY_NONE
+                       ? family_values(c, f, cells, metrics, names, err)
+                       : CORE_OK;
   core_free(metrics);
   core_free(names);
-  return CORE_OK;
+  return st;
 }
 
 /* One family per workload, its cells in order, and its tasks. */
@@ -684,10 +737,17 @@ static core_status setup_families(ctx *c, const analysis_plan_cell *cells,
     c->fams[f].cells[c->fams[f].n++] = i;
   }
   for (size_t f = 0; f < c->n_fams; f++) {
-    if ((st = family_slots(&c->fams[f], cells, err)) != CORE_OK)
+    family *fm = &c->fams[f];
+    if ((st = family_slots(c, fm, cells, err)) != CORE_OK)
       return st;
     for (size_t s = 0; s < ncol; s++)
-      c->tasks[c->n_tasks++] = (task){f, s, 2, c->fams[f].any_false + s, NULL};
+      c->tasks[c->n_tasks++] = (task){f, s, 2, fm->any_false + s, NULL};
+    if (!fm->vals)
+      continue;
+    if (!(fm->decided = core_calloc(fm->n * ncol + 1, sizeof(long))))
+      return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+    for (size_t s = 0; s < ncol; s++)
+      c->tasks[c->n_tasks++] = (task){f, s, 3, fm->decided, NULL};
   }
   return CORE_OK;
 }
@@ -715,7 +775,7 @@ static core_status ctx_setup(ctx *c, const analysis_plan_cell *cells,
   size_t ncol = n_sizes + (c->n_looks > 0);
   c->cells = core_calloc(n_cells ? n_cells : 1, sizeof *c->cells);
   c->laws = core_calloc(n_sizes + c->n_looks, sizeof *c->laws);
-  c->tasks = core_calloc(3 * n_cells * ncol + 1, sizeof *c->tasks);
+  c->tasks = core_calloc(4 * n_cells * ncol + 1, sizeof *c->tasks);
   if (!c->cells || !c->laws || !c->tasks)
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
   if ((st = collect_bounds(c, err)) != CORE_OK)
@@ -861,6 +921,11 @@ static void result_free(analysis_plan_result *r) {
   core_free(r->p_false_up);
   core_free(r->p_false_down);
   core_free(r->expected_runs);
+  core_free(r->p_decided_family);
+}
+
+double analysis_plan_power(const analysis_plan_result *r, size_t col) {
+  return r->p_decided_family ? r->p_decided_family[col] : r->p_decided[col];
 }
 
 void analysis_plan_free(analysis_plan *p) {
@@ -987,8 +1052,8 @@ static char *why_not(const proto_rule *rule, const analysis_plan *p,
            "%s/%s/%s%s%s decides in %.1f%% of simulated experiments at n = "
            "%zu, under the power %.0f%%",
            r->workload, r->metric, r->arm, r->reference ? " against " : "",
-           r->reference ? r->reference : "", 100.0 * r->p_decided[last], nmax,
-           100.0 * p->power);
+           r->reference ? r->reference : "",
+           100.0 * analysis_plan_power(r, last), nmax, 100.0 * p->power);
   if (!limit)
     return core_asprintf("%s: its pilot ratio %.3g lies between the rule's "
                          "bounds, where no verdict holds even for an "
@@ -1020,7 +1085,8 @@ static core_status pick_for(const proto_rule *rule, analysis_plan *p,
     int all = 1;
     for (size_t i = 0; i < p->n_results; i++)
       if (!strcmp(p->results[i].workload, workload) &&
-          !(p->results[i].p_decided[s] >= p->power))
+          !p->results[i].secondary &&
+          !(analysis_plan_power(&p->results[i], s) >= p->power))
         all = 0;
     if (all)
       k->runs = (long)p->sizes[s];
@@ -1028,8 +1094,9 @@ static core_status pick_for(const proto_rule *rule, analysis_plan *p,
   for (size_t i = 0; k->runs == 0 && i < p->n_results; i++) {
     const analysis_plan_result *r = &p->results[i];
     size_t last = p->n_sizes - 1;
-    if (!strcmp(r->workload, workload) &&
-        (!weak || r->p_decided[last] < weak->p_decided[last]))
+    if (!strcmp(r->workload, workload) && !r->secondary &&
+        (!weak ||
+         analysis_plan_power(r, last) < analysis_plan_power(weak, last)))
       weak = r;
   }
   if (weak)
@@ -1132,6 +1199,14 @@ static core_status fill_families(const ctx *c, const analysis_plan_cell *cells,
               core_strdup(cells[c->fams[f].cells[0]].workload)))
       return core_fail(err, CORE_ENOMEM, "plan: out of memory");
     p->family_size[f] = c->fams[f].n;
+    for (size_t i = 0; c->fams[f].decided && i < c->fams[f].n; i++) {
+      analysis_plan_result *r = &p->results[c->fams[f].cells[i]];
+      if (!(r->p_decided_family = core_calloc(p->n_cols, sizeof(double))))
+        return core_fail(err, CORE_ENOMEM, "plan: out of memory");
+      for (size_t s = 0; s < p->n_cols; s++)
+        r->p_decided_family[s] =
+            (double)c->fams[f].decided[i * p->n_cols + s] / (double)c->sims;
+    }
     for (size_t s = 0; s < p->n_cols; s++)
       p->p_false_family[f * p->n_cols + s] =
           (double)c->fams[f].any_false[s] / (double)c->sims;
@@ -1152,6 +1227,7 @@ static core_status plan_fill(const proto_sheet *sh, const ctx *c,
     r->metric = core_strdup(cells[i].metric);
     r->arm = core_strdup(cells[i].arm);
     r->reference = cells[i].reference ? core_strdup(cells[i].reference) : NULL;
+    r->secondary = cells[i].secondary;
     if (!r->workload || !r->metric || !r->arm ||
         (cells[i].reference && !r->reference))
       return core_fail(err, CORE_ENOMEM, "plan: out of memory");
@@ -1208,6 +1284,17 @@ core_status analysis_plan_run(const proto_sheet *sh,
   size_t max_atoms = 1, max_n = sizes[n_sizes - 1], slots;
   core_status st;
   *out = NULL;
+  /* Its intervals are the ratio's: a verdict on the difference would
+   * read as never reached. */
+  if (proto_rule_on_diff(&sh->rule))
+    return core_fail(err, CORE_EPROTOCOL,
+                     "%s: rule: plan simulates verdicts on the ratio only, "
+                     "and a verdict of this rule decides on the difference "
+                     "(diff_ci_excludes, diff_above, diff_below, "
+                     "diff_ci_within); plan a copy of the sheet whose rule "
+                     "has only its verdicts on the ratio, or choose runs "
+                     "yourself",
+                     sh->path);
   if ((st = check_request(sizes, n_sizes, looks, n_looks, n_cells, sims, power,
                           err)) != CORE_OK)
     return st;

@@ -75,6 +75,16 @@ core_status cli_plan_args(const cli_opts *opts, plan_args *a, core_err *err) {
                        "--power %s: a probability between 0 and 1",
                        opts->power);
   }
+  if (opts->runs) {
+    errno = 0;
+    a->runs = strtol(opts->runs, &end, 10);
+    if (errno || *end || end == opts->runs || a->runs < 1 ||
+        a->runs > PLAN_MAX_SIZE)
+      return core_fail(err, CORE_EUSAGE,
+                       "--runs %s: the runs per arm to give the power at, "
+                       "1 to %ld",
+                       opts->runs, PLAN_MAX_SIZE);
+  }
   if (opts->sims) {
     errno = 0;
     a->sims = strtol(opts->sims, &end, 10);
@@ -245,9 +255,11 @@ core_status cli_plan_values(const char *path, const proto_sheet *s,
   return st;
 }
 
-/* The rule's pairs after the comparisons with the reference (which have
- * checked that the pilot covers every cell): each later arm against each
- * earlier one, the reference aside, drawing from both arms' values. */
+/* The pairs after the comparisons with the reference (which have checked
+ * that the pilot covers every cell): each later arm against each earlier
+ * one, the reference aside, drawing from both arms' values; all of them
+ * under the rule's pairs = "all", else those a hypothesis compares (as
+ * analyze makes them). */
 static core_status plan_pairs(const proto_sheet *s, plan_values *pv,
                               analysis_plan_cell *out, size_t *n,
                               core_err *err) {
@@ -257,7 +269,10 @@ static core_status plan_pairs(const proto_sheet *s, plan_values *pv,
     for (size_t m = 0; m < wl->n_metrics; m++)
       for (size_t a = 0; a < s->n_arms; a++)
         for (size_t b = 0; b < a; b++) {
-          if (a == s->reference || b == s->reference)
+          if (a == s->reference || b == s->reference ||
+              (s->rule.pairs != PROTO_PAIRS_ALL &&
+               !cli_plan_tested(s, wl->name, wl->metrics[m], s->arms[a].name,
+                                s->arms[b].name)))
             continue;
           plan_vcell *ce = vcell_find(pv, wl->name, s->arms[b].name,
                                       wl->metrics[m]),
@@ -266,8 +281,8 @@ static core_status plan_pairs(const proto_sheet *s, plan_values *pv,
           if (!ce || !ca)
             continue; /* refused above */
           out[(*n)++] = (analysis_plan_cell){
-              wl->name, wl->metrics[m], s->arms[a].name, ce->v,
-              ca->v,    ce->n,          ca->n,           s->arms[b].name};
+              wl->name, wl->metrics[m], s->arms[a].name, ce->v, ca->v,
+              ce->n,    ca->n,          s->arms[b].name, 0};
         }
   }
   return CORE_OK;
@@ -303,13 +318,13 @@ core_status cli_plan_cells(const proto_sheet *s, plan_values *pv,
                 "(prereg pilot %s) or plan from data that do",
                 pv->path, pv->kind, wl->name, names[k], wl->metrics[m],
                 s->path, s->path);
-        (*out)[(*n)++] = (analysis_plan_cell){
-            wl->name, wl->metrics[m], s->arms[a].name, c[0]->v,
-            c[1]->v,  c[0]->n,        c[1]->n,         NULL};
+        (*out)[(*n)++] =
+            (analysis_plan_cell){wl->name, wl->metrics[m], s->arms[a].name,
+                                 c[0]->v,  c[1]->v,        c[0]->n,
+                                 c[1]->n,  NULL,           0};
       }
   }
-  return s->rule.pairs == PROTO_PAIRS_ALL ? plan_pairs(s, pv, *out, n, err)
-                                          : CORE_OK;
+  return plan_pairs(s, pv, *out, n, err);
 }
 
 /* The pilot's digest: SHA-256 of its values, cell by cell in the sheet's

@@ -41,11 +41,16 @@ static void text_result(core_buf *b, const analysis_plan *p,
       r->workload, r->metric, r->arm, r->reference ? " against " : "",
       r->reference ? r->reference : "", r->pilot_ratio, r->pilot_ci_low,
       r->pilot_ci_high, r->pilot_n_ref, r->pilot_n_cand);
+  if (r->secondary)
+    core_buf_puts(b, "  (secondary: no hypothesis tests it; its power is "
+                     "reported, the size is not chosen for it)\n");
   core_buf_printf(b, "  %-20s", "runs per arm");
   for (size_t s = 0; s < p->n_sizes; s++)
     core_buf_printf(b, " %7zu", p->sizes[s]);
   core_buf_puts(b, p->n_looks ? "   looks\n" : "\n");
   row(b, "decided", r->p_decided, p->n_cols, 1);
+  if (r->p_decided_family)
+    row(b, "decided in family", r->p_decided_family, p->n_cols, 1);
   for (size_t o = 0; o < p->n_outcomes; o++)
     row(b, p->outcomes[o], r->p_verdicts + o, p->n_cols, p->n_outcomes);
   row(b, "false (no difference)", r->p_false, p->n_cols, 1);
@@ -72,9 +77,56 @@ static void text_looks(core_buf *b, const analysis_plan *p) {
                   p->look_confidence);
 }
 
+/* One workload's choice: its runs, the power its sized comparisons
+ * reach there and the others' beside it. */
+static void text_pick(core_buf *b, const analysis_plan *p,
+                      const plan_choice *c, size_t i) {
+  const plan_pick *k = &c->w[i];
+  if (k->runs <= 0 && k->sequential) {
+    core_buf_printf(b,
+                    "  %s: none: the looks reach %.1f%% for its weakest "
+                    "comparison, under the power\n",
+                    k->workload, 100.0 * k->achieved);
+    return;
+  }
+  if (k->runs <= 0) {
+    core_buf_printf(b, "  %s: none of %zu..%zu: %s\n", k->workload,
+                    p->sizes[0], p->sizes[p->n_sizes - 1], p->picks[i].why);
+    return;
+  }
+  core_buf_printf(b, "  %s: %ld%s", k->workload, k->runs,
+                  c->given ? " (given by --runs)" : "");
+  if (k->sequential)
+    core_buf_puts(b, " with the looks");
+  core_buf_printf(b,
+                  ": its %zu sized comparison%s decide%s there with "
+                  "probability %s%.1f%%",
+                  k->n_sized, k->n_sized == 1 ? "" : "s",
+                  k->n_sized == 1 ? "s" : "",
+                  k->n_sized == 1 ? "" : "at least ", 100.0 * k->achieved);
+  if (k->n_other == 1)
+    core_buf_printf(b, "; the other %.1f%%", 100.0 * k->other_lo);
+  else if (k->n_other)
+    core_buf_printf(b, "; the %zu others %.1f%% to %.1f%%", k->n_other,
+                    100.0 * k->other_lo, 100.0 * k->other_hi);
+  core_buf_puts(b, "\n");
+}
+
+static void text_choice(core_buf *b, const analysis_plan *p,
+                        const plan_choice *c) {
+  core_buf_printf(b, "\n%s runs per arm, sized for %s:\n",
+                  c->given ? "given" : "recommended",
+                  c->for_hypotheses
+                      ? "the comparisons the hypotheses test (a workload "
+                        "they do not test: all of its comparisons)"
+                      : "every comparison (the sheet has no hypotheses)");
+  for (size_t i = 0; i < c->n; i++)
+    text_pick(b, p, c, i);
+}
+
 static void text_plan(core_buf *b, const proto_sheet *s,
-                      const analysis_plan *p, const plan_values *pv,
-                      const char *digest, long fewest) {
+                      const analysis_plan *p, const plan_choice *c,
+                      const plan_values *pv, const char *digest, long fewest) {
   core_buf_printf(b,
                   "plan for %s from the %s %s (at least %ld values per "
                   "cell; sha256 %.12s)\n",
@@ -87,6 +139,13 @@ static void text_plan(core_buf *b, const proto_sheet *s,
                   p->sims, 100.0 * p->power, s->rule.confidence,
                   s->rule.min_n);
   text_looks(b, p);
+  if (s->rule.family != PROTO_FAMILY_NONE)
+    core_buf_printf(b,
+                    "\"decided in family\": every arm of the workload drawn "
+                    "from its own values in one experiment, each comparison "
+                    "at the error the family's correction (%s) gives it; "
+                    "the size is chosen by it\n",
+                    proto_family_word(s->rule.family));
   for (size_t i = 0; i < p->n_results; i++)
     text_result(b, p, &p->results[i]);
   for (size_t f = 0; f < p->n_families; f++) {
@@ -99,15 +158,7 @@ static void text_plan(core_buf *b, const proto_sheet *s,
                     p->family_workloads[f]);
     row(b, label, p->p_false_family + f * p->n_cols, p->n_cols, 1);
   }
-  core_buf_puts(b, "\nrecommended runs per arm:\n");
-  for (size_t i = 0; i < p->n_picks; i++) {
-    const analysis_plan_pick *k = &p->picks[i];
-    if (k->runs > 0)
-      core_buf_printf(b, "  %s: %ld\n", k->workload, k->runs);
-    else
-      core_buf_printf(b, "  %s: none of %zu..%zu: %s\n", k->workload,
-                      p->sizes[0], p->sizes[p->n_sizes - 1], k->why);
-  }
+  text_choice(b, p, c);
 }
 
 /* JSON */
@@ -156,11 +207,17 @@ static void json_result(core_buf *b, const analysis_plan *p,
   json_str(b, r->arm);
   core_buf_puts(b, ", \"reference\": ");
   json_str(b, r->reference ? r->reference : ref);
+  core_buf_printf(b, ", \"sized\": %s", r->secondary ? "false" : "true");
   core_buf_puts(b, ",\n     \"sizes\": [");
   for (size_t s = 0; s < p->n_sizes; s++)
     core_buf_printf(b, "%s%zu", s ? ", " : "", p->sizes[s]);
   core_buf_puts(b, "],\n     \"p_decided\": ");
   json_reals(b, r->p_decided, p->n_cols, 1);
+  core_buf_puts(b, ", \"p_decided_family\": ");
+  if (r->p_decided_family)
+    json_reals(b, r->p_decided_family, p->n_cols, 1);
+  else
+    core_buf_puts(b, "null");
   core_buf_puts(b, ",\n     \"expected_runs\": ");
   json_reals(b, r->expected_runs, p->n_cols, 1);
   core_buf_puts(b, ",\n     \"p_verdicts\": ");
@@ -206,9 +263,41 @@ static void json_families(core_buf *b, const analysis_plan *p) {
   core_buf_puts(b, "],\n");
 }
 
+/* The choice: per workload its runs (or null) and the power there. */
+static void json_choice(core_buf *b, const plan_choice *c) {
+  core_buf_printf(b, "  \"sized_for\": \"%s\", \"runs\": ",
+                  c->for_hypotheses ? "hypotheses" : "all");
+  if (c->given)
+    core_buf_printf(b, "%ld", c->given);
+  else
+    core_buf_puts(b, "null");
+  for (int pass = 0; pass < 3; pass++) {
+    static const char *const key[] = {"recommended", "achieved",
+                                      "others_p_decided"};
+    core_buf_printf(b, ",\n  \"%s\": {", key[pass]);
+    for (size_t i = 0; i < c->n; i++) {
+      const plan_pick *k = &c->w[i];
+      core_buf_puts(b, i ? ", " : "");
+      json_str(b, k->workload);
+      if (k->runs <= 0 && pass < 2)
+        core_buf_puts(b, ": null");
+      else if (pass == 0)
+        core_buf_printf(b, ": %ld", k->runs);
+      else if (pass == 1)
+        core_buf_printf(b, ": %.10g", k->achieved);
+      else if (k->n_other)
+        core_buf_printf(b, ": [%.10g, %.10g]", k->other_lo, k->other_hi);
+      else
+        core_buf_puts(b, ": null");
+    }
+    core_buf_puts(b, "}");
+  }
+  core_buf_puts(b, ",\n");
+}
+
 static void json_plan(core_buf *b, const proto_sheet *s,
-                      const analysis_plan *p, const plan_values *pv,
-                      const char *digest, long fewest) {
+                      const analysis_plan *p, const plan_choice *c,
+                      const plan_values *pv, const char *digest, long fewest) {
   core_buf_puts(b, "{\n  \"protocol\": ");
   json_str(b, s->id);
   core_buf_puts(b, ",\n  \"pilot\": {\"path\": ");
@@ -228,16 +317,8 @@ static void json_plan(core_buf *b, const proto_sheet *s,
   }
   core_buf_puts(b, "  ],\n");
   json_families(b, p);
-  core_buf_puts(b, "  \"recommended\": {");
-  for (size_t i = 0; i < p->n_picks; i++) {
-    core_buf_puts(b, i ? ", " : "");
-    json_str(b, p->picks[i].workload);
-    if (p->picks[i].runs > 0)
-      core_buf_printf(b, ": %ld", p->picks[i].runs);
-    else
-      core_buf_puts(b, ": null");
-  }
-  core_buf_puts(b, "},\n  \"why\": {");
+  json_choice(b, c);
+  core_buf_puts(b, "  \"why\": {");
   for (size_t i = 0, k = 0; i < p->n_picks; i++) {
     if (!p->picks[i].why)
       continue;
@@ -252,16 +333,16 @@ static void json_plan(core_buf *b, const proto_sheet *s,
 /* The command */
 
 static core_status plan_print(const cli_opts *opts, const proto_sheet *s,
-                              const analysis_plan *p, const plan_values *pv,
-                              const char *digest, long fewest, FILE *out,
-                              core_err *err) {
+                              const analysis_plan *p, const plan_choice *c,
+                              const plan_values *pv, const char *digest,
+                              long fewest, FILE *out, core_err *err) {
   core_buf b;
   core_status st = CORE_OK;
   core_buf_init(&b);
   if (opts->json)
-    json_plan(&b, s, p, pv, digest, fewest);
+    json_plan(&b, s, p, c, pv, digest, fewest);
   else
-    text_plan(&b, s, p, pv, digest, fewest);
+    text_plan(&b, s, p, c, pv, digest, fewest);
   if (b.oom)
     st = core_fail(err, CORE_ENOMEM, "plan: out of memory");
   else if (b.len && fwrite(b.data, 1, b.len, out) != b.len)
@@ -279,6 +360,7 @@ static int plan_threads(void) {
 
 core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err) {
   plan_args a;
+  plan_choice c;
   plan_values pv;
   proto_sheet *s = NULL;
   analysis_plan_cell *cells = NULL;
@@ -288,20 +370,25 @@ core_status cli_cmd_plan(const cli_opts *opts, FILE *out, core_err *err) {
   long fewest = 0;
   core_status st;
   memset(&pv, 0, sizeof pv);
+  memset(&c, 0, sizeof c);
   if ((st = cli_plan_args(opts, &a, err)) != CORE_OK)
     return st;
   if (!(s = proto_sheet_load(opts->args[0], err)))
     return err->status != CORE_OK ? err->status : CORE_EPROTOCOL;
-  if ((st = cli_plan_values(opts->pilot, s, &pv, err)) == CORE_OK &&
+  if ((st = cli_plan_looks(s, &a, err)) == CORE_OK &&
+      (st = cli_plan_values(opts->pilot, s, &pv, err)) == CORE_OK &&
       (st = cli_plan_cells(s, &pv, &cells, &n, err)) == CORE_OK &&
-      (st = cli_plan_digest(cells, n, digest, &fewest, err)) == CORE_OK &&
-      (st = analysis_plan_run(s, cells, n, a.sizes, a.n_sizes, a.looks,
-                              a.n_looks, a.sims, a.power, plan_threads(), &p,
-                              err)) == CORE_OK)
-    st = plan_print(opts, s, p, &pv, digest, fewest, out, err);
+      (st = cli_plan_digest(cells, n, digest, &fewest, err)) == CORE_OK) {
+    cli_plan_mark(s, cells, n);
+    st = analysis_plan_run(s, cells, n, a.sizes, a.n_sizes, a.looks, a.n_looks,
+                           a.sims, a.power, plan_threads(), &p, err);
+  }
+  if (st == CORE_OK && (st = cli_plan_choose(s, &a, p, &c, err)) == CORE_OK)
+    st = plan_print(opts, s, p, &c, &pv, digest, fewest, out, err);
   if (st == CORE_OK && opts->write)
-    st = cli_plan_write(opts, s, p, &pv, digest, fewest,
+    st = cli_plan_write(opts, s, p, &c, &pv, digest, fewest,
                         opts->json ? stderr : out, err);
+  cli_plan_choice_free(&c);
   analysis_plan_free(p);
   core_free(cells);
   cli_plan_values_free(&pv);

@@ -55,36 +55,70 @@ static core_status verify_bundled_original(const char *path, FILE *out,
   return st;
 }
 
+/* A report that verify could not compare whole is named on the status
+ * line, where a reader looks first: "status: REPORT NOT VERIFIED, ...".
+ * lines is data_bundle_verify's output. */
+static void mark_report_unverified(core_buf *lines, const char *path) {
+  core_buf b;
+  char *status = core_asprintf("%s: status: ", path);
+  const char *at = status && lines->data ? strstr(lines->data, status) : NULL;
+  size_t head;
+  if (!at) {
+    core_free(status);
+    return;
+  }
+  head = (size_t)(at - lines->data) + strlen(status);
+  core_buf_init(&b);
+  core_buf_append(&b, lines->data, head);
+  core_buf_puts(&b, "REPORT NOT VERIFIED (another edition of prereg "
+                    "rendered it: only its analysis is checked, below), ");
+  core_buf_puts(&b, lines->data + head);
+  core_buf_free(lines);
+  *lines = b;
+  core_free(status);
+}
+
 /* The bundle's report against its data: report_verify_bundle over the
  * copy bundles/ extracted. */
 static core_status verify_report(const char *path, core_buf *report,
-                                 core_err *err) {
+                                 int *whole, core_err *err) {
   const char *sheet_path, *data_dir;
-  core_status st =
-      data_resolve_input(path, NULL, &sheet_path, &data_dir, NULL, err);
+  core_status st;
+  *whole = 1;
+  st = data_resolve_input(path, NULL, &sheet_path, &data_dir, NULL, err);
   if (st == CORE_OK)
-    st = report_verify_bundle(path, sheet_path, data_dir, report, err);
+    st = report_verify_bundle(path, sheet_path, data_dir, report, whole, err);
   return st;
 }
 
 core_status cli_verify_bundle(const char *path, const char *tsa_ca,
                               const char *allowed, FILE *out, core_err *err) {
-  core_buf report;
-  core_status st;
+  core_buf files, report;
+  core_err report_err = {0};
+  core_status st, report_st = CORE_OK;
+  int whole = 1;
+  core_buf_init(&files);
   core_buf_init(&report);
-  st = data_bundle_verify(path, &report, err);
-  if (report.data)
-    fputs(report.data, out);
-  core_buf_free(&report);
+  st = data_bundle_verify(path, &files, err);
+  /* The report is compared before anything is printed, so that the
+   * status line can say what was not compared. */
+  if (st == CORE_OK)
+    report_st = verify_report(path, &report, &whole, &report_err);
+  if (!whole)
+    mark_report_unverified(&files, path);
+  if (files.data)
+    fputs(files.data, out);
   /* Before the report: a row edited with the digests made anew is named
    * by the signature of the MANIFEST it changed. */
   if (st == CORE_OK)
     st = cli_verify_bundle_proofs(path, tsa_ca, allowed, out, err);
-  core_buf_init(&report);
-  if (st == CORE_OK)
-    st = verify_report(path, &report, err);
-  if (report.data)
+  if (st == CORE_OK && report.data)
     fputs(report.data, out);
+  if (st == CORE_OK && report_st != CORE_OK) {
+    *err = report_err;
+    st = report_st;
+  }
+  core_buf_free(&files);
   core_buf_free(&report);
   if (st == CORE_OK)
     st = verify_bundled_original(path, out, err);
@@ -102,6 +136,7 @@ static core_status write_checked(const char *exp_dir, const proto_sheet *sheet,
   core_buf report;
   char *man = core_path_join(exp_dir, "MANIFEST"), *text = NULL, *sig = NULL;
   size_t len = 0, sig_len = 0;
+  int whole = 0;
   core_status st = man ? CORE_OK : core_fail(err, CORE_ENOMEM, "oom");
   if (st == CORE_OK && key &&
       (st = core_read_file(man, &text, &len, err)) == CORE_OK)
@@ -116,8 +151,12 @@ static core_status write_checked(const char *exp_dir, const proto_sheet *sheet,
     return st;
   core_buf_init(&report);
   if ((st = data_bundle_verify(path, NULL, err)) != CORE_OK ||
-      (st = verify_report(path, &report, err)) != CORE_OK)
+      (st = verify_report(path, &report, &whole, err)) != CORE_OK)
     core_err_prefix(err, "the bundle just written does not verify: ");
+  else if (!whole)
+    st = core_fail(err, CORE_EVERIFY,
+                   "the bundle just written does not verify: its report "
+                   "was not compared whole with what its data give");
   core_buf_free(&report);
   return st;
 }

@@ -230,6 +230,10 @@ static int undecided_at(const proto_rule *r, double x) {
 static void check_dead_zones(const proto_rule *r, core_buf *b) {
   double x[4 * 64 + 2];
   size_t n = 0;
+  /* Where a verdict on the difference holds depends on the medians, not
+   * on the ratio alone: no ratio is dead for sure. */
+  if (proto_rule_on_diff(r))
+    return;
   for (size_t i = 0; i < r->n_verdicts && n + 5 < sizeof x / sizeof x[0];
        i++) {
     const proto_verdict_rule *v = &r->verdicts[i];

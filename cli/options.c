@@ -27,7 +27,7 @@ static const char usage_all[] =
     "  pilot SHEET [--runs N]    a few rounds (5) into DATA/ID/pilot, never\n"
     "                            counted, to plan from\n"
     "  plan SHEET --pilot PATH [--power P] [--sizes A,B,...] [--sims K]\n"
-    "            [--looks A,B,...] [--json] [--write]\n"
+    "            [--looks A,B,...] [--runs N] [--json] [--write]\n"
     "                            how often the rule decides at each size;\n"
     "                            the runs to register\n"
     "  analyze SHEET [--json] [--pairs]\n"
@@ -208,10 +208,10 @@ static const command_spec commands[] = {
      "the\n"
      "  verdicts. prereg plan reads them.\n",
      cli_cmd_pilot},
-    {"plan", 1, 1, "pilot power sizes sims looks json write ",
+    {"plan", 1, 1, "pilot power sizes sims looks runs json write ",
      "usage: prereg plan SHEET --pilot PATH [--power P] [--sizes A,B,...]\n"
-     "                   [--looks A,B,...] [--sims K] [--json] [--write]\n"
-     "                   [--data DIR]\n"
+     "                   [--looks A,B,...] [--runs N] [--sims K] [--json]\n"
+     "                   [--write] [--data DIR]\n"
      "  PATH: a pilot folder (DATA/ID/pilot), an experiment's folder "
      "(DATA/ID,\n"
      "  its counted rows) or a bundle. For each comparison and size n, K\n"
@@ -221,11 +221,16 @@ static const command_spec commands[] = {
      "smallest\n"
      "  size (default sizes " PLAN_SIZES_DEFAULT ") where every comparison "
      "of\n"
-     "  a workload decides with probability P (default 0.8).\n"
+     "  a workload that a hypothesis tests (every one, without hypotheses)\n"
+     "  decides with probability P (default 0.8); the others' power there\n"
+     "  is reported.\n"
      "  --looks  also the sequential design with these looks: each look's\n"
      "           interval at its share of the error, stopping at the first\n"
-     "           look that decides, with its expected runs per arm\n"
-     "  --write  the recommended runs and a plan block into the sheet\n",
+     "           look that decides, with its expected runs per arm (default:\n"
+     "           the looks the sheet's workloads declare)\n"
+     "  --runs   the power at N runs per arm instead of a recommendation\n"
+     "  --write  the chosen runs (and looks) and a plan block into the\n"
+     "           sheet; refused when the sheet changed since it was read\n",
      cli_cmd_plan},
     {"analyze", 1, 1, "json pairs ",
      "usage: prereg analyze SHEET|BUNDLE [--json] [--pairs] [--data DIR]\n"

@@ -20,7 +20,15 @@ typedef struct plan_args {
   size_t n_looks;
   long sims;
   double power;
+  long runs;       /* --runs N: the power at N (added to the sizes), 0: none */
+  int sheet_looks; /* the looks are the sheet's own (no --looks) */
 } plan_args;
+
+/** Without --looks, the looks the sheet's workloads declare (refused when
+ * they differ); then --runs among the sizes (with looks, it must be the
+ * last look). */
+core_status cli_plan_looks(const struct proto_sheet *s, plan_args *a,
+                           core_err *err);
 
 /** --sizes, --sims, --power (defaults 7 sizes, 1000, 0.8) and --pilot. */
 core_status cli_plan_args(const cli_opts *opts, plan_args *a, core_err *err);
@@ -58,11 +66,66 @@ core_status cli_plan_digest(const analysis_plan_cell *cells, size_t n,
 /** Sorts x ascending. */
 void cli_plan_sort(double *x, size_t n);
 
-/** plan --write: the recommended runs and the plan block into the sheet's
- * file (plan_write.c). */
+/** 1 when a hypothesis of s tests the comparison of arm against vs
+ * (either way round) on workload w, metric m: its workload, metric and
+ * arms name them (a function claim without a workload or metric tests
+ * every one), vs being its `against` (NULL: the reference). */
+int cli_plan_tested(const struct proto_sheet *s, const char *w, const char *m,
+                    const char *arm, const char *vs);
+
+/** Marks each cell the size is not chosen for as secondary: with
+ * hypotheses, a comparison none tests, in a workload where one tests
+ * some comparison (a workload no hypothesis tests is sized for all of
+ * its comparisons, as a sheet without hypotheses). (plan_choose.c) */
+void cli_plan_mark(const struct proto_sheet *s, analysis_plan_cell *cells,
+                   size_t n);
+
+/* What plan chose per workload, and what --write writes. */
+typedef struct plan_pick {
+  const char *workload; /* borrowed from the plan */
+  long runs;            /* 0: none reaches the power (why in the plan) */
+  size_t col;           /* the plan's column of runs */
+  int sequential;       /* runs are the looks' last (col n_sizes) */
+  double achieved;      /* the smallest P(decided) of its sized
+                           comparisons at runs */
+  size_t n_sized, n_other;
+  double other_lo, other_hi; /* the others' P(decided) at runs */
+} plan_pick;
+
+typedef struct plan_choice {
+  plan_pick *w;
+  size_t n;
+  long given;          /* --runs N, else 0 */
+  int for_hypotheses;  /* the sheet has hypotheses */
+  const size_t *looks; /* the sequential design chosen, or NULL */
+  size_t n_looks;
+  double expected; /* comparisons expected to decide at the runs */
+  size_t comparisons;
+  double achieved; /* the smallest over the workloads */
+} plan_choice;
+
+/** The runs per workload: the smallest size whose sized comparisons all
+ * reach the power (with looks, the sequential design, its last look), or
+ * a's --runs; and the power of the others there. OUT: *c (free with
+ * cli_plan_choice_free). */
+core_status cli_plan_choose(const struct proto_sheet *s, const plan_args *a,
+                            const analysis_plan *p, plan_choice *c,
+                            core_err *err);
+void cli_plan_choice_free(plan_choice *c);
+
+/** What differs between sheet s and ns, ns loaded from the text --write
+ * made, beyond what c chose (each workload's runs and looks) and the plan
+ * block it wrote; NULL when nothing does (plan_same.c). */
+const char *cli_plan_changed(const struct proto_sheet *s,
+                             const struct proto_sheet *ns,
+                             const analysis_plan *p, const plan_choice *c,
+                             const char *digest);
+
+/** plan --write: the chosen runs (and looks) and the plan block into the
+ * sheet's file (plan_write.c). */
 core_status cli_plan_write(const cli_opts *opts, const struct proto_sheet *s,
-                           const analysis_plan *p, const plan_values *pv,
-                           const char *digest, long fewest, FILE *out,
-                           core_err *err);
+                           const analysis_plan *p, const plan_choice *c,
+                           const plan_values *pv, const char *digest,
+                           long fewest, FILE *out, core_err *err);
 
 #endif

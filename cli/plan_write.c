@@ -17,24 +17,47 @@
 #include "data/data.h"
 #include "protocols/proto.h"
 
-/* Lua tokens */
+/* Lua tokens, read as Lua 5.4's own lexer reads them (llex.c): a text
+ * the scanner cannot read as Lua does is refused, never guessed at. */
 
 typedef struct tok {
   size_t at, end; /* [at, end) in the text */
-  char kind;      /* 'n' name, '1' number, 's' string, else the char */
+  char kind;      /* 'n' name, '1' number, 's' string, 'o' a two- or three-
+                     character operator, 'E' a text it cannot read, else the
+                     char; 0 at the end */
 } tok;
 
-/* The level of a long bracket at t[i] ("[[" 0, "[=[" 1, ...), or -1. */
+static int lua_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+         c == '\v';
+}
+
+static int lua_alpha(char c) {
+  return isalpha((unsigned char)c) || c == '_';
+}
+
+/* Past the line break at p: "\n", "\r", "\r\n" or "\n\r" is one. */
+static size_t past_newline(const char *t, size_t len, size_t p) {
+  char c = t[p++];
+  if (p < len && (t[p] == '\n' || t[p] == '\r') && t[p] != c)
+    p++;
+  return p;
+}
+
+/* At t[i] == '[': the level of a long bracket ("[[" 0, "[=[" 1, ...),
+ * -1 for a lone '[', -2 for '[' and '=' not followed by '['. */
 static long long_level(const char *t, size_t len, size_t i) {
   size_t j = i + 1;
   if (i >= len || t[i] != '[')
     return -1;
   while (j < len && t[j] == '=')
     j++;
-  return j < len && t[j] == '[' ? (long)(j - i - 1) : -1;
+  if (j < len && t[j] == '[')
+    return (long)(j - i - 1);
+  return j == i + 1 ? -1 : -2;
 }
 
-/* The end of the long bracket of the given level opened at i. */
+/* Past the long bracket of the given level opened at i; 0: unclosed. */
 static size_t long_end(const char *t, size_t len, size_t i, long lvl) {
   for (size_t j = i + (size_t)lvl + 2; j < len; j++)
     if (t[j] == ']') {
@@ -44,61 +67,167 @@ static size_t long_end(const char *t, size_t len, size_t i, long lvl) {
       if (k < len && t[k] == ']' && (long)(k - j - 1) == lvl)
         return k + 1;
     }
-  return len;
+  return 0;
 }
 
-/* The next token at or after *i, skipping space and comments; kind 0 at
- * the end. */
-static tok next_tok(const char *t, size_t len, size_t *i) {
-  size_t p = *i;
-  tok k = {0, 0, 0};
-  for (;;) {
-    while (p < len && isspace((unsigned char)t[p]))
-      p++;
-    if (p + 1 < len && t[p] == '-' && t[p + 1] == '-') {
-      long lvl = long_level(t, len, p + 2);
-      if (lvl >= 0)
-        p = long_end(t, len, p + 2, lvl);
-      else
-        while (p < len && t[p] != '\n')
-          p++;
-      continue;
-    }
-    break;
+/* Past the escape whose backslash is at p - 1; 0: not one Lua reads. */
+static size_t past_escape(const char *t, size_t len, size_t p) {
+  size_t d = 0;
+  if (p >= len)
+    return 0;
+  if (t[p] == '\n' || t[p] == '\r')
+    return past_newline(t, len, p);
+  if (strchr("abfnrtv\\\"'", t[p]))
+    return p + 1;
+  if (t[p] == 'z') { /* skips the spaces after it, line breaks too */
+    for (p++; p < len && lua_space(t[p]); p++)
+      ;
+    return p;
   }
-  k.at = p;
-  if (p >= len) {
+  if (t[p] == 'x')
+    return p + 2 < len && isxdigit((unsigned char)t[p + 1]) &&
+                   isxdigit((unsigned char)t[p + 2])
+               ? p + 3
+               : 0;
+  if (t[p] == 'u') {
+    if (++p >= len || t[p++] != '{')
+      return 0;
+    while (p < len && isxdigit((unsigned char)t[p]))
+      p++, d++;
+    return d && p < len && t[p] == '}' ? p + 1 : 0;
+  }
+  while (d < 3 && p < len && isdigit((unsigned char)t[p]))
+    p++, d++;
+  return d ? p : 0;
+}
+
+/* Past the quoted string opened at p; 0: unclosed or broken. */
+static size_t string_end(const char *t, size_t len, size_t p) {
+  char q = t[p++];
+  while (p < len && t[p] != q) {
+    if (t[p] == '\n' || t[p] == '\r')
+      return 0;
+    if (t[p] == '\\') {
+      if (!(p = past_escape(t, len, p + 1)))
+        return 0;
+    } else {
+      p++;
+    }
+  }
+  return p < len ? p + 1 : 0;
+}
+
+/* Past the numeral at p (read_numeral: hex digits, '.', and an exponent
+ * with its sign); 0: a numeral touching a letter. */
+static size_t number_end(const char *t, size_t len, size_t p) {
+  const char *expo = "Ee";
+  if (t[p] == '0' && p + 1 < len && (t[p + 1] == 'x' || t[p + 1] == 'X')) {
+    expo = "Pp";
+    p += 2;
+  }
+  while (p < len) {
+    if (t[p] == expo[0] || t[p] == expo[1]) {
+      p++;
+      if (p < len && (t[p] == '+' || t[p] == '-'))
+        p++;
+    } else if (isxdigit((unsigned char)t[p]) || t[p] == '.') {
+      p++;
+    } else {
+      break;
+    }
+  }
+  return p < len && lua_alpha(t[p]) ? 0 : p;
+}
+
+/* Past the space and comments at p; 0 in *bad when a long comment is
+ * unclosed. */
+static size_t skip_blank(const char *t, size_t len, size_t p, int *bad) {
+  for (;;) {
+    while (p < len && lua_space(t[p]))
+      p++;
+    if (!(p + 1 < len && t[p] == '-' && t[p + 1] == '-'))
+      return p;
+    long lvl = long_level(t, len, p + 2);
+    if (lvl >= 0) {
+      size_t e = long_end(t, len, p + 2, lvl);
+      if (!e) {
+        *bad = 1;
+        return p;
+      }
+      p = e;
+    } else {
+      while (p < len && t[p] != '\n' && t[p] != '\r')
+        p++;
+    }
+  }
+}
+
+/* The operators of two or three characters. */
+static size_t operator_end(const char *t, size_t len, size_t p) {
+  static const char *const ops[] = {
+      "...", "..", "==", "~=", "<=", ">=", "//", "::", "<<", ">>", NULL};
+  for (size_t i = 0; ops[i]; i++) {
+    size_t n = strlen(ops[i]);
+    if (p + n <= len && !memcmp(t + p, ops[i], n))
+      return p + n;
+  }
+  return 0;
+}
+
+/* The next token at or after *i, skipping space and comments. */
+static tok next_tok(const char *t, size_t len, size_t *i) {
+  int bad = 0;
+  size_t p = skip_blank(t, len, *i, &bad), e;
+  tok k = {p, p, 0};
+  if (bad || p >= len) {
+    k.kind = bad ? 'E' : 0;
     *i = k.end = len;
     return k;
   }
   char c = t[p];
-  long lvl = long_level(t, len, p);
-  if (lvl >= 0) {
+  long lvl = c == '[' ? long_level(t, len, p) : -1;
+  if (lvl >= 0 || lvl == -2) {
     k.kind = 's';
-    p = long_end(t, len, p, lvl);
+    e = lvl >= 0 ? long_end(t, len, p, lvl) : 0;
   } else if (c == '"' || c == '\'') {
     k.kind = 's';
-    for (p++; p < len && t[p] != c && t[p] != '\n'; p++)
-      if (t[p] == '\\')
-        p++;
-    p = p < len ? p + 1 : len;
-  } else if (isalpha((unsigned char)c) || c == '_') {
+    e = string_end(t, len, p);
+  } else if (lua_alpha(c)) {
     k.kind = 'n';
-    while (p < len && (isalnum((unsigned char)t[p]) || t[p] == '_'))
-      p++;
+    for (e = p; e < len && (lua_alpha(t[e]) || isdigit((unsigned char)t[e]));)
+      e++;
   } else if (isdigit((unsigned char)c) ||
              (c == '.' && p + 1 < len && isdigit((unsigned char)t[p + 1]))) {
     k.kind = '1';
-    while (p < len && (isalnum((unsigned char)t[p]) || t[p] == '.' ||
-                       ((t[p] == '-' || t[p] == '+') &&
-                        (t[p - 1] == 'e' || t[p - 1] == 'E'))))
-      p++;
+    e = number_end(t, len, p);
+  } else if ((e = operator_end(t, len, p)) != 0) {
+    k.kind = 'o';
   } else {
     k.kind = c;
-    p++;
+    e = p + 1;
   }
-  *i = k.end = p;
+  if (!e)
+    k.kind = 'E';
+  *i = k.end = e ? e : len;
   return k;
+}
+
+/* CORE_OK when the whole text reads as Lua tokens; else the line where
+ * it does not, and nothing is written. */
+static core_status lex_all(const proto_sheet *s, core_err *err) {
+  size_t i = 0, line = 1;
+  tok k;
+  while ((k = next_tok(s->text, s->text_len, &i)).kind && k.kind != 'E')
+    ;
+  if (k.kind != 'E')
+    return CORE_OK;
+  for (size_t j = 0; j < k.at; j++)
+    line += s->text[j] == '\n';
+  return core_fail(err, CORE_EPROTOCOL,
+                   "%s:%zu: --write cannot read the text there as Lua "
+                   "tokens; nothing written: write runs and the plan "
+                   "block by hand",
+                   s->path, line);
 }
 
 static int tok_is(const char *t, tok k, const char *name) {
@@ -174,12 +303,38 @@ static int plain_string_is(const char *t, tok k, const char *want) {
          k.end - k.at == n + 2 && !memcmp(t + k.at + 1, want, n);
 }
 
-/* runs = N in the workload table [from, to). */
+/* "{ 5, 10, 30 }" */
+static char *looks_text(const size_t *looks, size_t n) {
+  core_buf b;
+  core_buf_init(&b);
+  core_buf_puts(&b, "{ ");
+  for (size_t k = 0; k < n; k++)
+    core_buf_printf(&b, "%s%zu", k ? ", " : "", looks[k]);
+  core_buf_puts(&b, " }");
+  if (b.oom) {
+    core_buf_free(&b);
+    return NULL;
+  }
+  return b.data;
+}
+
+/* runs = N (and the looks, when lk) in the workload table [from, to). */
 static void edit_runs(const char *t, size_t from, size_t to, long runs,
-                      edits *es) {
-  tok key, val, name, nval;
+                      const char *lk, edits *es) {
+  tok key, val, name, nval, lkey, lval;
+  int has_looks = lk && find_field(t, from, to, "looks", &lkey, &lval);
+  const char *more = lk && !has_looks ? ", looks = " : "";
+  if (has_looks) {
+    if (lval.kind != '{') {
+      es->oom = 2;
+      return;
+    }
+    add_edit(es, lval.at, table_end(t, to, lval.end), core_strdup(lk));
+  }
+  if (!lk || has_looks)
+    lk = "";
   if (find_field(t, from, to, "runs", &key, &val)) {
-    add_edit(es, val.at, val.end, core_asprintf("%ld", runs));
+    add_edit(es, val.at, val.end, core_asprintf("%ld%s%s", runs, more, lk));
     return;
   }
   if (!find_field(t, from, to, "name", &name, &nval))
@@ -187,14 +342,31 @@ static void edit_runs(const char *t, size_t from, size_t to, long runs,
   size_t j = nval.end;
   tok after = next_tok(t, to, &j);
   if (after.kind == ',' || after.kind == ';')
-    add_edit(es, after.end, after.end, core_asprintf(" runs = %ld,", runs));
+    add_edit(es, after.end, after.end,
+             core_asprintf(" runs = %ld%s%s,", runs, more, lk));
   else
-    add_edit(es, nval.end, nval.end, core_asprintf(", runs = %ld", runs));
+    add_edit(es, nval.end, nval.end,
+             core_asprintf(", runs = %ld%s%s", runs, more, lk));
+}
+
+/* The looks to write into workload k's table, or NULL: a sequential
+ * pick's, when they are not the sheet's already. */
+static char *looks_for(const proto_sheet *s, const plan_choice *c,
+                       const plan_pick *k) {
+  long w = proto_workload_index(s, k->workload);
+  const proto_workload *wl = w >= 0 ? &s->workloads[w] : NULL;
+  int same = wl && wl->n_looks == c->n_looks;
+  if (!k->sequential)
+    return NULL;
+  for (size_t i = 0; same && i < c->n_looks; i++)
+    same = wl->looks[i] == (long)c->looks[i];
+  return same ? NULL : looks_text(c->looks, c->n_looks);
 }
 
 /* Every workload with a recommendation, in the workloads table. */
-static int edit_workloads(const char *t, size_t from, size_t to,
-                          const analysis_plan *p, edits *es) {
+static int edit_workloads(const proto_sheet *s, size_t from, size_t to,
+                          const plan_choice *c, edits *es) {
+  const char *t = s->text;
   size_t i = from, done = 0;
   int depth = 0;
   for (;;) {
@@ -205,9 +377,11 @@ static int edit_workloads(const char *t, size_t from, size_t to,
       size_t end = table_end(t, to, k.end);
       tok key, val;
       if (find_field(t, k.end, end, "name", &key, &val))
-        for (size_t w = 0; w < p->n_picks; w++)
-          if (plain_string_is(t, val, p->picks[w].workload)) {
-            edit_runs(t, k.end, end, p->picks[w].runs, es);
+        for (size_t w = 0; w < c->n; w++)
+          if (plain_string_is(t, val, c->w[w].workload)) {
+            char *lk = looks_for(s, c, &c->w[w]);
+            edit_runs(t, k.end, end, c->w[w].runs, lk, es);
+            core_free(lk);
             done++;
           }
       i = end;
@@ -217,20 +391,14 @@ static int edit_workloads(const char *t, size_t from, size_t to,
       depth--;
     }
   }
-  return done == p->n_picks;
+  return done == c->n;
 }
 
-static char *plan_block(const analysis_plan *p, const plan_values *pv,
-                        const char *digest, long fewest) {
+static char *plan_block(const analysis_plan *p, const plan_choice *c,
+                        const plan_values *pv, const char *digest,
+                        long fewest) {
   core_buf b;
-  double expected = 0.0;
   core_buf_init(&b);
-  for (size_t i = 0; i < p->n_results; i++)
-    for (size_t k = 0; k < p->n_picks; k++)
-      if (!strcmp(p->picks[k].workload, p->results[i].workload))
-        for (size_t s = 0; s < p->n_sizes; s++)
-          if ((long)p->sizes[s] == p->picks[k].runs)
-            expected += p->results[i].p_decided[s];
   core_buf_printf(&b,
                   "plan = {\n"
                   "    -- How the runs were chosen: prereg plan --write, %ld "
@@ -249,8 +417,18 @@ static char *plan_block(const analysis_plan *p, const plan_values *pv,
                   "      runs = %ld, source = \"%s\",\n"
                   "    },\n"
                   "    comparisons = %zu, expected = %.4g,\n"
-                  "  }",
-                  digest, fewest, pv->kind, p->n_results, expected);
+                  "    sized_for = \"%s\", achieved = %.4g,\n",
+                  digest, fewest, pv->kind, c->comparisons, c->expected,
+                  c->for_hypotheses ? "hypotheses" : "all", c->achieved);
+  if (c->given)
+    core_buf_printf(&b, "    runs = %ld,\n", c->given);
+  if (c->n_looks) {
+    char *lk = looks_text(c->looks, c->n_looks);
+    core_buf_printf(&b, "    looks = %s,\n", lk ? lk : "");
+    b.oom |= !lk;
+    core_free(lk);
+  }
+  core_buf_puts(&b, "  }");
   if (b.oom) {
     core_buf_free(&b);
     return NULL;
@@ -259,7 +437,7 @@ static char *plan_block(const analysis_plan *p, const plan_values *pv,
 }
 
 /* The edits of the sheet's text: the workloads' runs and the plan. */
-static core_status plan_edits(const proto_sheet *s, const analysis_plan *p,
+static core_status plan_edits(const proto_sheet *s, const plan_choice *c,
                               char *block, edits *es, core_err *err) {
   const char *t = s->text;
   size_t len = s->text_len, i = 0, pfrom = 0, pto = 0;
@@ -285,7 +463,7 @@ static core_status plan_edits(const proto_sheet *s, const analysis_plan *p,
                      s->path);
   }
   size_t wl_end = table_end(t, len, val.end);
-  if (!edit_workloads(t, val.end, wl_end, p, es)) {
+  if (!edit_workloads(s, val.end, wl_end, c, es)) {
     core_free(block);
     return core_fail(err, CORE_EPROTOCOL,
                      "%s: --write: a workload's name is not a plain string "
@@ -303,6 +481,11 @@ static core_status plan_edits(const proto_sheet *s, const analysis_plan *p,
     add_edit(es, after.kind == ',' ? after.end : wl_end,
              after.kind == ',' ? after.end : wl_end, ins);
   }
+  if (es->oom == 2)
+    return core_fail(err, CORE_EPROTOCOL,
+                     "%s: --write: a workload's looks are not a table in "
+                     "the text; write them by hand; nothing written",
+                     s->path);
   return es->oom ? core_fail(err, CORE_ENOMEM, "out of memory") : CORE_OK;
 }
 
@@ -352,20 +535,49 @@ static core_status check_unregistered(const cli_opts *opts,
 }
 
 static core_status check_picks(const proto_sheet *s, const analysis_plan *p,
-                               core_err *err) {
-  for (size_t k = 0; k < p->n_picks; k++)
-    if (p->picks[k].runs <= 0)
+                               const plan_choice *c, core_err *err) {
+  for (size_t k = 0; k < c->n; k++)
+    if (c->w[k].runs <= 0 && c->w[k].sequential)
       return core_fail(err, CORE_ESTATS,
-                       "%s: --write: workload %s reaches the power at none "
-                       "of the sizes; nothing written: %s",
-                       s->path, p->picks[k].workload, p->picks[k].why);
+                       "%s: --write: workload %s: the sequential design "
+                       "with its last look at %zu decides its weakest "
+                       "comparison in %.1f%% of simulated experiments, "
+                       "under the power %.0f%%; nothing written: plan "
+                       "larger looks, or give --runs %zu to register that "
+                       "power",
+                       s->path, c->w[k].workload, c->looks[c->n_looks - 1],
+                       100.0 * c->w[k].achieved, 100.0 * p->power,
+                       c->looks[c->n_looks - 1]);
+    else if (c->w[k].runs <= 0)
+      return core_fail(
+          err, CORE_ESTATS,
+          "%s: --write: workload %s reaches the power at none "
+          "of the %s; nothing written%s%s",
+          s->path, c->w[k].workload, c->w[k].sequential ? "looks" : "sizes",
+          p->picks[k].why ? ": " : "", p->picks[k].why ? p->picks[k].why : "");
   return CORE_OK;
 }
 
+/* The sheet loaded from the new text against the one read: every
+ * workload's runs and looks as chosen, the plan block as written, and
+ * nothing else changed (plan_same.c). */
+static core_status check_result(const proto_sheet *s, const proto_sheet *ns,
+                                const analysis_plan *p, const plan_choice *c,
+                                const char *digest, core_err *err) {
+  const char *what = cli_plan_changed(s, ns, p, c, digest);
+  if (!what)
+    return CORE_OK;
+  return core_fail(err, CORE_EPROTOCOL,
+                   "%s: --write: the sheet loaded from the edited text %s; "
+                   "its text is not one --write can edit safely; nothing "
+                   "written: write runs and the plan block by hand",
+                   s->path, what);
+}
+
 core_status cli_plan_write(const cli_opts *opts, const proto_sheet *s,
-                           const analysis_plan *p, const plan_values *pv,
-                           const char *digest, long fewest, FILE *out,
-                           core_err *err) {
+                           const analysis_plan *p, const plan_choice *c,
+                           const plan_values *pv, const char *digest,
+                           long fewest, FILE *out, core_err *err) {
   edits es;
   struct stat sb;
   proto_sheet *ns = NULL;
@@ -373,30 +585,34 @@ core_status cli_plan_write(const cli_opts *opts, const proto_sheet *s,
   size_t n = 0;
   core_status st;
   memset(&es, 0, sizeof es);
-  if ((st = check_picks(s, p, err)) != CORE_OK)
+  if ((st = check_picks(s, p, c, err)) != CORE_OK ||
+      (st = lex_all(s, err)) != CORE_OK)
     return st;
   if (lstat(s->path, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_nlink != 1)
     return core_fail(err, CORE_EUSAGE,
                      "%s: --write writes a regular file with one name only "
                      "(not a link); nothing written",
                      s->path);
-  if (!(block = plan_block(p, pv, digest, fewest)))
+  if (!(block = plan_block(p, c, pv, digest, fewest)))
     return core_fail(err, CORE_ENOMEM, "out of memory");
-  if ((st = plan_edits(s, p, block, &es, err)) == CORE_OK &&
+  if ((st = plan_edits(s, c, block, &es, err)) == CORE_OK &&
       !(text = apply(s, &es, &n)))
     st = core_fail(err, CORE_ENOMEM, "out of memory");
   if (st == CORE_OK && !(ns = proto_sheet_load_text(s->path, text, n, err)))
     st = err->status != CORE_OK ? err->status : CORE_EPROTOCOL;
   if (st == CORE_OK)
+    st = check_result(s, ns, p, c, digest, err);
+  if (st == CORE_OK)
     st = check_unregistered(opts, s, ns, err);
   if (st == CORE_OK && strcmp(ns->sha256, s->sha256) != 0)
-    st = core_write_file_atomic(s->path, text, n, sb.st_mode & 07777, err);
+    st = core_replace_file_atomic(s->path, text, n, sb.st_mode & 07777,
+                                  s->sha256, err);
   if (st == CORE_OK)
     fprintf(out,
-            "%s: %s (sha256 %.12s): runs per arm and the plan block "
+            "%s: %s (sha256 %.12s): runs per arm%s and the plan block "
             "written; prereg register %s freezes them\n",
             s->path, strcmp(ns->sha256, s->sha256) ? "written" : "unchanged",
-            ns->sha256, s->path);
+            ns->sha256, c->n_looks ? ", looks" : "", s->path);
   for (size_t i = 0; i < es.n; i++)
     core_free(es.e[i].with);
   core_free(text);

@@ -296,6 +296,13 @@ core_status core_write_all(int fd, const void *data, size_t len,
  * removes the temporary. */
 core_status core_write_file_atomic(const char *path, const void *data,
                                    size_t len, unsigned mode, core_err *err);
+/** core_write_file_atomic, and when expect is not NULL, replaces path
+ * only when it is still a regular file with one name whose SHA-256 is
+ * expect (hashed again just before the rename): a file changed since it
+ * was read is left as it is (CORE_ELOCK, naming both digests). */
+core_status core_replace_file_atomic(const char *path, const void *data,
+                                     size_t len, unsigned mode,
+                                     const char *expect, core_err *err);
 /** Opens folder path (O_NOFOLLOW|O_DIRECTORY). OUT: *dfd (the caller
  * closes it; -1 on error). A link or a file there is refused by name. */
 core_status core_open_dir(const char *path, int *dfd, core_err *err);

@@ -325,8 +325,53 @@ core_status core_write_all(int fd, const void *data, size_t len,
   return CORE_OK;
 }
 
+/* CORE_OK when the file name in the folder open at dfd is still a
+ * regular file with one name whose SHA-256 is expect (read through no
+ * link, at most CORE_READ_MAX bytes). */
+static core_status still_same(int dfd, const char *name, const char *path,
+                              const char *expect, core_err *err) {
+  char buf[65536], hex[CORE_SHA256_HEX];
+  struct stat sb;
+  ssize_t got;
+  size_t total = 0;
+  core_sha256_ctx *c;
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+      sb.st_nlink != 1) {
+    if (fd >= 0)
+      close(fd);
+    return core_fail(err, CORE_ELOCK,
+                     "%s: no longer the regular file with one name it was "
+                     "when read; left as it is",
+                     path);
+  }
+  if (!(c = core_sha256_begin())) {
+    close(fd);
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", path);
+  }
+  while ((got = read(fd, buf, sizeof buf)) > 0 && total <= CORE_READ_MAX) {
+    core_sha256_update(c, buf, (size_t)got);
+    total += (size_t)got;
+  }
+  core_sha256_end(c, hex);
+  close(fd);
+  if (got < 0 || total > CORE_READ_MAX || strcmp(hex, expect) != 0)
+    return core_fail(err, CORE_ELOCK,
+                     "%s: changed since prereg read it (sha256 %.12s, now "
+                     "%.12s); left as it is: run the command again on the "
+                     "new text",
+                     path, expect, got < 0 ? "unreadable" : hex);
+  return CORE_OK;
+}
+
 core_status core_write_file_atomic(const char *path, const void *data,
                                    size_t len, unsigned mode, core_err *err) {
+  return core_replace_file_atomic(path, data, len, mode, NULL, err);
+}
+
+core_status core_replace_file_atomic(const char *path, const void *data,
+                                     size_t len, unsigned mode,
+                                     const char *expect, core_err *err) {
   const char *base = base_of(path);
   char *tmp = core_asprintf("%s.tmp.%ld", path, (long)getpid());
   char *dir = parent_of(path);
@@ -367,6 +412,8 @@ core_status core_write_file_atomic(const char *path, const void *data,
   }
   close(fd);
   fd = -1;
+  if (expect && (st = still_same(dfd, base, path, expect, err)) != CORE_OK)
+    goto cleanup;
   if (renameat(dfd, base_of(tmp), dfd, base) != 0) {
     st = core_fail(err, CORE_EIO, "%s: cannot rename into place: %s", path,
                    strerror(errno));

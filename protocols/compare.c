@@ -37,7 +37,8 @@ int proto_same_rule(const proto_rule *a, const proto_rule *b) {
         (x->has_ratio_above && x->ratio_above != y->ratio_above) ||
         (x->has_ratio_below && x->ratio_below != y->ratio_below) ||
         (x->has_ci_within && (x->ci_within[0] != y->ci_within[0] ||
-                              x->ci_within[1] != y->ci_within[1])))
+                              x->ci_within[1] != y->ci_within[1])) ||
+        !proto_same_diff_conditions(x, y))
       return 0;
   }
   return 1;

@@ -488,25 +488,33 @@ void proto_read_inputs(walk *w, int t) {
   }
 }
 
-/* plan.sizes: increasing integers from 1 to PLAN_MAX_SIZE. */
-static void read_plan_sizes(walk *w, int t, proto_plan *p) {
+/* plan.sizes (required) and plan.looks (optional): increasing integers
+ * from 1 to PLAN_MAX_SIZE, at most max of them. */
+static void read_plan_sizes(walk *w, int t, const char *key, size_t max,
+                            long **out, size_t *n_out) {
   const char *want = "a list of increasing sizes { 5, 10, 20, ... }";
-  size_t mark = proto_path_key(w, "sizes");
-  if (proto_field(w, t, "sizes") != LUA_TTABLE)
+  size_t mark = proto_path_key(w, key);
+  int ty = proto_field(w, t, key);
+  if (ty == LUA_TNIL && !strcmp(key, "looks")) {
+    proto_leave(w, mark);
+    return;
+  }
+  if (ty != LUA_TTABLE)
     proto_fail_got(w, -1, want);
   lua_Integer n = proto_list_len(w, -1, want);
-  if (n < 1 || n > PLAN_MAX_SIZES)
-    proto_fail(w, "must hold 1 to %d sizes", PLAN_MAX_SIZES);
-  p->sizes = proto_alloc_array(w, (size_t)n, sizeof *p->sizes);
-  p->n_sizes = (size_t)n;
+  if (n < 1 || (size_t)n > max)
+    proto_fail(w, "must hold 1 to %zu sizes", max);
+  long *v = proto_alloc_array(w, (size_t)n, sizeof *v);
+  *out = v;
+  *n_out = (size_t)n;
   for (lua_Integer i = 1; i <= n; i++) {
     size_t m2 = proto_path_index(w, i);
     lua_rawgeti(w->L, -1, i);
     if (!lua_isinteger(w->L, -1) || lua_tointeger(w->L, -1) < 1 ||
         lua_tointeger(w->L, -1) > PLAN_MAX_SIZE ||
-        (i > 1 && lua_tointeger(w->L, -1) <= p->sizes[i - 2]))
+        (i > 1 && lua_tointeger(w->L, -1) <= v[i - 2]))
       proto_fail_got(w, -1, "an integer size above the one before it");
-    p->sizes[i - 1] = (long)lua_tointeger(w->L, -1);
+    v[i - 1] = (long)lua_tointeger(w->L, -1);
     proto_leave(w, m2);
   }
   proto_leave(w, mark);
@@ -545,7 +553,10 @@ static void read_plan_pilot(walk *w, int t, proto_plan *p) {
 
 void proto_read_plan(walk *w, int t) {
   static const char *const keys[] = {
-      "power", "sizes", "sims", "pilot", "expected", "comparisons", NULL};
+      "power",     "sizes",    "sims", "pilot", "expected", "comparisons",
+      "sized_for", "achieved", "runs", "looks", NULL};
+  static const char *const sized[] = {"all", "hypotheses", NULL};
+  int which = 0;
   proto_plan *p = &w->s->plan;
   size_t mark = proto_path_key(w, "plan");
   double x;
@@ -561,7 +572,7 @@ void proto_read_plan(walk *w, int t) {
   int at = lua_gettop(w->L);
   p->line = w->line;
   p->declared = 1;
-  p->expected = p->comparisons = -1;
+  p->expected = p->comparisons = p->achieved = -1;
   proto_check_keys(w, at, keys, 0, "the plan");
   if (proto_get_num(w, at, "power", REQ, 0, 0, 1, 1, "a probability in (0, 1)",
                     &x)) {
@@ -574,8 +585,16 @@ void proto_read_plan(walk *w, int t) {
   if (proto_get_num(w, at, "sims", REQ, 1, 1, 0, PLAN_MAX_SIMS,
                     "an integer from 1 to the plan's budget", &x))
     p->sims = (long)x;
-  read_plan_sizes(w, at, p);
+  read_plan_sizes(w, at, "sizes", PLAN_MAX_SIZES, &p->sizes, &p->n_sizes);
+  read_plan_sizes(w, at, "looks", CORE_MAX_LOOKS, &p->looks, &p->n_looks);
   read_plan_pilot(w, at, p);
+  if (proto_get_enum(w, at, "sized_for", sized, &which))
+    p->sized_for_hypotheses = which == 1;
+  if (proto_get_num(w, at, "achieved", OPT, 0, 0, 0, 1, "a probability", &x))
+    p->achieved = x;
+  if (proto_get_num(w, at, "runs", OPT, 1, 1, 0, PLAN_MAX_SIZE,
+                    "an integer from 1 to the largest size", &x))
+    p->runs = (long)x;
   if (proto_get_num(w, at, "comparisons", OPT, 1, 0, 0, 1e9, "an integer >= 0",
                     &x))
     p->comparisons = (long)x;

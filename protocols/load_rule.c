@@ -1,6 +1,7 @@
 /* load_rule.c: the decision rule of a sheet and its verdicts.
  * SPDX-License-Identifier: MIT
  */
+#include <float.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdarg.h>
@@ -170,35 +171,63 @@ static void read_verdict_name(walk *w, int vt, const proto_rule *r,
   proto_path_pop(w, m3);
 }
 
-/* A verdict rule's ci_within = { low, high }. */
-static void read_ci_within(walk *w, int vt, proto_verdict_rule *v) {
+/* A verdict rule's ci_within = { low, high } (positive ratios), or
+ * diff_ci_within (any finite differences, diff set), into out; 1 when
+ * given. */
+static int read_within(walk *w, int vt, const char *key, int diff,
+                       double out[2]) {
   lua_State *L = w->L;
-  size_t m3 = proto_path_key(w, "ci_within");
-  if (proto_field(w, vt, "ci_within") != LUA_TNIL) {
-    const char *want = "a pair of positive ratios { low, high }";
+  int given = 0;
+  size_t m3 = proto_path_key(w, key);
+  if (proto_field(w, vt, key) != LUA_TNIL) {
+    const char *want = diff ? "a pair of differences { low, high }"
+                            : "a pair of positive ratios { low, high }";
     if (proto_list_len(w, -1, want) != 2)
       proto_fail(w, "must be %s", want);
     for (int k = 0; k < 2; k++) {
       size_t m4 = proto_path_index(w, k + 1);
       if (lua_rawgeti(L, -1, k + 1) != LUA_TNUMBER ||
-          !isfinite(lua_tonumber(L, -1)) || lua_tonumber(L, -1) <= 0)
-        proto_fail_got(w, -1, "a positive ratio");
-      v->ci_within[k] = lua_tonumber(L, -1);
+          !isfinite(lua_tonumber(L, -1)) ||
+          (!diff && lua_tonumber(L, -1) <= 0))
+        proto_fail_got(w, -1, diff ? "a finite number" : "a positive ratio");
+      out[k] = lua_tonumber(L, -1);
       proto_leave(w, m4);
     }
-    if (!(v->ci_within[0] < v->ci_within[1]))
-      proto_fail(w, "the low end %g must be below the high end %g",
-                 v->ci_within[0], v->ci_within[1]);
-    v->has_ci_within = 1;
+    if (!(out[0] < out[1]))
+      proto_fail(w, "the low end %g must be below the high end %g", out[0],
+                 out[1]);
+    given = 1;
   }
   proto_leave(w, m3);
+  return given;
+}
+
+/* A verdict rule's conditions on the difference (any finite number, in
+ * the metric's unit). */
+static void read_diff_conditions(walk *w, int vt, proto_verdict_rule *v) {
+  const char *want = "a difference in the metric's unit (a finite number)";
+  v->has_diff_ci_excludes =
+      proto_get_num(w, vt, "diff_ci_excludes", OPT, 0, -DBL_MAX, 0, DBL_MAX,
+                    want, &v->diff_ci_excludes);
+  v->has_diff_above = proto_get_num(w, vt, "diff_above", OPT, 0, -DBL_MAX, 0,
+                                    DBL_MAX, want, &v->diff_above);
+  v->has_diff_below = proto_get_num(w, vt, "diff_below", OPT, 0, -DBL_MAX, 0,
+                                    DBL_MAX, want, &v->diff_below);
+  v->has_diff_ci_within =
+      read_within(w, vt, "diff_ci_within", 1, v->diff_ci_within);
+  if (v->has_diff_above && v->has_diff_below && v->diff_above >= v->diff_below)
+    proto_fail(w, "diff_above = %g and diff_below = %g can never both hold",
+               v->diff_above, v->diff_below);
 }
 
 /* Verdict rule v, entry i of rule.verdicts, the table at vt. */
 static void read_verdict(walk *w, int vt, const proto_rule *r, lua_Integer i,
                          proto_verdict_rule *v, int base_line) {
   static const char *const vkeys[] = {
-      "ci_excludes", "ratio_above", "ratio_below", "ci_within", "names", NULL};
+      "ci_excludes", "ratio_above",      "ratio_below",
+      "ci_within",   "diff_ci_excludes", "diff_above",
+      "diff_below",  "diff_ci_within",   "names",
+      NULL};
   lua_State *L = w->L;
   proto_sheet *s = w->s;
   int line = 0;
@@ -214,11 +243,12 @@ static void read_verdict(walk *w, int vt, const proto_rule *r, lua_Integer i,
                                      "a positive ratio", &v->ratio_above);
   v->has_ratio_below = proto_get_num(w, vt, "ratio_below", OPT, 0, 0, 1, 1e9,
                                      "a positive ratio", &v->ratio_below);
-  read_ci_within(w, vt, v);
-  if (!v->has_ci_excludes && !v->has_ratio_above && !v->has_ratio_below &&
-      !v->has_ci_within)
+  v->has_ci_within = read_within(w, vt, "ci_within", 0, v->ci_within);
+  read_diff_conditions(w, vt, v);
+  if (!proto_verdict_on_ratio(v) && !proto_verdict_on_diff(v))
     proto_fail(w, "has no condition; give at least one of ci_excludes, "
-                  "ratio_above, ratio_below, ci_within");
+                  "ratio_above, ratio_below, ci_within, diff_ci_excludes, "
+                  "diff_above, diff_below, diff_ci_within");
   if (v->has_ratio_above && v->has_ratio_below &&
       v->ratio_above >= v->ratio_below)
     proto_fail(w, "ratio_above = %g and ratio_below = %g can never both hold",
@@ -272,4 +302,13 @@ void proto_read_rule(walk *w, int t) {
   w->line = base_line;
   lua_pop(L, 2);
   proto_path_pop(w, mark);
+  if (r->family != PROTO_FAMILY_NONE && proto_rule_on_diff(r)) {
+    proto_path_key(w, "rule");
+    proto_path_key(w, "family");
+    proto_fail(w, "the correction for many comparisons ranks them by their "
+                  "ratio's interval and cannot yet take a verdict on the "
+                  "difference (diff_ci_excludes, diff_above, diff_below, "
+                  "diff_ci_within): write family = \"none\", or give the "
+                  "verdicts on the ratio");
+  }
 }

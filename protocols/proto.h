@@ -155,7 +155,13 @@ typedef struct proto_metric_decl {
  * set; all active conditions must hold. Boundaries: ci_excludes = x holds
  * when ci_low > x or ci_high < x; ratio_above = x when ratio > x;
  * ratio_below = x when ratio < x; ci_within = {lo, hi} when
- * lo <= ci_low and ci_high <= hi. The verdict reads `name` on a time and
+ * lo <= ci_low and ci_high <= hi. The diff_ conditions are the same on
+ * the difference (arm minus reference, in the metric's unit) and its CI:
+ * diff_ci_excludes = x when dci_low > x or dci_high < x; diff_above = x
+ * when difference > x; diff_below = x when difference < x; diff_ci_within
+ * = {lo, hi} when lo <= dci_low and dci_high <= hi. A verdict with a
+ * ratio condition needs a ratio and its CI, one with a difference
+ * condition the difference and its CI. The verdict reads `name` on a time and
  * names[kind] on other kinds when the sheet gives it (proto_verdict_word
  * has the defaults). */
 typedef struct proto_verdict_rule {
@@ -164,6 +170,8 @@ typedef struct proto_verdict_rule {
                                  NULL: the default word */
   int has_ci_excludes, has_ratio_above, has_ratio_below, has_ci_within;
   double ci_excludes, ratio_above, ratio_below, ci_within[2];
+  int has_diff_ci_excludes, has_diff_above, has_diff_below, has_diff_ci_within;
+  double diff_ci_excludes, diff_above, diff_below, diff_ci_within[2];
   int line;
 } proto_verdict_rule;
 
@@ -300,6 +308,14 @@ typedef struct proto_plan {
   double expected;    /* comparisons the plan expected to decide at the
                          runs chosen (-1: not given) */
   long comparisons;   /* of how many (-1: not given) */
+  /* Which comparisons the runs were chosen for: 1 those the hypotheses
+   * test ("hypotheses"), 0 all of them ("all", also when not given). */
+  int sized_for_hypotheses;
+  double achieved; /* the smallest P(decided) of those at the runs
+                      chosen (-1: not given) */
+  long runs;       /* the runs the author gave (plan --runs), else 0 */
+  long *looks;     /* the sequential design planned, or NULL */
+  size_t n_looks;
   int line;
 } proto_plan;
 
@@ -428,10 +444,30 @@ const char *proto_metric_unit_of(const proto_sheet *s, const char *metric);
 /** "time", "memory", "size" or "other" (static). */
 const char *proto_kind_word(proto_metric_kind k);
 
-/** The direction a verdict rule asks of the ratio: 1 when it needs the
- * ratio above a bound (ratio_above), -1 below one (ratio_below), 0 when
- * neither or both. */
+/** The direction a verdict rule asks of the ratio or the difference: 1
+ * when it needs one above a bound (ratio_above, diff_above), -1 below one
+ * (ratio_below, diff_below), 0 when neither or both. */
 int proto_verdict_direction(const proto_verdict_rule *v);
+
+/** 1 when verdict rule v has a condition on the ratio or its CI. */
+int proto_verdict_on_ratio(const proto_verdict_rule *v);
+
+/** 1 when verdict rule v has a condition on the difference or its CI. */
+int proto_verdict_on_diff(const proto_verdict_rule *v);
+
+/** 1 when verdict rules x and y have the same conditions on the
+ * difference. */
+int proto_same_diff_conditions(const proto_verdict_rule *x,
+                               const proto_verdict_rule *y);
+
+/** v's conditions on the difference in words ("the difference's CI
+ * excludes 0 and the difference is above 0.005", in the metric's unit),
+ * the first after sep, the others after " and "; appended to out. */
+void proto_diff_words(const proto_verdict_rule *v, const char *sep,
+                      core_buf *out);
+
+/** 1 when some verdict rule of r has a condition on the difference. */
+int proto_rule_on_diff(const proto_rule *r);
 
 /** What verdict rule v of s reads on metric: names[kind] when the sheet
  * gives it; on a time, the rule's name; on another kind "higher" or

@@ -216,6 +216,7 @@ void proto_sheet_free(proto_sheet *s) {
   free_hosts(&s->hosts);
   core_free(s->plan.sizes);
   core_free(s->plan.pilot_sha256);
+  core_free(s->plan.looks);
   core_free(s->plan.pilot_source);
   core_free(s->conditions.governor);
   core_free(s->cpus);
@@ -399,10 +400,64 @@ const char *proto_kind_word(proto_metric_kind k) {
 }
 
 int proto_verdict_direction(const proto_verdict_rule *v) {
-  if (v->has_ratio_above && !v->has_ratio_below)
+  int up = v->has_ratio_above || v->has_diff_above;
+  int down = v->has_ratio_below || v->has_diff_below;
+  if (up && !down)
     return 1;
-  if (v->has_ratio_below && !v->has_ratio_above)
+  if (down && !up)
     return -1;
+  return 0;
+}
+
+int proto_verdict_on_ratio(const proto_verdict_rule *v) {
+  return v->has_ci_excludes || v->has_ratio_above || v->has_ratio_below ||
+         v->has_ci_within;
+}
+
+int proto_verdict_on_diff(const proto_verdict_rule *v) {
+  return v->has_diff_ci_excludes || v->has_diff_above || v->has_diff_below ||
+         v->has_diff_ci_within;
+}
+
+int proto_same_diff_conditions(const proto_verdict_rule *x,
+                               const proto_verdict_rule *y) {
+  return x->has_diff_ci_excludes == y->has_diff_ci_excludes &&
+         x->has_diff_above == y->has_diff_above &&
+         x->has_diff_below == y->has_diff_below &&
+         x->has_diff_ci_within == y->has_diff_ci_within &&
+         (!x->has_diff_ci_excludes ||
+          x->diff_ci_excludes == y->diff_ci_excludes) &&
+         (!x->has_diff_above || x->diff_above == y->diff_above) &&
+         (!x->has_diff_below || x->diff_below == y->diff_below) &&
+         (!x->has_diff_ci_within ||
+          (x->diff_ci_within[0] == y->diff_ci_within[0] &&
+           x->diff_ci_within[1] == y->diff_ci_within[1]));
+}
+
+void proto_diff_words(const proto_verdict_rule *v, const char *sep,
+                      core_buf *out) {
+  if (v->has_diff_ci_excludes) {
+    core_buf_printf(out, "%sthe difference's CI excludes %g", sep,
+                    v->diff_ci_excludes);
+    sep = " and ";
+  }
+  if (v->has_diff_above) {
+    core_buf_printf(out, "%sthe difference is above %g", sep, v->diff_above);
+    sep = " and ";
+  }
+  if (v->has_diff_below) {
+    core_buf_printf(out, "%sthe difference is below %g", sep, v->diff_below);
+    sep = " and ";
+  }
+  if (v->has_diff_ci_within)
+    core_buf_printf(out, "%sthe difference's CI lies within [%g, %g]", sep,
+                    v->diff_ci_within[0], v->diff_ci_within[1]);
+}
+
+int proto_rule_on_diff(const proto_rule *r) {
+  for (size_t i = 0; i < r->n_verdicts; i++)
+    if (proto_verdict_on_diff(&r->verdicts[i]))
+      return 1;
   return 0;
 }
 

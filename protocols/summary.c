@@ -22,9 +22,12 @@ static void verdict_words(const proto_verdict_rule *v, core_buf *out) {
     core_buf_printf(out, "%sthe ratio is below %g", sep, v->ratio_below);
     sep = " and ";
   }
-  if (v->has_ci_within)
+  if (v->has_ci_within) {
     core_buf_printf(out, "%sthe CI lies within [%g, %g]", sep, v->ci_within[0],
                     v->ci_within[1]);
+    sep = " and ";
+  }
+  proto_diff_words(v, sep, out);
 }
 
 static void claim_words(const proto_sheet *s, const proto_hypothesis *h,

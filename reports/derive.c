@@ -211,13 +211,14 @@ static core_status compare_files(const char *bundle, const char *sheet_path,
 
 core_status report_verify_bundle(const char *bundle, const char *sheet_path,
                                  const char *data_dir, core_buf *out,
-                                 core_err *err) {
+                                 int *whole, core_err *err) {
   const char *slash;
   char id[256];
   char *fresh = NULL;
   size_t problems = 0, listed = 0;
   int same = 0;
   core_status st;
+  *whole = 1;
   /* The sheet is DIR/ID/versions/vN.lua. */
   slash = sheet_path + strlen(data_dir) + 1;
   snprintf(id, sizeof id, "%.*s", (int)strcspn(slash, "/"), slash);
@@ -240,6 +241,7 @@ core_status report_verify_bundle(const char *bundle, const char *sheet_path,
                      "%s: the report does not show what its data give (%zu "
                      "difference%s, above)",
                      bundle, problems, problems == 1 ? "" : "s");
+  *whole = same;
   if (!same)
     core_buf_printf(out,
                     "%s: report: its analysis is the one its data give; its "

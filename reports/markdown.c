@@ -946,6 +946,8 @@ static void rule(core_buf *b, const proto_sheet *s) {
     if (v->has_ci_within)
       core_buf_printf(b, "%sthe whole CI lies within %.6g–%.6g",
                       k++ ? " and " : "", v->ci_within[0], v->ci_within[1]);
+    if (proto_verdict_on_diff(v))
+      proto_diff_words(v, k++ ? " and " : "", b);
     if (!k)
       core_buf_puts(b, "always");
     core_buf_puts(b, "\n");

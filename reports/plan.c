@@ -19,24 +19,61 @@ static size_t decided(const analysis_summary *a, size_t *of) {
   return n;
 }
 
+/* How the runs were chosen: the smallest size reaching the power, or the
+ * runs the author gave (plan --runs) with the power found there; for
+ * which comparisons; with looks or not. */
+static void chosen(core_buf *b, const proto_plan *p) {
+  const char *which = p->sized_for_hypotheses
+                          ? "every comparison a hypothesis tests (all of "
+                            "a workload's when none tests it; the others "
+                            "did not set the size)"
+                          : "every comparison of it";
+  if (p->n_looks) {
+    core_buf_puts(b, " The design is sequential, with looks at ");
+    for (size_t i = 0; i < p->n_looks; i++)
+      core_buf_printf(b, "%s%ld", i ? ", " : "", p->looks[i]);
+    core_buf_puts(b, " runs per arm, simulated as `run` stops.");
+  }
+  if (p->runs > 0) {
+    core_buf_printf(b,
+                    " The runs per arm (%ld) were given by the author; the "
+                    "plan found the probability that %s decides there",
+                    p->runs, which);
+    if (p->achieved >= 0)
+      core_buf_printf(b, ": at least %.3g%%", 100.0 * p->achieved);
+    core_buf_printf(b, " (against the power %g%% it was asked for).",
+                    100.0 * p->power);
+    return;
+  }
+  core_buf_printf(b,
+                  " Each workload's runs are the smallest %s at which %s "
+                  "decided (any verdict but inconclusive) with a "
+                  "probability of at least %g%%",
+                  p->n_looks ? "design (its last look)" : "size", which,
+                  100.0 * p->power);
+  if (p->achieved >= 0)
+    core_buf_printf(b, " (the least of them: %.3g%%)", 100.0 * p->achieved);
+  core_buf_puts(b, ".");
+}
+
 static void planned(core_buf *b, const report_input *in) {
   const proto_plan *p = &in->sheet->plan;
   size_t of, n = decided(in->summary, &of);
   core_buf_printf(b,
-                  "The runs per arm were chosen by `prereg plan` before "
+                  "%s by `prereg plan` before "
                   "registering, from the values of a %s (at least %ld "
                   "values per cell, SHA-256 `%.12s`): for each comparison "
                   "and each size tried (",
+                  p->runs > 0 ? "The power at the runs per arm was found"
+                              : "The runs per arm were chosen",
                   p->pilot_source, p->pilot_runs, p->pilot_sha256);
   for (size_t i = 0; i < p->n_sizes; i++)
     core_buf_printf(b, "%s%ld", i ? ", " : "", p->sizes[i]);
   core_buf_printf(b,
                   " runs per arm), %ld simulated experiments drew that many "
-                  "values per arm from them and applied this rule; each "
-                  "workload's runs are the smallest size at which every "
-                  "comparison of it decided (any verdict but inconclusive) "
-                  "with a probability of at least %g%%.",
-                  p->sims, 100.0 * p->power);
+                  "values per arm from them and applied this rule.",
+                  p->sims);
+  chosen(b, p);
   if (p->expected >= 0 && p->comparisons >= 0)
     core_buf_printf(b,
                     " The plan expected %.3g of its %ld comparisons to "

@@ -176,7 +176,8 @@ static void rule(core_buf *b, size_t *n, const proto_sheet *o,
         x->ratio_below != y->ratio_below ||
         x->has_ci_within != y->has_ci_within ||
         x->ci_within[0] != y->ci_within[0] ||
-        x->ci_within[1] != y->ci_within[1])
+        x->ci_within[1] != y->ci_within[1] ||
+        !proto_same_diff_conditions(x, y))
       row(b, n, k, x ? x->name : NULL, y ? y->name : NULL);
   }
 }

@@ -159,14 +159,17 @@ core_status report_render_to(const char *sheet_path, const char *data_dir,
 
 /** For a bundle that verified (data_bundle_verify), extracted by
  * data_resolve_input (sheet_path and data_dir, as it gives them):
- * re-derives the analysis from its data; the bundled report/analysis.json
- * must give the same numbers and verdicts (analysis_json_compare) and
- * report.md must record that file's SHA-256. Appends one line per
- * problem (or an "ok" line) to out; CORE_EVERIFY names the first. A
- * bundle without a report has nothing to compare (CORE_OK, said). */
+ * renders its report afresh from its data and compares every file of
+ * the bundled report with it, byte for byte when the report is of this
+ * renderer's edition (report/FORMAT); a report of another edition has its
+ * analysis.json checked value by value (analysis_json_compare) and its
+ * other files named as not compared. Appends one line per problem (or
+ * an "ok" line) to out; CORE_EVERIFY names the first. OUT: *whole, 1 when
+ * every file of the report was compared (or there is none), 0 when some
+ * were not: the caller must then say so where the reader looks first. */
 core_status report_verify_bundle(const char *bundle, const char *sheet_path,
                                  const char *data_dir, core_buf *out,
-                                 core_err *err);
+                                 int *whole, core_err *err);
 
 /* Building blocks, exposed for tests */
 

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -791,6 +792,25 @@ static int spawn_stubbed(helper_request *q, helper_reply *r, int *rep) {
   return e;
 }
 
+/* after - before, of struct timeval. */
+static struct timeval tv_minus(struct timeval after, struct timeval before) {
+  struct timeval d;
+  timersub(&after, &before, &d);
+  return d;
+}
+
+/* The CPU times of every process of a run spawned without prereg-exec,
+ * reaped by now: what our RUSAGE_CHILDREN grew by since *before (the
+ * run's orphans are ours and were reaped in helper_reap). prereg-exec
+ * tells the same of the processes below it, its own CPU excluded. */
+static void helper_run_cpu(const struct rusage *before, helper_reply *d) {
+  struct rusage after;
+  if (getrusage(RUSAGE_CHILDREN, &after) != 0)
+    return;
+  d->ru.ru_utime = tv_minus(after.ru_utime, before->ru_utime);
+  d->ru.ru_stime = tv_minus(after.ru_stime, before->ru_stime);
+}
+
 static void helper_main(int sock) {
   char *buf = malloc(HELPER_MSG_MAX);
   if (!buf)
@@ -799,6 +819,11 @@ static void helper_main(int sock) {
   while (helper_read(sock, buf, &q)) {
     helper_reply r = {.kind = 1};
     int rep = -1;
+    struct rusage before;
+    /* prereg-exec counts the run's CPU itself: no system call here. */
+    int count = !(stub_path[0] && !q.cg);
+    if (count)
+      getrusage(RUSAGE_CHILDREN, &before);
     if (!q.argv || !q.envp)
       r.err = ENOMEM;
     else if (stub_path[0] && !q.cg)
@@ -816,6 +841,8 @@ static void helper_main(int sock) {
       continue;
     helper_reply d = {.kind = 2, .pid = r.pid};
     helper_reap(r.pid, &d);
+    if (count)
+      helper_run_cpu(&before, &d);
     if (rep >= 0) {
       /* What wait4 said of the command alone, when prereg-exec lived to
        * say it (a group killed at a timeout takes it down too). */

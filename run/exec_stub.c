@@ -9,10 +9,20 @@
  * a few hundred KiB: it starts the command with everything it was given
  * (descriptors 0-2, process group, signals, environment), waits for it,
  * and tells the helper on descriptor 3 what wait4 said of the command
- * alone (run_stub_record), then ends as the command did. The two clock
+ * (run_stub_record), then ends as the command did. The two clock
  * readings are the command's own: just before its execve (in the vfork
  * child) and just after wait4 returns, so that neither the process that
  * execs it nor prereg's bookkeeping is inside wall_s.
+ *
+ * The CPU times are those of every process of the run, not only of the
+ * ones the command waited for: bubblewrap's outer process, for one, does
+ * not wait for the sandbox's first process, whose CPU wait4 of the
+ * command then never sees. This program is a child subreaper: what the
+ * command leaves behind is adopted here; once the command ends, all of
+ * it is killed and reaped, and the CPU times are this program's
+ * RUSAGE_CHILDREN, the sum of everything reaped below it (this program's
+ * own CPU excluded). ru_maxrss stays what wait4 said of the command, as
+ * GNU time reports it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +30,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -86,12 +97,90 @@ static int exec_path(const char *file, char **argv) {
   return seen_eacces ? EACCES : ENOENT;
 }
 
+/* SIGKILLs every child of ours listed in path (our orphans included);
+ * returns how many could be signalled (a zombie can), or -1 when the
+ * file cannot be read. Reads in chunks: a number may straddle two. */
+static int kill_children(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  char buf[1024];
+  int found = 0, in_number = 0;
+  long v = 0;
+  ssize_t r;
+  if (fd < 0)
+    return -1;
+  do {
+    r = read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR)
+      continue;
+    /* r <= 0 is the end: a last number is then ended by a space. */
+    for (ssize_t i = 0; i < (r > 0 ? r : 1); i++) {
+      char c = r > 0 ? buf[i] : ' ';
+      if (c >= '0' && c <= '9') {
+        v = v * 10 + (c - '0');
+        in_number = 1;
+      } else if (in_number) {
+        if (kill((pid_t)v, SIGKILL) == 0)
+          found++;
+        v = 0;
+        in_number = 0;
+      }
+    }
+  } while (r > 0 || (r < 0 && errno == EINTR));
+  close(fd);
+  return found;
+}
+
+/* Once the command has ended: kills and reaps everything it left, again
+ * while killing one orphans more onto us; bounded (about 2 s) in case
+ * something forks as fast as we kill. The helper kills whatever is left
+ * (without the children file, all of it: its CPU is then not counted). */
+static void reap_rest(void) {
+  for (int round = 0; round < 2000; round++) {
+    pid_t w;
+    while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
+      ;
+    /* No child left (ECHILD): the common case ends here, without /proc. */
+    if (w < 0 || kill_children("/proc/thread-self/children") <= 0)
+      return;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+}
+
+/* Waits for the command (pid), reaping the orphans that end meanwhile;
+ * r gets its status and what wait4 said of it. Returns 0, or -1. */
+static int wait_command(pid_t pid, run_stub_record *r) {
+  for (;;) {
+    int status;
+    struct rusage ru;
+    pid_t w = wait4(-1, &status, 0, &ru);
+    if (w == pid) {
+      r->status = status;
+      r->ru = ru;
+      return 0;
+    }
+    if (w < 0 && errno != EINTR)
+      return -1;
+  }
+}
+
+/* The CPU times of every process reaped below us, into r. */
+static void all_cpu(run_stub_record *r) {
+  struct rusage all;
+  reap_rest();
+  if (getrusage(RUSAGE_CHILDREN, &all) == 0) {
+    r->ru.ru_utime = all.ru_utime;
+    r->ru.ru_stime = all.ru_stime;
+  }
+}
+
 int main(int argc, char **argv) {
   run_stub_record r = {0};
   pid_t pid;
   if (argc < 2)
     return 127;
   fcntl(3, F_SETFD, FD_CLOEXEC); /* not the command's */
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   /* vfork: the child only execs, and takes the clock as it does; no
    * signal handler of ours can run in it (we install none). */
   pid = vfork();
@@ -109,10 +198,10 @@ int main(int argc, char **argv) {
     return 127;
   }
   tell(&r);
-  while (wait4(pid, &r.status, 0, &r.ru) < 0)
-    if (errno != EINTR)
-      return 127;
+  if (wait_command(pid, &r) != 0)
+    return 127;
   r.t = now();
+  all_cpu(&r);
   r.kind = 2;
   tell(&r);
   if (WIFSIGNALED(r.status)) {

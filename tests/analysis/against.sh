@@ -5,7 +5,10 @@
 # arm besides the reference decides as the pair's ratio says, whichever
 # way round the sheet lists the two arms; diff_below and diff_at_least
 # decide on the difference's interval; the difference is the medians'
-# difference; a function claim sees the reference and the pairs.
+# difference; a function claim sees the reference and the pairs. The
+# same on values of another shape (unequal counts, drawn from a fixed
+# seed), and where a reference median of 0 leaves no ratio but the
+# difference and its interval.
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -192,4 +195,117 @@ expect 0 "check the starter sheet" "$PREREG" check starter/protocols/demo.lua
 check "the starter's rule has no dead zone" \
   test "$(grep -c 'rule decides nothing' <<<"$out")" -eq 0
 
-done_testing 23
+# A reference median of 0: no ratio (said so, never a number), while the
+# difference and its interval are defined and decide diff_at_least.
+cat > zero.lua <<'LUA'
+protocol {
+  id = "zero", title = "Zero", question = "q", author = "t",
+  arms = { { name = "a", reference = true, run = "{cmd}" },
+           { name = "b", run = "{cmd}" } },
+  workloads = { { name = "w", source = "import", runs = 10,
+                  metrics = { "sys_s" } } },
+  rule = { seed = 3, resamples = 2000,
+           verdicts = { { "slower", ci_excludes = 1, ratio_above = 1.10 } } },
+  hypotheses = {
+    { id = "H1", says = "b adds at least 5 ms of system CPU", workload = "w",
+      metric = "sys_s", arms = { "b" }, claim = diff_at_least(0.005) },
+  },
+}
+LUA
+{
+  echo "workload,arm,metric,value"
+  for r in 0 1 2 3 4 5 6 7 8 9; do
+    echo "w,a,sys_s,0"
+    echo "w,b,sys_s,0.01$r"
+  done
+} > zero.csv
+"$PREREG" register zero.lua --data d >/dev/null || bad "register zero"
+"$PREREG" import zero.lua zero.csv --data d >/dev/null || bad "import zero"
+expect 0 "analyze --json, a reference median of 0" "$PREREG" analyze zero.lua --data d --json
+printf '%s' "$out" > zero.json
+python3 - zero.json <<'PY' && ok || bad "reference median 0: no ratio, the difference and its CI, H1 decided on them"
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = j["results"][0]
+assert r["median_reference"] == 0 and r["ratio"] is None and r["ci_low"] is None, r
+assert r["note"] == "ratio not finite: reference median is 0", r
+assert r["difference"] == r["median"] and abs(r["median"] - 0.0145) < 1e-12, r
+assert r["difference_ci_low"] <= r["difference"] <= r["difference_ci_high"], r
+assert 0.010 <= r["difference_ci_low"] and r["difference_ci_high"] <= 0.019, r
+h = j["hypotheses"][0]
+assert h["verdict"] == "held" and "difference CI low end" in h["reason"], h
+PY
+expect 0 "analyze, a reference median of 0" "$PREREG" analyze zero.lua --data d
+check_grep "the terminal: no ratio, the difference with its CI" \
+  '^ +\+14\.5 ms \[1[0-9]\.[0-9], 1[0-9]\.[0-9]\]$' "$out"
+check "the terminal shows no ratio for b" grep -q 'no ratio, inconclusive' <<<"$out"
+expect 0 "report, a reference median of 0" "$PREREG" report zero.lua --data d --out zrep
+check_grep "report.md: the difference with its CI" \
+  '^\| w · sys.?_s \| b \| a \| \+14\.5 ms \\\[1[0-9.]+, 1[0-9.]+\\\] \|$' "$(cat zrep/report.md)"
+
+# Values of another shape (unequal counts, odd and even, spread, drawn
+# from a fixed seed): the medians' difference, and every claim decided
+# as the interval in the JSON says, against the reference and not.
+cat > odd.lua <<'LUA'
+protocol {
+  id = "odd", title = "Odd", question = "q", author = "t",
+  arms = { { name = "r", reference = true, run = "{cmd}" },
+           { name = "x", run = "x {cmd}" }, { name = "y", run = "y {cmd}" } },
+  workloads = { { name = "w", source = "import", runs = 12,
+                  metrics = { "wall_s" } } },
+  rule = { seed = 11, resamples = 3000,
+           verdicts = { { "faster", ratio_below = 1, ci_excludes = 1 },
+                        { "slower", ratio_above = 1, ci_excludes = 1 } } },
+  hypotheses = {
+    { id = "A", says = "y below 0.95 of x", workload = "w", metric = "wall_s",
+      arms = { "y" }, against = "x", claim = below(0.95) },
+    { id = "B", says = "x at least 1.5 of y", workload = "w", metric = "wall_s",
+      arms = { "x" }, against = "y", claim = at_least(1.5) },
+    { id = "C", says = "y saves 30 ms against x", workload = "w",
+      metric = "wall_s", arms = { "y" }, against = "x", claim = diff_below(-0.03) },
+    { id = "D", says = "x adds 100 ms", workload = "w", metric = "wall_s",
+      arms = { "x" }, claim = diff_at_least(0.1) },
+  },
+}
+LUA
+python3 - > odd.csv <<'PY'
+import random
+g = random.Random(5)
+print("workload,arm,metric,value")
+for arm, n, mu in (("r", 7, 0.30), ("x", 12, 0.42), ("y", 9, 0.33)):
+    for _ in range(n):
+        print("w,%s,wall_s,%.4f" % (arm, mu * g.lognormvariate(0, 0.15)))
+PY
+"$PREREG" register odd.lua --data d >/dev/null || bad "register odd"
+"$PREREG" import odd.lua odd.csv --data d >/dev/null || bad "import odd"
+expect 0 "analyze --json, other values" "$PREREG" analyze odd.lua --data d --json
+printf '%s' "$out" > odd.json
+python3 - odd.json odd.csv <<'PY' && ok || bad "other values: differences and every claim as the JSON's intervals say"
+import csv, json, statistics, sys
+j = json.load(open(sys.argv[1]))
+vals = {}
+for row in csv.DictReader(open(sys.argv[2])):
+    vals.setdefault(row["arm"], []).append(float(row["value"]))
+res = {(r["arm"], r["reference"]): r for r in j["results"]}
+for r in res.values():
+    m, mr = statistics.median(vals[r["arm"]]), statistics.median(vals[r["reference"]])
+    assert abs(r["median"] - m) < 1e-12 and abs(r["median_reference"] - mr) < 1e-12, r
+    assert abs(r["difference"] - (m - mr)) < 1e-12, r
+    assert r["n"] == len(vals[r["arm"]]), r
+p = res[("y", "x")]
+x = res[("x", "r")]
+def outcome(lo, hi, t, at_least):
+    if at_least:
+        return "held" if lo >= t else "not held" if hi < t else "inconclusive"
+    return "held" if hi < t else "not held" if lo >= t else "inconclusive"
+want = {"A": outcome(p["ci_low"], p["ci_high"], 0.95, False),
+        "B": outcome(1 / p["ci_high"], 1 / p["ci_low"], 1.5, True),
+        "C": outcome(p["difference_ci_low"], p["difference_ci_high"], -0.03, False),
+        "D": outcome(x["difference_ci_low"], x["difference_ci_high"], 0.1, True)}
+got = {h["id"]: h["verdict"] for h in j["hypotheses"]}
+assert got == want, (got, want, p, x)
+# Each outcome is met: the data decide claims either way, and not all.
+assert sorted(set(want.values())) == ["held", "inconclusive", "not held"], want
+PY
+
+done_testing 32

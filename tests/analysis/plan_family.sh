@@ -4,7 +4,8 @@
 # imported; no timing). With family = "holm" the family-wise rate of a
 # false verdict with a direction is at most 1 - confidence, fixed and
 # under looks; with family = "none" it is well above; and analyze with
-# holm still decides a real 5x difference among the nine.
+# holm still decides a real 5x difference among the nine, and plan's
+# power under the correction says so.
 # SPDX-License-Identifier: MIT
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -86,4 +87,24 @@ import json, sys
 s = json.load(open("five.json"))
 r = [x for x in s["results"] if x["arm"] == "a9"][0]
 sys.exit(not (r["rule_verdict"] == "slower" and r["confidence_used"] > 0.95))'
-done_testing 17
+# plan's power under the correction: every arm drawn from its own values
+# in one experiment, each comparison at Holm's error: a9 (5x) decides,
+# the nine equal arms almost never; without a correction, no such row.
+expect 0 "plan five --json" "$PREREG" plan five.lua --pilot data/five \
+  --sizes 5,10 --sims 300 --json
+printf '%s\n' "$out" >fiveplan.json
+check "plan holm: a9 decided in the family, the equal arms not" $PY -c '
+import json, sys
+j = json.load(open("fiveplan.json"))
+c = {x["arm"]: x["p_decided_family"] for x in j["comparisons"]}
+assert c["a9"][1] >= 0.9, c["a9"]
+assert all(max(v) <= 0.1 for a, v in c.items() if a != "a9"), c'
+check "plan none: no power under a correction" $PY -c '
+import json, sys
+j = json.load(open("fam-none.json"))
+sys.exit(any(x["p_decided_family"] is not None for x in j["comparisons"]))'
+expect 0 "plan five, text" "$PREREG" plan five.lua --pilot data/five \
+  --sizes 5,10 --sims 100
+check_grep "plan holm: the row in the text" "decided in family +[0-9.]+%" \
+  "$out"
+done_testing 22

@@ -111,6 +111,52 @@ static void test_sha(void) {
   CHECK(strstr(err.msg, "/nonexistent/x: cannot open") != NULL);
 }
 
+/* core_replace_file_atomic replaces a file only while its content is the
+ * one read (its digest, hashed again before the rename): a file edited
+ * in between is left with the edit, and no temporary is left; a link
+ * where the file was is left as it is. Control: the unchanged file is
+ * replaced. */
+static void test_replace_if_same(void) {
+  char dir[] = "/tmp/prereg-test-repl-XXXXXX", hex[CORE_SHA256_HEX];
+  char *f, *g, *text = NULL;
+  size_t len = 0;
+  core_err err = {0};
+  CHECK(mkdtemp(dir) != NULL);
+  f = core_path_join(dir, "s.lua");
+  g = core_path_join(dir, "t.lua");
+  CHECK(core_write_file_atomic(f, "read", 4, 0644, &err) == CORE_OK);
+  core_sha256_hex("read", 4, hex);
+  CHECK(core_replace_file_atomic(f, "plan", 4, 0644, hex, &err) == CORE_OK);
+  CHECK(core_read_file(f, &text, &len, &err) == CORE_OK);
+  CHECK(len == 4 && memcmp(text, "plan", 4) == 0);
+  core_free(text);
+  /* Edited after "plan" was read: the write carrying the digest of
+   * "plan" is refused, and the edit stays. */
+  core_sha256_hex("plan", 4, hex);
+  CHECK(core_write_file_atomic(f, "edited", 6, 0644, &err) == CORE_OK);
+  CHECK(core_replace_file_atomic(f, "stale", 5, 0644, hex, &err) ==
+        CORE_ELOCK);
+  CHECK(strstr(err.msg, "changed since prereg read it") != NULL);
+  CHECK(core_read_file(f, &text, &len, &err) == CORE_OK);
+  CHECK(len == 6 && memcmp(text, "edited", 6) == 0);
+  core_free(text);
+  /* A link where the file was: refused, the link and its target kept. */
+  CHECK(core_write_file_atomic(g, "other", 5, 0644, &err) == CORE_OK);
+  CHECK(unlink(f) == 0 && symlink("t.lua", f) == 0);
+  CHECK(core_replace_file_atomic(f, "stale", 5, 0644, hex, &err) != CORE_OK);
+  CHECK(core_read_file_max(g, 100, 0, &text, &len, &err) == CORE_OK);
+  CHECK(len == 5 && memcmp(text, "other", 5) == 0);
+  core_free(text);
+  {
+    struct stat sb;
+    CHECK(lstat(f, &sb) == 0 && S_ISLNK(sb.st_mode));
+  }
+  CHECK(unlink(f) == 0 && unlink(g) == 0);
+  CHECK(rmdir(dir) == 0); /* no temporary left behind */
+  core_free(f);
+  core_free(g);
+}
+
 /* The bytes this process has read so far (rchar of /proc/self/io), less
  * those this very reading of it adds. */
 static long long bytes_read(void) {
@@ -409,6 +455,7 @@ int main(void) {
   test_mem();
   test_sha();
   test_read_after_oom();
+  test_replace_if_same();
   test_utc();
   test_fmt_sig();
   test_md_escape();

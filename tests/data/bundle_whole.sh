@@ -65,6 +65,22 @@ tamper remove w.tar.gz gone.tar.gz w/report/report.xlsx
 python3 "$here/tamper.py" edit gone.tar.gz gone2.tar.gz w/report/report.md '**slower**' '**slower**'
 refused "a report file removed" gone2.tar.gz "w/report/report.xlsx: missing"
 
+# A report of another edition (its FORMAT changed or gone) is not compared
+# byte for byte, and the status line says so before anything else.
+unverified() {
+  local out
+  out=$("$PREREG" verify "$2" 2>&1)
+  grep -q "^$2: status: REPORT NOT VERIFIED" <<<"$out" && ok || bad "$1: $out"
+}
+tamper edit w.tar.gz f1.tar.gz w/report/FORMAT 'format 2' 'format 1'
+tamper edit f1.tar.gz f2.tar.gz w/report/report.md '**slower**' '**faster**'
+unverified "FORMAT edited, report.md edited" f2.tar.gz
+tamper remove md.tar.gz f3.tar.gz w/report/FORMAT
+tamper edit f3.tar.gz f4.tar.gz w/report/report.md '**faster**' '**faster**'
+unverified "FORMAT removed, report.md edited" f4.tar.gz
+check "control: the bundle as published says nothing of it" \
+  sh -c '! "$1" verify w.tar.gz | grep -q "NOT VERIFIED"' - "$PREREG"
+
 # A report past the extraction cap is checked all the same.
 tamper pad md.tar.gz big.tar.gz w/report/report.md 17000000
 refused "report.md edited and padded past 16 MiB" big.tar.gz "w/report/report.md: differs"
@@ -92,4 +108,4 @@ verified "control: zeros after the end (tar padding)" zeros.tar.gz
 
 check "analyze of the published bundle" quiet "$PREREG" analyze w.tar.gz
 check "nothing left in TMPDIR: $(ls tmp | head -3)" [ -z "$(ls -A tmp)" ]
-done_testing 17
+done_testing 20

@@ -413,6 +413,7 @@ static int run_bundle(const uint8_t *data, size_t size) {
   const char *sheet_path, *data_dir;
   char *path;
   core_buf report;
+  int whole;
   core_err err = {0};
   setup();
   if (!(path = core_path_join(scratch, "in.tar.gz")))
@@ -425,7 +426,8 @@ static int run_bundle(const uint8_t *data, size_t size) {
   if (data_bundle_verify(path, &report, &err) == CORE_OK &&
       data_resolve_input(path, NULL, &sheet_path, &data_dir, NULL, &err) ==
           CORE_OK)
-    (void)report_verify_bundle(path, sheet_path, data_dir, &report, &err);
+    (void)report_verify_bundle(path, sheet_path, data_dir, &report, &whole,
+                               &err);
   core_buf_free(&report);
   /* The extracted copy goes now, not at exit: a process holds few. */
   data_bundle_copies_remove();

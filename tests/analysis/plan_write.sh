@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# plan_write.sh: `prereg plan --write` through the real binary, on a
+# fabricated pilot (prereg import; no timing). The size is chosen for the
+# comparisons the hypotheses test: a near-tie in a secondary metric no
+# longer blocks the write (control: the same sheet without hypotheses
+# writes nothing); --runs N gives and registers the power at N; --looks
+# writes the looks and plan then uses the sheet's own. The writer reads
+# the text as Lua does: a number inside a string continued by \z or by a
+# backslash before CR LF, a long string or a comment is never edited (the
+# command stays byte for byte, the real runs are written); a text whose
+# reload shows another change than the one chosen is refused, untouched.
+# SPDX-License-Identifier: MIT
+set -u
+. "$(dirname "$0")/../lib.sh"
+: "${PREREG:?}"
+PY=/usr/bin/python3
+T=$(mktemp -d /tmp/prereg-plan-write.XXXXXX)
+on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
+cd "$T" || exit 1
+export PREREG_NOW=1792540800 # 2026-10-21T00:00:00Z
+
+# The pilot: wall_s 2x apart (decides at once), user_s a near-tie of
+# 1.01x with a wide spread (never decides at these sizes).
+cat >src.lua <<'LUA'
+protocol {
+  id = "src", title = "src", author = "t",
+  arms = { { name = "ref", reference = true }, { name = "b" } },
+  workloads = { { name = "w", runs = 10, metrics = { "wall_s", "user_s" } } },
+  rule = { seed = 3, verdicts = {
+    { "faster", ratio_below = 1, ci_excludes = 1 },
+    { "slower", ratio_above = 1, ci_excludes = 1 } } },
+}
+LUA
+$PY - >src.csv <<'PY'
+print("workload,arm,metric,value")
+for i in range(10):
+    print("w,ref,wall_s,%.4f" % (1.0 + i / 100))
+    print("w,b,wall_s,%.4f" % (2.0 + i / 100))
+    print("w,ref,user_s,%.4f" % (1.0 + i))
+    print("w,b,user_s,%.4f" % (1.01 * (1.0 + i)))
+PY
+expect 0 "pilot: register" "$PREREG" register src.lua
+expect 0 "pilot: import" "$PREREG" import src.lua src.csv
+PLAN=(--pilot data/src --sizes 5,10,20 --sims 200)
+
+# A sheet to plan: text around the workload given as $1 (Lua), with or
+# without the hypothesis.
+sheet() { # id workload-text hypotheses(0/1) > file
+  printf 'protocol {\n  id = "%s", title = "t", author = "t",\n' "$1"
+  printf '  arms = { { name = "ref", reference = true }, { name = "b" } },\n'
+  printf '  workloads = {\n    %s\n  },\n' "$2"
+  printf '  rule = { seed = 3, verdicts = {\n'
+  printf '    { "faster", ratio_below = 1, ci_excludes = 1 },\n'
+  printf '    { "slower", ratio_above = 1, ci_excludes = 1 } } },\n'
+  if [ "$3" = 1 ]; then
+    printf '  hypotheses = { { id = "H1", says = "b is slower",\n'
+    printf '    workload = "w", metric = "wall_s", arms = { "b" },\n'
+    printf '    claim = verdict_is("slower") } },\n'
+  fi
+  printf '}\n'
+}
+WL='{ name = "w", cmd = "true", runs = 40, metrics = { "wall_s", "user_s" } },'
+
+# Control: without hypotheses every comparison sets the size, and the
+# near-tie reaches the power at none: nothing written.
+sheet all "$WL" 0 >all.lua
+cp all.lua all.before
+expect 1 "no hypotheses: the near-tie blocks --write" "$PREREG" plan all.lua \
+  "${PLAN[@]}" --write
+check_grep "no hypotheses: says which" "w/user_s/b decides in" "$out"
+check "no hypotheses: the sheet untouched" cmp -s all.lua all.before
+
+# With a hypothesis on wall_s: sized for it, user_s secondary; written.
+sheet hyp "$WL" 1 >hyp.lua
+cp hyp.lua hyp.before
+expect 0 "hypotheses: plan --write" "$PREREG" plan hyp.lua "${PLAN[@]}" --write
+check_grep "hypotheses: user_s is secondary" "secondary: no hypothesis" "$out"
+check_grep "hypotheses: sized for them" \
+  "sized for the comparisons the hypotheses test" "$out"
+check_grep "hypotheses: the others' power beside it" \
+  "w: 5: its 1 sized comparison decides there with probability 100.0%; the other" \
+  "$out"
+check_grep "hypotheses: written" "hyp.lua: written" "$out"
+check_grep "hypotheses: runs = 5" 'cmd = "true", runs = 5, metrics' \
+  "$(cat hyp.lua)"
+check_grep "hypotheses: the block says for what" 'sized_for = "hypotheses"' \
+  "$(cat hyp.lua)"
+expect 0 "hypotheses: the written sheet checks" "$PREREG" check hyp.lua
+expect 0 "hypotheses: --json" "$PREREG" plan hyp.lua "${PLAN[@]}" --json
+printf '%s' "$out" >hyp.json
+check "hypotheses: JSON sized flags, choice and power" $PY - hyp.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+sized = {(c["metric"], c["sized"]) for c in j["comparisons"]}
+assert sized == {("wall_s", True), ("user_s", False)}, sized
+assert j["sized_for"] == "hypotheses" and j["runs"] is None, j
+assert j["recommended"] == {"w": 5}, j["recommended"]
+assert j["achieved"]["w"] >= 0.8, j["achieved"]
+lo, hi = j["others_p_decided"]["w"]
+assert 0 <= lo <= hi < 0.8, (lo, hi)
+PY
+
+# --runs 30: the power at 30, registered with 30 (30 is not a --sizes).
+cp hyp.before r30.lua
+sed -i 's/id = "hyp"/id = "r30"/' r30.lua
+expect 0 "--runs 30 --write" "$PREREG" plan r30.lua "${PLAN[@]}" --runs 30 \
+  --write
+check_grep "--runs 30: says given" "w: 30 \(given by --runs\)" "$out"
+check_grep "--runs 30: runs = 30" 'runs = 30, metrics' "$(cat r30.lua)"
+check_grep "--runs 30: the block registers it" \
+  'sizes = \{ 5, 10, 20, 30 \}' "$(cat r30.lua)"
+check_grep "--runs 30: the block's runs" '^    runs = 30,$' "$(cat r30.lua)"
+check_grep "--runs 30: the block's power there" 'achieved = 1,' \
+  "$(cat r30.lua)"
+expect 0 "--runs 30: the written sheet checks" "$PREREG" check r30.lua
+expect 2 "--runs 0 refused" "$PREREG" plan r30.lua "${PLAN[@]}" --runs 0
+# Registered and reported: the report says the runs were given, not
+# chosen, and the power the plan found there.
+sheet rep '{ name = "w", runs = 40, metrics = { "wall_s", "user_s" } },' 1 \
+  >rep.lua
+expect 0 "report: plan --runs 30 --write" "$PREREG" plan rep.lua \
+  "${PLAN[@]}" --runs 30 --write
+expect 0 "report: register" "$PREREG" register rep.lua
+expect 0 "report: import" "$PREREG" import rep.lua src.csv
+expect 0 "report: render" "$PREREG" report rep.lua --out rep
+md=$(cat rep/report.md)
+check_grep "report: the power found at the runs" \
+  "The power at the runs per arm was found by .prereg plan." "$md"
+check_grep "report: the runs given, the power there" \
+  "The runs per arm \(30\) were given by the author; the plan found the probability that every comparison a hypothesis tests .*decides there: at least 100%" \
+  "$md"
+
+# The writer against Lua's own lexical rules: each text below hides
+# "runs = 7" where Lua does not read a field, beside the real runs = 40.
+# After --write the text is the one before with only the real 40 turned
+# into 5 and the plan block added.
+same_but_runs() { # before after
+  $PY - "$1" "$2" <<'PY'
+import sys
+old = open(sys.argv[1], "rb").read()
+new = open(sys.argv[2], "rb").read()
+at = new.index(b"\n\n  plan = {")
+end = new.index(b"\n  },", at) + len(b"\n  },")
+assert old.count(b"runs = 40") == 1, old
+assert new[:at] + new[end:] == old.replace(b"runs = 40", b"runs = 5"), new
+PY
+}
+n=0
+for wl in \
+  '{ name = "w", cmd = "echo \z
+       runs = 7, x", runs = 40, metrics = { "wall_s", "user_s" } },' \
+  "{ name = \"w\", cmd = \"echo \\"$'\r\n'"runs = 7, x\", runs = 40, metrics = { \"wall_s\", \"user_s\" } }," \
+  "{ name = \"w\", cmd = \"echo \\"$'\n\r'"runs = 7, x\", runs = 40, metrics = { \"wall_s\", \"user_s\" } }," \
+  '{ name = "w", cmd = [==[echo ]] runs = 7, ]=]x]==], runs = 40, metrics = { "wall_s", "user_s" } },' \
+  '{ name = "w", cmd = "a \"runs = 7\" \x41\u{42}\065", runs = 40, metrics = { "wall_s", "user_s" } },' \
+  '{ name = "w", --[=[ runs = 7, ]] ]=] cmd = "x",
+      -- runs = 7,
+      runs = 40, metrics = { "wall_s", "user_s" } },'; do
+  n=$((n + 1))
+  sheet "lex$n" "$wl" 1 >lex$n.lua
+  cp lex$n.lua lex$n.before
+  expect 0 "lexer $n: plan --write" "$PREREG" plan lex$n.lua "${PLAN[@]}" \
+    --write
+  check "lexer $n: only the real runs changed" same_but_runs lex$n.before \
+    lex$n.lua
+  expect 0 "lexer $n: the written sheet checks" "$PREREG" check lex$n.lua
+done
+
+# A runs field --write does not see as one (a bracketed key): the edit
+# would leave the loaded runs at 40; the reload says so, and the sheet
+# is left untouched.
+sheet brk '{ name = "w", cmd = "true", ["runs"] = 40, metrics = { "wall_s", "user_s" } },' 1 >brk.lua
+cp brk.lua brk.before
+expect 2 "a runs the writer cannot reach: refused" "$PREREG" plan brk.lua \
+  "${PLAN[@]}" --write
+check_grep "refused: says why" "has another number of runs than the one chosen" \
+  "$out"
+check "refused: the sheet untouched" cmp -s brk.lua brk.before
+# A plan field that is not a table: the block added beside it loses.
+sheet pnil "$WL" 1 >pnil.lua
+sed -i 's/^}$/  plan = nil,\n}/' pnil.lua
+cp pnil.lua pnil.before
+expect 2 "a plan the writer cannot replace: refused" "$PREREG" plan pnil.lua \
+  "${PLAN[@]}" --write
+check_grep "refused: the plan block" "another plan block than the one written" \
+  "$out"
+check "refused: that sheet untouched" cmp -s pnil.lua pnil.before
+
+# A hypothesis `against` an arm besides the reference: that pair is
+# planned (without pairs = "all") and sized for; the rest secondary.
+cat >tri.lua <<'LUA'
+protocol {
+  id = "tri", title = "t", author = "t",
+  arms = { { name = "ref", reference = true }, { name = "b" },
+           { name = "c" } },
+  workloads = { { name = "w", runs = 10, metrics = { "wall_s" } } },
+  rule = { seed = 3, verdicts = {
+    { "faster", ratio_below = 1, ci_excludes = 1 },
+    { "slower", ratio_above = 1, ci_excludes = 1 } } },
+  hypotheses = { { id = "H1", says = "c is slower than b", workload = "w",
+    metric = "wall_s", arms = { "c" }, against = "b",
+    claim = verdict_is("slower") } },
+}
+LUA
+$PY - >tri.csv <<'PY'
+print("workload,arm,metric,value")
+for i in range(10):
+    for a, m in (("ref", 1.0), ("b", 1.0), ("c", 2.0)):
+        print("w,%s,wall_s,%.4f" % (a, m * (1.0 + i / 100)))
+PY
+expect 0 "against: register" "$PREREG" register tri.lua
+expect 0 "against: import" "$PREREG" import tri.lua tri.csv
+expect 0 "against: plan --json" "$PREREG" plan tri.lua --pilot data/tri \
+  --sizes 5,10 --sims 100 --json
+printf '%s' "$out" >tri.json
+check "against: the pair planned and sized, the rest secondary" \
+  $PY - tri.json <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+got = [(c["arm"], c["reference"], c["sized"]) for c in j["comparisons"]]
+assert got == [("b", "ref", False), ("c", "ref", False), ("c", "b", True)], got
+assert j["recommended"] == {"w": 5}, j
+PY
+
+# An edit saved to the sheet while the simulations run is kept: plan is
+# stopped (SIGSTOP) once its simulation threads exist, so after it read
+# the sheet and before it writes; the sheet is edited; plan goes on and
+# refuses to replace it. (The hypotheses case above is the control.)
+sheet race "$WL" 1 >race.lua
+PREREG_THREADS=2 "$PREREG" plan race.lua --pilot data/src \
+  --sizes 5,10,20,50,100,200 --sims 3000 --write >race.out 2>&1 &
+pid=$!
+while kill -0 "$pid" 2>/dev/null &&
+  [ "$(ls "/proc/$pid/task" 2>/dev/null | wc -l)" -lt 2 ]; do
+  sleep 0.01
+done
+kill -STOP "$pid" 2>/dev/null
+caught=$(ls "/proc/$pid/task" 2>/dev/null | wc -l)
+printf -- '-- edited while plan ran\n' >>race.lua
+cp race.lua race.edited
+kill -CONT "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+check "race: plan caught while it simulated" [ "$caught" -ge 2 ]
+check "race: refused (exit 1, got $rc)" [ "$rc" -eq 1 ]
+check_grep "race: says the sheet changed" "race.lua: changed since prereg read it" \
+  "$(cat race.out)"
+check "race: the edit kept" cmp -s race.lua race.edited
+
+# Looks: --write writes them, and plan then plans the sheet's own.
+sheet seq "$WL" 1 >seq.lua
+expect 2 "--runs must be the last look" "$PREREG" plan seq.lua "${PLAN[@]}" \
+  --looks 5,10,20 --runs 10
+expect 0 "--looks --write" "$PREREG" plan seq.lua "${PLAN[@]}" \
+  --looks 5,10,20 --write
+check_grep "--looks: the looks and their runs" \
+  'runs = 20, looks = \{ 5, 10, 20 \}, metrics' "$(cat seq.lua)"
+check_grep "--looks: the block names them" '^    looks = \{ 5, 10, 20 \},$' \
+  "$(cat seq.lua)"
+expect 0 "--looks: the written sheet checks" "$PREREG" check seq.lua
+expect 0 "the sheet's looks by default" "$PREREG" plan seq.lua "${PLAN[@]}" \
+  --json
+check_grep "the sheet's looks planned" '"looks": \[5, 10, 20\]' "$out"
+check_grep "the sequential design chosen" '"recommended": \{"w": 20\}' "$out"
+expect 0 "--write again: unchanged" "$PREREG" plan seq.lua "${PLAN[@]}" \
+  --write
+check_grep "again: unchanged" "seq.lua: unchanged" "$out"
+done_testing 71
