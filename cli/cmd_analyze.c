@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
+#include "bundles/bundles.h"
 #include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"

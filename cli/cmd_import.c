@@ -3,6 +3,7 @@
  */
 #include "cli/cli_internal.h"
 #include "data/data.h"
+#include "imports/imports.h"
 #include "protocols/proto.h"
 
 core_status cli_cmd_import(const cli_opts *opts, FILE *out, core_err *err) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundles/bundles.h"
 #include "cli/cli_internal.h"
 #include "cli/plan_internal.h"
 #include "core/limits.h"

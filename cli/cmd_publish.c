@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundles/bundles.h"
 #include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"
@@ -77,6 +78,19 @@ static void mark_report_unverified(core_buf *lines, const char *path) {
   core_free(status);
 }
 
+/* The bundle's report against its data: report_verify_bundle over the
+ * copy bundles/ extracted. */
+static core_status verify_report(const char *path, core_buf *report,
+                                 int *whole, core_err *err) {
+  const char *sheet_path, *data_dir;
+  core_status st;
+  *whole = 1;
+  st = data_resolve_input(path, NULL, &sheet_path, &data_dir, NULL, err);
+  if (st == CORE_OK)
+    st = report_verify_bundle(path, sheet_path, data_dir, report, whole, err);
+  return st;
+}
+
 core_status cli_verify_bundle(const char *path, const char *tsa_ca,
                               const char *allowed, FILE *out, core_err *err) {
   core_buf files, report;
@@ -92,7 +106,7 @@ core_status cli_verify_bundle(const char *path, const char *tsa_ca,
   /* The report is compared before anything is printed, so that the
    * status line can say what was not compared. */
   if (st == CORE_OK)
-    report_st = report_verify_bundle(path, &report, &whole, &report_err);
+    report_st = verify_report(path, &report, &whole, &report_err);
   if (!whole)
     mark_report_unverified(&files, path);
   /* Before the report: a row edited with the digests made anew is named
@@ -149,7 +163,7 @@ static core_status write_checked(const char *exp_dir, const proto_sheet *sheet,
     return st;
   core_buf_init(&report);
   if ((st = data_bundle_verify(path, NULL, err)) != CORE_OK ||
-      (st = report_verify_bundle(path, &report, &whole, err)) != CORE_OK)
+      (st = verify_report(path, &report, &whole, err)) != CORE_OK)
     core_err_prefix(err, "the bundle just written does not verify: ");
   else if (!whole)
     st = core_fail(err, CORE_EVERIFY,

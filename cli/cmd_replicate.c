@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "bundles/bundles.h"
 #include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "bundles/bundles.h"
 #include "cli/cli_internal.h"
 #include "data/data.h"
 #include "run/run.h"

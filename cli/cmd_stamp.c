@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundles/bundles.h"
 #include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"

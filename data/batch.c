@@ -516,7 +516,7 @@ static core_status on_load(void *vctx, char **f, size_t n, long line,
  * vouches for are refused (every command that uses rows reads them
  * here), unless the experiment trusts changed files (report --force). */
 static core_status load_csv(const data_experiment *exp, const char *path,
-                            const manifest_entry *frozen, load_ctx c,
+                            const data_manifest_line *frozen, load_ctx c,
                             csvscan_result *res, core_err *err) {
   char hex[CORE_SHA256_HEX];
   core_status st;
@@ -552,7 +552,7 @@ static core_status scan_batches(const data_experiment *exp, load_ctx c,
   char *bdir = core_path_join(exp->dir, "batches");
   char **names = NULL;
   size_t n = 0;
-  manifest m;
+  data_manifest m;
   core_status st;
   long num;
   if (!bdir)
@@ -608,7 +608,7 @@ core_status data_unfinished_batches(const data_experiment *exp, char ***out,
   char *bdir = core_path_join(exp->dir, "batches");
   char **names = NULL, **res = NULL;
   size_t n = 0, k = 0;
-  manifest m;
+  data_manifest m;
   long num;
   core_status st;
   *out = NULL;

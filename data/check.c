@@ -46,7 +46,7 @@ struct data_check {
   char *where;
   core_buf *out;
   long problems;
-  manifest m;
+  data_manifest m;
   unsigned char *seen; /* per manifest entry */
   vfile *vf;
   size_t n_vf, cap_vf;
@@ -128,8 +128,8 @@ data_check *data_check_new(const char *where, core_buf *report) {
   return v;
 }
 
-static const manifest_entry *listed(const data_check *v, const char *rel,
-                                    size_t *i) {
+static const data_manifest_line *listed(const data_check *v, const char *rel,
+                                        size_t *i) {
   for (size_t k = 0; k < v->m.n; k++)
     if (strcmp(v->m.e[k].path, rel) == 0) {
       if (i)
@@ -140,7 +140,7 @@ static const manifest_entry *listed(const data_check *v, const char *rel,
 }
 
 long data_check_listed(const data_check *v, const char *rel) {
-  const manifest_entry *e = listed(v, rel, NULL);
+  const data_manifest_line *e = listed(v, rel, NULL);
   return e ? e->line : 0;
 }
 
@@ -185,7 +185,7 @@ void data_check_manifest(data_check *v, const char *text, size_t len) {
   }
   core_buf_free(&probs);
   for (size_t i = 0; i < v->m.n; i++) {
-    manifest_entry *e = &v->m.e[i];
+    data_manifest_line *e = &v->m.e[i];
     int dup = 0;
     for (size_t j = 0; j < keep && !dup; j++)
       dup = strcmp(v->m.e[j].path, e->path) == 0;
@@ -210,7 +210,7 @@ void data_check_manifest(data_check *v, const char *text, size_t len) {
 static void against_manifest(data_check *v, const char *rel, const char *hex,
                              int unfinished) {
   size_t i;
-  const manifest_entry *e = listed(v, rel, &i);
+  const data_manifest_line *e = listed(v, rel, &i);
   if (!e) {
     if (!unfinished)
       problem(v, rel, "not in the MANIFEST (added after freezing?)");

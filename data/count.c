@@ -790,13 +790,13 @@ int data_status_provisional(const data_status *st) {
 /* Batch states */
 
 /* The state of batch id from its facts file (absent: neither). */
-static core_status batch_state(const data_experiment *exp, const manifest *m,
-                               const char *id, data_batch_state *b,
-                               core_err *err) {
+static core_status batch_state(const data_experiment *exp,
+                               const data_manifest *m, const char *id,
+                               data_batch_state *b, core_err *err) {
   char csv[64], js[64], hex[CORE_SHA256_HEX];
   char *path, *text = NULL;
   size_t len = 0;
-  const manifest_entry *e;
+  const data_manifest_line *e;
   core_status st = CORE_OK;
   memset(b, 0, sizeof *b);
   snprintf(b->id, sizeof b->id, "%s", id);
@@ -879,7 +879,7 @@ core_status data_batch_states(const data_experiment *exp,
   char **names = NULL;
   size_t n = 0, k = 0;
   data_batch_state *v = NULL;
-  manifest m;
+  data_manifest m;
   long num;
   core_status st;
   *out = NULL;

@@ -1,6 +1,6 @@
 /* data.h: an experiment's data folder: the lock (registered and amended
  * sheet versions), frozen CSV batches with provenance, imports, and the
- * manifest of SHA-256 digests. Only data/ touches libcsv and jansson.
+ * manifest of SHA-256 digests. Only data/ touches libcsv.
  * SPDX-License-Identifier: MIT
  *
  * Layout of DATA/ID/ (every frozen file is mode 0444, never rewritten):
@@ -39,6 +39,11 @@ extern const char data_value_negative[];
  * set, or why not (a static string: core_parse_decimal's reason, or
  * data_value_negative). */
 const char *data_value_parse(const char *metric, const char *text, double *v);
+
+/* The value rule (data_value_parse, in data.h), for a number already
+ * read (a JSON number): NULL, or why not ("not a finite number",
+ * data_value_negative). */
+const char *data_value_ok(const char *metric, double v);
 
 /* Rows */
 
@@ -120,6 +125,70 @@ typedef struct data_rowset {
 /** Frees the rows' strings (the pool in one piece, or each row's own)
  * and the array, and zeroes *rs; NULL is a no-op. */
 void data_rowset_free(data_rowset *rs);
+
+/* Rows as the folders above build and read them */
+
+/** Appends a copy of r to rs, which takes r's strings; r is zeroed, on
+ * failure too (its strings then freed, unless rs is pooled). */
+core_status data_rowset_push(data_rowset *rs, data_row *r, core_err *err);
+
+/* Interned, read-only strings in large chunks: the rows data_load_rows
+ * fills share them (see data_rowset), since most columns repeat a few
+ * values. */
+typedef struct data_strpool data_strpool;
+
+/** A new, empty pool; NULL when out of memory. Freed with
+ * the rowset that holds it (data_rowset_free), every string in it. */
+data_strpool *data_strpool_new(void);
+
+/** The pool's copy of the len bytes at s (NUL-terminated), made on first
+ * sight: equal strings give the same pointer. Borrowed, valid until
+ * data_strpool_free; NULL when out of memory. */
+const char *data_strpool_intern(data_strpool *p, const char *s, size_t len);
+
+/* One record as the scanner hands it over: fields are NUL-terminated and
+ * borrowed until the callback returns. */
+typedef core_status (*csvscan_fn)(void *ctx, char **fields, size_t n,
+                                  long line, core_err *err);
+
+typedef struct csvscan_result {
+  size_t records;  /* complete records seen (header included) */
+  size_t good_end; /* byte offset just past the last complete record */
+  long last_line;  /* physical line where the last complete record
+                      started */
+  int torn;        /* the text ends inside a record (no final newline
+                      or an open quote) */
+  long torn_line;  /* where that incomplete record starts */
+} csvscan_result;
+
+/* The same scan fed in pieces of any size by the caller (a tar stream):
+ * data_csvscan_begin (NULL when out of memory, err filled), any number of
+ * data_csvscan_feed (each returns the scan's first error so far), then
+ * data_csvscan_end, which frees it and returns the first error. */
+typedef struct data_csvscan data_csvscan;
+data_csvscan *data_csvscan_begin(const char *name, csvscan_fn fn, void *ctx,
+                                 csvscan_result *res, core_err *err);
+core_status data_csvscan_feed(data_csvscan *s, const char *text, size_t len);
+core_status data_csvscan_end(data_csvscan *s);
+
+/* One value per run and metric (values.c): the rows of one batch file
+ * are fed in turn; a second row of the same run and metric is found.
+ * per_run: a run is the rows of one batch, workload, arm and run id one
+ * after the other (the counting rule's run), and only the current run's
+ * metrics are kept (bounded memory, for readers of frozen rows); else
+ * every row's key is kept (an import, read whole anyway): 24 bytes a row
+ * at most twice over. */
+typedef struct data_runvalues data_runvalues;
+
+/** A new, empty set; NULL when out of memory. Free with
+ * data_runvalues_free (NULL-safe). */
+data_runvalues *data_runvalues_new(int per_run);
+void data_runvalues_free(data_runvalues *rv);
+
+/** Adds r (found on line): 0 when its run and metric are new, the line
+ * of the earlier row of the same run and metric when not, -1 when out of
+ * memory. */
+long data_runvalues_add(data_runvalues *rv, const data_row *r, long line);
 
 /* The experiment folder */
 
@@ -977,58 +1046,101 @@ core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,
  * notes (the caller's buffer, one line each). */
 core_status data_recover(data_experiment *exp, core_buf *notes, core_err *err);
 
-/** Imports FILE (CSV per the contract, or hyperfine --export-json) as a
- * frozen batch of kind "import". arm_map: "CMD=ARM,..." or NULL. only:
- * the workload hyperfine results go to (import --only), or NULL for the
- * sheet's only workload without a command. One bad line rejects the
- * whole file (CORE_EINPUT naming FILE:LINE). OUT: *imported the number
- * of rows imported. */
-core_status data_import_only(data_experiment *exp, const proto_sheet *sheet,
-                             const char *file, const char *arm_map,
-                             const char *only, size_t *imported,
-                             core_err *err);
+/* The manifest, the one verifier, batch names and JSON, for the folders
+ * above that read an experiment's files their own way (bundles/,
+ * imports/) */
 
-/* What `prereg import` was told about the file's names and results
- * (borrowed for the call). */
-typedef struct data_import_opts {
-  const char *only;            /* --only WORKLOAD or NULL */
-  const char *const *arm_from; /* each --arm-from, in order */
-  size_t n_arm_from;           /* they accumulate */
-  const char *arm_map;         /* --arm-map FILE (NAME<TAB>ARM lines) */
-  const char *const *where;    /* each --where KEY=VALUE */
-  size_t n_where;              /* all must hold */
-  int ignore_unmapped;         /* --ignore-unmapped */
-} data_import_opts;
+typedef struct data_manifest_line {
+  char *path; /* relative to the experiment folder */
+  char sha256[CORE_SHA256_HEX];
+  long line;
+} data_manifest_line;
 
-/* What an import did. */
-typedef struct data_import_result {
-  size_t imported; /* rows */
-  char **left_out; /* names --ignore-unmapped left out (newly allocated) */
-  size_t n_left_out;
-} data_import_result;
+/* The entries of DIR/MANIFEST; owns their paths (data_manifest_free). */
+typedef struct data_manifest {
+  data_manifest_line *e;
+  size_t n, cap;
+} data_manifest;
 
-/** data_import_only with every option of `prereg import` (see
- * docs/interface.md section 3). OUT: *res, freed with
- * data_import_result_free (also on failure). */
-core_status data_import_with(data_experiment *exp, const proto_sheet *sheet,
-                             const char *file, const data_import_opts *opts,
-                             data_import_result *res, core_err *err);
-void data_import_result_free(data_import_result *res);
+/** The same from the MANIFEST's text, name naming it in messages. */
+core_status data_manifest_parse(const char *name, const char *text, size_t len,
+                                data_manifest *m, core_buf *problems,
+                                core_err *err);
+void data_manifest_free(data_manifest *m);
 
-/* An import format: the name an imported batch's facts give as its
- * "format", the tool's words for a reader, and what the tool's files say
- * of the order their runs were collected in. */
-typedef struct data_import_format {
-  const char *name;      /* "csv", "hyperfine", "gbench", "go" */
-  const char *tool;      /* "a CSV file", "hyperfine", ... */
-  const char *unordered; /* "the CSV file" when the file does not say in
-                          * what order its runs were collected; NULL
-                          * when the tool ran each arm's runs in one
-                          * block, not interleaved */
-} data_import_format;
+/** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv");
+ * OUT: *num the number. */
+int data_batch_name(const char *name, const char *suffix, long *num);
 
-/** The formats prereg imports (static; *n their count, at most 32). */
-const data_import_format *data_import_formats(size_t *n);
+/* The verifier:
+ *
+ * One verifier of an experiment's files, for a data folder (verify.c
+ * walks it) and for a bundle (bundle.c streams its members): the same
+ * MANIFEST parser, CSV scan, chain rules, counting and messages. Every
+ * message is "WHERE" + the file's path relative to the experiment folder
+ * + ": what" (WHERE is "DATA/ID/" or "BUNDLE: ID/"). It is fed in this
+ * order: the MANIFEST, the files of versions/, the batches' facts, then
+ * any other file (a batch's CSV is parsed as it streams, so no file is
+ * ever held whole), and checks what needs everything at the end. A
+ * bundle's members come sorted, versions/ after batches/: its reader
+ * takes the small members first (a first pass it makes anyway), so that
+ * rows are checked against the chain as they stream, with memory that
+ * does not grow with the data. */
+
+typedef struct data_check data_check;
+
+/** A verifier whose messages start with where; report is the caller's
+ * buffer (one line per problem or note). NULL when out of memory. */
+data_check *data_check_new(const char *where, core_buf *report);
+/** The MANIFEST's text; NULL text: there is none. */
+void data_check_manifest(data_check *v, const char *text, size_t len);
+/** A file of versions/ (whole: sheets, their facts and diffs are small). */
+void data_check_version(data_check *v, const char *rel, const char *text,
+                        size_t len);
+/** batches/BATCH.json (whole). */
+void data_check_facts(data_check *v, const char *rel, const char *text,
+                      size_t len);
+/** Any other file, streamed: begin, data (any number of pieces), end. A
+ * batch's CSV (batches/BATCH.csv) is parsed as it streams. unfinished: a
+ * batch still being written (a folder's, not in the MANIFEST): its rows
+ * are counted, not checked. */
+void data_check_file_begin(data_check *v, const char *rel, int unfinished);
+void data_check_file_data(data_check *v, const void *p, size_t n);
+void data_check_file_end(data_check *v);
+/** A file the feeder found wrong itself (it is then taken as seen). */
+void data_check_problem(data_check *v, const char *rel, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* What the verifier found, for the summary lines. */
+typedef struct data_check_result {
+  long problems;
+  size_t files, versions, batches, rows;
+  char status[512]; /* "status: ..." line, without the newline */
+} data_check_result;
+
+/** Checks what needs everything (files the MANIFEST lists that never
+ * came, the chain), appends the status line, frees v. OUT: *res.
+ * CORE_ENOMEM when out of memory, else CORE_OK (problems are counted in
+ * res, not returned). */
+core_status data_check_end(data_check *v, data_check_result *res,
+                           core_err *err);
+
+/** 1 when rel is a path a bundle or manifest may hold: relative,
+ * '/'-separated, no empty, "." or ".." component, no control character
+ * or backslash. */
+int data_safe_rel(const char *rel);
+
+/* For the folders that include jansson: batch facts are informational (load
+ * averages, sizes): 15 significant digits print 3.2 rather than jansson's
+ * default 3.2000000000000002. The measurements themselves are in the CSV,
+ * written exactly. */
+#define FACTS_PRECISION JSON_REAL_PRECISION(15)
+
+/** Points jansson's allocator at core_malloc/core_free (idempotent). */
+void data_json_init(void);
 
 /* Rows across hosts (data/hosts.c) */
 
@@ -1095,113 +1207,6 @@ void data_report_inputs_free(data_report_inputs *in);
 /** Value of fact key in b (NULL b: none), or NULL: borrowed from b, valid
  * until its data_report_inputs is freed. */
 const char *data_fact_get(const data_batch_info *b, const char *key);
-
-/* Bundles:
- *
- * A bundle is one .tar.gz holding an experiment folder for readers:
- *   ID/BUNDLE-MANIFEST  first file: "# prereg bundle 1", then one
- *                       "SHA256 SIZE PATH" line (PATH relative to ID/,
- *                       sorted) for every other file, README and report
- *                       included, so any file added, removed, changed or
- *                       grown is caught while streaming
- *   ID/MANIFEST         the data folder's manifest, byte for byte
- *   ID/README.md        what each file is and how to check it
- *   ID/versions/, ID/batches/...   every file the MANIFEST lists
- *   ID/report/...       the rendered report when DATA/ID/report/ existed
- * Deterministic: members sorted (BUNDLE-MANIFEST first), owner 0:0 with no
- * names, modes 0444/0555, mtime the newest time recorded in versions/ and
- * batch facts, gzip header without time or name.
- * Exit codes: a file that is no prereg bundle at all (not a tar.gz, no
- * BUNDLE-MANIFEST first) is bad input, CORE_EINPUT (2); any damage or
- * mismatch in a bundle is CORE_EVERIFY (1). Only data/bundle.c includes
- * libarchive.
- */
-
-/** Writes the bundle of the experiment folder exp_dir (DATA/ID) to
- * out_path (atomically, mode 0644; parent folders created), with the
- * files under report_dir (NULL: none) as its report/. sheet is optional
- * (title, author and question for the README). Refuses with CORE_EVERIFY
- * when a file differs from the MANIFEST, and CORE_EINPUT when the report
- * holds a link or special file. OUT: sha256 (may be NULL) the bundle's own
- * digest. Call data_verify first: this checks digests only. */
-core_status data_bundle_write(const char *exp_dir, const proto_sheet *sheet,
-                              const char *report_dir, const char *out_path,
-                              char sha256[CORE_SHA256_HEX], core_err *err);
-
-/* A bundle's MANIFEST signed with an SSH key (publish --sign): the
- * member ID/manifest.sig, outside the MANIFEST it signs. */
-#define DATA_BUNDLE_MANIFEST_SIG "manifest.sig"
-
-/** data_bundle_write with the MANIFEST's signature (sig[0..sig_len), an
- * armoured SSH signature) as the member manifest.sig; sig NULL: none. */
-core_status
-data_bundle_write_signed(const char *exp_dir, const proto_sheet *sheet,
-                         const char *report_dir, const char *out_path,
-                         const char *sig, size_t sig_len,
-                         char sha256[CORE_SHA256_HEX], core_err *err);
-
-/** Checks the bundle at path without unpacking it: every member against
- * BUNDLE-MANIFEST and MANIFEST, missing, added and duplicate members,
- * sizes, paths (absolute, "..", links refused), and the chain: versions
- * v0..vN each with .lua/.json (sha256 and filed_at), .diff for N >= 1,
- * filing times in order, every batch row under a version in the bundle
- * with that version's sha256, and no run started before its version was
- * filed (so none before the registration). Appends one line per problem
- * to report ("PATH: ID/member: what"), or an "ok" summary with the
- * bundle's own SHA-256; report may be NULL. Returns CORE_OK,
- * CORE_EVERIFY, CORE_EINPUT (not a bundle) or CORE_EIO. */
-core_status data_bundle_verify(const char *path, core_buf *report,
-                               core_err *err);
-
-/** Verifies, then extracts the bundle with libarchive's secure flags into
- * a new temporary folder ($TMPDIR or /tmp, prereg-bundle-XXXXXX) laid out
- * as a data folder (TMP/ID/...). The folder is removed when the process
- * exits. OUT: *data_dir the TMP folder, *sheet_path its newest sheet
- * version TMP/ID/versions/vN.lua; both newly allocated (core_free), NULL
- * on error. */
-core_status data_bundle_extract(const char *path, char **data_dir,
-                                char **sheet_path, core_err *err);
-
-/** Removes now every temporary copy this process extracted (what exit
- * and SIGINT, SIGTERM and SIGHUP do), and frees the paths
- * data_resolve_input handed out: none of them may be used afterwards.
- * For a process that reads many bundles, such as a fuzzer: the copies of
- * one process are limited to a few. */
-void data_bundle_copies_remove(void);
-
-/** What data_bundle_compare compares: the members under prefix (such as
- * "report/") of the verified copy data_dir/id/ that data_bundle_extract
- * made, against the files of the folder fresh. */
-typedef struct data_compare {
-  const char *data_dir, *id, *prefix, *fresh;
-  const char *who;           /* the bundle, for messages */
-  core_buf *out;             /* one line per difference */
-  size_t *problems, *listed; /* OUT: differences; members under prefix */
-  size_t added;              /* OUT: of the differences, members fresh lacks */
-} data_compare;
-
-/** Compares, by the digests the bundle's BUNDLE-MANIFEST records (each
- * checked against its member when the bundle was read, so nothing needs
- * extracting), every member under prefix with the file of the same name
- * in fresh: one that differs, one fresh lacks (a file added) and, when
- * the bundle has any member under prefix, one fresh has and the bundle
- * lacks, are each a line in out and a problem. With fresh NULL it only
- * counts the members under prefix. */
-core_status data_bundle_compare(data_compare *c, core_err *err);
-
-/** 1 when arg names a bundle (ends in .tar.gz or .tgz), else 0. */
-int data_is_bundle(const char *arg);
-
-/** What analyze, report and verify use for their SHEET argument: for a
- * sheet, *sheet_path = arg and *data_dir_out = data_dir; for a bundle,
- * it is verified and extracted (data_bundle_extract) and both point into
- * the extracted copy. OUT: both borrowed, valid until the process exits
- * (arg's and data_dir's for a sheet: as long as those are); *is_bundle
- * (may be NULL) 1 for a bundle. Errors as data_bundle_extract. */
-core_status data_resolve_input(const char *arg, const char *data_dir,
-                               const char **sheet_path,
-                               const char **data_dir_out, int *is_bundle,
-                               core_err *err);
 
 /* The pilot */
 

@@ -15,21 +15,6 @@
 #define DATA_NCOLS 27
 #define DATA_NCOLS_PLAIN 20
 
-/* One record as the scanner hands it over: fields are NUL-terminated and
- * borrowed until the callback returns. */
-typedef core_status (*csvscan_fn)(void *ctx, char **fields, size_t n,
-                                  long line, core_err *err);
-
-typedef struct csvscan_result {
-  size_t records;  /* complete records seen (header included) */
-  size_t good_end; /* byte offset just past the last complete record */
-  long last_line;  /* physical line where the last complete record
-                      started */
-  int torn;        /* the text ends inside a record (no final newline
-                      or an open quote) */
-  long torn_line;  /* where that incomplete record starts */
-} csvscan_result;
-
 /** Scans RFC 4180 text with libcsv, calling fn once per complete record
  * with its first physical line. An incomplete final record is not passed
  * to fn: it sets res->torn (OUT: *res). name is used in messages. A
@@ -46,16 +31,6 @@ core_status data_csv_scan_file(const char *path, csvscan_fn fn, void *ctx,
                                csvscan_result *res, char *sha256,
                                core_err *err);
 
-/* The same scan fed in pieces of any size by the caller (a tar stream):
- * data_csvscan_begin (NULL when out of memory, err filled), any number of
- * data_csvscan_feed (each returns the scan's first error so far), then
- * data_csvscan_end, which frees it and returns the first error. */
-typedef struct data_csvscan data_csvscan;
-data_csvscan *data_csvscan_begin(const char *name, csvscan_fn fn, void *ctx,
-                                 csvscan_result *res, core_err *err);
-core_status data_csvscan_feed(data_csvscan *s, const char *text, size_t len);
-core_status data_csvscan_end(data_csvscan *s);
-
 /** Appends one row (with a final "\n"), each field quoted only where RFC
  * 4180 needs it; batch_id and source override the row's own when not
  * NULL. */
@@ -70,26 +45,10 @@ core_status data_row_parse(data_row *r, char **f, size_t n, const char *name,
                            long line, core_err *err);
 /** Frees the strings r owns and zeroes it (not for pooled rows). */
 void data_row_clear(data_row *r);
-/** Appends a copy of r to rs, which takes r's strings; r is zeroed, on
- * failure too (its strings then freed, unless rs is pooled). */
-core_status data_rowset_push(data_rowset *rs, data_row *r, core_err *err);
 
 /* Interned strings */
 
-/* Interned, read-only strings in large chunks: the rows data_load_rows
- * fills share them (see data_rowset), since most columns repeat a few
- * values. */
-typedef struct data_strpool data_strpool;
-
-/** A new, empty pool; NULL when out of memory. Free with
- * data_strpool_free (NULL is a no-op), which frees every string in it. */
-data_strpool *data_strpool_new(void);
 void data_strpool_free(data_strpool *p);
-
-/** The pool's copy of the len bytes at s (NUL-terminated), made on first
- * sight: equal strings give the same pointer. Borrowed, valid until
- * data_strpool_free; NULL when out of memory. */
-const char *data_strpool_intern(data_strpool *p, const char *s, size_t len);
 
 /** data_row_parse, with r's strings interned in pool (borrowed, not to be
  * freed) when pool is not NULL, copied as data_row_parse does when it is.
@@ -98,30 +57,8 @@ core_status data_row_parse_pooled(data_row *r, char **f, size_t n,
                                   const char *name, long line,
                                   data_strpool *pool, core_err *err);
 
-/* The value rule (data_value_parse, in data.h), for a number already
- * read (a JSON number): NULL, or why not ("not a finite number",
- * data_value_negative). */
-const char *data_value_ok(const char *metric, double v);
-
-/* One value per run and metric (values.c): the rows of one batch file
- * are fed in turn; a second row of the same run and metric is found.
- * per_run: a run is the rows of one batch, workload, arm and run id one
- * after the other (the counting rule's run), and only the current run's
- * metrics are kept (bounded memory, for readers of frozen rows); else
- * every row's key is kept (an import, read whole anyway): 24 bytes a row
- * at most twice over. */
-typedef struct data_runvalues data_runvalues;
-
-/** A new, empty set; NULL when out of memory. Free with
- * data_runvalues_free (NULL-safe). */
-data_runvalues *data_runvalues_new(int per_run);
-void data_runvalues_free(data_runvalues *rv);
 /** Empties the set for the next file. */
 void data_runvalues_reset(data_runvalues *rv);
-/** Adds r (found on line): 0 when its run and metric are new, the line
- * of the earlier row of the same run and metric when not, -1 when out of
- * memory. */
-long data_runvalues_add(data_runvalues *rv, const data_row *r, long line);
 
 /** data_row_parse with r's strings pointing into f itself: valid as long
  * as f's strings are, and never to be freed. */
@@ -130,31 +67,16 @@ core_status data_row_parse_view(data_row *r, char **f, size_t n,
 
 /* Manifest */
 
-typedef struct manifest_entry {
-  char *path; /* relative to the experiment folder */
-  char sha256[CORE_SHA256_HEX];
-  long line;
-} manifest_entry;
-
-/* The entries of DIR/MANIFEST; owns their paths (data_manifest_free). */
-typedef struct manifest {
-  manifest_entry *e;
-  size_t n, cap;
-} manifest;
-
 /** Loads DIR/MANIFEST (missing: empty) into *m, filled from scratch.
  * Malformed lines are CORE_EINPUT naming MANIFEST:LINE unless problems
  * (the caller's buffer) is given, in which case each is appended there
  * and skipped. Free *m with data_manifest_free; on error it is empty. */
-core_status data_manifest_load(const char *dir, manifest *m,
+core_status data_manifest_load(const char *dir, data_manifest *m,
                                core_buf *problems, core_err *err);
-void data_manifest_free(manifest *m);
-/** The same from the MANIFEST's text, name naming it in messages. */
-core_status data_manifest_parse(const char *name, const char *text, size_t len,
-                                manifest *m, core_buf *problems,
-                                core_err *err);
+
 /** The entry for path, or NULL: borrowed from m, valid until m changes. */
-const manifest_entry *data_manifest_find(const manifest *m, const char *path);
+const data_manifest_line *data_manifest_find(const data_manifest *m,
+                                             const char *path);
 /** Hashes each path (relative to dir) and appends it to the MANIFEST,
  * which is replaced atomically (mode 0444). */
 core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
@@ -191,10 +113,6 @@ void data_batch_release(data_batch *b);
 core_status data_batch_freeze_json(data_batch *b, struct json_t *facts,
                                    core_err *err);
 
-/** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv");
- * OUT: *num the number. */
-int data_batch_name(const char *name, const char *suffix, long *num);
-
 /* Leftover temporary files */
 
 /** The pid in the name of a temporary file of core_write_file_atomic
@@ -204,182 +122,17 @@ long data_tmp_file_pid(const char *name);
  * it named is a leftover. EPERM (someone else's process) counts as alive. */
 int data_pid_gone(long pid);
 
-/* Importers of other tools' files */
+/** The number of columns when the record is DATA_ROW_HEADER or
+ * DATA_ROW_HEADER_PLAIN exactly, else 0. */
+size_t data_row_header_ok(char **f, size_t n);
 
-/* One import in progress (import.c owns it: the sheet, the file's name,
- * the rows checked so far). The readers of other tools' formats (data/
- * import_gbench.c, data/import_go.c) add rows through data_import_row,
- * which makes the checks the CSV importer makes; nothing is written to
- * the data folder until the whole file has been read. */
-typedef struct data_import data_import;
+/* The verifier (data.h), what only verify.c feeds it */
 
-/** The import's sheet and file name (borrowed). */
-const proto_sheet *data_import_sheet(const data_import *m);
-const char *data_import_file(const data_import *m);
-
-/** The workload the rows of a file that names none go to: --only
- * WORKLOAD, else the sheet's one import-only workload; format ("Google
- * Benchmark results") names the file's kind in the refusal. OUT: *wi. */
-core_status data_import_workload(data_import *m, const char *only,
-                                 const char *format, long *wi, core_err *err);
-
-/** The arm of a result the file gives (a benchmark's name; alt: the go
- * name without "Benchmark", or NULL) under configuration cfg (from
- * data_import_config; -1 for formats without). The file is read twice:
- * on the first reading this learns the names and returns 0 (rows are
- * checked, not kept); on the second it gives the arm --arm-from,
- * --arm-map or the arm's own name maps it to. Returns the arm's index;
- * -1 when there is none (err untouched); -2 on error (err filled); -3
- * when the result is left out (--where selects another configuration,
- * or --ignore-unmapped and no mapping): skip it. */
-long data_import_arm(data_import *m, const char *name, const char *alt,
-                     long cfg, long line, core_err *err);
-
-/** The index of configuration text ("key: value\n" lines sorted by key)
- * for data_import_arm. OUT: *cfg. */
-core_status data_import_config(data_import *m, const char *text, long *cfg,
-                               core_err *err);
-
-/** The refusal (CORE_EINPUT) of a name that is no arm, at where ("FILE:LINE"
- * or "FILE: path"), naming the sheet's arms and the --arm-from item that
- * would map it. */
-core_status data_import_no_arm(const data_import *m, const char *where,
-                               const char *name, core_err *err);
-
-/** The refusal (CORE_EINPUT) of a metric w does not declare, listing its
- * metrics. */
-core_status data_import_undeclared_metric(const data_import *m,
-                                          const char *where,
-                                          const proto_workload *w,
-                                          const char *metric, core_err *err);
-
-/** Adds one row of a run: workload, arm and metric must be declared and a
- * value (has_value) finite, as for a CSV line, else CORE_EINPUT at where.
- * valid 0 needs a reason. No start time or exit code (the tools give
- * none per run). */
-core_status data_import_row(data_import *m, const char *where,
-                            const char *workload, const char *arm,
-                            const char *metric, const char *run_id, long round,
-                            int valid, const char *reason, double value,
-                            int has_value, core_err *err);
-
-/** Google Benchmark's --benchmark_format=json (root: the parsed file, an
- * object with "benchmarks"): each repetition a run of its benchmark's
- * arm (see docs/interface.md §3). */
-core_status data_import_gbench(data_import *m, struct json_t *root,
-                               const char *only, core_err *err);
-
-/** 1 when text looks like the output of go test -bench: one of its lines
- * is a Benchmark result ("BenchmarkName N VALUE UNIT") or a benchfmt
- * configuration line ("key: value"). */
-int data_is_go_bench(const char *text, size_t len);
-/** go test -bench output, the format benchstat reads: each Benchmark line
- * a run of its benchmark's arm. line_of: NULL, or the line of the file
- * each line of text came from (go test -json output). */
-core_status data_import_go(data_import *m, const char *text, size_t len,
-                           const long *line_of, const char *only,
-                           core_err *err);
-
-/* Names and configurations of one import (data/import_map.c) */
-typedef struct data_names data_names;
-data_names *data_names_new(void);
-void data_names_free(data_names *n);
-/** Interns configuration text; *idx its index. --where (o) decides
- * whether it is selected. */
-core_status data_names_config(data_names *n, const char *text,
-                              const data_import_opts *o, long *idx,
-                              core_err *err);
-int data_names_where_ok(const data_names *n, long cfg);
-/** Records that the file gives name (alt) under cfg, first at line. */
-core_status data_names_see(data_names *n, const char *name, const char *alt,
-                           long cfg, long line, core_err *err);
-size_t data_names_count(const data_names *n);
-/** Before the file is read: each --arm-from can be read as one mapping
- * or as items, each --where is KEY=VALUE (CORE_EUSAGE). */
-core_status data_names_check_flags(const proto_sheet *s,
-                                   const data_import_opts *o, core_err *err);
-/** After the first reading: every result's arm, by the mappings, else
- * by fallback(ctx, name) (-1 none); one name under two configurations in
- * one arm is refused (CORE_EINPUT). */
-core_status data_names_resolve(data_names *n, const proto_sheet *s,
-                               const data_import_opts *o, const char *file,
-                               long (*fallback)(void *, const char *),
-                               void *ctx, core_err *err);
-/** The resolved arm of name under cfg: index, -1 none, -3 left out. */
-long data_names_arm(const data_names *n, const char *name, long cfg);
-/** The names left out by --ignore-unmapped. OUT: *out newly allocated
- * (each string and the array core_free'd), *count. */
-core_status data_names_left_out(const data_names *n, char ***out,
-                                size_t *count, core_err *err);
-/** Records that the run at line (of the file) was imported under cfg;
- * the rows of one run may record it again. */
-core_status data_names_add_run(data_names *n, long cfg, long line,
-                               core_err *err);
-/** [{"configuration": {KEY: VALUE...}, "lines": [[FIRST, LAST]...]}...]
- * for the batch facts (the lines of the runs imported under each); NULL
- * when out of memory. */
-struct json_t *data_names_configs_json(const data_names *n);
-
-/* The verifier:
- *
- * One verifier of an experiment's files, for a data folder (verify.c
- * walks it) and for a bundle (bundle.c streams its members): the same
- * MANIFEST parser, CSV scan, chain rules, counting and messages. Every
- * message is "WHERE" + the file's path relative to the experiment folder
- * + ": what" (WHERE is "DATA/ID/" or "BUNDLE: ID/"). It is fed in this
- * order: the MANIFEST, the files of versions/, the batches' facts, then
- * any other file (a batch's CSV is parsed as it streams, so no file is
- * ever held whole), and checks what needs everything at the end. A
- * bundle's members come sorted, versions/ after batches/: its reader
- * takes the small members first (a first pass it makes anyway), so that
- * rows are checked against the chain as they stream, with memory that
- * does not grow with the data. */
-
-typedef struct data_check data_check;
-
-/** A verifier whose messages start with where; report is the caller's
- * buffer (one line per problem or note). NULL when out of memory. */
-data_check *data_check_new(const char *where, core_buf *report);
-/** The MANIFEST's text; NULL text: there is none. */
-void data_check_manifest(data_check *v, const char *text, size_t len);
-/** A file of versions/ (whole: sheets, their facts and diffs are small). */
-void data_check_version(data_check *v, const char *rel, const char *text,
-                        size_t len);
-/** batches/BATCH.json (whole). */
-void data_check_facts(data_check *v, const char *rel, const char *text,
-                      size_t len);
-/** Any other file, streamed: begin, data (any number of pieces), end. A
- * batch's CSV (batches/BATCH.csv) is parsed as it streams. unfinished: a
- * batch still being written (a folder's, not in the MANIFEST): its rows
- * are counted, not checked. */
-void data_check_file_begin(data_check *v, const char *rel, int unfinished);
-void data_check_file_data(data_check *v, const void *p, size_t n);
-void data_check_file_end(data_check *v);
-/** A file the feeder found wrong itself (it is then taken as seen). */
-void data_check_problem(data_check *v, const char *rel, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 /** The mode of the file fed next (a folder's): a writable frozen file is
  * noted, or named with its digest's mismatch. */
 void data_check_mode(data_check *v, const char *rel, unsigned mode);
 /** The MANIFEST line listing rel, or 0. */
 long data_check_listed(const data_check *v, const char *rel);
-
-/* What the verifier found, for the summary lines. */
-typedef struct data_check_result {
-  long problems;
-  size_t files, versions, batches, rows;
-  char status[512]; /* "status: ..." line, without the newline */
-} data_check_result;
-
-/** Checks what needs everything (files the MANIFEST lists that never
- * came, the chain), appends the status line, frees v. OUT: *res.
- * CORE_ENOMEM when out of memory, else CORE_OK (problems are counted in
- * res, not returned). */
-core_status data_check_end(data_check *v, data_check_result *res,
-                           core_err *err);
 
 /* Data stamps (stamp_data.c) */
 
@@ -394,30 +147,6 @@ core_status data_manifest_stamps_verify(const data_experiment *exp,
                                         const core_stamp *vstamps,
                                         core_buf *report, long *problems,
                                         int *before_plan, core_err *err);
-
-/** 1 when rel is a path a bundle or manifest may hold: relative,
- * '/'-separated, no empty, "." or ".." component, no control character
- * or backslash. */
-int data_safe_rel(const char *rel);
-
-/** The number of columns when the record is DATA_ROW_HEADER or
- * DATA_ROW_HEADER_PLAIN exactly, else 0. */
-size_t data_row_header_ok(char **f, size_t n);
-
-/* Bundles (bundle.c writes them, bundle_read.c reads them) */
-
-#define DATA_BUNDLE_HEADER "# prereg bundle 1"
-#define DATA_BUNDLE_MANIFEST "BUNDLE-MANIFEST"
-/* What a bundle's report holds for the commands that read a bundle: the
- * analysis it was rendered from and the Markdown that records its
- * digest (reports/ writes them as analysis.json and report.md). */
-#define DATA_BUNDLE_REPORT_ANALYSIS "report/analysis.json"
-#define DATA_BUNDLE_REPORT_MD "report/report.md"
-/* The report's edition (reports/report.h, REPORT_FORMAT_FILE). */
-#define DATA_BUNDLE_REPORT_FORMAT "report/FORMAT"
-
-/** The contract's id pattern: [a-z0-9][a-z0-9-]* (n bytes of s). */
-int data_valid_id(const char *s, size_t n);
 
 /* Time-stamps */
 
@@ -440,14 +169,6 @@ core_status data_version_parse(const char *name, const char *text, size_t len,
 void data_version_clear(data_version *v);
 
 /* JSON */
-
-/* Batch facts are informational (load averages, sizes): 15 significant
- * digits print 3.2 rather than jansson's default 3.2000000000000002. The
- * measurements themselves are in the CSV, written exactly. */
-#define FACTS_PRECISION JSON_REAL_PRECISION(15)
-
-/** Points jansson's allocator at core_malloc/core_free (idempotent). */
-void data_json_init(void);
 
 /* Paths, owned (data_paths_free). */
 typedef struct data_paths {

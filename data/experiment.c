@@ -1085,7 +1085,7 @@ core_status data_pilot_open(const data_experiment *exp, data_experiment **out,
 
 core_status data_pilot_cover(const data_experiment *exp,
                              const data_experiment *pilot, core_err *err) {
-  manifest have, pm;
+  data_manifest have, pm;
   char **add = NULL;
   size_t n = 0;
   core_status st = data_manifest_load(exp->dir, &have, NULL, err);

@@ -50,14 +50,15 @@ int data_safe_rel(const char *rel) {
 
 /* Manifest */
 
-void data_manifest_free(manifest *m) {
+void data_manifest_free(data_manifest *m) {
   for (size_t i = 0; i < m->n; i++)
     core_free(m->e[i].path);
   core_free(m->e);
   memset(m, 0, sizeof *m);
 }
 
-const manifest_entry *data_manifest_find(const manifest *m, const char *path) {
+const data_manifest_line *data_manifest_find(const data_manifest *m,
+                                             const char *path) {
   for (size_t i = 0; i < m->n; i++)
     if (strcmp(m->e[i].path, path) == 0)
       return &m->e[i];
@@ -72,7 +73,7 @@ static int is_hex64(const char *s) {
 }
 
 core_status data_manifest_parse(const char *name, const char *text, size_t len,
-                                manifest *m, core_buf *problems,
+                                data_manifest *m, core_buf *problems,
                                 core_err *err) {
   core_status st = CORE_OK;
   long line = 0;
@@ -97,8 +98,8 @@ core_status data_manifest_parse(const char *name, const char *text, size_t len,
         goto cleanup;
       }
     } else {
-      manifest_entry *e;
-      manifest_entry *ne = core_grow(m->e, &m->cap, m->n, sizeof *ne, 32);
+      data_manifest_line *e;
+      data_manifest_line *ne = core_grow(m->e, &m->cap, m->n, sizeof *ne, 32);
       if (!ne) {
         st = core_fail(err, CORE_ENOMEM, "%s: out of memory", name);
         goto cleanup;
@@ -122,7 +123,7 @@ cleanup:
   return st;
 }
 
-core_status data_manifest_load(const char *dir, manifest *m,
+core_status data_manifest_load(const char *dir, data_manifest *m,
                                core_buf *problems, core_err *err) {
   char *path = core_path_join(dir, "MANIFEST");
   char *text = NULL;

@@ -41,7 +41,7 @@ static char *snapshot_path(const data_experiment *exp, const char *batch,
 }
 
 /* The newest batch whose CSV the MANIFEST lists ("" when none). */
-static void newest_batch(const manifest *m, char batch[16]) {
+static void newest_batch(const data_manifest *m, char batch[16]) {
   long best = -1;
   batch[0] = '\0';
   for (size_t i = 0; i < m->n; i++) {
@@ -61,7 +61,7 @@ core_status data_manifest_snapshot(const data_experiment *exp, char batch[16],
                                    char hex[CORE_SHA256_HEX], int *stamped,
                                    core_err *err) {
   char *path = core_path_join(exp->dir, "MANIFEST"), *tsr = NULL;
-  manifest m;
+  data_manifest m;
   core_status st;
   *text = NULL;
   *len = 0;
@@ -148,13 +148,13 @@ static long batch_version(const data_experiment *exp, const char *rel) {
  * changed or gone. OUT: *newest, the version the newest batch it names
  * ran under (-1: none). Returns the count of files changed. */
 static long compare_snapshot(const data_experiment *exp, const char *name,
-                             const manifest *snap, const manifest *now,
+                             const data_manifest *snap, const data_manifest *now,
                              core_buf *report, long *newest) {
   long changed = 0;
   *newest = -1;
   for (size_t i = 0; i < snap->n; i++) {
-    const manifest_entry *e = &snap->e[i];
-    const manifest_entry *cur = data_manifest_find(now, e->path);
+    const data_manifest_line *e = &snap->e[i];
+    const data_manifest_line *cur = data_manifest_find(now, e->path);
     long k, num;
     const char *p = e->path;
     if (!data_safe_rel(p) || !cur || strcmp(cur->sha256, e->sha256) != 0) {
@@ -176,7 +176,7 @@ typedef struct snap_check {
   const data_experiment *exp;
   const char *ca;
   const core_stamp *vstamps; /* per version; secs 0: not stamped */
-  manifest now;
+  data_manifest now;
   core_buf *report;
   long problems;
   int before_plan;
@@ -230,7 +230,7 @@ static core_status check_snapshot(snap_check *c, const char *batch,
   char *tok = snapshot_path(c->exp, batch, "tsr");
   char *text = NULL;
   size_t len = 0;
-  manifest snap = {0};
+  data_manifest snap = {0};
   core_stamp s;
   core_err e;
   long changed, k;

@@ -1,7 +1,8 @@
 /* derive.c: a report as the data give it now: rendered fresh into a
  * folder (what publish bundles), and a bundle's report checked against
  * the analysis re-derived from the bundle's own data. This sits above the
- * analysis; the integrity of the files is data/'s (data_bundle_verify).
+ * analysis; the integrity of the files is bundles/' (data_bundle_verify),
+ * which also extracts them: reports read the copy, never the archive.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bundles/bundles.h"
 #include "reports/report.h"
 
 core_status report_render_to(const char *sheet_path, const char *data_dir,
@@ -207,18 +209,16 @@ static core_status compare_files(const char *bundle, const char *sheet_path,
   return st;
 }
 
-core_status report_verify_bundle(const char *bundle, core_buf *out, int *whole,
-                                 core_err *err) {
-  const char *sheet_path, *data_dir, *slash;
+core_status report_verify_bundle(const char *bundle, const char *sheet_path,
+                                 const char *data_dir, core_buf *out,
+                                 int *whole, core_err *err) {
+  const char *slash;
   char id[256];
   char *fresh = NULL;
   size_t problems = 0, listed = 0;
   int same = 0;
   core_status st;
   *whole = 1;
-  if ((st = data_resolve_input(bundle, NULL, &sheet_path, &data_dir, NULL,
-                               err)) != CORE_OK)
-    return st;
   /* The sheet is DIR/ID/versions/vN.lua. */
   slash = sheet_path + strlen(data_dir) + 1;
   snprintf(id, sizeof id, "%.*s", (int)strcspn(slash, "/"), slash);

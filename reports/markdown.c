@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "imports/imports.h"
 #include "reports/report.h"
 #include "reports/report_internal.h"
 

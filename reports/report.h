@@ -157,7 +157,8 @@ core_status report_write_all(const report_input *in, const report_doc *doc,
 core_status report_render_to(const char *sheet_path, const char *data_dir,
                              const char *dir, core_err *err);
 
-/** For a bundle that verified (data_bundle_verify): extracts it,
+/** For a bundle that verified (data_bundle_verify), extracted by
+ * data_resolve_input (sheet_path and data_dir, as it gives them):
  * renders its report afresh from its data and compares every file of
  * the bundled report with it, byte for byte when the report is of this
  * renderer's edition (report/FORMAT); a report of another edition has its
@@ -166,8 +167,9 @@ core_status report_render_to(const char *sheet_path, const char *data_dir,
  * an "ok" line) to out; CORE_EVERIFY names the first. OUT: *whole, 1 when
  * every file of the report was compared (or there is none), 0 when some
  * were not: the caller must then say so where the reader looks first. */
-core_status report_verify_bundle(const char *bundle, core_buf *out, int *whole,
-                                 core_err *err);
+core_status report_verify_bundle(const char *bundle, const char *sheet_path,
+                                 const char *data_dir, core_buf *out,
+                                 int *whole, core_err *err);
 
 /* Building blocks, exposed for tests */
 

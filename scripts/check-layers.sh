@@ -21,18 +21,19 @@ build=${1:-}
 floor() {
   case "$1" in
     core) echo 0 ;; protocols) echo 1 ;; data) echo 2 ;;
-    analysis | run) echo 3 ;; reports) echo 4 ;; cli) echo 5 ;;
+    imports | bundles | analysis | run) echo 3 ;; reports) echo 4 ;; cli) echo 5 ;;
     *) echo -1 ;;
   esac
 }
-folders="core protocols data analysis run reports cli"
+folders="core protocols data imports bundles analysis run reports cli"
 # Third-party headers and the folders that may include them.
 owners() {
   case "$1" in
     openssl/*) echo core ;;
     lua.h | lauxlib.h | lualib.h | luaconf.h) echo protocols ;;
-    jansson.h) echo "data analysis" ;;
-    csv.h | archive.h | archive_entry.h) echo data ;;
+    jansson.h) echo "data imports bundles analysis" ;;
+    csv.h) echo data ;;
+    archive.h | archive_entry.h) echo bundles ;;
     gsl/*) echo analysis ;;
     xlsxwriter.h | xlsxwriter/* | cmark-gfm*) echo reports ;;
     *) echo "*" ;;

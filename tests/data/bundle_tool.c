@@ -1,4 +1,4 @@
-/* bundle_tool.c: drives data/bundle.c directly, for the bundle tests on
+/* bundle_tool.c: drives bundles/ directly, for the bundle tests on
  * data folders laid out by hand (no sheet loader or data layer needed).
  * SPDX-License-Identifier: MIT
  *
@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bundles/bundles.h"
 #include "data/data.h"
 
 static char **files;

@@ -17,9 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bundles/bundles.h"
 #include "core/core.h"
 #include "data/data.h"
 #include "data/data_internal.h"
+#include "imports/imports_internal.h"
 #include "protocols/proto.h"
 #include "reports/report.h"
 
@@ -342,7 +344,7 @@ static int run_import_go(const uint8_t *data, size_t size) {
 }
 
 static int run_manifest(const uint8_t *data, size_t size) {
-  manifest m;
+  data_manifest m;
   core_buf problems;
   core_err err = {0};
   data_report_inputs *ri = NULL;
@@ -408,6 +410,7 @@ static void put_gzip(const char *path, const uint8_t *data, size_t size) {
  * (report_verify_bundle). An input starting with gzip's magic is the
  * bundle file itself; any other is the tar stream inside one. */
 static int run_bundle(const uint8_t *data, size_t size) {
+  const char *sheet_path, *data_dir;
   char *path;
   core_buf report;
   int whole;
@@ -420,8 +423,11 @@ static int run_bundle(const uint8_t *data, size_t size) {
   else
     put_gzip(path, data, size);
   core_buf_init(&report);
-  if (data_bundle_verify(path, &report, &err) == CORE_OK)
-    (void)report_verify_bundle(path, &report, &whole, &err);
+  if (data_bundle_verify(path, &report, &err) == CORE_OK &&
+      data_resolve_input(path, NULL, &sheet_path, &data_dir, NULL, &err) ==
+          CORE_OK)
+    (void)report_verify_bundle(path, sheet_path, data_dir, &report, &whole,
+                               &err);
   core_buf_free(&report);
   /* The extracted copy goes now, not at exit: a process holds few. */
   data_bundle_copies_remove();

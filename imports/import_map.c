@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/limits.h"
-#include "data/data_internal.h"
+#include "imports/imports_internal.h"
 
 /* A table from strings to indices (open addressing). */
 typedef struct smap {

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "data/data_internal.h"
+#include "imports/imports_internal.h"
 
 /* Seconds per time_unit, or 0 for a unit Google Benchmark does not use. */
 static double unit_seconds(const char *u) {

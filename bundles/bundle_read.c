@@ -31,8 +31,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bundles/bundles_internal.h"
 #include "core/limits.h"
-#include "data/data_internal.h"
 
 /* Problems listed before the rest are only counted. */
 #define PROBLEMS_SHOWN 40

@@ -24,7 +24,6 @@
 #define _XOPEN_SOURCE 700
 #include <archive.h>
 #include <archive_entry.h>
-#include <csv.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "data/data_internal.h"
+#include "bundles/bundles_internal.h"
 
 #define BUNDLE_HEADER DATA_BUNDLE_HEADER
 #define BUNDLE_MANIFEST DATA_BUNDLE_MANIFEST
@@ -512,7 +511,7 @@ cleanup:
 static core_status add_frozen(item_list *l, const char *dir, const char *mpath,
                               const char *text, size_t mlen,
                               const char *prefix, core_err *err) {
-  manifest m;
+  data_manifest m;
   core_status st = data_manifest_parse(mpath, text, mlen, &m, NULL, err);
   if (st == CORE_EINPUT)
     err->status = st = CORE_EVERIFY; /* a damaged folder, not bad input */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundles/bundles_internal.h"
 #include "core/limits.h"
-#include "data/data_internal.h"
 
 static int cmp_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/limits.h"
-#include "data/data_internal.h"
+#include "imports/imports_internal.h"
 
 /* Fields of one benchmark line, the size of the arrays that split it
  * (a longer line is refused naming this number): not a cap kept in

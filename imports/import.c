@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "core/limits.h"
-#include "data/data_internal.h"
+#include "imports/imports_internal.h"
 
 /* The formats, one row each. What a file is, is read from its content
  * (import_source): JSON whose first key names go test -json events is
