@@ -148,8 +148,9 @@ static long batch_version(const data_experiment *exp, const char *rel) {
  * changed or gone. OUT: *newest, the version the newest batch it names
  * ran under (-1: none). Returns the count of files changed. */
 static long compare_snapshot(const data_experiment *exp, const char *name,
-                             const data_manifest *snap, const data_manifest *now,
-                             core_buf *report, long *newest) {
+                             const data_manifest *snap,
+                             const data_manifest *now, core_buf *report,
+                             long *newest) {
   long changed = 0;
   *newest = -1;
   for (size_t i = 0; i < snap->n; i++) {
