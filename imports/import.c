@@ -52,6 +52,19 @@ static const char *const col_names[C_COUNT] = {
     "started_at", "exit_code", "valid",  "note"};
 #define REQUIRED 4 /* the first four columns */
 
+/* A CSV without a run column: a workload and arm's runs, each named by
+ * the line of its first value, and how many values of each metric went
+ * into them so far. */
+typedef struct csv_runs {
+  char *workload, *arm; /* owned */
+  long *first_line;     /* of each run, in order */
+  size_t n, cap;
+} csv_runs;
+typedef struct csv_filled {
+  char *workload, *arm, *metric; /* owned */
+  size_t k;                      /* values of this metric so far */
+} csv_filled;
+
 typedef struct data_import {
   data_experiment *exp;
   const proto_sheet *sheet;
@@ -68,6 +81,10 @@ typedef struct data_import {
   long cur_cfg;  /* the configuration of the result being read */
   long cur_line; /* and its line */
   const proto_workload *by_command; /* hyperfine: arms by their command */
+  csv_runs *runs;                   /* without a run column */
+  size_t n_runs, cap_runs;
+  csv_filled *filled;
+  size_t n_filled, cap_filled;
 } imp;
 
 /* Shared checks */
@@ -373,6 +390,76 @@ static core_status check_started(const char *where, const char *s,
   return CORE_OK;
 }
 
+/* The run a CSV line without a run column belongs to: the k-th value of
+ * a workload, arm and metric goes into the k-th run of that workload and
+ * arm (a run of its own when there is none yet, named after this line),
+ * so that the metrics of one run, written one line each, stay one run.
+ * OUT: run_id. 0 when out of memory. */
+static int csv_run_of_line(imp *m, const char *w, const char *arm,
+                           const char *metric, long line, char run_id[64]) {
+  csv_runs *r = NULL;
+  csv_filled *f = NULL;
+  for (size_t i = 0; i < m->n_runs && !r; i++)
+    if (!strcmp(m->runs[i].workload, w) && !strcmp(m->runs[i].arm, arm))
+      r = &m->runs[i];
+  for (size_t i = 0; i < m->n_filled && !f; i++)
+    if (!strcmp(m->filled[i].workload, w) && !strcmp(m->filled[i].arm, arm) &&
+        !strcmp(m->filled[i].metric, metric))
+      f = &m->filled[i];
+  if (!r) {
+    csv_runs *v = core_grow(m->runs, &m->cap_runs, m->n_runs, sizeof *v, 8);
+    if (!v)
+      return 0;
+    m->runs = v;
+    r = &v[m->n_runs];
+    memset(r, 0, sizeof *r);
+    r->workload = core_strdup(w);
+    r->arm = core_strdup(arm);
+    m->n_runs++;
+    if (!r->workload || !r->arm)
+      return 0;
+  }
+  if (!f) {
+    csv_filled *v =
+        core_grow(m->filled, &m->cap_filled, m->n_filled, sizeof *v, 8);
+    if (!v)
+      return 0;
+    m->filled = v;
+    f = &v[m->n_filled];
+    memset(f, 0, sizeof *f);
+    f->workload = core_strdup(w);
+    f->arm = core_strdup(arm);
+    f->metric = core_strdup(metric);
+    m->n_filled++;
+    if (!f->workload || !f->arm || !f->metric)
+      return 0;
+  }
+  if (f->k == r->n) {
+    long *v = core_grow(r->first_line, &r->cap, r->n, sizeof *v, 16);
+    if (!v)
+      return 0;
+    r->first_line = v;
+    v[r->n++] = line;
+  }
+  snprintf(run_id, 64, "line-%ld", r->first_line[f->k++]);
+  return 1;
+}
+
+static void csv_runs_free(imp *m) {
+  for (size_t i = 0; i < m->n_runs; i++) {
+    core_free(m->runs[i].workload);
+    core_free(m->runs[i].arm);
+    core_free(m->runs[i].first_line);
+  }
+  for (size_t i = 0; i < m->n_filled; i++) {
+    core_free(m->filled[i].workload);
+    core_free(m->filled[i].arm);
+    core_free(m->filled[i].metric);
+  }
+  core_free(m->runs);
+  core_free(m->filled);
+}
+
 static core_status on_csv(void *vctx, char **f, size_t n, long line,
                           core_err *err) {
   imp *m = vctx;
@@ -435,9 +522,8 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
     if ((st = csv_run(where, run, &round, err)) != CORE_OK)
       return st;
     snprintf(run_id, sizeof run_id, "%s", run);
-  } else {
-    /* Without a run column each line is a run of its own. */
-    snprintf(run_id, sizeof run_id, "line-%ld", line);
+  } else if (!csv_run_of_line(m, wname, arm, metric, line, run_id)) {
+    return core_fail(err, CORE_ENOMEM, "%s: out of memory", where);
   }
   if (!valid && !note[0] && !why[0])
     snprintf(why, sizeof why, "marked invalid in %s", m->file);
@@ -1608,6 +1694,7 @@ core_status data_import_with(data_experiment *exp, const proto_sheet *sheet,
   json_decref(m.notes);
   data_names_free(m.names);
   data_rowset_free(&m.rows);
+  csv_runs_free(&m);
   return st;
 }
 
