@@ -1598,6 +1598,29 @@ static void unverified(core_buf *b, const report_input *in) {
   core_buf_puts(b, "\n");
 }
 
+/* The header's when and who of each version, when any version is stamped
+ * or signed (provenance.md says the same, with how to check it). */
+static void header_proofs(core_buf *b, const report_input *in) {
+  const analysis_summary *sum = in->summary;
+  int any = 0;
+  for (size_t i = 0; i < sum->n_registration; i++)
+    any |= sum->registration[i].stamped || sum->registration[i].key[0];
+  for (size_t i = 0; any && i < sum->n_registration; i++) {
+    const data_registration *r = &sum->registration[i];
+    core_buf_printf(b, "%sv%d ", i ? "; " : " · ", r->version);
+    if (r->stamped) {
+      core_buf_printf(b, "stamped %s by ", r->stamp_time);
+      esc(b, r->tsa);
+    } else {
+      core_buf_puts(b, "not stamped");
+    }
+    if (r->key[0])
+      core_buf_printf(b, ", signed by `%s`", r->key);
+    else
+      core_buf_puts(b, ", not signed");
+  }
+}
+
 void report_markdown(const report_input *in, const report_doc *doc,
                      core_buf *b) {
   const proto_sheet *s = in->sheet;
@@ -1623,9 +1646,11 @@ void report_markdown(const report_input *in, const report_doc *doc,
   esc(b, s->id);
   core_buf_puts(b, " · registered ");
   esc(b, in->registered_at ? in->registered_at : "not registered");
-  core_buf_printf(b, " · sheet version %d, %zu amendment%s.\n\n",
+  core_buf_printf(b, " · sheet version %d, %zu amendment%s",
                   in->summary->sheet_version, in->n_amendments,
                   in->n_amendments == 1 ? "" : "s");
+  header_proofs(b, in);
+  core_buf_puts(b, ".\n\n");
   headline(b, in, doc);
   published(b, in);
   report_replication_differences(b, in);

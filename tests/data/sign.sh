@@ -74,6 +74,8 @@ assert reg[0]["stamp"] is None, reg
 expect 0 "report" "$PREREG" report sg.lua
 has data/sg/report/provenance.md "provenance.md names each version's key" \
   "- v0: not stamped; signed by \`$FP\`."
+has data/sg/report/report.md "report.md's header names each version's key" \
+  "· v0 not stamped, signed by \`$FP\`; v1 not stamped, signed by \`SHA256:"
 
 # A record changed with the MANIFEST made anew: its signature says so.
 cp -a data data.keep
@@ -121,4 +123,4 @@ expect 0 "once allowed, it verifies" "$PREREG" verify mallory.tar.gz --allowed-s
 check_grep "named" "^MANIFEST: signed by SHA256:[^ ]+ \(mallory@example.org\)$" "$out"
 rm -rf data && cp -a data.keep data
 expect 2 "allowed signers that are not there" "$PREREG" verify sg.lua --allowed-signers nofile
-done_testing 43
+done_testing 44

@@ -176,6 +176,8 @@ check_grep "says so" "^b0001: rows collected in the order the stamp dictates \(s
 expect 0 "report" "$PREREG" report ord.lua --out rep
 check_grep "provenance.md says so" \
   '^- b0001: rows collected in the order the stamp dictates \(`stamps/v0.tsr`\)\.$' "$(cat rep/provenance.md)"
+check_grep "report.md's header gives the stamp's time and TSA" \
+  ' · v0 stamped [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z by [^;]+, not signed\.$' "$(cat rep/report.md)"
 expect 0 "publish" "$PREREG" publish ord.lua --out ord.tar.gz
 expect 0 "verify the bundle" "$PREREG" verify ord.tar.gz --tsa-ca "$CA"
 check_grep "the bundle says so" "^b0001: rows collected in the order the stamp dictates" "$out"
@@ -218,4 +220,4 @@ rm -f "$T/good/mode"
 expect 0 "stamped later" "$PREREG" stamp off.lua --data-manifest --tsa "$GOOD"
 expect 0 "verify" "$PREREG" verify off.lua
 check_grep "the chain not checked" "^b0001: data stamped .* \(chain not checked: no --tsa-ca\)$" "$out"
-done_testing 67
+done_testing 68
