@@ -50,8 +50,8 @@ for sheet in "$here"/bad/*.lua; do
     check "$cmd $name: exit $rc, want 2" [ $rc = 2 ]
     # NAME.alt: the one other refusal allowed, where which of two budgets
     # fires first depends on the machine (alloc_churn, memory_bomb: writing
-    # tens of MiB
-    # may cost more than 0.2 s of CPU under AddressSanitizer or load).
+    # tens of MiB may cost more than 0.2 s of CPU under AddressSanitizer or
+    # load).
     alt="$here/bad/$name.alt"
     [ -f "$alt" ] && [ "$got" = "$(cat "$alt")" ] && got=$(cat "$want")
     check "$cmd $name: stderr differs:
