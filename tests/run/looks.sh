@@ -32,7 +32,7 @@ protocol {
     { name = "c", run = "echo v=$3{round} >> \$PREREG_METRICS" },
   },
   workloads = {
-    { name = "w", runs = 12, looks = { 4, 8, 12 }, source = "both",
+    { name = "w", runs = 18, looks = { 6, 12, 18 }, source = "both",
       metrics = { "v" } },
   },
   rule = { seed = 3, resamples = 2000, family = "holm",
@@ -46,19 +46,19 @@ rows() { echo $(($(cat "$1"/batches/*.csv | grep -vc '^batch,') )); }
 # Arms of very different values: decided at the first look.
 sheet far.lua 5.0 0.2
 expect 0 "check lists each look's confidence" "$PREREG" check far.lua
-check_grep "look 1 of 3 after 4 runs at 1 - 0.05 / 3" \
-  "look 1 of 3 after 4 runs per arm, at 98.3333% confidence" "$out"
+check_grep "look 1 of 3 after 6 runs at 1 - 0.05 / 3" \
+  "look 1 of 3 after 6 runs per arm, at 98.3333% confidence" "$out"
 check_grep "the rule names the family" "^Family +holm" "$out"
 "$PREREG" register far.lua >/dev/null || bad "register far"
 expect 0 "run far" "$PREREG" run far.lua
-check_grep "run says where it stopped" "w: stopped at look 1 of 3 \(n=4\)" "$out"
-check "12 runs, not 36" [ "$(grep -c '' data/far/batches/b0001.csv)" -eq 13 ]
+check_grep "run says where it stopped" "w: stopped at look 1 of 3 \(n=6\)" "$out"
+check "18 runs, not 54" [ "$(grep -c '' data/far/batches/b0001.csv)" -eq 19 ]
 check_grep "the facts record the stop" \
-  '"stops": \[\{"workload": "w", "look": 1, "looks": 3, "n": 4, "at": "' \
+  '"stops": \[\{"workload": "w", "look": 1, "looks": 3, "n": 6, "at": "' \
   "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))' data/far/batches/b0001.json)"
 expect 0 "status far" "$PREREG" status far.lua
 check_grep "status COMPLETE" "^status: COMPLETE$" "$out"
-check_grep "status names the stop" "^  w: stopped at look 1 of 3 \(n=4\)$" "$out"
+check_grep "status names the stop" "^  w: stopped at look 1 of 3 \(n=6\)$" "$out"
 expect 0 "analyze --json" "$PREREG" analyze far.lua --json
 python3 - "$out" <<'PY' || bad "analyze --json gives look, looks, confidence_used, family_size"
 import json, sys
@@ -66,8 +66,8 @@ d = json.loads(sys.argv[1])
 rs = d["results"]
 assert len(rs) == 2, rs
 for r in rs:
-    assert r["look"] == 1 and r["looks"] == [4, 8, 12], r
-    assert r["n"] == 4 and r["family_size"] == 2, r
+    assert r["look"] == 1 and r["looks"] == [6, 12, 18], r
+    assert r["n"] == 6 and r["family_size"] == 2, r
 # Holm within the look's share 0.05 / 3: the first at half of it, the
 # second at all of it.
 used = sorted(r["confidence_used"] for r in rs)
@@ -81,7 +81,7 @@ ok
 expect 0 "report far" "$PREREG" report far.lua --out rep
 check_grep "the report names the stop" "stopped at look 1 of 3" "$(cat rep/report.md)"
 check_grep "the report says the runs saved" \
-  "saved 24 of the 36 runs planned" "$(cat rep/report.md)"
+  "saved 36 of the 54 runs planned" "$(cat rep/report.md)"
 check_grep "the report states the correction beside the rule" \
   "Holm's step-down" "$(cat rep/report.md)"
 
@@ -93,13 +93,13 @@ check_grep "the report states the correction beside the rule" \
 expect 0 "import rows past the stop" "$PREREG" import far.lua more.csv
 expect 0 "status after the import" "$PREREG" status far.lua
 check_grep "they are BEYOND PLAN" "^status: BEYOND PLAN$" "$out"
-check_grep "two a cell beyond" "^  w +a +4 +4 +0 +0 +2$" "$out"
+check_grep "two a cell beyond" "^  w +a +6 +6 +0 +0 +2$" "$out"
 
 # Equal arms: nothing decided before the last look.
 sheet near.lua 1.0 1.0
 "$PREREG" register near.lua >/dev/null || bad "register near"
 expect 0 "run near" "$PREREG" run near.lua
-check "all 36 runs" [ "$(grep -c '' data/near/batches/b0001.csv)" -eq 37 ]
+check "all 54 runs" [ "$(grep -c '' data/near/batches/b0001.csv)" -eq 55 ]
 check "no stop in the facts" [ -z "$(grep -l '"stops"' data/near/batches/b0001.json)" ]
 expect 0 "status near" "$PREREG" status near.lua
 check_grep "status COMPLETE, no stop" "^status: COMPLETE$" "$out"
@@ -107,22 +107,22 @@ expect 0 "analyze near --json" "$PREREG" analyze near.lua --json
 check_grep "at the last look" '"look": 3' "$out"
 
 # kill -9 mid-plan, then --resume: the looks go on where they stand.
-# Equal arms killed in round 6, between looks 1 and 2: the plan is run
+# Equal arms killed in round 8, between looks 1 and 2: the plan is run
 # to its end.
-sheet kmid.lua 1.0 1.0 6
+sheet kmid.lua 1.0 1.0 8
 "$PREREG" register kmid.lua >/dev/null || bad "register kmid"
 "$PREREG" run kmid.lua >/dev/null 2>&1 & echo $! >pid; wait $!
 check "killed between looks" [ -e killed ]
 expect 0 "status after the kill" "$PREREG" status kmid.lua
-check_grep "INCOMPLETE and INTERRUPTED" "^status: INCOMPLETE \(1[5-7]/36\)" "$out"
+check_grep "INCOMPLETE and INTERRUPTED" "^status: INCOMPLETE \(2[1-3]/54\)" "$out"
 expect 0 "--resume" "$PREREG" run kmid.lua --resume
 expect 0 "status after --resume" "$PREREG" status kmid.lua
 check_grep "COMPLETE, to the last look" "^status: COMPLETE$" "$out"
 expect 0 "analyze kmid --json" "$PREREG" analyze kmid.lua --json
-python3 -c 'import json,sys; assert all(r["n"] == 12 and r["n_reference"] == 12 for r in json.loads(sys.argv[1])["results"])' "$out" \
-  && ok || bad "every arm has its 12 runs once"
+python3 -c 'import json,sys; assert all(r["n"] == 18 and r["n_reference"] == 18 for r in json.loads(sys.argv[1])["results"])' "$out" \
+  && ok || bad "every arm has its 18 runs once"
 # Different arms killed in round 3, before the first look: --resume
-# finishes round 4, looks, and stops there.
+# finishes round 6, looks, and stops there.
 rm -f killed
 sheet kfar.lua 5.0 0.2 3
 "$PREREG" register kfar.lua >/dev/null || bad "register kfar"
@@ -132,16 +132,16 @@ expect 0 "--resume kfar" "$PREREG" run kfar.lua --resume
 check_grep "the resumed batch stops at look 1" "w: stopped at look 1 of 3" "$out"
 expect 0 "status kfar" "$PREREG" status kfar.lua
 check_grep "kfar COMPLETE" "^status: COMPLETE$" "$out"
-check_grep "kfar stopped at look 1" "^  w: stopped at look 1 of 3 \(n=4\)$" "$out"
-check "no run past round 4" [ -z "$(cut -d, -f1-20 data/kfar/batches/*.csv | grep -E ',w,[abc],(5|6|7|8|9|10|11|12),')" ]
+check_grep "kfar stopped at look 1" "^  w: stopped at look 1 of 3 \(n=6\)$" "$out"
+check "no run past round 6" [ -z "$(cut -d, -f1-20 data/kfar/batches/*.csv | grep -E ',w,[abc],(7|8|9|1[0-8]),')" ]
 
 # Looks refused, with the fix.
 refused() { # refused NAME LOOKS WANT
-  sed "s/looks = { 4, 8, 12 }/looks = $2/" far.lua >"bad-$1.lua"
+  sed "s/looks = { 6, 12, 18 }/looks = $2/" far.lua >"bad-$1.lua"
   expect 2 "$1: refused" "$PREREG" check "bad-$1.lua"
   check_grep "$1: the message names the fix" "$3" "$out"
 }
-refused short '{ 4, 8, 10 }' "workloads\[1\].looks: the last look is 10 but runs is 12: .*end the list with 12"
-refused down '{ 8, 4, 12 }' "workloads\[1\].looks\[2\]: 4 does not come after the look before it \(8\): looks must increase"
-refused few '{ 2, 8, 12 }' "workloads\[1\].looks\[1\]: 2 runs per arm is below the rule's min_n \(3\).*make every look at least 3"
+refused short '{ 6, 12, 16 }' "workloads\[1\].looks: the last look is 16 but runs is 18: .*end the list with 18"
+refused down '{ 12, 6, 18 }' "workloads\[1\].looks\[2\]: 6 does not come after the look before it \(12\): looks must increase"
+refused few '{ 2, 12, 18 }' "workloads\[1\].looks\[1\]: 2 runs per arm is below the rule's min_n \(3\).*make every look at least 3"
 done_testing 46
