@@ -25,7 +25,7 @@ protocol {
   },
   image = { tree = "{img}", resident = "{img}" },
   workloads = {
-    { name = "startup", runs = 4, warmup = 1, cmd = "/bin/true",
+    { name = "startup", runs = 5, warmup = 1, cmd = "/bin/true",
       metrics = { "wall_s", "user_s", "sys_s", "maxrss_kib" } },
     { name = "inner", runs = 2,
       cmd = "sh -c 'echo inner_s=0.25 >> \$PREREG_METRICS; echo out-{arm}-{round}'",
@@ -51,7 +51,7 @@ check "registered dry-run writes nothing" [ "$before" = "$(find "$D" | sort)" ]
 # --- the run ------------------------------------------------------------
 out=$(COLUMNS=100 "$PREREG" run two.lua --data "$D" 2>err.txt); rc=$?
 check "run exit 0" [ $rc -eq 0 ]
-check "summary on stdout" grep -q "batch b0001: 12 runs, 12 valid, 0 invalid" <<<"$out"
+check "summary on stdout" grep -q "batch b0001: 14 runs, 14 valid, 0 invalid" <<<"$out"
 # Then what all the data say, in a screen: a hyperfine-style line per
 # comparison; the matrix is analyze's.
 check "a line per comparison" \
@@ -63,7 +63,7 @@ check "the status line as analyze's" \
   "$(COLUMNS=100 "$PREREG" analyze two.lua --data "$D" | grep '^status: ')"
 check "analyze prints the matrix" \
   grep -qE '^ +direct +env$' <<<"$(COLUMNS=100 "$PREREG" analyze two.lua --data "$D")"
-check "progress on stderr" grep -q "\[12/12\]" err.txt
+check "progress on stderr" grep -q "\[14/14\]" err.txt
 CSV=$D/two/batches/b0001.csv
 check "batch frozen read-only" [ "$(stat -c %a "$CSV")" = 444 ]
 check "facts written" grep -q '"cpu_model"' "$D/two/batches/b0001.json"
@@ -76,7 +76,7 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 errs = []
 def need(c, m):
     if not c: errs.append(m)
-need(len(rows) == 4*2*4 + 2*2*2, "row count %d" % len(rows))
+need(len(rows) == 5*2*4 + 2*2*2, "row count %d" % len(rows))
 for r in rows:
     for k in ("sheet_version","sheet_sha256","batch","source","workload","arm",
               "round","seq","run_id","started_at","host","image_digest",
@@ -109,7 +109,7 @@ if errs:
     print("\n".join(errs[:10]), file=sys.stderr); sys.exit(1)
 PY
 # the order recorded is the plan's order
-plan=$("$PREREG" run two.lua --data "$T/other" --dry-run 2>/dev/null | grep -o 'round [0-9]* [a-z]*' | head -8)
+plan=$("$PREREG" run two.lua --data "$T/other" --dry-run 2>/dev/null | grep -o 'round [0-9]* [a-z]*' | head -10)
 got=$(python3 -c '
 import csv,sys
 rows=[r for r in csv.DictReader(open(sys.argv[1])) if r["metric"]=="wall_s" and r["workload"]=="startup"]
@@ -121,7 +121,7 @@ check "recorded order = planned order" [ "$plan" = "$got" ]
 # nothing to do (tests/cli/todo.sh: a partial experiment)
 out=$("$PREREG" run two.lua --data "$D" 2>err.txt); rc=$?
 check "rerun: nothing to do, exit 0" [ $rc -eq 0 ]
-check "rerun: says so" grep -q "nothing to do: all 12 planned runs are collected" <<<"$out"
+check "rerun: says so" grep -q "nothing to do: all 14 planned runs are collected" <<<"$out"
 check "rerun: no new batch" [ ! -e "$D/two/batches/b0002.csv" ]
 out=$("$PREREG" run two.lua --data "$D" --resume 2>/dev/null)
 check "resume: nothing to do" grep -q "nothing to do" <<<"$out"
@@ -148,7 +148,7 @@ sed -e 's/id = "two"/id = "sup"/' \
 check "sup: first run" [ -e "$D/sup/batches/b0001.csv" ]
 out=$("$PREREG" run sup.lua --data "$D" 2>&1); rc=$?
 check "sup: second run exit 0 ($rc: $out)" [ $rc -eq 0 ]
-check "sup: second run has nothing to do" grep -q "nothing to do: all 12 planned runs are collected" <<<"$out"
+check "sup: second run has nothing to do" grep -q "nothing to do: all 14 planned runs are collected" <<<"$out"
 check "sup: no second batch" [ ! -e "$D/sup/batches/b0002.csv" ]
 out=$("$PREREG" status sup.lua --data "$D" 2>&1)
 check "sup: status counts every run once" grep -Eq '^  inner +env +2 +2 +0 +0 +0$' <<<"$out"
