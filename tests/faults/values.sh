@@ -206,7 +206,7 @@ csv '' 'imp,a,wall_s,1' 'imp,b,wall_s,0.5' >one.csv
 "$PREREG" import s.lua one.csv --data "$D" >/dev/null || bad "import"
 expect 0 "one value: analyze" "$PREREG" analyze s.lua --data "$D"
 check_grep "one value: insufficient data, not a verdict" "^ +reference, n=1 +0\.500×, no CI, insufficient data$" "$out"
-check_grep "one value: why, under the matrix" "imp · wall_s +b: insufficient data: 1 value for b and 1 for a; the rule needs at least 3" "$out"
+check_grep "one value: why, under the matrix" "imp · wall_s +b: insufficient data: 1 value for b and 1 for a; a 95% interval needs at least 5 per arm" "$out"
 check_grep "one value: provisional on incomplete data" "^ +\(provisional\)$" "$out"
 check "one value: never -×" bash -c "! grep -q -- '-×' <<<\"\$1\"" _ "$out"
 check_grep "one value: the claim is inconclusive" "H1 +inconclusive" "$out"
@@ -227,37 +227,42 @@ sed 's/seed = 3,/seed = 3, min_n = 1,/' s.lua >one.lua
 sed -i 's/id = "vl"/id = "v1"/' one.lua
 "$PREREG" register one.lua --data "$D" >/dev/null && "$PREREG" import one.lua one.csv --data "$D" >/dev/null || bad "min_n = 1: set-up"
 expect 0 "min_n = 1: analyze" "$PREREG" analyze one.lua --data "$D"
-check_grep "min_n = 1: a verdict, as declared" "^ +reference, n=1 +0\.500× \[0\.500, 0\.500\] faster$" "$out"
+check_grep "min_n = 1: still no interval from one value" "^ +reference, n=1 +0\.500×, no CI, insufficient data$" "$out"
 expect 0 "min_n = 1: analyze --json" "$PREREG" analyze one.lua --data "$D" --json
 check "min_n = 1: the JSON rule says it" python3 -c "
 import json, sys
 assert json.loads(sys.argv[1])['rule']['min_n'] == 1
 " "$out"
-# An amendment after data that lowers min_n: the current rule decides, and
-# the registered sample and rule (min_n 3) say insufficient data, in the
+# An amendment after data that lowers the confidence, so that 3 values per
+# arm give an interval: the current rule decides, and the registered
+# sample and rule (95%: at least 5 per arm) say insufficient data, in the
 # matrix, in analyze --json and in the report.
-{ sed 's/seed = 3,/seed = 3, min_n = 1,/' s.lua | sed '$d'
-  echo '  amendments = { { date = "2026-11-30", why = "One value per arm is all there is." } },'
+fresh 6b
+csv '' 'imp,a,wall_s,1' 'imp,a,wall_s,1.1' 'imp,a,wall_s,1.2' \
+  'imp,b,wall_s,0.5' 'imp,b,wall_s,0.55' 'imp,b,wall_s,0.6' >three.csv
+"$PREREG" import s.lua three.csv --data "$D" >/dev/null || bad "three values: import"
+{ sed 's/confidence = 0.95,/confidence = 0.8,/' s.lua | sed '$d'
+  echo '  amendments = { { date = "2026-11-30", why = "Three values per arm is all there is." } },'
   echo '}'; } >lower.lua
-expect 0 "min_n lowered after data: amend" "$PREREG" amend lower.lua --data "$D"
-expect 0 "min_n lowered: analyze" "$PREREG" analyze lower.lua --data "$D"
-check_grep "min_n lowered: the matrix marks the registered sample" "^ +\(provisional\) registered \(n=1\): insufficient data$" "$out"
-check_grep "min_n lowered: at the registered rule" "imp · wall_s +b: insufficient data \(provisional\) \(n=1\), amended: faster" "$out"
-expect 0 "min_n lowered: analyze --json" "$PREREG" analyze lower.lua --data "$D" --json
-check "min_n lowered: JSON, current and registered" python3 -c "
+expect 0 "confidence lowered after data: amend" "$PREREG" amend lower.lua --data "$D"
+expect 0 "confidence lowered: analyze" "$PREREG" analyze lower.lua --data "$D"
+check_grep "confidence lowered: the matrix marks the registered sample" "^ +\(provisional\) registered \(n=3\): insufficient data$" "$out"
+check_grep "confidence lowered: at the registered rule" "imp · wall_s +b: insufficient data \(provisional\) \(n=3\), amended: faster" "$out"
+expect 0 "confidence lowered: analyze --json" "$PREREG" analyze lower.lua --data "$D" --json
+check "confidence lowered: JSON, current and registered" python3 -c "
 import json, sys
 d = json.loads(sys.argv[1])
 r = [x for x in d['results'] if x['metric'] == 'wall_s'][0]
-assert r['verdict'] == 'faster' and d['rule']['min_n'] == 1, r
+assert r['verdict'] == 'faster' and d['rule']['confidence'] == 0.8, r
 g = r['registered']
 assert g['verdict'] == 'insufficient data' and g['ci_low'] is None and g['provisional'], g
-assert d['original']['rule']['min_n'] == 3, d['original']['rule']
+assert d['original']['rule']['confidence'] == 0.95, d['original']['rule']
 ch = d['registered_sample']['verdicts_changed']
 assert ch == [{'workload': 'imp', 'metric': 'wall_s', 'arm': 'b', 'verdict': 'faster', 'registered': 'insufficient data'}], ch
 " "$out"
-expect 0 "min_n lowered: report" "$PREREG" report lower.lua --data "$D"
-check "min_n lowered: the report gives the registered sample's insufficient data" \
-  grep -q "at the registered sample (n=1) insufficient data (provisional)" "$E/report/report.md"
+expect 0 "confidence lowered: report" "$PREREG" report lower.lua --data "$D"
+check "confidence lowered: the report gives the registered sample's insufficient data" \
+  grep -q "at the registered sample (n=3) insufficient data (provisional)" "$E/report/report.md"
 sed 's/seed = 3,/seed = 3, min_n = 0,/' s.lua >zero.lua
 expect 2 "min_n = 0: refused" "$PREREG" check zero.lua
 check_grep "min_n = 0: says the range" "zero.lua:[0-9]+: rule.min_n: .*an integer from 1 to 1000000" "$out"
@@ -271,12 +276,12 @@ csv '' 'imp,a,pss_mib,1e-300' 'imp,a,pss_mib,1e-300' 'imp,a,pss_mib,1e-300' \
 expect 0 "overflow: analyze" "$PREREG" analyze s.lua --data "$D"
 check "overflow: never inf×" bash -c "! grep -q 'inf' <<<\"\$1\"" _ "$out"
 check "overflow: never -×" bash -c "! grep -q -- '-×' <<<\"\$1\"" _ "$out"
-check_grep "overflow: no ratio, in words" "^ +reference, n=3 +no ratio, inconclusive$" "$out"
+check_grep "overflow: no ratio, in words" "^ +reference, n=3 +no ratio, insufficient data$" "$out"
 check_grep "overflow: said in words" "ratio not finite: the reference median 1e-300 is too small beside 1e\+300" "$out"
 check_grep "reference median 0: said in words" "ratio not finite: reference median is 0" "$out"
 expect 0 "overflow: report" "$PREREG" report s.lua --data "$D"
 check "overflow: no inf in the report" bash -c "! grep -q 'inf×' '$E/report/report.md'"
-check "overflow: the report says no ratio" grep -q "no ratio, \*\*inconclusive\*\*" "$E/report/report.md"
+check "overflow: the report says no ratio" grep -q "no ratio, \*\*insufficient data\*\*" "$E/report/report.md"
 
 scenario "a second run while one is active names the holder"
 fresh 8
