@@ -236,12 +236,12 @@ core_status report_verify_bundle(const char *bundle, const char *sheet_path,
                     bundle);
     return CORE_OK;
   }
+  *whole = same;
   if (problems)
     return core_fail(err, CORE_EVERIFY,
                      "%s: the report does not show what its data give (%zu "
                      "difference%s, above)",
                      bundle, problems, problems == 1 ? "" : "s");
-  *whole = same;
   if (!same)
     core_buf_printf(out,
                     "%s: report: its analysis is the one its data give; its "
