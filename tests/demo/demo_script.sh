@@ -19,7 +19,7 @@ check "a screenful: $lines lines" [ "$lines" -le 30 ]
 for s in image sheets register run report verify; do
   check_grep "a line for $s" "^  $s +[^ ].* [0-9]+ s$" "$screen"
 done
-check_grep "run: the quick runs of the four arms" "^  run +12 runs, 12 valid, 0 invalid, quick" "$screen"
+check_grep "run: the quick runs of the four arms, 5 rounds (the fewest a 95% interval needs)" "^  run +20 runs, 20 valid, 0 invalid, quick" "$screen"
 check_grep "results: the arms' header" "^ +bare +bwrap( +runc( +gvisor)?)?$" "$screen"
 check_grep "results: gVisor has a column" "^ +(bare +bwrap +)?(runc +)?gvisor$" "$screen"
 # A verdict under each sandbox: the reference cell, then one ratio, CI
