@@ -390,6 +390,10 @@ static void note(analysis_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Whether a note could not be kept for want of memory since judge began:
+ * judge then fails, rather than let a later note stand in its place. */
+static _Thread_local int note_lost;
+
 static void note(analysis_result *r, const char *fmt, ...) {
   char text[512];
   va_list ap;
@@ -398,7 +402,8 @@ static void note(analysis_result *r, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  r->note = core_strdup(text);
+  if (!(r->note = core_strdup(text)))
+    note_lost = 1;
 }
 
 /* Fewer values in either arm of r than the rule asks (its min_n) or than
@@ -512,6 +517,7 @@ static core_status judge(const proto_rule *rule, double confidence,
   core_status st;
   size_t undefined = 0;
   int ratio_none;
+  note_lost = 0;
   r->ratio = r->median / r->median_reference;
   r->ci_low = r->ci_high = NAN;
   r->difference = r->median - r->median_reference;
@@ -522,7 +528,7 @@ static core_status judge(const proto_rule *rule, double confidence,
     r->difference = NAN; /* medians of opposite signs near the limits */
   if (too_few(rule, confidence, r)) {
     note_few(rule, confidence, r);
-    return CORE_OK;
+    return note_lost ? OOM(err) : CORE_OK;
   }
   st = analysis_bootstrap_both(
       ref, r->n_reference, cand, r->n, rule->resamples, confidence, r->seed,
@@ -535,7 +541,7 @@ static core_status judge(const proto_rule *rule, double confidence,
     note(r, "CI not finite: %s",
          strncmp(berr.msg, "bootstrap: ", 11) == 0 ? berr.msg + 11 : berr.msg);
     r->ci_low = r->ci_high = NAN;
-    return CORE_OK;
+    return note_lost ? OOM(err) : CORE_OK;
   }
   if (st != CORE_OK) {
     *err = berr;
@@ -544,7 +550,7 @@ static core_status judge(const proto_rule *rule, double confidence,
   if (ratio_none)
     r->ci_low = r->ci_high = NAN;
   judge_interval(r, ratio_none ? 0 : undefined, rule->resamples);
-  return CORE_OK;
+  return note_lost ? OOM(err) : CORE_OK;
 }
 
 /* The first of v's conditions on r's ratio that fails, in words ("the
