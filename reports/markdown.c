@@ -1602,22 +1602,10 @@ static void unverified(core_buf *b, const report_input *in) {
  * or signed (provenance.md says the same, with how to check it). */
 static void header_proofs(core_buf *b, const report_input *in) {
   const analysis_summary *sum = in->summary;
-  int any = 0;
-  for (size_t i = 0; i < sum->n_registration; i++)
-    any |= sum->registration[i].stamped || sum->registration[i].key[0];
-  for (size_t i = 0; any && i < sum->n_registration; i++) {
-    const data_registration *r = &sum->registration[i];
-    core_buf_printf(b, "%sv%d ", i ? "; " : " · ", r->version);
-    if (r->stamped) {
-      core_buf_printf(b, "stamped %s by ", r->stamp_time);
-      esc(b, r->tsa);
-    } else {
-      core_buf_puts(b, "not stamped");
-    }
-    if (r->key[0])
-      core_buf_printf(b, ", signed by `%s`", r->key);
-    else
-      core_buf_puts(b, ", not signed");
+  for (size_t i = 0; report_any_proof(sum) && i < sum->n_registration; i++) {
+    core_buf_printf(b, "%sv%d ", i ? "; " : " · ",
+                    sum->registration[i].version);
+    report_proof_words(b, &sum->registration[i], ", ");
   }
 }
 

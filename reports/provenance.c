@@ -144,32 +144,42 @@ static void order_lines(core_buf *b, const report_input *in) {
   core_free(o);
 }
 
+int report_any_proof(const analysis_summary *sum) {
+  for (size_t i = 0; i < sum->n_registration; i++)
+    if (sum->registration[i].stamped || sum->registration[i].key[0])
+      return 1;
+  return 0;
+}
+
+void report_proof_words(core_buf *b, const data_registration *r,
+                        const char *sep) {
+  if (r->stamped) {
+    core_buf_printf(b, "stamped %s by ", r->stamp_time);
+    esc(b, r->tsa);
+  } else {
+    core_buf_puts(b, "not stamped");
+  }
+  core_buf_puts(b, sep);
+  if (r->key[0])
+    core_buf_printf(b, "signed by `%s`", r->key);
+  else
+    core_buf_puts(b, "not signed");
+}
+
 /* Each version's time-stamp and signature, when any version has one
  * (verify checks them against a trusted TSA and allowed signers). */
 static void proofs(core_buf *b, const report_input *in) {
   const analysis_summary *sum = in->summary;
-  int any = 0;
-  for (size_t i = 0; i < sum->n_registration; i++)
-    any |= sum->registration[i].stamped || sum->registration[i].key[0];
-  if (!any)
+  if (!report_any_proof(sum))
     return;
   core_buf_puts(b, "## Time-stamps and signatures\n\nOf each version's "
                    "record (`versions/vN.json`); `prereg verify --tsa-ca FILE "
                    "--allowed-signers FILE` checks them against the TSA and "
                    "the keys a reader trusts.\n\n");
   for (size_t i = 0; i < sum->n_registration; i++) {
-    const data_registration *r = &sum->registration[i];
-    core_buf_printf(b, "- v%d: ", r->version);
-    if (r->stamped) {
-      core_buf_printf(b, "stamped %s by ", r->stamp_time);
-      esc(b, r->tsa);
-    } else {
-      core_buf_puts(b, "not stamped");
-    }
-    if (r->key[0])
-      core_buf_printf(b, "; signed by `%s`.\n", r->key);
-    else
-      core_buf_puts(b, "; not signed.\n");
+    core_buf_printf(b, "- v%d: ", sum->registration[i].version);
+    report_proof_words(b, &sum->registration[i], "; ");
+    core_buf_puts(b, ".\n");
   }
   order_lines(b, in);
   core_buf_puts(b, "\n");

@@ -169,6 +169,13 @@ void report_setup(const report_input *in, const report_row_facts *f,
 
 /** Appends s escaped for Markdown, or a dash when empty. */
 void report_md_esc(core_buf *b, const char *s);
+
+/** 1 when any version of sum is time-stamped or signed. */
+int report_any_proof(const analysis_summary *sum);
+/** A version's "stamped TIME by TSA" or "not stamped", then sep, then
+ * "signed by `KEY`" or "not signed" (header line and provenance.md). */
+void report_proof_words(core_buf *b, const data_registration *r,
+                        const char *sep);
 /** A replication's sheet (`replicates`): the section What differs from
  * the original, from both protocols and both data folders (the original's
  * under DATA/ID/original/), appended to b; nothing for another sheet. */
