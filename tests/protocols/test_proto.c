@@ -258,7 +258,7 @@ static void test_function_claims(void) {
       "    { id = \"why\", says = \"x\", claim = function()\n"
       "        return 'held', 3 end },\n"
       "    { id = \"mem\", says = \"x\", claim = function()\n"
-      "        local s = 'x' for i = 1, 40 do s = s .. s end end },\n"
+      "        return string.rep('x', 100 << 20) end },\n"
       "  },\n"
       "}\n";
   core_err err;
