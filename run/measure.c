@@ -432,9 +432,10 @@ static core_status own_pattern(const run_setting *set, const char *tmpl,
 static core_status own_make(const run_setting *set, const proto_workload *w,
                             const proto_expand_ctx *x, const run_files *f,
                             int warm, own_sel *own, core_err *err) {
+  const char *pss = proto_measure_name(PROTO_MEASURE_PSS);
   memset(own, 0, sizeof *own);
   own->pss.after_s = -1;
-  own->want = proto_workload_has_metric(w, "pss_mib");
+  own->want = proto_workload_has_metric(w, pss);
   own->sel.descendants = w->procs.descendants;
   own->sel.cidfile = f->cid;
   own->sel.cid_wait_s = 2;
@@ -459,7 +460,7 @@ static core_status own_make(const run_setting *set, const proto_workload *w,
   /* A memory-only workload (`sleep 300`) ends once sampled. */
   int only_pss = w->n_metrics > 0;
   for (size_t i = 0; i < w->n_metrics; i++)
-    only_pss &= strcmp(w->metrics[i], "pss_mib") == 0;
+    only_pss &= strcmp(w->metrics[i], pss) == 0;
   own->pss.stop_after = only_pss;
   own_mark(own);
   return st;
@@ -519,21 +520,63 @@ static void own_free(own_sel *own) {
   run_cgroup_unmake(&own->made);
 }
 
-/* Adds step k's times, exit status and PSS sample to o. */
+/* The value step r measured from m (the one place that maps where a
+ * built-in metric's value comes from to a step's measurement, in the
+ * metric's unit); 0 when the step has none, or m is not measured per
+ * step. */
+static int step_value(const run_res *r, proto_measure m, double *v) {
+  switch (m) {
+  case PROTO_MEASURE_WALL:
+    return *v = r->wall_s, 1;
+  case PROTO_MEASURE_USER:
+    return *v = r->user_s, 1;
+  case PROTO_MEASURE_SYS:
+    return *v = r->sys_s, 1;
+  case PROTO_MEASURE_MAXRSS:
+    return *v = (double)r->maxrss_kib, r->maxrss_kib >= 0;
+  case PROTO_MEASURE_PSS:
+    return *v = (double)r->pss_kib / 1024.0, r->pss_sampled;
+  default:
+    return 0;
+  }
+}
+
+/* Starts o's built-in metrics: none measured, but a sum, which is 0
+ * until a step adds to it. */
+static void measures_start(run_outcome *o) {
+  size_t n;
+  const proto_builtin_metric *b = proto_builtin_metrics(&n);
+  for (size_t i = 0; i < n; i++)
+    o->has[b[i].from] = b[i].steps == PROTO_STEPS_SUM;
+}
+
+/* Adds step r's values of the built-in metrics to o, each by its row's
+ * rule for steps. */
+static void measures_add(const run_res *r, run_outcome *o) {
+  size_t n;
+  const proto_builtin_metric *b = proto_builtin_metrics(&n);
+  for (size_t i = 0; i < n; i++) {
+    proto_measure m = b[i].from;
+    double v;
+    if (!step_value(r, m, &v))
+      continue;
+    if (b[i].steps == PROTO_STEPS_SUM)
+      o->val[m] += v;
+    else if (!o->has[m] || (b[i].steps == PROTO_STEPS_MAX && v > o->val[m]))
+      o->val[m] = v;
+    o->has[m] = 1;
+  }
+}
+
+/* Adds step k's measures, exit status and PSS sample to o. */
 static void step_account(const run_res *r, size_t k, int warm, run_files *f,
                          own_sel *ps, run_outcome *o) {
   ps->elapsed += r->wall_s;
-  o->wall += r->wall_s;
-  o->user += r->user_s;
-  o->sys += r->sys_s;
-  if (r->maxrss_kib > o->maxrss)
-    o->maxrss = r->maxrss_kib;
+  measures_add(r, o);
   o->ctxsw_invol += r->ctxsw_invol;
   o->has_ctxsw = 1;
   if (r->pss_sampled && !ps->sampled) {
     ps->sampled = 1;
-    o->pss_ok = 1;
-    o->pss_mib = (double)r->pss_kib / 1024.0;
     if (r->pss_unreadable && !warm)
       run_sink_note(&f->se,
                     "prereg: %zu selected process(es) could not be read "
@@ -571,7 +614,7 @@ static int step_judge(const proto_workload *w, const run_res *r, size_t k,
   if (r->pss_failed && !ps->failed) {
     /* The selection could not be read: that is why there is no pss_mib. */
     ps->failed = o->pss_failed = 1;
-    run_add_reason(o, "pss_mib: %s", r->why);
+    run_add_reason(o, "%s: %s", proto_measure_name(PROTO_MEASURE_PSS), r->why);
   }
   if (r->stopped)
     return 0; /* ended by us after the PSS sample: as planned */
@@ -586,7 +629,7 @@ static int step_judge(const proto_workload *w, const run_res *r, size_t k,
   if (ps->want && !r->pss_sampled && !ps->sampled && !ps->failed &&
       r->why[0] && k + 1 == nsteps) {
     o->pss_failed = 1;
-    run_add_reason(o, "pss_mib: %s", r->why);
+    run_add_reason(o, "%s: %s", proto_measure_name(PROTO_MEASURE_PSS), r->why);
   }
   return 0;
 }
@@ -657,8 +700,9 @@ static core_status finish(const run_setting *set, const proto_workload *w,
   core_status st;
   if (cgdir && !o->interrupted) {
     core_err e2 = {0};
-    if (run_cgroup_read(cgdir, &o->cg_mem, &o->cg_cpu, &e2) == CORE_OK)
-      o->cg_ok = 1;
+    proto_measure mem = PROTO_MEASURE_CG_MEM, cpu = PROTO_MEASURE_CG_CPU;
+    if (run_cgroup_read(cgdir, &o->val[mem], &o->val[cpu], &e2) == CORE_OK)
+      o->has[mem] = o->has[cpu] = 1;
     else
       run_add_reason(o, "cgroup: %s", e2.msg);
   }
@@ -728,7 +772,7 @@ core_status run_measure(run_setting *set, const run_plan_item *item,
   run_files f;
   memset(o, 0, sizeof *o);
   o->valid = 1;
-  o->maxrss = -1;
+  measures_start(o);
   core_status st =
       files_open(set, w, &set->s->arms[item->arm], run_id, warm, &f, err);
   own_sel own;

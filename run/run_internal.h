@@ -115,13 +115,12 @@ typedef struct run_outcome {
   int failed;      /* its command (or prepare) exited non-zero or not as
                       expected, was not found, was killed or timed out */
   int interrupted; /* not recorded: cancelled, or its output was lost */
-  double wall, user, sys;
-  long maxrss;
-  int pss_ok;
-  int pss_failed; /* pss_mib was not sampled; reason says why */
-  double pss_mib;
-  int cg_ok;
-  double cg_mem, cg_cpu;
+  /* The built-in metrics prereg measures, by where their value comes
+   * from; has[m]: measured in this run (the steps combined by the row's
+   * rule, protocols/metrics.c). */
+  double val[PROTO_N_MEASURES];
+  unsigned char has[PROTO_N_MEASURES];
+  int pss_failed;   /* PSS was not sampled; reason says why */
   long ctxsw_invol; /* involuntary context switches of its steps */
   int has_ctxsw;
   double fact[DATA_NFACTS]; /* the conditions around it (data_row) */
