@@ -1,5 +1,5 @@
 /* metrics.c: the built-in metrics, one row each: what a sheet may list
- * without the command reporting it (docs/interface.md §5 says what each
+ * without the command reporting it (docs/interface.md §1 says what each
  * measures).
  * SPDX-License-Identifier: MIT
  */
