@@ -587,6 +587,10 @@ typedef struct proto_expand_ctx {
 char *proto_expand(const proto_sheet *s, const char *tmpl,
                    const proto_expand_ctx *ctx, core_err *err);
 
+/** 1 when template t holds the placeholder {name} ("{{name}" is
+ * literal text, not the placeholder). */
+int proto_uses_placeholder(const char *t, const char *name);
+
 /** Expands tmpl like proto_expand, but cut at every placeholder {cut},
  * which is left without a value: the text is parts[0] VALUE parts[1] ...
  * VALUE parts[n-1] (n == 1 when tmpl does not use it). For a value known

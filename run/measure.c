@@ -66,7 +66,8 @@ static void run_add_note(run_outcome *o, const char *fmt, ...) {
  * kept, in files made at their first byte, for recorded runs only). */
 typedef struct run_files {
   char *out, *err, *met, *procs, *work, *env_met;
-  char *cid; /* {cidfile}: where the run's command writes a container ID */
+  char *cid; /* {cidfile}: where the run's command writes a container ID;
+               NULL when it has none (uses_cidfile) */
   char env_run[160], env_arm[300], env_wl[300];
   const char *env[6];
   run_sink so, se;
@@ -105,30 +106,40 @@ static core_status work_make(run_setting *set, const char *work,
   return CORE_OK;
 }
 
+/* 1 when the folder open at fd holds nothing but "." and "..": its
+ * entries read straight (getdents64), with no stream to set up. */
+static int dir_empty(int fd) {
+  union {
+    struct dirent64 e;
+    char b[4096];
+  } buf;
+  ssize_t n;
+  while ((n = getdents64(fd, buf.b, sizeof buf.b)) > 0)
+    for (ssize_t at = 0; at < n;) {
+      const struct dirent64 *e = (const struct dirent64 *)(buf.b + at);
+      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+        return 0;
+      at += e->d_reclen;
+    }
+  return n == 0;
+}
+
 /* 1 when the folder at path is as work_make made it: a folder of ours,
  * with its mode, and empty. */
 static int work_fresh(const run_setting *set, const char *path) {
+  static uid_t euid;
+  static int have_euid;
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct stat sb;
   if (fd < 0)
     return 0;
-  if (fstat(fd, &sb) != 0 ||
-      (unsigned)(sb.st_mode & 07777) != set->work_mode ||
-      sb.st_uid != geteuid()) {
-    close(fd);
-    return 0;
-  }
-  DIR *d = fdopendir(fd);
-  if (!d) {
-    close(fd);
-    return 0;
-  }
-  struct dirent *e;
-  int empty = 1;
-  while (empty && (e = readdir(d)) != NULL)
-    empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
-  closedir(d);
-  return empty;
+  if (!have_euid)
+    euid = geteuid(), have_euid = 1;
+  int fresh = fstat(fd, &sb) == 0 &&
+              (unsigned)(sb.st_mode & 07777) == set->work_mode &&
+              sb.st_uid == euid && dir_empty(fd);
+  close(fd);
+  return fresh;
 }
 
 /* A run's folder that is not kept: the next run's spare when it is as
@@ -147,6 +158,23 @@ void run_setting_end(run_setting *set) {
   set->spare_ready = 0;
 }
 
+/* Whether a run of workload w in arm has a {cidfile}: a template of its
+ * commands names it, or its selection reads the container ID from it
+ * ({cid}). Without one, no file is looked for or removed in its name. */
+static int uses_cidfile(const proto_workload *w, const proto_arm *arm) {
+  const char *t[] = {arm->run, w->cmd, w->prepare, w->cleanup,
+                     w->procs.cgroup};
+  int any = 0;
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    any |= t[i] && (proto_uses_placeholder(t[i], "cidfile") ||
+                    proto_uses_placeholder(t[i], "cid"));
+  for (size_t i = 0; i < w->n_steps; i++)
+    any |= proto_uses_placeholder(w->steps[i], "cidfile");
+  for (size_t i = 0; i < w->procs.n_cmdline; i++)
+    any |= proto_uses_placeholder(w->procs.cmdline[i], "cid");
+  return any;
+}
+
 static core_status files_open(run_setting *set, const proto_workload *w,
                               const proto_arm *arm, const char *run_id,
                               int warm, run_files *f, core_err *err) {
@@ -158,7 +186,8 @@ static core_status files_open(run_setting *set, const proto_workload *w,
   f->met = core_asprintf("%s/%s.metrics", set->bdir, run_id);
   f->procs = core_asprintf("%s/%s.procs.tsv", set->bdir, run_id);
   f->work = core_asprintf("%s/%s.work", set->bdir, run_id);
-  f->cid = core_asprintf("%s/%s.cid", set->bdir, run_id);
+  int cid = uses_cidfile(w, arm);
+  f->cid = cid ? core_asprintf("%s/%s.cid", set->bdir, run_id) : NULL;
   f->env_met = core_asprintf("PREREG_METRICS=%s", f->met ? f->met : "");
   snprintf(f->env_run, sizeof f->env_run, "PREREG_RUN_ID=%s", run_id);
   snprintf(f->env_arm, sizeof f->env_arm, "PREREG_ARM=%s", arm->name);
@@ -167,10 +196,11 @@ static core_status files_open(run_setting *set, const proto_workload *w,
                        f->env_wl,  set->origin, NULL};
   memcpy(f->env, env, sizeof env);
   if (!f->out || !f->err || !f->met || !f->procs || !f->env_met || !f->work ||
-      !f->cid)
+      (cid && !f->cid))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   /* docker run --cidfile refuses a file that exists. */
-  unlink(f->cid);
+  if (f->cid)
+    unlink(f->cid);
   f->so.path = warm ? NULL : f->out;
   /* A warm-up's stderr too, until it ends: a failure names its end. */
   f->se.path = f->err;
@@ -472,7 +502,7 @@ static core_status own_make(const run_setting *set, const proto_workload *w,
 static void own_step_end(own_sel *own, run_files *f, int warm,
                          run_outcome *o) {
   char id[129], outside[700];
-  if (run_read_cid(f->cid, id, sizeof id) == 1) {
+  if (f->cid && run_read_cid(f->cid, id, sizeof id) == 1) {
     int known = 0;
     for (size_t i = 0; i < own->n_cids; i++)
       known |= strcmp(own->cids[i], id) == 0;
@@ -481,7 +511,8 @@ static void own_step_end(own_sel *own, run_files *f, int warm,
       own->sel.n_cids = ++own->n_cids;
   }
   run_sel_end(&own->sel, RUN_GRACE_S, outside, sizeof outside);
-  unlink(f->cid);
+  if (f->cid)
+    unlink(f->cid);
   /* Named, not held against the run: a container's processes are the
    * run's, yet a reader should see everything prereg ended. */
   if (outside[0] && !warm) {
