@@ -401,6 +401,12 @@ long proto_level_min_n(double confidence);
  * ratio of a pure scale model: 1 - 2 / C(2n, n) (0.90 at n = 3). */
 double proto_widest_coverage(long n);
 
+/** The fewest values for a distribution-free interval of one median at
+ * confidence: the widest, [min, max], misses the true median in 2 / 2^n
+ * of samples, so it takes 1 - 2 / 2^n >= confidence: 6 at 95%, 8 at
+ * 99%. */
+long proto_median_min_n(double confidence);
+
 /** The fewest values per arm for a verdict with an interval at
  * confidence: the larger of the rule's min_n and proto_level_min_n. */
 long proto_effective_min_n(const proto_rule *r, double confidence);

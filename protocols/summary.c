@@ -158,6 +158,17 @@ long proto_level_min_n(double confidence) {
   return n;
 }
 
+long proto_median_min_n(double confidence) {
+  long n = 1;
+  double miss = 1.0; /* 2 / 2^n */
+  /* Any confidence below 1 is reached long before n = 1000. */
+  while (n < 1000 && 1.0 - miss < confidence * (1 - 1e-12)) {
+    n++;
+    miss /= 2;
+  }
+  return n;
+}
+
 long proto_effective_min_n(const proto_rule *r, double confidence) {
   long level = proto_level_min_n(confidence);
   return r->min_n > level ? r->min_n : level;
