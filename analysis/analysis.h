@@ -245,7 +245,10 @@ typedef struct analysis_replication {
   const analysis_result *result;    /* here, or NULL */
   double ratio_of_ratios, ci_low, ci_high;
   const char *outcome;
-  char *why; /* not replicated for want of the comparison, else NULL */
+  /* not replicated for want of the comparison, or why the ratio of
+   * ratios has no interval (an arm of either below the level's fewest
+   * values, proto_effective_min_n), else NULL */
+  char *why;
   /* The original's own decision (its rule's verdict name), or NULL. */
   char *original_rule_verdict;
 } analysis_replication;
