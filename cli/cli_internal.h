@@ -100,7 +100,7 @@ int cli_unverified(const data_experiment *exp, char *why, size_t size,
 struct proto_sheet;
 core_status cli_check_data_dir(const cli_opts *opts,
                                const struct proto_sheet *s, core_err *err);
-/** check and register (cmd_sheet.c): CORE_EPROTOCOL with the field and
+/** check, register and amend (cmd_sheet.c): CORE_EPROTOCOL with the field and
  * the fix when a workload places a look below the values an interval at
  * that look's level needs (proto_looks_below_level). */
 core_status cli_check_looks_level(const struct proto_sheet *s, core_err *err);

@@ -422,7 +422,7 @@ int proto_plan_rule_changed(const proto_sheet *s, char now[CORE_SHA256_HEX]);
  * look's confidence needs (proto_effective_min_n at 1 - (1 - confidence)
  * / K for its K looks, the least strict level a comparison is made at
  * there): 1 with "FILE: workloads[I].looks[J]: ..." and the fix appended
- * to why, else 0. check and register refuse such a sheet (exit 2); the
+ * to why, else 0. check, register and amend refuse such a sheet (exit 2); the
  * loader does not, so that readers of a sheet registered before still
  * analyse it. */
 int proto_looks_below_level(const proto_sheet *s, core_buf *why);
