@@ -1141,4 +1141,3 @@ unsigned long analysis_plan_seed(unsigned long rule_seed, const char *workload,
   parts[6] = null == 2 ? "truths" : null ? "reference-only" : "pilot";
   return seed_from_parts(parts, 7);
 }
-

@@ -259,9 +259,9 @@ static int few_on_a_host(const across *x, const analysis_result *const *per,
     r->note = core_asprintf("no CI across hosts: %s has %zu value%s for %s "
                             "and %zu for %s; a %.4g%% interval needs at "
                             "least %ld per arm on every counted host",
-                            x->hosts[host[i]].name, p->n,
-                            p->n == 1 ? "" : "s", p->arm, p->n_reference,
-                            p->reference, rule->confidence * 100, need);
+                            x->hosts[host[i]].name, p->n, p->n == 1 ? "" : "s",
+                            p->arm, p->n_reference, p->reference,
+                            rule->confidence * 100, need);
     return 1;
   }
   return 0;
@@ -299,8 +299,8 @@ static core_status estimate(const across *x, analysis_result *r,
     r->median_reference = analysis_median(ref.all, ref.n_all);
     r->difference = r->median - r->median_reference;
   }
-  int few = (long)k >= sh->hosts.min_hosts &&
-            few_on_a_host(x, per, host, k, r);
+  int few =
+      (long)k >= sh->hosts.min_hosts && few_on_a_host(x, per, host, k, r);
   if (few && !r->note && st == CORE_OK)
     st = OOM(err);
   if (st == CORE_OK && (long)k >= sh->hosts.min_hosts && !few) {

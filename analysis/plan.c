@@ -461,7 +461,7 @@ typedef struct fscratch {
   size_t *order;
   double *sv; /* no difference: n_slots x the largest n smoothed values */
   int alt;    /* drawn from each slot's own values (f->vals) */
-  int *dec; /* per cell: decided at the look that ended the experiment */
+  int *dec;   /* per cell: decided at the look that ended the experiment */
 } fscratch;
 
 /* Each comparison of family f at n values (law L), at error alpha
@@ -479,10 +479,8 @@ static int family_look(worker *w, const family *f, fscratch *fs,
     if ((long)n < c->rule->min_n)
       continue;
     if (fs->alt) {
-      prefix(f->vals[kr], f->nv[kr], fs->idx + kr * max_n, n, w->xr,
-             w->count);
-      prefix(f->vals[ka], f->nv[ka], fs->idx + ka * max_n, n, w->xc,
-             w->count);
+      prefix(f->vals[kr], f->nv[kr], fs->idx + kr * max_n, n, w->xr, w->count);
+      prefix(f->vals[ka], f->nv[ka], fs->idx + ka * max_n, n, w->xc, w->count);
     } else {
       memcpy(w->xr, fs->sv + kr * max_n, n * sizeof *w->xr);
       memcpy(w->xc, fs->sv + ka * max_n, n * sizeof *w->xc);
@@ -567,8 +565,8 @@ static void run_family(worker *w, const task *t) {
   unsigned long seed =
       analysis_plan_seed(c->rule->seed, c->cells[f->cells[0]].workload, "",
                          "family", max_n, !fs.alt);
-  if (!fs.idx || !fs.sv || !fs.ratio || !fs.mass || !fs.h || !fs.p || !fs.err ||
-      !fs.order || !fs.dec || seed == ANALYSIS_SEED_NONE)
+  if (!fs.idx || !fs.sv || !fs.ratio || !fs.mass || !fs.h || !fs.p ||
+      !fs.err || !fs.order || !fs.dec || seed == ANALYSIS_SEED_NONE)
     w->failed = 1;
   else {
     gsl_rng_set(w->rng, seed);

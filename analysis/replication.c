@@ -272,7 +272,8 @@ core_status analysis_replication_fill(analysis_summary *s,
       e->result = find_result(s, p->workload, p->metric, p->arm, p->reference);
     if (e->result && !isnan(e->result->ratio))
       e->ratio_of_ratios = e->result->ratio / p->ratio;
-    if (sheet->replicates && (st = judge(s, orig, &sheet->rule, e, threads, err)) == CORE_OK)
+    if (sheet->replicates &&
+        (st = judge(s, orig, &sheet->rule, e, threads, err)) == CORE_OK)
       count(s, e);
   }
   if (st == CORE_OK && orig)

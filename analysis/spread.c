@@ -27,9 +27,8 @@ int analysis_median_interval(const double *x, size_t n, double confidence,
   *lo = *hi = NAN;
   /* j values below the median or fewer: 2 P(B <= j - 1), B ~ Bin(n, 1/2),
    * is what the interval misses. */
-  while (j < n / 2 &&
-         2 * gsl_cdf_binomial_P((unsigned)j, 0.5, (unsigned)n) <=
-             alpha * (1 + 1e-12))
+  while (j < n / 2 && 2 * gsl_cdf_binomial_P((unsigned)j, 0.5, (unsigned)n) <=
+                          alpha * (1 + 1e-12))
     j++;
   if (j == 0)
     return 0;

@@ -277,9 +277,10 @@ static void check_min_n(const proto_rule *r, core_buf *b) {
 static void check_plan_rule(const proto_sheet *s, core_buf *b) {
   char now[CORE_SHA256_HEX];
   if (s->plan.declared && !s->plan.rule_sha256)
-    core_buf_printf(b, "warning: the plan block (line %d) does not record the "
-                       "rule it was computed for (rule_sha256): run prereg "
-                       "plan --write again to record it\n",
+    core_buf_printf(b,
+                    "warning: the plan block (line %d) does not record the "
+                    "rule it was computed for (rule_sha256): run prereg "
+                    "plan --write again to record it\n",
                     s->plan.line);
   else if (proto_plan_rule_changed(s, now))
     core_buf_printf(b,

@@ -423,9 +423,8 @@ static char *plan_block(const proto_sheet *sh, const analysis_plan *p,
                   "    rule_sha256 = \"%s\",\n"
                   "    comparisons = %zu, expected = %.4g,\n"
                   "    sized_for = \"%s\", achieved = %.4g,\n",
-                  digest, fewest, pv->kind, rule, c->comparisons,
-                  c->expected, c->for_hypotheses ? "hypotheses" : "all",
-                  c->achieved);
+                  digest, fewest, pv->kind, rule, c->comparisons, c->expected,
+                  c->for_hypotheses ? "hypotheses" : "all", c->achieved);
   if (c->expected_se >= 0)
     core_buf_printf(&b, "    expected_se = %.2g,\n", c->expected_se);
   if (c->power_low >= 0)

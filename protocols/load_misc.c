@@ -558,8 +558,8 @@ static void read_plan_pilot(walk *w, int t, proto_plan *p) {
 
 void proto_read_plan(walk *w, int t) {
   static const char *const keys[] = {
-      "power",       "sizes",     "sims",      "pilot", "expected",
-      "comparisons", "sized_for", "achieved",  "runs",  "looks",
+      "power",       "sizes",     "sims",      "pilot",       "expected",
+      "comparisons", "sized_for", "achieved",  "runs",        "looks",
       "expected_se", "assurance", "power_low", "rule_sha256", NULL};
   static const char *const sized[] = {"all", "hypotheses", NULL};
   int which = 0;

@@ -192,8 +192,8 @@ int proto_plan_rule_sha256(const proto_sheet *s, char out[CORE_SHA256_HEX]) {
   core_buf_printf(&t,
                   "estimator %s confidence %.17g resamples %ld seed %lu "
                   "min_n %ld pairs %d spending %d family %d\n",
-                  r->estimator, r->confidence, r->resamples, r->seed,
-                  r->min_n, r->pairs, r->spending, r->family);
+                  r->estimator, r->confidence, r->resamples, r->seed, r->min_n,
+                  r->pairs, r->spending, r->family);
   for (size_t i = 0; i < r->n_verdicts; i++)
     verdict_text(&r->verdicts[i], &t);
   for (size_t a = 0; a < s->n_arms; a++)

@@ -125,9 +125,8 @@ static void one_median(long experiments, double confidence) {
       printf("  %6.3f", c);
       snprintf(what, sizeof what, "one median, %s, n = %zu: coverage %.3f",
                law_names[law], sizes[k], c);
-      CHECK_NAMED(what, (long)sizes[k] < floor_n
-                            ? c < 0
-                            : c >= confidence - 0.02);
+      CHECK_NAMED(what,
+                  (long)sizes[k] < floor_n ? c < 0 : c >= confidence - 0.02);
     }
     printf("\n");
   }

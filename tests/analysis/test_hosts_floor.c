@@ -95,8 +95,8 @@ static void across(const proto_sheet *s, long n2_runs) {
 int main(void) {
   core_err err = {0};
   analysis_init();
-  proto_sheet *s = proto_sheet_load_text("floor.lua", sheet_text,
-                                         strlen(sheet_text), &err);
+  proto_sheet *s =
+      proto_sheet_load_text("floor.lua", sheet_text, strlen(sheet_text), &err);
   CHECK(s != NULL);
   if (!s) {
     fprintf(stderr, "%s\n", err.msg);
