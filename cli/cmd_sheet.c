@@ -254,12 +254,13 @@ static void check_asymmetric(const proto_sheet *s, core_buf *b) {
   }
 }
 
-/* Warns of a min_n below the values an interval at the rule's level
- * needs: the analysis gives no verdict below the level's fewest anyway,
- * so the sheet says less than it does. */
+/* Warns of a min_n the sheet writes below the values an interval at the
+ * rule's level needs: the analysis gives no verdict below the level's
+ * fewest anyway, so the sheet says less than it does. (The default says
+ * nothing: the level's floor is the rule where the sheet is silent.) */
 static void check_min_n(const proto_rule *r, core_buf *b) {
   long level = proto_level_min_n(r->confidence);
-  if (r->min_n >= level)
+  if (!r->min_n_given || r->min_n >= level)
     return;
   core_buf_printf(b,
                   "warning: rule.min_n is %ld, below the %ld values per arm "

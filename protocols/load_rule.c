@@ -127,8 +127,10 @@ static void read_rule_numbers(walk *w, int rt, proto_rule *r) {
           w, rt, "min_n", OPT, 1, 1, 0, 1e6,
           "an integer from 1 to 1000000 (the fewest values per arm for "
           "a verdict)",
-          &x))
+          &x)) {
     r->min_n = (long)x;
+    r->min_n_given = 1;
+  }
   size_t pmark = proto_path_key(w, "pairs");
   if (proto_field(w, rt, "pairs") != LUA_TNIL) {
     if (!lua_isstring(L, -1) || lua_type(L, -1) != LUA_TSTRING ||

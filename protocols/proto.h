@@ -224,6 +224,7 @@ typedef struct proto_rule {
   long resamples;
   unsigned long seed; /* < 2^32 */
   long min_n;         /* fewest values per arm for a verdict (1 to 1000000) */
+  int min_n_given;    /* 1: the sheet writes min_n (else the default) */
   proto_verdict_rule *verdicts;
   size_t n_verdicts;
   int pairs;    /* a proto_pairs: which comparisons besides the reference's */

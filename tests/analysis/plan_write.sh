@@ -301,9 +301,15 @@ check_grep "a plan block from before: said" \
   '^warning: the plan block \(line [0-9]+\) does not record the rule it was computed for \(rule_sha256\)' \
   "$out"
 
-# min_n below the level's fewest: check warns, with the fix; at it, no
-# warning. A look below the fewest its own level needs: refused by check
-# and register (exit 2), naming the field and the fix.
+# A min_n the sheet writes below the level's fewest: check warns, with
+# the fix; the default (the level's floor where the sheet is silent) and
+# a min_n at it, no warning. A look below the fewest its own level needs:
+# refused by check and register (exit 2), naming the field and the fix.
+check "the default min_n: no warning of min_n" \
+  bash -c '! grep -q "rule.min_n" <<<"$1"' _ "$out"
+sed -e 's/id = "hyp"/id = "mn3"/' -e 's/rule = { seed = 3,/rule = { seed = 3, min_n = 3,/' \
+  hyp.before >mn3.lua
+expect 0 "min_n 3: check" "$PREREG" check mn3.lua
 check_grep "min_n 3: check warns" \
   '^warning: rule.min_n is 3, below the 5 values per arm a 95% interval needs .*set min_n = 5' \
   "$out"
@@ -323,4 +329,4 @@ check_grep "register names it too" 'workloads\[1\]\.looks\[1\]: 4 runs per arm' 
 check "nothing registered" [ ! -e data/low/versions ]
 sed -i 's/looks = { 4, 40 }/looks = { 5, 40 }/' low.lua
 expect 0 "a look at the level: check" "$PREREG" check low.lua
-done_testing 97
+done_testing 99
