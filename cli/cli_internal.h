@@ -100,6 +100,10 @@ int cli_unverified(const data_experiment *exp, char *why, size_t size,
 struct proto_sheet;
 core_status cli_check_data_dir(const cli_opts *opts,
                                const struct proto_sheet *s, core_err *err);
+/** Loads the sheet opts->args[0] and opens its experiment folder; on
+ * failure both are NULL and err is filled. */
+core_status cli_open_both(const cli_opts *opts, struct proto_sheet **sheet,
+                          struct data_experiment **exp, core_err *err);
 /** For a replication's sheet (`replicates`): verifies the original's data
  * kept under DATA/ID/original/ORIGINAL, printing what data_verify says of
  * them; CORE_EVERIFY when they are missing or damaged. CORE_OK for any
@@ -111,13 +115,6 @@ core_status cli_verify_original(const struct proto_sheet *s,
  * against its data (report_verify_bundle); the report goes to out. */
 core_status cli_verify_bundle(const char *path, const char *tsa_ca,
                               const char *allowed, FILE *out, core_err *err);
-
-struct data_experiment;
-struct proto_sheet;
-/** Loads the sheet opts->args[0] and opens its experiment folder; on
- * failure both are NULL and err is filled. */
-core_status cli_open_both(const cli_opts *opts, struct proto_sheet **sheet,
-                          struct data_experiment **exp, core_err *err);
 
 /* Time-stamps (cmd_stamp.c) */
 
