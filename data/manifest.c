@@ -3,9 +3,13 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "data/data_internal.h"
 
@@ -218,4 +222,30 @@ cleanup:
   core_free(old);
   core_free(path);
   return st;
+}
+
+/* Temporary files of atomic writes */
+
+long data_tmp_file_pid(const char *name) {
+  const char *t = strstr(name, ".tmp.");
+  const char *d;
+  long pid = 0;
+  if (!t || t == name)
+    return 0;
+  /* The last ".tmp." counts: NAME itself may hold one. */
+  for (const char *u; (u = strstr(t + 1, ".tmp.")) != NULL;)
+    t = u;
+  d = t + 5;
+  if (*d == '\0')
+    return 0;
+  for (; *d; d++) {
+    if (*d < '0' || *d > '9' || pid > 99999999)
+      return 0;
+    pid = pid * 10 + (*d - '0');
+  }
+  return pid;
+}
+
+int data_pid_gone(long pid) {
+  return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
