@@ -18,6 +18,21 @@ void data_json_init(void) {
   json_set_alloc_funcs(core_malloc, core_free);
 }
 
+char *data_json_member_text(const char *text, size_t len, const char *key) {
+  json_error_t jerr;
+  json_t *root = json_loadb(text, len, 0, &jerr), *v;
+  char *out = NULL;
+  if (!root)
+    return NULL;
+  v = json_object_get(root, key);
+  if (json_is_string(v))
+    out = core_strdup(json_string_value(v));
+  else if (json_is_integer(v))
+    out = core_asprintf("%lld", (long long)json_integer_value(v));
+  json_decref(root);
+  return out;
+}
+
 int data_batch_name(const char *name, const char *suffix, long *num) {
   size_t i = 1;
   long v = 0;
