@@ -387,6 +387,17 @@ static const analysis_result *comparison(const proto_sheet *sh,
   tmp->ratio = 1 / g->ratio;
   tmp->ci_low = 1 / g->ci_high;
   tmp->ci_high = 1 / g->ci_low;
+  /* The rule of a pair made this way round: a reference median of 0
+   * leaves no ratio, and resamples with one leave no interval. */
+  if (g->ratio == 0) {
+    tmp->ratio = tmp->ci_low = tmp->ci_high = NAN;
+    tmp->note = (char *)"ratio not finite: reference median is 0";
+  } else if (g->ci_low == 0) {
+    tmp->ci_low = tmp->ci_high = NAN;
+    tmp->note = (char *)"CI not finite: some resamples have a reference "
+                        "median of 0, so their ratio is undefined, and an "
+                        "end falls among them";
+  }
   tmp->difference = -g->difference;
   tmp->difference_ci_low = -g->difference_ci_high;
   tmp->difference_ci_high = -g->difference_ci_low;

@@ -975,7 +975,7 @@ static core_status setup(const cli_opts *opts, compare *c, double *timeout,
                        c->timeout);
   }
   if (c->n_metrics == 0)
-    c->metrics[c->n_metrics++] = "wall_s";
+    c->metrics[c->n_metrics++] = proto_measure_name(PROTO_MEASURE_WALL);
   const char *base = c->sheet ? strrchr(c->sheet, '/') : NULL;
   base = base ? base + 1 : c->sheet;
   size_t n = base ? strlen(base) : 0;

@@ -811,6 +811,9 @@ static core_status status_line(data_check *v, data_check_result *res,
     beyond += t[i].beyond;
   }
   data_tally_free(t, n);
+  /* Tallies of files that failed their checks are no one's result: the
+   * line says so where a reader looks first. */
+  st.unverified = v->problems > 0;
   data_status_line(&st, line, sizeof line);
   if (v->plan)
     snprintf(res->status, sizeof res->status,

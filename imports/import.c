@@ -765,6 +765,7 @@ static core_status hf_memory(imp *m, const proto_workload *w, const char *arm,
                              const char *run_id, const char *code, int valid,
                              const char *why, core_err *err) {
   json_t *b = json_array_get(mem, i);
+  const char *metric = proto_measure_name(PROTO_MEASURE_MAXRSS);
   double v = 0;
   if (b && !json_is_null(b) &&
       (!json_is_number(b) || !isfinite(v = json_number_value(b)) || v < 0))
@@ -773,10 +774,10 @@ static core_status hf_memory(imp *m, const proto_workload *w, const char *arm,
                      "non-negative number",
                      m->file, j, i);
   if (!b || json_is_null(b))
-    return make_row(
-        m, w->name, arm, "maxrss_kib", run_id, (long)i + 1, "", code, 0,
-        valid ? "hyperfine recorded no memory usage" : why, NAN, 0, err);
-  return make_row(m, w->name, arm, "maxrss_kib", run_id, (long)i + 1, "", code,
+    return make_row(m, w->name, arm, metric, run_id, (long)i + 1, "", code, 0,
+                    valid ? "hyperfine recorded no memory usage" : why, NAN, 0,
+                    err);
+  return make_row(m, w->name, arm, metric, run_id, (long)i + 1, "", code,
                   valid, valid ? "" : why, v / 1024, 1, err);
 }
 
@@ -786,7 +787,8 @@ static core_status hf_runs(imp *m, const proto_workload *w, long a,
   json_t *times = json_object_get(res, "times");
   json_t *codes = json_object_get(res, "exit_codes");
   json_t *mem = json_object_get(res, "memory_usage_byte"), *t;
-  int want_mem = proto_workload_has_metric(w, "maxrss_kib");
+  int want_mem =
+      proto_workload_has_metric(w, proto_measure_name(PROTO_MEASURE_MAXRSS));
   const char *arm = m->sheet->arms[a].name;
   size_t i;
   if (codes && !json_is_null(codes) &&
@@ -817,8 +819,9 @@ static core_status hf_runs(imp *m, const proto_workload *w, long a,
     if (m->collect)
       continue;
     snprintf(run_id, sizeof run_id, "h%zu-%zu", j + 1, i + 1);
-    if ((st = make_row(m, w->name, arm, "wall_s", run_id, (long)i + 1, "",
-                       code, !why[0], why, v, 1, err)) != CORE_OK)
+    if ((st = make_row(m, w->name, arm, proto_measure_name(PROTO_MEASURE_WALL),
+                       run_id, (long)i + 1, "", code, !why[0], why, v, 1,
+                       err)) != CORE_OK)
       return st;
     if (want_mem && mem &&
         (st = hf_memory(m, w, arm, mem, j, i, run_id, code, !why[0], why,
@@ -842,8 +845,9 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
   w = &m->sheet->workloads[wi];
   if (!proto_workload_takes_imports(w))
     return runs_itself(m, err, only ? "--only" : m->file, w);
-  if (!proto_workload_has_metric(w, "wall_s"))
-    return undeclared_metric(m, err, m->file, w, "wall_s");
+  if (!proto_workload_has_metric(w, proto_measure_name(PROTO_MEASURE_WALL)))
+    return undeclared_metric(m, err, m->file, w,
+                             proto_measure_name(PROTO_MEASURE_WALL));
   m->by_command = w;
   json_array_foreach(results, j, res) {
     json_t *cmd = json_object_get(res, "command");

@@ -50,8 +50,9 @@ static int number(const data_import *m, json_t *b, size_t i, const char *bn,
 static core_status metric_value(const data_import *m, json_t *b, size_t i,
                                 const char *bn, double per_s,
                                 const char *metric, double *v, core_err *err) {
-  int is_time = !strcmp(metric, "wall_s") || !strcmp(metric, "cpu_s");
-  const char *key = !strcmp(metric, "wall_s")  ? "real_time"
+  int wall = !strcmp(metric, proto_measure_name(PROTO_MEASURE_WALL));
+  int is_time = wall || !strcmp(metric, "cpu_s");
+  const char *key = wall                       ? "real_time"
                     : !strcmp(metric, "cpu_s") ? "cpu_time"
                                                : metric;
   core_status st = CORE_OK;

@@ -106,20 +106,21 @@ static size_t split(char *l, char *f[MAX_FIELDS]) {
 /* Units and metrics */
 
 /* The metric a unit gives and the factor to it: time per operation is
- * wall_s (seconds per operation); B/op, allocs/op and MB/s are
- * bytes_per_op, allocs_per_op and mb_per_s; any other unit is named from
- * its text (lower case, "/" read "_per_", other characters "_"). */
+ * wall_s (seconds per operation: a NULL metric below); B/op, allocs/op
+ * and MB/s are bytes_per_op, allocs_per_op and mb_per_s; any other unit
+ * is named from its text (lower case, "/" read "_per_", other characters
+ * "_"). */
 static void unit_metric(const char *unit, char *metric, size_t cap,
                         double *factor) {
   static const struct {
     const char *unit, *metric;
     double factor;
-  } known[] = {{"ns/op", "wall_s", 1e-9},
-               {"us/op", "wall_s", 1e-6},
-               {"\xC2\xB5s/op", "wall_s", 1e-6},
-               {"ms/op", "wall_s", 1e-3},
-               {"s/op", "wall_s", 1},
-               {"sec/op", "wall_s", 1},
+  } known[] = {{"ns/op", NULL, 1e-9},
+               {"us/op", NULL, 1e-6},
+               {"\xC2\xB5s/op", NULL, 1e-6},
+               {"ms/op", NULL, 1e-3},
+               {"s/op", NULL, 1},
+               {"sec/op", NULL, 1},
                {"B/op", "bytes_per_op", 1},
                {"allocs/op", "allocs_per_op", 1},
                {"MB/s", "mb_per_s", 1}};
@@ -127,7 +128,9 @@ static void unit_metric(const char *unit, char *metric, size_t cap,
   *factor = 1;
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(unit, known[i].unit)) {
-      snprintf(metric, cap, "%s", known[i].metric);
+      snprintf(metric, cap, "%s",
+               known[i].metric ? known[i].metric
+                               : proto_measure_name(PROTO_MEASURE_WALL));
       *factor = known[i].factor;
       return;
     }

@@ -91,7 +91,6 @@ int proto_get_entry(walk *w, lua_Integer i, const char *shape, size_t *mark);
 void proto_set_open(walk *w, name_set *h, size_t n);
 size_t proto_set_put(name_set *h, const char *name, size_t at);
 void proto_set_close(walk *w, name_set *h);
-int proto_uses_placeholder(const char *t, const char *name);
 void proto_require_run_name(walk *w, const char *key, lua_Integer at,
                             const char *t);
 void proto_check_cgroup_path(walk *w, const char *t);

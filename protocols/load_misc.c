@@ -106,9 +106,10 @@ void proto_read_vars(walk *w, int t) {
 /* prereg measures a built-in metric itself, in its own unit: a sheet may
  * restate what it is, never change it (seconds printed as "ms", memory
  * read as a time). */
-static void check_builtin_decl(walk *w, const proto_metric_decl *d) {
-  proto_metric_kind k = proto_metric_kind_of(NULL, d->name);
-  const char *unit = proto_metric_unit(d->name);
+static void check_builtin_decl(walk *w, const proto_metric_decl *d,
+                               const proto_builtin_metric *b) {
+  proto_metric_kind k = b->kind;
+  const char *unit = b->unit;
   const char *what = NULL;
   if (d->has_kind && d->kind != k)
     what = "kind";
@@ -182,8 +183,9 @@ static void read_metric_entry(walk *w, int t, proto_metric_decl *d) {
     proto_path_key(w, "unit");
     proto_fail(w, "must be 1 to 16 bytes, such as \"ops/s\"");
   }
-  if (proto_is_builtin_metric(d->name))
-    check_builtin_decl(w, d);
+  const proto_builtin_metric *b = proto_builtin_by_name(d->name);
+  if (b)
+    check_builtin_decl(w, d, b);
 }
 
 /* The `metrics` table: what a metric measures, where its name does not

@@ -12,14 +12,10 @@
 #include "core/limits.h"
 #include "protocols/load_internal.h"
 
-/* The built-in metric names (interface.md §1); any other
- * [a-z][a-z0-9_]* name is one the command reports itself. */
-static const char *const builtin_metrics[] = {
-    "wall_s",  "user_s",          "sys_s",    "maxrss_kib", "pss_mib",
-    "inner_s", "cg_mem_peak_mib", "cg_cpu_s", NULL};
-
+/* A built-in metric (protocols/metrics.c); any other [a-z][a-z0-9_]*
+ * name is one the command reports itself. */
 int proto_is_builtin_metric(const char *m) {
-  return proto_in_list(m, builtin_metrics);
+  return proto_builtin_by_name(m) != NULL;
 }
 
 static void check_metric_name(walk *w, const char *m) {
@@ -38,7 +34,7 @@ static void check_metric_name(walk *w, const char *m) {
         m);
   /* A name one edit away from a built-in is far likelier a typo than a
    * metric the command writes itself, and would only fail at run time. */
-  near = proto_nearest(m, builtin_metrics, proto_count_list(builtin_metrics));
+  near = proto_builtin_metric_nearest(m);
   if (near && core_edit_distance(m, near) <= 1)
     proto_fail(w,
                "\"%s\" is not a built-in metric; did you mean \"%s\"? (a "
@@ -169,11 +165,19 @@ static int read_workload_head(walk *w, int at, proto_workload *wl,
   return runs;
 }
 
+/* 1 when metric m is a built-in read from the run's own cgroup. */
+static int from_cgroup(const char *m) {
+  const proto_builtin_metric *b = proto_builtin_by_name(m);
+  return b &&
+         (b->from == PROTO_MEASURE_CG_MEM || b->from == PROTO_MEASURE_CG_CPU);
+}
+
 /* How workload wl runs and what it measures: runs, warm-ups, prepare
  * and cleanup, metrics, cgroup, sampling, timeout, order and cache. */
 static void read_workload_runs(walk *w, int at, proto_workload *wl, int runs) {
   static const char *const orders[] = {"interleaved", "blocked", NULL};
   static const char *const caches[] = {"warm", "cold", NULL};
+  const char *pss = proto_measure_name(PROTO_MEASURE_PSS);
   double x;
   if (proto_get_num(w, at, "runs",
                     runs && wl->source != PROTO_SOURCE_IMPORT ? REQ : OPT, 1,
@@ -189,7 +193,7 @@ static void read_workload_runs(walk *w, int at, proto_workload *wl, int runs) {
                              &wl->metrics, &wl->n_metrics)) {
     wl->metrics = proto_alloc_array(w, 1, sizeof *wl->metrics);
     wl->n_metrics = 1;
-    wl->metrics[0] = proto_dup_str(w, "wall_s");
+    wl->metrics[0] = proto_dup_str(w, proto_measure_name(PROTO_MEASURE_WALL));
   }
   for (size_t k = 0; k < wl->n_metrics; k++) {
     size_t m3 = proto_path_key(w, "metrics");
@@ -200,8 +204,7 @@ static void read_workload_runs(walk *w, int at, proto_workload *wl, int runs) {
   proto_get_bool(w, at, "cgroup", &wl->cgroup);
   if (runs && !wl->cgroup)
     for (size_t k = 0; k < wl->n_metrics; k++)
-      if (strncmp(wl->metrics[k], "cg_", 3) == 0 &&
-          proto_is_builtin_metric(wl->metrics[k])) {
+      if (from_cgroup(wl->metrics[k])) {
         proto_path_key(w, "metrics");
         proto_path_index(w, (lua_Integer)k + 1);
         proto_fail(w,
@@ -212,16 +215,18 @@ static void read_workload_runs(walk *w, int at, proto_workload *wl, int runs) {
   if (proto_get_num(w, at, "sample_after_s", OPT, 0, 0, 0, 86400,
                     "a number of seconds >= 0", &x)) {
     wl->sample_after_s = x;
-    if (!proto_workload_has_metric(wl, "pss_mib")) {
+    if (!proto_workload_has_metric(wl, pss)) {
       proto_path_key(w, "sample_after_s");
-      proto_fail(w, "only pss_mib is sampled; add \"pss_mib\" to metrics or "
-                    "remove sample_after_s");
+      proto_fail(w,
+                 "only %s is sampled; add \"%s\" to metrics or remove "
+                 "sample_after_s",
+                 pss, pss);
     }
   }
   if (proto_get_num(w, at, "timeout_s", OPT, 0, 0, 1, 1e6,
                     "a number of seconds > 0", &x))
     wl->timeout_s = x;
-  if (runs && proto_workload_has_metric(wl, "pss_mib") &&
+  if (runs && proto_workload_has_metric(wl, pss) &&
       wl->sample_after_s >= wl->timeout_s) {
     proto_path_key(w, "sample_after_s");
     proto_fail(w,

@@ -127,11 +127,10 @@ typedef struct proto_workload {
   int line;
 } proto_workload;
 
-/* What a metric measures, for the words of its verdicts. Built in:
- * wall_s, user_s, sys_s, inner_s and cg_cpu_s are times; pss_mib,
- * maxrss_kib and cg_mem_peak_mib are memory; any other name ending in _s
- * is a time, in _mib or _kib a size, anything else "other". The sheet's
- * `metrics` table may say otherwise. */
+/* What a metric measures, for the words of its verdicts. A built-in
+ * metric's kind is its row's (proto_builtin_metric); any other name
+ * ending in _s is a time, in _mib or _kib a size, anything else "other".
+ * The sheet's `metrics` table may say otherwise. */
 typedef enum {
   PROTO_KIND_TIME,
   PROTO_KIND_MEMORY,
@@ -139,6 +138,46 @@ typedef enum {
   PROTO_KIND_OTHER
 } proto_metric_kind;
 #define PROTO_N_KINDS 4
+
+/* Built-in metrics: the names a sheet may list without the command
+ * reporting them, one row each in protocols/metrics.c. Validation, the
+ * starter sheet, the run's measurement and rows, and the imports read
+ * their names, kinds, units and rules there. A new one is a row there, a
+ * proto_measure if prereg measures it in a new way, and the code that
+ * measures it (run/measure.c maps each proto_measure to the measurement
+ * once). */
+
+/* Where a built-in metric's value comes from. */
+typedef enum {
+  PROTO_MEASURE_WALL,    /* the wall clock around each step's command */
+  PROTO_MEASURE_USER,    /* the user CPU of the run's processes */
+  PROTO_MEASURE_SYS,     /* the system CPU of the run's processes */
+  PROTO_MEASURE_MAXRSS,  /* the largest resident set wait4 reports */
+  PROTO_MEASURE_PSS,     /* the sample of the run's processes' PSS */
+  PROTO_MEASURE_CG_MEM,  /* the run's own cgroup: its memory peak */
+  PROTO_MEASURE_CG_CPU,  /* the run's own cgroup: its CPU time */
+  PROTO_MEASURE_COMMAND, /* the command writes it to $PREREG_METRICS */
+  PROTO_N_MEASURES
+} proto_measure;
+
+/* How the steps of a run (proto_workload.steps) make its one value. */
+typedef enum {
+  PROTO_STEPS_SUM,   /* added; 0 when no step ran */
+  PROTO_STEPS_MAX,   /* the largest a step has; none when no step has one */
+  PROTO_STEPS_FIRST, /* the first a step has (a sample taken once a run) */
+  PROTO_STEPS_WHOLE  /* one value for the whole run, not per step */
+} proto_steps_rule;
+
+/* One built-in metric. Its kind, unit and direction (lower is better)
+ * are fixed: a sheet's `metrics` table may restate them, not change
+ * them. */
+typedef struct proto_builtin_metric {
+  const char *name;
+  proto_metric_kind kind;
+  const char *unit; /* what its values are in: the name's suffix says it */
+  proto_steps_rule steps;
+  proto_measure from;
+} proto_builtin_metric;
 
 /* One entry of the sheet's `metrics` table: { kind = "size", better =
  * "higher", unit = "ops/s" }, every key optional. */
@@ -449,8 +488,19 @@ int proto_workload_runs_itself(const proto_workload *w);
 /** 1 when `prereg import` may add rows to w: its source is "import" or
  * "both". */
 int proto_workload_takes_imports(const proto_workload *w);
-/** Unit of a metric, from its suffix: "s", "MiB", "KiB" or "" (a static
- * string). */
+/** The built-in metrics, in the order the starter sheet lists them.
+ * OUT: *n, their number. */
+const proto_builtin_metric *proto_builtin_metrics(size_t *n);
+/** The built-in metric named name, or NULL when it is not one. */
+const proto_builtin_metric *proto_builtin_by_name(const char *name);
+/** The name of the first built-in metric whose value comes from m (a
+ * static string; the only one, but for PROTO_MEASURE_COMMAND). */
+const char *proto_measure_name(proto_measure m);
+/** The built-in metric's name nearest to name when close enough to be a
+ * typo (core_nearest), else NULL. */
+const char *proto_builtin_metric_nearest(const char *name);
+/** Unit of a metric: a built-in's, else from its suffix: "s", "MiB",
+ * "KiB" or "" (a static string). */
 const char *proto_metric_unit(const char *metric);
 /** 1 when metric is a time or an amount of memory, which cannot be
  * negative: it has a unit (proto_metric_unit) or its name begins with
@@ -536,6 +586,10 @@ typedef struct proto_expand_ctx {
  * each is one word for sh (core_buf_sh_quote). */
 char *proto_expand(const proto_sheet *s, const char *tmpl,
                    const proto_expand_ctx *ctx, core_err *err);
+
+/** 1 when template t holds the placeholder {name} ("{{name}" is
+ * literal text, not the placeholder). */
+int proto_uses_placeholder(const char *t, const char *name);
 
 /** Expands tmpl like proto_expand, but cut at every placeholder {cut},
  * which is left without a value: the text is parts[0] VALUE parts[1] ...

@@ -320,8 +320,11 @@ static int ends_with(const char *s, const char *suffix) {
 }
 
 const char *proto_metric_unit(const char *metric) {
+  const proto_builtin_metric *b = proto_builtin_by_name(metric);
   if (!metric)
     return "";
+  if (b)
+    return b->unit;
   if (ends_with(metric, "_s"))
     return "s";
   if (ends_with(metric, "_mib"))
@@ -356,11 +359,9 @@ static const proto_metric_decl *decl_of(const proto_sheet *s,
 
 /* The kind a metric's name says, before the sheet has its say. */
 static proto_metric_kind kind_by_name(const char *m) {
-  static const char *const memory[] = {"pss_mib", "maxrss_kib",
-                                       "cg_mem_peak_mib", NULL};
-  for (int i = 0; memory[i]; i++)
-    if (strcmp(m, memory[i]) == 0)
-      return PROTO_KIND_MEMORY;
+  const proto_builtin_metric *b = proto_builtin_by_name(m);
+  if (b)
+    return b->kind;
   if (ends_with(m, "_s"))
     return PROTO_KIND_TIME;
   if (ends_with(m, "_mib") || ends_with(m, "_kib"))

@@ -2,6 +2,7 @@
  * rule as one sentence for reports, and the starter sheet of `new`.
  * SPDX-License-Identifier: MIT
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "protocols/proto_internal.h"
@@ -314,11 +315,12 @@ static void summary_arms(const proto_sheet *s, core_buf *out) {
 /* The lines under a workload's first: its metrics, commands and what
  * counts, indented past names wd wide. */
 static void workload_details(const proto_workload *w, int wd, core_buf *out) {
+  const char *pss = proto_measure_name(PROTO_MEASURE_PSS);
   core_buf_printf(out, "  %-*s  metrics: ", wd, "");
   for (size_t k = 0; k < w->n_metrics; k++)
     core_buf_printf(out, "%s%s", k ? ", " : "", w->metrics[k]);
-  if (proto_workload_has_metric(w, "pss_mib") && runs_anything(w))
-    core_buf_printf(out, " (pss_mib sampled %gs after start)",
+  if (proto_workload_has_metric(w, pss) && runs_anything(w))
+    core_buf_printf(out, " (%s sampled %gs after start)", pss,
                     w->sample_after_s);
   core_buf_puts(out, "\n");
   if (w->source == PROTO_SOURCE_BOTH)
@@ -506,6 +508,42 @@ void proto_starter_rule(core_buf *out) {
       "  },\n");
 }
 
+/* Adds text's words to a "  --" comment written up to column *col,
+ * starting a line where a word would pass column 72. */
+static void comment_words(core_buf *out, size_t *col, const char *text) {
+  for (const char *p = text; *p; p += strspn(p, " ")) {
+    size_t len = strcspn(p, " ");
+    if (*col && *col + 1 + len > 72) {
+      core_buf_puts(out, "\n");
+      *col = 0;
+    }
+    if (!*col) {
+      core_buf_puts(out, "  --");
+      *col = 4;
+    }
+    core_buf_printf(out, " %.*s", (int)len, p);
+    *col += 1 + len;
+    p += len;
+  }
+}
+
+/* The starter's comment on what to measure: the built-in metrics, then
+ * the others. */
+static void starter_metrics(core_buf *out) {
+  size_t n, col = 0;
+  const proto_builtin_metric *b = proto_builtin_metrics(&n);
+  comment_words(out, &col, "What to measure. Metrics:");
+  for (size_t i = 0; i < n; i++) {
+    char word[80];
+    snprintf(word, sizeof word, "%s%s", b[i].name, i + 1 < n ? "" : ",");
+    comment_words(out, &col, word);
+  }
+  comment_words(out, &col,
+                "or a name the command writes itself as name=value lines "
+                "to the file $PREREG_METRICS.");
+  core_buf_puts(out, "\n");
+}
+
 /* The starter sheet after its header: an example of every part. */
 static void starter_body(core_buf *out) {
   core_buf_puts(
@@ -528,20 +566,17 @@ static void starter_body(core_buf *out) {
       "      requires = { \"nice --version\" },\n"
       "      versions = { \"nice --version | head -n 1\" } },\n"
       "  },\n"
-      "\n"
-      "  -- What to measure. Metrics: wall_s user_s sys_s maxrss_kib "
-      "pss_mib\n"
-      "  -- inner_s cg_mem_peak_mib cg_cpu_s, or a name the command "
-      "writes\n"
-      "  -- itself as name=value lines to the file $PREREG_METRICS.\n"
-      "  -- A workload without cmd or steps takes data by `prereg "
-      "import`.\n"
-      "  workloads = {\n"
-      "    { name = \"startup\", runs = 30, warmup = 1, "
-      "cmd = \"{bin}/true\",\n"
-      "      metrics = { \"wall_s\", \"maxrss_kib\" } },\n"
-      "  },\n"
       "\n");
+  starter_metrics(out);
+  core_buf_puts(out,
+                "  -- A workload without cmd or steps takes data by `prereg "
+                "import`.\n"
+                "  workloads = {\n"
+                "    { name = \"startup\", runs = 30, warmup = 1, "
+                "cmd = \"{bin}/true\",\n"
+                "      metrics = { \"wall_s\", \"maxrss_kib\" } },\n"
+                "  },\n"
+                "\n");
   proto_starter_rule(out);
   core_buf_puts(
       out,

@@ -58,9 +58,10 @@ typedef struct batch_ctx {
 /* A recorded run ended. */
 static core_status report_run(const batch_ctx *c, const run_plan_item *it,
                               const run_outcome *o, core_err *err) {
+  double wall = o->val[PROTO_MEASURE_WALL];
   return run_engine_ran(c->e, NULL, c->s->workloads[it->workload].name,
                         c->s->arms[it->arm].name, it->round,
-                        o->valid ? NULL : o->reason, o->wall, err);
+                        o->valid ? NULL : o->reason, wall, err);
 }
 
 static void free_rounds(batch_ctx *c) {

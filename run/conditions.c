@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -31,6 +32,30 @@ FILE *run_host_open(const char *path) {
   if ((size_t)snprintf(full, sizeof full, "%s%s", root, path) >= sizeof full)
     return NULL;
   return fopen(full, "re");
+}
+
+/* A /proc file read before or after every run, whole (up to cap - 1
+ * bytes, NUL-ended) into buf: kept open in *kept and read with one pread;
+ * under PREREG_HOST_ROOT opened each time instead (a test may replace
+ * the file between runs). Returns the bytes read, or -1. */
+static ssize_t kept_read(const char *path, int *kept, char *buf, size_t cap) {
+  const char *root = getenv("PREREG_HOST_ROOT");
+  ssize_t n;
+  if (root && *root) {
+    FILE *f = run_host_open(path);
+    if (!f)
+      return -1;
+    n = (ssize_t)fread(buf, 1, cap - 1, f);
+    fclose(f);
+  } else {
+    if (*kept < 0 && (*kept = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+      return -1;
+    n = pread(*kept, buf, cap - 1, 0);
+  }
+  if (n < 0)
+    return -1;
+  buf[n] = '\0';
+  return n;
 }
 
 /* The first line of a file under the root, trimmed; 0 when unreadable. */
@@ -81,12 +106,13 @@ static int counter_number(const char *path, unsigned char *absent, int cpu,
 }
 
 int run_cond_load(double *load1, double *runnable) {
-  FILE *f = run_host_open("/proc/loadavg");
+  static int kept = -1;
+  char buf[256];
   double a, b, c;
   long r = 0, t = 0;
-  int n = f ? fscanf(f, "%lf %lf %lf %ld/%ld", &a, &b, &c, &r, &t) : 0;
-  if (f)
-    fclose(f);
+  int n = kept_read("/proc/loadavg", &kept, buf, sizeof buf) > 0
+              ? sscanf(buf, "%lf %lf %lf %ld/%ld", &a, &b, &c, &r, &t)
+              : 0;
   if (n < 1 || !isfinite(a) || a < 0)
     return 0;
   *load1 = a;
@@ -165,18 +191,16 @@ static int throttle_count(const int *cpu, size_t n, double *count) {
 
 /* pswpin of /proc/vmstat: pages swapped in since boot. */
 static int swapped_in(double *pages) {
-  FILE *f = run_host_open("/proc/vmstat");
-  char line[128];
-  int got = 0;
-  if (!f)
+  static int kept = -1;
+  char buf[8192];
+  if (kept_read("/proc/vmstat", &kept, buf, sizeof buf) <= 0)
     return 0;
-  while (!got && fgets(line, sizeof line, f))
-    if (strncmp(line, "pswpin ", 7) == 0) {
-      *pages = strtod(line + 7, NULL);
-      got = isfinite(*pages);
-    }
-  fclose(f);
-  return got;
+  const char *p =
+      strncmp(buf, "pswpin ", 7) == 0 ? buf : strstr(buf, "\npswpin ");
+  if (!p)
+    return 0;
+  *pages = strtod(p + (*p == '\n') + 7, NULL);
+  return isfinite(*pages);
 }
 
 /* Before and after a run */

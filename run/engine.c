@@ -61,7 +61,7 @@ core_status run_engine_ran(run_engine *e, const char *host,
                       el / (double)e->done *
                       (double)(e->total > e->done ? e->total - e->done : 0),
                   .log = log};
-  core_status st = run_log_run(e->bdir, e->bid, &ev, err);
+  core_status st = run_log_run(e->bdir, e->bid, &e->log_fd, &ev, err);
   run_engine_emit(e, &ev);
   return st;
 }
@@ -282,6 +282,7 @@ core_status run_engine_batch(run_engine *e, const run_runner *r, void *self,
                              run_batch_result *res, core_err *err) {
   memset(res, 0, sizeof *res);
   int begun = 0;
+  e->log_fd = -1;
   e->runner = r;
   e->self = self;
   e->version =
@@ -297,6 +298,9 @@ core_status run_engine_batch(run_engine *e, const run_runner *r, void *self,
   /* A cancellation from here on no longer stops anything. */
   e->interrupted = begun && run_cancelled();
   r->finish(self, e);
+  if (e->log_fd >= 0)
+    close(e->log_fd);
+  e->log_fd = -1;
   if (begun)
     st = end(e, r, self, st, err);
   snprintf(res->batch, sizeof res->batch, "%s", e->bid);

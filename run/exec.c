@@ -784,8 +784,13 @@ static void exec_finish(exec_run *x) {
     snprintf(res->why, sizeof res->why,
              "ended after %.3f s, before the PSS sample at %g s", res->wall_s,
              x->req->pss->after_s);
-  killpg(x->pid, SIGKILL);
-  run_kill_all_children();
+  /* The helper did this before it replied (its group, and every orphan
+   * it adopted as the subreaper above the command); ourselves, we are
+   * the command's parent and subreaper. */
+  if (!x->via_helper) {
+    killpg(x->pid, SIGKILL);
+    run_kill_all_children();
+  }
   double drain_end = now_s() + 2.0;
   while ((x->outp[0] >= 0 || x->errp[0] >= 0) && now_s() < drain_end) {
     struct pollfd pf[2];

@@ -295,8 +295,13 @@ static int kill_scanned_children(void) {
  * without the children file, the group kill has to do. */
 static void kill_children(int in_handler) {
   for (int round = 0; round < 2000; round++) {
-    while (waitpid(-1, NULL, WNOHANG) > 0)
+    pid_t w;
+    while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
       ;
+    /* No child at all, running or a zombie: as a subreaper we are the
+     * top of every descendant's chain of parents, so none is left. */
+    if (w < 0 && errno == ECHILD)
+      return;
     int found = kill_listed_children();
     if (found < 0) {
       if (in_handler)

@@ -11,8 +11,8 @@
 
 #include "run/run_internal.h"
 
-core_status run_log_run(const char *bdir, const char *bid, const run_event *ev,
-                        core_err *err) {
+core_status run_log_run(const char *bdir, const char *bid, int *fd,
+                        const run_event *ev, core_err *err) {
   char path[PATH_MAX + 32], line[2048];
   snprintf(path, sizeof path, "%s/%s.log", bdir, bid);
   int n = snprintf(line, sizeof line,
@@ -27,13 +27,13 @@ core_status run_log_run(const char *bdir, const char *bid, const run_event *ev,
     n = (int)sizeof line - 1;
     line[n - 1] = '\n';
   }
-  int fd;
-  core_status st =
-      core_open_regular_write(path, O_WRONLY | O_APPEND, &fd, err);
-  if (st != CORE_OK)
+  /* Opened once (checked a regular file of its own, not a link) and
+   * written unbuffered: a line is on disk as soon as it is written. */
+  core_status st = CORE_OK;
+  if (*fd < 0 && (st = core_open_regular_write(path, O_WRONLY | O_APPEND, fd,
+                                               err)) != CORE_OK)
     return st;
-  if (write(fd, line, (size_t)n) != n)
+  if (write(*fd, line, (size_t)n) != n)
     st = core_fail(err, CORE_EIO, "%s: cannot write", path);
-  close(fd);
   return st;
 }

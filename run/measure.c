@@ -66,7 +66,8 @@ static void run_add_note(run_outcome *o, const char *fmt, ...) {
  * kept, in files made at their first byte, for recorded runs only). */
 typedef struct run_files {
   char *out, *err, *met, *procs, *work, *env_met;
-  char *cid; /* {cidfile}: where the run's command writes a container ID */
+  char *cid; /* {cidfile}: where the run's command writes a container ID;
+               NULL when it has none (uses_cidfile) */
   char env_run[160], env_arm[300], env_wl[300];
   const char *env[6];
   run_sink so, se;
@@ -105,30 +106,40 @@ static core_status work_make(run_setting *set, const char *work,
   return CORE_OK;
 }
 
+/* 1 when the folder open at fd holds nothing but "." and "..": its
+ * entries read straight (getdents64), with no stream to set up. */
+static int dir_empty(int fd) {
+  union {
+    struct dirent64 e;
+    char b[4096];
+  } buf;
+  ssize_t n;
+  while ((n = getdents64(fd, buf.b, sizeof buf.b)) > 0)
+    for (ssize_t at = 0; at < n;) {
+      const struct dirent64 *e = (const struct dirent64 *)(buf.b + at);
+      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+        return 0;
+      at += e->d_reclen;
+    }
+  return n == 0;
+}
+
 /* 1 when the folder at path is as work_make made it: a folder of ours,
  * with its mode, and empty. */
 static int work_fresh(const run_setting *set, const char *path) {
+  static uid_t euid;
+  static int have_euid;
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct stat sb;
   if (fd < 0)
     return 0;
-  if (fstat(fd, &sb) != 0 ||
-      (unsigned)(sb.st_mode & 07777) != set->work_mode ||
-      sb.st_uid != geteuid()) {
-    close(fd);
-    return 0;
-  }
-  DIR *d = fdopendir(fd);
-  if (!d) {
-    close(fd);
-    return 0;
-  }
-  struct dirent *e;
-  int empty = 1;
-  while (empty && (e = readdir(d)) != NULL)
-    empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
-  closedir(d);
-  return empty;
+  if (!have_euid)
+    euid = geteuid(), have_euid = 1;
+  int fresh = fstat(fd, &sb) == 0 &&
+              (unsigned)(sb.st_mode & 07777) == set->work_mode &&
+              sb.st_uid == euid && dir_empty(fd);
+  close(fd);
+  return fresh;
 }
 
 /* A run's folder that is not kept: the next run's spare when it is as
@@ -147,6 +158,23 @@ void run_setting_end(run_setting *set) {
   set->spare_ready = 0;
 }
 
+/* Whether a run of workload w in arm has a {cidfile}: a template of its
+ * commands names it, or its selection reads the container ID from it
+ * ({cid}). Without one, no file is looked for or removed in its name. */
+static int uses_cidfile(const proto_workload *w, const proto_arm *arm) {
+  const char *t[] = {arm->run, w->cmd, w->prepare, w->cleanup,
+                     w->procs.cgroup};
+  int any = 0;
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    any |= t[i] && (proto_uses_placeholder(t[i], "cidfile") ||
+                    proto_uses_placeholder(t[i], "cid"));
+  for (size_t i = 0; i < w->n_steps; i++)
+    any |= proto_uses_placeholder(w->steps[i], "cidfile");
+  for (size_t i = 0; i < w->procs.n_cmdline; i++)
+    any |= proto_uses_placeholder(w->procs.cmdline[i], "cid");
+  return any;
+}
+
 static core_status files_open(run_setting *set, const proto_workload *w,
                               const proto_arm *arm, const char *run_id,
                               int warm, run_files *f, core_err *err) {
@@ -158,7 +186,8 @@ static core_status files_open(run_setting *set, const proto_workload *w,
   f->met = core_asprintf("%s/%s.metrics", set->bdir, run_id);
   f->procs = core_asprintf("%s/%s.procs.tsv", set->bdir, run_id);
   f->work = core_asprintf("%s/%s.work", set->bdir, run_id);
-  f->cid = core_asprintf("%s/%s.cid", set->bdir, run_id);
+  int cid = uses_cidfile(w, arm);
+  f->cid = cid ? core_asprintf("%s/%s.cid", set->bdir, run_id) : NULL;
   f->env_met = core_asprintf("PREREG_METRICS=%s", f->met ? f->met : "");
   snprintf(f->env_run, sizeof f->env_run, "PREREG_RUN_ID=%s", run_id);
   snprintf(f->env_arm, sizeof f->env_arm, "PREREG_ARM=%s", arm->name);
@@ -167,10 +196,11 @@ static core_status files_open(run_setting *set, const proto_workload *w,
                        f->env_wl,  set->origin, NULL};
   memcpy(f->env, env, sizeof env);
   if (!f->out || !f->err || !f->met || !f->procs || !f->env_met || !f->work ||
-      !f->cid)
+      (cid && !f->cid))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   /* docker run --cidfile refuses a file that exists. */
-  unlink(f->cid);
+  if (f->cid)
+    unlink(f->cid);
   f->so.path = warm ? NULL : f->out;
   /* A warm-up's stderr too, until it ends: a failure names its end. */
   f->se.path = f->err;
@@ -432,9 +462,10 @@ static core_status own_pattern(const run_setting *set, const char *tmpl,
 static core_status own_make(const run_setting *set, const proto_workload *w,
                             const proto_expand_ctx *x, const run_files *f,
                             int warm, own_sel *own, core_err *err) {
+  const char *pss = proto_measure_name(PROTO_MEASURE_PSS);
   memset(own, 0, sizeof *own);
   own->pss.after_s = -1;
-  own->want = proto_workload_has_metric(w, "pss_mib");
+  own->want = proto_workload_has_metric(w, pss);
   own->sel.descendants = w->procs.descendants;
   own->sel.cidfile = f->cid;
   own->sel.cid_wait_s = 2;
@@ -459,7 +490,7 @@ static core_status own_make(const run_setting *set, const proto_workload *w,
   /* A memory-only workload (`sleep 300`) ends once sampled. */
   int only_pss = w->n_metrics > 0;
   for (size_t i = 0; i < w->n_metrics; i++)
-    only_pss &= strcmp(w->metrics[i], "pss_mib") == 0;
+    only_pss &= strcmp(w->metrics[i], pss) == 0;
   own->pss.stop_after = only_pss;
   own_mark(own);
   return st;
@@ -471,7 +502,7 @@ static core_status own_make(const run_setting *set, const proto_workload *w,
 static void own_step_end(own_sel *own, run_files *f, int warm,
                          run_outcome *o) {
   char id[129], outside[700];
-  if (run_read_cid(f->cid, id, sizeof id) == 1) {
+  if (f->cid && run_read_cid(f->cid, id, sizeof id) == 1) {
     int known = 0;
     for (size_t i = 0; i < own->n_cids; i++)
       known |= strcmp(own->cids[i], id) == 0;
@@ -480,7 +511,8 @@ static void own_step_end(own_sel *own, run_files *f, int warm,
       own->sel.n_cids = ++own->n_cids;
   }
   run_sel_end(&own->sel, RUN_GRACE_S, outside, sizeof outside);
-  unlink(f->cid);
+  if (f->cid)
+    unlink(f->cid);
   /* Named, not held against the run: a container's processes are the
    * run's, yet a reader should see everything prereg ended. */
   if (outside[0] && !warm) {
@@ -519,21 +551,63 @@ static void own_free(own_sel *own) {
   run_cgroup_unmake(&own->made);
 }
 
-/* Adds step k's times, exit status and PSS sample to o. */
+/* The value step r measured from m (the one place that maps where a
+ * built-in metric's value comes from to a step's measurement, in the
+ * metric's unit); 0 when the step has none, or m is not measured per
+ * step. */
+static int step_value(const run_res *r, proto_measure m, double *v) {
+  switch (m) {
+  case PROTO_MEASURE_WALL:
+    return *v = r->wall_s, 1;
+  case PROTO_MEASURE_USER:
+    return *v = r->user_s, 1;
+  case PROTO_MEASURE_SYS:
+    return *v = r->sys_s, 1;
+  case PROTO_MEASURE_MAXRSS:
+    return *v = (double)r->maxrss_kib, r->maxrss_kib >= 0;
+  case PROTO_MEASURE_PSS:
+    return *v = (double)r->pss_kib / 1024.0, r->pss_sampled;
+  default:
+    return 0;
+  }
+}
+
+/* Starts o's built-in metrics: none measured, but a sum, which is 0
+ * until a step adds to it. */
+static void measures_start(run_outcome *o) {
+  size_t n;
+  const proto_builtin_metric *b = proto_builtin_metrics(&n);
+  for (size_t i = 0; i < n; i++)
+    o->has[b[i].from] = b[i].steps == PROTO_STEPS_SUM;
+}
+
+/* Adds step r's values of the built-in metrics to o, each by its row's
+ * rule for steps. */
+static void measures_add(const run_res *r, run_outcome *o) {
+  size_t n;
+  const proto_builtin_metric *b = proto_builtin_metrics(&n);
+  for (size_t i = 0; i < n; i++) {
+    proto_measure m = b[i].from;
+    double v;
+    if (!step_value(r, m, &v))
+      continue;
+    if (b[i].steps == PROTO_STEPS_SUM)
+      o->val[m] += v;
+    else if (!o->has[m] || (b[i].steps == PROTO_STEPS_MAX && v > o->val[m]))
+      o->val[m] = v;
+    o->has[m] = 1;
+  }
+}
+
+/* Adds step k's measures, exit status and PSS sample to o. */
 static void step_account(const run_res *r, size_t k, int warm, run_files *f,
                          own_sel *ps, run_outcome *o) {
   ps->elapsed += r->wall_s;
-  o->wall += r->wall_s;
-  o->user += r->user_s;
-  o->sys += r->sys_s;
-  if (r->maxrss_kib > o->maxrss)
-    o->maxrss = r->maxrss_kib;
+  measures_add(r, o);
   o->ctxsw_invol += r->ctxsw_invol;
   o->has_ctxsw = 1;
   if (r->pss_sampled && !ps->sampled) {
     ps->sampled = 1;
-    o->pss_ok = 1;
-    o->pss_mib = (double)r->pss_kib / 1024.0;
     if (r->pss_unreadable && !warm)
       run_sink_note(&f->se,
                     "prereg: %zu selected process(es) could not be read "
@@ -571,7 +645,7 @@ static int step_judge(const proto_workload *w, const run_res *r, size_t k,
   if (r->pss_failed && !ps->failed) {
     /* The selection could not be read: that is why there is no pss_mib. */
     ps->failed = o->pss_failed = 1;
-    run_add_reason(o, "pss_mib: %s", r->why);
+    run_add_reason(o, "%s: %s", proto_measure_name(PROTO_MEASURE_PSS), r->why);
   }
   if (r->stopped)
     return 0; /* ended by us after the PSS sample: as planned */
@@ -586,7 +660,7 @@ static int step_judge(const proto_workload *w, const run_res *r, size_t k,
   if (ps->want && !r->pss_sampled && !ps->sampled && !ps->failed &&
       r->why[0] && k + 1 == nsteps) {
     o->pss_failed = 1;
-    run_add_reason(o, "pss_mib: %s", r->why);
+    run_add_reason(o, "%s: %s", proto_measure_name(PROTO_MEASURE_PSS), r->why);
   }
   return 0;
 }
@@ -657,8 +731,9 @@ static core_status finish(const run_setting *set, const proto_workload *w,
   core_status st;
   if (cgdir && !o->interrupted) {
     core_err e2 = {0};
-    if (run_cgroup_read(cgdir, &o->cg_mem, &o->cg_cpu, &e2) == CORE_OK)
-      o->cg_ok = 1;
+    proto_measure mem = PROTO_MEASURE_CG_MEM, cpu = PROTO_MEASURE_CG_CPU;
+    if (run_cgroup_read(cgdir, &o->val[mem], &o->val[cpu], &e2) == CORE_OK)
+      o->has[mem] = o->has[cpu] = 1;
     else
       run_add_reason(o, "cgroup: %s", e2.msg);
   }
@@ -728,7 +803,7 @@ core_status run_measure(run_setting *set, const run_plan_item *item,
   run_files f;
   memset(o, 0, sizeof *o);
   o->valid = 1;
-  o->maxrss = -1;
+  measures_start(o);
   core_status st =
       files_open(set, w, &set->s->arms[item->arm], run_id, warm, &f, err);
   own_sel own;

@@ -10,22 +10,12 @@
 
 /* Rows of a run */
 
-/* The value of metric m in o: built in, or reported by the command. */
+/* The value of metric m in o: built in and measured by prereg, or
+ * reported by the command. */
 static int metric_value(const run_outcome *o, const char *m, double *v) {
-  if (!strcmp(m, "wall_s"))
-    return *v = o->wall, 1;
-  if (!strcmp(m, "user_s"))
-    return *v = o->user, 1;
-  if (!strcmp(m, "sys_s"))
-    return *v = o->sys, 1;
-  if (!strcmp(m, "maxrss_kib"))
-    return o->maxrss >= 0 ? (*v = (double)o->maxrss, 1) : 0;
-  if (!strcmp(m, "pss_mib"))
-    return o->pss_ok ? (*v = o->pss_mib, 1) : 0;
-  if (!strcmp(m, "cg_mem_peak_mib"))
-    return o->cg_ok ? (*v = o->cg_mem, 1) : 0;
-  if (!strcmp(m, "cg_cpu_s"))
-    return o->cg_ok ? (*v = o->cg_cpu, 1) : 0;
+  const proto_builtin_metric *b = proto_builtin_by_name(m);
+  if (b && b->from != PROTO_MEASURE_COMMAND)
+    return o->has[b->from] ? (*v = o->val[b->from], 1) : 0;
   for (size_t i = 0; i < o->n_m; i++)
     if (!strcmp(o->m[i].name, m))
       return *v = o->m[i].value, 1;
@@ -74,9 +64,10 @@ core_status run_rows_add(run_rows *rows, const run_row_base *base,
   const proto_workload *w = &base->s->workloads[item->workload];
   for (size_t i = 0; i < w->n_metrics; i++) {
     double v;
-    /* Not for pss_mib when the reason already says why it is missing. */
+    /* Not for the PSS when the reason already says why it is missing. */
     if (!metric_value(o, w->metrics[i], &v) &&
-        !(o->pss_failed && !strcmp(w->metrics[i], "pss_mib")))
+        !(o->pss_failed &&
+          !strcmp(w->metrics[i], proto_measure_name(PROTO_MEASURE_PSS))))
       run_add_reason(o, "metric %s not reported", w->metrics[i]);
   }
   for (size_t i = 0; i < w->n_metrics; i++) {

@@ -115,13 +115,12 @@ typedef struct run_outcome {
   int failed;      /* its command (or prepare) exited non-zero or not as
                       expected, was not found, was killed or timed out */
   int interrupted; /* not recorded: cancelled, or its output was lost */
-  double wall, user, sys;
-  long maxrss;
-  int pss_ok;
-  int pss_failed; /* pss_mib was not sampled; reason says why */
-  double pss_mib;
-  int cg_ok;
-  double cg_mem, cg_cpu;
+  /* The built-in metrics prereg measures, by where their value comes
+   * from; has[m]: measured in this run (the steps combined by the row's
+   * rule, protocols/metrics.c). */
+  double val[PROTO_N_MEASURES];
+  unsigned char has[PROTO_N_MEASURES];
+  int pss_failed;   /* PSS was not sampled; reason says why */
   long ctxsw_invol; /* involuntary context switches of its steps */
   int has_ctxsw;
   double fact[DATA_NFACTS]; /* the conditions around it (data_row) */
@@ -238,6 +237,8 @@ typedef struct run_engine {
   int interrupted; /* cancelled before the last run (run_cancel) */
   size_t valid, invalid, total, done; /* total: recorded runs planned */
   double t_start;
+  int log_fd;  /* the batch's log, open from its first line until the
+                  freeze; -1 when not open (set by run_engine_batch) */
   char **warn; /* warm-up failures, in words */
   size_t n_warn, cap_warn;
   data_inputs inputs; /* the sheet's inputs the batch runs with */
@@ -314,9 +315,10 @@ core_status run_note(char ***v, size_t *n, size_t *cap, const char *text,
 
 /** Appends the run ev tells of (RUN) to BDIR/BID.log, the batch's log:
  * done of total, host, workload, arm, round, "ok" or why not, wall
- * time. */
-core_status run_log_run(const char *bdir, const char *bid, const run_event *ev,
-                        core_err *err);
+ * time. *fd: the log's descriptor, opened at the first line (when < 0)
+ * and kept open for the next ones; the caller closes it. */
+core_status run_log_run(const char *bdir, const char *bid, int *fd,
+                        const run_event *ev, core_err *err);
 
 /* Processes (run/proc.c) */
 

@@ -248,6 +248,60 @@ expect 0 "report, a reference median of 0" "$PREREG" report zero.lua --data d --
 check_grep "report.md: the difference with its CI" \
   '^\| w · sys.?_s \| b \| a \| \+14\.5 ms \\\[1[0-9.]+, 1[0-9.]+\\\] \|$' "$(cat zrep/report.md)"
 
+# A pair whose arm has a median of 0, read turned round: the turned
+# reference median is 0, so there is no ratio (as when the sheet lists
+# the arms the other way), never an infinite one that a claim could
+# hold on; the difference turned round stands.
+for order in "c z" "z c"; do
+  set -- $order
+  cat > zt.lua <<LUA
+protocol {
+  id = "zt", title = "Zero turned", question = "q", author = "t",
+  arms = { { name = "a", reference = true, run = "{cmd}" },
+           { name = "$1", run = "$1 {cmd}" }, { name = "$2", run = "$2 {cmd}" } },
+  workloads = { { name = "w", source = "import", runs = 10,
+                  metrics = { "sys_s" } } },
+  rule = { seed = 3, resamples = 2000,
+           verdicts = { { "slower", ci_excludes = 1, ratio_above = 1.10 } } },
+  hypotheses = {
+    { id = "H1", says = "c costs at least twice z", workload = "w",
+      metric = "sys_s", arms = { "c" }, against = "z", claim = at_least(2) },
+    { id = "H2", says = "c is slower than z", workload = "w",
+      metric = "sys_s", arms = { "c" }, against = "z",
+      claim = verdict_is("slower") },
+    { id = "H3", says = "c adds 5 ms over z", workload = "w",
+      metric = "sys_s", arms = { "c" }, against = "z",
+      claim = diff_at_least(0.005) },
+  },
+}
+LUA
+  {
+    echo "workload,arm,metric,value"
+    for r in 0 1 2 3 4 5 6 7 8 9; do
+      echo "w,a,sys_s,0.01$r"
+      echo "w,c,sys_s,0.02$r"
+      if [ "$r" -lt 4 ]; then echo "w,z,sys_s,0.001"; else echo "w,z,sys_s,0"; fi
+    done
+  } > zt.csv
+  rm -rf dz
+  "$PREREG" register zt.lua --data dz >/dev/null || bad "register zt ($order)"
+  "$PREREG" import zt.lua zt.csv --data dz >/dev/null || bad "import zt ($order)"
+  expect 0 "analyze --json, z's median 0, arms $order" "$PREREG" analyze zt.lua --data dz --json
+  printf '%s' "$out" > "zt-${1}.json"
+done
+python3 - zt-c.json zt-z.json <<'PY' && ok || bad "a median of 0 turned round: no ratio, the same outcomes either way round"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+ha = {h["id"]: h for h in a["hypotheses"]}
+hb = {h["id"]: h for h in b["hypotheses"]}
+for k in ("H1", "H2", "H3"):
+    assert ha[k]["verdict"] == hb[k]["verdict"], (k, ha[k], hb[k])
+    assert "inf" not in ha[k]["reason"] and "inf" not in hb[k]["reason"], (ha[k], hb[k])
+assert ha["H1"]["verdict"] == "inconclusive", ha["H1"]
+assert "reference median is 0" in ha["H1"]["reason"], ha["H1"]
+assert ha["H3"]["verdict"] == "held", ha["H3"]
+PY
+
 # Values of another shape (unequal counts, odd and even, spread, drawn
 # from a fixed seed): the medians' difference, and every claim decided
 # as the interval in the JSON says, against the reference and not.
@@ -313,4 +367,4 @@ assert got == want, (got, want, p, x)
 assert sorted(set(want.values())) == ["held", "inconclusive", "not held"], want
 PY
 
-done_testing 32
+done_testing 35

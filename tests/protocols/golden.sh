@@ -100,6 +100,14 @@ rc=$?
 check "check of the starter sheet: exit $rc: $got" [ $rc = 0 ]
 check_grep "starter: id" '^ID         my-test$' "$got"
 check_grep "starter: an arm's versions" 'version: nice --version' "$got"
+# The starter's comment on metrics lists the built-ins from their table,
+# wrapped as the starter's other comments are.
+want='  -- What to measure. Metrics: wall_s user_s sys_s maxrss_kib pss_mib
+  -- inner_s cg_mem_peak_mib cg_cpu_s, or a name the command writes
+  -- itself as name=value lines to the file $PREREG_METRICS.
+  -- A workload without cmd or steps takes data by `prereg import`.'
+got=$(grep -A3 -e '-- What to measure' "$work/protocols/my-test.lua")
+check "starter: the metrics comment: $got" [ "$got" = "$want" ]
 echo "-- edited" >> "$work/protocols/my-test.lua"
 sum=$(sha256sum "$work/protocols/my-test.lua")
 got=$(cd "$work" && "$PREREG" new my-test 2>&1)
@@ -123,4 +131,4 @@ check "new --out: no elsewhere.lua" [ -f "$work/elsewhere.lua" ]
 got=$(cd "$work" && "$PREREG" new piped --out - 2>&1)
 check "new --out -: $got" grep -q 'id       = "piped"' <<<"$got"
 
-done_testing 1100
+done_testing 1101

@@ -647,6 +647,40 @@ static void test_compare_versions(void) {
 /* What a metric measures and the words its verdicts read: defaults by
  * name, the sheet's metrics table, per-kind names, and what a claim may
  * call a verdict. */
+/* The table of built-in metrics: each name found by itself, in the unit
+ * its suffix says (interface.md: a value is in the unit the name says),
+ * with the kind and step rule the run and the verdicts rely on; one row
+ * for each way prereg measures. */
+static void test_builtin_metrics(void) {
+  size_t n, seen[PROTO_N_MEASURES] = {0};
+  const proto_builtin_metric *b = proto_builtin_metrics(&n);
+  const proto_builtin_metric *w = proto_builtin_by_name("wall_s");
+  for (size_t i = 0; i < n; i++) {
+    const char *suffix = strrchr(b[i].name, '_');
+    CHECK(proto_builtin_by_name(b[i].name) == &b[i]);
+    CHECK(suffix && suffix > b[i].name);
+    CHECK_STR(b[i].unit, !strcmp(suffix, "_s")     ? "s"
+                         : !strcmp(suffix, "_mib") ? "MiB"
+                         : !strcmp(suffix, "_kib") ? "KiB"
+                                                   : "");
+    CHECK_STR(proto_metric_unit(b[i].name), b[i].unit);
+    CHECK(proto_metric_kind_of(NULL, b[i].name) == b[i].kind);
+    CHECK(b[i].from < PROTO_N_MEASURES);
+    seen[b[i].from]++;
+  }
+  for (int m = 0; m < PROTO_N_MEASURES; m++) /* the command: any number */
+    CHECK(seen[m] == 1 || (m == PROTO_MEASURE_COMMAND && seen[m] > 0));
+  CHECK(w && w->steps == PROTO_STEPS_SUM && w->from == PROTO_MEASURE_WALL);
+  CHECK_STR(proto_measure_name(PROTO_MEASURE_WALL), "wall_s");
+  CHECK(proto_builtin_by_name("maxrss_kib")->steps == PROTO_STEPS_MAX);
+  CHECK(proto_builtin_by_name("pss_mib")->steps == PROTO_STEPS_FIRST);
+  CHECK(proto_builtin_by_name("cg_cpu_s")->steps == PROTO_STEPS_WHOLE);
+  CHECK(proto_builtin_by_name("inner_s")->from == PROTO_MEASURE_COMMAND);
+  CHECK(!proto_builtin_by_name("wal_s") && !proto_builtin_by_name(NULL));
+  CHECK_STR(proto_builtin_metric_nearest("wal_s"), "wall_s");
+  CHECK(!proto_builtin_metric_nearest("out_bytes"));
+}
+
 static void test_metric_words(void) {
   static const char text[] =
       "protocol {\n"
@@ -752,6 +786,7 @@ static void test_words_only(void) {
 }
 
 int main(void) {
+  test_builtin_metrics();
   test_metric_words();
   test_words_only();
   test_seed_fields();
