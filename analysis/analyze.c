@@ -4,7 +4,6 @@
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
