@@ -1141,15 +1141,3 @@ unsigned long analysis_plan_seed(unsigned long rule_seed, const char *workload,
   parts[6] = null == 2 ? "truths" : null ? "reference-only" : "pilot";
   return seed_from_parts(parts, 7);
 }
-
-core_status analysis_bootstrap_median(const double *x, size_t n,
-                                      long resamples, double confidence,
-                                      unsigned long seed, int threads,
-                                      double *lo, double *hi, core_err *err) {
-  /* A reference of the one value 1: every resample of it has median 1,
-   * so each replicate ratio is the resampled median of x itself, drawn
-   * by the same stream layout as every ratio. */
-  static const double one = 1.0;
-  return analysis_bootstrap_ratio(&one, 1, x, n, resamples, confidence, seed,
-                                  threads, lo, hi, NULL, err);
-}

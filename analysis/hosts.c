@@ -245,6 +245,28 @@ static core_status side_gather(const across *x, const size_t *host, size_t k,
   return CORE_OK;
 }
 
+/* Notes why a cross-host entry has no CI when a counted host has fewer
+ * values in an arm than an interval at the rule's confidence needs
+ * (proto_effective_min_n, as for each host's own): 1 then, else 0. */
+static int few_on_a_host(const across *x, const analysis_result *const *per,
+                         const size_t *host, size_t k, analysis_result *r) {
+  const proto_rule *rule = &x->sheet->rule;
+  long need = proto_effective_min_n(rule, rule->confidence);
+  for (size_t i = 0; i < k; i++) {
+    const analysis_result *p = per[i];
+    if ((long)p->n >= need && (long)p->n_reference >= need)
+      continue;
+    r->note = core_asprintf("no CI across hosts: %s has %zu value%s for %s "
+                            "and %zu for %s; a %.4g%% interval needs at "
+                            "least %ld per arm on every counted host",
+                            x->hosts[host[i]].name, p->n, p->n == 1 ? "" : "s",
+                            p->arm, p->n_reference, p->reference,
+                            rule->confidence * 100, need);
+    return 1;
+  }
+  return 0;
+}
+
 /* The estimate, its CI and the verdict of one cross-host entry. */
 static core_status estimate(const across *x, analysis_result *r,
                             const analysis_result *const *per,
@@ -277,7 +299,11 @@ static core_status estimate(const across *x, analysis_result *r,
     r->median_reference = analysis_median(ref.all, ref.n_all);
     r->difference = r->median - r->median_reference;
   }
-  if (st == CORE_OK && (long)k >= sh->hosts.min_hosts) {
+  int few =
+      (long)k >= sh->hosts.min_hosts && few_on_a_host(x, per, host, k, r);
+  if (few && !r->note && st == CORE_OK)
+    st = OOM(err);
+  if (st == CORE_OK && (long)k >= sh->hosts.min_hosts && !few) {
     core_err berr = {0};
     core_status bs = analysis_bootstrap_hosts(
         (const double *const *)ref.v, ref.n, (const double *const *)cand.v,

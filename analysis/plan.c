@@ -8,7 +8,8 @@
  * 1. n values of the reference drawn with replacement from its pilot
  *    values (sorted ascending first, so the rows' order does not matter),
  *    value = pilot[gsl_rng_uniform_int(r, N)], then n of the arm alike
- *    (of the reference again in the null simulation);
+ *    (in the null simulations, of each comparison alone and of a
+ *    family, both arms from the reference's values smoothed);
  * 2. the ratio = median(arm) / median(reference), as analyze computes it;
  * 3. the interval: the type-7 percentile interval analyze's bootstrap
  *    converges to as its resamples grow, i.e. the quantiles at
@@ -458,8 +459,9 @@ typedef struct fscratch {
   double *ratio, *mass, *h; /* per cell; h: its H(c), H(c-) per bound */
   double *p, *err;
   size_t *order;
-  int alt;  /* drawn from each slot's own values (f->vals) */
-  int *dec; /* per cell: decided at the look that ended the experiment */
+  double *sv; /* no difference: n_slots x the largest n smoothed values */
+  int alt;    /* drawn from each slot's own values (f->vals) */
+  int *dec;   /* per cell: decided at the look that ended the experiment */
 } fscratch;
 
 /* Each comparison of family f at n values (law L), at error alpha
@@ -472,15 +474,19 @@ static int family_look(worker *w, const family *f, fscratch *fs,
   size_t nb = c->n_bounds, n = L->n;
   int all = 1;
   for (size_t i = 0; i < f->n; i++) {
-    const pcell *p = &c->cells[f->slot_cell[f->slot_ref[i]]];
     size_t kr = f->slot_ref[i], ka = f->slot_arm[i];
     fs->p[i] = 1;
     if ((long)n < c->rule->min_n)
       continue;
-    prefix(fs->alt ? f->vals[kr] : p->ref, fs->alt ? f->nv[kr] : p->n_ref,
-           fs->idx + kr * max_n, n, w->xr, w->count);
-    prefix(fs->alt ? f->vals[ka] : p->ref, fs->alt ? f->nv[ka] : p->n_ref,
-           fs->idx + ka * max_n, n, w->xc, w->count);
+    if (fs->alt) {
+      prefix(f->vals[kr], f->nv[kr], fs->idx + kr * max_n, n, w->xr, w->count);
+      prefix(f->vals[ka], f->nv[ka], fs->idx + ka * max_n, n, w->xc, w->count);
+    } else {
+      memcpy(w->xr, fs->sv + kr * max_n, n * sizeof *w->xr);
+      memcpy(w->xc, fs->sv + ka * max_n, n * sizeof *w->xc);
+      gsl_sort(w->xr, 1, n);
+      gsl_sort(w->xc, 1, n);
+    }
     fs->ratio[i] = median_sorted(w->xc, n) / median_sorted(w->xr, n);
     atom *sr, *sc;
     size_t nr, nc;
@@ -519,11 +525,19 @@ static int family_experiment(worker *w, const family *f, fscratch *fs,
          k1 = seq ? c->n_sizes + c->n_looks : col + 1;
   size_t max_n = c->laws[k1 - 1].n;
   double alpha = (1.0 - c->rule->confidence) / (double)(seq ? c->n_looks : 1);
+  /* No difference: each slot draws from the reference's values at its
+   * metric smoothed, as the null of each comparison alone does (ties of
+   * a small pilot would make false verdicts rarer than they are). */
   for (size_t sl = 0; sl < f->n_slots; sl++) {
     const pcell *p = &c->cells[f->slot_cell[sl]];
-    size_t np = fs->alt ? f->nv[sl] : p->n_ref;
+    smooth nt = null_truth(p);
+    if (!fs->alt) {
+      draw_smooth(w->rng, &nt, fs->sv + sl * max_n, max_n, 0);
+      continue;
+    }
     for (size_t i = 0; i < max_n; i++)
-      fs->idx[sl * max_n + i] = gsl_rng_uniform_int(w->rng, (unsigned long)np);
+      fs->idx[sl * max_n + i] =
+          gsl_rng_uniform_int(w->rng, (unsigned long)f->nv[sl]);
   }
   for (size_t k = k0; k < k1; k++)
     if (family_look(w, f, fs, &c->laws[k], max_n, alpha, &any))
@@ -538,6 +552,7 @@ static void run_family(worker *w, const task *t) {
       c->laws[t->size == c->n_sizes ? c->n_sizes + c->n_looks - 1 : t->size].n;
   fscratch fs;
   fs.idx = core_malloc((f->n_slots * max_n + 1) * sizeof *fs.idx);
+  fs.sv = core_malloc((f->n_slots * max_n + 1) * sizeof *fs.sv);
   fs.ratio = core_malloc((f->n + 1) * sizeof *fs.ratio);
   fs.mass = core_malloc((f->n + 1) * sizeof *fs.mass);
   fs.h = core_malloc((2 * f->n * c->n_bounds + 1) * sizeof *fs.h);
@@ -550,8 +565,8 @@ static void run_family(worker *w, const task *t) {
   unsigned long seed =
       analysis_plan_seed(c->rule->seed, c->cells[f->cells[0]].workload, "",
                          "family", max_n, !fs.alt);
-  if (!fs.idx || !fs.ratio || !fs.mass || !fs.h || !fs.p || !fs.err ||
-      !fs.order || !fs.dec || seed == ANALYSIS_SEED_NONE)
+  if (!fs.idx || !fs.sv || !fs.ratio || !fs.mass || !fs.h || !fs.p ||
+      !fs.err || !fs.order || !fs.dec || seed == ANALYSIS_SEED_NONE)
     w->failed = 1;
   else {
     gsl_rng_set(w->rng, seed);
@@ -565,6 +580,7 @@ static void run_family(worker *w, const task *t) {
   }
   core_free(fs.dec);
   core_free(fs.idx);
+  core_free(fs.sv);
   core_free(fs.ratio);
   core_free(fs.mass);
   core_free(fs.h);

@@ -111,9 +111,34 @@ static core_status quotient_ci(const analysis_summary *rep,
   return st == CORE_ESTATS ? CORE_OK : st;
 }
 
+/* 1, with why said, when either experiment's comparison has fewer
+ * values in an arm than an interval at the replication's confidence
+ * needs (proto_effective_min_n under the replication's rule, as for
+ * each comparison's own interval): then the quotient has no interval. */
+static int few_for_ci(const proto_rule *rule, double confidence,
+                      const analysis_result *rr, const analysis_result *orr,
+                      analysis_replication *e) {
+  long need = proto_effective_min_n(rule, confidence);
+  const analysis_result *few = NULL;
+  if ((long)rr->n < need || (long)rr->n_reference < need)
+    few = rr;
+  else if ((long)orr->n < need || (long)orr->n_reference < need)
+    few = orr;
+  if (!few)
+    return 0;
+  e->why = core_asprintf("no interval of the ratio of ratios: the %s has "
+                         "%zu value%s for %s and %zu for %s; a %.4g%% "
+                         "interval needs at least %ld per arm",
+                         few == rr ? "replication" : "original", few->n,
+                         few->n == 1 ? "" : "s", few->arm, few->n_reference,
+                         few->reference, confidence * 100, need);
+  return 1;
+}
+
 /* The outcome of one entry of a replication's sheet. */
 static core_status judge(analysis_summary *s, const analysis_summary *orig,
-                         analysis_replication *e, int threads, core_err *err) {
+                         const proto_rule *rule, analysis_replication *e,
+                         int threads, core_err *err) {
   const proto_published *p = e->published;
   const analysis_result *r = e->result, *orr = NULL;
   const char *before = p->verdict, *here;
@@ -148,9 +173,11 @@ static core_status judge(analysis_summary *s, const analysis_summary *orig,
   else
     e->outcome = strcmp(before, here) == 0 ? ANALYSIS_REPLICATED
                                            : ANALYSIS_NOT_REPLICATED;
-  if (orr && !isnan(orr->ratio))
-    return quotient_ci(s, r, orig, orr, threads, e, err);
-  return CORE_OK;
+  if (!orr || isnan(orr->ratio))
+    return CORE_OK;
+  if (few_for_ci(rule, s->confidence, r, orr, e))
+    return e->why ? CORE_OK : OOM(err);
+  return quotient_ci(s, r, orig, orr, threads, e, err);
 }
 
 /* Each hypothesis against the original's of the same id: the same
@@ -213,7 +240,8 @@ core_status analysis_replication_fill(analysis_summary *s,
       e->result = find_result(s, p->workload, p->metric, p->arm, p->reference);
     if (e->result && !isnan(e->result->ratio))
       e->ratio_of_ratios = e->result->ratio / p->ratio;
-    if (sheet->replicates && (st = judge(s, orig, e, threads, err)) == CORE_OK)
+    if (sheet->replicates &&
+        (st = judge(s, orig, &sheet->rule, e, threads, err)) == CORE_OK)
       count(s, e);
   }
   if (st == CORE_OK && orig)

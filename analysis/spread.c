@@ -20,6 +20,30 @@ static int cmp_double(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
+int analysis_median_interval(const double *x, size_t n, double confidence,
+                             double *lo, double *hi, core_err *err) {
+  double alpha = 1.0 - confidence, *y;
+  size_t j = 0; /* the interval is [y[j - 1], y[n - j]], 1-based j */
+  *lo = *hi = NAN;
+  /* j values below the median or fewer: 2 P(B <= j - 1), B ~ Bin(n, 1/2),
+   * is what the interval misses. */
+  while (j < n / 2 && 2 * gsl_cdf_binomial_P((unsigned)j, 0.5, (unsigned)n) <=
+                          alpha * (1 + 1e-12))
+    j++;
+  if (j == 0)
+    return 0;
+  if (!(y = core_malloc(n * sizeof *y))) {
+    core_fail(err, CORE_ENOMEM, "analysis: out of memory");
+    return -1;
+  }
+  memcpy(y, x, n * sizeof *y);
+  qsort(y, n, sizeof *y, cmp_double);
+  *lo = y[j - 1];
+  *hi = y[n - j];
+  core_free(y);
+  return 1;
+}
+
 core_status analysis_spread(double *x, size_t n, analysis_cell *c,
                             core_err *err) {
   double *dev, med, lo, hi;

@@ -104,6 +104,10 @@ core_status cli_check_data_dir(const cli_opts *opts,
  * failure both are NULL and err is filled. */
 core_status cli_open_both(const cli_opts *opts, struct proto_sheet **sheet,
                           struct data_experiment **exp, core_err *err);
+/** check, register and amend (cmd_sheet.c): CORE_EPROTOCOL with the field and
+ * the fix when a workload places a look below the values an interval at
+ * that look's level needs (proto_looks_below_level). */
+core_status cli_check_looks_level(const struct proto_sheet *s, core_err *err);
 /** For a replication's sheet (`replicates`): verifies the original's data
  * kept under DATA/ID/original/ORIGINAL, printing what data_verify says of
  * them; CORE_EVERIFY when they are missing or damaged. CORE_OK for any

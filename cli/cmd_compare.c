@@ -698,8 +698,10 @@ static core_status measure(const compare *c, const proto_sheet *s,
 
 /* What is printed */
 
-/* Each cell's median with the percentile bootstrap interval of the
- * median under the rule (what one command alone is described by). */
+/* Each cell's median with the distribution-free interval of the median
+ * at the rule's confidence (what one command alone is described by):
+ * none below proto_median_min_n, where no interval reaches that level,
+ * and none of no width. */
 typedef struct median_ci {
   const analysis_cell *cell;
   double lo, hi;
@@ -712,15 +714,31 @@ static core_status median_cis(const proto_sheet *s, const analysis_summary *m,
     out[i] = (median_ci){cl, NAN, NAN};
     if (cl->n_valid == 0 || !cl->values)
       continue;
-    unsigned long seed = analysis_comparison_seed(s->rule.seed, cl->workload,
-                                                  cl->metric, cl->arm);
-    core_status st = analysis_bootstrap_median(
-        cl->values, cl->n_valid, s->rule.resamples, s->rule.confidence, seed,
-        0, &out[i].lo, &out[i].hi, err);
-    if (st != CORE_OK)
-      return st;
+    if (analysis_median_interval(cl->values, cl->n_valid, s->rule.confidence,
+                                 &out[i].lo, &out[i].hi, err) < 0)
+      return err->status ? err->status : CORE_ENOMEM;
+    if (out[i].lo == out[i].hi) /* of no width: none */
+      out[i].lo = out[i].hi = NAN;
   }
   return CORE_OK;
+}
+
+/* Why a cell of n values has no interval of its median at confidence:
+ * too few values, or (an interval of no width) none between them. */
+static void no_median_ci(double confidence, size_t n, core_buf *b) {
+  if ((long)n >= proto_median_min_n(confidence)) {
+    core_buf_printf(b,
+                    "no %g%% CI of the median: the values it would span do "
+                    "not vary (no spread)",
+                    confidence * 100);
+    return;
+  }
+  core_buf_printf(b,
+                  "no %g%% CI of the median: one median needs at least %ld "
+                  "values for one (with %zu, [min, max] covers the true "
+                  "median in %.4g%% of samples)",
+                  confidence * 100, proto_median_min_n(confidence), n,
+                  (1.0 - 2.0 * pow(0.5, (double)n)) * 100);
 }
 
 /* x in the metric's unit, scaled as the table scales it ("3.43 ms"). */
@@ -751,11 +769,14 @@ static void describe(const proto_sheet *s, const median_ci *m, size_t n,
     amount(s, cl->metric, cl->q3, q3, sizeof q3);
     amount(s, cl->metric, cl->min, mn, sizeof mn);
     amount(s, cl->metric, cl->max, mx, sizeof mx);
-    core_buf_printf(b,
-                    "%s · %s: median %s, %g%% CI of the median [%s, %s], "
-                    "IQR %s to %s, range %s to %s, n=%zu\n",
-                    cl->arm, cl->metric, med, s->rule.confidence * 100, lo, hi,
-                    q1, q3, mn, mx, cl->n_valid);
+    core_buf_printf(b, "%s · %s: median %s, ", cl->arm, cl->metric, med);
+    if (isfinite(m[i].lo))
+      core_buf_printf(b, "%g%% CI of the median [%s, %s]",
+                      s->rule.confidence * 100, lo, hi);
+    else
+      no_median_ci(s->rule.confidence, cl->n_valid, b);
+    core_buf_printf(b, ", IQR %s to %s, range %s to %s, n=%zu\n", q1, q3, mn,
+                    mx, cl->n_valid);
   }
 }
 
@@ -889,6 +910,15 @@ static core_status write_json(const compare *c, const analysis_summary *m,
     json_num(b, mc[i].lo);
     core_buf_puts(b, ", \"ci_high\": ");
     json_num(b, mc[i].hi);
+    if (!isfinite(mc[i].lo) && mc[i].cell->n_valid) {
+      core_buf note;
+      core_buf_init(&note);
+      no_median_ci(m->confidence, mc[i].cell->n_valid, &note);
+      core_buf_puts(b, ", \"note\": ");
+      json_str(b, note.data ? note.data : "");
+      b->oom |= note.oom;
+      core_buf_free(&note);
+    }
     core_buf_puts(b, "}");
   }
   core_buf_puts(b, "\n  ],\n");

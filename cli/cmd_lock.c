@@ -16,6 +16,11 @@ core_status cli_cmd_register(const cli_opts *opts, FILE *out, core_err *err) {
   core_status st = cli_open_both(opts, &sheet, &exp, err);
   if (st != CORE_OK)
     return st;
+  if ((st = cli_check_looks_level(sheet, err)) != CORE_OK) {
+    data_experiment_free(exp);
+    proto_sheet_free(sheet);
+    return st;
+  }
   data_stamper stamper;
   if ((st = cli_stamper(opts, &stamper, err)) == CORE_OK)
     st = data_register_stamped(exp, sheet, &stamper, &already, err);
@@ -58,6 +63,11 @@ core_status cli_cmd_amend(const cli_opts *opts, FILE *out, core_err *err) {
   core_status st = cli_open_both(opts, &sheet, &exp, err);
   if (st != CORE_OK)
     return st;
+  if ((st = cli_check_looks_level(sheet, err)) != CORE_OK) {
+    data_experiment_free(exp);
+    proto_sheet_free(sheet);
+    return st;
+  }
   data_stamper stamper;
   if ((st = cli_stamper(opts, &stamper, err)) == CORE_OK)
     st = data_amend_stamped(exp, sheet, &stamper, err);

@@ -337,6 +337,11 @@ core_status cli_plan_cells(const proto_sheet *s, plan_values *pv,
   return plan_pairs(s, pv, *out, n, err);
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 /* The pilot's digest: SHA-256 of its values, cell by cell in the sheet's
  * order, as "workload<TAB>arm<TAB>metric<TAB>v,v,...\n" (%.17g, sorted
  * ascending), a pair's values being its arms', already there; and the
@@ -357,7 +362,7 @@ core_status cli_plan_digest(const analysis_plan_cell *cells, size_t n,
         return core_fail(err, CORE_ENOMEM, "out of memory");
       }
       memcpy(sorted, v, nv * sizeof *v);
-      cli_plan_sort(sorted, nv);
+      qsort(sorted, nv, sizeof *sorted, cmp_double);
       core_buf_printf(&b, "%s\t%s\t%s\t", cells[i].workload,
                       k ? cells[i].arm : "reference", cells[i].metric);
       for (size_t j = 0; j < nv; j++)

@@ -14,15 +14,6 @@
 #include "data/data.h"
 #include "protocols/proto.h"
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-void cli_plan_sort(double *x, size_t n) {
-  qsort(x, n, sizeof *x, cmp_double);
-}
-
 /* Text */
 
 static void row(core_buf *b, const char *label, const double *p, size_t n,

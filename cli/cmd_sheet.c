@@ -254,6 +254,56 @@ static void check_asymmetric(const proto_sheet *s, core_buf *b) {
   }
 }
 
+/* Warns of a min_n below the values an interval at the rule's level
+ * needs: the analysis gives no verdict below the level's fewest anyway,
+ * so the sheet says less than it does. */
+static void check_min_n(const proto_rule *r, core_buf *b) {
+  long level = proto_level_min_n(r->confidence);
+  if (r->min_n >= level)
+    return;
+  core_buf_printf(b,
+                  "warning: rule.min_n is %ld, below the %ld values per arm "
+                  "a %.4g%% interval needs (with %ld the widest interval "
+                  "covers the true ratio in %.4g%% of experiments): a "
+                  "comparison with fewer gets no verdict (insufficient "
+                  "data); set min_n = %ld, or give every arm at least %ld "
+                  "runs\n",
+                  r->min_n, level, r->confidence * 100, r->min_n,
+                  proto_widest_coverage(r->min_n) * 100, level, level);
+}
+
+/* Warns when the plan block was computed for another rule than the
+ * sheet's: its power is not this rule's. */
+static void check_plan_rule(const proto_sheet *s, core_buf *b) {
+  char now[CORE_SHA256_HEX];
+  if (s->plan.declared && !s->plan.rule_sha256)
+    core_buf_printf(b,
+                    "warning: the plan block (line %d) does not record the "
+                    "rule it was computed for (rule_sha256): run prereg "
+                    "plan --write again to record it\n",
+                    s->plan.line);
+  else if (proto_plan_rule_changed(s, now))
+    core_buf_printf(b,
+                    "warning: the plan block (line %d) was computed for "
+                    "another rule than this sheet's (rule_sha256 %.12s, "
+                    "this rule %.12s: the rule, arms, metrics or hypotheses "
+                    "changed after the plan): its power is not this rule's; "
+                    "run prereg plan --write again, or the report says the "
+                    "rule was changed after the plan\n",
+                    s->plan.line, s->plan.rule_sha256, now);
+}
+
+core_status cli_check_looks_level(const proto_sheet *s, core_err *err) {
+  core_buf why;
+  core_status st = CORE_OK;
+  core_buf_init(&why);
+  if (proto_looks_below_level(s, &why))
+    st = core_fail(err, CORE_EPROTOCOL, "%s",
+                   why.data ? why.data : "out of memory");
+  core_buf_free(&why);
+  return st;
+}
+
 core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
   core_buf b;
   data_inputs in;
@@ -266,12 +316,18 @@ core_status cli_cmd_check(const cli_opts *opts, FILE *out, core_err *err) {
     return err->status;
   }
   data_inputs_free(&in);
+  if (cli_check_looks_level(s, err) != CORE_OK) {
+    proto_sheet_free(s);
+    return err->status;
+  }
   core_buf_init(&b);
   proto_summary(s, &b);
   data_inputs_unlocked(s, &b);
   check_asymmetric(s, &b);
   check_dead_zones(&s->rule, &b);
   check_directional(&s->rule, &b);
+  check_min_n(&s->rule, &b);
+  check_plan_rule(s, &b);
   proto_sheet_free(s);
   if (b.oom) {
     core_buf_free(&b);

@@ -68,9 +68,6 @@ core_status cli_plan_digest(const analysis_plan_cell *cells, size_t n,
                             char hex[CORE_SHA256_HEX], long *fewest,
                             core_err *err);
 
-/** Sorts x ascending. */
-void cli_plan_sort(double *x, size_t n);
-
 /** 1 when a hypothesis of s tests the comparison of arm against vs
  * (either way round) on workload w, metric m: its workload, metric and
  * arms name them (a function claim without a workload or metric tests

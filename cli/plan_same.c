@@ -149,7 +149,10 @@ const char *cli_plan_changed(const proto_sheet *s, const proto_sheet *ns,
     return "changes the rule or the hypotheses";
   if (!same_rest(s, ns))
     return "changes the threats, inputs, metrics, amendments or hosts";
-  if (!plan_as_written(&ns->plan, p, c, digest))
+  char rule[CORE_SHA256_HEX];
+  if (!plan_as_written(&ns->plan, p, c, digest) ||
+      proto_plan_rule_sha256(s, rule) != 0 ||
+      !same_str(ns->plan.rule_sha256, rule))
     return "has another plan block than the one written";
   return NULL;
 }

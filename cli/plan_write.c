@@ -395,10 +395,13 @@ static int edit_workloads(const proto_sheet *s, size_t from, size_t to,
   return done == c->n;
 }
 
-static char *plan_block(const analysis_plan *p, const plan_choice *c,
-                        const plan_values *pv, const char *digest,
-                        long fewest) {
+static char *plan_block(const proto_sheet *sh, const analysis_plan *p,
+                        const plan_choice *c, const plan_values *pv,
+                        const char *digest, long fewest) {
+  char rule[CORE_SHA256_HEX];
   core_buf b;
+  if (proto_plan_rule_sha256(sh, rule) != 0)
+    return NULL;
   core_buf_init(&b);
   core_buf_printf(&b,
                   "plan = {\n"
@@ -417,9 +420,10 @@ static char *plan_block(const analysis_plan *p, const plan_choice *c,
                   "      sha256 = \"%s\",\n"
                   "      runs = %ld, source = \"%s\",\n"
                   "    },\n"
+                  "    rule_sha256 = \"%s\",\n"
                   "    comparisons = %zu, expected = %.4g,\n"
                   "    sized_for = \"%s\", achieved = %.4g,\n",
-                  digest, fewest, pv->kind, c->comparisons, c->expected,
+                  digest, fewest, pv->kind, rule, c->comparisons, c->expected,
                   c->for_hypotheses ? "hypotheses" : "all", c->achieved);
   if (c->expected_se >= 0)
     core_buf_printf(&b, "    expected_se = %.2g,\n", c->expected_se);
@@ -599,7 +603,7 @@ core_status cli_plan_write(const cli_opts *opts, const proto_sheet *s,
                      "%s: --write writes a regular file with one name only "
                      "(not a link); nothing written",
                      s->path);
-  if (!(block = plan_block(p, c, pv, digest, fewest)))
+  if (!(block = plan_block(s, p, c, pv, digest, fewest)))
     return core_fail(err, CORE_ENOMEM, "out of memory");
   if ((st = plan_edits(s, c, block, &es, err)) == CORE_OK &&
       !(text = apply(s, &es, &n)))

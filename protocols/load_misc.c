@@ -522,6 +522,18 @@ static void read_plan_sizes(walk *w, int t, const char *key, size_t max,
   proto_leave(w, mark);
 }
 
+/* A SHA-256 field of the plan: 64 lowercase hex digits. */
+static void read_sha256(walk *w, int at, const char *key, int req,
+                        char **out) {
+  proto_get_string(w, at, key, req, out);
+  for (size_t i = 0; *out && i < 64; i++)
+    if (strlen(*out) != 64 || !strchr("0123456789abcdef", (*out)[i])) {
+      proto_path_key(w, key);
+      proto_fail(w, "must be 64 lowercase hex digits (a SHA-256), got \"%s\"",
+                 *out);
+    }
+}
+
 /* plan.pilot: what the plan was simulated from. */
 static void read_plan_pilot(walk *w, int t, proto_plan *p) {
   static const char *const keys[] = {"sha256", "runs", "source", NULL};
@@ -535,14 +547,7 @@ static void read_plan_pilot(walk *w, int t, proto_plan *p) {
                    "\"pilot\" }");
   int at = lua_gettop(w->L);
   proto_check_keys(w, at, keys, 0, "the plan's pilot");
-  proto_get_string(w, at, "sha256", REQ, &p->pilot_sha256);
-  for (size_t i = 0; i < 64; i++)
-    if (strlen(p->pilot_sha256) != 64 ||
-        !strchr("0123456789abcdef", p->pilot_sha256[i])) {
-      proto_path_key(w, "sha256");
-      proto_fail(w, "must be 64 lowercase hex digits (a SHA-256), got \"%s\"",
-                 p->pilot_sha256);
-    }
+  read_sha256(w, at, "sha256", REQ, &p->pilot_sha256);
   if (proto_get_num(w, at, "runs", REQ, 1, 1, 0, 1e9, "an integer >= 1", &x))
     p->pilot_runs = (long)x;
   if (proto_get_enum(w, at, "source", sources, &src))
@@ -555,9 +560,9 @@ static void read_plan_pilot(walk *w, int t, proto_plan *p) {
 
 void proto_read_plan(walk *w, int t) {
   static const char *const keys[] = {
-      "power",       "sizes",     "sims",      "pilot", "expected",
-      "comparisons", "sized_for", "achieved",  "runs",  "looks",
-      "expected_se", "assurance", "power_low", NULL};
+      "power",       "sizes",     "sims",      "pilot",       "expected",
+      "comparisons", "sized_for", "achieved",  "runs",        "looks",
+      "expected_se", "assurance", "power_low", "rule_sha256", NULL};
   static const char *const sized[] = {"all", "hypotheses", NULL};
   int which = 0;
   proto_plan *p = &w->s->plan;
@@ -592,6 +597,7 @@ void proto_read_plan(walk *w, int t) {
   read_plan_sizes(w, at, "sizes", PLAN_MAX_SIZES, &p->sizes, &p->n_sizes);
   read_plan_sizes(w, at, "looks", CORE_MAX_LOOKS, &p->looks, &p->n_looks);
   read_plan_pilot(w, at, p);
+  read_sha256(w, at, "rule_sha256", OPT, &p->rule_sha256);
   if (proto_get_enum(w, at, "sized_for", sized, &which))
     p->sized_for_hypotheses = which == 1;
   if (proto_get_num(w, at, "achieved", OPT, 0, 0, 0, 1, "a probability", &x))

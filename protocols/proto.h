@@ -342,6 +342,9 @@ typedef struct proto_plan {
   size_t n_sizes;
   long sims;          /* simulated experiments per comparison and size */
   char *pilot_sha256; /* the digest of the values planned from */
+  /* proto_plan_rule_sha256 of the sheet planned for, or NULL (a plan
+   * written before it was stored) */
+  char *rule_sha256;
   long pilot_runs;    /* the fewest values of a cell in them */
   char *pilot_source; /* "pilot", "experiment" or "bundle" */
   double expected;    /* comparisons the plan expected to decide at the
@@ -439,6 +442,35 @@ long proto_level_min_n(double confidence);
 /** How often the widest interval of n values per arm covers the true
  * ratio of a pure scale model: 1 - 2 / C(2n, n) (0.90 at n = 3). */
 double proto_widest_coverage(long n);
+
+/** The SHA-256 of what a plan's sample size rests on besides the pilot:
+ * the rule (estimator, confidence, resamples, seed, min_n, pairs,
+ * spending, family, every verdict's bounds), the arms and the reference,
+ * each workload's metrics and the hypotheses (what they test). Not the
+ * runs nor the looks, which the plan chooses. prereg plan --write stores
+ * it as plan.rule_sha256; report and check compare. Returns 0, or -1
+ * when out of memory. */
+int proto_plan_rule_sha256(const proto_sheet *s, char out[CORE_SHA256_HEX]);
+
+/** Whether the sheet's plan block was computed for another rule than the
+ * sheet's (its rule_sha256 is not proto_plan_rule_sha256 of the sheet),
+ * with the sheet's digest in now; 0 also when the block records none. */
+int proto_plan_rule_changed(const proto_sheet *s, char now[CORE_SHA256_HEX]);
+
+/** Whether a workload places a look below the values an interval at that
+ * look's confidence needs (proto_effective_min_n at 1 - (1 - confidence)
+ * / K for its K looks, the least strict level a comparison is made at
+ * there): 1 with "FILE: workloads[I].looks[J]: ..." and the fix appended
+ * to why, else 0. check, register and amend refuse such a sheet (exit 2); the
+ * loader does not, so that readers of a sheet registered before still
+ * analyse it. */
+int proto_looks_below_level(const proto_sheet *s, core_buf *why);
+
+/** The fewest values for a distribution-free interval of one median at
+ * confidence: the widest, [min, max], misses the true median in 2 / 2^n
+ * of samples, so it takes 1 - 2 / 2^n >= confidence: 6 at 95%, 8 at
+ * 99%. */
+long proto_median_min_n(double confidence);
 
 /** The fewest values per arm for a verdict with an interval at
  * confidence: the larger of the rule's min_n and proto_level_min_n. */

@@ -216,6 +216,7 @@ void proto_sheet_free(proto_sheet *s) {
   free_hosts(&s->hosts);
   core_free(s->plan.sizes);
   core_free(s->plan.pilot_sha256);
+  core_free(s->plan.rule_sha256);
   core_free(s->plan.looks);
   core_free(s->plan.pilot_source);
   core_free(s->conditions.governor);

@@ -159,6 +159,105 @@ long proto_level_min_n(double confidence) {
   return n;
 }
 
+/* One verdict of the rule, every bound at full precision. */
+static void verdict_text(const proto_verdict_rule *v, core_buf *out) {
+  core_buf_printf(out,
+                  "verdict %s: ci_excludes %d %.17g ratio_above %d %.17g "
+                  "ratio_below %d %.17g ci_within %d %.17g %.17g "
+                  "diff_ci_excludes %d %.17g diff_above %d %.17g diff_below "
+                  "%d %.17g diff_ci_within %d %.17g %.17g\n",
+                  v->name, v->has_ci_excludes, v->ci_excludes,
+                  v->has_ratio_above, v->ratio_above, v->has_ratio_below,
+                  v->ratio_below, v->has_ci_within, v->ci_within[0],
+                  v->ci_within[1], v->has_diff_ci_excludes,
+                  v->diff_ci_excludes, v->has_diff_above, v->diff_above,
+                  v->has_diff_below, v->diff_below, v->has_diff_ci_within,
+                  v->diff_ci_within[0], v->diff_ci_within[1]);
+}
+
+/* What a hypothesis tests, for proto_plan_rule_sha256. */
+static void hypothesis_text(const proto_hypothesis *h, core_buf *out) {
+  core_buf_printf(out, "hypothesis %s: %s %s against %s kind %d x %.17g %s",
+                  h->id, h->workload ? h->workload : "",
+                  h->metric ? h->metric : "", h->against ? h->against : "",
+                  (int)h->kind, h->x, h->verdict ? h->verdict : "");
+  for (size_t i = 0; i < h->n_arms; i++)
+    core_buf_printf(out, " %s", h->arms[i]);
+  core_buf_puts(out, "\n");
+}
+
+int proto_plan_rule_sha256(const proto_sheet *s, char out[CORE_SHA256_HEX]) {
+  const proto_rule *r = &s->rule;
+  core_buf t;
+  core_buf_init(&t);
+  core_buf_printf(&t,
+                  "estimator %s confidence %.17g resamples %ld seed %lu "
+                  "min_n %ld pairs %d spending %d family %d\n",
+                  r->estimator, r->confidence, r->resamples, r->seed, r->min_n,
+                  r->pairs, r->spending, r->family);
+  for (size_t i = 0; i < r->n_verdicts; i++)
+    verdict_text(&r->verdicts[i], &t);
+  for (size_t a = 0; a < s->n_arms; a++)
+    core_buf_printf(&t, "arm %s%s\n", s->arms[a].name,
+                    a == s->reference ? " reference" : "");
+  for (size_t w = 0; w < s->n_workloads; w++) {
+    core_buf_printf(&t, "workload %s:", s->workloads[w].name);
+    for (size_t m = 0; m < s->workloads[w].n_metrics; m++)
+      core_buf_printf(&t, " %s", s->workloads[w].metrics[m]);
+    core_buf_puts(&t, "\n");
+  }
+  for (size_t i = 0; i < s->n_hypotheses; i++)
+    hypothesis_text(&s->hypotheses[i], &t);
+  if (t.oom) {
+    core_buf_free(&t);
+    return -1;
+  }
+  core_sha256_hex(t.data ? t.data : "", t.len, out);
+  core_buf_free(&t);
+  return 0;
+}
+
+int proto_plan_rule_changed(const proto_sheet *s, char now[CORE_SHA256_HEX]) {
+  const proto_plan *p = &s->plan;
+  if (!p->declared || !p->rule_sha256 || proto_plan_rule_sha256(s, now) != 0)
+    return 0;
+  return strcmp(p->rule_sha256, now) != 0;
+}
+
+int proto_looks_below_level(const proto_sheet *s, core_buf *why) {
+  for (size_t i = 0; i < s->n_workloads; i++) {
+    const proto_workload *wl = &s->workloads[i];
+    double k = (double)wl->n_looks;
+    double c = 1.0 - (1.0 - s->rule.confidence) / (k > 0 ? k : 1);
+    long need = proto_effective_min_n(&s->rule, c);
+    for (size_t j = 0; j < wl->n_looks; j++) {
+      if (wl->looks[j] >= need)
+        continue;
+      core_buf_printf(why,
+                      "%s: workloads[%zu].looks[%zu]: %ld runs per arm is "
+                      "below the %ld an interval at this look's %.4g%% "
+                      "(its share of the error over %zu looks) needs: no "
+                      "comparison could be decided there; make every look "
+                      "at least %ld, or drop this one",
+                      s->path, i + 1, j + 1, wl->looks[j], need, c * 100,
+                      wl->n_looks, need);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+long proto_median_min_n(double confidence) {
+  long n = 1;
+  double miss = 1.0; /* 2 / 2^n */
+  /* Any confidence below 1 is reached long before n = 1000. */
+  while (n < 1000 && 1.0 - miss < confidence * (1 - 1e-12)) {
+    n++;
+    miss /= 2;
+  }
+  return n;
+}
+
 long proto_effective_min_n(const proto_rule *r, double confidence) {
   long level = proto_level_min_n(confidence);
   return r->min_n > level ? r->min_n : level;

@@ -56,6 +56,35 @@ static void chosen(core_buf *b, const proto_plan *p) {
   core_buf_puts(b, ".");
 }
 
+void report_plan_rule_notice(core_buf *b, const report_input *in) {
+  char now[CORE_SHA256_HEX];
+  if (!proto_plan_rule_changed(in->sheet, now))
+    return;
+  core_buf_printf(b,
+                  "> **RULE CHANGED AFTER THE PLAN.** The runs per arm were "
+                  "chosen by `prereg plan` for another rule than the one "
+                  "registered here (the rule, arms, metrics or hypotheses "
+                  "it was computed for have SHA-256 `%.12s`, these `%.12s`): "
+                  "the power and the decisions the plan expected are not "
+                  "this rule's (see Sample size).\n\n",
+                  in->sheet->plan.rule_sha256, now);
+}
+
+/* Whether the plan was computed for the rule registered, in words. */
+static void rule_planned_for(core_buf *b, const proto_plan *p,
+                             const proto_sheet *s) {
+  char now[CORE_SHA256_HEX];
+  if (!p->rule_sha256)
+    core_buf_puts(b, " The plan block does not record the rule it was "
+                     "computed for (`rule_sha256`): whether the rule changed "
+                     "after the plan cannot be told.");
+  else if (proto_plan_rule_changed(s, now))
+    core_buf_puts(b, " **The rule was changed after the plan**: the plan "
+                     "was computed for another rule, arms, metrics or "
+                     "hypotheses than these, so what it gives below is not "
+                     "this rule's power.");
+}
+
 static void planned(core_buf *b, const report_input *in) {
   const proto_plan *p = &in->sheet->plan;
   size_t of, n = decided(in->summary, &of);
@@ -73,6 +102,7 @@ static void planned(core_buf *b, const report_input *in) {
                   " runs per arm), %ld simulated experiments drew that many "
                   "values per arm from them and applied this rule.",
                   p->sims);
+  rule_planned_for(b, p, in->sheet);
   chosen(b, p);
   if (p->assurance > 0 && p->power_low >= 0)
     core_buf_printf(b,

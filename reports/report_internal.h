@@ -189,6 +189,10 @@ void report_code_span(core_buf *b, const char *text);
  * pilot, when it has either; nothing otherwise. */
 void report_plan_section(core_buf *b, const report_input *in);
 
+/** The notice at the top of the report when the rule changed after the
+ * plan (proto_plan_rule_changed); nothing otherwise. */
+void report_plan_rule_notice(core_buf *b, const report_input *in);
+
 /* Used by the files of reports/ only */
 
 /** The versions behind a report (libraries.c): "1.1.4" of libxlsxwriter

@@ -15,6 +15,13 @@
 # The layer is a GNU tar with sorted names, mtime 0 and owner 0; the
 # config, manifest and index are written here (created 1970-01-01), so
 # the digest changes only with the packages' files.
+# The image's archive is kept in BENCH_IMAGE_CACHE (default
+# /var/tmp/prereg-image-cache), named by the SHA-256 of its inputs (this
+# script, read-files.c, gcc's version, busybox's applets, and the path and
+# contents of every file copied in): built once per machine and set of
+# packages, imported into each new containerd; BENCH_IMAGE_CACHE= (empty)
+# builds afresh. The imported digest is checked against the built one
+# either way.
 # SPDX-License-Identifier: MIT
 set -eu
 
@@ -44,14 +51,40 @@ done
 
 out="$dir/bench-image"
 rm -rf "$out"
+mkdir -p "$out"
+c="$CTR -a $dir/containerd.sock -n prereg"
+# import_image TAR DIGEST: TAR into this containerd as $ref, checked to be DIGEST.
+import_image() {
+  $c images rm "$ref" > /dev/null 2>&1 || true
+  $c images import "$1" > "$out/import.log" 2>&1 ||
+    die "ctr images import failed: $(cat "$out/import.log")"
+  got=$($c images ls | awk -v r="$ref" '$1 == r { print $3 }')
+  [ "$got" = "$2" ] || die "imported $ref as '$got', expected $2"
+  echo "$2"
+}
+
+# The inputs: the binaries and every library ldd names, dereferenced.
+files="$bins $(ldd $bins | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
+    $1 ~ /^\// && NF > 1 { print $1 }' | LC_ALL=C sort -u)"
+cache=${BENCH_IMAGE_CACHE-/var/tmp/prereg-image-cache}
+key=
+if [ -n "$cache" ]; then
+  key=$({ sha256sum "$0" "$assets/read-files.c" /bin/busybox $files
+    gcc --version | head -n 1; /bin/busybox --list | LC_ALL=C sort
+    echo "$ref"; } | sha256sum | cut -d' ' -f1)
+  if [ -s "$cache/$key.tar" ] && [ -s "$cache/$key.digest" ]; then
+    import_image "$cache/$key.tar" "$(cat "$cache/$key.digest")"
+    exit 0
+  fi
+fi
+
 r="$out/rootfs"
 mkdir -p "$r/bin" "$r/etc/nginx" "$r/dev" "$r/proc" "$r/sys" "$r/tmp" \
   "$r/root" "$r/run" "$r/var/lib/nginx" "$r/srv/www" "$r/usr/local/bin" \
   "$r/data/files" "$out/blobs/sha256"
 
 # The binaries and their libraries, dereferenced, at the host's paths.
-for f in $bins $(ldd $bins | awk '$2 == "=>" && $3 ~ /^\// { print $3 }
-    $1 ~ /^\// && NF > 1 { print $1 }' | LC_ALL=C sort -u); do
+for f in $files; do
   mkdir -p "$r$(dirname "$f")"
   cp -L "$f" "$r$f"
 done
@@ -62,16 +95,16 @@ done
 gcc -std=c11 -O2 -Wall -Wextra -Werror -static -o "$r/usr/local/bin/read-files" \
   "$assets/read-files.c" || die "cannot build read-files statically (libc6-dev?)"
 
-d=0
-while [ $d -lt 30 ]; do
-  mkdir "$r/data/files/d$d"
-  f=0
-  while [ $f -lt 100 ]; do
-    yes "d$d/f$f" | head -c 1024 > "$r/data/files/d$d/f$f"
-    f=$((f + 1))
-  done
-  d=$((d + 1))
-done
+# Each file is its own name (dD/fF) repeated, cut at 1,024 bytes.
+python3 - "$r/data/files" << 'PY' || die "cannot write the small files"
+import os, sys
+for d in range(30):
+    os.mkdir("%s/d%d" % (sys.argv[1], d))
+    for f in range(100):
+        name = "d%d/f%d" % (d, f)
+        with open("%s/%s" % (sys.argv[1], name), "w") as out:
+            out.write(((name + "\n") * 1024)[:1024])
+PY
 
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$r/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$r/etc/group"
@@ -133,11 +166,14 @@ LC_ALL=C tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
   --format=gnu -C "$out" -cf "$out/image.tar" oci-layout index.json blobs
 rm -rf "$out/blobs"
 
-c="$CTR -a $dir/containerd.sock -n prereg"
-$c images rm "$ref" > /dev/null 2>&1 || true
-$c images import "$out/image.tar" > "$out/import.log" 2>&1 ||
-  die "ctr images import failed: $(cat "$out/import.log")"
+import_image "$out/image.tar" "$digest"
+# Kept for the next containerd: written aside, then renamed into place,
+# so that a build alongside never reads half an archive.
+if [ -n "$key" ] && mkdir -p "$cache" 2> /dev/null &&
+  cp "$out/image.tar" "$cache/$key.tar.$$" 2> /dev/null; then
+  echo "$digest" > "$cache/$key.digest.$$"
+  mv -f "$cache/$key.digest.$$" "$cache/$key.digest"
+  mv -f "$cache/$key.tar.$$" "$cache/$key.tar"
+fi
+[ -z "$key" ] || rm -f "$cache/$key.tar.$$" "$cache/$key.digest.$$"
 rm -f "$out/image.tar"
-got=$($c images ls | awk -v r="$ref" '$1 == r { print $3 }')
-[ "$got" = "$digest" ] || die "imported $ref as '$got', expected $digest"
-echo "$digest"

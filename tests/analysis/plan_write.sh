@@ -265,4 +265,62 @@ check_grep "the sequential design chosen" '"recommended": \{"w": 20\}' "$out"
 expect 0 "--write again: unchanged" "$PREREG" plan seq.lua "${PLAN[@]}" \
   --write
 check_grep "again: unchanged" "seq.lua: unchanged" "$out"
-done_testing 71
+# The rule the plan was computed for: stored with it (rule_sha256), and a
+# rule changed after the plan is said by check and at the top of the
+# report; a block that does not record it is said too.
+check_grep "the block records the rule planned for" \
+  '^    rule_sha256 = "[0-9a-f]{64}",$' "$(cat hyp.lua)"
+expect 0 "the rule as planned: check" "$PREREG" check hyp.lua
+check "the rule as planned: no warning of it" \
+  bash -c '! grep -q "another rule\|does not record the rule" <<<"$1"' _ "$out"
+sed -e 's/id = "hyp"/id = "moved"/' -e 's/cmd = "true", //' \
+  -e 's/{ "slower", ratio_above = 1, ci_excludes = 1 }/{ "slower", ratio_above = 1.5, ci_excludes = 1 }/' \
+  hyp.lua >moved.lua
+check "the rule edited after the plan" grep -q 'ratio_above = 1.5' moved.lua
+expect 0 "rule changed after the plan: check passes" "$PREREG" check moved.lua
+check_grep "rule changed after the plan: check warns" \
+  '^warning: the plan block \(line [0-9]+\) was computed for another rule than this sheet.s \(rule_sha256 [0-9a-f]{12}, this rule [0-9a-f]{12}: .*run prereg plan --write again' \
+  "$out"
+expect 0 "rule changed: register" "$PREREG" register moved.lua
+expect 0 "rule changed: import" "$PREREG" import moved.lua src.csv
+expect 0 "rule changed: report" "$PREREG" report moved.lua --out moved
+check_grep "rule changed: said at the top of the report" \
+  '^> \*\*RULE CHANGED AFTER THE PLAN\.\*\* The runs per arm were chosen by .prereg plan. for another rule' \
+  "$(sed -n '1,/^# /p' moved/report.md)"
+check_grep "rule changed: and in Sample size" \
+  '\*\*The rule was changed after the plan\*\*' "$(sed -n '/^## Sample size/,/^## /p' moved/report.md)"
+sed -e 's/id = "hyp"/id = "asis"/' -e 's/cmd = "true", //' hyp.lua >asis.lua
+expect 0 "the rule as planned: register" "$PREREG" register asis.lua
+expect 0 "the rule as planned: import" "$PREREG" import asis.lua src.csv
+expect 0 "the rule as planned: report" "$PREREG" report asis.lua --out hyprep
+check "the rule as planned: no notice" \
+  bash -c '! grep -q "RULE CHANGED\|changed after the plan" "$1"' _ hyprep/report.md
+sed -e 's/id = "hyp"/id = "old"/' -e '/rule_sha256/d' hyp.lua >old.lua
+expect 0 "a plan block from before: check" "$PREREG" check old.lua
+check_grep "a plan block from before: said" \
+  '^warning: the plan block \(line [0-9]+\) does not record the rule it was computed for \(rule_sha256\)' \
+  "$out"
+
+# min_n below the level's fewest: check warns, with the fix; at it, no
+# warning. A look below the fewest its own level needs: refused by check
+# and register (exit 2), naming the field and the fix.
+check_grep "min_n 3: check warns" \
+  '^warning: rule.min_n is 3, below the 5 values per arm a 95% interval needs .*set min_n = 5' \
+  "$out"
+sed -e 's/id = "hyp"/id = "mn5"/' -e 's/rule = { seed = 3,/rule = { seed = 3, min_n = 5,/' \
+  hyp.before >mn5.lua
+expect 0 "min_n 5: check" "$PREREG" check mn5.lua
+check "min_n 5: no warning of min_n" \
+  bash -c '! grep -q "rule.min_n" <<<"$1"' _ "$out"
+sed -e 's/id = "hyp"/id = "low"/' -e 's/runs = 40,/runs = 40, looks = { 4, 40 },/' \
+  hyp.before >low.lua
+expect 2 "a look below the level: check refuses" "$PREREG" check low.lua
+check_grep "it names the field and the fix" \
+  'low.lua: workloads\[1\]\.looks\[1\]: 4 runs per arm is below the 5 an interval at this look.s 97\.5% \(its share of the error over 2 looks\) needs: .*make every look at least 5' \
+  "$out"
+expect 2 "a look below the level: register refuses" "$PREREG" register low.lua
+check_grep "register names it too" 'workloads\[1\]\.looks\[1\]: 4 runs per arm' "$out"
+check "nothing registered" [ ! -e data/low/versions ]
+sed -i 's/looks = { 4, 40 }/looks = { 5, 40 }/' low.lua
+expect 0 "a look at the level: check" "$PREREG" check low.lua
+done_testing 97

@@ -10,7 +10,10 @@
  * a size only from proto_effective_min_n on, and every interval it gives
  * must cover in at least 93% of experiments. At n = 3 the interval is
  * measured too (it must be the one below 93% that is refused), so that
- * the check can fail.
+ * the check can fail. The interval of one median that compare gives
+ * (analysis_median_interval) is measured alike against each law's median:
+ * none below proto_median_min_n, and at least its level less 2 points
+ * (the simulation's error) from there on.
  *
  * Usage: test_coverage [EXPERIMENTS RESAMPLES [CONFIDENCE]]: the suite
  * runs it with none (400 experiments of 1000 resamples per law and size,
@@ -18,6 +21,8 @@
  * with 10000 and 10000. It prints the table.
  * SPDX-License-Identifier: MIT
  */
+#include <math.h>
+
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
@@ -69,6 +74,64 @@ static double coverage(int law, size_t n, long experiments, long resamples,
   return (double)covered / (double)experiments;
 }
 
+/* The true median of each law. */
+static double law_median(int law) {
+  switch (law) {
+  case NORMAL:
+    return 10.0;
+  case LOGNORMAL:
+    return 1.0;
+  default:
+    return 1.0 + log(2.0);
+  }
+}
+
+/* The share of samples of n values whose distribution-free interval of
+ * the median (analysis_median_interval, what compare gives one command)
+ * covers the law's median; -1 when none is given at n. */
+static double median_coverage(int law, size_t n, long experiments,
+                              double confidence) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  double x[MAX_N];
+  long covered = 0;
+  int given = 1;
+  gsl_rng_set(r, 7000UL * (unsigned long)(law + 1) + n);
+  for (long e = 0; e < experiments && given; e++) {
+    double lo, hi;
+    core_err err = {0};
+    for (size_t i = 0; i < n; i++)
+      x[i] = draw(r, law);
+    given = analysis_median_interval(x, n, confidence, &lo, &hi, &err) == 1;
+    covered += given && lo <= law_median(law) && law_median(law) <= hi;
+  }
+  gsl_rng_free(r);
+  return given ? (double)covered / (double)experiments : -1;
+}
+
+/* One median alone: no interval below proto_median_min_n, and every one
+ * given covers at its level (it is exact for continuous laws). */
+static void one_median(long experiments, double confidence) {
+  static const size_t sizes[] = {3, 5, 6, 7, 10, 30};
+  long floor_n = proto_median_min_n(confidence);
+  CHECK(proto_median_min_n(0.95) == 6);
+  CHECK(proto_median_min_n(0.99) == 8);
+  printf("coverage of the %g%% interval of one median (given from %ld)\n",
+         confidence * 100, floor_n);
+  for (int law = 0; law < N_LAWS; law++) {
+    printf("%-20s", law_names[law]);
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+      double c = median_coverage(law, sizes[k], experiments, confidence);
+      char what[80];
+      printf("  %6.3f", c);
+      snprintf(what, sizeof what, "one median, %s, n = %zu: coverage %.3f",
+               law_names[law], sizes[k], c);
+      CHECK_NAMED(what,
+                  (long)sizes[k] < floor_n ? c < 0 : c >= confidence - 0.02);
+    }
+    printf("\n");
+  }
+}
+
 int main(int argc, char **argv) {
   static const size_t sizes[] = {3, 4, 5, 6, 10, 30};
   long experiments = argc > 2 ? strtol(argv[1], NULL, 10) : 1000;
@@ -115,6 +178,7 @@ int main(int argc, char **argv) {
     printf("\n");
   }
   printf("(*: below the floor; analyze gives no interval there)\n");
+  one_median(experiments, confidence);
   /* The floor keeps out a size where the interval falls short: without
    * one, the check above could not fail. */
   if (confidence == 0.95)

@@ -30,7 +30,7 @@ check_grep "ratio 2 of two to one" '"ratio": 2\.0,' "$out"
 check_grep "no interval of no width" '"ci_low": null,' "$out"
 check_grep "no spread, said" '"note": "no CI: the resampled medians of two and one do not vary \(no spread\)' "$out"
 check_grep "so inconclusive" '"rule_verdict": "inconclusive"' "$out"
-check_grep "the median's interval" '"arm": "one", "n": 5, "median": 1, "ci_low": 1, "ci_high": 1' "$out"
+check_grep "5 values: no interval of the median" '"arm": "one", "n": 5, "median": 1, "ci_low": null, "ci_high": null, "note": "no 95% CI of the median: one median needs at least 6 values for one \(with 5, \[min, max\] covers the true median in 93\.75% of samples\)"' "$out"
 # Values that vary within 1.1 to 1.9 and 2.1 to 2.9 (by the run's pid):
 # whatever they are, 5 per arm give an interval above 1, and the
 # starter's slower, read as higher on a metric of no kind.
@@ -58,8 +58,20 @@ expect 0 "one command" "$PREREG" compare 'echo v=3 > $PREREG_METRICS' \
   --metric v --runs 3 --warmup 0
 echo "$out" > one.out
 check "one command: every line exploratory" all_marked one.out
-check_grep "described: median, its interval, spread" \
-  'v: median 3\.00, 95% CI of the median \[3\.00, 3\.00\], IQR 3\.00 to 3\.00' \
+check_grep "described: 3 values, no interval of the median, and why" \
+  'v: median 3\.00, no 95% CI of the median: one median needs at least 6 values for one \(with 3, \[min, max\] covers the true median in 75% of samples\), IQR 3\.00 to 3\.00' \
+  "$out"
+# Values 1.1, 1.2, ... in the order of the runs: 9 give the order
+# statistics 2 and 8 (2 P(B <= 1) = 20/512 <= 5%), constant ones none.
+CNT='n=$(cat '"$T"'/cnt 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '"$T"'/cnt; echo v=1.$n > $PREREG_METRICS'
+expect 0 "one command, 9 varying values" "$PREREG" compare "$CNT" \
+  --metric v --runs 9 --warmup 0
+check_grep "9 values: the distribution-free interval" \
+  'v: median 1\.50, 95% CI of the median \[1\.20, 1\.80\], IQR' "$out"
+expect 0 "one command, 9 equal values" "$PREREG" compare \
+  'echo v=3 > $PREREG_METRICS' --metric v --runs 9 --warmup 0
+check_grep "9 equal values: no interval of no width" \
+  'v: median 3\.00, no 95% CI of the median: the values it would span do not vary \(no spread\)' \
   "$out"
 
 # A scan: one arm per value; {n} replaced, other braces kept literal.
@@ -111,4 +123,4 @@ expect 2 "--reference of no arm" "$PREREG" compare true false \
 expect 0 "--help" "$PREREG" compare --help
 check_grep "help names -L" "-L NAME V1,V2" "$out"
 
-done_testing 48
+done_testing 52

@@ -199,6 +199,18 @@ check_grep "what differs lists the dropped arm" \
   '^\| arm c \| `sh \{sheet_dir\}/work.sh c` \| `dropped` \|$' \
   "$(cat "$T/d2/drop/report/report.md")"
 
+# A replication of 3 values per arm: too few for a 95% interval, so the
+# ratio of ratios has none, and says why (as each comparison does).
+mkdir -p "$T/rep3" && cd "$T/rep3" || exit 1
+expect 0 "replicate with few values" "$PREREG" replicate "$T/orig.tar.gz" --id few --data "$T/d2"
+expect 0 "register it" "$PREREG" register protocols/few.lua --data "$T/d2"
+head -n 10 "$T/rep.csv" >"$T/few.csv"
+expect 0 "import 3 values per arm" "$PREREG" import protocols/few.lua "$T/few.csv" --data "$T/d2"
+"$PREREG" analyze protocols/few.lua --data "$T/d2" --json >"$T/few.json"
+check_grep "3 values per arm: no interval of the ratio of ratios, and why" \
+  '^None None no interval of the ratio of ratios: the replication has 3 values for b and 3 for a; a 95% interval needs at least 5 per arm$' \
+  "$(json "$T/few.json" '[" ".join(str(x) for x in (r["replication"]["ci_low"], r["replication"]["ci_high"], r["replication"]["why"])) for r in j["results"] if r["arm"] == "b"][0]')"
+
 # Image digests and host facts, from real runs of `true` (no verdict is
 # asserted): the replication's image differs from the original's.
 mkdir -p "$T/img" "$T/imgrep" && cd "$T/img" || exit 1
@@ -232,4 +244,4 @@ check_grep "the arm's versions output of both" \
 check_grep "and the changed versions command" \
   '^\| arm b versions 1 \| `echo tool 1.0` \| `echo tool 2.0` \|$' "$D"
 
-done_testing 69
+done_testing 73

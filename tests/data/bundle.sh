@@ -117,19 +117,31 @@ out=$("$BUNDLE_TOOL" verify "$B" 2>&1); rc=$?
 [ $rc = 0 ] && grep -q "ok: experiment demo, .* versions v0..v1, 2 batches (5 rows), report included" <<<"$out" && ok || bad "verify of a good bundle: $rc $out"
 check "verify does not print the bundle's sha256: $out" grep -qF "sha256 $sha1" <<<"$out"
 
-# One byte changed in each member in turn.
-for m in $(tamper list "$B"); do
-  tamper byte "$B" "$T/t.tar.gz" "$m"
-  expect_fail "byte in $m" 1 "$T/t.tar.gz" "$m"
+# One byte changed in each member in turn, and each member removed in
+# turn: the bundles written by one tamper.py, then verified one by one.
+members=$(tamper list "$B")
+check "the bundle has members to tamper with" test -n "$members"
+i=0
+for m in $members; do
+  i=$((i + 1))
+  printf 'byte\t%s\t%s\t%s\n' "$B" "$T/byte-$i.tar.gz" "$m"
+  printf 'remove\t%s\t%s\t%s\n' "$B" "$T/remove-$i.tar.gz" "$m"
+done | tamper many || bad "tamper many"
+i=0
+for m in $members; do
+  i=$((i + 1))
+  expect_fail "byte in $m" 1 "$T/byte-$i.tar.gz" "$m"
 done
-# Each member removed in turn (BUNDLE-MANIFEST: then it is no bundle).
-for m in $(tamper list "$B"); do
-  tamper remove "$B" "$T/t.tar.gz" "$m"
+# (BUNDLE-MANIFEST removed: then it is no bundle.)
+i=0
+for m in $members; do
+  i=$((i + 1))
   case $m in
-    */BUNDLE-MANIFEST) expect_fail "remove $m" 2 "$T/t.tar.gz" "BUNDLE-MANIFEST" ;;
-    *) expect_fail "remove $m" 1 "$T/t.tar.gz" "$m: listed in demo/BUNDLE-MANIFEST but missing" ;;
+    */BUNDLE-MANIFEST) expect_fail "remove $m" 2 "$T/remove-$i.tar.gz" "BUNDLE-MANIFEST" ;;
+    *) expect_fail "remove $m" 1 "$T/remove-$i.tar.gz" "$m: listed in demo/BUNDLE-MANIFEST but missing" ;;
   esac
 done
+rm -f "$T"/byte-*.tar.gz "$T"/remove-*.tar.gz
 tamper add "$B" "$T/t.tar.gz" demo/batches/b0003.csv
 expect_fail "member added" 1 "$T/t.tar.gz" "demo/batches/b0003.csv: not listed in demo/BUNDLE-MANIFEST"
 tamper add "$B" "$T/t.tar.gz" demo/report/extra.html
@@ -244,4 +256,4 @@ mkdir -p "$T/tmp2"
 (cd "$T/tmp2" && TMPDIR=$T/tmp2 "$BUNDLE_TOOL" extract "$T/t.tar.gz" >/dev/null 2>&1); rc=$?
 [ $rc = 1 ] && [ ! -e "$T/escaped" ] && [ -z "$(ls "$T/tmp2")" ] && ok || bad "extract of a bad bundle: $rc"
 
-done_testing 90
+done_testing 91

@@ -126,7 +126,7 @@ sed -e 's/"work.sh", "conf\/"/"conf\/"/' -e 's/id = "inp"/id = "inq"/' "$S/s.lua
 expect 0 "check warns, never fails" "$PREREG" check "$S/u.lua"
 check_grep "the warning names the file" 'warning: .* runs work.sh, a file of the sheet.s folder that `inputs` does not list' "$out"
 expect 0 "check of the sheet that lists it" "$PREREG" check "$S/s.lua"
-check "no warning then" bash -c '! grep -q "^warning" <<<"$1"' _ "$out"
+check "no warning of the inputs then" bash -c '! grep -q "^warning: .*inputs" <<<"$1"' _ "$out"
 ln -s /etc/hostname "$S/conf/link"
 expect 2 "check refuses a link in an input folder" "$PREREG" check "$S/s.lua"
 check_grep "it names the link" "inputs: conf/link is a symbolic link" "$out"

@@ -24,6 +24,10 @@
 #   tamper.py append IN OUT KIND            after the tar's end, inside the
 #                                           gzip stream: "tar" (a second
 #                                           archive) or "zeros"
+#   tamper.py many                          each line of stdin one of the
+#                                           commands above, its arguments
+#                                           separated by tabs: many bundles
+#                                           for one start of Python
 import gzip
 import hashlib
 import io
@@ -202,4 +206,8 @@ def main(a):
     save(out, ms)
 
 
-main(sys.argv[1:])
+if sys.argv[1:] == ["many"]:
+    for line in sys.stdin.read().splitlines():
+        main(line.split("\t"))
+else:
+    main(sys.argv[1:])

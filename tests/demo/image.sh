@@ -122,7 +122,9 @@ n_lines=$(find "$img/rootfs/opt/sc/src" -name '*.[ch]' -print0 | xargs -0 cat | 
 check "compile: the code base has several thousand lines ($n_lines)" test "$n_lines" -ge 3000
 mkdir -p "$tmp/src-broken"
 cp -R "$img" "$tmp/img2"
-echo 'this is not C' > "$tmp/img2/rootfs/opt/sc/src/core/zz_broken.c"
+# The broken file sorts first, so that make stops at once rather than after
+# compiling the whole code base; its failure must fail the run either way.
+echo 'this is not C' > "$tmp/img2/rootfs/opt/sc/src/00_broken.c"
 (cd "$work" && "$tmp/img2/launch-bare" sc-compile > /dev/null 2>&1)
 rc=$?
 check "compile: a file that does not compile fails the run (exit $rc, $n_c files)" test "$rc" -ne 0
