@@ -114,16 +114,18 @@ void analysis_family_errors(int family, double alpha, size_t m,
 core_status acc_family(const acc *c, analysis_summary *s,
                        double *const *sorted, int threads, core_err *err);
 
-/** Frees s's replication entries (replication.c). */
-void analysis_replication_free(analysis_summary *s);
+/* Cells (cells.c) */
 
 /** Interns s; NULL when out of memory. */
 const char *acc_intern(acc_strings *set, const char *s);
+/** Frees the strings of set and empties it. */
+void acc_strings_free(acc_strings *set);
 
 /** The cells of an analysis under sheet, without a counter of its own:
- * a host's, fed the runs its plan's counter decided (stream.c). */
+ * a host's, fed the runs its plan's counter decided. */
 core_status acc_init_cells(acc *c, const proto_sheet *sheet, core_err *err);
-/** Frees what an acc holds (its counter, cells, drops, tallies). */
+/** Frees what an acc holds (its counter, cells, drops, tallies); its
+ * analyses per host go first, by analysis_across_free. */
 void acc_free(acc *c);
 /** Places the rows of run under the fate f the counting rule gave it:
  * each value into its cell, or a drop with the rule's reason. */
@@ -239,6 +241,8 @@ typedef struct analysis_estimate {
   double ratio, ci_low, ci_high;
   double difference, difference_ci_low, difference_ci_high;
 } analysis_estimate;
+/** The estimate of r that its verdict is read on (verdict.c). */
+analysis_estimate acc_estimate_of(const analysis_result *r);
 
 /** The first rule in rule->verdicts that matches e, or NULL: a rule with
  * a condition on the ratio needs the ratio and its CI, one with a
@@ -255,12 +259,13 @@ const proto_verdict_rule *analysis_verdict_rule(const proto_rule *rule,
 
 /** Fills s->replication for sheet's `published` entries: each against
  * s's results, and, for a replication's sheet (`replicates`), the
- * outcome, from the original's data kept under exp's folder
- * (original/ORIGINAL, analysed under its own newest version) when they
- * are there. Called by analysis_experiment. */
+ * outcome, against orig (borrowed; NULL when the original's data are not
+ * kept), the original's analysis under its own newest version. Called by
+ * analysis_stream_end, which analyses the original (original/ORIGINAL
+ * under the experiment's folder). */
 core_status analysis_replication_fill(analysis_summary *s,
                                       const proto_sheet *sheet,
-                                      const data_experiment *exp, int threads,
-                                      core_err *err);
+                                      const analysis_summary *orig,
+                                      int threads, core_err *err);
 
 #endif

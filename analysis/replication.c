@@ -111,35 +111,6 @@ static core_status quotient_ci(const analysis_summary *rep,
   return st == CORE_ESTATS ? CORE_OK : st;
 }
 
-/* The original's data kept beside a replication's (original/ORIGINAL
- * under exp's folder), analysed under its newest version: NULL (and
- * CORE_OK) when they are not there. */
-static core_status open_original(const proto_sheet *sheet,
-                                 const data_experiment *exp, int threads,
-                                 analysis_summary **out, core_err *err) {
-  const proto_replicates *rp = sheet->replicates;
-  char *dir = core_asprintf("%s/original", exp->dir);
-  char *path = core_asprintf("%s/original/%s/versions/v%ld.lua", exp->dir,
-                             rp->experiment, rp->version);
-  proto_sheet *os = NULL;
-  data_experiment *oe = NULL;
-  core_status st = CORE_OK;
-  *out = NULL;
-  if (!dir || !path)
-    st = OOM(err);
-  else if (core_exists(path)) {
-    if (!(os = proto_sheet_load(path, err)))
-      st = err->status ? err->status : CORE_EPROTOCOL;
-    else if ((st = data_experiment_open(dir, os, &oe, err)) == CORE_OK)
-      st = analysis_experiment(os, oe, threads, out, err);
-  }
-  data_experiment_free(oe);
-  proto_sheet_free(os);
-  core_free(dir);
-  core_free(path);
-  return st;
-}
-
 /* 1, with why said, when either experiment's comparison has fewer
  * values in an arm than an interval at the replication's confidence
  * needs (proto_effective_min_n under the replication's rule, as for
@@ -211,8 +182,9 @@ static core_status judge(analysis_summary *s, const analysis_summary *orig,
 
 /* Each hypothesis against the original's of the same id: the same
  * outcome words as the comparisons. */
-static core_status hypotheses(analysis_summary *s,
-                              const analysis_summary *orig, core_err *err) {
+static core_status compare_hypotheses(analysis_summary *s,
+                                      const analysis_summary *orig,
+                                      core_err *err) {
   size_t n = s->n_hypotheses ? s->n_hypotheses : 1;
   s->hyp_original = core_calloc(n, sizeof *s->hyp_original);
   s->hyp_outcome = core_calloc(n, sizeof *s->hyp_outcome);
@@ -250,9 +222,8 @@ static void count(analysis_summary *s, const analysis_replication *e) {
 
 core_status analysis_replication_fill(analysis_summary *s,
                                       const proto_sheet *sheet,
-                                      const data_experiment *exp, int threads,
-                                      core_err *err) {
-  analysis_summary *orig = NULL;
+                                      const analysis_summary *orig,
+                                      int threads, core_err *err) {
   core_status st = CORE_OK;
   if (sheet->n_published == 0)
     return CORE_OK;
@@ -260,9 +231,6 @@ core_status analysis_replication_fill(analysis_summary *s,
             core_calloc(sheet->n_published, sizeof *s->replication)))
     return OOM(err);
   s->n_replication = sheet->n_published;
-  if (sheet->replicates && exp &&
-      (st = open_original(sheet, exp, threads, &orig, err)) != CORE_OK)
-    return st;
   for (size_t i = 0; st == CORE_OK && i < sheet->n_published; i++) {
     analysis_replication *e = &s->replication[i];
     const proto_published *p = &sheet->published[i];
@@ -277,17 +245,6 @@ core_status analysis_replication_fill(analysis_summary *s,
       count(s, e);
   }
   if (st == CORE_OK && orig)
-    st = hypotheses(s, orig, err);
-  analysis_summary_free(orig);
+    st = compare_hypotheses(s, orig, err);
   return st;
-}
-
-void analysis_replication_free(analysis_summary *s) {
-  for (size_t i = 0; s->replication && i < s->n_replication; i++) {
-    core_free(s->replication[i].why);
-    core_free(s->replication[i].original_rule_verdict);
-  }
-  core_free(s->replication);
-  core_free(s->hyp_original);
-  core_free(s->hyp_outcome);
 }

@@ -27,7 +27,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -83,24 +82,6 @@ static long version_number(const char *rel, const char *ext) {
 static int is_batch_file(const char *rel, const char *ext) {
   return has_prefix(rel, "batches/") &&
          strchr(rel + strlen("batches/"), '/') == NULL && has_suffix(rel, ext);
-}
-
-/* Reading JSON facts */
-
-/* A string field of a JSON object text, newly allocated, or NULL. */
-static char *json_string_field(const char *text, size_t len, const char *key) {
-  json_error_t jerr;
-  json_t *root = json_loadb(text, len, 0, &jerr), *v;
-  char *out = NULL;
-  if (!root)
-    return NULL;
-  v = json_object_get(root, key);
-  if (json_is_string(v))
-    out = core_strdup(json_string_value(v));
-  else if (json_is_integer(v))
-    out = core_asprintf("%lld", (long long)json_integer_value(v));
-  json_decref(root);
-  return out;
 }
 
 /* Writing a bundle */
@@ -298,8 +279,8 @@ static void version_row(core_buf *b, const item_list *l, const item *it,
   char *filed = NULL, *why = NULL;
   js = jrel ? items_find(l, jrel) : NULL;
   if (js) {
-    filed = json_string_field(js->data, js->len, "filed_at");
-    why = json_string_field(js->data, js->len, "why");
+    filed = data_json_member_text(js->data, js->len, "filed_at");
+    why = data_json_member_text(js->data, js->len, "why");
   }
   core_buf_printf(b, "| `%s` | ", it->rel);
   if (v == 0)
@@ -378,7 +359,7 @@ static void readme(core_buf *b, const char *id, const proto_sheet *sheet,
                       "metric, with provenance |\n",
                       it->rel);
     } else if (is_batch_file(it->rel, ".json")) {
-      char *kind = json_string_field(it->data, it->len, "kind");
+      char *kind = data_json_member_text(it->data, it->len, "kind");
       core_buf_printf(b,
                       "| `%s` | facts of that batch%s%s%s: host, image "
                       "digests, versions |\n",
@@ -419,7 +400,7 @@ static long long newest_time(const item_list *l) {
                         is_batch_file(it->rel, ".json")))
       continue;
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-      char *s = json_string_field(it->data, it->len, keys[k]);
+      char *s = data_json_member_text(it->data, it->len, keys[k]);
       if (s && core_parse_utc(s, &t, NULL) == CORE_OK && t > best)
         best = t;
       core_free(s);

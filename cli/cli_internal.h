@@ -100,6 +100,10 @@ int cli_unverified(const data_experiment *exp, char *why, size_t size,
 struct proto_sheet;
 core_status cli_check_data_dir(const cli_opts *opts,
                                const struct proto_sheet *s, core_err *err);
+/** Loads the sheet opts->args[0] and opens its experiment folder; on
+ * failure both are NULL and err is filled. */
+core_status cli_open_both(const cli_opts *opts, struct proto_sheet **sheet,
+                          struct data_experiment **exp, core_err *err);
 /** check, register and amend (cmd_sheet.c): CORE_EPROTOCOL with the field and
  * the fix when a workload places a look below the values an interval at
  * that look's level needs (proto_looks_below_level). */
@@ -115,13 +119,6 @@ core_status cli_verify_original(const struct proto_sheet *s,
  * against its data (report_verify_bundle); the report goes to out. */
 core_status cli_verify_bundle(const char *path, const char *tsa_ca,
                               const char *allowed, FILE *out, core_err *err);
-
-struct data_experiment;
-struct proto_sheet;
-/** Loads the sheet opts->args[0] and opens its experiment folder; on
- * failure both are NULL and err is filled. */
-core_status cli_open_both(const cli_opts *opts, struct proto_sheet **sheet,
-                          struct data_experiment **exp, core_err *err);
 
 /* Time-stamps (cmd_stamp.c) */
 

@@ -9,22 +9,6 @@
 #include "data/data.h"
 #include "protocols/proto.h"
 
-core_status cli_open_both(const cli_opts *opts, proto_sheet **sheet,
-                          data_experiment **exp, core_err *err) {
-  core_status st;
-  *exp = NULL;
-  if (!(*sheet = proto_sheet_load(opts->args[0], err)))
-    return err->status ? err->status : CORE_EPROTOCOL;
-  st = cli_check_data_dir(opts, *sheet, err);
-  if (st == CORE_OK)
-    st = data_experiment_open(opts->data_dir, *sheet, exp, err);
-  if (st != CORE_OK) {
-    proto_sheet_free(*sheet);
-    *sheet = NULL;
-  }
-  return st;
-}
-
 core_status cli_cmd_register(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;
   data_experiment *exp;

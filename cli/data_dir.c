@@ -1,7 +1,8 @@
 /* data_dir.c: which data folder a command means. --data DIR, else `data`
  * in the current folder; when that does not hold the sheet's experiment
  * but the data folder of the sheet's project does, the command says so
- * and names the --data to use, rather than "not registered".
+ * and names the --data to use, rather than "not registered"; and the
+ * sheet and experiment folder that the commands taking SHEET open.
  * SPDX-License-Identifier: MIT
  */
 #define _XOPEN_SOURCE 700 /* realpath */
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli_internal.h"
+#include "data/data.h"
 #include "protocols/proto.h"
 
 /* A data folder holds the experiment once it is registered. */
@@ -240,4 +242,20 @@ int cli_unverified(const data_experiment *exp, char *why, size_t size,
   }
   core_buf_free(&report);
   return st != CORE_OK;
+}
+
+core_status cli_open_both(const cli_opts *opts, proto_sheet **sheet,
+                          data_experiment **exp, core_err *err) {
+  core_status st;
+  *exp = NULL;
+  if (!(*sheet = proto_sheet_load(opts->args[0], err)))
+    return err->status ? err->status : CORE_EPROTOCOL;
+  st = cli_check_data_dir(opts, *sheet, err);
+  if (st == CORE_OK)
+    st = data_experiment_open(opts->data_dir, *sheet, exp, err);
+  if (st != CORE_OK) {
+    proto_sheet_free(*sheet);
+    *sheet = NULL;
+  }
+  return st;
 }

@@ -1,5 +1,6 @@
 /* buf.c: a growable byte buffer that remembers an allocation failure, so
- * that long report writers check once instead of after every append.
+ * that long report writers check once instead of after every append, and
+ * the formatted strings built in one (core_asprintf).
  * SPDX-License-Identifier: MIT
  */
 #include <stdio.h>
@@ -73,4 +74,20 @@ char *core_buf_steal(core_buf *b) {
   char *d = b->data;
   core_buf_init(b);
   return d;
+}
+
+char *core_asprintf(const char *fmt, ...) {
+  core_buf b;
+  va_list ap;
+  core_buf_init(&b);
+  va_start(ap, fmt);
+  core_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  if (b.oom) {
+    core_buf_free(&b);
+    return NULL;
+  }
+  if (!b.data)
+    return core_strdup("");
+  return core_buf_steal(&b);
 }

@@ -88,19 +88,3 @@ char *core_strndup(const char *s, size_t n) {
 char *core_strdup(const char *s) {
   return s ? core_strndup(s, strlen(s)) : NULL;
 }
-
-char *core_asprintf(const char *fmt, ...) {
-  core_buf b;
-  va_list ap;
-  core_buf_init(&b);
-  va_start(ap, fmt);
-  core_buf_vprintf(&b, fmt, ap);
-  va_end(ap);
-  if (b.oom) {
-    core_buf_free(&b);
-    return NULL;
-  }
-  if (!b.data)
-    return core_strdup("");
-  return core_buf_steal(&b);
-}

@@ -657,3 +657,38 @@ int data_same_run(const data_row *a, const data_row *b) {
          same_str(a->arm, b->arm) && same_str(a->run_id, b->run_id) &&
          ((a->run_id && a->run_id[0] != '\0') || a->seq == b->seq);
 }
+
+/* The pilot's runs */
+
+typedef struct pilot_tally {
+  long runs, valid;
+  char last[128];
+} pilot_tally;
+
+/* Rows of one run come one after the other: a run is a change of id. */
+static core_status tally_row(void *ctx, const data_row *r, core_err *err) {
+  pilot_tally *t = ctx;
+  (void)err;
+  if (r->run_id && strncmp(t->last, r->run_id, sizeof t->last) == 0)
+    return CORE_OK;
+  snprintf(t->last, sizeof t->last, "%s", r->run_id ? r->run_id : "");
+  t->runs++;
+  t->valid += r->valid != 0;
+  return CORE_OK;
+}
+
+core_status data_pilot_count(const data_experiment *exp, long *runs,
+                             long *valid, core_err *err) {
+  data_experiment *pilot = NULL;
+  pilot_tally t;
+  core_status st = data_pilot_open(exp, &pilot, err);
+  memset(&t, 0, sizeof t);
+  *runs = *valid = -1;
+  if (st == CORE_OK && pilot->n_versions > 0 &&
+      (st = data_scan_rows(pilot, tally_row, &t, err)) == CORE_OK) {
+    *runs = t.runs;
+    *valid = t.valid;
+  }
+  data_experiment_free(pilot);
+  return st;
+}

@@ -1141,6 +1141,11 @@ int data_safe_rel(const char *rel);
 
 /** Points jansson's allocator at core_malloc/core_free (idempotent). */
 void data_json_init(void);
+/** The member key of the JSON object that text (len bytes) holds: a
+ * string as it is, an integer in decimal, newly allocated (core_free);
+ * NULL when text is no JSON object, key is missing or of another type,
+ * or out of memory. For the folders that read facts without jansson. */
+char *data_json_member_text(const char *text, size_t len, const char *key);
 
 /* Rows across hosts (data/hosts.c) */
 

@@ -113,7 +113,7 @@ void data_batch_release(data_batch *b);
 core_status data_batch_freeze_json(data_batch *b, struct json_t *facts,
                                    core_err *err);
 
-/* Leftover temporary files */
+/* Leftover temporary files (manifest.c) */
 
 /** The pid in the name of a temporary file of core_write_file_atomic
  * ("NAME.tmp.PID"), or 0 when name is not one. */
@@ -167,6 +167,10 @@ core_status data_sign_write(const data_experiment *exp, int k, const void *sig,
 core_status data_version_parse(const char *name, const char *text, size_t len,
                                size_t k, data_version *v, core_err *err);
 void data_version_clear(data_version *v);
+/** (Re)reads exp's chain of versions (versions/v0.json, v1.json, ... up
+ * to the first one missing) into exp->versions: after open, after the
+ * lock is taken and after a version is filed (register.c). */
+core_status data_load_chain(data_experiment *exp, core_err *err);
 
 /* JSON */
 

@@ -3,15 +3,34 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "data/data_internal.h"
 
 void data_json_init(void) {
   /* Route jansson through core_malloc so fault injection reaches it. */
   json_set_alloc_funcs(core_malloc, core_free);
+}
+
+char *data_json_member_text(const char *text, size_t len, const char *key) {
+  json_error_t jerr;
+  json_t *root = json_loadb(text, len, 0, &jerr), *v;
+  char *out = NULL;
+  if (!root)
+    return NULL;
+  v = json_object_get(root, key);
+  if (json_is_string(v))
+    out = core_strdup(json_string_value(v));
+  else if (json_is_integer(v))
+    out = core_asprintf("%lld", (long long)json_integer_value(v));
+  json_decref(root);
+  return out;
 }
 
 int data_batch_name(const char *name, const char *suffix, long *num) {
@@ -218,4 +237,30 @@ cleanup:
   core_free(old);
   core_free(path);
   return st;
+}
+
+/* Temporary files of atomic writes */
+
+long data_tmp_file_pid(const char *name) {
+  const char *t = strstr(name, ".tmp.");
+  const char *d;
+  long pid = 0;
+  if (!t || t == name)
+    return 0;
+  /* The last ".tmp." counts: NAME itself may hold one. */
+  for (const char *u; (u = strstr(t + 1, ".tmp.")) != NULL;)
+    t = u;
+  d = t + 5;
+  if (*d == '\0')
+    return 0;
+  for (; *d; d++) {
+    if (*d < '0' || *d > '9' || pid > 99999999)
+      return 0;
+    pid = pid * 10 + (*d - '0');
+  }
+  return pid;
+}
+
+int data_pid_gone(long pid) {
+  return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }

@@ -398,30 +398,6 @@ cleanup:
 
 /* Stale temporary files */
 
-long data_tmp_file_pid(const char *name) {
-  const char *t = strstr(name, ".tmp.");
-  const char *d;
-  long pid = 0;
-  if (!t || t == name)
-    return 0;
-  /* The last ".tmp." counts: NAME itself may hold one. */
-  for (const char *u; (u = strstr(t + 1, ".tmp.")) != NULL;)
-    t = u;
-  d = t + 5;
-  if (*d == '\0')
-    return 0;
-  for (; *d; d++) {
-    if (*d < '0' || *d > '9' || pid > 99999999)
-      return 0;
-    pid = pid * 10 + (*d - '0');
-  }
-  return pid;
-}
-
-int data_pid_gone(long pid) {
-  return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
-}
-
 /* Removes, from folder rel of the experiment, the temporary files of
  * atomic writes whose writer died (kill -9 between create and rename):
  * they hold nothing the MANIFEST needs, and verify would count them as

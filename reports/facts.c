@@ -467,3 +467,23 @@ void report_md_esc(core_buf *b, const char *s) {
   else
     core_buf_md_escape(b, s);
 }
+
+void report_code_span(core_buf *b, const char *text) {
+  size_t run = 0, max = 0, n;
+  int pad;
+  for (const char *p = text; *p; p++) {
+    run = *p == '`' ? run + 1 : 0;
+    if (run > max)
+      max = run;
+  }
+  n = strlen(text);
+  pad = n && (text[0] == '`' || text[n - 1] == '`');
+  for (size_t i = 0; i <= max; i++)
+    core_buf_puts(b, "`");
+  core_buf_puts(b, pad ? " " : "");
+  for (const char *p = text; *p; p++)
+    core_buf_append(b, *p == '\n' ? " " : p, 1);
+  core_buf_puts(b, pad ? " " : "");
+  for (size_t i = 0; i <= max; i++)
+    core_buf_puts(b, "`");
+}

@@ -14,10 +14,6 @@
 #include "reports/report.h"
 #include "reports/report_internal.h"
 
-const char *report_cmark_version(void) {
-  return CMARK_GFM_VERSION_STRING;
-}
-
 /* Readable on screen, printable on paper: tables never split a row and
  * plots never split, headings stay with what follows. */
 static const char stylesheet[] =

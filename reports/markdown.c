@@ -96,26 +96,6 @@ static const analysis_hypothesis *orig_hyp(const analysis_summary *o,
   return NULL;
 }
 
-void report_code_span(core_buf *b, const char *text) {
-  size_t run = 0, max = 0, n;
-  int pad;
-  for (const char *p = text; *p; p++) {
-    run = *p == '`' ? run + 1 : 0;
-    if (run > max)
-      max = run;
-  }
-  n = strlen(text);
-  pad = n && (text[0] == '`' || text[n - 1] == '`');
-  for (size_t i = 0; i <= max; i++)
-    core_buf_puts(b, "`");
-  core_buf_puts(b, pad ? " " : "");
-  for (const char *p = text; *p; p++)
-    core_buf_append(b, *p == '\n' ? " " : p, 1);
-  core_buf_puts(b, pad ? " " : "");
-  for (size_t i = 0; i <= max; i++)
-    core_buf_puts(b, "`");
-}
-
 static void join_list(core_buf *b, char **v, size_t n) {
   if (n == 0)
     core_buf_puts(b, "–");
@@ -1575,7 +1555,7 @@ static void reproduce(core_buf *b, const report_input *in) {
                   id);
 }
 
-static void unverified(core_buf *b, const report_input *in) {
+static void unverified_warning(core_buf *b, const report_input *in) {
   core_buf_puts(b, "> **UNVERIFIED.** `prereg verify` found problems with "
                    "the data behind this report; it was written with "
                    "`--force`:\n");
@@ -1627,7 +1607,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
   esc(b, s->title ? s->title : s->id);
   core_buf_puts(b, "\n\n");
   if (in->unverified)
-    unverified(b, in);
+    unverified_warning(b, in);
   esc(b, s->question);
   core_buf_puts(b, "\n\nBy ");
   esc(b, s->author);

@@ -180,9 +180,9 @@ void report_proof_words(core_buf *b, const data_registration *r,
  * the original, from both protocols and both data folders (the original's
  * under DATA/ID/original/), appended to b; nothing for another sheet. */
 void report_replication_differences(core_buf *b, const report_input *in);
-/** Appends text as a Markdown code span: delimiters longer than any run
- * of backticks in it, padded with spaces when it starts or ends with
- * one. Not for table cells ('|' would end the cell). */
+/** Appends text (facts.c) as a Markdown code span: delimiters longer than any
+ * run of backticks in it, padded with spaces when it starts or ends with one.
+ * Not for table cells ('|' would end the cell). */
 void report_code_span(core_buf *b, const char *text);
 
 /** The "Sample size" section (plan.c): the sheet's plan block and the
@@ -195,10 +195,9 @@ void report_plan_rule_notice(core_buf *b, const report_input *in);
 
 /* Used by the files of reports/ only */
 
+/** The versions behind a report (libraries.c): "1.1.4" of libxlsxwriter
+ * and "0.29.0.gfm.6" of cmark-gfm (static strings). */
 const char *report_cmark_version(void);
-
-/** The versions behind a report: "libxlsxwriter 1.1.4" and "cmark-gfm
- * 0.29.0.gfm.6" (static strings). */
 const char *report_xlsxwriter_version(void);
 
 /** Appends s to b escaped for HTML/XML text and attributes. */

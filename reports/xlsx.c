@@ -27,10 +27,6 @@
 #define LINE_PT 15.0
 #define CHART_MAX 120 /* comparisons in the chart (a series each) */
 
-const char *report_xlsxwriter_version(void) {
-  return LXW_VERSION;
-}
-
 typedef struct xctx {
   lxw_workbook *wb;
   lxw_worksheet *ws;
