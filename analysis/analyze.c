@@ -386,16 +386,20 @@ static const analysis_result *comparison(const proto_sheet *sh,
   tmp->ratio = 1 / g->ratio;
   tmp->ci_low = 1 / g->ci_high;
   tmp->ci_high = 1 / g->ci_low;
-  /* The rule of a pair made this way round: a reference median of 0
-   * leaves no ratio, and resamples with one leave no interval. */
-  if (g->ratio == 0) {
+  /* The rule of a pair made this way round: a ratio that is not finite
+   * (a reference median of 0, or one too small beside the other) is no
+   * ratio, and an interval with an end that is not finite no interval. */
+  if (isinf(tmp->ratio)) {
     tmp->ratio = tmp->ci_low = tmp->ci_high = NAN;
-    tmp->note = (char *)"ratio not finite: reference median is 0";
-  } else if (g->ci_low == 0) {
+    tmp->note =
+        (char *)(g->median == 0 ? "ratio not finite: reference median is 0"
+                                : "ratio not finite: the reference median is "
+                                  "too small beside the other");
+  } else if (isinf(tmp->ci_low) || isinf(tmp->ci_high)) {
     tmp->ci_low = tmp->ci_high = NAN;
     tmp->note = (char *)"CI not finite: some resamples have a reference "
-                        "median of 0, so their ratio is undefined, and an "
-                        "end falls among them";
+                        "median of 0 or one too small, so their ratio is "
+                        "not finite, and an end falls among them";
   }
   tmp->difference = -g->difference;
   tmp->difference_ci_low = -g->difference_ci_high;
