@@ -230,12 +230,18 @@ sheet race "$WL" 1 >race.lua
 PREREG_THREADS=2 "$PREREG" plan race.lua --pilot data/src \
   --sizes 5,10,20,50,100,200 --sims 3000 --write >race.out 2>&1 &
 pid=$!
-while kill -0 "$pid" 2>/dev/null &&
-  [ "$(ls "/proc/$pid/task" 2>/dev/null | wc -l)" -lt 2 ]; do
+# Its threads come and go between batches: stop it, and if it was
+# caught between two, let it go on and try again.
+caught=0
+while kill -0 "$pid" 2>/dev/null; do
+  if [ "$(ls "/proc/$pid/task" 2>/dev/null | wc -l)" -ge 2 ]; then
+    kill -STOP "$pid" 2>/dev/null
+    caught=$(ls "/proc/$pid/task" 2>/dev/null | wc -l)
+    [ "$caught" -ge 2 ] && break
+    kill -CONT "$pid" 2>/dev/null
+  fi
   sleep 0.01
 done
-kill -STOP "$pid" 2>/dev/null
-caught=$(ls "/proc/$pid/task" 2>/dev/null | wc -l)
 printf -- '-- edited while plan ran\n' >>race.lua
 cp race.lua race.edited
 kill -CONT "$pid" 2>/dev/null
