@@ -21,11 +21,11 @@ build=${1:-}
 floor() {
   case "$1" in
     core) echo 0 ;; protocols) echo 1 ;; data) echo 2 ;; stamps) echo 3 ;;
-    imports | bundles | analysis | run) echo 4 ;; reports) echo 5 ;; cli) echo 6 ;;
+    imports | bundles | analysis | run) echo 4 ;; fleet | reports) echo 5 ;; cli) echo 6 ;;
     *) echo -1 ;;
   esac
 }
-folders="core protocols data stamps imports bundles analysis run reports cli"
+folders="core protocols data stamps imports bundles analysis run fleet reports cli"
 # Third-party headers and the folders that may include them.
 owners() {
   case "$1" in
