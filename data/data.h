@@ -383,13 +383,6 @@ core_status data_check_lock(const data_experiment *exp,
 proto_sheet *data_load_version(const data_experiment *exp, int n,
                                core_err *err);
 
-/** Unified diff of a -> b (3 lines of context, GNU format, "\ No newline
- * at end of file" markers); the labels name the two sides. Returns a
- * newly allocated string (core_free), "" when the texts are equal, NULL
- * when out of memory. */
-char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
-                        const char *label_a, const char *label_b);
-
 /* Reading the data */
 
 /** Loads every row of every batch (frozen or in progress, in batch

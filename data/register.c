@@ -444,7 +444,7 @@ static char *diff_against(const data_experiment *exp, const data_version *v,
   }
   if (core_read_file(path, &old, &old_len, err) == CORE_OK) {
     snprintf(label_a, sizeof label_a, "versions/v%d.lua", v->number);
-    diff = data_unified_diff(old, old_len, text, len, label_a, label_b);
+    diff = core_unified_diff(old, old_len, text, len, label_a, label_b);
     if (!diff)
       core_fail(err, CORE_ENOMEM, "out of memory");
   }
