@@ -86,9 +86,28 @@ if [ ! -e "$policy" ]; then
   chmod 0755 "$policy"
   own_policy=1
 fi
+# apt-get update does not wait for the package lists' lock (the timeout
+# above is dpkg's): while another apt holds it (apt-daily at boot), it is
+# tried again every 5 seconds, for as long as the install would wait.
+update() {
+  waited=0
+  while :; do
+    out=$(LC_ALL=C $apt update -qq 2>&1) && return 0
+    case "$out" in
+      *"Could not get lock"*) [ "$waited" -lt "$lock_wait" ] || break ;;
+      *) break ;;
+    esac
+    [ "$waited" -gt 0 ] ||
+      echo "deps.sh: another apt holds the package lists; waiting for it" >&2
+    sleep 5
+    waited=$((waited + 5))
+  done
+  printf '%s\n' "$out" >&2
+  return 1
+}
 status=0
 # apt-get update once per machine boot is enough; a stale list fails below.
-$apt update -qq && $apt install -y -qq --no-install-recommends $missing >/dev/null ||
+update && $apt install -y -qq --no-install-recommends $missing >/dev/null ||
   status=$?
 [ "$own_policy" -eq 0 ] || rm -f "$policy"
 exit $status
