@@ -333,6 +333,19 @@ expect 0 "rule changed: report" "$PREREG" report moved.lua --out moved
 check_grep "rule changed: said at the top of the report" \
   '^> \*\*RULE CHANGED AFTER THE PLAN\.\*\* The runs per arm were chosen by .prereg plan. for another rule' \
   "$(sed -n '1,/^# /p' moved/report.md)"
+# The XLSX shows the notice too, under its status line, with the same
+# words (the one list of notices; code spans as plain text).
+xl=$(xlsx_text moved/report.xlsx 1)
+check_grep "rule changed: the XLSX's second row" \
+  '^RULE CHANGED AFTER THE PLAN: The runs per arm were chosen by prereg plan for another rule' \
+  "$(sed -n 2p <<<"$xl")"
+md_notice=$(sed -n 's/^> \*\*RULE CHANGED AFTER THE PLAN\.\*\* //p' moved/report.md |
+  sed -e 's/`//g' -e 's/ (see Sample size)\.$//')
+check "rule changed: the XLSX says what the Markdown says" grep -qF \
+  "RULE CHANGED AFTER THE PLAN: $md_notice (see Sample size in report.md or report.html)." \
+  <<<"$(tr '\n' ' ' <<<"$xl")"
+check_grep "rule changed: with both digests" \
+  'SHA-256 [0-9a-f]{12}, these [0-9a-f]{12}\)' "$md_notice"
 check_grep "rule changed: and in Sample size" \
   '\*\*The rule was changed after the plan\*\*' "$(sed -n '/^## Sample size/,/^## /p' moved/report.md)"
 sed -e 's/id = "hyp"/id = "asis"/' -e 's/cmd = "true", //' hyp.lua >asis.lua
@@ -341,6 +354,8 @@ expect 0 "the rule as planned: import" "$PREREG" import asis.lua src.csv
 expect 0 "the rule as planned: report" "$PREREG" report asis.lua --out hyprep
 check "the rule as planned: no notice" \
   bash -c '! grep -q "RULE CHANGED\|changed after the plan" "$1"' _ hyprep/report.md
+check "the rule as planned: no notice in the XLSX" \
+  bash -c '! grep -q "RULE CHANGED" <<<"$1"' _ "$(xlsx_text hyprep/report.xlsx 1)"
 sed -e 's/id = "hyp"/id = "old"/' -e '/rule_sha256/d' hyp.lua >old.lua
 expect 0 "a plan block from before: check" "$PREREG" check old.lua
 check_grep "a plan block from before: said" \
@@ -375,4 +390,4 @@ check_grep "register names it too" 'workloads\[1\]\.looks\[1\]: 4 runs per arm' 
 check "nothing registered" [ ! -e data/low/versions ]
 sed -i 's/looks = { 4, 40 }/looks = { 5, 40 }/' low.lua
 expect 0 "a look at the level: check" "$PREREG" check low.lua
-done_testing 114
+done_testing 118
