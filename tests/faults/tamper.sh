@@ -107,6 +107,6 @@ tail -n 1 run.err | sed 's/^/  message: /'
 check "$CASE: verify does not pass silently (rc=$rc)" \
   bash -c "[ $rc -ne 0 ] || grep -q b0002 verify.txt"
 
-check "no command left" gone_within "$T/nap" 3
+check "no command left" gone_within "$T/nap"
 report_scenarios
 done_testing 32
