@@ -34,31 +34,34 @@ slurm="slurmctld slurmd slurm-client munge"
 # kubernetes offline; any kubectl will do (Debian's is kubernetes-client).
 k8s="kubernetes-client"
 
-want=""
+# Only what is missing, and only the reasons of the groups it is for.
+missing=""
 why=""
 for group in "$@"; do
   case "$group" in
-    build) want="$want $build"; w="build: to compile prereg" ;;
-    demo) want="$want $demo"; w="demo: the demo's isolation layers" ;;
-    test) want="$want $test"; w="test: the tools the tests check against" ;;
-    docker) want="$want $docker"; w="docker: a Docker engine of prereg's own" ;;
-    containerd) want="$want $containerd"; w="containerd: a containerd and the study's workloads" ;;
-    slurm) want="$want $slurm"; w="slurm: a private Slurm cluster" ;;
-    k8s) command -v kubectl > /dev/null || want="$want $k8s"
+    build) want=$build; w="build: to compile prereg" ;;
+    demo) want=$demo; w="demo: the demo's isolation layers" ;;
+    test) want=$test; w="test: the tools the tests check against" ;;
+    docker) want=$docker; w="docker: a Docker engine of prereg's own" ;;
+    containerd) want=$containerd; w="containerd: a containerd and the study's workloads" ;;
+    slurm) want=$slurm; w="slurm: a private Slurm cluster" ;;
+    k8s) want=""; command -v kubectl > /dev/null || want=$k8s
       w="k8s: kubectl reads the Kubernetes manifests" ;;
     *)
       echo "deps.sh: unknown group '$group' (build, demo, test, docker, containerd, slurm, k8s)" >&2
       exit 2
       ;;
   esac
+  lacking=""
+  for p in $want; do
+    case " $missing " in *" $p "*) continue ;; esac
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      lacking="$lacking $p"
+    fi
+  done
+  [ -z "$lacking" ] && continue
+  missing="$missing$lacking"
   why="${why:+$why; }$w"
-done
-
-missing=""
-for p in $want; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing="$missing $p"
-  fi
 done
 [ -z "$missing" ] && exit 0
 
