@@ -123,20 +123,36 @@ else:
               "median_reference", "ratio", "ci_low", "ci_high", "verdict", "seed"):
         if k not in x or any(k not in r for r in per.values()):
             bad.append("field " + k)
-    if any(r["verdict"] != "slower" or r["n"] != 12 for r in per.values()):
-        bad.append("per host %s" % [(r["verdict"], r["n"]) for r in per.values()])
+    # The verdicts come from measured runs: each is checked against the
+    # rule for the figures found, never for a given outcome (a loaded
+    # machine may make any of them).
+    for r in per.values():
+        lo, hi = r["ci_low"], r["ci_high"]
+        want = "slower" if lo > 1 and r["ratio"] > 1.10 else \
+            "faster" if hi < 1 and r["ratio"] < 1 / 1.10 else "inconclusive"
+        if r["verdict"] != want or r["n"] != 12:
+            bad.append("per host %s %s %s" % (r["host"], r["verdict"], r["n"]))
     g = math.exp(sum(math.log(r["ratio"]) for r in per.values()) / 3)
     if abs(x["ratio"] - g) > 1e-12 * g or x["hosts_counted"] != 3 or x["n"] != 36:
         bad.append("estimate %s %s" % (x["ratio"], g))
     if not (x["ci_low"] < x["ratio"] < x["ci_high"]):
         bad.append("ci")
-    if x["verdict"] != "carries over":
-        bad.append("verdict " + x["verdict"] + ": " + x.get("why", ""))
     ratios = [r["ratio"] for r in per.values()]
+    vs = [per[n]["verdict"] for n in ("n1", "n2", "n3")]
+    decided = {v for v in vs if v != "inconclusive"}
+    want = "host-dependent" if len(decided) > 1 or \
+        max(ratios) / min(ratios) > 1.5 else \
+        "inconclusive" if "inconclusive" in vs else "carries over"
+    if x["verdict"] != want:
+        bad.append("verdict %s, the rule gives %s: %s" % (x["verdict"], want, x.get("why", "")))
+    with open("verdicts", "w") as f:
+        f.write(" ".join([x["verdict"].replace(" ", "_")] + vs) + "\n")
     if abs(x["host_spread"] - max(ratios) / min(ratios)) > 1e-12:
         bad.append("spread")
 hs = {(h["id"], h["host"]): h["verdict"] for h in a["hypotheses"]}
-if hs.get(("H1", None)) != "held" or any(hs.get(("H1", n)) != "held" for n in ("n1", "n2", "n3")):
+every = all(hs.get(("H1", n)) == "held" for n in ("n1", "n2", "n3"))
+if any(("H1", n) not in hs for n in ("n1", "n2", "n3")) or \
+        (hs.get(("H1", None)) == "held") != every:
     bad.append("hypotheses %s" % hs)
 ac = a.get("across", {})
 if [(h["host"], h["rounds_completed"], h["rounds_planned"], h["counted"]) for h in ac.get("hosts", [])] != \
@@ -147,11 +163,14 @@ PY
 check "per-host entries with host, one cross-host entry with host null, its estimate and verdict: $(cat analysis.check)" \
   grep -qx ok analysis.check
 expect 0 "analyze (the table)" "$PREREG" analyze shell.lua $D
+[ -s verdicts ] || echo "no-verdicts no-verdicts no-verdicts no-verdicts" > verdicts
+read -r xv v1 v2 v3 < verdicts
+xv=${xv//_/ }
 check_grep "the table shows each host and the verdict across hosts" \
-  "sh across hosts: .*carries over.*n1 .*slower.*n2 .*slower.*n3 .*slower" "$(printf '%s' "$out" | tr '\n' ' ')"
+  "sh across hosts: .*$xv.*n1 .*$v1.*n2 .*$v2.*n3 .*$v3" "$(printf '%s' "$out" | tr '\n' ' ')"
 expect 0 "report" "$PREREG" report shell.lua --out "$T/report" $D
 check_grep "the report shows per-host and cross-host verdicts" \
-  "## Across hosts.*\| n1 \| 12 \|.*slower.*across hosts.*carries over" "$(tr '\n' ' ' < "$T/report/report.md")"
+  "## Across hosts.*\| n1 \| 12 \|.*$v1.*across hosts.*$xv" "$(tr '\n' ' ' < "$T/report/report.md")"
 check_grep "the report names the one-machine threat" "are one machine" "$(cat "$T/report/report.md")"
 check "the plot of host ratios is written" grep -q "across hosts" "$T/report/hosts-1-start-wall_s-sh.svg"
 
