@@ -84,8 +84,6 @@ core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
 
 /* Batches */
 
-struct json_t; /* jansson's, for the files of data/ that include it */
-
 struct data_batch {
   data_experiment *exp; /* borrowed: the caller's, outlives the batch */
   char id[16];
@@ -110,7 +108,7 @@ data_batch *data_batch_make(data_experiment *exp, long num, const char *kind);
 void data_batch_release(data_batch *b);
 /** data_batch_freeze with the facts as a jansson object, which it takes
  * over (decrefs) whatever happens; NULL is out of memory. */
-core_status data_batch_freeze_json(data_batch *b, struct json_t *facts,
+core_status data_batch_freeze_json(data_batch *b, data_json *facts,
                                    core_err *err);
 
 /* Leftover temporary files (manifest.c) */
