@@ -1139,10 +1139,6 @@ int data_safe_rel(const char *rel);
  * 3.2000000000000002. The measurements themselves are in the CSV,
  * written exactly. */
 #define DATA_FACTS_DIGITS 15
-/* For the folders that include jansson: the flag of those digits. */
-#define FACTS_PRECISION JSON_REAL_PRECISION(DATA_FACTS_DIGITS)
-/** Points jansson's allocator at core_malloc/core_free (idempotent). */
-void data_json_init(void);
 
 /** The member key of the JSON object that text (len bytes) holds: a
  * string as it is, an integer in decimal, newly allocated (core_free);

@@ -172,6 +172,12 @@ core_status data_load_chain(data_experiment *exp, core_err *err);
 
 /* JSON */
 
+/* For the files of data/ that include jansson: the flag of the facts'
+ * digits (DATA_FACTS_DIGITS). */
+#define FACTS_PRECISION JSON_REAL_PRECISION(DATA_FACTS_DIGITS)
+/** Points jansson's allocator at core_malloc/core_free (idempotent). */
+void data_json_init(void);
+
 /* Paths, owned (data_paths_free). */
 typedef struct data_paths {
   char **v;
