@@ -1222,7 +1222,7 @@ data_json *data_json_new_null(void);
  * UTF-8, or out of memory. */
 int data_json_set(data_json *o, const char *key, data_json *v);
 int data_json_append(data_json *a, data_json *v);
-/** v as text (json_dumps), members in the order they were set: indent
+/** v as text (json_dump_callback), members in the order they were set: indent
  * spaces a level, or 0 for one line (items after ", ", values after
  * ": "); reals with digits significant digits (1 to 17). Newly
  * allocated (core_free); NULL when out of memory. */

@@ -124,8 +124,27 @@ int data_json_append(data_json *a, data_json *v) {
   return json_array_append_new(a, v);
 }
 
+/* json_dump_callback's sink: the text into a core_buf, whose oom stays
+ * set once a piece could not be added. */
+static int to_buf(const char *p, size_t n, void *b) {
+  core_buf_append(b, p, n);
+  return ((core_buf *)b)->oom ? -1 : 0;
+}
+
 char *data_json_dump(const data_json *v, int indent, int digits) {
+  core_buf b;
   data_json_init();
-  return json_dumps(v, JSON_PRESERVE_ORDER | JSON_INDENT(indent) |
-                           JSON_REAL_PRECISION(digits));
+  core_buf_init(&b);
+  /* Not json_dumps: out of memory while it writes an object's key, it
+   * leaves the key out and goes on (it does not look at that write's
+   * result), so a text it returns may lack keys. Here any piece that
+   * could not be written fails the whole text. */
+  if (json_dump_callback(v, to_buf, &b,
+                         JSON_PRESERVE_ORDER | JSON_INDENT(indent) |
+                             JSON_REAL_PRECISION(digits)) != 0 ||
+      b.oom) {
+    core_buf_free(&b);
+    return NULL;
+  }
+  return core_buf_steal(&b);
 }

@@ -118,9 +118,38 @@ static void test_build(void) {
   data_json_free(o);
 }
 
+/* One allocation of a dump failing, each in turn: the whole text or
+ * none, never a text that lacks a piece (jansson's json_dumps leaves out
+ * an object's key it could not write and goes on). */
+static void test_dump_oom(void) {
+  data_json *o = built();
+  char *want = data_json_dump(o, 2, 17), *got;
+  long k, partial = 0, none = 0;
+  for (k = 0; k < 10000; k++) {
+    long injected;
+    core_mem_fail_after(k, 0);
+    got = data_json_dump(o, 2, 17);
+    injected = core_mem_failures();
+    core_mem_fail_after(-1, 0);
+    if (!got)
+      none++;
+    else if (strcmp(got, want) != 0)
+      partial++;
+    core_free(got);
+    if (!injected)
+      break;
+  }
+  CHECK(want != NULL && k > 0 && k < 10000);
+  CHECK_NAMED("a failed allocation fails the dump", none > 0);
+  CHECK_NAMED("no dump is a partial text", partial == 0);
+  core_free(want);
+  data_json_free(o);
+}
+
 int main(void) {
   test_parse();
   test_read();
   test_build();
+  test_dump_oom();
   return HARNESS_END();
 }
