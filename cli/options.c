@@ -237,7 +237,9 @@ static const command_spec commands[] = {
      "  --looks  also the sequential design with these looks: each look's\n"
      "           interval at its share of the error, stopping at the first\n"
      "           look that decides, with its expected runs per arm (default:\n"
-     "           the looks the sheet's workloads declare)\n"
+     "           the looks the sheet's workloads declare); a look below the\n"
+     "           values its share's interval needs is refused, as check\n"
+     "           refuses it\n"
      "  --runs   the power at N runs per arm instead of a recommendation\n"
      "  --write  the chosen runs (and looks) and a plan block into the\n"
      "           sheet; refused when the sheet changed since it was read\n",

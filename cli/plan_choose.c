@@ -182,8 +182,49 @@ static core_status add_runs(plan_args *a, core_err *err) {
   return CORE_OK;
 }
 
+/* --looks as check would take them: each at least the values an
+ * interval at its share of the error needs (proto_looks_short, the rule
+ * check applies to a sheet's looks). */
+static core_status looks_level(const proto_sheet *s, const plan_args *a,
+                               core_err *err) {
+  long lk[CORE_MAX_LOOKS], need, j;
+  core_buf why;
+  core_status st;
+  for (size_t k = 0; k < a->n_looks; k++)
+    lk[k] = (long)a->looks[k];
+  if ((j = proto_looks_short(&s->rule, lk, a->n_looks, &need)) < 0)
+    return CORE_OK;
+  core_buf_init(&why);
+  core_buf_puts(&why, "--looks ");
+  for (size_t k = 0; k < a->n_looks; k++)
+    core_buf_printf(&why, "%s%ld", k ? "," : "", lk[k]);
+  core_buf_printf(&why, ": look %ld: ", j + 1);
+  proto_look_short_words(&s->rule, lk[j], a->n_looks, &why);
+  core_buf_printf(&why,
+                  "; give every look at least %ld (prereg check refuses "
+                  "a sheet with a look below it)",
+                  need);
+  st = core_fail(err, CORE_EUSAGE, "%s",
+                 why.oom || !why.data ? "out of memory" : why.data);
+  core_buf_free(&why);
+  return st;
+}
+
+/* The sheet's own looks as check takes them (its own function): plan
+ * neither simulates nor writes looks check refuses. */
+static core_status sheet_looks_level(const proto_sheet *s, core_err *err) {
+  core_status st = cli_check_looks_level(s, err);
+  size_t n = strlen(err->msg);
+  if (st != CORE_OK && n < sizeof err->msg)
+    snprintf(err->msg + n, sizeof err->msg - n,
+             " (prereg check refuses this sheet); or plan other looks with "
+             "--looks");
+  return st;
+}
+
 core_status cli_plan_looks(const proto_sheet *s, plan_args *a, core_err *err) {
   const proto_workload *first = NULL;
+  core_status st;
   for (size_t w = 0; w < s->n_workloads && !a->n_looks; w++) {
     const proto_workload *wl = &s->workloads[w];
     if (!wl->n_looks)
@@ -205,5 +246,8 @@ core_status cli_plan_looks(const proto_sheet *s, plan_args *a, core_err *err) {
     a->n_looks = first->n_looks;
     a->sheet_looks = 1;
   }
+  st = a->sheet_looks ? sheet_looks_level(s, err) : looks_level(s, a, err);
+  if (st != CORE_OK)
+    return st;
   return a->runs ? add_runs(a, err) : CORE_OK;
 }

@@ -458,11 +458,26 @@ int proto_plan_rule_sha256(const proto_sheet *s, char out[CORE_SHA256_HEX]);
  * with the sheet's digest in now; 0 also when the block records none. */
 int proto_plan_rule_changed(const proto_sheet *s, char now[CORE_SHA256_HEX]);
 
+/** The first of n looks (a workload's, or plan's --looks) below the
+ * fewest values per arm an interval at a look's share of the error
+ * needs (proto_effective_min_n at 1 - (1 - confidence) / n, the least
+ * strict level a comparison is made at there): its index, or -1 when
+ * every look reaches it; that fewest in *need either way. The one rule
+ * check, register, amend and plan apply to looks. */
+long proto_looks_short(const proto_rule *r, const long *looks, size_t n,
+                       long *need);
+
+/** Appends why a look of look runs per arm, one of n, is too few: "L
+ * runs per arm is below the N an interval at this look's C% (its share
+ * of the error over n looks) needs: no comparison could be decided
+ * there" (the caller adds where and the fix). */
+void proto_look_short_words(const proto_rule *r, long look, size_t n,
+                            core_buf *out);
+
 /** Whether a workload places a look below the values an interval at that
- * look's confidence needs (proto_effective_min_n at 1 - (1 - confidence)
- * / K for its K looks, the least strict level a comparison is made at
- * there): 1 with "FILE: workloads[I].looks[J]: ..." and the fix appended
- * to why, else 0. check, register and amend refuse such a sheet (exit 2); the
+ * look's confidence needs (proto_looks_short on its looks): 1 with
+ * "FILE: workloads[I].looks[J]: ..." and the fix appended to why, else
+ * 0. check, register and amend refuse such a sheet (exit 2); the
  * loader does not, so that readers of a sheet registered before still
  * analyse it. */
 int proto_looks_below_level(const proto_sheet *s, core_buf *why);

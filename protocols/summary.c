@@ -224,25 +224,47 @@ int proto_plan_rule_changed(const proto_sheet *s, char now[CORE_SHA256_HEX]) {
   return strcmp(p->rule_sha256, now) != 0;
 }
 
+/* The fewest values per arm at each of n looks, and their confidence:
+ * the level of a look's share of the error. */
+static long look_need(const proto_rule *r, size_t n, double *confidence) {
+  double k = n > 0 ? (double)n : 1.0;
+  *confidence = 1.0 - (1.0 - r->confidence) / k;
+  return proto_effective_min_n(r, *confidence);
+}
+
+long proto_looks_short(const proto_rule *r, const long *looks, size_t n,
+                       long *need) {
+  double c;
+  *need = look_need(r, n, &c);
+  for (size_t j = 0; j < n; j++)
+    if (looks[j] < *need)
+      return (long)j;
+  return -1;
+}
+
+void proto_look_short_words(const proto_rule *r, long look, size_t n,
+                            core_buf *out) {
+  double c;
+  long need = look_need(r, n, &c);
+  core_buf_printf(out,
+                  "%ld runs per arm is below the %ld an interval at this "
+                  "look's %.4g%% (its share of the error over %zu looks) "
+                  "needs: no comparison could be decided there",
+                  look, need, c * 100, n);
+}
+
 int proto_looks_below_level(const proto_sheet *s, core_buf *why) {
   for (size_t i = 0; i < s->n_workloads; i++) {
     const proto_workload *wl = &s->workloads[i];
-    double k = (double)wl->n_looks;
-    double c = 1.0 - (1.0 - s->rule.confidence) / (k > 0 ? k : 1);
-    long need = proto_effective_min_n(&s->rule, c);
-    for (size_t j = 0; j < wl->n_looks; j++) {
-      if (wl->looks[j] >= need)
-        continue;
-      core_buf_printf(why,
-                      "%s: workloads[%zu].looks[%zu]: %ld runs per arm is "
-                      "below the %ld an interval at this look's %.4g%% "
-                      "(its share of the error over %zu looks) needs: no "
-                      "comparison could be decided there; make every look "
-                      "at least %ld, or drop this one",
-                      s->path, i + 1, j + 1, wl->looks[j], need, c * 100,
-                      wl->n_looks, need);
-      return 1;
-    }
+    long need, j = proto_looks_short(&s->rule, wl->looks, wl->n_looks, &need);
+    if (j < 0)
+      continue;
+    core_buf_printf(why, "%s: workloads[%zu].looks[%ld]: ", s->path, i + 1,
+                    j + 1);
+    proto_look_short_words(&s->rule, wl->looks[j], wl->n_looks, why);
+    core_buf_printf(why, "; make every look at least %ld, or drop this one",
+                    need);
+    return 1;
   }
   return 0;
 }

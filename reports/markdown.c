@@ -1602,7 +1602,7 @@ void report_markdown(const report_input *in, const report_doc *doc,
     return;
   }
   status_line(b, in);
-  report_plan_rule_notice(b, in);
+  report_notices_markdown(b, in);
   core_buf_puts(b, "# ");
   esc(b, s->title ? s->title : s->id);
   core_buf_puts(b, "\n\n");

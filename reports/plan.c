@@ -56,18 +56,20 @@ static void chosen(core_buf *b, const proto_plan *p) {
   core_buf_puts(b, ".");
 }
 
-void report_plan_rule_notice(core_buf *b, const report_input *in) {
+int report_plan_rule_notice(const report_input *in, report_notice *n) {
   char now[CORE_SHA256_HEX];
   if (!proto_plan_rule_changed(in->sheet, now))
-    return;
-  core_buf_printf(b,
-                  "> **RULE CHANGED AFTER THE PLAN.** The runs per arm were "
-                  "chosen by `prereg plan` for another rule than the one "
-                  "registered here (the rule, arms, metrics or hypotheses "
-                  "it was computed for have SHA-256 `%.12s`, these `%.12s`): "
-                  "the power and the decisions the plan expected are not "
-                  "this rule's (see Sample size).\n\n",
-                  in->sheet->plan.rule_sha256, now);
+    return 0;
+  n->heading = "RULE CHANGED AFTER THE PLAN";
+  n->section = "Sample size";
+  n->text = core_asprintf(
+      "The runs per arm were chosen by `prereg plan` for another rule "
+      "than the one registered here (the rule, arms, metrics or "
+      "hypotheses it was computed for have SHA-256 `%.12s`, these "
+      "`%.12s`): the power and the decisions the plan expected are not "
+      "this rule's",
+      in->sheet->plan.rule_sha256, now);
+  return n->text ? 1 : -1;
 }
 
 /* Whether the plan was computed for the rule registered, in words. */

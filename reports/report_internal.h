@@ -189,9 +189,35 @@ void report_code_span(core_buf *b, const char *text);
  * pilot, when it has either; nothing otherwise. */
 void report_plan_section(core_buf *b, const report_input *in);
 
-/** The notice at the top of the report when the rule changed after the
- * plan (proto_plan_rule_changed); nothing otherwise. */
-void report_plan_rule_notice(core_buf *b, const report_input *in);
+/* The notices at the top */
+
+/** A notice at the top of the report, under the status line, where it
+ * cannot be missed. */
+typedef struct report_notice {
+  const char *heading; /* in capitals: "RULE CHANGED AFTER THE PLAN" */
+  char *text;          /* newly allocated, without its last full stop;
+                          Markdown inline: no markup but code spans in
+                          single backticks around text without any */
+  const char *section; /* the report's section that says more, or NULL */
+} report_notice;
+
+#define REPORT_MAX_NOTICES 8
+
+/** The notices that apply to in, in order (notices.c): the one list
+ * that Markdown (so HTML) shows above the title and XLSX under the
+ * Summary's status line. Fills out and returns how many; -1 when out of
+ * memory. Free with report_notices_free. */
+int report_notices(const report_input *in,
+                   report_notice out[REPORT_MAX_NOTICES]);
+void report_notices_free(report_notice *n, int count);
+/** Each notice as a Markdown quote: "> **HEADING.** TEXT (see
+ * SECTION)." */
+void report_notices_markdown(core_buf *b, const report_input *in);
+
+/** The notice when the rule changed after the plan
+ * (proto_plan_rule_changed), plan.c: 1 with *n filled, 0 when the rule
+ * did not change, -1 when out of memory. */
+int report_plan_rule_notice(const report_input *in, report_notice *n);
 
 /* Used by the files of reports/ only */
 

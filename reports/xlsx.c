@@ -144,33 +144,6 @@ static double row_height(const char *text, double width) {
   return fmin(LINE_PT * lines + 3, 409); /* Excel's tallest row */
 }
 
-/* The first rows of a sheet: on the Summary (status set) the status
- * line, how the data stand to the plan, where it cannot be missed; on
- * every sheet the UNVERIFIED stamp when --force was used. Returns the
- * first row free for content. */
-static lxw_row_t stamp(xctx *x, int status) {
-  const analysis_summary *a = x->in->summary;
-  lxw_row_t r = 0;
-  if (status && a) {
-    char line[256], *text;
-    data_status st = report_status(x->in);
-    data_status_line(&st, line, sizeof line);
-    text = core_asprintf("Status: %s%s", line,
-                         a->provisional ? " (verdicts are provisional)" : "");
-    if (!text)
-      x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
-    put_str(x, r++, 0, text, x->bold);
-    core_free(text);
-  }
-  if (x->in->unverified)
-    put_str(x, r++, 0,
-            "UNVERIFIED: prereg verify found problems with this data; the "
-            "report was written with --force.",
-            x->stamp);
-  x->width[0] = 0; /* the stamps run across; they set no width */
-  return r;
-}
-
 /* " (provisional)" after a verdict or outcome on incomplete or quick
  * data. */
 static const char *prov(const analysis_summary *a) {
@@ -235,6 +208,63 @@ static lxw_row_t lines_across(xctx *x, lxw_row_t r, const char *t,
     p = *cut == ' ' ? cut + 1 : cut;
   }
   x->width[0] = w0; /* text across sets no column's width */
+  return r;
+}
+
+/* The report's notices (report_notices: the list Markdown shows above
+ * the title), each from row r across the sheet, its code spans as plain
+ * text. Returns the next free row. */
+static lxw_row_t notices(xctx *x, lxw_row_t r) {
+  report_notice n[REPORT_MAX_NOTICES];
+  int count = report_notices(x->in, n);
+  if (count < 0)
+    x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+  for (int i = 0; i < count && !x->e; i++) {
+    core_buf b;
+    core_buf_init(&b);
+    core_buf_printf(&b, "%s: ", n[i].heading);
+    for (const char *p = n[i].text; *p; p++)
+      if (*p != '`')
+        core_buf_append(&b, p, 1);
+    if (n[i].section)
+      core_buf_printf(&b, " (see %s in report.md or report.html)",
+                      n[i].section);
+    core_buf_puts(&b, ".");
+    if (b.oom)
+      x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+    else
+      r = lines_across(x, r, b.data, 120, x->stamp);
+    core_buf_free(&b);
+  }
+  report_notices_free(n, count);
+  return r;
+}
+
+/* The first rows of a sheet: on the Summary (status set) the status
+ * line, how the data stand to the plan, and the report's notices, where
+ * they cannot be missed; on every sheet the UNVERIFIED stamp when
+ * --force was used. Returns the first row free for content. */
+static lxw_row_t stamp(xctx *x, int status) {
+  const analysis_summary *a = x->in->summary;
+  lxw_row_t r = 0;
+  if (status && a) {
+    char line[256], *text;
+    data_status st = report_status(x->in);
+    data_status_line(&st, line, sizeof line);
+    text = core_asprintf("Status: %s%s", line,
+                         a->provisional ? " (verdicts are provisional)" : "");
+    if (!text)
+      x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+    put_str(x, r++, 0, text, x->bold);
+    core_free(text);
+    r = notices(x, r);
+  }
+  if (x->in->unverified)
+    put_str(x, r++, 0,
+            "UNVERIFIED: prereg verify found problems with this data; the "
+            "report was written with --force.",
+            x->stamp);
+  x->width[0] = 0; /* the stamps run across; they set no width */
   return r;
 }
 

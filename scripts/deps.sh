@@ -34,31 +34,34 @@ slurm="slurmctld slurmd slurm-client munge"
 # kubernetes offline; any kubectl will do (Debian's is kubernetes-client).
 k8s="kubernetes-client"
 
-want=""
+# Only what is missing, and only the reasons of the groups it is for.
+missing=""
 why=""
 for group in "$@"; do
   case "$group" in
-    build) want="$want $build"; w="build: to compile prereg" ;;
-    demo) want="$want $demo"; w="demo: the demo's isolation layers" ;;
-    test) want="$want $test"; w="test: the tools the tests check against" ;;
-    docker) want="$want $docker"; w="docker: a Docker engine of prereg's own" ;;
-    containerd) want="$want $containerd"; w="containerd: a containerd and the study's workloads" ;;
-    slurm) want="$want $slurm"; w="slurm: a private Slurm cluster" ;;
-    k8s) command -v kubectl > /dev/null || want="$want $k8s"
+    build) want=$build; w="build: to compile prereg" ;;
+    demo) want=$demo; w="demo: the demo's isolation layers" ;;
+    test) want=$test; w="test: the tools the tests check against" ;;
+    docker) want=$docker; w="docker: a Docker engine of prereg's own" ;;
+    containerd) want=$containerd; w="containerd: a containerd and the study's workloads" ;;
+    slurm) want=$slurm; w="slurm: a private Slurm cluster" ;;
+    k8s) want=""; command -v kubectl > /dev/null || want=$k8s
       w="k8s: kubectl reads the Kubernetes manifests" ;;
     *)
       echo "deps.sh: unknown group '$group' (build, demo, test, docker, containerd, slurm, k8s)" >&2
       exit 2
       ;;
   esac
+  lacking=""
+  for p in $want; do
+    case " $missing " in *" $p "*) continue ;; esac
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      lacking="$lacking $p"
+    fi
+  done
+  [ -z "$lacking" ] && continue
+  missing="$missing$lacking"
   why="${why:+$why; }$w"
-done
-
-missing=""
-for p in $want; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing="$missing $p"
-  fi
 done
 [ -z "$missing" ] && exit 0
 
@@ -86,9 +89,28 @@ if [ ! -e "$policy" ]; then
   chmod 0755 "$policy"
   own_policy=1
 fi
+# apt-get update does not wait for the package lists' lock (the timeout
+# above is dpkg's): while another apt holds it (apt-daily at boot), it is
+# tried again every 5 seconds, for as long as the install would wait.
+update() {
+  waited=0
+  while :; do
+    out=$(LC_ALL=C $apt update -qq 2>&1) && return 0
+    case "$out" in
+      *"Could not get lock"*) [ "$waited" -lt "$lock_wait" ] || break ;;
+      *) break ;;
+    esac
+    [ "$waited" -gt 0 ] ||
+      echo "deps.sh: another apt holds the package lists; waiting for it" >&2
+    sleep 5
+    waited=$((waited + 5))
+  done
+  printf '%s\n' "$out" >&2
+  return 1
+}
 status=0
 # apt-get update once per machine boot is enough; a stale list fails below.
-$apt update -qq && $apt install -y -qq --no-install-recommends $missing >/dev/null ||
+update && $apt install -y -qq --no-install-recommends $missing >/dev/null ||
   status=$?
 [ "$own_policy" -eq 0 ] || rm -f "$policy"
 exit $status

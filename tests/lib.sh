@@ -88,6 +88,19 @@ in_files() {
   return $rc
 }
 
+# The text of every cell of a sheet of an XLSX, in order, one per line
+# (libxlsxwriter's constant-memory mode writes inline strings).
+xlsx_text() { # xlsx_text FILE SHEET-NUMBER
+  python3 - "$1" "$2" <<'PY'
+import html, re, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+sheet = z.read("xl/worksheets/sheet%s.xml" % sys.argv[2]).decode()
+for t in re.findall(r'<c [^>]*t="inlineStr"><is><t[^>]*>(.*?)</t></is></c>',
+                    sheet, re.S):
+    print(html.unescape(t))
+PY
+}
+
 # The passes and failures counted so far: "PASSED FAILED".
 test_counts() {
   awk '$0 == "ok" { p++ } $0 == "not ok" { f++ }

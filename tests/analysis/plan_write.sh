@@ -4,7 +4,9 @@
 # comparisons the hypotheses test: a near-tie in a secondary metric no
 # longer blocks the write (control: the same sheet without hypotheses
 # writes nothing); --runs N gives and registers the power at N; --looks
-# writes the looks and plan then uses the sheet's own. The writer reads
+# writes the looks and plan then uses the sheet's own; looks below the
+# level of their share of the error are refused as check refuses them,
+# --looks or the sheet's own, and never written. The writer reads
 # the text as Lua does: a number inside a string continued by \z or by a
 # backslash before CR LF, a long string or a comment is never edited (the
 # command stays byte for byte, the real runs are written); a text whose
@@ -271,6 +273,44 @@ check_grep "the sequential design chosen" '"recommended": \{"w": 20\}' "$out"
 expect 0 "--write again: unchanged" "$PREREG" plan seq.lua "${PLAN[@]}" \
   --write
 check_grep "again: unchanged" "seq.lua: unchanged" "$out"
+# Looks below the fewest an interval at a look's share of the error
+# needs (5 at 97.5%, two looks of 95%): refused by plan as check refuses
+# them (exit 2, naming the flag, the look and the fix), with or without
+# --write, the sheet untouched; at that floor written, and check passes.
+sheet flo "$WL" 1 >flo.lua
+cp flo.lua flo.before
+expect 2 "--looks below the level --write: refused" "$PREREG" plan flo.lua \
+  "${PLAN[@]}" --looks 4,20 --write
+check_grep "--looks below the level: names the flag, the look and the fix" \
+  '^prereg: --looks 4,20: look 1: 4 runs per arm is below the 5 an interval at this look.s 97\.5% \(its share of the error over 2 looks\) needs: .*give every look at least 5' \
+  "$out"
+check "--looks below the level: the sheet untouched" cmp -s flo.lua flo.before
+expect 2 "--looks below the level, no --write: refused" "$PREREG" plan \
+  flo.lua "${PLAN[@]}" --looks 4,20
+check_grep "no --write: said alike" '^prereg: --looks 4,20: look 1: 4 runs per arm' \
+  "$out"
+expect 2 "four looks: 5 is below their share's level: refused" "$PREREG" \
+  plan flo.lua "${PLAN[@]}" --looks 5,10,15,20 --write
+check_grep "four looks: the level of a quarter of the error" \
+  '^prereg: --looks 5,10,15,20: look 1: 5 runs per arm is below the 6 an interval at this look.s 98\.75% \(its share of the error over 4 looks\) .*give every look at least 6' \
+  "$out"
+check "four looks: the sheet untouched" cmp -s flo.lua flo.before
+expect 0 "--looks at the level: written" "$PREREG" plan flo.lua \
+  "${PLAN[@]}" --looks 5,20 --write
+check_grep "at the level: the looks written" 'runs = 20, looks = \{ 5, 20 \}, metrics' \
+  "$(cat flo.lua)"
+expect 0 "at the level: check passes" "$PREREG" check flo.lua
+# The sheet's own looks below the level: plan says so as check does,
+# naming the field, and simulates nothing.
+sed -i 's/looks = { 5, 20 }, metrics/looks = { 4, 20 }, metrics/' flo.lua
+expect 2 "the sheet's own looks below the level: check refuses" "$PREREG" \
+  check flo.lua
+expect 2 "the sheet's own looks below the level: plan refuses" "$PREREG" \
+  plan flo.lua "${PLAN[@]}" --json
+check_grep "plan names the sheet's field and the fix" \
+  '^prereg: flo\.lua: workloads\[1\]\.looks\[1\]: 4 runs per arm is below the 5 .*make every look at least 5.*or plan other looks with --looks' \
+  "$out"
+check "plan printed no plan" bash -c '! grep -q "\"comparisons\"" <<<"$1"' _ "$out"
 # The rule the plan was computed for: stored with it (rule_sha256), and a
 # rule changed after the plan is said by check and at the top of the
 # report; a block that does not record it is said too.
@@ -293,6 +333,19 @@ expect 0 "rule changed: report" "$PREREG" report moved.lua --out moved
 check_grep "rule changed: said at the top of the report" \
   '^> \*\*RULE CHANGED AFTER THE PLAN\.\*\* The runs per arm were chosen by .prereg plan. for another rule' \
   "$(sed -n '1,/^# /p' moved/report.md)"
+# The XLSX shows the notice too, under its status line, with the same
+# words (the one list of notices; code spans as plain text).
+xl=$(xlsx_text moved/report.xlsx 1)
+check_grep "rule changed: the XLSX's second row" \
+  '^RULE CHANGED AFTER THE PLAN: The runs per arm were chosen by prereg plan for another rule' \
+  "$(sed -n 2p <<<"$xl")"
+md_notice=$(sed -n 's/^> \*\*RULE CHANGED AFTER THE PLAN\.\*\* //p' moved/report.md |
+  sed -e 's/`//g' -e 's/ (see Sample size)\.$//')
+check "rule changed: the XLSX says what the Markdown says" grep -qF \
+  "RULE CHANGED AFTER THE PLAN: $md_notice (see Sample size in report.md or report.html)." \
+  <<<"$(tr '\n' ' ' <<<"$xl")"
+check_grep "rule changed: with both digests" \
+  'SHA-256 [0-9a-f]{12}, these [0-9a-f]{12}\)' "$md_notice"
 check_grep "rule changed: and in Sample size" \
   '\*\*The rule was changed after the plan\*\*' "$(sed -n '/^## Sample size/,/^## /p' moved/report.md)"
 sed -e 's/id = "hyp"/id = "asis"/' -e 's/cmd = "true", //' hyp.lua >asis.lua
@@ -301,6 +354,8 @@ expect 0 "the rule as planned: import" "$PREREG" import asis.lua src.csv
 expect 0 "the rule as planned: report" "$PREREG" report asis.lua --out hyprep
 check "the rule as planned: no notice" \
   bash -c '! grep -q "RULE CHANGED\|changed after the plan" "$1"' _ hyprep/report.md
+check "the rule as planned: no notice in the XLSX" \
+  bash -c '! grep -q "RULE CHANGED" <<<"$1"' _ "$(xlsx_text hyprep/report.xlsx 1)"
 sed -e 's/id = "hyp"/id = "old"/' -e '/rule_sha256/d' hyp.lua >old.lua
 expect 0 "a plan block from before: check" "$PREREG" check old.lua
 check_grep "a plan block from before: said" \
@@ -335,4 +390,4 @@ check_grep "register names it too" 'workloads\[1\]\.looks\[1\]: 4 runs per arm' 
 check "nothing registered" [ ! -e data/low/versions ]
 sed -i 's/looks = { 4, 40 }/looks = { 5, 40 }/' low.lua
 expect 0 "a look at the level: check" "$PREREG" check low.lua
-done_testing 99
+done_testing 118

@@ -17,19 +17,6 @@ T=$(mktemp -d /tmp/prereg-status-cli.XXXXXX)
 on_exit 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"'
 cd "$T" || exit 1
 
-# The text of every cell of a sheet of an XLSX, in order, one per line
-# (libxlsxwriter's constant-memory mode writes inline strings).
-xlsx_text() { # xlsx_text FILE SHEET-NUMBER
-  python3 - "$1" "$2" <<'PY'
-import html, re, sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-sheet = z.read("xl/worksheets/sheet%s.xml" % sys.argv[2]).decode()
-for t in re.findall(r'<c [^>]*t="inlineStr"><is><t[^>]*>(.*?)</t></is></c>',
-                    sheet, re.S):
-    print(html.unescape(t))
-PY
-}
-
 write_sheet() { # write_sheet ID NAP RUNS AMENDMENT...
   local id=$1 nap=$2 runs=$3
   shift 3
