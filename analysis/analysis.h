@@ -12,6 +12,7 @@
 #include "core/limits.h"
 #include "data/data.h"
 #include "protocols/proto.h"
+#include "stamps/stamps.h"
 
 /** Turns off GSL's aborting error handler; main's commands call it once
  * before any analysis. */

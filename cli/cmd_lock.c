@@ -8,6 +8,7 @@
 #include "cli/cli_internal.h"
 #include "data/data.h"
 #include "protocols/proto.h"
+#include "stamps/stamps.h"
 
 core_status cli_cmd_register(const cli_opts *opts, FILE *out, core_err *err) {
   proto_sheet *sheet;

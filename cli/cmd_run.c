@@ -17,6 +17,7 @@
 
 #include "cli/cli_internal.h"
 #include "data/data.h"
+#include "fleet/fleet.h"
 #include "protocols/proto.h"
 #include "run/run.h"
 

@@ -13,6 +13,7 @@
 #include "data/data.h"
 #include "protocols/proto.h"
 #include "run/run.h"
+#include "stamps/stamps.h"
 
 /* The TSA */
 

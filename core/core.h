@@ -163,6 +163,13 @@ size_t core_edit_distance(const char *a, const char *b);
  * did-you-mean; else NULL. Borrowed from cand. */
 const char *core_nearest(const char *name, const char *const cand[], size_t n);
 
+/** Unified diff of a -> b (3 lines of context, GNU format, "\ No newline
+ * at end of file" markers); the labels name the two sides. Returns a
+ * newly allocated string (core_free), "" when the texts are equal, NULL
+ * when out of memory. */
+char *core_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
+                        const char *label_a, const char *label_b);
+
 /** The unit to show values of about x in when they are measured in unit:
  * seconds below 1 as ms, below 1 ms as µs and below 1 µs as ns (so that
  * 0.00343 s reads "3.43 ms" and 2.83e-08 s "28.3 ns"); any other unit as

@@ -751,7 +751,7 @@ static void check_version(data_check *v, long k) {
     snprintf(la, sizeof la, "versions/v%ld.lua", k - 1);
     snprintf(lb, sizeof lb, "versions/v%ld.lua", k);
     want =
-        data_unified_diff(prev->text, prev->len, lua->text, lua->len, la, lb);
+        core_unified_diff(prev->text, prev->len, lua->text, lua->len, la, lb);
     if (!want)
       v->oom = 1;
     else if (strlen(want) != dif->len || memcmp(want, dif->text, dif->len))

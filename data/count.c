@@ -1082,34 +1082,3 @@ char *data_row_why(const data_counted *c, const proto_sheet *plan,
         reason = rows->rows[j].reason;
   return data_fate_why(&c->runs[run], plan, &rows->rows[i], reason, oom);
 }
-
-char *data_status_mark_before_plan(const char *report) {
-  static const char word[] = "DATA STAMPED BEFORE PLAN";
-  const char *line = report, *at, *end, *paren;
-  core_buf b;
-  /* The line starts with it, or (a bundle's) with "BUNDLE: " before it. */
-  while ((line = strstr(line, "status: ")) && line != report &&
-         line[-1] != '\n' &&
-         !(line - report >= 2 && line[-1] == ' ' && line[-2] == ':'))
-    line += 8;
-  if (!line)
-    return core_strdup(report);
-  line += 8;
-  end = line + strcspn(line, "\n");
-  paren = strstr(line, " (runs: ");
-  at = paren && paren < end ? paren : end;
-  core_buf_init(&b);
-  if (at - line == 8 && strncmp(line, "COMPLETE", 8) == 0) {
-    core_buf_append(&b, report, (size_t)(line - report));
-    core_buf_puts(&b, word);
-  } else {
-    core_buf_append(&b, report, (size_t)(at - report));
-    core_buf_printf(&b, " · %s", word);
-  }
-  core_buf_puts(&b, at);
-  if (b.oom) {
-    core_buf_free(&b);
-    return NULL;
-  }
-  return core_buf_steal(&b);
-}

@@ -333,113 +333,20 @@ core_status data_register(data_experiment *exp, const proto_sheet *sheet,
 core_status data_amend(data_experiment *exp, const proto_sheet *sheet,
                        core_err *err);
 
-/* Time-stamps (data/stamp.c)
- *
- * A version is stamped by a time-stamping authority (RFC 3161) over the
- * SHA-256 of its record, versions/vN.json (which holds the sheet's
- * SHA-256 and the filing time): the token is frozen as stamps/vN.tsr and
- * listed in the MANIFEST, so publish carries it. A request waiting to be
- * sent by other means is stamps/vN.tsq, never frozen. */
+/* Time-stamps: a version's record and the MANIFEST after a batch,
+ * stamped by a time-stamping authority, are frozen under stamps/
+ * (stamps/stamps.h makes, checks and reads them). */
 #define DATA_STAMPS_DIR "stamps"
 
-/** The SHA-256 a stamp of version k covers: of versions/vK.json. */
-core_status data_stamp_digest(const data_experiment *exp, int k,
-                              char hex[CORE_SHA256_HEX], core_err *err);
-/** 1 when version k has a frozen stamp. */
-int data_stamp_has(const data_experiment *exp, int k);
-/** Freezes tsr (a reply the caller checked) as version k's stamp and
- * lists it in the MANIFEST, under the lock; a pending request of k is
- * removed. CORE_EINPUT when k is no version or is stamped already. */
-core_status data_stamp_freeze(data_experiment *exp, int k, const void *tsr,
-                              size_t len, core_err *err);
-/** Writes the request tsq of version k as stamps/vK.tsq (mode 0644; not
- * frozen). OUT: *path newly allocated (core_free). */
-core_status data_stamp_request_write(const data_experiment *exp, int k,
-                                     const void *tsq, size_t len, char **path,
-                                     core_err *err);
-/** The pending request of version k. OUT: *tsq newly allocated
- * (core_free), NULL when there is none; *len. */
-core_status data_stamp_request_read(const data_experiment *exp, int k,
-                                    char **tsq, size_t *len, core_err *err);
-/** verify's check of every version's stamp: a line per version ("v0:
- * stamped TIME by TSA", with "(chain not checked: no --tsa-ca)" when ca
- * is NULL, or "v0: not stamped"), and for a token that does not verify,
- * covers another digest or (ca) does not chain to ca, a line naming the
- * file, counted in *problems; a file of stamps/ that is no version's
- * stamp too. Then every data stamp (below): its token, and each file its
- * text names against the MANIFEST; *before_plan 1 when one is earlier
- * than the stamp of the version its newest batch ran under ("DATA
- * STAMPED BEFORE PLAN", not a problem: the status line says it).
- * CORE_EINPUT when ca cannot be read, CORE_ENOMEM. */
-core_status data_stamps_verify(const data_experiment *exp, const char *ca,
-                               core_buf *report, long *problems,
-                               int *before_plan, core_err *err);
-
-/* Data stamps: the MANIFEST as it stands after a batch, stamped over the
- * SHA-256 of its text. The text is frozen as stamps/manifest-BATCH.txt
- * beside its token stamps/manifest-BATCH.tsr (BATCH: the newest frozen
- * batch), both listed in the MANIFEST; verify checks that every file the
- * text names still has the digest it had (data_stamps_verify). */
-
-/** The MANIFEST's text as it stands and the newest frozen batch. OUT:
- * batch ("" when no batch is frozen yet), *text (core_free), *len, hex
- * (the text's SHA-256), *stamped (1: that batch's snapshot is frozen
- * already). */
-core_status data_manifest_snapshot(const data_experiment *exp, char batch[16],
-                                   char **text, size_t *len,
-                                   char hex[CORE_SHA256_HEX], int *stamped,
-                                   core_err *err);
-/** Freezes text (as data_manifest_snapshot read it) and tsr (a reply the
- * caller checked over its SHA-256) as stamps/manifest-BATCH.txt and .tsr,
- * listed in the MANIFEST, under the lock. CORE_EINPUT when BATCH's
- * snapshot is frozen already. */
-core_status data_manifest_stamp_freeze(data_experiment *exp, const char *batch,
-                                       const char *text, size_t len,
-                                       const void *tsr, size_t tsr_len,
-                                       core_err *err);
-/* A batch whose round orders were drawn from a stamp (facts key
- * order_stamp: the token of the version it ran under). */
-typedef struct data_order_stamp {
-  char batch[16];
-  char stamp[64]; /* "stamps/vK.tsr", as the facts name it */
-  long version;   /* the facts' sheet_version; -1 when order_stamp is not
-                     that version's token */
-} data_order_stamp;
-
-/** Every batch of exp whose facts name order_stamp, in batch order. OUT:
- * *out newly allocated (core_free), *n. CORE_ENOMEM only. */
-core_status data_order_stamps(const data_experiment *exp,
-                              data_order_stamp **out, size_t *n,
-                              core_err *err);
-
-/** The status line of a verify report, DATA STAMPED BEFORE PLAN added
- * among its flags (it replaces COMPLETE). Newly allocated (core_free);
- * NULL when out of memory. */
-char *data_status_mark_before_plan(const char *report);
+/** Writes tsr as stamps/vK.tsr (frozen, mode 0444; not listed: the
+ * caller adds it to the MANIFEST) and removes a pending stamps/vK.tsq. */
+core_status data_stamp_write(const data_experiment *exp, int k,
+                             const void *tsr, size_t len, core_err *err);
 
 /* Signatures: a version's record signed with an SSH key (ssh-keygen -Y
  * sign -n prereg) is frozen as signatures/vN.sig, listed in the
  * MANIFEST. */
 #define DATA_SIGNATURES_DIR "signatures"
-
-/* What a reader is told of each version's proofs (analyze --json
- * `registration`, the report): the time-stamp when its token verifies
- * against the version's record (the certificate it carries; verify
- * checks the chain), and the key the signature names (verify checks the
- * signature). */
-typedef struct data_registration {
-  int version;
-  char sha256[CORE_SHA256_HEX]; /* the sheet's */
-  int stamped;                  /* 0: no token, or one that fails */
-  char stamp_time[32], tsa[512];
-  char key[CORE_SSH_FP]; /* "" when not signed */
-} data_registration;
-
-/** One entry per version of exp's chain. OUT: *out newly allocated
- * (core_free), *n. CORE_ENOMEM only. */
-core_status data_registration_load(const data_experiment *exp,
-                                   data_registration **out, size_t *n,
-                                   core_err *err);
 
 /* A stamp and a signature taken while a version is filed (register and
  * amend with --tsa, --sign): fn gets the version's number and the
@@ -476,13 +383,6 @@ core_status data_check_lock(const data_experiment *exp,
  * allocated sheet (proto_sheet_free), or NULL with err filled. */
 proto_sheet *data_load_version(const data_experiment *exp, int n,
                                core_err *err);
-
-/** Unified diff of a -> b (3 lines of context, GNU format, "\ No newline
- * at end of file" markers); the labels name the two sides. Returns a
- * newly allocated string (core_free), "" when the texts are equal, NULL
- * when out of memory. */
-char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
-                        const char *label_a, const char *label_b);
 
 /* Reading the data */
 
@@ -1042,6 +942,22 @@ core_status data_batch_start_run(data_batch *b, const data_run_facts *facts,
 core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,
                                   core_err *err);
 
+/* What a batch's facts say of the versions and the token it ran under,
+ * as stamps/ reads them back (a data stamp's plan, round orders drawn
+ * from a stamp). */
+typedef struct data_stamp_facts {
+  long long at_start;   /* sheet_versions_at_start; 0 when no integer */
+  long version;         /* sheet_version; -1 when no integer */
+  int has_order_stamp;  /* 1: order_stamp is a string, then: */
+  char order_stamp[64]; /* its text (cut at 63 bytes) */
+} data_stamp_facts;
+
+/** Reads them from the facts file rel (batches/BATCH.json, relative to
+ * exp's folder). OUT: *f, as above when the file cannot be read or is no
+ * JSON. */
+void data_stamp_facts_read(const data_experiment *exp, const char *rel,
+                           data_stamp_facts *f);
+
 /** For --resume: freezes batches left unfinished by a crash. A torn last
  * line, or the rows of a run cut short, is removed and reported in
  * notes (the caller's buffer, one line each). */
@@ -1049,7 +965,7 @@ core_status data_recover(data_experiment *exp, core_buf *notes, core_err *err);
 
 /* The manifest, the one verifier, batch names and JSON, for the folders
  * above that read an experiment's files their own way (bundles/,
- * imports/) */
+ * imports/) or freeze files of their own in it (stamps/) */
 
 typedef struct data_manifest_line {
   char *path; /* relative to the experiment folder */
@@ -1068,6 +984,24 @@ core_status data_manifest_parse(const char *name, const char *text, size_t len,
                                 data_manifest *m, core_buf *problems,
                                 core_err *err);
 void data_manifest_free(data_manifest *m);
+/** Loads DIR/MANIFEST (missing: empty) into *m, filled from scratch.
+ * Malformed lines are CORE_EINPUT naming MANIFEST:LINE unless problems
+ * (the caller's buffer) is given, in which case each is appended there
+ * and skipped. Free *m with data_manifest_free; on error it is empty. */
+core_status data_manifest_load(const char *dir, data_manifest *m,
+                               core_buf *problems, core_err *err);
+
+/** The entry for path, or NULL: borrowed from m, valid until m changes. */
+const data_manifest_line *data_manifest_find(const data_manifest *m,
+                                             const char *path);
+/** Hashes each path (relative to dir) and appends it to the MANIFEST,
+ * which is replaced atomically (mode 0444). */
+core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
+                              core_err *err);
+
+/** The pid in the name of a temporary file of core_write_file_atomic
+ * ("NAME.tmp.PID"), or 0 when name is not one. */
+long data_tmp_file_pid(const char *name);
 
 /** 1 when name is "bNNNN" followed by suffix exactly (e.g. ".csv");
  * OUT: *num the number. */

@@ -65,23 +65,6 @@ void data_runvalues_reset(data_runvalues *rv);
 core_status data_row_parse_view(data_row *r, char **f, size_t n,
                                 const char *name, long line, core_err *err);
 
-/* Manifest */
-
-/** Loads DIR/MANIFEST (missing: empty) into *m, filled from scratch.
- * Malformed lines are CORE_EINPUT naming MANIFEST:LINE unless problems
- * (the caller's buffer) is given, in which case each is appended there
- * and skipped. Free *m with data_manifest_free; on error it is empty. */
-core_status data_manifest_load(const char *dir, data_manifest *m,
-                               core_buf *problems, core_err *err);
-
-/** The entry for path, or NULL: borrowed from m, valid until m changes. */
-const data_manifest_line *data_manifest_find(const data_manifest *m,
-                                             const char *path);
-/** Hashes each path (relative to dir) and appends it to the MANIFEST,
- * which is replaced atomically (mode 0444). */
-core_status data_manifest_add(const char *dir, char *const *paths, size_t n,
-                              core_err *err);
-
 /* Batches */
 
 struct data_batch {
@@ -113,9 +96,6 @@ core_status data_batch_freeze_json(data_batch *b, data_json *facts,
 
 /* Leftover temporary files (manifest.c) */
 
-/** The pid in the name of a temporary file of core_write_file_atomic
- * ("NAME.tmp.PID"), or 0 when name is not one. */
-long data_tmp_file_pid(const char *name);
 /** 1 when no process pid exists (and it is not ours): a temporary file
  * it named is a leftover. EPERM (someone else's process) counts as alive. */
 int data_pid_gone(long pid);
@@ -132,26 +112,8 @@ void data_check_mode(data_check *v, const char *rel, unsigned mode);
 /** The MANIFEST line listing rel, or 0. */
 long data_check_listed(const data_check *v, const char *rel);
 
-/* Data stamps (stamp_data.c) */
+/* Signatures (register.c) */
 
-/** 1 when name is "manifest-BATCH.EXT" (a data stamp's text or token);
- * OUT: batch. */
-int data_manifest_stamp_name(const char *name, const char *ext,
-                             char batch[16]);
-/** verify's check of every data stamp of stamps/ (data_stamps_verify):
- * vstamps holds each version's checked stamp (secs 0: none). */
-core_status data_manifest_stamps_verify(const data_experiment *exp,
-                                        const char *ca,
-                                        const core_stamp *vstamps,
-                                        core_buf *report, long *problems,
-                                        int *before_plan, core_err *err);
-
-/* Time-stamps */
-
-/** Writes tsr as stamps/vK.tsr (frozen, mode 0444; not listed: the
- * caller adds it to the MANIFEST) and removes a pending stamps/vK.tsq. */
-core_status data_stamp_write(const data_experiment *exp, int k,
-                             const void *tsr, size_t len, core_err *err);
 /** Writes sig as signatures/vK.sig (frozen; the caller lists it). */
 core_status data_sign_write(const data_experiment *exp, int k, const void *sig,
                             size_t len, core_err *err);

@@ -399,3 +399,32 @@ core_status data_batch_freeze_run(data_batch *b, const data_run_facts *facts,
   data_json_init();
   return data_batch_freeze_json(b, run_facts_object(b, facts), err);
 }
+
+/* What stamps/ reads back */
+
+void data_stamp_facts_read(const data_experiment *exp, const char *rel,
+                           data_stamp_facts *f) {
+  char *path = core_path_join(exp->dir, rel), *text = NULL;
+  size_t len = 0;
+  core_err e;
+  json_t *root = NULL, *v;
+  const char *stamp;
+  memset(f, 0, sizeof *f);
+  f->version = -1;
+  if (path &&
+      core_read_file_max(path, BUNDLE_KEEP_MAX, 0, &text, &len, &e) ==
+          CORE_OK &&
+      (root = json_loadb(text, len, 0, NULL))) {
+    if (json_is_integer(v = json_object_get(root, "sheet_versions_at_start")))
+      f->at_start = (long long)json_integer_value(v);
+    if (json_is_integer(v = json_object_get(root, "sheet_version")))
+      f->version = (long)json_integer_value(v);
+    if ((stamp = json_string_value(json_object_get(root, "order_stamp")))) {
+      f->has_order_stamp = 1;
+      snprintf(f->order_stamp, sizeof f->order_stamp, "%s", stamp);
+    }
+  }
+  json_decref(root);
+  core_free(text);
+  core_free(path);
+}

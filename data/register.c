@@ -1,12 +1,15 @@
 /* register.c: a sheet's version filed in its experiment's folder (register,
- * amend) under the experiment's lock, and the check that data are
- * collected only under the registered sheet (data_check_lock).
+ * amend) under the experiment's lock, with the files of its stamp and
+ * signature, and the check that data are collected only under the
+ * registered sheet (data_check_lock).
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <jansson.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "data/data_internal.h"
 
@@ -207,6 +210,43 @@ static core_status copy_inputs(data_experiment *exp, const proto_sheet *sheet,
   return st;
 }
 
+/* A version's stamp and signature, as files */
+
+core_status data_stamp_write(const data_experiment *exp, int k,
+                             const void *tsr, size_t len, core_err *err) {
+  char *dir = core_path_join(exp->dir, DATA_STAMPS_DIR);
+  char *path = core_asprintf("%s/" DATA_STAMPS_DIR "/v%d.tsr", exp->dir, k);
+  char *tsq = core_asprintf("%s/" DATA_STAMPS_DIR "/v%d.tsq", exp->dir, k);
+  core_status st;
+  if (!dir || !path || !tsq)
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  else if ((st = core_mkdir_p(dir, 0755, err)) == CORE_OK &&
+           (st = core_write_file_atomic(path, tsr, len, 0444, err)) ==
+               CORE_OK &&
+           unlink(tsq) != 0 && errno != ENOENT)
+    st = core_fail(err, CORE_EIO, "%s: cannot remove: %s", tsq,
+                   strerror(errno));
+  core_free(dir);
+  core_free(path);
+  core_free(tsq);
+  return st;
+}
+
+core_status data_sign_write(const data_experiment *exp, int k, const void *sig,
+                            size_t len, core_err *err) {
+  char *dir = core_path_join(exp->dir, DATA_SIGNATURES_DIR);
+  char *path =
+      core_asprintf("%s/" DATA_SIGNATURES_DIR "/v%d.sig", exp->dir, k);
+  core_status st;
+  if (!dir || !path)
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  else if ((st = core_mkdir_p(dir, 0755, err)) == CORE_OK)
+    st = core_write_file_atomic(path, sig, len, 0444, err);
+  core_free(dir);
+  core_free(path);
+  return st;
+}
+
 /* A stamp of the version's record before anything is written: a TSA
  * that cannot be reached or refuses leaves nothing registered. OUT:
  * *tsr (core_free; NULL without a stamper), *len; rel gets its path. */
@@ -404,7 +444,7 @@ static char *diff_against(const data_experiment *exp, const data_version *v,
   }
   if (core_read_file(path, &old, &old_len, err) == CORE_OK) {
     snprintf(label_a, sizeof label_a, "versions/v%d.lua", v->number);
-    diff = data_unified_diff(old, old_len, text, len, label_a, label_b);
+    diff = core_unified_diff(old, old_len, text, len, label_a, label_b);
     if (!diff)
       core_fail(err, CORE_ENOMEM, "out of memory");
   }

@@ -11,6 +11,7 @@
 
 #include "reports/report.h"
 #include "reports/report_internal.h"
+#include "stamps/stamps.h"
 
 /* Which workloads an amendment touched */
 

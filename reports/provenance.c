@@ -8,6 +8,7 @@
 #include "reports/report.h"
 #include "reports/report_internal.h"
 #include "run/run.h"
+#include "stamps/stamps.h"
 
 #define esc report_md_esc
 

@@ -649,12 +649,27 @@ static void exec_started(exec_run *x) {
   x->t1 = x->t0;
 }
 
+/* Whether a moment is due at t and the reap may already be told: a
+ * reply (or the pidfd's exit) waiting to be read. It is read first, so
+ * that a stall of ours past the moment neither times out nor samples a
+ * command that had ended; its end is judged against the deadline as
+ * read (exec_finish). */
+static int reap_before_due(const exec_run *x, double t) {
+  int due = (x->deadline >= 0 && t >= x->deadline) ||
+            (x->sample_at >= 0 && t >= x->sample_at) ||
+            (x->kill_at >= 0 && t >= x->kill_at);
+  struct pollfd p = {.fd = x->waitfd, .events = POLLIN};
+  return due && x->waitfd >= 0 && poll(&p, 1, 0) > 0;
+}
+
 /* Does what is due now (the timeout's SIGTERM, the PSS sample, the
  * SIGKILL after the grace period); returns the poll timeout until the
  * next moment, -1 for none. */
 static int exec_due(exec_run *x) {
   run_res *res = x->res;
   double t = now_s();
+  if (reap_before_due(x, t))
+    return 0;
   if (x->deadline >= 0 && t >= x->deadline && !res->timed_out &&
       !res->stopped) {
     res->timed_out = 1;
@@ -766,6 +781,9 @@ static core_status exec_wait(exec_run *x, core_err *err) {
 static void exec_finish(exec_run *x) {
   run_res *res = x->res;
   res->wall_s = x->t1 - x->t0;
+  /* Ended on its own past its deadline, before we acted on it. */
+  if (x->deadline >= 0 && x->t1 >= x->deadline && !res->stopped)
+    res->timed_out = 1;
   res->user_s =
       (double)x->ru.ru_utime.tv_sec + (double)x->ru.ru_utime.tv_usec / 1e6;
   res->sys_s =

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "run/run_internal.h"
+#include "stamps/stamps.h"
 
 /* Reported per batch at most, the rest counted. */
 #define ORDER_PROBLEMS_SHOWN 5

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "run/run_internal.h"
+#include "stamps/stamps.h"
 
 /* Round order */
 

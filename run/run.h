@@ -10,6 +10,7 @@
 #ifndef PREREG_RUN_H
 #define PREREG_RUN_H
 
+#include <linux/limits.h> /* PATH_MAX, whatever the includer defines */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,8 @@ char **run_argv(const char *cmd);
 void run_argv_free(char **argv);
 
 /* Running one command */
+
+#define RUN_GRACE_S 2.0 /* SIGTERM -> SIGKILL */
 
 /* Where one output stream goes. fd >= 0, or a path (the file, appended
  * to, is then created at the first byte kept, so that a command that
@@ -140,6 +143,8 @@ extern int run_cancel_fd;
 void run_cancel_arm(void);
 void run_cancel_disarm(void);
 void run_cancel(void);
+/** Whether run_cancel was called since run_cancel_arm. */
+int run_cancelled(void);
 
 /** Runs one command: spawned with posix_spawn by a small helper process
  * (see exec.c: so that its ru_maxrss cannot include our memory; the
@@ -338,6 +343,21 @@ core_status run_plan_collect(data_experiment *exp, const proto_sheet *s,
                              int recover, const run_progress *progress,
                              run_plan *p, data_rowset *rows, core_err *err);
 
+/** Marks the runs of p that rows of exp already fill, as the counting
+ * rule says (run_plan_collect does once it has loaded them); hosts by
+ * count not yet named are named by the rows. rows must outlive p's
+ * use. */
+core_status run_plan_mark(run_plan *p, const data_experiment *exp,
+                          const proto_sheet *s, const data_rowset *rows,
+                          core_err *err);
+
+/** (Re)builds the items of p, crossed with the n hosts named (copied):
+ * for a sheet whose hosts are a count, once the allocation named them.
+ * Nothing of p is collected afterwards (call run_plan_collect). */
+core_status run_plan_set_hosts(run_plan *p, const proto_sheet *s,
+                               const char *const *hosts, size_t n,
+                               core_err *err);
+
 /* The commands of one run of the plan, expanded as they will run. */
 typedef struct run_commands {
   char *prepare; /* NULL when the workload has none */
@@ -431,33 +451,92 @@ core_status run_batch(data_experiment *exp, const proto_sheet *s,
                       const run_progress *progress, run_batch_result *res,
                       core_err *err);
 
-/** The plan across hosts p of s as Kubernetes objects, on paper (run
- * --dry-run --backend kubernetes; see run/kube.c): a ConfigMap with the
- * sheet, then one Pod per run left (one per arm for its warm-ups) in the
- * plan's order, pinned by nodeName, its arm as runtimeClassName
- * (proto_k8s_class), multi-document YAML appended to out. CORE_EUSAGE
- * when the hosts are a count not yet named. */
-core_status run_kube_manifest(const proto_sheet *s, const run_plan *p,
-                              core_buf *out, core_err *err);
+/* The engine, for runners (run/engine.c)
+ *
+ * A batch is its plan, its hosts and a runner. The engine owns what
+ * every batch has, wherever its runs are measured: the batch's folder,
+ * its counts, warnings and load averages, its progress, and the one
+ * freeze of its facts. A runner measures the plan's runs on its hosts:
+ * the local runner (run/batch.c) in this process, on this machine; the
+ * Slurm runner (fleet/slurm*.c) on nodes reached through srun, with what
+ * follows, the plan's marks (run_plan_mark, run_plan_set_hosts) and
+ * run_cancelled. */
+typedef struct run_engine {
+  data_experiment *exp;
+  const proto_sheet *s;
+  const run_plan *p;
+  const run_progress *progress; /* may be NULL */
+  int resume;                   /* recorded in the facts */
+  int version; /* the sheet version collected under (set before prepare) */
+  data_batch *batch; /* NULL before begin and after freeze */
+  char bid[16], bdir[PATH_MAX], started[32]; /* bdir: absolute */
+  double load_start[3];
+  int has_load_start;
+  int interrupted; /* cancelled before the last run (run_cancel) */
+  size_t valid, invalid, total, done; /* total: recorded runs planned */
+  double t_start;
+  int log_fd;  /* the batch's log, open from its first line until the
+                  freeze; -1 when not open (set by run_engine_batch) */
+  char **warn; /* warm-up failures, in words */
+  size_t n_warn, cap_warn;
+  data_inputs inputs; /* the sheet's inputs the batch runs with */
+  char **changed;     /* what differed in them at the end, in words */
+  size_t n_changed, cap_changed;
+  data_stop *stops; /* workloads stopped at a look (one per workload) */
+  size_t n_stops;
+  const struct run_runner *runner; /* the batch's, for its facts */
+  void *self;
+} run_engine;
 
-/** run_batch for a plan across hosts (a sheet with hosts, backend
- * "slurm"): jobs of this experiment a killed coordinator left are
- * cancelled, one exclusive allocation of the hosts with rounds left is
- * made (for hosts by count, the first one names them), the node runner's
- * preflight runs on each (a refusal, a node that does not answer, or an
- * image digest unlike the others' or the earlier rows' refuses the batch
- * before anything is written), then one step per (host, workload, round)
- * runs, the hosts side by side. A round's rows are appended when its end
- * marker comes; a round whose step ended without it is kept as invalid
- * rows (DATA_NODE_LOST) and its host runs nothing more: its rounds left
- * wait for run --resume (CORE_ERUN naming the host). The allocation is
- * released and the batch frozen with every node's facts whatever
- * happened. rows: the rows run_plan_collect loaded (alive for the call).
- * OUT: *res. */
-core_status run_slurm_batch(data_experiment *exp, const proto_sheet *s,
-                            run_plan *p, const data_rowset *rows, int resume,
-                            const run_progress *progress,
-                            run_batch_result *res, core_err *err);
+/* What a runner does for the engine; self is its own state. */
+typedef struct run_runner {
+  const char *order; /* how runs are ordered, as the facts say it */
+  /* Before anything is written: preflight (and an allocation); a
+   * refusal ends the batch with nothing written. */
+  core_status (*prepare)(void *self, run_engine *e, core_err *err);
+  /* The batch's folder exists: measures the plan's runs left, handing
+   * rows and warm-up failures to the engine. */
+  core_status (*collect)(void *self, run_engine *e, core_err *err);
+  /* After collect, or a failed prepare: lets go of what it holds. */
+  void (*finish)(void *self, run_engine *e);
+  /* Adds the runner's facts to f: images (im, one per arm, given
+   * zeroed), versions (vers, the same), order, nodes. */
+  core_status (*facts)(void *self, const run_engine *e, data_run_facts *f,
+                       data_arm_image *im, data_arm_versions *vers,
+                       core_err *err);
+  /* The batch was frozen without an error: why it still did not end as
+   * planned (a setup failure, a lost node), or CORE_OK. */
+  core_status (*outcome)(void *self, run_engine *e, core_err *err);
+} run_runner;
+
+/** Runs a batch through runner r: prepare, the batch's folder and its
+ * facts at the start, collect, then the batch frozen with its facts
+ * whatever happened (a cancellation, an error, a lost host) and *res
+ * filled. e holds exp, s, p, progress and resume; the rest is the
+ * engine's. */
+core_status run_engine_batch(run_engine *e, const run_runner *r, void *self,
+                             run_batch_result *res, core_err *err);
+/** Hands an event to the batch's progress. */
+void run_engine_emit(const run_engine *e, const run_event *ev);
+/** A recorded run ended (its rows may wait for its round's end): counted
+ * as done, told in the batch's log and to progress. host NULL: this
+ * machine. */
+core_status run_engine_ran(run_engine *e, const char *host,
+                           const char *workload, const char *arm, long round,
+                           const char *failure, double wall_s, core_err *err);
+/** Rows go to the batch, each run among them counted valid or not. */
+core_status run_engine_rows(run_engine *e, const data_row *rows, size_t n,
+                            core_err *err);
+/** A warm-up failed, for the reason why: text, as run_warmup_words wrote
+ * it, kept for the facts and told to progress. host NULL: this
+ * machine. */
+core_status run_engine_warmup(run_engine *e, const char *host,
+                              const char *workload, const char *arm, long warm,
+                              const char *why, const char *text,
+                              core_err *err);
+/** Appends a copy of text to a list of strings. */
+core_status run_note(char ***v, size_t *n, size_t *cap, const char *text,
+                     core_err *err);
 
 /* Helper programs (run/tool.c) */
 

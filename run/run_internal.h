@@ -12,18 +12,6 @@
 #include "core/limits.h"
 #include "run/run.h"
 
-#define RUN_GRACE_S 2.0 /* SIGTERM -> SIGKILL */
-
-/* The plan */
-
-/** Marks the runs of p that rows of exp already fill, as the counting
- * rule says (run_plan_collect does once it has loaded them); hosts by
- * count not yet named are named by the rows. rows must outlive p's
- * use. */
-core_status run_plan_mark(run_plan *p, const data_experiment *exp,
-                          const proto_sheet *s, const data_rowset *rows,
-                          core_err *err);
-
 /* Commands */
 
 /** proto_expand, with out of memory as an error too. Returns a newly
@@ -147,33 +135,6 @@ void run_add_reason(run_outcome *o, const char *fmt, ...)
 core_status run_measure(run_setting *set, const run_plan_item *item,
                         const char *run_id, run_outcome *o, core_err *err);
 
-/* The scheduler's commands (run/child.c) */
-
-/* A child process started from an argv, in a process group of its own,
- * stdin /dev/null, stdout and stderr on pipes (out, err: our ends, -1
- * once closed), killed by SIGTERM if we die. */
-typedef struct run_child {
-  int pid; /* -1 once reaped */
-  int out, err;
-  int status; /* once reaped: exit code, 128 + signal, -1 unknown */
-} run_child;
-
-/** Starts argv[0] (looked up in PATH). OUT: *c. */
-core_status run_child_spawn(const char *const argv[], run_child *c,
-                            core_err *err);
-/** SIGKILLs the child's group. */
-void run_child_kill(run_child *c);
-/** Reaps the child (waiting when wait); 1 once reaped (status set). */
-int run_child_reap(run_child *c, int wait);
-/** Closes our ends of its pipes. */
-void run_child_close(run_child *c);
-/** Runs argv to its end, within timeout_s (then killed: *code -1): its
- * stdout into out and stderr into errout (either may be NULL: dropped).
- * OUT: *code its exit code (128 + signal when killed by one). */
-core_status run_child_tool(const char *const argv[], core_buf *out,
-                           core_buf *errout, int *code, double timeout_s,
-                           core_err *err);
-
 /* Rows (run/rows.c) */
 
 /* What every row of a batch shares. */
@@ -215,61 +176,7 @@ core_status run_rows_parity(run_rows *round, const proto_sheet *s,
                             long round_no, const char *ref_codes,
                             core_err *err);
 
-/* The engine (run/engine.c) */
-
-/* A batch is its plan, its hosts and a runner. The engine owns what
- * every batch has, wherever its runs are measured: the batch's folder,
- * its counts, warnings and load averages, its progress, and the one
- * freeze of its facts. A runner measures the plan's runs on its hosts:
- * the local runner (run/batch.c) in this process, on this machine; the
- * Slurm runner (run/slurm*.c) on nodes reached through srun. */
-typedef struct run_engine {
-  data_experiment *exp;
-  const proto_sheet *s;
-  const run_plan *p;
-  const run_progress *progress; /* may be NULL */
-  int resume;                   /* recorded in the facts */
-  int version; /* the sheet version collected under (set before prepare) */
-  data_batch *batch; /* NULL before begin and after freeze */
-  char bid[16], bdir[PATH_MAX], started[32]; /* bdir: absolute */
-  double load_start[3];
-  int has_load_start;
-  int interrupted; /* cancelled before the last run (run_cancel) */
-  size_t valid, invalid, total, done; /* total: recorded runs planned */
-  double t_start;
-  int log_fd;  /* the batch's log, open from its first line until the
-                  freeze; -1 when not open (set by run_engine_batch) */
-  char **warn; /* warm-up failures, in words */
-  size_t n_warn, cap_warn;
-  data_inputs inputs; /* the sheet's inputs the batch runs with */
-  char **changed;     /* what differed in them at the end, in words */
-  size_t n_changed, cap_changed;
-  data_stop *stops; /* workloads stopped at a look (one per workload) */
-  size_t n_stops;
-  const struct run_runner *runner; /* the batch's, for its facts */
-  void *self;
-} run_engine;
-
-/* What a runner does for the engine; self is its own state. */
-typedef struct run_runner {
-  const char *order; /* how runs are ordered, as the facts say it */
-  /* Before anything is written: preflight (and an allocation); a
-   * refusal ends the batch with nothing written. */
-  core_status (*prepare)(void *self, run_engine *e, core_err *err);
-  /* The batch's folder exists: measures the plan's runs left, handing
-   * rows and warm-up failures to the engine. */
-  core_status (*collect)(void *self, run_engine *e, core_err *err);
-  /* After collect, or a failed prepare: lets go of what it holds. */
-  void (*finish)(void *self, run_engine *e);
-  /* Adds the runner's facts to f: images (im, one per arm, given
-   * zeroed), versions (vers, the same), order, nodes. */
-  core_status (*facts)(void *self, const run_engine *e, data_run_facts *f,
-                       data_arm_image *im, data_arm_versions *vers,
-                       core_err *err);
-  /* The batch was frozen without an error: why it still did not end as
-   * planned (a setup failure, a lost node), or CORE_OK. */
-  core_status (*outcome)(void *self, run_engine *e, core_err *err);
-} run_runner;
+/* The engine (run/engine.c): what only run/ calls */
 
 /** Workload w of the batch's sheet stopped early at look `look`
  * (1-based) with n runs per arm: kept for the facts, which are written
@@ -278,38 +185,10 @@ typedef struct run_runner {
 core_status run_engine_stop(run_engine *e, size_t w, size_t look, size_t items,
                             core_err *err);
 
-/** Runs a batch through runner r: prepare, the batch's folder and its
- * facts at the start, collect, then the batch frozen with its facts
- * whatever happened (a cancellation, an error, a lost host) and *res
- * filled. e holds exp, s, p, progress and resume; the rest is the
- * engine's. */
-core_status run_engine_batch(run_engine *e, const run_runner *r, void *self,
-                             run_batch_result *res, core_err *err);
-/** Hands an event to the batch's progress. */
-void run_engine_emit(const run_engine *e, const run_event *ev);
-/** A recorded run ended (its rows may wait for its round's end): counted
- * as done, told in the batch's log and to progress. host NULL: this
- * machine. */
-core_status run_engine_ran(run_engine *e, const char *host,
-                           const char *workload, const char *arm, long round,
-                           const char *failure, double wall_s, core_err *err);
-/** Rows go to the batch, each run among them counted valid or not. */
-core_status run_engine_rows(run_engine *e, const data_row *rows, size_t n,
-                            core_err *err);
-/** A warm-up failed, for the reason why: text, as run_warmup_words wrote
- * it, kept for the facts and told to progress. host NULL: this
- * machine. */
-core_status run_engine_warmup(run_engine *e, const char *host,
-                              const char *workload, const char *arm, long warm,
-                              const char *why, const char *text,
-                              core_err *err);
 /** The sentence a failed warm-up is kept as: "WORKLOAD ARM warm-up N:
  * WHY". */
 void run_warmup_words(const proto_sheet *s, const run_plan_item *it,
                       const char *why, char *out, size_t cap);
-/** Appends a copy of text to a list of strings. */
-core_status run_note(char ***v, size_t *n, size_t *cap, const char *text,
-                     core_err *err);
 
 /* The batch's log (run/log.c) */
 
@@ -554,15 +433,5 @@ void run_round_order(uint64_t seed, const char *workload, long round, size_t n,
 void run_host_round_order(unsigned long seed, const char *host,
                           const char *workload, long round, size_t n,
                           size_t *order);
-
-/** (Re)builds the items of p, crossed with the n hosts named (copied):
- * for a sheet whose hosts are a count, once the allocation named them.
- * Nothing of p is collected afterwards (call run_plan_collect). */
-core_status run_plan_set_hosts(run_plan *p, const proto_sheet *s,
-                               const char *const *hosts, size_t n,
-                               core_err *err);
-
-/** Whether run_cancel was called since run_cancel_arm (see run.h). */
-int run_cancelled(void);
 
 #endif

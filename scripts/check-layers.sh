@@ -20,12 +20,12 @@ build=${1:-}
 # Floor of each folder; folders on one floor may not use each other.
 floor() {
   case "$1" in
-    core) echo 0 ;; protocols) echo 1 ;; data) echo 2 ;;
-    imports | bundles | analysis | run) echo 3 ;; reports) echo 4 ;; cli) echo 5 ;;
+    core) echo 0 ;; protocols) echo 1 ;; data) echo 2 ;; stamps) echo 3 ;;
+    imports | bundles | analysis | run) echo 4 ;; fleet | reports) echo 5 ;; cli) echo 6 ;;
     *) echo -1 ;;
   esac
 }
-folders="core protocols data imports bundles analysis run reports cli"
+folders="core protocols data stamps imports bundles analysis run fleet reports cli"
 # Third-party headers and the folders that may include them.
 owners() {
   case "$1" in

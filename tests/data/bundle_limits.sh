@@ -203,12 +203,12 @@ p = subprocess.Popen([prereg, cmd, "small.tar.gz"] + args, env=env,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 t0 = time.time()
 while not glob.glob(tmp + "/prereg-bundle-*/big/versions/v0.lua"):
-    if p.poll() is not None or time.time() - t0 > 20:
+    if p.poll() is not None or time.time() - t0 > 120:
         sys.exit("the copy never appeared while %s ran" % cmd)
     time.sleep(0.01)
 time.sleep(0.1)  # the analysis has begun; it takes seconds
 p.send_signal(getattr(signal, "SIG" + sig))
-rc = p.wait(20)
+rc = p.wait(120)
 left = os.listdir(tmp)
 assert rc == -getattr(signal, "SIG" + sig), "exit %s" % rc
 assert not left, left

@@ -48,7 +48,7 @@ static int run(const char *fmt, const char *a, const char *b) {
  * unambiguous (one hunk per change, context merged or not). */
 static void diff_vs_gnu(const char *a, const char *b) {
   char pa[300], pb[300], po[300];
-  char *mine = data_unified_diff(a, strlen(a), b, strlen(b), "old", "new");
+  char *mine = core_unified_diff(a, strlen(a), b, strlen(b), "old", "new");
   char *gnu;
   size_t len = 0;
   snprintf(pa, sizeof pa, "%s/a.txt", tmp);
@@ -68,7 +68,7 @@ static void diff_vs_gnu(const char *a, const char *b) {
 static void diff_applies(const char *a, size_t alen, const char *b,
                          size_t blen) {
   char pa[300], pd[300], po[300];
-  char *d = data_unified_diff(a, alen, b, blen, "a.txt", "b.txt");
+  char *d = core_unified_diff(a, alen, b, blen, "a.txt", "b.txt");
   char *got;
   size_t len = 0;
   snprintf(pa, sizeof pa, "%s/a.txt", tmp);
@@ -91,7 +91,7 @@ static void diff_applies(const char *a, size_t alen, const char *b,
 }
 
 static void test_diff(void) {
-  char *d = data_unified_diff("x\n", 2, "x\n", 2, "a", "b");
+  char *d = core_unified_diff("x\n", 2, "x\n", 2, "a", "b");
   CHECK_STR(d, "");
   core_free(d);
   diff_vs_gnu("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n",

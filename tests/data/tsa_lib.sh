@@ -51,7 +51,7 @@ start_tsa() {
   python3 "$TSA_LIB_DIR/tsa_server.py" "$d" &
   pid=$!
   on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
-  for ((i = 0; i < 200; i++)); do
+  for ((i = 0; i < 1200; i++)); do
     [ -s "$d/port" ] && break
     kill -0 "$pid" 2>/dev/null || return 1
     sleep 0.05

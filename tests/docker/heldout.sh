@@ -42,7 +42,7 @@ protocol {
   },
   workloads = {
     { name = "idle-memory", runs = 4, cmd = "sleep 300",
-      metrics = { "pss_mib" }, sample_after_s = 3, timeout_s = 60,
+      metrics = { "pss_mib" }, sample_after_s = 6, timeout_s = 60,
       processes = { descendants = true,
                     cgroup = "/prereg/{experiment}/{run_id}",
                     cmdline = { "prereg-{experiment}-{run_id}" } } },

@@ -35,8 +35,9 @@ interrupt() {
   unshare -p -f --mount-proc bash -c '
     "$1" run "$2.lua" --data "$3" >/dev/null 2>"$2.err" & p=$!
     csv=$3/$2/batches/b0001.csv
-    for _ in $(seq 400); do
+    for _ in $(seq 2400); do
       [ -e "$csv" ] && [ "$(wc -l <"$csv")" -ge 3 ] && break
+      kill -0 $p 2>/dev/null || break
       sleep 0.05
     done
     kill -s "$4" $p

@@ -78,10 +78,12 @@ PY
 # 1 when no process whose command line holds marker $1 is alive.
 none_left() { ! pgrep -f -- "$1" >/dev/null; }
 
-# Waits up to $2 seconds (default 3) for none_left "$1".
+# Waits up to $2 seconds (default 30) for none_left "$1": what was ended
+# may take a loaded machine a while to go; what was left keeps running
+# (every scenario's commands outlast that, or end on their own).
 gone_within() {
   local i
-  for ((i = 0; i < ${2:-3} * 20; i++)); do none_left "$1" && return 0; sleep 0.05; done
+  for ((i = 0; i < ${2:-30} * 20; i++)); do none_left "$1" && return 0; sleep 0.05; done
   return 1
 }
 

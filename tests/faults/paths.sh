@@ -181,9 +181,11 @@ scenario "a measured command leaves a link where prereg lists its processes"
 outside 11
 D=$T/data-11
 E=$D/pl
-# The command links the next batch's process lists (NAME.procs.tsv, written
-# when pss is sampled) to a file outside.
-sheet pl.lua pl "{ name = \"p\", runs = 1, metrics = { \"wall_s\", \"pss_mib\" }, sample_after_s = 0.3, cmd = \"sh -c 'for r in 1 2 3; do ln -s $O/file $E/batches/b0001/b0001-000\$r.procs.tsv; done; sleep 1'\" }"
+# The run's prepare links the batch's process lists (NAME.procs.tsv,
+# written when pss is sampled) to a file outside: before the command
+# starts, so before the sample (0.3 s into a command of 3 s) on any
+# machine.
+sheet pl.lua pl "{ name = \"p\", runs = 1, metrics = { \"wall_s\", \"pss_mib\" }, sample_after_s = 0.3, prepare = \"sh -c 'for r in 1 2 3; do ln -s $O/file $E/batches/b0001/b0001-000\$r.procs.tsv 2>/dev/null; done; true'\", cmd = \"sleep 3\" }"
 "$PREREG" register pl.lua --data "$D" >/dev/null || bad "process list: register"
 expect 1 "process list link: the run cannot freeze it" timeout 60 "$PREREG" run pl.lua --data "$D"
 check_grep "process list link: named, not written" "b0001-0001.procs.tsv: is a symbolic link, not a regular file" "$out"

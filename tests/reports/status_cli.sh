@@ -119,7 +119,11 @@ PY
 }
 
 # interrupted part way
-write_sheet cut 0.1 10
+# Its naps last as long as nap.s says when they start: 0.1 s, or 300 s
+# once the SIGTERM is due, so that the plan cannot end before it however
+# slow the machine is.
+echo 0.1 >nap.s
+write_sheet cut "\$(cat $PWD/nap.s)" 10
 "$PREREG" register cut.lua >/dev/null || bad "register cut"
 "$PREREG" run cut.lua >/dev/null 2>run.err &
 pid=$!
@@ -129,6 +133,8 @@ for _ in $(seq 600); do
   [ "$(cat data/cut/batches/*.csv 2>/dev/null | wc -l)" -ge 13 ] && break
   sleep 0.1
 done
+echo 300 >nap.s
+check "cut: SIGTERM sent while the run goes on" kill -0 $pid
 kill -TERM $pid
 wait $pid
 check_grep "the run was interrupted" "interrupted; [0-9]+ runs kept" "$(cat run.err)"
@@ -233,4 +239,4 @@ z = zipfile.ZipFile("rep-added/report.xlsx")
 sys.exit(0 if any(b"not in the registered plan" in z.read(n)
                   for n in z.namelist() if n.startswith("xl/worksheets/")) else 1)'
 
-done_testing 38
+done_testing 39

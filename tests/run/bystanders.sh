@@ -28,9 +28,18 @@ bystander() {
   pid=$!
   disown "$pid"
   kids+=("$pid")
-  until tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$1"; do sleep 0.01; done
+  # (the command line of sleep, not of the bash it starts as, which holds
+  # "$1" too)
+  until tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$1 300"; do sleep 0.01; done
 }
 alive() { [ -d "/proc/$1" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat")" != Z ]; }
+# gone PID: not alive within 30 s (prereg ended it; a loaded machine may
+# take a while to let it go, while one left running is a sleep of 300 s).
+gone() {
+  local i
+  for ((i = 0; i < 300; i++)); do alive "$1" || return 0; sleep 0.1; done
+  return 1
+}
 sheet() { # sheet FILE ID WORKLOAD
   cat >"$1" <<LUA
 protocol {
@@ -92,7 +101,7 @@ check "the {run_id}-only sheet does not run (exit $rc)" [ "$rc" -eq 2 ]
 for p in $less_pid $logs_pid $other_pid; do
   check "bystander $p is alive after it" alive "$p"
 done
-sheet named.lua bys '{ name = "w", runs = 2, cmd = "sleep 0.5", metrics = { "pss_mib" },
+sheet named.lua bys '{ name = "w", runs = 2, cmd = "sleep 30", metrics = { "pss_mib" },
     sample_after_s = 0.1, processes = { cmdline = { "prereg-{experiment}-{run_id}" } } }'
 # What a daemon started for run 1 (a container not below the run).
 bystander "prereg-bys-b0001-0001 container" && mine=$pid
@@ -106,7 +115,7 @@ for p in $less_pid $logs_pid $other_pid; do
 done
 check "named: the run's own container was counted" \
   [ "$(cut -f1 "$B/b0001-0001.procs.tsv" | grep -cx "$mine")" -eq 1 ]
-check "named: and ended with the run" [ ! -d "/proc/$mine" ] || ! alive "$mine"
+check "named: and ended with the run" gone "$mine"
 check "named: the run stays valid" [ "$(field "$B.csv" b0001-0001 pss_mib valid)" = 1 ]
 check_grep "named: its row names what prereg ended outside its tree" \
   "^ended outside the run's tree: $mine prereg-bys-b0001-0001 container 300 \\(cmdline:prereg-bys-b0001-0001\\)\$" \
@@ -118,7 +127,7 @@ check "named: run 2 ended nothing outside its tree" \
 bystander "vim /home/me/todo.txt" && vim_pid=$pid
 for id in e ..; do
   sheet cid.lua cid "{ name = \"w\", runs = 1, metrics = { \"pss_mib\" }, sample_after_s = 0.1,
-    cmd = [[sh -c 'echo $id > {cidfile}; sleep 0.5']], processes = { cmdline = { \"{cid}\" } } }"
+    cmd = [[sh -c 'echo $id > {cidfile}; sleep 30']], processes = { cmdline = { \"{cid}\" } } }"
   run_sheet cid.lua
   B=$T/data/cid/batches/b0001
   check "cid '$id': vim is alive after the run" alive "$vim_pid"
@@ -136,7 +145,7 @@ V2=$T/cg2
 mkdir -p "$V2/prereg" && : >"$V2/cgroup.controllers"
 echo "$vim_pid" >"$V2/cgroup.procs"
 sheet cgcid.lua cgcid "{ name = \"w\", runs = 1, metrics = { \"pss_mib\" }, sample_after_s = 0.1,
-    cmd = [[sh -c 'echo .. > {cidfile}; sleep 0.5']], processes = { cgroup = \"/prereg/{cid}\" } }"
+    cmd = [[sh -c 'echo .. > {cidfile}; sleep 30']], processes = { cgroup = \"/prereg/{cid}\" } }"
 PREREG_CGROUP_ROOT=$V2 run_sheet cgcid.lua
 check "cgroup /prereg/{cid} with '..': vim is alive" alive "$vim_pid"
 check_grep "... and the row says the ID is none" "which is not a container ID" \
@@ -145,7 +154,7 @@ check_grep "... and the row says the ID is none" "which is not a container ID" \
 # A var's value can put ".." in a cgroup path only after substitution; a
 # link in the tree can lead out of the cgroup root: both select nothing.
 sheet cgvar.lua cgvar "{ name = \"w\", runs = 1, metrics = { \"pss_mib\" }, sample_after_s = 0.1,
-    cmd = \"sleep 0.5\", processes = { cgroup = \"/prereg/{up}/{experiment}/{run_id}\" } }"
+    cmd = \"sleep 30\", processes = { cgroup = \"/prereg/{up}/{experiment}/{run_id}\" } }"
 sed -i 's/^  id = "cgvar",/  id = "cgvar", vars = { up = ".." },/' cgvar.lua
 expect 0 "a var in a cgroup path passes check" "$PREREG" check cgvar.lua
 PREREG_CGROUP_ROOT=$V2 run_sheet cgvar.lua
@@ -157,7 +166,7 @@ mkdir -p "$T/outside" "$V2/prereg/cgsym"
 echo "$vim_pid" >"$T/outside/cgroup.procs"
 ln -s "$T/outside" "$V2/prereg/cgsym/b0001-0001"
 sheet cgsym.lua cgsym '{ name = "w", runs = 1, metrics = { "pss_mib" }, sample_after_s = 0.1,
-    cmd = "sleep 0.5", processes = { cgroup = "/prereg/{experiment}/{run_id}" } }'
+    cmd = "sleep 30", processes = { cgroup = "/prereg/{experiment}/{run_id}" } }'
 PREREG_CGROUP_ROOT=$V2 run_sheet cgsym.lua
 check "cgroup through a link out of the root: vim is alive" alive "$vim_pid"
 check_grep "... the row says it leads out" "leads out of the cgroup root" \

@@ -191,9 +191,10 @@ protocol {
       steps = { "true", "sh -c 'test \"$PREREG_ARM\" = base'", "ls missing-file",
                 "sh -c 'touch made && test -e made'" } },
     -- Its warm-up works, so that the run timing out is a result, not a
-    -- setup mistake that would stop the batch before the plan.
-    { name = "hang", runs = 1, warmup = 1, timeout_s = 1, metrics = { "wall_s" },
-      cmd = "sh -c 'test -e \"$PREREG_ORIGIN/warm-{arm}\" && exec sleep 30; touch \"$PREREG_ORIGIN/warm-{arm}\"'" },
+    -- setup mistake that would stop the batch before the plan (the
+    -- timeout leaves a loaded machine's shell time to get there).
+    { name = "hang", runs = 1, warmup = 1, timeout_s = 3, metrics = { "wall_s" },
+      cmd = "sh -c 'test -e \"$PREREG_ORIGIN/warm-{arm}\" && exec sleep 100; touch \"$PREREG_ORIGIN/warm-{arm}\"'" },
     { name = "idle", runs = 1, cmd = "sleep 300", metrics = { "pss_mib" },
       sample_after_s = 0.5 },
   },
@@ -203,21 +204,23 @@ protocol {
 LUA
 # Unique durations, so that the leftover check sees only our processes.
 M=$$7
-sed -i -e "s/exec sleep 30;/exec sleep 30.$M;/" -e "s/\"sleep 300\"/\"sleep 300.$M\"/" par.lua
+sed -i -e "s/exec sleep 100;/exec sleep 100.$M;/" -e "s/\"sleep 300\"/\"sleep 300.$M\"/" par.lua
 "$PREREG" register par.lua --data "$D" >/dev/null
 start=$(date +%s)
 out=$("$PREREG" run par.lua --data "$D" 2>err.txt); rc=$?
 el=$(( $(date +%s) - start ))
 check "parity run exit 0" [ $rc -eq 0 ]
-check "hung and idle runs end in time ($el s)" [ $el -lt 15 ]
+# Either command waited for would take 100 s or more; the whole batch
+# takes a few seconds, a sanitizer's build on a loaded machine some more.
+check "hung and idle runs end in time ($el s)" [ $el -lt 60 ]
 PC=$D/par/batches/b0001.csv
 check "image digest command, trimmed" grep -q ',replay,other,.*,[^,]*,digest-of-other,warm,' "$PC"
 check "reference arm valid" [ "$(grep ',replay,base,' "$PC" | cut -d, -f16 | sort -u)" = "1" ]
 check "parity failure reason" grep -q ',replay,other,.*,0;1;2;0,0,step 2: exit 1\, reference arm exit 0,' <(sed 's/"//g' "$PC")
-check "timeout reason" grep -q ',hang,.*,0,timeout after 1 s,wall_s,' "$PC"
+check "timeout reason" grep -q ',hang,.*,0,timeout after 3 s,wall_s,' "$PC"
 check "pss value" grep -Eq ',idle,.*,stopped,1,,pss_mib,[0-9.]+,' "$PC"
 check "process list with reasons" grep -q $'\tcounted\trun\tsleep 300.' "$D"/par/batches/b0001/*.procs.tsv
-check "no process left" [ -z "$(pgrep -f "sleep 300?[.]$M")" ]
+check "no process left" [ -z "$(pgrep -f "sleep [13]00[.]$M")" ]
 "$PREREG" verify par.lua --data "$D" >/dev/null 2>&1
 check "verify after parity run" [ $? -eq 0 ]
 
@@ -226,11 +229,16 @@ cat > slow.lua <<'LUA'
 protocol {
   id = "slow", title = "Slow", question = "q", author = "t",
   arms = { { name = "a", reference = true }, { name = "b" }, { name = "c" } },
-  workloads = { { name = "nap", runs = 8, cmd = "sleep 0.04", metrics = { "wall_s" } } },
+  workloads = { { name = "nap", runs = 8, cmd = "sleep $(cat \"$PREREG_ORIGIN/nap.s\")",
+                  metrics = { "wall_s" } } },
   rule = { estimator = "median", confidence = 0.95, resamples = 1000, seed = 5,
            verdicts = { { "slower", ci_excludes = 1 } } },
 }
 LUA
+# Each run naps as long as nap.s says when it starts: 0.04 s, or 300 s
+# once the SIGTERM is due, so that the plan cannot end before it however
+# slow the machine is.
+echo 0.04 >nap.s
 "$PREREG" register slow.lua --data "$D" >/dev/null
 "$PREREG" run slow.lua --data "$D" >/dev/null 2>err.txt &
 pid=$!
@@ -239,7 +247,10 @@ for _ in $(seq 600); do
   [ "$(cat "$D"/slow/batches/*.csv 2>/dev/null | wc -l)" -ge 2 ] && break
   sleep 0.1
 done
+echo 300 >nap.s
+check "SIGTERM: sent while the run goes on" kill -0 $pid
 kill -TERM $pid; wait $pid; rc=$?
+echo 0.04 >nap.s
 check "SIGTERM: exit 1" [ $rc -eq 1 ]
 check "SIGTERM: message" grep -q "interrupted; [0-9]* runs kept, resume with --resume" err.txt
 for i in 1 2 3; do
@@ -295,4 +306,4 @@ else
   check "cgroup: nothing run" [ ! -e "$D/cg/batches/b0001.csv" ]
 fi
 
-done_testing 60
+done_testing 61

@@ -233,15 +233,21 @@ static void test_pss(void) {
     execlp("sleep", "sleep", other, (char *)NULL);
     _exit(127);
   }
+  /* Found by its command line: wait until it shows it (the only process
+   * with the marker now; the checks fail if it never does). */
+  for (int i = 0; o > 0 && i < 3000 && count_marked(marker) != 1; i++)
+    usleep(10000);
   /* sleep 62 is orphaned at once (its subshell exits): adopted by the
-   * helper, a subreaper, it is still the run's. */
+   * helper, a subreaper, it is still the run's. The sample is due 3 s
+   * after the start, by when a shell has started three commands on any
+   * machine, however loaded. */
   snprintf(cmd, sizeof cmd,
            "sleep 60.%s & (sleep 62.%s &) ; sleep 61.%s; true", marker, marker,
            marker);
   char *cl[] = {other};
   run_pattern pat = {cl, 1};
   run_sel tree_and_other = {.descendants = 1, .cmdline = &pat, .n_cmdline = 1};
-  run_pss sel = {.after_s = 0.3,
+  run_pss sel = {.after_s = 3,
                  .sel = &tree_and_other,
                  .list_path = list,
                  .stop_after = 1};
@@ -274,11 +280,12 @@ static void test_pss(void) {
   waitpid(o, NULL, 0);
   CHECK(count_marked(marker) == 0);
 
-  /* Orphans that end before the sample: reaped by the helper as they
-   * end, so no zombie of the run is listed, let alone unreadable. */
+  /* Orphans that end before the sample (at 3 s, long after their 0.05 s
+   * on any machine): reaped by the helper as they end, so no zombie of
+   * the run is listed, let alone unreadable. */
   run_sel tree = {.descendants = 1};
   run_pss brief = {
-      .after_s = 0.7, .sel = &tree, .list_path = list, .stop_after = 1};
+      .after_s = 3, .sel = &tree, .list_path = list, .stop_after = 1};
   q.cmd = "(sleep 0.05 &); (sleep 0.05 &); sleep 30";
   q.pss = &brief;
   CHECK(run_exec(&q, &r, &e) == CORE_OK);

@@ -116,7 +116,7 @@ check "rows arrive" until_true 60 some_rows
 kill -9 $run
 wait $run 2> /dev/null
 runners() { pgrep -f "node-run $K" > /dev/null || pgrep -f "node-run $T/data/nap-kill9" > /dev/null; }
-check "its sruns and node runners end with it" until_true 20 eval '! runners'
+check "its sruns and node runners end with it" until_true 60 eval '! runners'
 check "its allocation outlives it" test -n "$(squeue -h -n "$(squeue -h -o %j | grep '^prereg-nap-kill9' | head -n 1)")"
 expect 0 "--resume after kill -9 (the old allocation is cancelled, a new one made)" \
   "$PREREG" run kill9.lua --resume $D

@@ -48,7 +48,7 @@ rows() {
     wait $!
     echo $? > "$T/$name.rc"
   ) &
-  until_true 5 test -s "$T/$name.pid"
+  until_true 30 test -s "$T/$name.pid"
   SRUNS+=("$(cat "$T/$name.pid")")
 }
 count() { wc -l < "$T/$1.out"; }
@@ -115,7 +115,7 @@ done
 rows n1 "$J" 40 n1
 rows n2 "$J" 400 n2
 rows n3 "$J" 40 n3
-until_true 10 has_rows n2 4
+until_true 60 has_rows n2 4
 check "the step on n2 streams rows while it runs" test "$(count n2)" -ge 4
 check "n2's slurmd and step daemon hold its log" test "$(holders "$T/a/log/slurmd-n2.log" | wc -l)" -ge 2
 tk=$EPOCHREALTIME
@@ -155,7 +155,7 @@ check_grep "a step of job $K runs on n2" '^n2$' \
 #    waits on; the lost step still holds n2's CPUs (a new step needs
 #    --overlap) until cancelled, and srun then ends with status 0.
 rows n2 "$K" 400 q2
-until_true 10 has_rows q2 2
+until_true 60 has_rows q2 2
 expect 0 "node.sh stops n2 again" "$S/node.sh" "$T/a" n2 stop
 expect 0 "node.sh starts it at once" "$S/node.sh" "$T/a" n2 start
 at_kill=$(count q2)

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "run/slurm_internal.h"
+#include "fleet/fleet_internal.h"
 
 /* Scheduler commands */
 

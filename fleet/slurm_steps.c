@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "core/limits.h"
-#include "run/slurm_internal.h"
+#include "fleet/fleet_internal.h"
 
 /* The hosts and their steps */
 

@@ -1,4 +1,4 @@
-/* child.c: the scheduler's commands (salloc, srun, scancel, squeue,
+/* scheduler.c: the scheduler's commands (salloc, srun, scancel, squeue,
  * scontrol) as child processes of the coordinator: started from an argv
  * (no shell: a partition or constraint may hold & or |), each in a group
  * of its own, with pipes for what it writes; and a short one run to its
@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "run/run_internal.h"
+#include "fleet/fleet_internal.h"
 
 /* In the child between fork and exec: only async-signal-safe calls. */
 static void exec_child(const char *const argv[], int out, int errfd,

@@ -1,14 +1,14 @@
-/* diff.c: line-based unified diff (GNU format, 3 lines of context) for
- * the amendments' diffs and the lock's message. Sheets are small, so an
- * LCS table over the lines between the common prefix and suffix is
- * plenty; a pathological size falls back to "all replaced".
- * SPDX-License-Identifier: MIT
+/* diff.c: line-based unified diff (GNU format, 3 lines of context), for
+ * the amendments' diffs and the lock's message (data/). Sheets are small, so
+ * an LCS table over the lines between the common prefix and suffix is plenty;
+ * a pathological size falls back to "all replaced". SPDX-License-Identifier:
+ * MIT
  */
 #include <stdint.h>
 #include <string.h>
 
+#include "core/core.h"
 #include "core/limits.h"
-#include "data/data.h"
 
 #define CONTEXT 3
 
@@ -129,7 +129,7 @@ static void put_range(core_buf *out, size_t start0, size_t count) {
     core_buf_printf(out, "%zu,%zu", count ? start0 + 1 : start0, count);
 }
 
-char *data_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
+char *core_unified_diff(const char *a, size_t alen, const char *b, size_t blen,
                         const char *label_a, const char *label_b) {
   lines la = {0}, lb = {0};
   op *ops = NULL;

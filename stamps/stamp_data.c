@@ -8,10 +8,9 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
-#include <jansson.h>
 #include <string.h>
 
-#include "data/data_internal.h"
+#include "stamps/stamps_internal.h"
 
 #define SNAPSHOT_PREFIX "manifest-"
 
@@ -125,23 +124,11 @@ core_status data_manifest_stamp_freeze(data_experiment *exp, const char *batch,
 /* The version the batch of facts rel ran under (the newest when it
  * started), or -1 when its facts do not say. */
 static long batch_version(const data_experiment *exp, const char *rel) {
-  char *path = core_path_join(exp->dir, rel), *text = NULL;
-  size_t len = 0;
-  long k = -1;
-  core_err e;
-  json_t *root = NULL, *v;
-  if (path &&
-      core_read_file_max(path, BUNDLE_KEEP_MAX, 0, &text, &len, &e) ==
-          CORE_OK &&
-      (root = json_loadb(text, len, 0, NULL)) &&
-      json_is_integer(v = json_object_get(root, "sheet_versions_at_start")) &&
-      json_integer_value(v) > 0 &&
-      json_integer_value(v) <= (json_int_t)exp->n_versions)
-    k = (long)json_integer_value(v) - 1;
-  json_decref(root);
-  core_free(text);
-  core_free(path);
-  return k;
+  data_stamp_facts f;
+  data_stamp_facts_read(exp, rel, &f);
+  return f.at_start > 0 && f.at_start <= (long long)exp->n_versions
+             ? (long)f.at_start - 1
+             : -1;
 }
 
 /* Each file the snapshot names against the MANIFEST now: a line per file
@@ -312,30 +299,18 @@ core_status data_manifest_stamps_verify(const data_experiment *exp,
 /* The batch facts' order_stamp, when there is one. */
 static int order_stamp_of(const data_experiment *exp, const char *rel,
                           data_order_stamp *o) {
-  char *path = core_path_join(exp->dir, rel), *text = NULL, want[64];
-  size_t len = 0;
-  core_err e;
-  json_t *root = NULL, *v;
-  const char *stamp;
-  int has = 0;
-  if (path &&
-      core_read_file_max(path, BUNDLE_KEEP_MAX, 0, &text, &len, &e) ==
-          CORE_OK &&
-      (root = json_loadb(text, len, 0, NULL)) &&
-      (stamp = json_string_value(json_object_get(root, "order_stamp")))) {
-    v = json_object_get(root, "sheet_version");
-    o->version = json_is_integer(v) ? (long)json_integer_value(v) : -1;
-    snprintf(o->stamp, sizeof o->stamp, "%s", stamp);
-    snprintf(want, sizeof want, DATA_STAMPS_DIR "/v%ld.tsr", o->version);
-    if (o->version < 0 || (size_t)o->version >= exp->n_versions ||
-        strcmp(stamp, want) != 0)
-      o->version = -1;
-    has = 1;
-  }
-  json_decref(root);
-  core_free(text);
-  core_free(path);
-  return has;
+  data_stamp_facts f;
+  char want[64];
+  data_stamp_facts_read(exp, rel, &f);
+  if (!f.has_order_stamp)
+    return 0;
+  o->version = f.version;
+  snprintf(o->stamp, sizeof o->stamp, "%s", f.order_stamp);
+  snprintf(want, sizeof want, DATA_STAMPS_DIR "/v%ld.tsr", o->version);
+  if (o->version < 0 || (size_t)o->version >= exp->n_versions ||
+      strcmp(f.order_stamp, want) != 0)
+    o->version = -1;
+  return 1;
 }
 
 core_status data_order_stamps(const data_experiment *exp,

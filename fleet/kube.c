@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "run/run_internal.h"
+#include "fleet/fleet_internal.h"
 
 /* A YAML double-quoted scalar (the JSON escapes, which YAML 1.2 reads). */
 static void quoted(core_buf *b, const char *s) {

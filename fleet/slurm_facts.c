@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "run/slurm_internal.h"
+#include "fleet/fleet_internal.h"
 
 core_status slurm_same_machine(coord *c, core_err *err) {
   for (size_t i = 0; i < c->n_h; i++) {

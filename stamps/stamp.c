@@ -3,17 +3,15 @@
  * stamped by a time-stamping authority, the token frozen as
  * stamps/vN.tsr and listed in the MANIFEST; requests waiting to be sent
  * by other means (stamps/vN.tsq, not frozen); and verify's word on them.
- * The signatures of the records (signatures/vN.sig) are written here
- * too; ssh-keygen checks them (cli/).
+ * The keys that sign the records (signatures/vN.sig, which data/
+ * writes and ssh-keygen checks from cli/) are read here for readers.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "data/data_internal.h"
+#include "stamps/stamps_internal.h"
 
 /* DATA/ID/stamps/vK.EXT, newly allocated. */
 static char *stamp_path(const data_experiment *exp, int k, const char *ext) {
@@ -36,40 +34,6 @@ int data_stamp_has(const data_experiment *exp, int k) {
   int has = path && core_exists(path);
   core_free(path);
   return has;
-}
-
-core_status data_stamp_write(const data_experiment *exp, int k,
-                             const void *tsr, size_t len, core_err *err) {
-  char *dir = core_path_join(exp->dir, DATA_STAMPS_DIR);
-  char *path = stamp_path(exp, k, "tsr"), *tsq = stamp_path(exp, k, "tsq");
-  core_status st;
-  if (!dir || !path || !tsq)
-    st = core_fail(err, CORE_ENOMEM, "out of memory");
-  else if ((st = core_mkdir_p(dir, 0755, err)) == CORE_OK &&
-           (st = core_write_file_atomic(path, tsr, len, 0444, err)) ==
-               CORE_OK &&
-           unlink(tsq) != 0 && errno != ENOENT)
-    st = core_fail(err, CORE_EIO, "%s: cannot remove: %s", tsq,
-                   strerror(errno));
-  core_free(dir);
-  core_free(path);
-  core_free(tsq);
-  return st;
-}
-
-core_status data_sign_write(const data_experiment *exp, int k, const void *sig,
-                            size_t len, core_err *err) {
-  char *dir = core_path_join(exp->dir, DATA_SIGNATURES_DIR);
-  char *path =
-      core_asprintf("%s/" DATA_SIGNATURES_DIR "/v%d.sig", exp->dir, k);
-  core_status st;
-  if (!dir || !path)
-    st = core_fail(err, CORE_ENOMEM, "out of memory");
-  else if ((st = core_mkdir_p(dir, 0755, err)) == CORE_OK)
-    st = core_write_file_atomic(path, sig, len, 0444, err);
-  core_free(dir);
-  core_free(path);
-  return st;
 }
 
 core_status data_stamp_freeze(data_experiment *exp, int k, const void *tsr,
@@ -219,6 +183,37 @@ core_status data_stamps_verify(const data_experiment *exp, const char *ca,
                                      err);
   core_free(s);
   return st;
+}
+
+char *data_status_mark_before_plan(const char *report) {
+  static const char word[] = "DATA STAMPED BEFORE PLAN";
+  const char *line = report, *at, *end, *paren;
+  core_buf b;
+  /* The line starts with it, or (a bundle's) with "BUNDLE: " before it. */
+  while ((line = strstr(line, "status: ")) && line != report &&
+         line[-1] != '\n' &&
+         !(line - report >= 2 && line[-1] == ' ' && line[-2] == ':'))
+    line += 8;
+  if (!line)
+    return core_strdup(report);
+  line += 8;
+  end = line + strcspn(line, "\n");
+  paren = strstr(line, " (runs: ");
+  at = paren && paren < end ? paren : end;
+  core_buf_init(&b);
+  if (at - line == 8 && strncmp(line, "COMPLETE", 8) == 0) {
+    core_buf_append(&b, report, (size_t)(line - report));
+    core_buf_puts(&b, word);
+  } else {
+    core_buf_append(&b, report, (size_t)(at - report));
+    core_buf_printf(&b, " · %s", word);
+  }
+  core_buf_puts(&b, at);
+  if (b.oom) {
+    core_buf_free(&b);
+    return NULL;
+  }
+  return core_buf_steal(&b);
 }
 
 /* Registration, for readers */

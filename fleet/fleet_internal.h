@@ -1,12 +1,44 @@
-/* slurm_internal.h: what the files of the Slurm coordinator share
- * (private to run/): the hosts of a batch across hosts, their steps, and
- * the coordinator's state.
+/* fleet_internal.h: what the files of fleet/ share and nobody else sees:
+ * the scheduler's commands, and for the Slurm coordinator the hosts of a
+ * batch across hosts, their steps, and the coordinator's state.
  * SPDX-License-Identifier: MIT
  */
-#ifndef PREREG_SLURM_INTERNAL_H
-#define PREREG_SLURM_INTERNAL_H
+#ifndef PREREG_FLEET_INTERNAL_H
+#define PREREG_FLEET_INTERNAL_H
 
-#include "run/run_internal.h"
+#include <limits.h>
+
+#include "fleet/fleet.h"
+#include "run/run.h"
+
+/* The scheduler's commands (scheduler.c) */
+
+/* A child process started from an argv, in a process group of its own,
+ * stdin /dev/null, stdout and stderr on pipes (out, err: our ends, -1
+ * once closed), killed by SIGTERM if we die. */
+typedef struct run_child {
+  int pid; /* -1 once reaped */
+  int out, err;
+  int status; /* once reaped: exit code, 128 + signal, -1 unknown */
+} run_child;
+
+/** Starts argv[0] (looked up in PATH). OUT: *c. */
+core_status run_child_spawn(const char *const argv[], run_child *c,
+                            core_err *err);
+/** SIGKILLs the child's group. */
+void run_child_kill(run_child *c);
+/** Reaps the child (waiting when wait); 1 once reaped (status set). */
+int run_child_reap(run_child *c, int wait);
+/** Closes our ends of its pipes. */
+void run_child_close(run_child *c);
+/** Runs argv to its end, within timeout_s (then killed: *code -1): its
+ * stdout into out and stderr into errout (either may be NULL: dropped).
+ * OUT: *code its exit code (128 + signal when killed by one). */
+core_status run_child_tool(const char *const argv[], core_buf *out,
+                           core_buf *errout, int *code, double timeout_s,
+                           core_err *err);
+
+/* The Slurm coordinator (slurm*.c) */
 
 #define SLURM_TOOL_S 60.0       /* squeue, scancel, scontrol */
 #define SLURM_PREFLIGHT_S 900.0 /* a node's whole preflight */
