@@ -139,6 +139,10 @@ core_status data_load_chain(data_experiment *exp, core_err *err);
 #define FACTS_PRECISION JSON_REAL_PRECISION(DATA_FACTS_DIGITS)
 /** Points jansson's allocator at core_malloc/core_free (idempotent). */
 void data_json_init(void);
+/* v's JSON text as json_dumps(v, flags) writes it, or NULL when memory
+ * ran out at any piece of it (json_dumps may then drop a key and go on);
+ * freed with core_free. Every JSON text data/ writes goes through it. */
+char *data_json_dump_flags(const data_json *v, size_t flags);
 
 /* Paths, owned (data_paths_free). */
 typedef struct data_paths {

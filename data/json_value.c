@@ -131,7 +131,7 @@ static int to_buf(const char *p, size_t n, void *b) {
   return ((core_buf *)b)->oom ? -1 : 0;
 }
 
-char *data_json_dump(const data_json *v, int indent, int digits) {
+char *data_json_dump_flags(const data_json *v, size_t flags) {
   core_buf b;
   data_json_init();
   core_buf_init(&b);
@@ -139,12 +139,14 @@ char *data_json_dump(const data_json *v, int indent, int digits) {
    * leaves the key out and goes on (it does not look at that write's
    * result), so a text it returns may lack keys. Here any piece that
    * could not be written fails the whole text. */
-  if (json_dump_callback(v, to_buf, &b,
-                         JSON_PRESERVE_ORDER | JSON_INDENT(indent) |
-                             JSON_REAL_PRECISION(digits)) != 0 ||
-      b.oom) {
+  if (json_dump_callback(v, to_buf, &b, flags) != 0 || b.oom) {
     core_buf_free(&b);
     return NULL;
   }
   return core_buf_steal(&b);
+}
+
+char *data_json_dump(const data_json *v, int indent, int digits) {
+  return data_json_dump_flags(v, JSON_PRESERVE_ORDER | JSON_INDENT(indent) |
+                                     JSON_REAL_PRECISION(digits));
 }
