@@ -1,37 +1,36 @@
 /* json.c: `prereg analyze --json`, the machine-readable contract
- * of interface.md section 4, written with jansson.
+ * of interface.md section 4, written with data.h's JSON values.
  * SPDX-License-Identifier: MIT
  *
- * Same summary, same bytes: keys in a fixed order (JSON_PRESERVE_ORDER),
- * reals with 17 significant digits so that they read back to the same
- * double, no timestamps. NaN (a ratio or CI that does not exist) is null.
+ * Same summary, same bytes: keys in a fixed order (the order they are
+ * set in), reals with 17 significant digits so that they read back to
+ * the same double, no timestamps. NaN (a ratio or CI that does not exist) is
+ * null.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "analysis/analysis.h"
 
-/* jansson refuses NaN and infinities; JSON has no such numbers. */
-static json_t *num(double x) {
-  return isfinite(x) ? json_real(x) : json_null();
+/* JSON has no NaN or infinities (data_json_new_real refuses them). */
+static data_json *num(double x) {
+  return isfinite(x) ? data_json_new_real(x) : data_json_new_null();
 }
 
 /* Sets key to v, taking v's reference; a NULL v marks failure in *ok. */
-static void put(json_t *o, const char *key, json_t *v, int *ok) {
-  if (!v || json_object_set_new(o, key, v) != 0)
+static void put(data_json *o, const char *key, data_json *v, int *ok) {
+  if (!v || data_json_set(o, key, v) != 0)
     *ok = 0;
 }
 
-static json_t *str(const char *s) {
-  return json_string(s ? s : "");
+static data_json *str(const char *s) {
+  return data_json_new_text(s ? s : "");
 }
 
-static void append(json_t *a, json_t *v, int *ok) {
-  if (!v || json_array_append_new(a, v) != 0)
+static void append(data_json *a, data_json *v, int *ok) {
+  if (!v || data_json_append(a, v) != 0)
     *ok = 0;
 }
 
@@ -67,23 +66,23 @@ find_hypothesis(const analysis_summary *s, const analysis_hypothesis *like) {
 }
 
 /* The same comparison at the registered sample and rule, or null. */
-static json_t *registered_result(const analysis_result *r, int provisional,
-                                 int *ok) {
-  json_t *o;
+static data_json *registered_result(const analysis_result *r, int provisional,
+                                    int *ok) {
+  data_json *o;
   if (!r)
-    return json_null();
-  if (!(o = json_object())) {
+    return data_json_new_null();
+  if (!(o = data_json_new_object())) {
     *ok = 0;
     return NULL;
   }
-  put(o, "n", json_integer((json_int_t)r->n), ok);
-  put(o, "n_reference", json_integer((json_int_t)r->n_reference), ok);
+  put(o, "n", data_json_new_integer((long long)r->n), ok);
+  put(o, "n_reference", data_json_new_integer((long long)r->n_reference), ok);
   put(o, "ratio", num(r->ratio), ok);
   put(o, "ci_low", num(r->ci_low), ok);
   put(o, "ci_high", num(r->ci_high), ok);
   put(o, "verdict", str(r->verdict), ok);
   put(o, "rule_verdict", str(r->rule_verdict), ok);
-  put(o, "provisional", json_boolean(provisional), ok);
+  put(o, "provisional", data_json_new_bool(provisional), ok);
   return o;
 }
 
@@ -96,8 +95,8 @@ static const analysis_replication *replication_of(const analysis_summary *s,
   return NULL;
 }
 
-static json_t *published_json(const proto_published *p, int *ok) {
-  json_t *o = json_object();
+static data_json *published_json(const proto_published *p, int *ok) {
+  data_json *o = data_json_new_object();
   if (!o) {
     *ok = 0;
     return NULL;
@@ -108,13 +107,13 @@ static json_t *published_json(const proto_published *p, int *ok) {
   put(o, "ratio", num(p->ratio), ok);
   put(o, "ci_low", num(p->ci_low), ok);
   put(o, "ci_high", num(p->ci_high), ok);
-  put(o, "verdict", p->verdict ? str(p->verdict) : json_null(), ok);
+  put(o, "verdict", p->verdict ? str(p->verdict) : data_json_new_null(), ok);
   put(o, "source", str(p->source), ok);
   return o;
 }
 
-static json_t *replication_entry(const analysis_replication *e, int *ok) {
-  json_t *o = json_object();
+static data_json *replication_entry(const analysis_replication *e, int *ok) {
+  data_json *o = data_json_new_object();
   if (!o) {
     *ok = 0;
     return NULL;
@@ -124,7 +123,8 @@ static json_t *replication_entry(const analysis_replication *e, int *ok) {
   put(o, "ci_high", num(e->ci_high), ok);
   put(o, "outcome", str(e->outcome), ok);
   put(o, "original_verdict",
-      e->original_rule_verdict ? str(e->original_rule_verdict) : json_null(),
+      e->original_rule_verdict ? str(e->original_rule_verdict)
+                               : data_json_new_null(),
       ok);
   if (e->why)
     put(o, "why", str(e->why), ok);
@@ -135,26 +135,26 @@ static json_t *replication_entry(const analysis_replication *e, int *ok) {
  * family: its look and the looks, the confidence its interval is at,
  * and the family's size. */
 static void error_json(const analysis_summary *s, const analysis_result *r,
-                       json_t *o, int *ok) {
+                       data_json *o, int *ok) {
   if (!r->n_looks && !s->family)
     return;
   if (r->n_looks) {
-    json_t *a = json_array();
+    data_json *a = data_json_new_array();
     for (size_t k = 0; a && k < r->n_looks; k++)
-      append(a, json_integer((json_int_t)r->looks[k]), ok);
-    put(o, "look", json_integer((json_int_t)r->look), ok);
+      append(a, data_json_new_integer((long long)r->looks[k]), ok);
+    put(o, "look", data_json_new_integer((long long)r->look), ok);
     put(o, "looks", a, ok);
   }
   put(o, "confidence_used", num(r->confidence_used), ok);
-  put(o, "family_size", json_integer((json_int_t)r->family_size), ok);
+  put(o, "family_size", data_json_new_integer((long long)r->family_size), ok);
 }
 
 /* One comparison's entry; pair: one of the rule's pairs (its registered
  * counterpart is the registered rule's same pair). */
-static json_t *result_json(const analysis_summary *s,
-                           const analysis_summary *reg, int top,
-                           const analysis_result *r, int pair, int *ok) {
-  json_t *o = json_object();
+static data_json *result_json(const analysis_summary *s,
+                              const analysis_summary *reg, int top,
+                              const analysis_result *r, int pair, int *ok) {
+  data_json *o = data_json_new_object();
   if (!o) {
     *ok = 0;
     return NULL;
@@ -163,8 +163,8 @@ static json_t *result_json(const analysis_summary *s,
   put(o, "metric", str(r->metric), ok);
   put(o, "arm", str(r->arm), ok);
   put(o, "reference", str(r->reference), ok);
-  put(o, "n", json_integer((json_int_t)r->n), ok);
-  put(o, "n_reference", json_integer((json_int_t)r->n_reference), ok);
+  put(o, "n", data_json_new_integer((long long)r->n), ok);
+  put(o, "n_reference", data_json_new_integer((long long)r->n_reference), ok);
   put(o, "median", num(r->median), ok);
   put(o, "median_reference", num(r->median_reference), ok);
   put(o, "ratio", num(r->ratio), ok);
@@ -174,10 +174,11 @@ static json_t *result_json(const analysis_summary *s,
   put(o, "difference", num(r->difference), ok);
   put(o, "difference_ci_low", num(r->difference_ci_low), ok);
   put(o, "difference_ci_high", num(r->difference_ci_high), ok);
-  put(o, "seed", json_integer((json_int_t)r->seed), ok);
+  put(o, "seed", data_json_new_integer((long long)r->seed), ok);
   put(o, "rule_verdict", str(r->rule_verdict), ok);
-  put(o, "metric_kind", json_string(proto_kind_word(r->kind)), ok);
-  put(o, "better", json_string(r->higher_better ? "higher" : "lower"), ok);
+  put(o, "metric_kind", data_json_new_text(proto_kind_word(r->kind)), ok);
+  put(o, "better", data_json_new_text(r->higher_better ? "higher" : "lower"),
+      ok);
   if (r->note)
     put(o, "note", str(r->note), ok);
   error_json(s, r, o, ok);
@@ -191,15 +192,16 @@ static json_t *result_json(const analysis_summary *s,
     }
   }
   if (pair) {
-    put(o, "pair", json_true(), ok);
-    put(o, "exploratory", json_boolean(r->exploratory), ok);
+    put(o, "pair", data_json_new_bool(1), ok);
+    put(o, "exploratory", data_json_new_bool(r->exploratory), ok);
   }
   if (r->why && !r->across)
     put(o, "why", str(r->why), ok);
   if (s->across) {
-    put(o, "host", r->host ? str(r->host) : json_null(), ok);
+    put(o, "host", r->host ? str(r->host) : data_json_new_null(), ok);
     if (r->across) {
-      put(o, "hosts_counted", json_integer((json_int_t)r->hosts_counted), ok);
+      put(o, "hosts_counted",
+          data_json_new_integer((long long)r->hosts_counted), ok);
       put(o, "host_spread", num(r->spread), ok);
       put(o, "why", str(r->why), ok);
     }
@@ -208,7 +210,8 @@ static json_t *result_json(const analysis_summary *s,
     const analysis_result *g = !reg   ? NULL
                                : pair ? analysis_registered_pair(s, r)
                                       : find_result(reg, r);
-    put(o, "provisional", json_boolean(analysis_provisional(s, r->host)), ok);
+    put(o, "provisional", data_json_new_bool(analysis_provisional(s, r->host)),
+        ok);
     put(o, "registered",
         registered_result(g, g && analysis_provisional(reg, g->host), ok), ok);
   }
@@ -217,12 +220,12 @@ static json_t *result_json(const analysis_summary *s,
 
 /* A replication's sheet: the outcomes counted, and the published
  * comparisons it does not have, each with why. */
-static json_t *replication_json(const analysis_summary *s, int *ok) {
-  json_t *o = json_object(), *gone = json_array();
+static data_json *replication_json(const analysis_summary *s, int *ok) {
+  data_json *o = data_json_new_object(), *gone = data_json_new_array();
   char line[160];
   if (!o || !gone) {
-    json_decref(o);
-    json_decref(gone);
+    data_json_free(o);
+    data_json_free(gone);
     *ok = 0;
     return NULL;
   }
@@ -231,17 +234,20 @@ static json_t *replication_json(const analysis_summary *s, int *ok) {
            "inconclusive",
            s->n_replicated, s->n_replication, s->n_not_replicated,
            s->n_rep_inconclusive);
-  put(o, "summary", json_string(line), ok);
-  put(o, "comparisons", json_integer((json_int_t)s->n_replication), ok);
-  put(o, "replicated", json_integer((json_int_t)s->n_replicated), ok);
-  put(o, "not_replicated", json_integer((json_int_t)s->n_not_replicated), ok);
-  put(o, "inconclusive", json_integer((json_int_t)s->n_rep_inconclusive), ok);
+  put(o, "summary", data_json_new_text(line), ok);
+  put(o, "comparisons", data_json_new_integer((long long)s->n_replication),
+      ok);
+  put(o, "replicated", data_json_new_integer((long long)s->n_replicated), ok);
+  put(o, "not_replicated",
+      data_json_new_integer((long long)s->n_not_replicated), ok);
+  put(o, "inconclusive",
+      data_json_new_integer((long long)s->n_rep_inconclusive), ok);
   for (size_t i = 0; i < s->n_replication; i++) {
     const analysis_replication *e = &s->replication[i];
-    json_t *g;
+    data_json *g;
     if (e->result)
       continue;
-    if (!(g = json_object())) {
+    if (!(g = data_json_new_object())) {
       *ok = 0;
       break;
     }
@@ -255,9 +261,9 @@ static json_t *replication_json(const analysis_summary *s, int *ok) {
 
 /* reg: the registered-sample analysis (the top level's only), or NULL;
  * top: whether the entries carry the fields of the top level. */
-static json_t *results_json(const analysis_summary *s,
-                            const analysis_summary *reg, int top, int *ok) {
-  json_t *a = json_array();
+static data_json *results_json(const analysis_summary *s,
+                               const analysis_summary *reg, int top, int *ok) {
+  data_json *a = data_json_new_array();
   if (!a) {
     *ok = 0;
     return NULL;
@@ -271,7 +277,7 @@ static json_t *results_json(const analysis_summary *s,
             ? &s->host_results[i - s->n_results]
             : &s->pairs[i - s->n_results - s->n_host_results];
     int pair = i >= s->n_results + s->n_host_results;
-    json_t *o = result_json(s, reg, top, r, pair, ok);
+    data_json *o = result_json(s, reg, top, r, pair, ok);
     if (!o)
       break;
     append(a, o, ok);
@@ -279,9 +285,10 @@ static json_t *results_json(const analysis_summary *s,
   return a;
 }
 
-static json_t *hypotheses_json(const analysis_summary *s,
-                               const analysis_summary *reg, int top, int *ok) {
-  json_t *a = json_array();
+static data_json *hypotheses_json(const analysis_summary *s,
+                                  const analysis_summary *reg, int top,
+                                  int *ok) {
+  data_json *a = data_json_new_array();
   if (!a) {
     *ok = 0;
     return NULL;
@@ -290,38 +297,40 @@ static json_t *hypotheses_json(const analysis_summary *s,
     const analysis_hypothesis *h =
         i < s->n_hypotheses ? &s->hypotheses[i]
                             : &s->host_hypotheses[i - s->n_hypotheses];
-    json_t *o = json_object();
+    data_json *o = data_json_new_object();
     if (!o) {
       *ok = 0;
       break;
     }
     put(o, "id", str(h->id), ok);
-    put(o, "verdict", json_string(proto_outcome_word(h->outcome)), ok);
+    put(o, "verdict", data_json_new_text(proto_outcome_word(h->outcome)), ok);
     put(o, "says", str(h->says), ok);
     put(o, "claim", str(h->claim), ok);
     put(o, "reason", str(h->reason), ok);
     if (s->across)
-      put(o, "host", h->host ? str(h->host) : json_null(), ok);
+      put(o, "host", h->host ? str(h->host) : data_json_new_null(), ok);
     if (s->hyp_outcome && i < s->n_hypotheses) {
-      json_t *ro = json_object();
+      data_json *ro = data_json_new_object();
       if (ro) {
-        put(ro, "outcome", json_string(s->hyp_outcome[i]), ok);
+        put(ro, "outcome", data_json_new_text(s->hyp_outcome[i]), ok);
         put(ro, "original",
-            s->hyp_original[i] ? json_string(s->hyp_original[i]) : json_null(),
+            s->hyp_original[i] ? data_json_new_text(s->hyp_original[i])
+                               : data_json_new_null(),
             ok);
       }
       put(o, "replication", ro, ok);
     }
     if (top) {
       const analysis_hypothesis *rh = reg ? find_hypothesis(reg, h) : NULL;
-      json_t *ro = rh ? json_object() : json_null();
+      data_json *ro = rh ? data_json_new_object() : data_json_new_null();
       if (rh && ro) {
-        put(ro, "verdict", json_string(proto_outcome_word(rh->outcome)), ok);
+        put(ro, "verdict", data_json_new_text(proto_outcome_word(rh->outcome)),
+            ok);
         put(ro, "provisional",
-            json_boolean(analysis_provisional(reg, rh->host)), ok);
+            data_json_new_bool(analysis_provisional(reg, rh->host)), ok);
       }
-      put(o, "provisional", json_boolean(analysis_provisional(s, h->host)),
-          ok);
+      put(o, "provisional",
+          data_json_new_bool(analysis_provisional(s, h->host)), ok);
       put(o, "registered", ro, ok);
     }
     append(a, o, ok);
@@ -331,38 +340,39 @@ static json_t *hypotheses_json(const analysis_summary *s,
 
 /* How an arm's later runs compare with its earlier ones; null when too
  * few runs were there to test. */
-static json_t *drift_json(const analysis_summary *s, const analysis_drift *d,
-                          int *ok) {
-  json_t *o;
+static data_json *drift_json(const analysis_summary *s,
+                             const analysis_drift *d, int *ok) {
+  data_json *o;
   if (!d->tested)
-    return json_null();
-  if (!(o = json_object()))
+    return data_json_new_null();
+  if (!(o = data_json_new_object()))
     return NULL;
-  put(o, "between", json_string(d->by_batch ? "batches" : "halves"), ok);
+  put(o, "between", data_json_new_text(d->by_batch ? "batches" : "halves"),
+      ok);
   if (d->by_batch) {
     put(o, "earlier",
         str(d->earlier < s->n_batches ? s->batches[d->earlier] : ""), ok);
     put(o, "later", str(d->later < s->n_batches ? s->batches[d->later] : ""),
         ok);
   } else {
-    put(o, "earlier", json_integer((json_int_t)d->earlier), ok);
-    put(o, "later", json_integer((json_int_t)d->later), ok);
+    put(o, "earlier", data_json_new_integer((long long)d->earlier), ok);
+    put(o, "later", data_json_new_integer((long long)d->later), ok);
   }
   put(o, "shift", num(d->shift), ok);
   put(o, "p", num(d->p), ok);
-  put(o, "flagged", json_boolean(d->flagged), ok);
+  put(o, "flagged", data_json_new_bool(d->flagged), ok);
   return o;
 }
 
-static json_t *cells_json(const analysis_summary *s, int *ok) {
-  json_t *a = json_array();
+static data_json *cells_json(const analysis_summary *s, int *ok) {
+  data_json *a = data_json_new_array();
   if (!a) {
     *ok = 0;
     return NULL;
   }
   for (size_t i = 0; i < s->n_cells; i++) {
     const analysis_cell *c = &s->cells[i];
-    json_t *o = json_object();
+    data_json *o = data_json_new_object();
     if (!o) {
       *ok = 0;
       break;
@@ -370,33 +380,34 @@ static json_t *cells_json(const analysis_summary *s, int *ok) {
     put(o, "workload", str(c->workload), ok);
     put(o, "metric", str(c->metric), ok);
     put(o, "arm", str(c->arm), ok);
-    put(o, "valid", json_integer((json_int_t)c->n_valid), ok);
-    put(o, "invalid", json_integer((json_int_t)c->n_invalid), ok);
-    put(o, "superseded", json_integer((json_int_t)c->n_superseded), ok);
-    put(o, "beyond", json_integer((json_int_t)c->n_beyond), ok);
-    put(o, "planned", json_integer((json_int_t)c->n_planned), ok);
+    put(o, "valid", data_json_new_integer((long long)c->n_valid), ok);
+    put(o, "invalid", data_json_new_integer((long long)c->n_invalid), ok);
+    put(o, "superseded", data_json_new_integer((long long)c->n_superseded),
+        ok);
+    put(o, "beyond", data_json_new_integer((long long)c->n_beyond), ok);
+    put(o, "planned", data_json_new_integer((long long)c->n_planned), ok);
     put(o, "median", num(c->median), ok);
     put(o, "q1", num(c->q1), ok);
     put(o, "q3", num(c->q3), ok);
     put(o, "mad", num(c->mad), ok);
     put(o, "min", num(c->min), ok);
     put(o, "max", num(c->max), ok);
-    put(o, "outliers", json_integer((json_int_t)c->n_outliers), ok);
+    put(o, "outliers", data_json_new_integer((long long)c->n_outliers), ok);
     put(o, "drift", drift_json(s, &c->drift, ok), ok);
     append(a, o, ok);
   }
   return a;
 }
 
-static json_t *exclusions_json(const analysis_summary *s, int *ok) {
-  json_t *a = json_array();
+static data_json *exclusions_json(const analysis_summary *s, int *ok) {
+  data_json *a = data_json_new_array();
   if (!a) {
     *ok = 0;
     return NULL;
   }
   for (size_t i = 0; i < s->n_exclusions; i++) {
     const analysis_exclusion *e = &s->exclusions[i];
-    json_t *o = json_object();
+    data_json *o = data_json_new_object();
     if (!o) {
       *ok = 0;
       break;
@@ -404,47 +415,47 @@ static json_t *exclusions_json(const analysis_summary *s, int *ok) {
     put(o, "workload", str(e->workload), ok);
     put(o, "arm", str(e->arm), ok);
     put(o, "reason", str(e->reason), ok);
-    put(o, "runs", json_integer((json_int_t)e->runs), ok);
+    put(o, "runs", data_json_new_integer((long long)e->runs), ok);
     append(a, o, ok);
   }
   return a;
 }
 
 /* The status line and its parts (data/count.c). */
-static json_t *status_json(const data_status *st, int *ok) {
-  json_t *o = json_object(), *flags = json_array();
+static data_json *status_json(const data_status *st, int *ok) {
+  data_json *o = data_json_new_object(), *flags = data_json_new_array();
   const char *words[DATA_STATUS_WORDS];
   char line[256];
   size_t n = data_status_flags(st, words);
   if (!o || !flags) {
-    json_decref(o);
-    json_decref(flags);
+    data_json_free(o);
+    data_json_free(flags);
     *ok = 0;
     return NULL;
   }
   data_status_line(st, line, sizeof line);
   for (size_t i = 0; i < n; i++)
-    append(flags, json_string(words[i]), ok);
-  put(o, "line", json_string(line), ok);
-  put(o, "complete", json_boolean(n == 0), ok);
+    append(flags, data_json_new_text(words[i]), ok);
+  put(o, "line", data_json_new_text(line), ok);
+  put(o, "complete", data_json_new_bool(n == 0), ok);
   put(o, "flags", flags, ok);
-  put(o, "collected", json_integer((json_int_t)st->collected), ok);
-  put(o, "planned", json_integer((json_int_t)st->planned), ok);
+  put(o, "collected", data_json_new_integer((long long)st->collected), ok);
+  put(o, "planned", data_json_new_integer((long long)st->planned), ok);
   return o;
 }
 
 /* A comparison the registered sheet did not have (a later amendment
  * added its arm, workload or metric). */
-static json_t *beyond_entry(const analysis_summary *s,
-                            const analysis_result *r, int *ok) {
-  json_t *c = json_object();
+static data_json *beyond_entry(const analysis_summary *s,
+                               const analysis_result *r, int *ok) {
+  data_json *c = data_json_new_object();
   if (!c)
     return NULL;
   put(c, "workload", str(r->workload), ok);
   put(c, "metric", str(r->metric), ok);
   put(c, "arm", str(r->arm), ok);
   if (s->across)
-    put(c, "host", r->host ? str(r->host) : json_null(), ok);
+    put(c, "host", r->host ? str(r->host) : data_json_new_null(), ok);
   return c;
 }
 
@@ -453,20 +464,20 @@ static json_t *beyond_entry(const analysis_summary *s,
 /* The comparisons (arm against the reference) whose decision at the
  * registered sample differs, into vc, and those the registered version
  * did not have, into nr. */
-static void registered_results(const analysis_summary *s, json_t *vc,
-                               json_t *nr, int *ok) {
+static void registered_results(const analysis_summary *s, data_json *vc,
+                               data_json *nr, int *ok) {
   for (size_t i = 0; i < s->n_results + s->n_host_results; i++) {
     const analysis_result *r =
         i < s->n_results ? &s->results[i] : &s->host_results[i - s->n_results];
     const analysis_result *g = find_result(s->original, r);
-    json_t *c;
+    data_json *c;
     if (g && analysis_same_decision(g, r))
       continue;
     if (!analysis_registered_has(s, r->workload, r->metric, r->arm)) {
       append(nr, beyond_entry(s, r, ok), ok);
       continue;
     }
-    if (!(c = json_object())) {
+    if (!(c = data_json_new_object())) {
       *ok = 0;
       return;
     }
@@ -474,9 +485,9 @@ static void registered_results(const analysis_summary *s, json_t *vc,
     put(c, "metric", str(r->metric), ok);
     put(c, "arm", str(r->arm), ok);
     if (s->across)
-      put(c, "host", r->host ? str(r->host) : json_null(), ok);
+      put(c, "host", r->host ? str(r->host) : data_json_new_null(), ok);
     put(c, "verdict", str(r->verdict), ok);
-    put(c, "registered", g ? str(g->verdict) : json_null(), ok);
+    put(c, "registered", g ? str(g->verdict) : data_json_new_null(), ok);
     append(vc, c, ok);
   }
 }
@@ -484,12 +495,13 @@ static void registered_results(const analysis_summary *s, json_t *vc,
 /* The rule's pairs, each keyed by its reference too: one the registered
  * rule did not make is not registered (nr), one decided otherwise there
  * changed (vc). */
-static void registered_pairs(const analysis_summary *s, json_t *vc, json_t *nr,
-                             int *ok) {
+static void registered_pairs(const analysis_summary *s, data_json *vc,
+                             data_json *nr, int *ok) {
   for (size_t i = 0; i < s->n_pairs; i++) {
     const analysis_result *r = &s->pairs[i];
     const analysis_result *g = analysis_registered_pair(s, r);
-    json_t *c = g && analysis_same_decision(g, r) ? NULL : json_object();
+    data_json *c =
+        g && analysis_same_decision(g, r) ? NULL : data_json_new_object();
     if (g && !c)
       continue;
     if (!c) {
@@ -510,50 +522,52 @@ static void registered_pairs(const analysis_summary *s, json_t *vc, json_t *nr,
 
 /* The hypotheses whose outcome differs at the registered sample (hc), and
  * those the registered version did not state (nr). */
-static void registered_hypotheses(const analysis_summary *s, json_t *hc,
-                                  json_t *nr, int *ok) {
+static void registered_hypotheses(const analysis_summary *s, data_json *hc,
+                                  data_json *nr, int *ok) {
   for (size_t i = 0; i < s->n_hypotheses + s->n_host_hypotheses; i++) {
     const analysis_hypothesis *h =
         i < s->n_hypotheses ? &s->hypotheses[i]
                             : &s->host_hypotheses[i - s->n_hypotheses];
     const analysis_hypothesis *g = find_hypothesis(s->original, h);
-    json_t *c;
+    data_json *c;
     if (g && g->outcome == h->outcome)
       continue;
-    if (!(c = json_object())) {
+    if (!(c = data_json_new_object())) {
       *ok = 0;
       return;
     }
     if (!g) { /* beyond the registered plan: no outcome to change */
       put(c, "hypothesis", str(h->id), ok);
       if (s->across)
-        put(c, "host", h->host ? str(h->host) : json_null(), ok);
-      put(c, "outcome", json_string(proto_outcome_word(h->outcome)), ok);
+        put(c, "host", h->host ? str(h->host) : data_json_new_null(), ok);
+      put(c, "outcome", data_json_new_text(proto_outcome_word(h->outcome)),
+          ok);
       append(nr, c, ok);
       continue;
     }
     put(c, "id", str(h->id), ok);
     if (s->across)
-      put(c, "host", h->host ? str(h->host) : json_null(), ok);
-    put(c, "verdict", json_string(proto_outcome_word(h->outcome)), ok);
-    put(c, "registered", json_string(proto_outcome_word(g->outcome)), ok);
+      put(c, "host", h->host ? str(h->host) : data_json_new_null(), ok);
+    put(c, "verdict", data_json_new_text(proto_outcome_word(h->outcome)), ok);
+    put(c, "registered", data_json_new_text(proto_outcome_word(g->outcome)),
+        ok);
     append(hc, c, ok);
   }
 }
 
-static json_t *registered_json(const analysis_summary *s, int *ok) {
-  json_t *o, *vc, *hc, *nr;
+static data_json *registered_json(const analysis_summary *s, int *ok) {
+  data_json *o, *vc, *hc, *nr;
   if (!s->original)
-    return json_null();
-  o = json_object();
-  vc = json_array();
-  hc = json_array();
-  nr = json_array();
+    return data_json_new_null();
+  o = data_json_new_object();
+  vc = data_json_new_array();
+  hc = data_json_new_array();
+  nr = data_json_new_array();
   if (!o || !vc || !hc || !nr) {
-    json_decref(o);
-    json_decref(vc);
-    json_decref(hc);
-    json_decref(nr);
+    data_json_free(o);
+    data_json_free(vc);
+    data_json_free(hc);
+    data_json_free(nr);
     *ok = 0;
     return NULL;
   }
@@ -570,37 +584,38 @@ static json_t *registered_json(const analysis_summary *s, int *ok) {
 }
 
 /* A sheet with hosts: the declared rule and each host's share. */
-static json_t *hosts_json(const analysis_summary *s, int *ok) {
-  json_t *o = json_object(), *a = json_array();
+static data_json *hosts_json(const analysis_summary *s, int *ok) {
+  data_json *o = data_json_new_object(), *a = data_json_new_array();
   if (!o || !a) {
-    json_decref(o);
-    json_decref(a);
+    data_json_free(o);
+    data_json_free(a);
     *ok = 0;
     return NULL;
   }
   put(o, "min_completed", num(s->min_completed), ok);
-  put(o, "min_hosts", json_integer((json_int_t)s->min_hosts), ok);
-  put(o, "same_verdict", json_boolean(s->same_verdict), ok);
+  put(o, "min_hosts", data_json_new_integer((long long)s->min_hosts), ok);
+  put(o, "same_verdict", data_json_new_bool(s->same_verdict), ok);
   put(o, "max_spread", num(s->max_spread), ok);
   for (size_t i = 0; i < s->n_hosts; i++) {
     const analysis_host *h = &s->hosts[i];
-    json_t *one = json_object();
+    data_json *one = data_json_new_object();
     if (!one) {
       *ok = 0;
       break;
     }
     put(one, "host", str(h->name), ok);
-    put(one, "rounds_completed", json_integer((json_int_t)h->rounds_done), ok);
-    put(one, "rounds_planned", json_integer((json_int_t)h->rounds_planned),
-        ok);
-    put(one, "counted", json_boolean(h->counted), ok);
+    put(one, "rounds_completed",
+        data_json_new_integer((long long)h->rounds_done), ok);
+    put(one, "rounds_planned",
+        data_json_new_integer((long long)h->rounds_planned), ok);
+    put(one, "counted", data_json_new_bool(h->counted), ok);
     {
       char line[256];
       data_status_line(&h->status, line, sizeof line);
-      put(one, "status", json_string(line), ok);
+      put(one, "status", data_json_new_text(line), ok);
     }
-    put(one, "provisional", json_boolean(data_status_provisional(&h->status)),
-        ok);
+    put(one, "provisional",
+        data_json_new_bool(data_status_provisional(&h->status)), ok);
     append(a, one, ok);
   }
   put(o, "hosts", a, ok);
@@ -609,21 +624,22 @@ static json_t *hosts_json(const analysis_summary *s, int *ok) {
 
 /* Per version: version, sha256, stamp {time, tsa} or null, signature
  * {key} or null. */
-static json_t *registration_json(const analysis_summary *s, int *ok) {
-  json_t *a = json_array();
+static data_json *registration_json(const analysis_summary *s, int *ok) {
+  data_json *a = data_json_new_array();
   for (size_t i = 0; a && i < s->n_registration; i++) {
     const data_registration *r = &s->registration[i];
-    json_t *o = json_object(), *st = json_null(), *sg = json_null();
+    data_json *o = data_json_new_object(), *st = data_json_new_null(),
+              *sg = data_json_new_null();
     if (r->stamped) {
-      st = json_object();
+      st = data_json_new_object();
       put(st, "time", str(r->stamp_time), ok);
       put(st, "tsa", str(r->tsa), ok);
     }
     if (r->key[0]) {
-      sg = json_object();
+      sg = data_json_new_object();
       put(sg, "key", str(r->key), ok);
     }
-    put(o, "version", json_integer(r->version), ok);
+    put(o, "version", data_json_new_integer(r->version), ok);
     put(o, "sha256", str(r->sha256), ok);
     put(o, "stamp", st, ok);
     put(o, "signature", sg, ok);
@@ -634,11 +650,11 @@ static json_t *registration_json(const analysis_summary *s, int *ok) {
   return a;
 }
 
-static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
-  json_t *o = json_object(), *rule = json_object();
+static data_json *summary_json(const analysis_summary *s, int top, int *ok) {
+  data_json *o = data_json_new_object(), *rule = data_json_new_object();
   if (!o || !rule) {
-    json_decref(o);
-    json_decref(rule);
+    data_json_free(o);
+    data_json_free(rule);
     *ok = 0;
     return NULL;
   }
@@ -647,33 +663,35 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   put(o, "sheet_sha256", str(s->sheet_sha256), ok);
   put(rule, "estimator", str(s->estimator), ok);
   put(rule, "confidence", num(s->confidence), ok);
-  put(rule, "resamples", json_integer((json_int_t)s->resamples), ok);
-  put(rule, "seed", json_integer((json_int_t)s->seed), ok);
-  put(rule, "min_n", json_integer((json_int_t)s->min_n), ok);
+  put(rule, "resamples", data_json_new_integer((long long)s->resamples), ok);
+  put(rule, "seed", data_json_new_integer((long long)s->seed), ok);
+  put(rule, "min_n", data_json_new_integer((long long)s->min_n), ok);
   if (s->family)
-    put(rule, "family", json_string(proto_family_word(s->family)), ok);
+    put(rule, "family", data_json_new_text(proto_family_word(s->family)), ok);
   if (s->looks)
-    put(rule, "spending", json_string("bonferroni"), ok);
+    put(rule, "spending", data_json_new_text("bonferroni"), ok);
   put(o, "rule", rule, ok);
   put(o, "results", results_json(s, s->original, top, ok), ok);
   if (s->n_pairs)
     put(o, "pairs",
-        json_string(s->pairs_exploratory ? "exploratory" : "registered"), ok);
+        data_json_new_text(s->pairs_exploratory ? "exploratory"
+                                                : "registered"),
+        ok);
   put(o, "hypotheses", hypotheses_json(s, s->original, top, ok), ok);
   /* Then ours. */
   if (top) {
     put(o, "status", status_json(&s->status, ok), ok);
-    put(o, "provisional", json_boolean(s->provisional), ok);
+    put(o, "provisional", data_json_new_bool(s->provisional), ok);
     put(o, "registered_sample", registered_json(s, ok), ok);
     if (s->registration)
       put(o, "registration", registration_json(s, ok), ok);
   }
-  put(o, "sheet_version", json_integer(s->sheet_version), ok);
+  put(o, "sheet_version", data_json_new_integer(s->sheet_version), ok);
   put(o, "reference", str(s->reference), ok);
   put(o, "cells", cells_json(s, ok), ok);
   put(o, "exclusions", exclusions_json(s, ok), ok);
   {
-    json_t *band = json_array(), *batches = json_array();
+    data_json *band = data_json_new_array(), *batches = data_json_new_array();
     if (band) {
       append(band, num(s->noise_low), ok);
       append(band, num(s->noise_high), ok);
@@ -688,21 +706,21 @@ static json_t *summary_json(const analysis_summary *s, int top, int *ok) {
   if (s->n_replication && s->replication[0].outcome)
     put(o, "replication", replication_json(s, ok), ok);
   if (top) {
-    json_t *rng = json_object();
+    data_json *rng = data_json_new_object();
     if (!rng) {
       *ok = 0;
     } else {
-      put(rng, "generator", json_string("gsl_rng_mt19937"), ok);
+      put(rng, "generator", data_json_new_text("gsl_rng_mt19937"), ok);
       put(rng, "gsl_version", str(analysis_gsl_version()), ok);
-      put(rng, "block_size", json_integer(ANALYSIS_BLOCK_SIZE), ok);
-      put(rng, "layout", json_string(analysis_rng_layout), ok);
+      put(rng, "block_size", data_json_new_integer(ANALYSIS_BLOCK_SIZE), ok);
+      put(rng, "layout", data_json_new_text(analysis_rng_layout), ok);
       put(o, "rng", rng, ok);
     }
     if (s->original) {
       put(o, "original_why", str(s->original_why), ok);
       put(o, "original", summary_json(s->original, 0, ok), ok);
     } else {
-      put(o, "original", json_null(), ok);
+      put(o, "original", data_json_new_null(), ok);
     }
   }
   return o;
@@ -733,9 +751,9 @@ static void put_shortest_real(core_buf *b, double x) {
   core_buf_puts(b, text);
 }
 
-/* Copies jansson's text, writing every real (a number with '.', 'e' or
+/* Copies the dumped text, writing every real (a number with '.', 'e' or
  * 'E' outside a string) in its shortest exact form. The value is the
- * same double: 17 significant digits, which jansson writes, always read
+ * same double: 17 significant digits, which the dump writes, always read
  * back exactly. */
 static void shorten_reals(const char *text, core_buf *out) {
   const char *p = text;
@@ -764,20 +782,19 @@ static void shorten_reals(const char *text, core_buf *out) {
 core_status analysis_json(const struct analysis_summary *s, core_buf *out,
                           core_err *err) {
   int ok = 1;
-  json_t *root = summary_json(s, 1, &ok);
+  data_json *root = summary_json(s, 1, &ok);
   char *text;
   if (!root || !ok) {
-    json_decref(root);
+    data_json_free(root);
     return core_fail(err, CORE_ENOMEM, "analysis JSON: out of memory");
   }
-  text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2) |
-                              JSON_REAL_PRECISION(17));
-  json_decref(root);
+  text = data_json_dump(root, 2, 17);
+  data_json_free(root);
   if (!text)
     return core_fail(err, CORE_ENOMEM, "analysis JSON: out of memory");
   shorten_reals(text, out);
   core_buf_puts(out, "\n");
-  free(text); /* jansson's allocator */
+  core_free(text);
   if (out->oom)
     return core_fail(err, CORE_ENOMEM, "analysis JSON: out of memory");
   return CORE_OK;
@@ -786,29 +803,32 @@ core_status analysis_json(const struct analysis_summary *s, core_buf *out,
 /* Comparing two analyses */
 
 /* "12.5", "null", "\"slower\"": a value as the messages show it. */
-static void show(core_buf *b, json_t *v) {
-  if (json_is_integer(v))
-    core_buf_printf(b, "%lld", (long long)json_integer_value(v));
-  else if (json_is_number(v))
-    put_shortest_real(b, json_number_value(v));
-  else if (json_is_string(v))
-    core_buf_printf(b, "\"%s\"", json_string_value(v));
+static void show(core_buf *b, data_json *v) {
+  if (data_json_is(v, DATA_JSON_INTEGER))
+    core_buf_printf(b, "%lld", (long long)data_json_integer(v));
+  else if (data_json_is(v, DATA_JSON_NUMBER))
+    put_shortest_real(b, data_json_number(v));
+  else if (data_json_is(v, DATA_JSON_STRING))
+    core_buf_printf(b, "\"%s\"", data_json_text(v));
   else
-    core_buf_puts(b, v ? (json_is_null(v) ? "null" : "(not a value)")
-                       : "(absent)");
+    core_buf_puts(
+        b, v ? (data_json_is(v, DATA_JSON_NULL) ? "null" : "(not a value)")
+             : "(absent)");
 }
 
 /* 1 when a and b hold the same number or string (or are both null). */
-static int same_value(json_t *a, json_t *b) {
-  if (json_is_number(a) && json_is_number(b))
-    return json_number_value(a) == json_number_value(b);
-  if (json_is_string(a) && json_is_string(b))
-    return strcmp(json_string_value(a), json_string_value(b)) == 0;
-  return (json_is_null(a) && json_is_null(b)) || (!a && !b);
+static int same_value(data_json *a, data_json *b) {
+  if (data_json_is(a, DATA_JSON_NUMBER) && data_json_is(b, DATA_JSON_NUMBER))
+    return data_json_number(a) == data_json_number(b);
+  if (data_json_is(a, DATA_JSON_STRING) && data_json_is(b, DATA_JSON_STRING))
+    return strcmp(data_json_text(a), data_json_text(b)) == 0;
+  return (data_json_is(a, DATA_JSON_NULL) &&
+          data_json_is(b, DATA_JSON_NULL)) ||
+         (!a && !b);
 }
 
 static void differ(core_buf *diffs, size_t *n, const char *what,
-                   const char *key, json_t *x, json_t *y) {
+                   const char *key, data_json *x, data_json *y) {
   core_buf_printf(diffs, "%s: %s ", what, key);
   show(diffs, x);
   core_buf_puts(diffs, " bundled, ");
@@ -818,21 +838,21 @@ static void differ(core_buf *diffs, size_t *n, const char *what,
 }
 
 /* An entry's host: its name, or NULL (across hosts, or no hosts). */
-static const char *host_key(json_t *e) {
-  return json_string_value(json_object_get(e, "host"));
+static const char *host_key(data_json *e) {
+  return data_json_text(data_json_get(e, "host"));
 }
 
 /* The entry of list whose k1 (and k2, k3 when given) are v1 (v2, v3) and
  * whose host is host (NULL: none, or null). */
-static json_t *entry(json_t *list, const char *host, const char *k1,
-                     const char *v1, const char *k2, const char *v2,
-                     const char *k3, const char *v3) {
+static data_json *entry(data_json *list, const char *host, const char *k1,
+                        const char *v1, const char *k2, const char *v2,
+                        const char *k3, const char *v3) {
   size_t i;
-  json_t *e;
-  json_array_foreach(list, i, e) {
-    const char *a = json_string_value(json_object_get(e, k1));
-    const char *b = k2 ? json_string_value(json_object_get(e, k2)) : NULL;
-    const char *c = k3 ? json_string_value(json_object_get(e, k3)) : NULL;
+  data_json *e;
+  for (i = 0; (e = data_json_at(list, i)) != NULL; i++) {
+    const char *a = data_json_text(data_json_get(e, k1));
+    const char *b = k2 ? data_json_text(data_json_get(e, k2)) : NULL;
+    const char *c = k3 ? data_json_text(data_json_get(e, k3)) : NULL;
     if (a && strcmp(a, v1) == 0 && (!k2 || (b && strcmp(b, v2) == 0)) &&
         (!k3 || (c && strcmp(c, v3) == 0)) && same_host(host_key(e), host))
       return e;
@@ -840,18 +860,18 @@ static json_t *entry(json_t *list, const char *host, const char *k1,
   return NULL;
 }
 
-static int same_key(json_t *a, json_t *b, const char *k) {
-  const char *x = json_string_value(json_object_get(a, k));
-  const char *y = json_string_value(json_object_get(b, k));
+static int same_key(data_json *a, data_json *b, const char *k) {
+  const char *x = data_json_text(data_json_get(a, k));
+  const char *y = data_json_text(data_json_get(b, k));
   return x && y ? strcmp(x, y) == 0 : x == y;
 }
 
 /* The entry of list for the same comparison as e: workload, metric, arm
  * and reference (with pairs an arm has several), on the same host. */
-static json_t *same_comparison(json_t *list, json_t *e) {
+static data_json *same_comparison(data_json *list, data_json *e) {
   size_t i;
-  json_t *o;
-  json_array_foreach(list, i, o) {
+  data_json *o;
+  for (i = 0; (o = data_json_at(list, i)) != NULL; i++) {
     if (same_key(o, e, "workload") && same_key(o, e, "metric") &&
         same_key(o, e, "arm") && same_key(o, e, "reference") &&
         same_host(host_key(o), host_key(e)))
@@ -867,20 +887,21 @@ static void entry_name(char *what, size_t cap, const char *w, const char *m,
            host ? host : "");
 }
 
-static void compare_results(json_t *a, json_t *b, core_buf *diffs, size_t *n) {
+static void compare_results(data_json *a, data_json *b, core_buf *diffs,
+                            size_t *n) {
   static const char *const keys[] = {
       "n",     "n_reference", "median",  "median_reference",
       "ratio", "ci_low",      "ci_high", "verdict"};
-  json_t *ra = json_object_get(a, "results"),
-         *rb = json_object_get(b, "results");
+  data_json *ra = data_json_get(a, "results"),
+            *rb = data_json_get(b, "results");
   size_t i;
-  json_t *e;
-  json_array_foreach(ra, i, e) {
-    const char *w = json_string_value(json_object_get(e, "workload"));
-    const char *m = json_string_value(json_object_get(e, "metric"));
-    const char *arm = json_string_value(json_object_get(e, "arm"));
+  data_json *e;
+  for (i = 0; (e = data_json_at(ra, i)) != NULL; i++) {
+    const char *w = data_json_text(data_json_get(e, "workload"));
+    const char *m = data_json_text(data_json_get(e, "metric"));
+    const char *arm = data_json_text(data_json_get(e, "arm"));
     char what[600];
-    json_t *o;
+    data_json *o;
     if (!w || !m || !arm)
       continue;
     entry_name(what, sizeof what, w, m, arm, host_key(e));
@@ -893,21 +914,19 @@ static void compare_results(json_t *a, json_t *b, core_buf *diffs, size_t *n) {
       continue;
     }
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-      if (!same_value(json_object_get(e, keys[k]),
-                      json_object_get(o, keys[k])))
-        differ(diffs, n, what, keys[k], json_object_get(e, keys[k]),
-               json_object_get(o, keys[k]));
-    if (!same_value(
-            json_object_get(json_object_get(e, "registered"), "verdict"),
-            json_object_get(json_object_get(o, "registered"), "verdict")))
+      if (!same_value(data_json_get(e, keys[k]), data_json_get(o, keys[k])))
+        differ(diffs, n, what, keys[k], data_json_get(e, keys[k]),
+               data_json_get(o, keys[k]));
+    if (!same_value(data_json_get(data_json_get(e, "registered"), "verdict"),
+                    data_json_get(data_json_get(o, "registered"), "verdict")))
       differ(diffs, n, what, "registered verdict",
-             json_object_get(json_object_get(e, "registered"), "verdict"),
-             json_object_get(json_object_get(o, "registered"), "verdict"));
+             data_json_get(data_json_get(e, "registered"), "verdict"),
+             data_json_get(data_json_get(o, "registered"), "verdict"));
   }
-  json_array_foreach(rb, i, e) {
-    const char *w = json_string_value(json_object_get(e, "workload"));
-    const char *m = json_string_value(json_object_get(e, "metric"));
-    const char *arm = json_string_value(json_object_get(e, "arm"));
+  for (i = 0; (e = data_json_at(rb, i)) != NULL; i++) {
+    const char *w = data_json_text(data_json_get(e, "workload"));
+    const char *m = data_json_text(data_json_get(e, "metric"));
+    const char *arm = data_json_text(data_json_get(e, "arm"));
     char what[600];
     if (w && m && arm && !same_comparison(ra, e)) {
       entry_name(what, sizeof what, w, m, arm, host_key(e));
@@ -921,49 +940,49 @@ static void compare_results(json_t *a, json_t *b, core_buf *diffs, size_t *n) {
 core_status analysis_json_compare(const char *a, size_t alen, const char *b,
                                   size_t blen, core_buf *diffs, size_t *n,
                                   core_err *err) {
-  json_error_t je;
-  json_t *ja = json_loadb(a, alen, 0, &je), *jb, *ha, *hb, *e;
+  data_json_error je;
+  data_json *ja = data_json_parse(a, alen, 0, &je), *jb, *ha, *hb, *e;
   size_t i;
   *n = 0;
-  if (!ja || !json_is_object(ja) ||
-      !json_is_array(json_object_get(ja, "results"))) {
-    json_decref(ja);
+  if (!ja || !data_json_is(ja, DATA_JSON_OBJECT) ||
+      !data_json_is(data_json_get(ja, "results"), DATA_JSON_ARRAY)) {
+    data_json_free(ja);
     return core_fail(err, CORE_EINPUT,
                      "not the JSON of prereg analyze --json (%s)",
                      ja ? "no \"results\"" : je.text);
   }
-  if (!(jb = json_loadb(b, blen, 0, &je))) {
-    json_decref(ja);
+  if (!(jb = data_json_parse(b, blen, 0, &je))) {
+    data_json_free(ja);
     return core_fail(err, CORE_ENOMEM, "analysis JSON: %s", je.text);
   }
-  if (!same_value(json_object_get(ja, "sheet_sha256"),
-                  json_object_get(jb, "sheet_sha256")))
+  if (!same_value(data_json_get(ja, "sheet_sha256"),
+                  data_json_get(jb, "sheet_sha256")))
     differ(diffs, n, "the analysis", "sheet_sha256",
-           json_object_get(ja, "sheet_sha256"),
-           json_object_get(jb, "sheet_sha256"));
-  if (!same_value(json_object_get(json_object_get(ja, "status"), "line"),
-                  json_object_get(json_object_get(jb, "status"), "line")))
+           data_json_get(ja, "sheet_sha256"),
+           data_json_get(jb, "sheet_sha256"));
+  if (!same_value(data_json_get(data_json_get(ja, "status"), "line"),
+                  data_json_get(data_json_get(jb, "status"), "line")))
     differ(diffs, n, "the analysis", "status",
-           json_object_get(json_object_get(ja, "status"), "line"),
-           json_object_get(json_object_get(jb, "status"), "line"));
+           data_json_get(data_json_get(ja, "status"), "line"),
+           data_json_get(data_json_get(jb, "status"), "line"));
   compare_results(ja, jb, diffs, n);
-  ha = json_object_get(ja, "hypotheses");
-  hb = json_object_get(jb, "hypotheses");
-  json_array_foreach(ha, i, e) {
-    const char *id = json_string_value(json_object_get(e, "id"));
-    json_t *o =
+  ha = data_json_get(ja, "hypotheses");
+  hb = data_json_get(jb, "hypotheses");
+  for (i = 0; (e = data_json_at(ha, i)) != NULL; i++) {
+    const char *id = data_json_text(data_json_get(e, "id"));
+    data_json *o =
         id ? entry(hb, host_key(e), "id", id, NULL, NULL, NULL, NULL) : NULL;
     char what[300];
     if (!id)
       continue;
     snprintf(what, sizeof what, "hypothesis %s%s%s", id,
              host_key(e) ? " on " : "", host_key(e) ? host_key(e) : "");
-    if (!same_value(json_object_get(e, "verdict"),
-                    o ? json_object_get(o, "verdict") : NULL))
-      differ(diffs, n, what, "verdict", json_object_get(e, "verdict"),
-             o ? json_object_get(o, "verdict") : NULL);
+    if (!same_value(data_json_get(e, "verdict"),
+                    o ? data_json_get(o, "verdict") : NULL))
+      differ(diffs, n, what, "verdict", data_json_get(e, "verdict"),
+             o ? data_json_get(o, "verdict") : NULL);
   }
-  json_decref(ja);
-  json_decref(jb);
+  data_json_free(ja);
+  data_json_free(jb);
   return diffs->oom ? core_fail(err, CORE_ENOMEM, "out of memory") : CORE_OK;
 }

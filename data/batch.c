@@ -385,8 +385,8 @@ core_status data_batch_freeze_json(data_batch *b, json_t *facts,
   unset |= json_object_set_new(facts, "rows", json_integer(b->rows));
   unset |= json_object_set_new(facts, "csv_sha256", json_string(hex));
   if (!unset)
-    text = json_dumps(facts,
-                      JSON_INDENT(2) | JSON_PRESERVE_ORDER | FACTS_PRECISION);
+    text = data_json_dump_flags(facts, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                           FACTS_PRECISION);
   js = core_asprintf("%s/batches/%s.json", b->exp->dir, b->id);
   rel_dir = core_asprintf("batches/%s", b->id);
   paths = core_calloc(2, sizeof *paths);

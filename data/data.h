@@ -1,6 +1,7 @@
 /* data.h: an experiment's data folder: the lock (registered and amended
  * sheet versions), frozen CSV batches with provenance, imports, and the
- * manifest of SHA-256 digests. Only data/ touches libcsv.
+ * manifest of SHA-256 digests. Only data/ touches libcsv and jansson
+ * (JSON values below, for the floors above).
  * SPDX-License-Identifier: MIT
  *
  * Layout of DATA/ID/ (every frozen file is mode 0444, never rewritten):
@@ -1067,19 +1068,99 @@ core_status data_check_end(data_check *v, data_check_result *res,
  * or backslash. */
 int data_safe_rel(const char *rel);
 
-/* For the folders that include jansson: batch facts are informational (load
- * averages, sizes): 15 significant digits print 3.2 rather than jansson's
- * default 3.2000000000000002. The measurements themselves are in the CSV,
+/* Batch facts are informational (load averages, sizes): they are
+ * written with 15 significant digits, which print 3.2 rather than
+ * 3.2000000000000002. The measurements themselves are in the CSV,
  * written exactly. */
-#define FACTS_PRECISION JSON_REAL_PRECISION(15)
+#define DATA_FACTS_DIGITS 15
 
-/** Points jansson's allocator at core_malloc/core_free (idempotent). */
-void data_json_init(void);
 /** The member key of the JSON object that text (len bytes) holds: a
  * string as it is, an integer in decimal, newly allocated (core_free);
  * NULL when text is no JSON object, key is missing or of another type,
- * or out of memory. For the folders that read facts without jansson. */
+ * or out of memory. For the folders that read one fact. */
 char *data_json_member_text(const char *text, size_t len, const char *key);
+
+/* JSON values (json_value.c)
+ *
+ * For the floors that read other tools' files (imports/) and write
+ * `analyze --json` (analysis/): jansson's values, so that only data/
+ * includes and links it. Each function is the jansson call it names and
+ * behaves as it does: a NULL value in gives NULL, 0 or failure out, so
+ * that lookups chain; jansson allocates through core_malloc. */
+
+typedef struct json_t data_json; /* jansson's json_t, opaque here */
+
+/* Where a text failed to parse, as jansson says it. */
+typedef struct data_json_error {
+  int line, column; /* 1-based */
+  char text[160];   /* jansson's message */
+} data_json_error;
+/* For data_json_parse: a key given twice in one object is refused
+ * (jansson would keep the last without a word). */
+#define DATA_JSON_NO_DUPLICATES 1u
+/** The one JSON value text holds (len bytes; json_loadb, which reads
+ * each byte once and nests 2048 levels at most); flags 0 or
+ * DATA_JSON_NO_DUPLICATES. Newly allocated (data_json_free); NULL when
+ * text holds no JSON value, with where and why in *e (NULL: not
+ * wanted), or out of memory. */
+data_json *data_json_parse(const char *text, size_t len, unsigned flags,
+                           data_json_error *e);
+/** Drops v and what it holds (json_decref); NULL is a no-op. */
+void data_json_free(data_json *v);
+
+/* The kinds of value, as masks for data_json_is. */
+enum {
+  DATA_JSON_OBJECT = 1,
+  DATA_JSON_ARRAY = 2,
+  DATA_JSON_STRING = 4,
+  DATA_JSON_INTEGER = 8,
+  DATA_JSON_REAL = 16,
+  DATA_JSON_NUMBER = DATA_JSON_INTEGER | DATA_JSON_REAL,
+  DATA_JSON_TRUE = 32,
+  DATA_JSON_FALSE = 64,
+  DATA_JSON_NULL = 128
+};
+/** 1 when v is of one of kinds (a mask of the above; json_typeof), 0 when
+ * not or NULL. */
+int data_json_is(const data_json *v, unsigned kinds);
+/** Member key of object o (json_object_get), item i of array a
+ * (json_array_get: items 0 to data_json_size - 1), borrowed from it; NULL
+ * when there is none or o, a is of another kind. */
+data_json *data_json_get(const data_json *o, const char *key);
+data_json *data_json_at(const data_json *a, size_t i);
+/** The number of items of array a, 0 for any other kind
+ * (json_array_size). */
+size_t data_json_size(const data_json *a);
+/** A string's text, borrowed from v (json_string_value); an integer's
+ * value (json_integer_value); an integer's or a real's value as a double
+ * (json_number_value). NULL or 0 for any other kind. */
+const char *data_json_text(const data_json *v);
+long long data_json_integer(const data_json *v);
+double data_json_number(const data_json *v);
+
+/** New values: an empty object or array; a copy of s (NULL when s is
+ * NULL or not UTF-8); an integer; a real (NULL for NaN or an infinity:
+ * JSON has none); true or false; null. NULL when out of memory. Each is
+ * the caller's, to data_json_free or to give to data_json_set or
+ * data_json_append. */
+data_json *data_json_new_object(void);
+data_json *data_json_new_array(void);
+data_json *data_json_new_text(const char *s);
+data_json *data_json_new_integer(long long n);
+data_json *data_json_new_real(double x);
+data_json *data_json_new_bool(int b);
+data_json *data_json_new_null(void);
+/** Sets member key of object o to v (json_object_set_new), appends v to
+ * array a (json_array_append_new); either takes v over, whatever
+ * happens. 0, or -1 when v is NULL, o or a of another kind, key not
+ * UTF-8, or out of memory. */
+int data_json_set(data_json *o, const char *key, data_json *v);
+int data_json_append(data_json *a, data_json *v);
+/** v as text (json_dump_callback), members in the order they were set: indent
+ * spaces a level, or 0 for one line (items after ", ", values after
+ * ": "); reals with digits significant digits (1 to 17). Newly
+ * allocated (core_free); NULL when out of memory. */
+char *data_json_dump(const data_json *v, int indent, int digits);
 
 /* Rows across hosts (data/hosts.c) */
 

@@ -67,8 +67,6 @@ core_status data_row_parse_view(data_row *r, char **f, size_t n,
 
 /* Batches */
 
-struct json_t; /* jansson's, for the files of data/ that include it */
-
 struct data_batch {
   data_experiment *exp; /* borrowed: the caller's, outlives the batch */
   char id[16];
@@ -93,7 +91,7 @@ data_batch *data_batch_make(data_experiment *exp, long num, const char *kind);
 void data_batch_release(data_batch *b);
 /** data_batch_freeze with the facts as a jansson object, which it takes
  * over (decrefs) whatever happens; NULL is out of memory. */
-core_status data_batch_freeze_json(data_batch *b, struct json_t *facts,
+core_status data_batch_freeze_json(data_batch *b, data_json *facts,
                                    core_err *err);
 
 /* Leftover temporary files (manifest.c) */
@@ -135,6 +133,16 @@ void data_version_clear(data_version *v);
 core_status data_load_chain(data_experiment *exp, core_err *err);
 
 /* JSON */
+
+/* For the files of data/ that include jansson: the flag of the facts'
+ * digits (DATA_FACTS_DIGITS). */
+#define FACTS_PRECISION JSON_REAL_PRECISION(DATA_FACTS_DIGITS)
+/** Points jansson's allocator at core_malloc/core_free (idempotent). */
+void data_json_init(void);
+/* v's JSON text as json_dumps(v, flags) writes it, or NULL when memory
+ * ran out at any piece of it (json_dumps may then drop a key and go on);
+ * freed with core_free. Every JSON text data/ writes goes through it. */
+char *data_json_dump_flags(const data_json *v, size_t flags);
 
 /* Paths, owned (data_paths_free). */
 typedef struct data_paths {

@@ -121,13 +121,13 @@ core_status data_export(const data_experiment *exp, const proto_sheet *s,
   for (size_t i = 0; st == CORE_OK && i < rows.n; i++)
     st = put_row(&c, s, &rows, i, all, arr, out, err);
   if (st == CORE_OK && arr) {
-    char *text = json_dumps(arr, JSON_INDENT(1) | JSON_PRESERVE_ORDER |
-                                     JSON_REAL_PRECISION(17));
+    char *text = data_json_dump_flags(
+        arr, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     if (!text)
       st = core_fail(err, CORE_ENOMEM, "out of memory");
     else
       core_buf_printf(out, "%s\n", text);
-    free(text);
+    core_free(text);
   }
   if (st == CORE_OK && out->oom)
     st = core_fail(err, CORE_ENOMEM, "out of memory");

@@ -207,10 +207,10 @@ void data_node_report(const data_node_facts *f, const data_arm_image *images,
     put(o, "versions", versions_object(versions, n_versions, &failed),
         &failed);
   }
-  char *js =
-      o && !failed
-          ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | FACTS_PRECISION)
-          : NULL;
+  char *js = o && !failed
+                 ? data_json_dump_flags(o, JSON_PRESERVE_ORDER | JSON_COMPACT |
+                                               FACTS_PRECISION)
+                 : NULL;
   if (js)
     core_buf_puts(out, js);
   else
@@ -383,7 +383,8 @@ core_status data_batch_start_run(data_batch *b, const data_run_facts *facts,
     json_decref(o);
     return core_fail(err, CORE_ENOMEM, "out of memory");
   }
-  text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | FACTS_PRECISION);
+  text = data_json_dump_flags(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                     FACTS_PRECISION);
   json_decref(o);
   path = core_asprintf("%s/batches/%s.json", b->exp->dir, b->id);
   st = text && path

@@ -19,7 +19,7 @@ void data_row_line(const data_row *r, core_buf *out) {
   data_csv_row(&rec, r, NULL, NULL);
   data_json_init();
   json_t *j = rec.oom ? NULL : json_stringn(rec.data, rec.len);
-  char *text = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+  char *text = j ? data_json_dump_flags(j, JSON_ENCODE_ANY) : NULL;
   if (text)
     core_buf_puts(out, text);
   else

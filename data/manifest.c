@@ -4,7 +4,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,26 +11,6 @@
 #include <unistd.h>
 
 #include "data/data_internal.h"
-
-void data_json_init(void) {
-  /* Route jansson through core_malloc so fault injection reaches it. */
-  json_set_alloc_funcs(core_malloc, core_free);
-}
-
-char *data_json_member_text(const char *text, size_t len, const char *key) {
-  json_error_t jerr;
-  json_t *root = json_loadb(text, len, 0, &jerr), *v;
-  char *out = NULL;
-  if (!root)
-    return NULL;
-  v = json_object_get(root, key);
-  if (json_is_string(v))
-    out = core_strdup(json_string_value(v));
-  else if (json_is_integer(v))
-    out = core_asprintf("%lld", (long long)json_integer_value(v));
-  json_decref(root);
-  return out;
-}
 
 int data_batch_name(const char *name, const char *suffix, long *num) {
   size_t i = 1;

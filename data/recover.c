@@ -367,8 +367,8 @@ static core_status recover_one(data_experiment *exp, const char *id,
   if (json_is_true(json_object_get(facts, "interrupted")))
     interrupted_at(facts, &c.rows, c.rows.n - (size_t)dropped);
   notes_json = NULL;
-  if (!(facts_text =
-            json_dumps(facts, JSON_PRESERVE_ORDER | FACTS_PRECISION)) ||
+  if (!(facts_text = data_json_dump_flags(facts, JSON_PRESERVE_ORDER |
+                                                     FACTS_PRECISION)) ||
       !(b = data_batch_make(
             exp, num, json_string_value(json_object_get(facts, "kind"))))) {
     st = core_fail(err, CORE_ENOMEM, "out of memory");

@@ -82,7 +82,7 @@ static core_status data_state_json(const data_experiment *exp, json_t **out,
  * newly allocated (core_free), *len. */
 static core_status json_text(const char *path, json_t *root, char **text,
                              size_t *len, core_err *err) {
-  char *t = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  char *t = data_json_dump_flags(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
   *text = t ? core_asprintf("%s\n", t) : NULL;
   core_free(t);
   if (!*text)

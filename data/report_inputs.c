@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "data/data.h"
+#include "data/data_internal.h"
 
 /* Small growable arrays */
 
@@ -39,9 +40,10 @@ static char *scalar_text(json_t *j) {
    * informational (load averages, sizes): 15 significant digits show 1.57
    * where 17 would show 1.5700000000000001. */
   {
-    char *t = json_dumps(j, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+    char *t =
+        data_json_dump_flags(j, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
     char *r = t ? core_strdup(t) : NULL;
-    free(t);
+    core_free(t);
     return r;
   }
 }
@@ -164,9 +166,9 @@ static int table_from_json(json_t *root, data_table *t) {
       if (!v)
         s = core_strdup("");
       else if (json_is_object(v) || json_is_array(v)) {
-        char *d = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+        char *d = data_json_dump_flags(v, JSON_COMPACT | JSON_SORT_KEYS);
         s = core_strdup(d ? d : "");
-        free(d);
+        core_free(d);
       } else
         s = scalar_text(v);
       if (!push(&cells, s))

@@ -4,7 +4,6 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
-#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -70,7 +69,7 @@ typedef struct data_import {
   const proto_sheet *sheet;
   const char *file;
   data_rowset rows;
-  json_t *notes;    /* notes on valid rows: kept in the batch facts */
+  data_json *notes; /* notes on valid rows: kept in the batch facts */
   int col[C_COUNT]; /* field index of each column, -1 when absent */
   size_t n_cols;
   int header_seen;
@@ -460,6 +459,18 @@ static void csv_runs_free(imp *m) {
   core_free(m->filled);
 }
 
+/* {"line": LINE, "note": NOTE}, kept in the batch facts; NULL when out
+ * of memory or the note is not UTF-8. */
+static data_json *note_of(long line, const char *note) {
+  data_json *o = data_json_new_object();
+  if (data_json_set(o, "line", data_json_new_integer(line)) ||
+      data_json_set(o, "note", data_json_new_text(note))) {
+    data_json_free(o);
+    return NULL;
+  }
+  return o;
+}
+
 static core_status on_csv(void *vctx, char **f, size_t n, long line,
                           core_err *err) {
   imp *m = vctx;
@@ -527,10 +538,7 @@ static core_status on_csv(void *vctx, char **f, size_t n, long line,
   }
   if (!valid && !note[0] && !why[0])
     snprintf(why, sizeof why, "marked invalid in %s", m->file);
-  if (valid && note[0] &&
-      json_array_append_new(
-          m->notes,
-          json_pack("{s:I,s:s}", "line", (json_int_t)line, "note", note)) != 0)
+  if (valid && note[0] && data_json_append(m->notes, note_of(line, note)))
     return core_fail(err, CORE_ENOMEM, "%s: out of memory", where);
   return make_row(m, wname, arm, metric, run_id, round, field(m, f, C_STARTED),
                   code, valid, valid ? "" : (note[0] ? note : why), v,
@@ -733,11 +741,11 @@ static core_status pick_workload(imp *m, const char *only, long *wi,
 /* A run's exit code from exit_codes (c; NULL when the file has none).
  * OUT: code its text, why the reason the run is invalid ("" when valid
  * as far as the code tells). */
-static core_status hf_code(const imp *m, const proto_workload *w, json_t *c,
+static core_status hf_code(const imp *m, const proto_workload *w, data_json *c,
                            size_t j, size_t i, char code[32], char why[128],
                            core_err *err) {
   code[0] = why[0] = '\0';
-  if (c && json_is_null(c)) {
+  if (c && data_json_is(c, DATA_JSON_NULL)) {
     /* hyperfine writes null when the command was ended by a signal: it
      * did not finish, whatever its time says. */
     snprintf(why, 128,
@@ -746,13 +754,13 @@ static core_status hf_code(const imp *m, const proto_workload *w, json_t *c,
     return CORE_OK;
   }
   if (c) {
-    if (!json_is_integer(c) || json_integer_value(c) < INT_MIN ||
-        json_integer_value(c) > INT_MAX)
+    if (!data_json_is(c, DATA_JSON_INTEGER) ||
+        data_json_integer(c) < INT_MIN || data_json_integer(c) > INT_MAX)
       return core_fail(err, CORE_EINPUT,
                        "%s: results[%zu].exit_codes[%zu]: not an "
                        "integer exit code",
                        m->file, j, i);
-    snprintf(code, 32, "%" JSON_INTEGER_FORMAT, json_integer_value(c));
+    snprintf(code, 32, "%lld", data_json_integer(c));
   }
   code_meets(w, code, why, 128);
   return CORE_OK;
@@ -761,19 +769,20 @@ static core_status hf_code(const imp *m, const proto_workload *w, json_t *c,
 /* The maxrss_kib row of run i from memory_usage_byte (hyperfine 1.20 and
  * later: the peak resident memory of each run, in bytes). */
 static core_status hf_memory(imp *m, const proto_workload *w, const char *arm,
-                             json_t *mem, size_t j, size_t i,
+                             data_json *mem, size_t j, size_t i,
                              const char *run_id, const char *code, int valid,
                              const char *why, core_err *err) {
-  json_t *b = json_array_get(mem, i);
+  data_json *b = data_json_at(mem, i);
   const char *metric = proto_measure_name(PROTO_MEASURE_MAXRSS);
   double v = 0;
-  if (b && !json_is_null(b) &&
-      (!json_is_number(b) || !isfinite(v = json_number_value(b)) || v < 0))
+  if (b && !data_json_is(b, DATA_JSON_NULL) &&
+      (!data_json_is(b, DATA_JSON_NUMBER) ||
+       !isfinite(v = data_json_number(b)) || v < 0))
     return core_fail(err, CORE_EINPUT,
                      "%s: results[%zu].memory_usage_byte[%zu]: not a "
                      "non-negative number",
                      m->file, j, i);
-  if (!b || json_is_null(b))
+  if (!b || data_json_is(b, DATA_JSON_NULL))
     return make_row(m, w->name, arm, metric, run_id, (long)i + 1, "", code, 0,
                     valid ? "hyperfine recorded no memory usage" : why, NAN, 0,
                     err);
@@ -783,33 +792,36 @@ static core_status hf_memory(imp *m, const proto_workload *w, const char *arm,
 
 /* The runs of results[j], arm a. */
 static core_status hf_runs(imp *m, const proto_workload *w, long a,
-                           json_t *res, size_t j, core_err *err) {
-  json_t *times = json_object_get(res, "times");
-  json_t *codes = json_object_get(res, "exit_codes");
-  json_t *mem = json_object_get(res, "memory_usage_byte"), *t;
+                           data_json *res, size_t j, core_err *err) {
+  data_json *times = data_json_get(res, "times");
+  data_json *codes = data_json_get(res, "exit_codes");
+  data_json *mem = data_json_get(res, "memory_usage_byte"), *t;
   int want_mem =
       proto_workload_has_metric(w, proto_measure_name(PROTO_MEASURE_MAXRSS));
   const char *arm = m->sheet->arms[a].name;
   size_t i;
-  if (codes && !json_is_null(codes) &&
-      (!json_is_array(codes) ||
-       json_array_size(codes) != json_array_size(times)))
+  if (codes && !data_json_is(codes, DATA_JSON_NULL) &&
+      (!data_json_is(codes, DATA_JSON_ARRAY) ||
+       data_json_size(codes) != data_json_size(times)))
     return core_fail(err, CORE_EINPUT,
                      "%s: results[%zu].exit_codes: not an array as long "
                      "as times",
                      m->file, j);
   if (want_mem && mem &&
-      (!json_is_array(mem) || json_array_size(mem) != json_array_size(times)))
+      (!data_json_is(mem, DATA_JSON_ARRAY) ||
+       data_json_size(mem) != data_json_size(times)))
     return core_fail(err, CORE_EINPUT,
                      "%s: results[%zu].memory_usage_byte: not an array as "
                      "long as times",
                      m->file, j);
-  json_array_foreach(times, i, t) {
-    json_t *c = json_is_array(codes) ? json_array_get(codes, i) : NULL;
+  for (i = 0; (t = data_json_at(times, i)) != NULL; i++) {
+    data_json *c =
+        data_json_is(codes, DATA_JSON_ARRAY) ? data_json_at(codes, i) : NULL;
     char code[32], run_id[64], why[128];
     double v;
     core_status st;
-    if (!json_is_number(t) || !isfinite(v = json_number_value(t)) || v < 0)
+    if (!data_json_is(t, DATA_JSON_NUMBER) ||
+        !isfinite(v = data_json_number(t)) || v < 0)
       return core_fail(err, CORE_EINPUT,
                        "%s: results[%zu].times[%zu]: not a non-negative "
                        "number",
@@ -831,14 +843,14 @@ static core_status hf_runs(imp *m, const proto_workload *w, long a,
   return CORE_OK;
 }
 
-static core_status import_hyperfine(imp *m, json_t *root, const char *only,
+static core_status import_hyperfine(imp *m, data_json *root, const char *only,
                                     core_err *err) {
-  json_t *results = json_object_get(root, "results"), *res;
+  data_json *results = data_json_get(root, "results"), *res;
   const proto_workload *w;
   size_t j;
   long wi = -1;
   core_status st;
-  if (!json_is_array(results))
+  if (!data_json_is(results, DATA_JSON_ARRAY))
     return core_fail(err, CORE_EINPUT, "%s: results: not an array", m->file);
   if ((st = pick_workload(m, only, &wi, err)) != CORE_OK)
     return st;
@@ -849,17 +861,17 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
     return undeclared_metric(m, err, m->file, w,
                              proto_measure_name(PROTO_MEASURE_WALL));
   m->by_command = w;
-  json_array_foreach(results, j, res) {
-    json_t *cmd = json_object_get(res, "command");
-    json_t *times = json_object_get(res, "times");
+  for (j = 0; (res = data_json_at(results, j)) != NULL; j++) {
+    data_json *cmd = data_json_get(res, "command");
+    data_json *times = data_json_get(res, "times");
     const char *name;
     long a;
-    if (!json_is_string(cmd))
+    if (!data_json_is(cmd, DATA_JSON_STRING))
       return core_fail(err, CORE_EINPUT,
                        "%s: results[%zu].command: not a "
                        "string",
                        m->file, j);
-    name = json_string_value(cmd);
+    name = data_json_text(cmd);
     if ((a = data_import_arm(m, name, NULL, -1, 0, err)) == -2)
       return err ? err->status : CORE_EUSAGE;
     if (a == -3)
@@ -869,7 +881,7 @@ static core_status import_hyperfine(imp *m, json_t *root, const char *only,
       snprintf(where, sizeof where, "%s: results[%zu].command", m->file, j);
       return no_arm(m, where, name, 1, err);
     }
-    if (!json_is_array(times) || json_array_size(times) == 0)
+    if (!data_json_is(times, DATA_JSON_ARRAY) || data_json_size(times) == 0)
       return core_fail(err, CORE_EINPUT,
                        "%s: results[%zu].times: missing or empty (export "
                        "with hyperfine --export-json)",
@@ -901,7 +913,7 @@ static core_status imported_before(const data_experiment *exp, const char *hex,
     char *path, *text = NULL;
     size_t len = 0;
     core_err rerr = {0};
-    json_t *root;
+    data_json *root;
     if (!data_batch_name(names[i], ".json", &num) || strlen(names[i]) > 15)
       continue;
     if (!(path = core_path_join(bdir, names[i]))) {
@@ -911,18 +923,18 @@ static core_status imported_before(const data_experiment *exp, const char *hex,
     root = NULL;
     /* Read as every frozen file is: regular, not through a link. */
     if (core_read_file(path, &text, &len, &rerr) == CORE_OK)
-      root = json_loadb(text, len, 0, NULL);
+      root = data_json_parse(text, len, 0, NULL);
     core_free(text);
     text = NULL;
-    if (json_is_string(json_object_get(root, "source_sha256")) &&
-        strcmp(json_string_value(json_object_get(root, "source_sha256")),
-               hex) == 0) {
-      const char *t = json_string_value(json_object_get(root, "imported_at"));
+    if (data_json_is(data_json_get(root, "source_sha256"), DATA_JSON_STRING) &&
+        strcmp(data_json_text(data_json_get(root, "source_sha256")), hex) ==
+            0) {
+      const char *t = data_json_text(data_json_get(root, "imported_at"));
       *found = 1;
       snprintf(id, 16, "%.*s", (int)(strlen(names[i]) - 5), names[i]);
       snprintf(at, 40, "%s", t ? t : "?");
     }
-    json_decref(root);
+    data_json_free(root);
     core_free(path);
   }
   core_names_free(names, n);
@@ -1055,9 +1067,10 @@ core_status data_import_row(data_import *m, const char *where,
 
 /* The file: CSV, JSON (hyperfine, Google Benchmark) or go test */
 
-/* jansson reads a number too small for a double as 0 without a word; a
- * measurement that underflows is refused, like one in a CSV. Numbers are
- * looked at where they stand in the text, outside strings. */
+/* The parser (data_json_parse, jansson's) reads a number too small for
+ * a double as 0 without a word; a measurement that underflows is
+ * refused, like one in a CSV. Numbers are looked at where they stand in
+ * the text, outside strings. */
 static core_status json_numbers(const char *file, const char *text, size_t len,
                                 core_err *err) {
   int in_str = 0;
@@ -1082,7 +1095,7 @@ static core_status json_numbers(const char *file, const char *text, size_t len,
         j++;
       if (!(num = core_strndup(text + i, j - i)))
         return core_fail(err, CORE_ENOMEM, "%s: out of memory", file);
-      /* Only the range: a malformed number is jansson's to report. */
+      /* Only the range: a malformed number is the parser's to report. */
       why = core_parse_decimal(num, &v);
       if (why && strncmp(why, "too ", 4) != 0)
         why = NULL;
@@ -1156,8 +1169,8 @@ static core_status read_hyperfine(imp *m, void *root, core_err *err) {
 static core_status import_json(imp *m, source *s, const char **format,
                                core_err *err) {
   core_buf all;
-  json_error_t je;
-  json_t *root;
+  data_json_error je;
+  data_json *root;
   const char *text;
   size_t len;
   core_status st;
@@ -1177,17 +1190,19 @@ static core_status import_json(imp *m, source *s, const char **format,
     core_buf_free(&all);
     return st;
   }
-  /* Two values for one key: jansson would keep the last without a
+  /* Two values for one key: the parser would keep the last without a
    * word. */
-  root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+  root = data_json_parse(text, len, DATA_JSON_NO_DUPLICATES, &je);
   core_buf_free(&all);
   if (!root)
     return core_fail(err, CORE_EINPUT, "%s:%d: not valid JSON: %s", m->file,
                      je.line, je.text);
-  if (json_is_object(root) && json_object_get(root, "benchmarks")) {
+  if (data_json_is(root, DATA_JSON_OBJECT) &&
+      data_json_get(root, "benchmarks")) {
     *format = formats[F_GBENCH].name;
     st = read_twice(m, read_gbench, root, 0, err);
-  } else if (!json_is_object(root) || !json_object_get(root, "results"))
+  } else if (!data_json_is(root, DATA_JSON_OBJECT) ||
+             !data_json_get(root, "results"))
     st = core_fail(err, CORE_EINPUT,
                    "%s: a JSON object without \"results\" (hyperfine "
                    "--export-json) or \"benchmarks\" (Google Benchmark "
@@ -1196,7 +1211,7 @@ static core_status import_json(imp *m, source *s, const char **format,
                    m->file);
   else
     st = read_twice(m, read_hyperfine, root, 0, err);
-  json_decref(root);
+  data_json_free(root);
   return st;
 }
 
@@ -1299,16 +1314,17 @@ static int pkgs_join(go_pkg *pk, size_t n, core_buf *all, long **line_of) {
  * such as a build failure) are skipped, as test2json's readers do. */
 static int go_event(go_pkg **pk, size_t *n, const char *l, size_t len,
                     long line) {
-  json_t *ev = json_loadb(l, len, 0, NULL);
-  json_t *out = json_object_get(ev, "Output");
-  json_t *pkg = json_object_get(ev, "Package");
+  data_json *ev = data_json_parse(l, len, 0, NULL);
+  data_json *out = data_json_get(ev, "Output");
+  data_json *pkg = data_json_get(ev, "Package");
   go_pkg *g;
   int ok = 1;
-  if (json_is_string(out)) {
-    g = pkg_of(pk, n, json_is_string(pkg) ? json_string_value(pkg) : "");
-    ok = g && pkg_append(g, json_string_value(out), line);
+  if (data_json_is(out, DATA_JSON_STRING)) {
+    g = pkg_of(pk, n,
+               data_json_is(pkg, DATA_JSON_STRING) ? data_json_text(pkg) : "");
+    ok = g && pkg_append(g, data_json_text(out), line);
   }
-  json_decref(ev);
+  data_json_free(ev);
   return ok;
 }
 
@@ -1356,9 +1372,9 @@ static core_status import_go_json(imp *m, source *s, core_err *err) {
  * with "Action"). */
 static int is_go_json(const char *buf, size_t n) {
   const char *nl = memchr(buf, '\n', n);
-  json_t *ev = json_loadb(buf, nl ? (size_t)(nl - buf) : n, 0, NULL);
-  int yes = json_is_string(json_object_get(ev, "Action"));
-  json_decref(ev);
+  data_json *ev = data_json_parse(buf, nl ? (size_t)(nl - buf) : n, 0, NULL);
+  int yes = data_json_is(data_json_get(ev, "Action"), DATA_JSON_STRING);
+  data_json_free(ev);
   return yes;
 }
 
@@ -1592,32 +1608,40 @@ static core_status group_runs(imp *m, core_err *err) {
 }
 
 /* The batch facts: the file, and for go test output the configuration
- * of every run; the names --ignore-unmapped left out. */
-static json_t *import_facts(imp *m, const char *format, const char *hex,
-                            char **left, size_t n_left) {
+ * of every run; the names --ignore-unmapped left out. The notes go into
+ * them (m->notes is then NULL). */
+static data_json *import_facts(imp *m, const char *format, const char *hex,
+                               char **left, size_t n_left) {
   char now[32];
-  json_t *facts, *cfgs = data_names_configs_json(m->names), *l;
+  data_json *facts = data_json_new_object(), *l;
+  data_json *cfgs = data_names_configs_json(m->names);
+  int bad = 0;
   core_utc_now(now);
-  facts = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:O}", "kind", "import",
-                    "format", format, "source", m->file, "source_sha256", hex,
-                    "imported_at", now, "rows_imported", (json_int_t)m->rows.n,
-                    "notes", m->notes);
-  if (!facts || !cfgs) {
-    json_decref(facts);
-    json_decref(cfgs);
+  bad |= data_json_set(facts, "kind", data_json_new_text("import"));
+  bad |= data_json_set(facts, "format", data_json_new_text(format));
+  bad |= data_json_set(facts, "source", data_json_new_text(m->file));
+  bad |= data_json_set(facts, "source_sha256", data_json_new_text(hex));
+  bad |= data_json_set(facts, "imported_at", data_json_new_text(now));
+  bad |= data_json_set(facts, "rows_imported",
+                       data_json_new_integer((long long)m->rows.n));
+  bad |= data_json_set(facts, "notes", m->notes);
+  m->notes = NULL;
+  if (bad || !cfgs) {
+    data_json_free(facts);
+    data_json_free(cfgs);
     return NULL;
   }
-  if (json_array_size(cfgs))
-    json_object_set_new(facts, "configurations", cfgs);
+  if (data_json_size(cfgs))
+    data_json_set(facts, "configurations", cfgs);
   else
-    json_decref(cfgs);
+    data_json_free(cfgs);
   if (m->opts->ignore_unmapped) {
-    if (!(l = json_array()) || json_object_set_new(facts, "left_out", l)) {
-      json_decref(facts);
+    if (!(l = data_json_new_array()) || data_json_set(facts, "left_out", l)) {
+      data_json_free(facts);
       return NULL;
     }
     for (size_t i = 0; i < n_left; i++)
-      json_array_append_new(l, json_string(left[i]));
+      data_json_append(l, data_json_new_text(left[i]));
   }
   return facts;
 }
@@ -1635,7 +1659,7 @@ void data_import_result_free(data_import_result *res) {
 static core_status import_freeze(imp *m, const char *format, const char *hex,
                                  data_import_result *res, core_err *err) {
   char *facts_text = NULL;
-  json_t *facts;
+  data_json *facts;
   data_batch *b = NULL;
   core_status st;
   if ((st = data_names_left_out(m->names, &res->left_out, &res->n_left_out,
@@ -1652,12 +1676,11 @@ static core_status import_freeze(imp *m, const char *format, const char *hex,
     return st;
   /* Everything checked: only now does anything touch the data folder. */
   facts = import_facts(m, format, hex, res->left_out, res->n_left_out);
-  if (!facts || !(facts_text = json_dumps(facts, JSON_PRESERVE_ORDER |
-                                                     FACTS_PRECISION))) {
-    json_decref(facts);
+  if (!facts || !(facts_text = data_json_dump(facts, 0, DATA_FACTS_DIGITS))) {
+    data_json_free(facts);
     return core_fail(err, CORE_ENOMEM, "out of memory");
   }
-  json_decref(facts);
+  data_json_free(facts);
   if ((st = data_batch_begin(m->exp, "import", &b, err)) == CORE_OK) {
     if ((st = data_batch_append(b, m->rows.rows, m->rows.n, err)) != CORE_OK)
       data_batch_abandon(b);
@@ -1682,20 +1705,19 @@ core_status data_import_with(data_experiment *exp, const proto_sheet *sheet,
   m.file = file;
   m.opts = opts;
   m.cur_cfg = -1;
-  data_json_init();
   /* The lock first: no data goes in under an unrecorded sheet. */
   if ((st = data_check_lock(exp, sheet, err)) != CORE_OK)
     return st;
   if ((st = data_names_check_flags(sheet, opts, err)) != CORE_OK)
     return st;
-  if (!(m.notes = json_array()) || !(m.names = data_names_new()) ||
+  if (!(m.notes = data_json_new_array()) || !(m.names = data_names_new()) ||
       !(m.rows.pool = data_strpool_new()))
     st = core_fail(err, CORE_ENOMEM, "out of memory");
   if (st == CORE_OK)
     st = import_source(&m, &format, hex, err);
   if (st == CORE_OK)
     st = import_freeze(&m, format, hex, res, err);
-  json_decref(m.notes);
+  data_json_free(m.notes);
   data_names_free(m.names);
   data_rowset_free(&m.rows);
   csv_runs_free(&m);

@@ -8,7 +8,6 @@
  * base is also in the file.
  * SPDX-License-Identifier: MIT
  */
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,12 +28,13 @@ static double unit_seconds(const char *u) {
 
 /* An entry's number field, which must be finite and not negative. OUT:
  * *v. Returns 1 when present, 0 when absent; CORE_EINPUT in *st. */
-static int number(const data_import *m, json_t *b, size_t i, const char *bn,
+static int number(const data_import *m, data_json *b, size_t i, const char *bn,
                   const char *key, double *v, core_status *st, core_err *err) {
-  json_t *x = json_object_get(b, key);
+  data_json *x = data_json_get(b, key);
   if (!x)
     return 0;
-  if (!json_is_number(x) || !isfinite(*v = json_number_value(x)) || *v < 0) {
+  if (!data_json_is(x, DATA_JSON_NUMBER) ||
+      !isfinite(*v = data_json_number(x)) || *v < 0) {
     *st = core_fail(err, CORE_EINPUT,
                     "%s: benchmarks[%zu] (%s): %s is not a number >= 0 "
                     "(times, rates and counts are never negative)",
@@ -47,7 +47,7 @@ static int number(const data_import *m, json_t *b, size_t i, const char *bn,
 /* The value of metric for entry b: wall_s from real_time, cpu_s from
  * cpu_time (both in time_unit), any other metric from the field (a user
  * counter, bytes_per_second, items_per_second) of the same name. */
-static core_status metric_value(const data_import *m, json_t *b, size_t i,
+static core_status metric_value(const data_import *m, data_json *b, size_t i,
                                 const char *bn, double per_s,
                                 const char *metric, double *v, core_err *err) {
   int wall = !strcmp(metric, proto_measure_name(PROTO_MEASURE_WALL));
@@ -71,36 +71,37 @@ static core_status metric_value(const data_import *m, json_t *b, size_t i,
 
 /* Checks entry i, a repetition of benchmark bn, and adds its rows: one
  * per metric of w, as run "gbI" of arm in round. */
-static core_status one_run(data_import *m, json_t *b, size_t i, const char *bn,
-                           const proto_workload *w, const char *arm,
-                           long round, core_err *err) {
+static core_status one_run(data_import *m, data_json *b, size_t i,
+                           const char *bn, const proto_workload *w,
+                           const char *arm, long round, core_err *err) {
   const char *file = data_import_file(m);
-  json_t *u = json_object_get(b, "time_unit");
-  json_t *it = json_object_get(b, "iterations");
-  json_t *failed = json_object_get(b, "error_occurred");
-  json_t *skipped = json_object_get(b, "skipped");
+  data_json *u = data_json_get(b, "time_unit");
+  data_json *it = data_json_get(b, "iterations");
+  data_json *failed = data_json_get(b, "error_occurred");
+  data_json *skipped = data_json_get(b, "skipped");
   char where[600], run_id[64];
   double per_s;
   snprintf(where, sizeof where, "%s: benchmarks[%zu] (%s)", file, i, bn);
-  if (!json_is_string(u))
+  if (!data_json_is(u, DATA_JSON_STRING))
     return core_fail(err, CORE_EINPUT, "%s: no time_unit", where);
-  if ((per_s = unit_seconds(json_string_value(u))) == 0)
+  if ((per_s = unit_seconds(data_json_text(u))) == 0)
     return core_fail(err, CORE_EINPUT,
                      "%s: time_unit '%s' is not one of ns, us, ms, s", where,
-                     json_string_value(u));
+                     data_json_text(u));
   snprintf(run_id, sizeof run_id, "gb%zu", i + 1);
-  if (json_is_true(failed) || json_is_true(skipped)) {
+  if (data_json_is(failed, DATA_JSON_TRUE) ||
+      data_json_is(skipped, DATA_JSON_TRUE)) {
     /* A skipped or failed benchmark measured nothing: its run is kept as
      * invalid, with the library's reason, never its zero times. */
-    json_t *why = json_object_get(b, "error_message");
+    data_json *why = data_json_get(b, "error_message");
     char reason[300];
-    if (!json_is_string(why))
-      why = json_object_get(b, "skip_message");
+    if (!data_json_is(why, DATA_JSON_STRING))
+      why = data_json_get(b, "skip_message");
     snprintf(reason, sizeof reason, "Google Benchmark: %s%s",
-             json_is_true(failed) ? "" : "skipped: ",
-             json_is_string(why)    ? json_string_value(why)
-             : json_is_true(failed) ? "error"
-                                    : "no message");
+             data_json_is(failed, DATA_JSON_TRUE) ? "" : "skipped: ",
+             data_json_is(why, DATA_JSON_STRING)    ? data_json_text(why)
+             : data_json_is(failed, DATA_JSON_TRUE) ? "error"
+                                                    : "no message");
     for (size_t k = 0; k < w->n_metrics; k++) {
       core_status st = data_import_row(m, where, w->name, arm, w->metrics[k],
                                        run_id, round, 0, reason, 0, 0, err);
@@ -109,7 +110,7 @@ static core_status one_run(data_import *m, json_t *b, size_t i, const char *bn,
     }
     return CORE_OK;
   }
-  if (!json_is_integer(it) || json_integer_value(it) < 1)
+  if (!data_json_is(it, DATA_JSON_INTEGER) || data_json_integer(it) < 1)
     return core_fail(err, CORE_EINPUT,
                      "%s: iterations is not a positive integer", where);
   for (size_t k = 0; k < w->n_metrics; k++) {
@@ -126,11 +127,11 @@ static core_status one_run(data_import *m, json_t *b, size_t i, const char *bn,
 
 /* The round of entry b: repetition_index + 1, else the count of its arm's
  * repetitions so far. */
-static long round_of(json_t *b, long *seen) {
-  json_t *ri = json_object_get(b, "repetition_index");
+static long round_of(data_json *b, long *seen) {
+  data_json *ri = data_json_get(b, "repetition_index");
   ++*seen;
-  return json_is_integer(ri) && json_integer_value(ri) >= 0
-             ? (long)json_integer_value(ri) + 1
+  return data_json_is(ri, DATA_JSON_INTEGER) && data_json_integer(ri) >= 0
+             ? (long)data_json_integer(ri) + 1
              : *seen;
 }
 
@@ -152,7 +153,7 @@ static size_t agg_base(const char *name) {
 /* Whether name, in a file that says nothing of run types, is an
  * aggregate: it has a suffix and its base is also in the file (names: a
  * set of every name), as a repetition or as another aggregate. */
-static int old_aggregate(json_t *names, const char *name) {
+static int old_aggregate(data_json *names, const char *name) {
   size_t base = agg_base(name);
   char *key;
   int found = 0;
@@ -160,11 +161,11 @@ static int old_aggregate(json_t *names, const char *name) {
     return 0;
   memcpy(key, name, base);
   key[base] = '\0';
-  found = json_object_get(names, key) != NULL;
+  found = data_json_get(names, key) != NULL;
   for (size_t k = 0; !found && k < sizeof agg_suffix / sizeof agg_suffix[0];
        k++) {
     snprintf(key + base, 8, "%s", agg_suffix[k]);
-    found = strcmp(key, name) != 0 && json_object_get(names, key);
+    found = strcmp(key, name) != 0 && data_json_get(names, key);
   }
   core_free(key);
   return found;
@@ -172,50 +173,51 @@ static int old_aggregate(json_t *names, const char *name) {
 
 /* Every entry's name, as the keys of an object (NULL when out of
  * memory). */
-static json_t *name_set(json_t *list) {
-  json_t *set = json_object(), *b;
+static data_json *name_set(data_json *list) {
+  data_json *set = data_json_new_object(), *b;
   size_t i;
-  json_array_foreach(list, i, b) {
-    json_t *nm = json_object_get(b, "name");
-    if (set && json_is_string(nm))
-      json_object_set_new(set, json_string_value(nm), json_true());
+  for (i = 0; (b = data_json_at(list, i)) != NULL; i++) {
+    data_json *nm = data_json_get(b, "name");
+    if (set && data_json_is(nm, DATA_JSON_STRING))
+      data_json_set(set, data_json_text(nm), data_json_new_bool(1));
   }
   return set;
 }
 
 /* Whether entry i is an aggregate; CORE_EINPUT for a run_type of
  * neither kind. */
-static core_status is_aggregate(const data_import *m, json_t *names, size_t i,
-                                json_t *b, const char *bn, int *agg,
-                                core_err *err) {
-  json_t *type = json_object_get(b, "run_type");
+static core_status is_aggregate(const data_import *m, data_json *names,
+                                size_t i, data_json *b, const char *bn,
+                                int *agg, core_err *err) {
+  data_json *type = data_json_get(b, "run_type");
   *agg = 0;
-  if (json_is_string(type) && !strcmp(json_string_value(type), "aggregate"))
+  if (data_json_is(type, DATA_JSON_STRING) &&
+      !strcmp(data_json_text(type), "aggregate"))
     return *agg = 1, CORE_OK;
-  if (type &&
-      !(json_is_string(type) && !strcmp(json_string_value(type), "iteration")))
+  if (type && !(data_json_is(type, DATA_JSON_STRING) &&
+                !strcmp(data_json_text(type), "iteration")))
     return core_fail(err, CORE_EINPUT,
                      "%s: benchmarks[%zu] (%s): run_type is neither "
                      "\"iteration\" nor \"aggregate\"",
                      data_import_file(m), i, bn);
   if (!type)
     *agg =
-        json_is_string(json_object_get(b, "aggregate_name")) ||
-        (!json_object_get(b, "aggregate_name") &&
-         old_aggregate(names, json_string_value(json_object_get(b, "name"))));
+        data_json_is(data_json_get(b, "aggregate_name"), DATA_JSON_STRING) ||
+        (!data_json_get(b, "aggregate_name") &&
+         old_aggregate(names, data_json_text(data_json_get(b, "name"))));
   return CORE_OK;
 }
 
-core_status data_import_gbench(data_import *m, json_t *root, const char *only,
-                               core_err *err) {
+core_status data_import_gbench(data_import *m, data_json *root,
+                               const char *only, core_err *err) {
   const proto_sheet *s = data_import_sheet(m);
   const char *file = data_import_file(m);
-  json_t *list = json_object_get(root, "benchmarks"), *b, *names;
+  data_json *list = data_json_get(root, "benchmarks"), *b, *names;
   size_t i, runs = 0, aggregates = 0;
   long wi;
   long *seen;
   core_status st;
-  if (!json_is_array(list))
+  if (!data_json_is(list, DATA_JSON_ARRAY))
     return core_fail(err, CORE_EINPUT, "%s: benchmarks: not an array", file);
   if ((st = data_import_workload(m, only, "Google Benchmark results", &wi,
                                  err)) != CORE_OK)
@@ -225,22 +227,23 @@ core_status data_import_gbench(data_import *m, json_t *root, const char *only,
     core_free(seen);
     return core_fail(err, CORE_ENOMEM, "out of memory");
   }
-  json_array_foreach(list, i, b) {
-    json_t *name = json_object_get(b, "run_name");
+  for (i = 0; (b = data_json_at(list, i)) != NULL; i++) {
+    data_json *name = data_json_get(b, "run_name");
     const char *bn;
     char where[600];
     long a;
     int agg;
-    if (!json_is_string(name))
-      name = json_object_get(b, "name");
-    if (!json_is_object(b) || !json_is_string(name) ||
-        !json_is_string(json_object_get(b, "name"))) {
+    if (!data_json_is(name, DATA_JSON_STRING))
+      name = data_json_get(b, "name");
+    if (!data_json_is(b, DATA_JSON_OBJECT) ||
+        !data_json_is(name, DATA_JSON_STRING) ||
+        !data_json_is(data_json_get(b, "name"), DATA_JSON_STRING)) {
       st =
           core_fail(err, CORE_EINPUT,
                     "%s: benchmarks[%zu]: not an object with a name", file, i);
       break;
     }
-    bn = json_string_value(name);
+    bn = data_json_text(name);
     if ((st = is_aggregate(m, names, i, b, bn, &agg, err)) != CORE_OK)
       break;
     if (agg) {
@@ -264,7 +267,7 @@ core_status data_import_gbench(data_import *m, json_t *root, const char *only,
       break;
   }
   core_free(seen);
-  json_decref(names);
+  data_json_free(names);
   if (st != CORE_OK)
     return st;
   if (runs == 0 && aggregates > 0)

@@ -6,7 +6,6 @@
  * two configurations is two results: they never pool in one arm.
  * SPDX-License-Identifier: MIT
  */
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -122,7 +121,8 @@ typedef struct pair {
 typedef struct cfg_ent {
   char *text; /* "key: value\n" lines, sorted by key */
   int where_ok;
-  json_t *runs; /* [[FIRST, LAST]...]: the file lines of its runs */
+  long (*runs)[2]; /* [FIRST, LAST]...: the file lines of its runs */
+  size_t n_runs, cap_runs;
 } cfg_ent;
 
 struct data_names {
@@ -155,7 +155,7 @@ void data_names_free(data_names *n) {
   }
   for (size_t i = 0; i < n->n_cfgs; i++) {
     core_free(n->cfgs[i].text);
-    json_decref(n->cfgs[i].runs);
+    core_free(n->cfgs[i].runs);
   }
   for (size_t i = 0; i < n->n_items; i++) {
     core_free(n->items[i].name);
@@ -242,6 +242,7 @@ core_status data_names_config(data_names *n, const char *text,
     return core_fail(err, CORE_ENOMEM, "out of memory");
   n->cfgs[n->n_cfgs].where_ok = ok;
   n->cfgs[n->n_cfgs].runs = NULL;
+  n->cfgs[n->n_cfgs].n_runs = n->cfgs[n->n_cfgs].cap_runs = 0;
   *idx = (long)n->n_cfgs++;
   if (!smap_put(&n->by_cfg, text, *idx))
     return core_fail(err, CORE_ENOMEM, "out of memory");
@@ -749,50 +750,69 @@ core_status data_names_left_out(const data_names *n, char ***out,
 core_status data_names_add_run(data_names *n, long cfg, long line,
                                core_err *err) {
   cfg_ent *c;
-  json_t *last;
-  size_t k;
+  long(*runs)[2];
   if (cfg < 0)
     return CORE_OK;
   c = &n->cfgs[cfg];
-  if (!c->runs && !(c->runs = json_array()))
-    return core_fail(err, CORE_ENOMEM, "out of memory");
   /* Runs in a row under one configuration are one range of lines. */
-  k = json_array_size(c->runs);
-  last = k ? json_array_get(c->runs, k - 1) : NULL;
-  if (last && n->last_run_cfg == cfg &&
-      json_integer_value(json_array_get(last, 1)) <= line) {
-    json_array_set_new(last, 1, json_integer(line));
-  } else if (!(last =
-                   json_pack("[I,I]", (json_int_t)line, (json_int_t)line)) ||
-             json_array_append_new(c->runs, last) != 0) {
-    return core_fail(err, CORE_ENOMEM, "out of memory");
+  if (c->n_runs && n->last_run_cfg == cfg &&
+      c->runs[c->n_runs - 1][1] <= line) {
+    c->runs[c->n_runs - 1][1] = line;
+  } else {
+    if (!(runs = core_grow(c->runs, &c->cap_runs, c->n_runs, sizeof *runs, 4)))
+      return core_fail(err, CORE_ENOMEM, "out of memory");
+    c->runs = runs;
+    c->runs[c->n_runs][0] = c->runs[c->n_runs][1] = line;
+    c->n_runs++;
   }
   n->last_run_cfg = cfg;
   return CORE_OK;
 }
 
-json_t *data_names_configs_json(const data_names *n) {
-  json_t *all = json_array();
+/* {KEY: VALUE...} of configuration text ("key: value\n" lines); a line
+ * that is no UTF-8 is left out. NULL when out of memory. */
+static data_json *config_object(const char *text) {
+  data_json *kv = data_json_new_object();
+  for (const char *p = text; kv && *p;) {
+    const char *nl = strchr(p, '\n'), *colon = strchr(p, ':');
+    size_t ll = nl ? (size_t)(nl - p) : strlen(p);
+    char *k = core_strndup(p, (size_t)(colon - p));
+    char *v = core_strndup(colon + 2, ll - (size_t)(colon - p) - 2);
+    if (k && v)
+      data_json_set(kv, k, data_json_new_text(v));
+    core_free(k);
+    core_free(v);
+    p += ll + (nl ? 1 : 0);
+  }
+  return kv;
+}
+
+/* [[FIRST, LAST]...] of c's runs, or NULL when out of memory. */
+static data_json *run_lines(const cfg_ent *c) {
+  data_json *all = data_json_new_array();
+  for (size_t i = 0; all && i < c->n_runs; i++) {
+    data_json *r = data_json_new_array();
+    if (data_json_append(r, data_json_new_integer(c->runs[i][0])) ||
+        data_json_append(r, data_json_new_integer(c->runs[i][1])) ||
+        data_json_append(all, r)) {
+      data_json_free(all);
+      return NULL;
+    }
+  }
+  return all;
+}
+
+data_json *data_names_configs_json(const data_names *n) {
+  data_json *all = data_json_new_array();
   for (size_t i = 0; all && i < n->n_cfgs; i++) {
-    json_t *c, *kv = json_object();
-    if (!n->cfgs[i].runs || !kv) {
-      json_decref(kv);
+    data_json *c;
+    if (!n->cfgs[i].n_runs)
       continue;
-    }
-    for (const char *p = n->cfgs[i].text; *p;) {
-      const char *nl = strchr(p, '\n'), *colon = strchr(p, ':');
-      size_t ll = nl ? (size_t)(nl - p) : strlen(p);
-      char *k = core_strndup(p, (size_t)(colon - p));
-      char *v = core_strndup(colon + 2, ll - (size_t)(colon - p) - 2);
-      if (k && v)
-        json_object_set_new(kv, k, json_string(v));
-      core_free(k);
-      core_free(v);
-      p += ll + (nl ? 1 : 0);
-    }
-    c = json_pack("{s:o,s:O}", "configuration", kv, "lines", n->cfgs[i].runs);
-    if (!c || json_array_append_new(all, c) != 0) {
-      json_decref(all);
+    if (!(c = data_json_new_object()) ||
+        data_json_set(c, "configuration", config_object(n->cfgs[i].text)) ||
+        data_json_set(c, "lines", run_lines(&n->cfgs[i])) ||
+        data_json_append(all, c)) {
+      data_json_free(all);
       return NULL;
     }
   }

@@ -9,8 +9,6 @@
 #include "data/data.h"
 #include "imports/imports.h"
 
-struct json_t; /* jansson's, for the files of imports/ */
-
 /* Importers of other tools' files */
 
 /* One import in progress (import.c owns it: the sheet, the file's name,
@@ -73,7 +71,7 @@ core_status data_import_row(data_import *m, const char *where,
 /** Google Benchmark's --benchmark_format=json (root: the parsed file, an
  * object with "benchmarks"): each repetition a run of its benchmark's
  * arm (see docs/interface.md §3). */
-core_status data_import_gbench(data_import *m, struct json_t *root,
+core_status data_import_gbench(data_import *m, data_json *root,
                                const char *only, core_err *err);
 
 /** 1 when text looks like the output of go test -bench: one of its lines
@@ -125,6 +123,6 @@ core_status data_names_add_run(data_names *n, long cfg, long line,
 /** [{"configuration": {KEY: VALUE...}, "lines": [[FIRST, LAST]...]}...]
  * for the batch facts (the lines of the runs imported under each); NULL
  * when out of memory. */
-struct json_t *data_names_configs_json(const data_names *n);
+data_json *data_names_configs_json(const data_names *n);
 
 #endif

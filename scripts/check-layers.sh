@@ -31,7 +31,7 @@ owners() {
   case "$1" in
     openssl/*) echo core ;;
     lua.h | lauxlib.h | lualib.h | luaconf.h) echo protocols ;;
-    jansson.h) echo "data imports analysis" ;;
+    jansson.h) echo data ;;
     csv.h) echo data ;;
     archive.h | archive_entry.h) echo bundles ;;
     gsl/*) echo analysis ;;
