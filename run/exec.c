@@ -649,17 +649,25 @@ static void exec_started(exec_run *x) {
   x->t1 = x->t0;
 }
 
+/* The next moment something is due (the deadline, the PSS sample, the
+ * SIGKILL after the grace period), -1 for none. */
+static double next_moment(const exec_run *x) {
+  double next = -1, cands[3] = {x->deadline, x->sample_at, x->kill_at};
+  for (int i = 0; i < 3; i++)
+    if (cands[i] >= 0 && (next < 0 || cands[i] < next))
+      next = cands[i];
+  return next;
+}
+
 /* Whether a moment is due at t and the reap may already be told: a
  * reply (or the pidfd's exit) waiting to be read. It is read first, so
  * that a stall of ours past the moment neither times out nor samples a
  * command that had ended; its end is judged against the deadline as
  * read (exec_finish). */
 static int reap_before_due(const exec_run *x, double t) {
-  int due = (x->deadline >= 0 && t >= x->deadline) ||
-            (x->sample_at >= 0 && t >= x->sample_at) ||
-            (x->kill_at >= 0 && t >= x->kill_at);
+  double next = next_moment(x);
   struct pollfd p = {.fd = x->waitfd, .events = POLLIN};
-  return due && x->waitfd >= 0 && poll(&p, 1, 0) > 0;
+  return next >= 0 && t >= next && x->waitfd >= 0 && poll(&p, 1, 0) > 0;
 }
 
 /* Does what is due now (the timeout's SIGTERM, the PSS sample, the
@@ -699,10 +707,7 @@ static int exec_due(exec_run *x) {
     kill_tree(x->pid, x->adopter, SIGKILL);
     x->kill_at = -1;
   }
-  double next = -1, cands[3] = {x->deadline, x->sample_at, x->kill_at};
-  for (int i = 0; i < 3; i++)
-    if (cands[i] >= 0 && (next < 0 || cands[i] < next))
-      next = cands[i];
+  double next = next_moment(x);
   int timeout_ms = -1;
   if (next >= 0) {
     double d = (next - now_s()) * 1000.0;
