@@ -212,39 +212,40 @@ static core_status copy_inputs(data_experiment *exp, const proto_sheet *sheet,
 
 /* A version's stamp and signature, as files */
 
-core_status data_stamp_write(const data_experiment *exp, int k,
-                             const void *tsr, size_t len, core_err *err) {
-  char *dir = core_path_join(exp->dir, DATA_STAMPS_DIR);
-  char *path = core_asprintf("%s/" DATA_STAMPS_DIR "/v%d.tsr", exp->dir, k);
-  char *tsq = core_asprintf("%s/" DATA_STAMPS_DIR "/v%d.tsq", exp->dir, k);
+/* DIR/vK.EXT of exp, read-only, DIR made when missing. */
+static core_status version_file_write(const data_experiment *exp,
+                                      const char *dir_name, int k,
+                                      const char *ext, const void *bytes,
+                                      size_t len, core_err *err) {
+  char *dir = core_path_join(exp->dir, dir_name);
+  char *path = core_asprintf("%s/v%d.%s", dir ? dir : "", k, ext);
   core_status st;
-  if (!dir || !path || !tsq)
+  if (!dir || !path)
     st = core_fail(err, CORE_ENOMEM, "out of memory");
-  else if ((st = core_mkdir_p(dir, 0755, err)) == CORE_OK &&
-           (st = core_write_file_atomic(path, tsr, len, 0444, err)) ==
-               CORE_OK &&
-           unlink(tsq) != 0 && errno != ENOENT)
-    st = core_fail(err, CORE_EIO, "%s: cannot remove: %s", tsq,
-                   strerror(errno));
+  else if ((st = core_mkdir_p(dir, 0755, err)) == CORE_OK)
+    st = core_write_file_atomic(path, bytes, len, 0444, err);
   core_free(dir);
   core_free(path);
+  return st;
+}
+
+core_status data_stamp_write(const data_experiment *exp, int k,
+                             const void *tsr, size_t len, core_err *err) {
+  core_status st =
+      version_file_write(exp, DATA_STAMPS_DIR, k, "tsr", tsr, len, err);
+  char *tsq = core_asprintf("%s/" DATA_STAMPS_DIR "/v%d.tsq", exp->dir, k);
+  if (st == CORE_OK && !tsq)
+    st = core_fail(err, CORE_ENOMEM, "out of memory");
+  else if (st == CORE_OK && unlink(tsq) != 0 && errno != ENOENT)
+    st = core_fail(err, CORE_EIO, "%s: cannot remove: %s", tsq,
+                   strerror(errno));
   core_free(tsq);
   return st;
 }
 
 core_status data_sign_write(const data_experiment *exp, int k, const void *sig,
                             size_t len, core_err *err) {
-  char *dir = core_path_join(exp->dir, DATA_SIGNATURES_DIR);
-  char *path =
-      core_asprintf("%s/" DATA_SIGNATURES_DIR "/v%d.sig", exp->dir, k);
-  core_status st;
-  if (!dir || !path)
-    st = core_fail(err, CORE_ENOMEM, "out of memory");
-  else if ((st = core_mkdir_p(dir, 0755, err)) == CORE_OK)
-    st = core_write_file_atomic(path, sig, len, 0444, err);
-  core_free(dir);
-  core_free(path);
-  return st;
+  return version_file_write(exp, DATA_SIGNATURES_DIR, k, "sig", sig, len, err);
 }
 
 /* A stamp of the version's record before anything is written: a TSA
