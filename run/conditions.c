@@ -307,7 +307,7 @@ int run_cond_wait(const proto_conditions *c, const run_progress *progress) {
 
 core_status run_cond_pin(const char *cpus, run_pin *p, core_err *err) {
   unsigned char bits[(CORE_MAX_CPU + 1) / 8] = {0};
-  cpu_set_t set;
+  cpu_set_t set, ours;
   memset(p, 0, sizeof *p);
   if (!cpus)
     return CORE_OK;
@@ -317,23 +317,24 @@ core_status run_cond_pin(const char *cpus, run_pin *p, core_err *err) {
   for (int c = 0; c <= CORE_MAX_CPU && c < CPU_SETSIZE; c++)
     if (bits[c / 8] & (1u << (c % 8)))
       CPU_SET(c, &set);
-  /* The spawn helper starts every process of the run: pinned, they all
-   * are (affinity is inherited across fork and exec). Without a helper
-   * the commands are spawned by this process itself. */
-  run_helper_start();
-  p->pid = run_helper_pid() > 0 ? run_helper_pid() : 0;
-  if (sched_getaffinity(p->pid, sizeof p->old, &p->old) != 0 ||
-      sched_setaffinity(p->pid, sizeof set, &set) != 0)
+  /* Every process of the run is started on them (affinity is inherited
+   * across fork and exec); the kernel would refuse a set without any CPU
+   * we may use, as this refuses it first. */
+  CPU_ZERO(&ours);
+  if (sched_getaffinity(0, sizeof ours, &ours) == 0)
+    CPU_AND(&ours, &ours, &set);
+  if (CPU_COUNT(&ours) == 0)
     return core_fail(err, CORE_ERUN,
                      "cpus \"%s\": cannot pin the run there (%s); name CPUs "
                      "this host has and prereg may use",
-                     cpus, strerror(errno));
+                     cpus, strerror(EINVAL));
+  run_exec_pin(&set);
   p->on = 1;
   return CORE_OK;
 }
 
 void run_cond_unpin(run_pin *p) {
   if (p->on)
-    sched_setaffinity(p->pid, sizeof p->old, &p->old);
+    run_exec_pin(NULL);
   p->on = 0;
 }

@@ -473,6 +473,16 @@ void run_helper_stop(void) {
   helper_stop();
 }
 
+/* The CPUs every command starts on while a pin is on (run_exec_pin). */
+static cpu_set_t pin_set;
+static int pin_on;
+
+void run_exec_pin(const cpu_set_t *cpus) {
+  pin_on = cpus != NULL;
+  if (cpus)
+    pin_set = *cpus;
+}
+
 /* Sends one spawn request. Returns 0 or an errno; -1 when we ran out of
  * memory building it (an error of ours, not of the command). */
 static int helper_send(char **argv, char **envp, const char *cwd, int out_w,
@@ -484,9 +494,10 @@ static int helper_send(char **argv, char **envp, const char *cwd, int out_w,
     na++;
   while (envp[ne])
     ne++;
-  char flags[5] = {out_w >= 0 ? '1' : '0', err_w >= 0 ? '1' : '0',
-                   cwd ? '1' : '0', cg ? '1' : '0', 0};
-  core_buf_append(&m, flags, 5);
+  char flags[6] = {out_w >= 0 ? '1' : '0', err_w >= 0 ? '1' : '0',
+                   cwd ? '1' : '0',        cg ? '1' : '0',
+                   pin_on ? '1' : '0',     0};
+  core_buf_append(&m, flags, 6);
   core_buf_printf(&m, "%zu", na);
   core_buf_append(&m, "", 1);
   core_buf_printf(&m, "%zu", ne);
@@ -495,6 +506,11 @@ static int helper_send(char **argv, char **envp, const char *cwd, int out_w,
     core_buf_append(&m, cwd, strlen(cwd) + 1);
   if (cg)
     core_buf_append(&m, cg, strlen(cg) + 1);
+  for (int c = 0; pin_on && c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &pin_set))
+      core_buf_printf(&m, "%d,", c);
+  if (pin_on)
+    core_buf_append(&m, "", 1);
   for (size_t i = 0; i < na; i++)
     core_buf_append(&m, argv[i], strlen(argv[i]) + 1);
   for (size_t i = 0; i < ne; i++)
@@ -608,7 +624,8 @@ static core_status exec_spawn(exec_run *x, int *failed, core_err *err) {
   }
   if (!x->via_helper)
     e = run_helper_spawn(x->argv, x->envp, req->cwd, x->outp[1], x->errp[1],
-                         req->cgroup_dir, &x->pid, &x->t0);
+                         req->cgroup_dir, pin_on ? &pin_set : NULL, &x->pid,
+                         &x->t0);
   if (e != 0) {
     run_res *res = x->res;
     res->exited = 1;

@@ -18,6 +18,13 @@
  * are those of every process of the run (run_cpu). One command at a time, over
  * a SOCK_SEQPACKET pair; the pipe ends travel as SCM_RIGHTS.
  *
+ * The helper itself stays on one CPU of the run's set (its home), and
+ * each command gets the run's whole set back, or the arm's CPUs, in the
+ * child before its clock starts. A helper free to move follows prereg
+ * from CPU to CPU at each request, and the command then starts where
+ * prereg has just done its bookkeeping: on 2 CPUs that made /bin/true's
+ * median 1.12x hyperfine's, against 0.92x with the helper at home.
+ *
  * This file is built into the engine and into prereg-exec: it uses none
  * of prereg's libraries.
  */
@@ -25,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +92,7 @@ static volatile int exec_err;
 typedef struct spawn_args {
   char **argv, **envp;
   const char *cwd, *procs; /* procs: the cgroup's cgroup.procs or NULL */
+  const cpu_set_t *cpus;   /* NULL: the CPUs we may use */
   int out_w, err_w, null_fd;
 } spawn_args;
 
@@ -154,6 +163,8 @@ _Noreturn static void spawn_child(const spawn_args *a) {
   closefrom(3);
   if (!e && a->cwd && chdir(a->cwd) != 0)
     e = errno;
+  if (!e && a->cpus && sched_setaffinity(0, sizeof *a->cpus, a->cpus) != 0)
+    e = errno;
   for (size_t i = 0; i < sizeof reset_sigs / sizeof reset_sigs[0]; i++)
     signal(reset_sigs[i], SIG_DFL);
   sigprocmask(SIG_SETMASK, &none, NULL);
@@ -164,10 +175,11 @@ _Noreturn static void spawn_child(const spawn_args *a) {
 }
 
 int run_helper_spawn(char **argv, char **envp, const char *cwd, int out_w,
-                     int err_w, const char *cgdir, pid_t *pid, double *t0) {
+                     int err_w, const char *cgdir, const cpu_set_t *cpus,
+                     pid_t *pid, double *t0) {
   static int null_fd = -1;
   char procs[4096];
-  spawn_args a = {argv, envp, cwd, NULL, out_w, err_w, -1};
+  spawn_args a = {argv, envp, cwd, NULL, cpus, out_w, err_w, -1};
   sigset_t all, old;
   if (null_fd < 0 && (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
     return errno;
@@ -326,14 +338,31 @@ static void parent_died(int sig) {
 /* Serving */
 
 /* One spawn request as the helper receives it. Layout of the message:
- * "flags\0" (4 digits: has out fd, has err fd, has cwd, has cgroup), the
- * counts of argv and env, then cwd, cgroup, argv and env, each ended by
- * NUL; the pipe ends come as SCM_RIGHTS. */
+ * "flags\0" (5 digits: has out fd, has err fd, has cwd, has cgroup, has
+ * CPUs), the counts of argv and env, then cwd, cgroup, the CPUs (their
+ * numbers, each followed by a comma), argv and env, each ended by NUL;
+ * the pipe ends come as SCM_RIGHTS. */
 typedef struct helper_request {
   char **argv, **envp; /* point into the message (free the arrays only) */
   char *cwd, *cg;
-  int out_w, err_w;
+  int out_w, err_w, has_cpus;
+  cpu_set_t cpus;
 } helper_request;
+
+/* The CPU numbers of list ("0,2,3,") into *set; 0 when one is not a CPU
+ * number this set can hold. */
+static int take_cpus(const char *list, cpu_set_t *set) {
+  CPU_ZERO(set);
+  while (*list) {
+    char *end;
+    long c = strtol(list, &end, 10);
+    if (end == list || *end != ',' || c < 0 || c >= CPU_SETSIZE)
+      return 0;
+    CPU_SET((int)c, set);
+    list = end + 1;
+  }
+  return 1;
+}
 
 /* The n strings from *p on (not past end) as a NULL-ended array. */
 static char **take_strings(char **p, const char *end, long n) {
@@ -378,8 +407,14 @@ static int helper_read(int sock, char *buf, helper_request *q) {
     q->cg = p;
     p += strlen(p) + 1;
   }
-  q->argv = take_strings(&p, end, nargv);
-  q->envp = take_strings(&p, end, nenv);
+  int cpus_ok = 1;
+  if (flags[4] == '1') {
+    q->has_cpus = 1;
+    cpus_ok = take_cpus(p, &q->cpus);
+    p += strlen(p) + 1;
+  }
+  q->argv = cpus_ok ? take_strings(&p, end, nargv) : NULL;
+  q->envp = cpus_ok ? take_strings(&p, end, nenv) : NULL;
   int k = 0;
   q->out_w = flags[0] == '1' ? fds[k++] : -1;
   q->err_w = flags[1] == '1' ? fds[k++] : -1;
@@ -437,6 +472,26 @@ static void run_cpu(const struct rusage *before, run_helper_reply *d) {
   timersub(&after.ru_stime, &before->ru_stime, &d->ru.ru_stime);
 }
 
+/* The CPUs the run may use: the helper's own when it started, before it
+ * went home. */
+static cpu_set_t run_set;
+static int at_home;
+
+/* Stays on the CPU it is on, when the run has more than one: see the top
+ * of this file. A failure only leaves the helper free to move. */
+static void go_home(void) {
+  CPU_ZERO(&run_set);
+  int cpu = sched_getcpu();
+  if (sched_getaffinity(0, sizeof run_set, &run_set) != 0 ||
+      CPU_COUNT(&run_set) < 2 || cpu < 0 || cpu >= CPU_SETSIZE ||
+      !CPU_ISSET(cpu, &run_set))
+    return;
+  cpu_set_t home;
+  CPU_ZERO(&home);
+  CPU_SET(cpu, &home);
+  at_home = sched_setaffinity(0, sizeof home, &home) == 0;
+}
+
 static void helper_main(int sock) {
   char *buf = malloc(HELPER_MSG_MAX);
   if (!buf)
@@ -450,6 +505,9 @@ static void helper_main(int sock) {
       r.err = ENOMEM;
     else
       r.err = run_helper_spawn(q.argv, q.envp, q.cwd, q.out_w, q.err_w, q.cg,
+                               q.has_cpus ? &q.cpus
+                               : at_home  ? &run_set
+                                          : NULL,
                                &r.pid, &r.t);
     free(q.argv);
     free(q.envp);
@@ -488,6 +546,7 @@ _Noreturn void run_helper_serve(int sock, pid_t parent) {
   signal(SIGPIPE, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
   run_helper_reset_hiwater();
+  go_home();
   helper_main(sock);
   _exit(0);
 }

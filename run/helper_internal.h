@@ -7,6 +7,7 @@
 #ifndef PREREG_HELPER_INTERNAL_H
 #define PREREG_HELPER_INTERNAL_H
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -31,13 +32,15 @@ typedef struct run_helper_reply {
 
 /* Starts argv in a new process group of its own, stdin from /dev/null,
  * stdout/stderr on out_w/err_w (/dev/null when < 0), in the folder cwd
- * and the cgroup folder cgdir when not NULL, with the signals we ignore
+ * and the cgroup folder cgdir when not NULL, on the CPUs cpus when not
+ * NULL (else on ours), with the signals we ignore
  * or catch at their default and none blocked; the file is searched in
  * envp's PATH. vfork and execve: no work of ours between the clock and
  * the execve. Returns 0, or the errno of the failure. OUT: *pid, *t0
  * (CLOCK_MONOTONIC just before the command's execve). */
 int run_helper_spawn(char **argv, char **envp, const char *cwd, int out_w,
-                     int err_w, const char *cgdir, pid_t *pid, double *t0);
+                     int err_w, const char *cgdir, const cpu_set_t *cpus,
+                     pid_t *pid, double *t0);
 
 /* Resets the calling process's peak RSS to its current one (see
  * helper.c). */

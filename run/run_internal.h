@@ -348,15 +348,13 @@ int run_cond_wait(const proto_conditions *c, const run_progress *progress);
  * change it when one is not met. */
 core_status run_cond_required(const proto_sheet *s, core_err *err);
 
-/* The run's processes pinned to its CPUs: the spawn helper (or this
- * process) with its former affinity. */
+/* The run's processes pinned to its CPUs while on. */
 typedef struct run_pin {
-  int pid, on;
-  cpu_set_t old;
+  int on;
 } run_pin;
 
-/** Pins what starts the run's processes to cpus (NULL: nothing done).
- * CORE_ERUN when that is refused. OUT: *p (run_cond_unpin). */
+/** Starts the run's processes on cpus from now on (NULL: nothing done).
+ * CORE_ERUN when none of them may be used. OUT: *p (run_cond_unpin). */
 core_status run_cond_pin(const char *cpus, run_pin *p, core_err *err);
 void run_cond_unpin(run_pin *p);
 
@@ -410,6 +408,10 @@ void run_sink_note(run_sink *s, const char *fmt, ...)
 
 /** The spawn helper's process ID, or -1 when there is none. */
 int run_helper_pid(void);
+
+/** Every command run_exec starts from now on starts on cpus (NULL: on
+ * the CPUs prereg may use). */
+void run_exec_pin(const cpu_set_t *cpus);
 
 /** The seed of round orders drawn from a token: the first 8 bytes of its
  * SHA-256 (hex), big-endian. */

@@ -141,4 +141,28 @@ check "a host that does not meet a required fact: exit 1" [ $? -eq 1 ]
 check_grep "names the fact and its value" \
   "governor is performance, the sheet requires governor = \"powersave\"" "$(cat gov.out)"
 check "nothing was run" [ ! -e gov-data/cond/batches ]
-done_testing 54
+
+# Each command runs on its arm's CPUs, or on all that prereg may use: the
+# helper that starts them staying on one CPU must not pin them there.
+LAST=$(($(nproc) - 1))
+cat >mask.lua <<LUA
+protocol {
+  id = "mask", title = "CPU sets",
+  arms = { { name = "free", reference = true }, { name = "one", cpus = "$LAST" } },
+  workloads = { { name = "w", runs = 3, warmup = 0,
+                  cmd = "grep Cpus_allowed_list /proc/self/status >> {origin}/mask-{arm}.txt" } },
+  rule = { estimator = "median", confidence = 0.95, resamples = 200, seed = 7,
+           verdicts = { { "slower", ci_excludes = 1 } } },
+}
+LUA
+"$PREREG" register mask.lua --data mask-data >/dev/null || bad "register mask"
+PREREG_HOST_ROOT=$T/quiet "$PREREG" run mask.lua --data mask-data >mask.out 2>&1
+check "the CPU sets run (exit 0)" [ $? -eq 0 ]
+ALL=$(grep Cpus_allowed_list /proc/self/status)
+check "an arm without cpus: every command on all of prereg's CPUs" \
+  [ "$(sort -u mask-free.txt)" = "$ALL" ]
+check "3 commands of it" [ "$(wc -l <mask-free.txt)" -eq 3 ]
+check "an arm with cpus: every command on its CPU alone" \
+  [ "$(sort -u mask-one.txt)" = "Cpus_allowed_list:	$LAST" ]
+check "3 commands of it" [ "$(wc -l <mask-one.txt)" -eq 3 ]
+done_testing 59
