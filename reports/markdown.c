@@ -113,6 +113,7 @@ static void status_line(core_buf *b, const report_input *in) {
   data_status both = report_status(in);
   const data_status *st = &both;
   char line[256];
+  core_buf flags; /* each flag in words: the status notices */
   data_status_line(st, line, sizeof line);
   core_buf_printf(b, "> **Status: %s.**", line);
   if (st->stopped) {
@@ -121,13 +122,14 @@ static void status_line(core_buf *b, const report_input *in) {
     esc(b, st->stops);
     core_buf_puts(b, ".");
   }
-  if (!st->incomplete && !st->quick && !st->interrupted && !st->beyond_plan &&
-      !st->imported && !st->amended_after_data && !st->unverified &&
-      !st->inputs_changed) {
+  core_buf_init(&flags);
+  if (!report_notices_markdown(&flags, in, REPORT_NOTICE_STATUS)) {
     core_buf_printf(b,
                     " Every run the plan calls for was collected (%ld), "
                     "and the data are analysed as registered.\n\n",
                     st->collected);
+    b->oom |= flags.oom;
+    core_buf_free(&flags);
     return;
   }
   if (data_status_provisional(st))
@@ -139,41 +141,11 @@ static void status_line(core_buf *b, const report_input *in) {
                            "**provisional**: not every run used the "
                            "registered inputs.");
   core_buf_puts(b, "\n>\n");
-  if (st->incomplete && st->hosts_short > 0)
-    core_buf_printf(b,
-                    "> - INCOMPLETE: %ld of the %ld runs the plan calls for "
-                    "were collected; every host runs the whole plan, and "
-                    "%ld of the %ld hosts %s not (runs collected of "
-                    "planned: %s).\n",
-                    st->collected, st->planned, st->hosts_short, st->hosts,
-                    st->hosts_short == 1 ? "has" : "have", st->short_hosts);
-  else if (st->incomplete)
-    core_buf_printf(b,
-                    "> - INCOMPLETE: %ld of the %ld runs the plan calls for "
-                    "were collected.\n",
-                    st->collected, st->planned);
-  if (st->quick)
-    core_buf_puts(b, "> - QUICK: runs collected with `run --quick` (a "
-                     "demo, not the registered plan) are counted.\n");
-  if (st->interrupted)
-    core_buf_puts(b, "> - INTERRUPTED: a batch whose runs are counted was "
-                     "interrupted or is unfinished.\n");
-  if (st->beyond_plan)
-    core_buf_puts(b, "> - BEYOND PLAN: valid runs past the plan's `runs` "
-                     "are not analysed (see What fell along the way).\n");
-  if (st->imported)
-    core_buf_puts(b, "> - IMPORTED: runs measured outside prereg are "
-                     "counted.\n");
-  if (st->amended_after_data)
-    core_buf_puts(b, "> - AMENDED AFTER DATA: an amendment was filed after "
-                     "data existed (see Deviations).\n");
-  if (st->inputs_changed)
-    core_buf_puts(b, "> - INPUTS CHANGED: a batch whose runs are counted "
-                     "found its inputs changed, or written and put back, "
-                     "when it ended: not every run used the registered "
-                     "inputs (its facts name them: `inputs_changed`).\n");
-  if (st->unverified)
-    core_buf_puts(b, "> - UNVERIFIED: the data did not verify (below).\n");
+  if (flags.oom)
+    b->oom = 1; /* the caller checks b->oom: one check for all */
+  else
+    core_buf_append(b, flags.data, flags.len);
+  core_buf_free(&flags);
   core_buf_puts(b, "\n");
 }
 
@@ -1555,29 +1527,6 @@ static void reproduce(core_buf *b, const report_input *in) {
                   id);
 }
 
-static void unverified_warning(core_buf *b, const report_input *in) {
-  core_buf_puts(b, "> **UNVERIFIED.** `prereg verify` found problems with "
-                   "the data behind this report; it was written with "
-                   "`--force`:\n");
-  for (const char *p = in->unverified; *p;) {
-    const char *nl = strchr(p, '\n');
-    size_t len = nl ? (size_t)(nl - p) : strlen(p);
-    char *line = core_strndup(p, len);
-    if (!line) {
-      b->oom = 1; /* the caller checks b->oom: one check for all */
-      break;
-    }
-    if (len) {
-      core_buf_puts(b, ">\n> - ");
-      esc(b, line);
-      core_buf_puts(b, "\n");
-    }
-    core_free(line);
-    p += len + (nl ? 1 : 0);
-  }
-  core_buf_puts(b, "\n");
-}
-
 /* The header's when and who of each version, when any version is stamped
  * or signed (provenance.md says the same, with how to check it). */
 static void header_proofs(core_buf *b, const report_input *in) {
@@ -1602,12 +1551,11 @@ void report_markdown(const report_input *in, const report_doc *doc,
     return;
   }
   status_line(b, in);
-  report_notices_markdown(b, in);
+  report_notices_markdown(b, in, REPORT_NOTICE_TOP);
   core_buf_puts(b, "# ");
   esc(b, s->title ? s->title : s->id);
   core_buf_puts(b, "\n\n");
-  if (in->unverified)
-    unverified_warning(b, in);
+  report_notices_markdown(b, in, REPORT_NOTICE_HEAD);
   esc(b, s->question);
   core_buf_puts(b, "\n\nBy ");
   esc(b, s->author);

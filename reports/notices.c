@@ -1,6 +1,7 @@
 /* notices.c: the notices at the top of the report, one list for every
- * format: Markdown (and so HTML) shows them above the title, XLSX under
- * the Summary's status line.
+ * format: Markdown (and so HTML) shows them where each belongs (in the
+ * status quote, above the title, under it), XLSX every one under the
+ * Summary's status line, in the same words.
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
@@ -8,10 +9,104 @@
 #include "reports/report.h"
 #include "reports/report_internal.h"
 
+/* A notice of fixed words when on: 1 with *n filled, 0 when off, -1 when
+ * out of memory. */
+static int fixed(report_notice *n, int on, const char *heading,
+                 const char *text, const char *section) {
+  if (!on)
+    return 0;
+  n->where = REPORT_NOTICE_STATUS;
+  n->heading = heading;
+  n->section = section;
+  n->text = core_strdup(text);
+  return n->text ? 1 : -1;
+}
+
+/* The flags of the status line, each said in words. */
+
+static int incomplete(const report_input *in, report_notice *n) {
+  data_status st = report_status(in);
+  if (!st.incomplete)
+    return 0;
+  n->where = REPORT_NOTICE_STATUS;
+  n->heading = "INCOMPLETE";
+  if (st.hosts_short > 0)
+    n->text = core_asprintf(
+        "%ld of the %ld runs the plan calls for were collected; every host "
+        "runs the whole plan, and %ld of the %ld hosts %s not (runs "
+        "collected of planned: %s)",
+        st.collected, st.planned, st.hosts_short, st.hosts,
+        st.hosts_short == 1 ? "has" : "have", st.short_hosts);
+  else
+    n->text = core_asprintf("%ld of the %ld runs the plan calls for were "
+                            "collected",
+                            st.collected, st.planned);
+  return n->text ? 1 : -1;
+}
+
+static int quick(const report_input *in, report_notice *n) {
+  return fixed(n, report_status(in).quick, "QUICK",
+               "runs collected with `run --quick` (a demo, not the "
+               "registered plan) are counted",
+               NULL);
+}
+
+static int interrupted(const report_input *in, report_notice *n) {
+  return fixed(n, report_status(in).interrupted, "INTERRUPTED",
+               "a batch whose runs are counted was interrupted or is "
+               "unfinished",
+               NULL);
+}
+
+static int beyond_plan(const report_input *in, report_notice *n) {
+  return fixed(n, report_status(in).beyond_plan, "BEYOND PLAN",
+               "valid runs past the plan's `runs` are not analysed",
+               "What fell along the way");
+}
+
+static int imported(const report_input *in, report_notice *n) {
+  return fixed(n, report_status(in).imported, "IMPORTED",
+               "runs measured outside prereg are counted", NULL);
+}
+
+static int amended_after_data(const report_input *in, report_notice *n) {
+  return fixed(n, report_status(in).amended_after_data, "AMENDED AFTER DATA",
+               "an amendment was filed after data existed", "Deviations");
+}
+
+static int inputs_changed(const report_input *in, report_notice *n) {
+  return fixed(n, report_status(in).inputs_changed, "INPUTS CHANGED",
+               "a batch whose runs are counted found its inputs changed, or "
+               "written and put back, when it ended: not every run used the "
+               "registered inputs (its facts name them: `inputs_changed`)",
+               NULL);
+}
+
+static int unverified(const report_input *in, report_notice *n) {
+  return fixed(n, report_status(in).unverified, "UNVERIFIED",
+               "the data did not verify (below)", NULL);
+}
+
+/* What verify found, under the title: the problems, one a line. */
+static int verify_problems(const report_input *in, report_notice *n) {
+  if (!in->unverified)
+    return 0;
+  n->where = REPORT_NOTICE_HEAD;
+  n->heading = "UNVERIFIED";
+  n->details = in->unverified;
+  n->text = core_strdup("`prereg verify` found problems with the data "
+                        "behind this report; it was written with `--force`");
+  return n->text ? 1 : -1;
+}
+
 /* Each notice, in the order they are shown: 1 with *n filled, 0 when
  * it does not apply, -1 when out of memory. */
 typedef int (*notice_fn)(const report_input *in, report_notice *n);
-static const notice_fn notices[] = {report_plan_rule_notice};
+static const notice_fn notices[] = {
+    incomplete,     quick,      interrupted,
+    beyond_plan,    imported,   amended_after_data,
+    inputs_changed, unverified, report_plan_rule_notice,
+    verify_problems};
 
 int report_notices(const report_input *in,
                    report_notice out[REPORT_MAX_NOTICES]) {
@@ -35,16 +130,52 @@ void report_notices_free(report_notice *n, int count) {
     core_free(n[i].text);
 }
 
-void report_notices_markdown(core_buf *b, const report_input *in) {
+/* The details of n, each line not empty as an item of its quote. */
+static void details_markdown(core_buf *b, const char *details) {
+  core_buf_puts(b, ":\n");
+  for (const char *p = details; *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    char *line = core_strndup(p, len);
+    if (!line) {
+      b->oom = 1; /* the caller checks b->oom: one check for all */
+      break;
+    }
+    if (len) {
+      core_buf_puts(b, ">\n> - ");
+      report_md_esc(b, line);
+      core_buf_puts(b, "\n");
+    }
+    core_free(line);
+    p += len + (nl ? 1 : 0);
+  }
+  core_buf_puts(b, "\n");
+}
+
+static void notice_markdown(core_buf *b, const report_notice *n) {
+  if (n->where == REPORT_NOTICE_STATUS)
+    core_buf_printf(b, "> - %s: %s", n->heading, n->text);
+  else
+    core_buf_printf(b, "> **%s.** %s", n->heading, n->text);
+  if (n->details) {
+    details_markdown(b, n->details);
+    return;
+  }
+  if (n->section)
+    core_buf_printf(b, " (see %s)", n->section);
+  core_buf_puts(b, n->where == REPORT_NOTICE_STATUS ? ".\n" : ".\n\n");
+}
+
+int report_notices_markdown(core_buf *b, const report_input *in, int where) {
   report_notice n[REPORT_MAX_NOTICES];
-  int count = report_notices(in, n);
+  int count = report_notices(in, n), shown = 0;
   if (count < 0)
     b->oom = 1; /* the caller checks b->oom: one check for all */
-  for (int i = 0; i < count; i++) {
-    core_buf_printf(b, "> **%s.** %s", n[i].heading, n[i].text);
-    if (n[i].section)
-      core_buf_printf(b, " (see %s)", n[i].section);
-    core_buf_puts(b, ".\n\n");
-  }
+  for (int i = 0; i < count; i++)
+    if (n[i].where == where) {
+      notice_markdown(b, &n[i]);
+      shown++;
+    }
   report_notices_free(n, count);
+  return shown;
 }

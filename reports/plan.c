@@ -60,6 +60,7 @@ int report_plan_rule_notice(const report_input *in, report_notice *n) {
   char now[CORE_SHA256_HEX];
   if (!proto_plan_rule_changed(in->sheet, now))
     return 0;
+  n->where = REPORT_NOTICE_TOP;
   n->heading = "RULE CHANGED AFTER THE PLAN";
   n->section = "Sample size";
   n->text = core_asprintf(

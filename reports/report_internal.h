@@ -191,28 +191,40 @@ void report_plan_section(core_buf *b, const report_input *in);
 
 /* The notices at the top */
 
-/** A notice at the top of the report, under the status line, where it
- * cannot be missed. */
+/* Where report.md shows a notice: a line of the status quote, its own
+ * quote above the title, or under the title. XLSX shows every one under
+ * the Summary's status line. */
+enum {
+  REPORT_NOTICE_STATUS, /* "> - HEADING: TEXT (see SECTION)." */
+  REPORT_NOTICE_TOP,    /* "> **HEADING.** TEXT (see SECTION)." */
+  REPORT_NOTICE_HEAD    /* the same, under the title */
+};
+
+/** A notice at the top of the report, where it cannot be missed: what
+ * the data or the report are that the registered plan is not. */
 typedef struct report_notice {
+  int where;           /* REPORT_NOTICE_... */
   const char *heading; /* in capitals: "RULE CHANGED AFTER THE PLAN" */
   char *text;          /* newly allocated, without its last full stop;
                           Markdown inline: no markup but code spans in
                           single backticks around text without any */
   const char *section; /* the report's section that says more, or NULL */
+  const char *details; /* borrowed: plain text, one item a line, shown
+                          after the text and a colon (section unused),
+                          or NULL */
 } report_notice;
 
-#define REPORT_MAX_NOTICES 8
+#define REPORT_MAX_NOTICES 16
 
 /** The notices that apply to in, in order (notices.c): the one list
- * that Markdown (so HTML) shows above the title and XLSX under the
- * Summary's status line. Fills out and returns how many; -1 when out of
- * memory. Free with report_notices_free. */
+ * that Markdown (so HTML) and XLSX show. Fills out and returns how many;
+ * -1 when out of memory. Free with report_notices_free. */
 int report_notices(const report_input *in,
                    report_notice out[REPORT_MAX_NOTICES]);
 void report_notices_free(report_notice *n, int count);
-/** Each notice as a Markdown quote: "> **HEADING.** TEXT (see
- * SECTION)." */
-void report_notices_markdown(core_buf *b, const report_input *in);
+/** Appends the notices shown at where (REPORT_NOTICE_...) as Markdown;
+ * returns how many. Out of memory sets b->oom. */
+int report_notices_markdown(core_buf *b, const report_input *in, int where);
 
 /** The notice when the rule changed after the plan
  * (proto_plan_rule_changed), plan.c: 1 with *n filled, 0 when the rule

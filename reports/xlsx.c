@@ -211,9 +211,26 @@ static lxw_row_t lines_across(xctx *x, lxw_row_t r, const char *t,
   return r;
 }
 
-/* The report's notices (report_notices: the list Markdown shows above
- * the title), each from row r across the sheet, its code spans as plain
- * text. Returns the next free row. */
+/* A notice's details, each line not empty as "- LINE" across the
+ * sheet. Returns the next free row. */
+static lxw_row_t notice_details(xctx *x, lxw_row_t r, const char *details) {
+  for (const char *p = details; *p && !x->e;) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    char *line = len ? core_asprintf("- %.*s", (int)len, p) : NULL;
+    if (len && !line)
+      x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
+    else if (line)
+      r = lines_across(x, r, line, 120, x->stamp);
+    core_free(line);
+    p += len + (nl ? 1 : 0);
+  }
+  return r;
+}
+
+/* The report's notices (report_notices: the list Markdown shows at the
+ * top), each from row r across the sheet, its code spans as plain text.
+ * Returns the next free row. */
 static lxw_row_t notices(xctx *x, lxw_row_t r) {
   report_notice n[REPORT_MAX_NOTICES];
   int count = report_notices(x->in, n);
@@ -226,15 +243,20 @@ static lxw_row_t notices(xctx *x, lxw_row_t r) {
     for (const char *p = n[i].text; *p; p++)
       if (*p != '`')
         core_buf_append(&b, p, 1);
-    if (n[i].section)
-      core_buf_printf(&b, " (see %s in report.md or report.html)",
+    if (n[i].details)
+      core_buf_puts(&b, ":");
+    else if (n[i].section)
+      core_buf_printf(&b, " (see %s in report.md or report.html).",
                       n[i].section);
-    core_buf_puts(&b, ".");
+    else
+      core_buf_puts(&b, ".");
     if (b.oom)
       x->e = LXW_ERROR_MEMORY_MALLOC_FAILED;
     else
       r = lines_across(x, r, b.data, 120, x->stamp);
     core_buf_free(&b);
+    if (n[i].details)
+      r = notice_details(x, r, n[i].details);
   }
   report_notices_free(n, count);
   return r;
@@ -242,8 +264,9 @@ static lxw_row_t notices(xctx *x, lxw_row_t r) {
 
 /* The first rows of a sheet: on the Summary (status set) the status
  * line, how the data stand to the plan, and the report's notices, where
- * they cannot be missed; on every sheet the UNVERIFIED stamp when
- * --force was used. Returns the first row free for content. */
+ * they cannot be missed (the UNVERIFIED one among them); on every other
+ * sheet the UNVERIFIED stamp when --force was used. Returns the first row
+ * free for content. */
 static lxw_row_t stamp(xctx *x, int status) {
   const analysis_summary *a = x->in->summary;
   lxw_row_t r = 0;
@@ -258,8 +281,7 @@ static lxw_row_t stamp(xctx *x, int status) {
     put_str(x, r++, 0, text, x->bold);
     core_free(text);
     r = notices(x, r);
-  }
-  if (x->in->unverified)
+  } else if (x->in->unverified)
     put_str(x, r++, 0,
             "UNVERIFIED: prereg verify found problems with this data; the "
             "report was written with --force.",
