@@ -7,7 +7,10 @@
 # verdict strings unchanged). Runs raised by an amendment after data: the
 # verdicts at the registered sample beside the amended ones, in the JSON
 # and the report, saying which changed; an arm an amendment added, said
-# to be beyond the registered plan. The verdicts those two assert come
+# to be beyond the registered plan. Each notice at the top of report.md
+# (every flag of the status line in words; runs past the plan; a frozen
+# CSV edited, written with --force: what verify found) under the XLSX
+# Summary's status line in the same words. The verdicts those assert come
 # from imported values, never from the machine's speed.
 # SPDX-License-Identifier: MIT
 set -u
@@ -118,6 +121,47 @@ PY
     "$(xlsx_text "rep-$name/report.xlsx" 1)"
 }
 
+# notice_in_xlsx DIR HEADING...: each notice report.md shows at its top
+# under HEADING (a line of the status quote, "> - HEADING: ...", or a
+# quote of its own, "> **HEADING.** ..."), in the XLSX Summary under its
+# status line in the same words: code spans as plain text, "(see S)" as
+# "(see S in report.md or report.html)", and a list under the notice as
+# "- ITEM" rows. One check a heading.
+notice_in_xlsx() {
+  local dir=$1 h
+  shift
+  for h in "$@"; do
+    check "$dir: $h at the top of report.md and under the XLSX status line" \
+      python3 - "$dir" "$h" <<'PY'
+import html, re, sys, zipfile
+d, h = sys.argv[1], sys.argv[2]
+md = open(d + "/report.md").read().split("\n## ", 1)[0].split("\n")
+want = []
+for i, l in enumerate(md):
+    if l.startswith("> - %s: " % h) or l.startswith("> **%s.** " % h):
+        t = h + ": " + l.split(": " if l.startswith("> - ") else ".** ", 1)[1]
+        t = re.sub(r" \(see ([^()]*)\)\.$", r" (see \1 in report.md or report.html).", t)
+        want.append(t.replace("`", ""))
+        if t.endswith(":"):  # its list, one item a line
+            for item in md[i + 1:]:
+                if not item.startswith(">"):
+                    break
+                if item.startswith("> - "):
+                    want.append("- " + re.sub(r"\\(.)", r"\1", item[4:]))
+assert want, "report.md has no notice %s" % h
+sheet = zipfile.ZipFile(d + "/report.xlsx").read("xl/worksheets/sheet1.xml").decode()
+rows = [html.unescape(t) for t in re.findall(
+    r'<c [^>]*t="inlineStr"><is><t[^>]*>(.*?)</t></is></c>', sheet, re.S)]
+assert rows[0].startswith("Status: "), rows[:2]
+# Between the status line and the sheet's title ("Status"), cut into
+# rows at spaces.
+top = " ".join(rows[1:rows.index("Status", 1)])
+for w in want:
+    assert w in top, "not under the XLSX status line: %r\nrows: %r" % (w, rows[:12])
+PY
+  done
+}
+
 # interrupted part way
 # Its naps last as long as nap.s says when they start: 0.1 s, or 300 s
 # once the SIGTERM is due, so that the plan cannot end before it however
@@ -139,12 +183,14 @@ kill -TERM $pid
 wait $pid
 check_grep "the run was interrupted" "interrupted; [0-9]+ runs kept" "$(cat run.err)"
 provisional_everywhere interrupted cut.lua 'INCOMPLETE \([0-9]+/20\) · INTERRUPTED'
+notice_in_xlsx rep-interrupted INCOMPLETE INTERRUPTED
 
 # a --quick run
 write_sheet quick 0.02 10
 "$PREREG" register quick.lua >/dev/null || bad "register quick"
 "$PREREG" run quick.lua --quick >/dev/null 2>&1 || bad "run --quick"
 provisional_everywhere quick quick.lua 'INCOMPLETE \(10/20\) · QUICK'
+notice_in_xlsx rep-quick INCOMPLETE QUICK
 
 # runs raised by an amendment after data
 # Five runs each where nap takes twice bare's time (slower at the
@@ -197,6 +243,28 @@ check_grep "report: which changed" \
   "$(cat rep-more/report.md)"
 has rep-more/report.md "report: the changed verdict is marked in the matrix" \
   "**changed**: at the registered sample (n=5)"
+notice_in_xlsx rep-more IMPORTED "AMENDED AFTER DATA"
+
+# runs past the plan: three runs planned, five imported
+import_sheet over 3 ""
+"$PREREG" register over.lua >/dev/null || bad "register over"
+values o.csv bare 1.0 r1 r2 r3 r4 r5 && values o.csv nap 2.0 r1 r2 r3 r4 r5
+"$PREREG" import over.lua o.csv >/dev/null 2>&1 || bad "import over"
+"$PREREG" report over.lua --out rep-over >/dev/null 2>&1 || bad "report over"
+check_grep "runs past the plan: the status says so" '^> \*\*Status: .*BEYOND PLAN' \
+  "$(sed -n 1p rep-over/report.md)"
+notice_in_xlsx rep-over "BEYOND PLAN"
+
+# a frozen CSV edited by hand: the report refused, then written with
+# --force, what verify found at its top in report.md and the XLSX
+csv=$(ls data/over/batches/*.csv | head -n 1)
+chmod u+w "$csv" && sed -i 's/,2\.01,/,1.01,/' "$csv"
+check "the CSV edited" grep -q ',1\.01,' "$csv"
+expect 1 "edited data: no report without --force" "$PREREG" report over.lua --out rep-edited
+"$PREREG" report over.lua --out rep-edited --force >/dev/null 2>&1 || bad "report --force"
+notice_in_xlsx rep-edited UNVERIFIED
+check_grep "edited data: the XLSX names the edited file under the status line" \
+  "^- .*$(basename "$csv")" "$(xlsx_text rep-edited/report.xlsx 1 | sed -n '2,/^Status$/p')"
 
 # an arm added by an amendment after data
 # Version 0 has no such arm: its comparisons have no registered verdict
@@ -239,4 +307,4 @@ z = zipfile.ZipFile("rep-added/report.xlsx")
 sys.exit(0 if any(b"not in the registered plan" in z.read(n)
                   for n in z.namelist() if n.startswith("xl/worksheets/")) else 1)'
 
-done_testing 39
+done_testing 51
