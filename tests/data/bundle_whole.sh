@@ -72,7 +72,7 @@ unverified() {
   out=$("$PREREG" verify "$2" 2>&1)
   grep -q "^$2: status: REPORT NOT VERIFIED" <<<"$out" && ok || bad "$1: $out"
 }
-tamper edit w.tar.gz f1.tar.gz w/report/FORMAT 'format 2' 'format 1'
+tamper edit w.tar.gz f1.tar.gz w/report/FORMAT 'report format ' 'report format 0.'
 tamper edit f1.tar.gz f2.tar.gz w/report/report.md '**slower**' '**faster**'
 unverified "FORMAT edited, report.md edited" f2.tar.gz
 tamper remove md.tar.gz f3.tar.gz w/report/FORMAT
