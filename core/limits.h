@@ -225,6 +225,10 @@
 /** Above this many values per arm a plot summarises instead of drawing
  * each point, so that it stays small at a million rows. */
 #define REPORT_POINTS_MAX 2000
+/** Bytes of a notice's text a plot shows under its title (its first
+ * clause, cut here at a character): one line that a plot shared on its
+ * own still shows whole; report.md says the rest. */
+#define REPORT_NOTE_MAX 120
 
 /* Time-stamps and signatures */
 

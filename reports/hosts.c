@@ -85,7 +85,8 @@ static int is_plot_file(const char *file, size_t k, const analysis_result *x) {
 /* One plot: each host's ratio and interval, then the cross-host one. */
 static core_status host_plot(const analysis_summary *a,
                              const analysis_result *x, size_t k,
-                             report_plot *pl, core_err *err) {
+                             const report_plot_notes *pn, report_plot *pl,
+                             core_err *err) {
   report_forest_row *rows = core_calloc(a->n_host_results + 1, sizeof *rows);
   core_buf svg, title;
   size_t n = 0;
@@ -107,7 +108,7 @@ static core_status host_plot(const analysis_summary *a,
   core_buf_printf(&title, "%s — %s — %s: ratio to %s per host", x->workload,
                   x->metric, x->arm, x->reference);
   if (!title.oom)
-    report_forest_svg(&svg, title.data, rows, n, NULL, 0);
+    report_forest_svg(&svg, title.data, rows, n, NULL, 0, pn->v, pn->n);
   core_free(rows);
   int cut = title.oom || svg.oom;
   core_buf_free(&title);
@@ -124,7 +125,7 @@ static core_status host_plot(const analysis_summary *a,
 }
 
 core_status report_host_plots(const report_input *in, report_doc *doc,
-                              core_err *err) {
+                              const report_plot_notes *pn, core_err *err) {
   const analysis_summary *a = in->summary;
   size_t n = 0;
   for (size_t i = 0; a->across && i < a->n_results; i++)
@@ -142,7 +143,7 @@ core_status report_host_plots(const report_input *in, report_doc *doc,
       continue;
     report_plot *pl = &doc->plots[doc->n_plots++];
     memset(pl, 0, sizeof *pl);
-    core_status st = host_plot(a, &a->results[i], ++k, pl, err);
+    core_status st = host_plot(a, &a->results[i], ++k, pn, pl, err);
     if (st != CORE_OK)
       return st;
   }

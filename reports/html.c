@@ -206,7 +206,8 @@ static size_t rule_marks(const proto_rule *r, report_forest_mark *marks,
 }
 
 /* The overview: every comparison, grouped by workload and metric. */
-static int overview(const report_input *in, report_doc *doc) {
+static int overview(const report_input *in, report_doc *doc,
+                    const report_plot_notes *pn) {
   const analysis_summary *a = in->summary;
   report_forest_row *rows =
       core_calloc(a->n_results ? a->n_results : 1, sizeof *rows);
@@ -235,7 +236,8 @@ static int overview(const report_input *in, report_doc *doc) {
                   a->confidence * 100);
   /* A buffer that ran out of memory holds a cut text, not nothing. */
   if (!title.oom)
-    report_forest_svg(&svg, title.data, rows, a->n_results, marks, nm);
+    report_forest_svg(&svg, title.data, rows, a->n_results, marks, nm, pn->v,
+                      pn->n);
   else
     svg.oom = 1;
   core_buf_free(&title);
@@ -247,7 +249,7 @@ static int overview(const report_input *in, report_doc *doc) {
 
 /* One workload and metric: its runs per arm and in collection order. */
 static int runs_plot(const report_input *in, report_doc *doc, const char *w,
-                     const char *m, size_t k) {
+                     const char *m, size_t k, const report_plot_notes *pn) {
   const proto_sheet *s = in->sheet;
   const analysis_summary *a = in->summary;
   report_series *arms = core_calloc(s->n_arms ? s->n_arms : 1, sizeof *arms);
@@ -275,7 +277,8 @@ static int runs_plot(const report_input *in, report_doc *doc, const char *w,
   core_buf_printf(&title, "%s · %s", w, m);
   if (!title.oom)
     report_runs_svg(&svg, title.data, proto_metric_unit_of(s, m), arms,
-                    s->n_arms, (const char *const *)a->batches, a->n_batches);
+                    s->n_arms, (const char *const *)a->batches, a->n_batches,
+                    pn->v, pn->n);
   else
     svg.oom = 1;
   core_buf_free(&title);
@@ -283,23 +286,29 @@ static int runs_plot(const report_input *in, report_doc *doc, const char *w,
   return add_plot(doc, w, m, plot_file(k, w, m), &svg);
 }
 
+/* Every plot shows the report's notices under its title: a plot shared
+ * on its own still says what the data are that the plan is not. */
 static int make_plots(const report_input *in, report_doc *doc) {
   const proto_sheet *s = in->sheet;
   size_t cap = 1;
+  report_plot_notes pn;
+  int ok;
   for (size_t w = 0; w < s->n_workloads; w++)
     cap += s->workloads[w].n_metrics;
-  doc->plots = core_calloc(cap, sizeof *doc->plots);
-  if (!doc->plots || !overview(in, doc))
+  if (report_plot_notes_get(in, &pn) < 0)
     return 0;
-  for (size_t w = 0; w < s->n_workloads; w++)
-    for (size_t m = 0; m < s->workloads[w].n_metrics; m++)
-      if (!runs_plot(in, doc, s->workloads[w].name, s->workloads[w].metrics[m],
-                     doc->n_plots))
-        return 0;
+  doc->plots = core_calloc(cap, sizeof *doc->plots);
+  ok = doc->plots && overview(in, doc, &pn);
+  for (size_t w = 0; ok && w < s->n_workloads; w++)
+    for (size_t m = 0; ok && m < s->workloads[w].n_metrics; m++)
+      ok = runs_plot(in, doc, s->workloads[w].name, s->workloads[w].metrics[m],
+                     doc->n_plots, &pn);
   /* Across hosts: the host ratios, after the plots above (it grows
    * doc->plots). */
   core_err e = {0};
-  return report_host_plots(in, doc, &e) == CORE_OK;
+  ok = ok && report_host_plots(in, doc, &pn, &e) == CORE_OK;
+  report_plot_notes_free(&pn);
+  return ok;
 }
 
 core_status report_render(const report_input *in, report_doc *doc,

@@ -179,3 +179,54 @@ int report_notices_markdown(core_buf *b, const report_input *in, int where) {
   report_notices_free(n, count);
   return shown;
 }
+
+/* The first clause of text, up to "; ", ": " or " (", without
+ * backticks, and at most REPORT_NOTE_MAX bytes (cut at a character). */
+static char *first_clause(const char *text) {
+  size_t len = strlen(text);
+  static const char *const ends[] = {"; ", ": ", " ("};
+  for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+    const char *e = strstr(text, ends[i]);
+    if (e && (size_t)(e - text) < len)
+      len = (size_t)(e - text);
+  }
+  if (len > REPORT_NOTE_MAX) {
+    len = REPORT_NOTE_MAX;
+    while (len && ((unsigned char)text[len] & 0xC0) == 0x80)
+      len--;
+  }
+  char *out = core_malloc(len + 1), *o = out;
+  if (!out)
+    return NULL;
+  for (size_t i = 0; i < len; i++)
+    if (text[i] != '`')
+      *o++ = text[i];
+  *o = '\0';
+  return out;
+}
+
+int report_plot_notes_get(const report_input *in, report_plot_notes *pn) {
+  report_notice n[REPORT_MAX_NOTICES];
+  int count = report_notices(in, n);
+  memset(pn, 0, sizeof *pn);
+  if (count < 0)
+    return -1;
+  for (int i = 0; i < count; i++) {
+    if (!(pn->text[pn->n] = first_clause(n[i].text))) {
+      report_notices_free(n, count);
+      report_plot_notes_free(pn);
+      return -1;
+    }
+    pn->v[pn->n].heading = n[i].heading;
+    pn->v[pn->n].text = pn->text[pn->n];
+    pn->n++;
+  }
+  report_notices_free(n, count);
+  return 0;
+}
+
+void report_plot_notes_free(report_plot_notes *pn) {
+  for (size_t i = 0; i < pn->n; i++)
+    core_free(pn->text[i]);
+  memset(pn, 0, sizeof *pn);
+}

@@ -392,7 +392,8 @@ static void draw_order(core_buf *out, const report_series *arms, size_t n_arms,
 
 void report_runs_svg(core_buf *out, const char *title, const char *unit,
                      const report_series *arms, size_t n_arms,
-                     const char *const *batch_names, size_t n_batch_names) {
+                     const char *const *batch_names, size_t n_batch_names,
+                     const report_plot_note *notes, size_t n_notes) {
   vaxis a;
   double tick_w = 0, col_w = COL_W, x0, x1, r0, r1, width, height, lx;
   char lab[40], axis_name[64];
@@ -414,7 +415,8 @@ void report_runs_svg(core_buf *out, const char *title, const char *unit,
     lx += 13 + report_text_width(arms[k].arm, FONT) + 14;
   width = fmax(width, lx + PAD);
   width = fmax(width, PAD + 1.1 * report_text_width(title, 13) + PAD);
-  height = PLOT_TOP + PLOT_H + 46;
+  width = fmax(width, report_svg_notes_width(notes, n_notes));
+  height = PLOT_TOP + PLOT_H + 46 + report_svg_notes_height(n_notes);
   core_buf_printf(out,
                   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                   "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
@@ -425,6 +427,7 @@ void report_runs_svg(core_buf *out, const char *title, const char *unit,
   core_buf_puts(out, "</title>\n<rect width=\"100%\" height=\"100%\" "
                      "fill=\"#ffffff\"/>\n");
   text(out, PAD, 18, NULL, " font-weight=\"bold\" font-size=\"13\"", title);
+  report_svg_notes_open(out, notes, n_notes);
   snprintf(axis_name, sizeof axis_name, "%s%s", a.unit,
            a.log ? " (log scale)" : "");
   text(out, PAD, PLOT_TOP - 14, NULL, " fill=\"#555555\"", axis_name);
@@ -446,5 +449,6 @@ void report_runs_svg(core_buf *out, const char *title, const char *unit,
     text(out, lx + 13, 38, NULL, NULL, arms[k].arm);
     lx += 13 + report_text_width(arms[k].arm, FONT) + 14;
   }
+  report_svg_notes_close(out, n_notes);
   core_buf_puts(out, "</svg>\n");
 }

@@ -189,13 +189,22 @@ typedef struct report_forest_mark {
   const char *label;
 } report_forest_mark;
 
+/** A line a plot shows under its title, the heading in bold: one of the
+ * report's notices, shortened ("UNVERIFIED: the data did not verify"). */
+typedef struct report_plot_note {
+  const char *heading, *text;
+} report_plot_note;
+
 /** Appends to out a standalone SVG forest plot of the n rows: ratios and
  * intervals on a log axis (ticks 1-3-10 where the range allows), a line
- * at 1, the marks, and the numbers and verdict written beside each row.
+ * at 1, the marks, and the numbers and verdict written beside each row;
+ * under the title one line per note (the picture taller by them; with
+ * none, NULL and 0, the same bytes as a plot without notes).
  * Every text fits inside the viewBox (its width estimated generously). */
 void report_forest_svg(core_buf *out, const char *title,
                        const report_forest_row *rows, size_t n,
-                       const report_forest_mark *marks, size_t n_marks);
+                       const report_forest_mark *marks, size_t n_marks,
+                       const report_plot_note *notes, size_t n_notes);
 
 /** What one arm's runs of a workload and metric look like: values in
  * collection order with their positions (increasing numbers) and
@@ -215,9 +224,11 @@ typedef struct report_series {
  * REPORT_POINTS_MAX values a histogram per arm), on the right the values
  * against collection order, arms by colour and shape, batch boundaries
  * dashed and named (batch_names[i], n_batch_names of them). unit is the
- * values' ("s" is shown as s, ms or µs). */
+ * values' ("s" is shown as s, ms or µs). The notes as report_forest_svg
+ * shows them. */
 void report_runs_svg(core_buf *out, const char *title, const char *unit,
                      const report_series *arms, size_t n_arms,
-                     const char *const *batch_names, size_t n_batch_names);
+                     const char *const *batch_names, size_t n_batch_names,
+                     const report_plot_note *notes, size_t n_notes);
 
 #endif

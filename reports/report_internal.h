@@ -142,9 +142,11 @@ double report_text_width(const char *text, double size);
 /* A sheet with hosts (reports/hosts.c) */
 
 /** Appends to doc->plots one plot per cross-host comparison: each host's
- * ratio and interval, and the cross-host estimate's ("hosts-K-...svg").
- * Nothing for a sheet without hosts. */
+ * ratio and interval, and the cross-host estimate's ("hosts-K-...svg"),
+ * with the notes pn under its title. Nothing for a sheet without hosts. */
+struct report_plot_notes;
 core_status report_host_plots(const report_input *in, report_doc *doc,
+                              const struct report_plot_notes *pn,
                               core_err *err);
 /** The "Across hosts" section (nothing without hosts). */
 void report_hosts_section(core_buf *b, const report_input *in,
@@ -230,6 +232,29 @@ int report_notices_markdown(core_buf *b, const report_input *in, int where);
  * (proto_plan_rule_changed), plan.c: 1 with *n filled, 0 when the rule
  * did not change, -1 when out of memory. */
 int report_plan_rule_notice(const report_input *in, report_notice *n);
+
+/* The notices of report_notices as every plot shows them under its
+ * title: each heading with the first clause of its text (up to "; ",
+ * ": " or " ("), without backticks. */
+typedef struct report_plot_notes {
+  report_plot_note v[REPORT_MAX_NOTICES];
+  char *text[REPORT_MAX_NOTICES]; /* owned: v[i].text */
+  size_t n;
+} report_plot_notes;
+/** Fills pn from in; 0, or -1 when out of memory (pn then empty). Free
+ * with report_plot_notes_free. */
+int report_plot_notes_get(const report_input *in, report_plot_notes *pn);
+void report_plot_notes_free(report_plot_notes *pn);
+
+/** The notes in an SVG (svg.c): how much taller and how wide (at least)
+ * the picture is for them; _open draws them under the title (at y 18)
+ * and shifts what follows down by that height, _close ends the shift.
+ * With no note each is 0 or writes nothing. */
+double report_svg_notes_height(size_t n);
+double report_svg_notes_width(const report_plot_note *notes, size_t n);
+void report_svg_notes_open(core_buf *out, const report_plot_note *notes,
+                           size_t n);
+void report_svg_notes_close(core_buf *out, size_t n);
 
 /* Used by the files of reports/ only */
 

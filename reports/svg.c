@@ -173,6 +173,46 @@ static void text(core_buf *out, double x, double y, const char *anchor,
   core_buf_puts(out, "</text>\n");
 }
 
+/* The notes under the title */
+
+#define NOTE_FONT 12.0
+#define NOTE_LINE 17.0
+
+double report_svg_notes_height(size_t n) {
+  return NOTE_LINE * (double)n;
+}
+
+double report_svg_notes_width(const report_plot_note *notes, size_t n) {
+  double w = 0;
+  for (size_t i = 0; i < n; i++) /* the heading bold, so a tenth wider */
+    w = fmax(w, PAD + 1.1 * report_text_width(notes[i].heading, NOTE_FONT) +
+                    report_text_width(": ", NOTE_FONT) +
+                    report_text_width(notes[i].text, NOTE_FONT) + PAD);
+  return w;
+}
+
+void report_svg_notes_open(core_buf *out, const report_plot_note *notes,
+                           size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    core_buf_printf(out,
+                    "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" "
+                    "fill=\"#b03a2e\"><tspan font-weight=\"bold\">",
+                    PAD, 18 + NOTE_LINE * (double)(i + 1));
+    report_html_escape(out, notes[i].heading);
+    core_buf_puts(out, "</tspan>: ");
+    report_html_escape(out, notes[i].text);
+    core_buf_puts(out, "</text>\n");
+  }
+  if (n)
+    core_buf_printf(out, "<g transform=\"translate(0 %.1f)\">\n",
+                    report_svg_notes_height(n));
+}
+
+void report_svg_notes_close(core_buf *out, size_t n) {
+  if (n)
+    core_buf_puts(out, "</g>\n");
+}
+
 #define MARK_FONT 11.0 /* the marks' labels */
 #define MARK_LINE 14.0 /* between their lines */
 #define MARK_GAP 6.0   /* between two labels on a line */
@@ -290,7 +330,8 @@ static void draw_row(core_buf *out, const axis *a, double y,
 
 void report_forest_svg(core_buf *out, const char *title,
                        const report_forest_row *rows, size_t n,
-                       const report_forest_mark *marks, size_t n_marks) {
+                       const report_forest_mark *marks, size_t n_marks,
+                       const report_plot_note *notes, size_t n_notes) {
   axis a;
   double label_w = 0, num_w = 0, head_w = 0, width, height, y;
   size_t groups = 0;
@@ -315,6 +356,7 @@ void report_forest_svg(core_buf *out, const char *title,
   width = a.x1 + PAD + num_w + PAD;
   width = fmax(width, PAD + 1.1 * report_text_width(title, FONT) + PAD);
   width = fmax(width, PAD + head_w + PAD);
+  width = fmax(width, report_svg_notes_width(notes, n_notes));
   /* Two lines of labels fit under the title; more push the rows down. */
   size_t line[MARK_MAX] = {0};
   size_t lines = place_marks(&a, marks, n_marks, line);
@@ -322,6 +364,7 @@ void report_forest_svg(core_buf *out, const char *title,
   height = top + ROW * (double)n + GROUP * (double)groups + BOTTOM;
   if (n == 0)
     height += ROW;
+  height += report_svg_notes_height(n_notes);
   core_buf_printf(out,
                   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                   "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
@@ -332,8 +375,11 @@ void report_forest_svg(core_buf *out, const char *title,
   core_buf_puts(out, "</title>\n<rect width=\"100%\" height=\"100%\" "
                      "fill=\"#ffffff\"/>\n");
   text(out, PAD, 18, NULL, " font-weight=\"bold\"", title);
-  draw_marks(out, &a, top - 4, height - BOTTOM + 4, marks, n_marks, line);
-  draw_axis(out, &a, top - 4, height - BOTTOM + 4, what);
+  report_svg_notes_open(out, notes, n_notes);
+  /* Below the notes, in the shifted frame: as tall as without them. */
+  double bottom = height - report_svg_notes_height(n_notes) - BOTTOM + 4;
+  draw_marks(out, &a, top - 4, bottom, marks, n_marks, line);
+  draw_axis(out, &a, top - 4, bottom, what);
   y = top;
   for (size_t i = 0; i < n; i++) {
     if (rows[i].group && (i == 0 || !rows[i - 1].group ||
@@ -348,5 +394,6 @@ void report_forest_svg(core_buf *out, const char *title,
   if (n == 0)
     text(out, a.x0 + PAD, TOP + ROW / 2 + 4, NULL, " fill=\"#777777\"",
          "no arm has a ratio yet");
+  report_svg_notes_close(out, n_notes);
   core_buf_puts(out, "</svg>\n");
 }

@@ -10,7 +10,9 @@
 # to be beyond the registered plan. Each notice at the top of report.md
 # (every flag of the status line in words; runs past the plan; a frozen
 # CSV edited, written with --force: what verify found) under the XLSX
-# Summary's status line in the same words. The verdicts those assert come
+# Summary's status line in the same words, and under the title of every
+# SVG plot (a plot shared on its own says so too); a report of a complete
+# run shows no notice in any plot. The verdicts those assert come
 # from imported values, never from the machine's speed.
 # SPDX-License-Identifier: MIT
 set -u
@@ -162,6 +164,58 @@ PY
   done
 }
 
+# Every notice heading report_notices can give.
+HEADINGS="INCOMPLETE|QUICK|INTERRUPTED|BEYOND PLAN|IMPORTED|AMENDED AFTER DATA"
+HEADINGS="$HEADINGS|INPUTS CHANGED|UNVERIFIED|RULE CHANGED AFTER THE PLAN"
+
+# notices_in_svg DIR HEADING...: every plot in DIR (the overview and one
+# per workload and metric) shows each HEADING under its title, in bold
+# ("<tspan font-weight="bold">HEADING</tspan>: ..."), one line a notice,
+# and what follows the title is moved down by those lines (a <g> shifted
+# by 17 px a line): nothing drawn over them. One check for them all.
+notices_in_svg() {
+  local dir=$1
+  shift
+  check "$dir: every plot shows $* under its title" python3 - "$dir" "$@" <<'PY'
+import glob, re, sys
+import xml.etree.ElementTree as ET
+d, heads = sys.argv[1], sys.argv[2:]
+ns = "{http://www.w3.org/2000/svg}"
+svgs = sorted(glob.glob(d + "/*.svg"))
+assert d + "/overview.svg" in svgs and len(svgs) >= 2, svgs
+for f in svgs:
+    root = ET.parse(f).getroot()  # well-formed: the text escaped
+    texts = root.findall(ns + "text")  # the title, then the notes
+    notes = [t for t in texts[1:] if t.find(ns + "tspan") is not None]
+    shown = [n.find(ns + "tspan").text for n in notes
+             if n.find(ns + "tspan").get("font-weight") == "bold"]
+    for h in heads:
+        assert h in shown, "%s: %s not under the title: %r" % (f, h, shown)
+    for n in notes:
+        assert len(n.find(ns + "tspan").tail) > 4, (f, n.find(ns + "tspan").tail)
+    g = root.findall(ns + "g")
+    assert len(g) == 1 and g[0].get("transform") == \
+        "translate(0 %.1f)" % (17 * len(notes)), (f, [x.attrib for x in g])
+    assert float(root.get("height")) > 17 * len(notes) + 100, f
+PY
+}
+
+# no_notice_in_svg DIR: no plot in DIR names a notice or moves its body.
+no_notice_in_svg() {
+  check "$1: no plot shows a notice" sh -c \
+    '! grep -E -l "'"$HEADINGS"'|<g transform" "$1"/*.svg' sh "$1"
+}
+
+# a complete run: no notice at the top of report.md, none in a plot
+write_sheet clean 0.01 3
+"$PREREG" register clean.lua >/dev/null || bad "register clean"
+"$PREREG" run clean.lua >/dev/null 2>&1 || bad "run clean"
+"$PREREG" report clean.lua --out rep-clean >/dev/null 2>&1 || bad "report clean"
+check "complete run: report.md has no notice" sh -c \
+  '! grep -E -q "^> (- |\*\*)('"$HEADINGS"')" rep-clean/report.md'
+check "complete run: plots written" test -s rep-clean/overview.svg
+no_notice_in_svg rep-clean
+
 # interrupted part way
 # Its naps last as long as nap.s says when they start: 0.1 s, or 300 s
 # once the SIGTERM is due, so that the plan cannot end before it however
@@ -184,6 +238,7 @@ wait $pid
 check_grep "the run was interrupted" "interrupted; [0-9]+ runs kept" "$(cat run.err)"
 provisional_everywhere interrupted cut.lua 'INCOMPLETE \([0-9]+/20\) · INTERRUPTED'
 notice_in_xlsx rep-interrupted INCOMPLETE INTERRUPTED
+notices_in_svg rep-interrupted INCOMPLETE INTERRUPTED
 
 # a --quick run
 write_sheet quick 0.02 10
@@ -191,6 +246,7 @@ write_sheet quick 0.02 10
 "$PREREG" run quick.lua --quick >/dev/null 2>&1 || bad "run --quick"
 provisional_everywhere quick quick.lua 'INCOMPLETE \(10/20\) · QUICK'
 notice_in_xlsx rep-quick INCOMPLETE QUICK
+notices_in_svg rep-quick INCOMPLETE QUICK
 
 # runs raised by an amendment after data
 # Five runs each where nap takes twice bare's time (slower at the
@@ -244,6 +300,7 @@ check_grep "report: which changed" \
 has rep-more/report.md "report: the changed verdict is marked in the matrix" \
   "**changed**: at the registered sample (n=5)"
 notice_in_xlsx rep-more IMPORTED "AMENDED AFTER DATA"
+notices_in_svg rep-more IMPORTED "AMENDED AFTER DATA"
 
 # runs past the plan: three runs planned, five imported
 import_sheet over 3 ""
@@ -254,6 +311,7 @@ values o.csv bare 1.0 r1 r2 r3 r4 r5 && values o.csv nap 2.0 r1 r2 r3 r4 r5
 check_grep "runs past the plan: the status says so" '^> \*\*Status: .*BEYOND PLAN' \
   "$(sed -n 1p rep-over/report.md)"
 notice_in_xlsx rep-over "BEYOND PLAN"
+notices_in_svg rep-over IMPORTED "BEYOND PLAN"
 
 # a frozen CSV edited by hand: the report refused, then written with
 # --force, what verify found at its top in report.md and the XLSX
@@ -263,6 +321,7 @@ check "the CSV edited" grep -q ',1\.01,' "$csv"
 expect 1 "edited data: no report without --force" "$PREREG" report over.lua --out rep-edited
 "$PREREG" report over.lua --out rep-edited --force >/dev/null 2>&1 || bad "report --force"
 notice_in_xlsx rep-edited UNVERIFIED
+notices_in_svg rep-edited IMPORTED "BEYOND PLAN" UNVERIFIED
 check_grep "edited data: the XLSX names the edited file under the status line" \
   "^- .*$(basename "$csv")" "$(xlsx_text rep-edited/report.xlsx 1 | sed -n '2,/^Status$/p')"
 
@@ -307,4 +366,4 @@ z = zipfile.ZipFile("rep-added/report.xlsx")
 sys.exit(0 if any(b"not in the registered plan" in z.read(n)
                   for n in z.namelist() if n.startswith("xl/worksheets/")) else 1)'
 
-done_testing 51
+done_testing 59

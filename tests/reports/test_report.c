@@ -219,8 +219,8 @@ static void test_svg(void) {
   core_buf a, b;
   core_buf_init(&a);
   core_buf_init(&b);
-  report_forest_svg(&a, "startup — wall_s", rows, 3, marks, 2);
-  report_forest_svg(&b, "startup — wall_s", rows, 3, marks, 2);
+  report_forest_svg(&a, "startup — wall_s", rows, 3, marks, 2, NULL, 0);
+  report_forest_svg(&b, "startup — wall_s", rows, 3, marks, 2, NULL, 0);
   CHECK(a.len > 500 && a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
   CHECK(strncmp(a.data, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
   CHECK(strstr(a.data, "</svg>\n") != NULL);
@@ -283,7 +283,7 @@ static void test_runs_svg(void) {
   arms[1] =
       (report_series){"<b>", small, order, batch, 30, NAN, NAN, NAN, NAN, NAN};
   core_buf_init(&a);
-  report_runs_svg(&a, "startup · wall_s", "s", arms, 2, names, 2);
+  report_runs_svg(&a, "startup · wall_s", "s", arms, 2, names, 2, NULL, 0);
   CHECK(!a.oom && strstr(a.data, "<circle") != NULL); /* points */
   CHECK(strstr(a.data, ">ms</text>") != NULL);        /* in real units */
   CHECK(strstr(a.data, ">b0002</text>") != NULL);     /* a batch boundary */
@@ -292,7 +292,7 @@ static void test_runs_svg(void) {
   core_buf_free(&a);
   arms[1] = (report_series){"big", big, bo, bb, BIG, NAN, NAN, NAN, NAN, NAN};
   core_buf_init(&a);
-  report_runs_svg(&a, "startup · wall_s", "s", arms, 2, names, 2);
+  report_runs_svg(&a, "startup · wall_s", "s", arms, 2, names, 2, NULL, 0);
   CHECK(!a.oom && strstr(a.data, "fill-opacity=\"0.35\"") != NULL);
   CHECK(a.len < 100000); /* 200,000 values, a small file */
   core_buf_free(&a);
