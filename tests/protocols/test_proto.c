@@ -83,13 +83,13 @@ static void test_seed_fields(void) {
   CHECK_NEAR(s->rule.confidence, 0.95, 0);
   CHECK(s->rule.resamples == 10000 && s->rule.seed == 17);
   CHECK(s->rule.n_verdicts == 3);
-  CHECK(s->rule.verdicts[0].has_ci_excludes &&
-        s->rule.verdicts[0].has_ratio_above &&
-        !s->rule.verdicts[0].has_ratio_below);
-  CHECK_NEAR(s->rule.verdicts[1].ratio_below, 1 / 1.10, 1e-15);
-  CHECK(s->rule.verdicts[2].has_ci_within);
-  CHECK_NEAR(s->rule.verdicts[2].ci_within[0], 0.95, 0);
-  CHECK_NEAR(s->rule.verdicts[2].ci_within[1], 1.05, 0);
+  CHECK(s->rule.verdicts[0].ratio.has_ci_excludes &&
+        s->rule.verdicts[0].ratio.has_above &&
+        !s->rule.verdicts[0].ratio.has_below);
+  CHECK_NEAR(s->rule.verdicts[1].ratio.below, 1 / 1.10, 1e-15);
+  CHECK(s->rule.verdicts[2].ratio.has_ci_within);
+  CHECK_NEAR(s->rule.verdicts[2].ratio.ci_within[0], 0.95, 0);
+  CHECK_NEAR(s->rule.verdicts[2].ratio.ci_within[1], 1.05, 0);
   CHECK(s->rule.verdicts[1].line == 39);
   CHECK(s->n_hypotheses == 4);
   CHECK(s->hypotheses[0].kind == PROTO_CLAIM_AT_LEAST);
