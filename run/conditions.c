@@ -34,11 +34,8 @@ FILE *run_host_open(const char *path) {
   return fopen(full, "re");
 }
 
-/* A /proc file read before or after every run, whole (up to cap - 1
- * bytes, NUL-ended) into buf: kept open in *kept and read with one pread;
- * under PREREG_HOST_ROOT opened each time instead (a test may replace
- * the file between runs). Returns the bytes read, or -1. */
-static ssize_t kept_read(const char *path, int *kept, char *buf, size_t cap) {
+ssize_t run_host_kept_read(const char *path, int *kept, char *buf,
+                           size_t cap) {
   const char *root = getenv("PREREG_HOST_ROOT");
   ssize_t n;
   if (root && *root) {
@@ -110,7 +107,7 @@ int run_cond_load(double *load1, double *runnable) {
   char buf[256];
   double a, b, c;
   long r = 0, t = 0;
-  int n = kept_read("/proc/loadavg", &kept, buf, sizeof buf) > 0
+  int n = run_host_kept_read("/proc/loadavg", &kept, buf, sizeof buf) > 0
               ? sscanf(buf, "%lf %lf %lf %ld/%ld", &a, &b, &c, &r, &t)
               : 0;
   if (n < 1 || !isfinite(a) || a < 0)
@@ -193,7 +190,7 @@ static int throttle_count(const int *cpu, size_t n, double *count) {
 static int swapped_in(double *pages) {
   static int kept = -1;
   char buf[8192];
-  if (kept_read("/proc/vmstat", &kept, buf, sizeof buf) <= 0)
+  if (run_host_kept_read("/proc/vmstat", &kept, buf, sizeof buf) <= 0)
     return 0;
   const char *p =
       strncmp(buf, "pswpin ", 7) == 0 ? buf : strstr(buf, "\npswpin ");

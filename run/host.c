@@ -77,14 +77,10 @@ const char *run_host_name(void) {
 
 long run_cached_mib(void) {
   /* Read before every run: kept open, and read whole in one pread. */
-  static int fd = -1;
+  static int kept = -1;
   char buf[8192];
-  if (fd < 0 && (fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC)) < 0)
+  if (run_host_kept_read("/proc/meminfo", &kept, buf, sizeof buf) <= 0)
     return -1;
-  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-  if (n <= 0)
-    return -1;
-  buf[n] = 0;
   const char *p = strstr(buf, "\nCached:");
   return p ? strtol(p + 8, NULL, 10) / 1024 : -1;
 }

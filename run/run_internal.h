@@ -317,6 +317,11 @@ core_status run_adopted(int adopter, int root, int **pids, size_t *n);
 /** Opens path (a /proc or /sys file) for reading, under PREREG_HOST_ROOT
  * when set (a test hook). NULL when it cannot be opened. */
 FILE *run_host_open(const char *path);
+/** A /proc file read before or after every run, whole (up to cap - 1
+ * bytes, NUL-ended) into buf: kept open in *kept and read with one pread;
+ * under PREREG_HOST_ROOT opened each time instead (a test may replace
+ * the file between runs). Returns the bytes read, or -1. */
+ssize_t run_host_kept_read(const char *path, int *kept, char *buf, size_t cap);
 /** The 1-minute load average and the running tasks (-1 when not given)
  * from /proc/loadavg. Returns 1, or 0 when it cannot be read. */
 int run_cond_load(double *load1, double *runnable);
