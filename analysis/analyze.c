@@ -181,15 +181,15 @@ static void noise_band(const proto_rule *r, double *low, double *high) {
   *low = 0.95;
   *high = 1.05;
   for (size_t i = 0; i < r->n_verdicts; i++)
-    if (r->verdicts[i].has_ci_within) {
-      *low = r->verdicts[i].ci_within[0];
-      *high = r->verdicts[i].ci_within[1];
+    if (r->verdicts[i].ratio.has_ci_within) {
+      *low = r->verdicts[i].ratio.ci_within[0];
+      *high = r->verdicts[i].ratio.ci_within[1];
       return;
     }
   for (size_t i = 0; i < r->n_verdicts; i++)
-    if (r->verdicts[i].has_ratio_above && r->verdicts[i].ratio_above > 1 &&
-        (x == 0 || r->verdicts[i].ratio_above < x))
-      x = r->verdicts[i].ratio_above;
+    if (r->verdicts[i].ratio.has_above && r->verdicts[i].ratio.above > 1 &&
+        (x == 0 || r->verdicts[i].ratio.above < x))
+      x = r->verdicts[i].ratio.above;
   if (x > 1) {
     *low = 1 / x;
     *high = x;

@@ -661,11 +661,11 @@ static core_status collect_bounds(ctx *c, core_err *err) {
     return core_fail(err, CORE_ENOMEM, "plan: out of memory");
   for (size_t i = 0; i < r->n_verdicts; i++) {
     const proto_verdict_rule *v = &r->verdicts[i];
-    if (v->has_ci_excludes)
-      c->bounds[n++] = v->ci_excludes;
-    if (v->has_ci_within) {
-      c->bounds[n++] = v->ci_within[0];
-      c->bounds[n++] = v->ci_within[1];
+    if (v->ratio.has_ci_excludes)
+      c->bounds[n++] = v->ratio.ci_excludes;
+    if (v->ratio.has_ci_within) {
+      c->bounds[n++] = v->ratio.ci_within[0];
+      c->bounds[n++] = v->ratio.ci_within[1];
     }
   }
   qsort(c->bounds, n, sizeof *c->bounds, cmp_double);
@@ -1268,11 +1268,11 @@ static double bound_within(const proto_rule *rule, double x, double lo,
   double at = NAN;
   for (size_t i = 0; i < rule->n_verdicts; i++) {
     const proto_verdict_rule *v = &rule->verdicts[i];
-    double b[5] = {v->has_ratio_above ? v->ratio_above : NAN,
-                   v->has_ratio_below ? v->ratio_below : NAN,
-                   v->has_ci_excludes ? v->ci_excludes : NAN,
-                   v->has_ci_within ? v->ci_within[0] : NAN,
-                   v->has_ci_within ? v->ci_within[1] : NAN};
+    double b[5] = {v->ratio.has_above ? v->ratio.above : NAN,
+                   v->ratio.has_below ? v->ratio.below : NAN,
+                   v->ratio.has_ci_excludes ? v->ratio.ci_excludes : NAN,
+                   v->ratio.has_ci_within ? v->ratio.ci_within[0] : NAN,
+                   v->ratio.has_ci_within ? v->ratio.ci_within[1] : NAN};
     for (int k = 0; k < 5; k++)
       if (b[k] >= lo && b[k] <= hi &&
           (isnan(at) || fabs(b[k] - x) < fabs(at - x)))

@@ -15,45 +15,30 @@
 
 /* Verdicts and claims */
 
-/* Whether v's conditions on the ratio hold (all of them; 1 when it has
- * none). Boundaries as documented in proto.h: strict for excludes, above
- * and below; inclusive for within. */
-static int ratio_holds(const proto_verdict_rule *v, double ratio,
-                       double ci_low, double ci_high) {
-  if (!proto_verdict_on_ratio(v))
+/* Whether conditions b hold (all of them; 1 when it has none) on x (the
+ * ratio or the difference) and its CI [lo, hi]. Boundaries as documented
+ * in proto.h: strict for excludes, above and below; inclusive for
+ * within. */
+static int bounds_hold(const proto_bounds *b, double x, double lo, double hi) {
+  if (!proto_bounds_any(b))
     return 1;
-  if (isnan(ratio) || isnan(ci_low) || isnan(ci_high))
+  if (isnan(x) || isnan(lo) || isnan(hi))
     return 0;
-  return !(v->has_ci_excludes &&
-           !(ci_low > v->ci_excludes || ci_high < v->ci_excludes)) &&
-         !(v->has_ratio_above && !(ratio > v->ratio_above)) &&
-         !(v->has_ratio_below && !(ratio < v->ratio_below)) &&
-         !(v->has_ci_within &&
-           !(v->ci_within[0] <= ci_low && ci_high <= v->ci_within[1]));
-}
-
-/* The same of v's conditions on the difference. */
-static int diff_holds(const proto_verdict_rule *v, double d, double lo,
-                      double hi) {
-  if (!proto_verdict_on_diff(v))
-    return 1;
-  if (isnan(d) || isnan(lo) || isnan(hi))
-    return 0;
-  return !(v->has_diff_ci_excludes &&
-           !(lo > v->diff_ci_excludes || hi < v->diff_ci_excludes)) &&
-         !(v->has_diff_above && !(d > v->diff_above)) &&
-         !(v->has_diff_below && !(d < v->diff_below)) &&
-         !(v->has_diff_ci_within &&
-           !(v->diff_ci_within[0] <= lo && hi <= v->diff_ci_within[1]));
+  return !(b->has_ci_excludes &&
+           !(lo > b->ci_excludes || hi < b->ci_excludes)) &&
+         !(b->has_above && !(x > b->above)) &&
+         !(b->has_below && !(x < b->below)) &&
+         !(b->has_ci_within &&
+           !(b->ci_within[0] <= lo && hi <= b->ci_within[1]));
 }
 
 const proto_verdict_rule *analysis_verdict_rule_d(const proto_rule *rule,
                                                   const analysis_estimate *e) {
   for (size_t i = 0; i < rule->n_verdicts; i++) {
     const proto_verdict_rule *v = &rule->verdicts[i];
-    if (ratio_holds(v, e->ratio, e->ci_low, e->ci_high) &&
-        diff_holds(v, e->difference, e->difference_ci_low,
-                   e->difference_ci_high))
+    if (bounds_hold(&v->ratio, e->ratio, e->ci_low, e->ci_high) &&
+        bounds_hold(&v->diff, e->difference, e->difference_ci_low,
+                    e->difference_ci_high))
       return v;
   }
   return NULL;
@@ -378,58 +363,32 @@ static core_status judge(const proto_rule *rule, double confidence,
   return note_lost ? OOM(err) : CORE_OK;
 }
 
-/* The first of v's conditions on r's ratio that fails, in words ("the
- * CI [0.97, 1.08] contains 1"), into b. */
-static void ratio_why(const proto_verdict_rule *v, const analysis_result *r,
-                      core_buf *b) {
-  char lo[40], hi[40], ra[40], x[40];
-  if (isnan(r->ratio) || isnan(r->ci_low) || isnan(r->ci_high)) {
-    core_buf_puts(b, "no ratio with a CI");
-    return;
-  }
-  core_fmt_sig(lo, sizeof lo, r->ci_low, 3);
-  core_fmt_sig(hi, sizeof hi, r->ci_high, 3);
-  if (v->has_ci_excludes &&
-      !(r->ci_low > v->ci_excludes || r->ci_high < v->ci_excludes))
-    core_buf_printf(b, "the CI [%s, %s] contains %.6g", lo, hi,
-                    v->ci_excludes);
-  else if (v->has_ratio_above && !(r->ratio > v->ratio_above)) {
-    sig_apart(r->ratio, v->ratio_above, ra, x, sizeof ra);
-    core_buf_printf(b, "the ratio %s is not above %s", ra, x);
-  } else if (v->has_ratio_below && !(r->ratio < v->ratio_below)) {
-    sig_apart(r->ratio, v->ratio_below, ra, x, sizeof ra);
-    core_buf_printf(b, "the ratio %s is not below %s", ra, x);
-  } else
-    core_buf_printf(b, "the CI [%s, %s] is not within [%.6g, %.6g]", lo, hi,
-                    v->ci_within[0], v->ci_within[1]);
-}
-
-/* The same of v's conditions on r's difference. */
-static void diff_why(const proto_verdict_rule *v, const analysis_result *r,
-                     core_buf *b) {
-  double d = r->difference, l = r->difference_ci_low,
-         u = r->difference_ci_high;
-  char lo[40], hi[40], ra[40], x[40];
-  if (isnan(d) || isnan(l) || isnan(u)) {
-    core_buf_puts(b, "no difference with a CI");
+/* The first of conditions b that fails on x (r's ratio, or diff set its
+ * difference) and its CI [l, u], in words ("the CI [0.97, 1.08] contains
+ * 1"), into out. */
+static void bounds_why(const proto_bounds *b, int diff, double x, double l,
+                       double u, core_buf *out) {
+  const char *ci = diff ? "the difference's CI" : "the CI";
+  const char *what = diff ? "difference" : "ratio";
+  char lo[40], hi[40], ra[40], xs[40];
+  if (isnan(x) || isnan(l) || isnan(u)) {
+    core_buf_printf(out, "no %s with a CI", what);
     return;
   }
   core_fmt_sig(lo, sizeof lo, l, 3);
   core_fmt_sig(hi, sizeof hi, u, 3);
-  if (v->has_diff_ci_excludes &&
-      !(l > v->diff_ci_excludes || u < v->diff_ci_excludes))
-    core_buf_printf(b, "the difference's CI [%s, %s] contains %.6g", lo, hi,
-                    v->diff_ci_excludes);
-  else if (v->has_diff_above && !(d > v->diff_above)) {
-    sig_apart(d, v->diff_above, ra, x, sizeof ra);
-    core_buf_printf(b, "the difference %s is not above %s", ra, x);
-  } else if (v->has_diff_below && !(d < v->diff_below)) {
-    sig_apart(d, v->diff_below, ra, x, sizeof ra);
-    core_buf_printf(b, "the difference %s is not below %s", ra, x);
+  if (b->has_ci_excludes && !(l > b->ci_excludes || u < b->ci_excludes))
+    core_buf_printf(out, "%s [%s, %s] contains %.6g", ci, lo, hi,
+                    b->ci_excludes);
+  else if (b->has_above && !(x > b->above)) {
+    sig_apart(x, b->above, ra, xs, sizeof ra);
+    core_buf_printf(out, "the %s %s is not above %s", what, ra, xs);
+  } else if (b->has_below && !(x < b->below)) {
+    sig_apart(x, b->below, ra, xs, sizeof ra);
+    core_buf_printf(out, "the %s %s is not below %s", what, ra, xs);
   } else
-    core_buf_printf(b,
-                    "the difference's CI [%s, %s] is not within [%.6g, %.6g]",
-                    lo, hi, v->diff_ci_within[0], v->diff_ci_within[1]);
+    core_buf_printf(out, "%s [%s, %s] is not within [%.6g, %.6g]", ci, lo, hi,
+                    b->ci_within[0], b->ci_within[1]);
 }
 
 /* Why no verdict rule matched r: for each rule in order, its first
@@ -442,10 +401,11 @@ static char *inconclusive_why(const proto_rule *rule,
   for (size_t i = 0; i < rule->n_verdicts; i++) {
     const proto_verdict_rule *v = &rule->verdicts[i];
     core_buf_printf(&b, "%s%s: ", i ? "; " : "", v->name);
-    if (!ratio_holds(v, r->ratio, r->ci_low, r->ci_high))
-      ratio_why(v, r, &b);
+    if (!bounds_hold(&v->ratio, r->ratio, r->ci_low, r->ci_high))
+      bounds_why(&v->ratio, 0, r->ratio, r->ci_low, r->ci_high, &b);
     else
-      diff_why(v, r, &b);
+      bounds_why(&v->diff, 1, r->difference, r->difference_ci_low,
+                 r->difference_ci_high, &b);
   }
   if (!rule->n_verdicts)
     core_buf_puts(&b, "the rule has no verdicts");

@@ -132,14 +132,14 @@ static void check_dead_zones(const proto_rule *r, core_buf *b) {
   for (size_t i = 0; i < r->n_verdicts && n + 5 < sizeof x / sizeof x[0];
        i++) {
     const proto_verdict_rule *v = &r->verdicts[i];
-    if (v->has_ci_excludes)
-      x[n++] = v->ci_excludes;
-    if (v->has_ratio_above)
-      x[n++] = v->ratio_above;
-    if (v->has_ratio_below)
-      x[n++] = v->ratio_below;
-    if (v->has_ci_within)
-      x[n++] = v->ci_within[0], x[n++] = v->ci_within[1];
+    if (v->ratio.has_ci_excludes)
+      x[n++] = v->ratio.ci_excludes;
+    if (v->ratio.has_above)
+      x[n++] = v->ratio.above;
+    if (v->ratio.has_below)
+      x[n++] = v->ratio.below;
+    if (v->ratio.has_ci_within)
+      x[n++] = v->ratio.ci_within[0], x[n++] = v->ratio.ci_within[1];
   }
   qsort(x, n, sizeof x[0], cmp_double);
   for (size_t i = 0; i + 1 < n; i++) {
@@ -170,8 +170,9 @@ static void check_dead_zones(const proto_rule *r, core_buf *b) {
 static void check_directional(const proto_rule *r, core_buf *b) {
   for (size_t i = 0; i < r->n_verdicts; i++) {
     const proto_verdict_rule *v = &r->verdicts[i];
-    if (!proto_verdict_direction(v) || v->has_ci_excludes ||
-        v->has_ci_within || v->has_diff_ci_excludes || v->has_diff_ci_within)
+    if (!proto_verdict_direction(v) || v->ratio.has_ci_excludes ||
+        v->ratio.has_ci_within || v->diff.has_ci_excludes ||
+        v->diff.has_ci_within)
       continue;
     core_buf_printf(b,
                     "warning: verdict \"%s\" (line %d) has a direction and "

@@ -29,16 +29,8 @@ int proto_same_rule(const proto_rule *a, const proto_rule *b) {
     return 0;
   for (size_t i = 0; i < a->n_verdicts; i++) {
     const proto_verdict_rule *x = &a->verdicts[i], *y = &b->verdicts[i];
-    if (x->has_ci_excludes != y->has_ci_excludes ||
-        x->has_ratio_above != y->has_ratio_above ||
-        x->has_ratio_below != y->has_ratio_below ||
-        x->has_ci_within != y->has_ci_within ||
-        (x->has_ci_excludes && x->ci_excludes != y->ci_excludes) ||
-        (x->has_ratio_above && x->ratio_above != y->ratio_above) ||
-        (x->has_ratio_below && x->ratio_below != y->ratio_below) ||
-        (x->has_ci_within && (x->ci_within[0] != y->ci_within[0] ||
-                              x->ci_within[1] != y->ci_within[1])) ||
-        !proto_same_diff_conditions(x, y))
+    if (!proto_same_bounds(&x->ratio, &y->ratio) ||
+        !proto_same_bounds(&x->diff, &y->diff))
       return 0;
   }
   return 1;

@@ -204,22 +204,33 @@ static int read_within(walk *w, int vt, const char *key, int diff,
   return given;
 }
 
-/* A verdict rule's conditions on the difference (any finite number, in
- * the metric's unit). */
-static void read_diff_conditions(walk *w, int vt, proto_verdict_rule *v) {
-  const char *want = "a difference in the metric's unit (a finite number)";
-  v->has_diff_ci_excludes =
-      proto_get_num(w, vt, "diff_ci_excludes", OPT, 0, -DBL_MAX, 0, DBL_MAX,
-                    want, &v->diff_ci_excludes);
-  v->has_diff_above = proto_get_num(w, vt, "diff_above", OPT, 0, -DBL_MAX, 0,
-                                    DBL_MAX, want, &v->diff_above);
-  v->has_diff_below = proto_get_num(w, vt, "diff_below", OPT, 0, -DBL_MAX, 0,
-                                    DBL_MAX, want, &v->diff_below);
-  v->has_diff_ci_within =
-      read_within(w, vt, "diff_ci_within", 1, v->diff_ci_within);
-  if (v->has_diff_above && v->has_diff_below && v->diff_above >= v->diff_below)
-    proto_fail(w, "diff_above = %g and diff_below = %g can never both hold",
-               v->diff_above, v->diff_below);
+/* A verdict rule's conditions on the ratio (positive ratios), or diff
+ * set on the difference (any finite number, in the metric's unit), into
+ * b. */
+static void read_bounds(walk *w, int vt, int diff, proto_bounds *b) {
+  const char *want =
+      diff ? "a difference in the metric's unit (a finite number)"
+           : "a positive ratio";
+  double lo = diff ? -DBL_MAX : 0, hi = diff ? DBL_MAX : 1e9;
+  int lo_open = !diff;
+  b->has_ci_excludes =
+      proto_get_num(w, vt, diff ? "diff_ci_excludes" : "ci_excludes", OPT, 0,
+                    lo, lo_open, hi, want, &b->ci_excludes);
+  b->has_above = proto_get_num(w, vt, diff ? "diff_above" : "ratio_above", OPT,
+                               0, lo, lo_open, hi, want, &b->above);
+  b->has_below = proto_get_num(w, vt, diff ? "diff_below" : "ratio_below", OPT,
+                               0, lo, lo_open, hi, want, &b->below);
+  b->has_ci_within = read_within(w, vt, diff ? "diff_ci_within" : "ci_within",
+                                 diff, b->ci_within);
+}
+
+/* Fails when b's bound above is not below its bound below: no ratio
+ * (difference, diff set) could ever hold both. */
+static void check_above_below(walk *w, const proto_bounds *b, int diff) {
+  const char *side = diff ? "diff" : "ratio";
+  if (b->has_above && b->has_below && b->above >= b->below)
+    proto_fail(w, "%s_above = %g and %s_below = %g can never both hold", side,
+               b->above, side, b->below);
 }
 
 /* Verdict rule v, entry i of rule.verdicts, the table at vt. */
@@ -239,22 +250,14 @@ static void read_verdict(walk *w, int vt, const proto_rule *r, lua_Integer i,
   w->line = v->line = line > 0 ? line : base_line;
   proto_check_keys(w, vt, vkeys, 1, "a verdict rule");
   read_verdict_name(w, vt, r, i, v);
-  v->has_ci_excludes = proto_get_num(w, vt, "ci_excludes", OPT, 0, 0, 1, 1e9,
-                                     "a positive ratio", &v->ci_excludes);
-  v->has_ratio_above = proto_get_num(w, vt, "ratio_above", OPT, 0, 0, 1, 1e9,
-                                     "a positive ratio", &v->ratio_above);
-  v->has_ratio_below = proto_get_num(w, vt, "ratio_below", OPT, 0, 0, 1, 1e9,
-                                     "a positive ratio", &v->ratio_below);
-  v->has_ci_within = read_within(w, vt, "ci_within", 0, v->ci_within);
-  read_diff_conditions(w, vt, v);
-  if (!proto_verdict_on_ratio(v) && !proto_verdict_on_diff(v))
+  read_bounds(w, vt, 0, &v->ratio);
+  read_bounds(w, vt, 1, &v->diff);
+  check_above_below(w, &v->diff, 1);
+  if (!proto_bounds_any(&v->ratio) && !proto_bounds_any(&v->diff))
     proto_fail(w, "has no condition; give at least one of ci_excludes, "
                   "ratio_above, ratio_below, ci_within, diff_ci_excludes, "
                   "diff_above, diff_below, diff_ci_within");
-  if (v->has_ratio_above && v->has_ratio_below &&
-      v->ratio_above >= v->ratio_below)
-    proto_fail(w, "ratio_above = %g and ratio_below = %g can never both hold",
-               v->ratio_above, v->ratio_below);
+  check_above_below(w, &v->ratio, 0);
   {
     size_t m3 = proto_path_key(w, "names");
     if (proto_field(w, vt, "names") != LUA_TNIL)

@@ -190,9 +190,18 @@ typedef struct proto_metric_decl {
   int line;
 } proto_metric_decl;
 
-/* One entry of rule.verdicts. A condition is active when its has_ flag is
- * set; all active conditions must hold. Boundaries: ci_excludes = x holds
- * when ci_low > x or ci_high < x; ratio_above = x when ratio > x;
+/* A verdict rule's conditions on one quantity (the ratio, or the
+ * difference) and its CI. A condition is active when its has_ flag is
+ * set; the value of an inactive one is 0. */
+typedef struct proto_bounds {
+  int has_ci_excludes, has_above, has_below, has_ci_within;
+  double ci_excludes, above, below, ci_within[2];
+} proto_bounds;
+
+/* One entry of rule.verdicts: its conditions on the ratio (ratio) and on
+ * the difference (diff). All active conditions must hold. Boundaries:
+ * ci_excludes = x holds when ci_low > x or ci_high < x; ratio_above = x
+ * when ratio > x;
  * ratio_below = x when ratio < x; ci_within = {lo, hi} when
  * lo <= ci_low and ci_high <= hi. The diff_ conditions are the same on
  * the difference (arm minus reference, in the metric's unit) and its CI:
@@ -207,10 +216,9 @@ typedef struct proto_verdict_rule {
   char *name;
   char *names[PROTO_N_KINDS]; /* `names = { memory = "more memory" }`;
                                  NULL: the default word */
-  int has_ci_excludes, has_ratio_above, has_ratio_below, has_ci_within;
-  double ci_excludes, ratio_above, ratio_below, ci_within[2];
-  int has_diff_ci_excludes, has_diff_above, has_diff_below, has_diff_ci_within;
-  double diff_ci_excludes, diff_above, diff_below, diff_ci_within[2];
+  proto_bounds ratio; /* ci_excludes, ratio_above, ratio_below, ci_within */
+  proto_bounds diff;  /* diff_ci_excludes, diff_above, diff_below,
+                         diff_ci_within */
   int line;
 } proto_verdict_rule;
 
@@ -575,22 +583,20 @@ const char *proto_kind_word(proto_metric_kind k);
  * (ratio_below, diff_below), 0 when neither or both. */
 int proto_verdict_direction(const proto_verdict_rule *v);
 
-/** 1 when verdict rule v has a condition on the ratio or its CI. */
-int proto_verdict_on_ratio(const proto_verdict_rule *v);
+/** 1 when b has a condition (on the ratio or the difference, or its
+ * CI). */
+int proto_bounds_any(const proto_bounds *b);
 
-/** 1 when verdict rule v has a condition on the difference or its CI. */
-int proto_verdict_on_diff(const proto_verdict_rule *v);
+/** 1 when x and y have the same conditions (the same active ones, with
+ * the same values). */
+int proto_same_bounds(const proto_bounds *x, const proto_bounds *y);
 
-/** 1 when verdict rules x and y have the same conditions on the
- * difference. */
-int proto_same_diff_conditions(const proto_verdict_rule *x,
-                               const proto_verdict_rule *y);
-
-/** v's conditions on the difference in words ("the difference's CI
- * excludes 0 and the difference is above 0.005", in the metric's unit),
- * the first after sep, the others after " and "; appended to out. */
-void proto_diff_words(const proto_verdict_rule *v, const char *sep,
-                      core_buf *out);
+/** b's conditions in words, on the ratio ("the CI excludes 1 and the
+ * ratio is above 1.1") or, diff set, on the difference ("the difference's
+ * CI excludes 0 and the difference is above 0.005", in the metric's
+ * unit); the first after sep, the others after " and "; appended to out. */
+void proto_bounds_words(const proto_bounds *b, int diff, const char *sep,
+                        core_buf *out);
 
 /** 1 when some verdict rule of r has a condition on the difference. */
 int proto_rule_on_diff(const proto_rule *r);

@@ -402,8 +402,8 @@ const char *proto_kind_word(proto_metric_kind k) {
 }
 
 int proto_verdict_direction(const proto_verdict_rule *v) {
-  int up = v->has_ratio_above || v->has_diff_above;
-  int down = v->has_ratio_below || v->has_diff_below;
+  int up = v->ratio.has_above || v->diff.has_above;
+  int down = v->ratio.has_below || v->diff.has_below;
   if (up && !down)
     return 1;
   if (down && !up)
@@ -411,54 +411,46 @@ int proto_verdict_direction(const proto_verdict_rule *v) {
   return 0;
 }
 
-int proto_verdict_on_ratio(const proto_verdict_rule *v) {
-  return v->has_ci_excludes || v->has_ratio_above || v->has_ratio_below ||
-         v->has_ci_within;
+int proto_bounds_any(const proto_bounds *b) {
+  return b->has_ci_excludes || b->has_above || b->has_below ||
+         b->has_ci_within;
 }
 
-int proto_verdict_on_diff(const proto_verdict_rule *v) {
-  return v->has_diff_ci_excludes || v->has_diff_above || v->has_diff_below ||
-         v->has_diff_ci_within;
+int proto_same_bounds(const proto_bounds *x, const proto_bounds *y) {
+  return x->has_ci_excludes == y->has_ci_excludes &&
+         x->has_above == y->has_above && x->has_below == y->has_below &&
+         x->has_ci_within == y->has_ci_within &&
+         (!x->has_ci_excludes || x->ci_excludes == y->ci_excludes) &&
+         (!x->has_above || x->above == y->above) &&
+         (!x->has_below || x->below == y->below) &&
+         (!x->has_ci_within || (x->ci_within[0] == y->ci_within[0] &&
+                                x->ci_within[1] == y->ci_within[1]));
 }
 
-int proto_same_diff_conditions(const proto_verdict_rule *x,
-                               const proto_verdict_rule *y) {
-  return x->has_diff_ci_excludes == y->has_diff_ci_excludes &&
-         x->has_diff_above == y->has_diff_above &&
-         x->has_diff_below == y->has_diff_below &&
-         x->has_diff_ci_within == y->has_diff_ci_within &&
-         (!x->has_diff_ci_excludes ||
-          x->diff_ci_excludes == y->diff_ci_excludes) &&
-         (!x->has_diff_above || x->diff_above == y->diff_above) &&
-         (!x->has_diff_below || x->diff_below == y->diff_below) &&
-         (!x->has_diff_ci_within ||
-          (x->diff_ci_within[0] == y->diff_ci_within[0] &&
-           x->diff_ci_within[1] == y->diff_ci_within[1]));
-}
-
-void proto_diff_words(const proto_verdict_rule *v, const char *sep,
-                      core_buf *out) {
-  if (v->has_diff_ci_excludes) {
-    core_buf_printf(out, "%sthe difference's CI excludes %g", sep,
-                    v->diff_ci_excludes);
+void proto_bounds_words(const proto_bounds *b, int diff, const char *sep,
+                        core_buf *out) {
+  const char *ci = diff ? "the difference's CI" : "the CI";
+  const char *what = diff ? "the difference" : "the ratio";
+  if (b->has_ci_excludes) {
+    core_buf_printf(out, "%s%s excludes %g", sep, ci, b->ci_excludes);
     sep = " and ";
   }
-  if (v->has_diff_above) {
-    core_buf_printf(out, "%sthe difference is above %g", sep, v->diff_above);
+  if (b->has_above) {
+    core_buf_printf(out, "%s%s is above %g", sep, what, b->above);
     sep = " and ";
   }
-  if (v->has_diff_below) {
-    core_buf_printf(out, "%sthe difference is below %g", sep, v->diff_below);
+  if (b->has_below) {
+    core_buf_printf(out, "%s%s is below %g", sep, what, b->below);
     sep = " and ";
   }
-  if (v->has_diff_ci_within)
-    core_buf_printf(out, "%sthe difference's CI lies within [%g, %g]", sep,
-                    v->diff_ci_within[0], v->diff_ci_within[1]);
+  if (b->has_ci_within)
+    core_buf_printf(out, "%s%s lies within [%g, %g]", sep, ci, b->ci_within[0],
+                    b->ci_within[1]);
 }
 
 int proto_rule_on_diff(const proto_rule *r) {
   for (size_t i = 0; i < r->n_verdicts; i++)
-    if (proto_verdict_on_diff(&r->verdicts[i]))
+    if (proto_bounds_any(&r->verdicts[i].diff))
       return 1;
   return 0;
 }

@@ -10,25 +10,9 @@
 /* Pieces */
 
 static void verdict_words(const proto_verdict_rule *v, core_buf *out) {
-  const char *sep = "";
-  if (v->has_ci_excludes) {
-    core_buf_printf(out, "the CI excludes %g", v->ci_excludes);
-    sep = " and ";
-  }
-  if (v->has_ratio_above) {
-    core_buf_printf(out, "%sthe ratio is above %g", sep, v->ratio_above);
-    sep = " and ";
-  }
-  if (v->has_ratio_below) {
-    core_buf_printf(out, "%sthe ratio is below %g", sep, v->ratio_below);
-    sep = " and ";
-  }
-  if (v->has_ci_within) {
-    core_buf_printf(out, "%sthe CI lies within [%g, %g]", sep, v->ci_within[0],
-                    v->ci_within[1]);
-    sep = " and ";
-  }
-  proto_diff_words(v, sep, out);
+  proto_bounds_words(&v->ratio, 0, "", out);
+  proto_bounds_words(&v->diff, 1, proto_bounds_any(&v->ratio) ? " and " : "",
+                     out);
 }
 
 static void claim_words(const proto_sheet *s, const proto_hypothesis *h,
@@ -159,20 +143,25 @@ long proto_level_min_n(double confidence) {
   return n;
 }
 
+/* A verdict's conditions on the ratio, or diff set on the difference,
+ * every bound at full precision, under the sheet's keys. */
+static void bounds_text(const proto_bounds *b, int diff, core_buf *out) {
+  const char *ci = diff ? "diff_" : "", *side = diff ? "diff_" : "ratio_";
+  core_buf_printf(out,
+                  "%sci_excludes %d %.17g %sabove %d %.17g %sbelow %d %.17g "
+                  "%sci_within %d %.17g %.17g",
+                  ci, b->has_ci_excludes, b->ci_excludes, side, b->has_above,
+                  b->above, side, b->has_below, b->below, ci, b->has_ci_within,
+                  b->ci_within[0], b->ci_within[1]);
+}
+
 /* One verdict of the rule, every bound at full precision. */
 static void verdict_text(const proto_verdict_rule *v, core_buf *out) {
-  core_buf_printf(out,
-                  "verdict %s: ci_excludes %d %.17g ratio_above %d %.17g "
-                  "ratio_below %d %.17g ci_within %d %.17g %.17g "
-                  "diff_ci_excludes %d %.17g diff_above %d %.17g diff_below "
-                  "%d %.17g diff_ci_within %d %.17g %.17g\n",
-                  v->name, v->has_ci_excludes, v->ci_excludes,
-                  v->has_ratio_above, v->ratio_above, v->has_ratio_below,
-                  v->ratio_below, v->has_ci_within, v->ci_within[0],
-                  v->ci_within[1], v->has_diff_ci_excludes,
-                  v->diff_ci_excludes, v->has_diff_above, v->diff_above,
-                  v->has_diff_below, v->diff_below, v->has_diff_ci_within,
-                  v->diff_ci_within[0], v->diff_ci_within[1]);
+  core_buf_printf(out, "verdict %s: ", v->name);
+  bounds_text(&v->ratio, 0, out);
+  core_buf_puts(out, " ");
+  bounds_text(&v->diff, 1, out);
+  core_buf_puts(out, "\n");
 }
 
 /* What a hypothesis tests, for proto_plan_rule_sha256. */

@@ -185,20 +185,20 @@ static size_t rule_marks(const proto_rule *r, report_forest_mark *marks,
   size_t n = 0;
   for (size_t i = 0; i < r->n_verdicts && n < max; i++) {
     const proto_verdict_rule *v = &r->verdicts[i];
-    if (v->has_ci_within) {
+    if (v->ratio.has_ci_within) {
       snprintf(labels[n], 96, "%s", v->name);
-      marks[n] =
-          (report_forest_mark){v->ci_within[0], v->ci_within[1], labels[n]};
+      marks[n] = (report_forest_mark){v->ratio.ci_within[0],
+                                      v->ratio.ci_within[1], labels[n]};
       n++;
     }
-    if (v->has_ratio_above && n < max) {
-      snprintf(labels[n], 96, "%s above %g", v->name, v->ratio_above);
-      marks[n] = (report_forest_mark){v->ratio_above, 0, labels[n]};
+    if (v->ratio.has_above && n < max) {
+      snprintf(labels[n], 96, "%s above %g", v->name, v->ratio.above);
+      marks[n] = (report_forest_mark){v->ratio.above, 0, labels[n]};
       n++;
     }
-    if (v->has_ratio_below && n < max) {
-      snprintf(labels[n], 96, "%s below %.3g", v->name, v->ratio_below);
-      marks[n] = (report_forest_mark){v->ratio_below, 0, labels[n]};
+    if (v->ratio.has_below && n < max) {
+      snprintf(labels[n], 96, "%s below %.3g", v->name, v->ratio.below);
+      marks[n] = (report_forest_mark){v->ratio.below, 0, labels[n]};
       n++;
     }
   }

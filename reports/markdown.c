@@ -897,20 +897,21 @@ static void rule(core_buf *b, const proto_sheet *s) {
     core_buf_puts(b, "**");
     kind_words(b, s, v);
     core_buf_puts(b, " when ");
-    if (v->has_ci_excludes)
+    if (v->ratio.has_ci_excludes)
       core_buf_printf(b, "%sthe CI excludes %.6g", k++ ? "and " : "",
-                      v->ci_excludes);
-    if (v->has_ratio_above)
+                      v->ratio.ci_excludes);
+    if (v->ratio.has_above)
       core_buf_printf(b, "%sthe ratio is above %.6g", k++ ? " and " : "",
-                      v->ratio_above);
-    if (v->has_ratio_below)
+                      v->ratio.above);
+    if (v->ratio.has_below)
       core_buf_printf(b, "%sthe ratio is below %.6g", k++ ? " and " : "",
-                      v->ratio_below);
-    if (v->has_ci_within)
+                      v->ratio.below);
+    if (v->ratio.has_ci_within)
       core_buf_printf(b, "%sthe whole CI lies within %.6g–%.6g",
-                      k++ ? " and " : "", v->ci_within[0], v->ci_within[1]);
-    if (proto_verdict_on_diff(v))
-      proto_diff_words(v, k++ ? " and " : "", b);
+                      k++ ? " and " : "", v->ratio.ci_within[0],
+                      v->ratio.ci_within[1]);
+    if (proto_bounds_any(&v->diff))
+      proto_bounds_words(&v->diff, 1, k++ ? " and " : "", b);
     if (!k)
       core_buf_puts(b, "always");
     core_buf_puts(b, "\n");

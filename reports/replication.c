@@ -168,16 +168,8 @@ static void rule(core_buf *b, size_t *n, const proto_sheet *o,
     const proto_verdict_rule *y = i < c->n_verdicts ? &c->verdicts[i] : NULL;
     snprintf(k, sizeof k, "rule verdict %zu", i + 1);
     if (!x || !y || !same(x->name, y->name) ||
-        x->has_ci_excludes != y->has_ci_excludes ||
-        x->ci_excludes != y->ci_excludes ||
-        x->has_ratio_above != y->has_ratio_above ||
-        x->ratio_above != y->ratio_above ||
-        x->has_ratio_below != y->has_ratio_below ||
-        x->ratio_below != y->ratio_below ||
-        x->has_ci_within != y->has_ci_within ||
-        x->ci_within[0] != y->ci_within[0] ||
-        x->ci_within[1] != y->ci_within[1] ||
-        !proto_same_diff_conditions(x, y))
+        !proto_same_bounds(&x->ratio, &y->ratio) ||
+        !proto_same_bounds(&x->diff, &y->diff))
       row(b, n, k, x ? x->name : NULL, y ? y->name : NULL);
   }
 }

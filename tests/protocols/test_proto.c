@@ -83,13 +83,13 @@ static void test_seed_fields(void) {
   CHECK_NEAR(s->rule.confidence, 0.95, 0);
   CHECK(s->rule.resamples == 10000 && s->rule.seed == 17);
   CHECK(s->rule.n_verdicts == 3);
-  CHECK(s->rule.verdicts[0].has_ci_excludes &&
-        s->rule.verdicts[0].has_ratio_above &&
-        !s->rule.verdicts[0].has_ratio_below);
-  CHECK_NEAR(s->rule.verdicts[1].ratio_below, 1 / 1.10, 1e-15);
-  CHECK(s->rule.verdicts[2].has_ci_within);
-  CHECK_NEAR(s->rule.verdicts[2].ci_within[0], 0.95, 0);
-  CHECK_NEAR(s->rule.verdicts[2].ci_within[1], 1.05, 0);
+  CHECK(s->rule.verdicts[0].ratio.has_ci_excludes &&
+        s->rule.verdicts[0].ratio.has_above &&
+        !s->rule.verdicts[0].ratio.has_below);
+  CHECK_NEAR(s->rule.verdicts[1].ratio.below, 1 / 1.10, 1e-15);
+  CHECK(s->rule.verdicts[2].ratio.has_ci_within);
+  CHECK_NEAR(s->rule.verdicts[2].ratio.ci_within[0], 0.95, 0);
+  CHECK_NEAR(s->rule.verdicts[2].ratio.ci_within[1], 1.05, 0);
   CHECK(s->rule.verdicts[1].line == 39);
   CHECK(s->n_hypotheses == 4);
   CHECK(s->hypotheses[0].kind == PROTO_CLAIM_AT_LEAST);
@@ -754,6 +754,43 @@ static void test_metric_words(void) {
   proto_sheet_free(s);
 }
 
+/* The digest of the rule (what plan.rule_sha256 records) is the same
+ * for the same sheet from one version to the next: a plan block written
+ * before must still match. Every condition, on the ratio and on the
+ * difference, at values %g would round. */
+static void test_rule_digest(void) {
+  static const char text[] =
+      "protocol {\n"
+      "  id = \"dr\", title = \"Differences decide\", question = \"Q?\",\n"
+      "  author = \"t\",\n"
+      "  arms = { { name = \"bare\", reference = true, run = \"{cmd}\" },\n"
+      "           { name = \"bwrap\", run = \"bwrap {cmd}\" } },\n"
+      "  workloads = { { name = \"exec\", source = \"import\", runs = 10,\n"
+      "                  metrics = { \"wall_s\" } } },\n"
+      "  rule = { seed = 3, resamples = 2000, verdicts = {\n"
+      "    { \"slower\", diff_ci_excludes = 0.005, diff_above = 0.005,\n"
+      "      ci_excludes = 1, ratio_above = 1.1 },\n"
+      "    { \"faster\", diff_ci_excludes = -0.005, diff_below = -0.005,\n"
+      "      ratio_below = 0.9, ratio_above = 0.1 },\n"
+      "    { \"tie\", diff_ci_within = { -0.005, 0.005 },\n"
+      "      ci_within = { 0.95, 1.05 } },\n"
+      "    { \"odd\", diff_above = -1e-300,\n"
+      "      diff_below = 1.0000000000000002 } } },\n"
+      "}\n";
+  core_err err;
+  char hex[CORE_SHA256_HEX];
+  proto_sheet *s = load_str("dr.lua", text, &err);
+  CHECK(s != NULL);
+  if (!s) {
+    fprintf(stderr, "%s\n", err.msg);
+    return;
+  }
+  CHECK(proto_plan_rule_sha256(s, hex) == 0);
+  CHECK_STR(
+      hex, "5befdebbaed8df4744f9e94c792628a619f6975dd6dd18146d21697613a1e733");
+  proto_sheet_free(s);
+}
+
 /* Words alone: a rule whose decisions are the same but whose verdicts
  * read otherwise. */
 static void test_words_only(void) {
@@ -789,6 +826,7 @@ int main(void) {
   test_builtin_metrics();
   test_metric_words();
   test_words_only();
+  test_rule_digest();
   test_seed_fields();
   test_function_claims();
   test_budget_spent();

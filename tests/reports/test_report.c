@@ -60,10 +60,10 @@ static proto_sheet *make_sheet(const char *title) {
   s->rule.n_verdicts = 1;
   s->rule.verdicts = core_calloc(1, sizeof *s->rule.verdicts);
   s->rule.verdicts[0].name = S("slower");
-  s->rule.verdicts[0].has_ci_excludes = 1;
-  s->rule.verdicts[0].ci_excludes = 1;
-  s->rule.verdicts[0].has_ratio_above = 1;
-  s->rule.verdicts[0].ratio_above = 1.1;
+  s->rule.verdicts[0].ratio.has_ci_excludes = 1;
+  s->rule.verdicts[0].ratio.ci_excludes = 1;
+  s->rule.verdicts[0].ratio.has_above = 1;
+  s->rule.verdicts[0].ratio.above = 1.1;
   s->n_threats = 1;
   s->threats = list("One machine | one <b>kernel</b>.", NULL);
   memset(s->sha256, 'a', 64);
