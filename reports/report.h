@@ -100,7 +100,7 @@ typedef struct report_plot {
  * bundles made before the file existed) as not compared. Raise the
  * number with any change a committed golden shows (docs/HACKING.md). */
 #define REPORT_FORMAT_FILE "FORMAT"
-#define REPORT_FORMAT_TEXT "prereg report format 3\n"
+#define REPORT_FORMAT_TEXT "prereg report format 4\n"
 
 /* The text artefacts of a report, in memory; the doc owns every string
  * and the plots (report_doc_free). */
