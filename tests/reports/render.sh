@@ -104,7 +104,17 @@ cat >measure.js <<'EOF'
   document.querySelectorAll("svg").forEach(function (svg) {
     var vb = svg.viewBox.baseVal, texts = [], boxes = [];
     svg.querySelectorAll("text").forEach(function (t) {
-      var b = t.getBBox();
+      // getBBox is in the text's own frame: moved by the shifts of the
+      // groups around it (a plot's body under its notices) to the plot's.
+      var bb = t.getBBox(), b = {x: bb.x, y: bb.y, width: bb.width,
+                                 height: bb.height};
+      for (var p = t.parentNode; p && p !== svg; p = p.parentNode) {
+        var m = p.transform && p.transform.baseVal.consolidate();
+        if (m) {
+          b.x += m.matrix.e;
+          b.y += m.matrix.f;
+        }
+      }
       texts.push(t.textContent);
       boxes.push({t: t.textContent, x: b.x, y: b.y, w: b.width, h: b.height});
       if (b.width <= 0 || b.x < -0.5 || b.y < -0.5 ||
