@@ -212,6 +212,13 @@ int report_plot_notes_get(const report_input *in, report_plot_notes *pn) {
   if (count < 0)
     return -1;
   for (int i = 0; i < count; i++) {
+    /* One line a heading: UNVERIFIED's flag and verify's findings
+     * would say the same first clause twice. */
+    int seen = 0;
+    for (size_t j = 0; j < pn->n; j++)
+      seen |= strcmp(pn->v[j].heading, n[i].heading) == 0;
+    if (seen)
+      continue;
     if (!(pn->text[pn->n] = first_clause(n[i].text))) {
       report_notices_free(n, count);
       report_plot_notes_free(pn);
