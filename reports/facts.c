@@ -468,6 +468,25 @@ void report_md_esc(core_buf *b, const char *s) {
     core_buf_md_escape(b, s);
 }
 
+void report_md_lines(core_buf *b, const char *text, const char *prefix) {
+  for (const char *p = text; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    char *line = core_strndup(p, len);
+    if (!line) {
+      b->oom = 1; /* the caller checks b->oom: one check for all */
+      break;
+    }
+    if (len) {
+      core_buf_puts(b, prefix);
+      report_md_esc(b, line);
+      core_buf_puts(b, "\n");
+    }
+    core_free(line);
+    p += len + (nl ? 1 : 0);
+  }
+}
+
 void report_code_span(core_buf *b, const char *text) {
   size_t run = 0, max = 0, n;
   int pad;

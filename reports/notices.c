@@ -130,35 +130,15 @@ void report_notices_free(report_notice *n, int count) {
     core_free(n[i].text);
 }
 
-/* The details of n, each line not empty as an item of its quote. */
-static void details_markdown(core_buf *b, const char *details) {
-  core_buf_puts(b, ":\n");
-  for (const char *p = details; *p;) {
-    const char *nl = strchr(p, '\n');
-    size_t len = nl ? (size_t)(nl - p) : strlen(p);
-    char *line = core_strndup(p, len);
-    if (!line) {
-      b->oom = 1; /* the caller checks b->oom: one check for all */
-      break;
-    }
-    if (len) {
-      core_buf_puts(b, ">\n> - ");
-      report_md_esc(b, line);
-      core_buf_puts(b, "\n");
-    }
-    core_free(line);
-    p += len + (nl ? 1 : 0);
-  }
-  core_buf_puts(b, "\n");
-}
-
 static void notice_markdown(core_buf *b, const report_notice *n) {
   if (n->where == REPORT_NOTICE_STATUS)
     core_buf_printf(b, "> - %s: %s", n->heading, n->text);
   else
     core_buf_printf(b, "> **%s.** %s", n->heading, n->text);
-  if (n->details) {
-    details_markdown(b, n->details);
+  if (n->details) { /* each line not empty an item of its quote */
+    core_buf_puts(b, ":\n");
+    report_md_lines(b, n->details, ">\n> - ");
+    core_buf_puts(b, "\n");
     return;
   }
   if (n->section)

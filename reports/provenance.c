@@ -202,22 +202,7 @@ void report_provenance(const report_input *in, core_buf *b) {
     core_buf_printf(b, "- Manifest: SHA-256 `%s`.\n", in->manifest_sha256);
   core_buf_puts(b, in->unverified ? "- Verification: failed:\n"
                                   : "- Verification: passed.\n");
-  for (const char *p = in->unverified; p && *p;) {
-    const char *nl = strchr(p, '\n');
-    size_t len = nl ? (size_t)(nl - p) : strlen(p);
-    char *line = core_strndup(p, len);
-    if (!line) {
-      b->oom = 1;
-      break;
-    }
-    if (len) {
-      core_buf_puts(b, "  - ");
-      esc(b, line);
-      core_buf_puts(b, "\n");
-    }
-    core_free(line);
-    p += len + (nl ? 1 : 0);
-  }
+  report_md_lines(b, in->unverified, "  - ");
   core_buf_printf(b,
                   "- Software: %s %s; %s; GSL %s; libxlsxwriter %s; "
                   "cmark-gfm %s.\n\n",

@@ -171,6 +171,10 @@ void report_setup(const report_input *in, const report_row_facts *f,
 
 /** Appends s escaped for Markdown, or a dash when empty. */
 void report_md_esc(core_buf *b, const char *s);
+/** Appends each line of text (NULL: none) that is not empty as prefix,
+ * the line escaped for Markdown and a newline. Out of memory sets
+ * b->oom. */
+void report_md_lines(core_buf *b, const char *text, const char *prefix);
 
 /** 1 when any version of sum is time-stamped or signed. */
 int report_any_proof(const analysis_summary *sum);

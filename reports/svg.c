@@ -195,9 +195,9 @@ void report_svg_notes_open(core_buf *out, const report_plot_note *notes,
                            size_t n) {
   for (size_t i = 0; i < n; i++) {
     core_buf_printf(out,
-                    "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" "
+                    "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%g\" "
                     "fill=\"#b03a2e\"><tspan font-weight=\"bold\">",
-                    PAD, 18 + NOTE_LINE * (double)(i + 1));
+                    PAD, 18 + NOTE_LINE * (double)(i + 1), NOTE_FONT);
     report_html_escape(out, notes[i].heading);
     core_buf_puts(out, "</tspan>: ");
     report_html_escape(out, notes[i].text);
